@@ -1,0 +1,3 @@
+from convgit.cli import main
+
+main()

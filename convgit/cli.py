@@ -1,0 +1,654 @@
+"""The command line: parse, call one Session method, render or print ``--json``.
+
+Errors convgit expects (``ConvgitError``) become one sentence on stderr and their exit code:
+1 refused or not found, 2 usage, 3 corrupt or inconsistent store. Never a traceback for them.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from convgit import codec
+from convgit.errors import ConvgitError, InvalidEntryError, UsageError
+from convgit.session import Session
+
+app = typer.Typer(
+    name="convgit",
+    help="A conversation tree beside git snapshots of the files. Branching is not rollback.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+ForceFlag = Annotated[
+    bool, typer.Option("--force", help="Append even if another process moved the leaf.")
+]
+
+
+@dataclass
+class Options:
+    session: str | None = None
+    store: Path | None = None
+    directory: Path = Path(".")
+    fsync: bool = False
+
+
+options = Options()
+
+
+@app.callback()
+def _global(
+    session: Annotated[
+        str | None, typer.Option("--session", "-s", help="Session id (default: current).")
+    ] = None,
+    store: Annotated[
+        Path | None,
+        typer.Option("--store", help="Store folder (default: inside the git dir, or ./.convgit)."),
+    ] = None,
+    directory: Annotated[
+        Path, typer.Option("-C", help="Run as if convgit was started in this folder.")
+    ] = Path("."),
+    fsync: Annotated[
+        bool, typer.Option("--fsync", help="fsync every write (survives power loss).")
+    ] = False,
+) -> None:
+    options.session, options.store, options.directory, options.fsync = (
+        session,
+        store,
+        directory,
+        fsync,
+    )
+
+
+def command(*names: str, **kwargs: Any) -> Callable[[F], F]:
+    """Register a command whose expected errors become one sentence and an exit code."""
+
+    def decorate(fn: F) -> F:
+        @functools.wraps(fn)
+        def guarded(*args: Any, **kw: Any) -> Any:
+            try:
+                return fn(*args, **kw)
+            except ConvgitError as exc:
+                fail(exc)
+            except KeyboardInterrupt:
+                raise typer.Exit(130) from None
+
+        app.command(*names, **kwargs)(guarded)
+        return fn
+
+    return decorate
+
+
+def fail(exc: ConvgitError) -> None:
+    message = f"convgit: {exc.message}"
+    if exc.hint:
+        message += f"\n  hint: {exc.hint}"
+    typer.echo(message, err=True)
+    raise typer.Exit(exc.exit_code)
+
+
+def open_session(create: bool = False) -> Session:
+    return Session.open(
+        options.directory,
+        create=create,
+        session=options.session,
+        store_dir=options.store,
+        fsync=options.fsync,
+    )
+
+
+def out(value: Any) -> None:
+    typer.echo(codec.dumps(value))
+
+
+def show(*lines: Any) -> None:
+    from convgit import render
+
+    console = render.console()
+    for line in lines:
+        console.print(line)
+
+
+def entry_json(session: Session, ident: str) -> dict[str, Any]:
+    record = dict(session.tree.entries[ident])
+    label = session.tree.labels.get(ident)
+    if label is not None:
+        record["label"] = label
+    return record
+
+
+def boundary(session: Session) -> None:
+    """End a move in the conversation with the line that says the files did not change."""
+    from convgit import render
+
+    try:
+        status = session.status()
+    except ConvgitError as exc:
+        show(f"files: not changed ({exc.message})")
+        return
+    show(render.boundary_line(status))
+
+
+# -- creating and appending ---------------------------------------------------------------
+
+
+@command()
+def init(
+    name: Annotated[str | None, typer.Option("--name", help="A display name.")] = None,
+    no_snapshots: Annotated[
+        bool, typer.Option("--no-snapshots", help="Do not snapshot files after assistant turns.")
+    ] = False,
+    json: JsonFlag = False,
+) -> None:
+    """Start a new session here and make it current."""
+    session = Session.create(
+        options.directory,
+        store_dir=options.store,
+        name=name,
+        snapshots=False if no_snapshots else None,
+        fsync=options.fsync,
+    )
+    if json:
+        out(
+            {
+                "id": session.id,
+                "path": str(session.file.path),
+                "snapshots": session.snapshots_enabled,
+            }
+        )
+        return
+    files = "snapshots on" if session.snapshots_enabled else "snapshots off"
+    if session.location.git is None:
+        files = "no git repository: conversation only"
+    show(f"started session {session.id} ({files})", f"store: {session.location.root}")
+
+
+def _appended(session: Session, ident: str, json: bool) -> None:
+    snap = session.sidecar.snapshots.get(ident)
+    if json:
+        value = entry_json(session, ident)
+        value["snapshot"] = snap.to_json() if snap else None
+        out(value)
+        return
+    from convgit import render
+
+    show(render.entry_line(session, ident, on_path=True))
+    if snap is not None:
+        show(*render.snapshot_words(snap))
+
+
+@command()
+def user(
+    text: Annotated[str, typer.Argument(help="The message text.")],
+    force: ForceFlag = False,
+    json: JsonFlag = False,
+) -> None:
+    """Append a user message at the active leaf."""
+    session = open_session()
+    _appended(session, session.append_user(text, force=force).id, json)
+
+
+@command()
+def assistant(
+    text: Annotated[str, typer.Argument(help="The reply text.")],
+    force: ForceFlag = False,
+    json: JsonFlag = False,
+) -> None:
+    """Append an assistant reply (and snapshot the files when snapshots are on)."""
+    session = open_session()
+    _appended(session, session.append_assistant(text, force=force).id, json)
+
+
+@command()
+def tool(
+    call_id: Annotated[str, typer.Argument(help="The id of the tool call this answers.")],
+    text: Annotated[str, typer.Argument(help="The tool's output.")],
+    error: Annotated[bool, typer.Option("--error", help="The tool failed.")] = False,
+    force: ForceFlag = False,
+    json: JsonFlag = False,
+) -> None:
+    """Append a tool result."""
+    session = open_session()
+    _appended(
+        session, session.append_tool_result(call_id, text, is_error=error, force=force).id, json
+    )
+
+
+@command()
+def append(json: JsonFlag = False) -> None:
+    """Append entries from stdin, one JSON object per line, in order. An entry without
+    parentId hangs off the leaf at the moment it is written; id and ts are filled in."""
+    records = []
+    for number, line in enumerate(sys.stdin.buffer, 1):
+        if not line.strip():
+            continue
+        try:
+            record = codec.decode(line)
+        except ValueError:
+            raise InvalidEntryError(
+                f"Line {number} of the input is not JSON; nothing was appended."
+            ) from None
+        if type(record) is not dict:
+            raise InvalidEntryError(
+                f"Line {number} of the input is not a JSON object; nothing was appended."
+            )
+        records.append(record)
+    session = open_session()
+    made = session.append_many(records, follow=True)
+    if json:
+        out({"ids": [e.id for e in made], "leaf": session.leaf})
+    else:
+        show(f"appended {len(made)} entries; leaf is {session.leaf}")
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+
+@command()
+def log(
+    ref: Annotated[str | None, typer.Argument(help="Show the path to this entry instead.")] = None,
+    json: JsonFlag = False,
+) -> None:
+    """The active path, root to leaf (what the model sees, before replay)."""
+    session = open_session()
+    ids = [e.id for e in session.path(ref)]
+    if json:
+        out([entry_json(session, i) for i in ids])
+        return
+    from convgit import render
+
+    show(*render.log_lines(session, ids))
+
+
+@command("tree")
+def tree_cmd(json: JsonFlag = False) -> None:
+    """Every entry as a tree: the active path bold, labels, snapshots (◆), and where the
+    context (← context) and the files (← files) are."""
+    session = open_session()
+    session.tree.check(f"Session {session.id}")
+    if json:
+        out([entry_json(session, i) for i in session.tree.entries])
+        return
+    from convgit import render
+
+    files_at = None
+    if session.sidecar.snapshots and session.location.git is not None:
+        files_at = session.status().matches
+    show(render.draw_tree(session, files_at))
+
+
+@command("show")
+def show_cmd(
+    ref: Annotated[str, typer.Argument(help="An id prefix, label, @, @~N or root.")] = "@",
+    json: JsonFlag = False,
+) -> None:
+    """One entry in full, with its snapshot if it has one."""
+    session = open_session()
+    ident = session.resolve(ref)
+    value = entry_json(session, ident)
+    snap = session.sidecar.snapshots.get(ident)
+    value["snapshot"] = snap.to_json() if snap else None
+    value["children"] = session.tree.children.get(ident, [])
+    if json:
+        out(value)
+        return
+    typer.echo(codec.dumps(value, pretty=True))
+
+
+@command()
+def context(
+    ref: Annotated[str | None, typer.Argument(help="Replay at this entry instead.")] = None,
+    json: JsonFlag = False,
+    format: Annotated[
+        str | None, typer.Option("--format", help="openai, anthropic or text.")
+    ] = None,
+) -> None:
+    """What the model would be sent at the leaf: settings and messages, replayed."""
+    session = open_session()
+    ctx = session.context(ref)
+    if json or format == "json":
+        out(ctx.to_json())
+        return
+    if format in ("openai", "anthropic"):
+        from convgit.formats import export
+
+        out(export(ctx, format))
+        return
+    if format not in (None, "text"):
+        raise UsageError(f"Unknown format '{format}': use openai, anthropic or text.")
+    lines = []
+    if ctx.model:
+        lines.append(f"[model {ctx.model['provider']}/{ctx.model['model']}]")
+    if ctx.thinking is not None:
+        lines.append(f"[thinking {ctx.thinking}]")
+    for message in ctx.messages:
+        content = message["content"]
+        text = content if isinstance(content, str) else codec.dumps(content)
+        lines.append(f"{message['role']}: {text}")
+    typer.echo("\n".join(lines))
+
+
+@command()
+def sessions(json: JsonFlag = False) -> None:
+    """Every session in this store."""
+    from convgit.session import list_sessions
+
+    found = list_sessions(options.directory, options.store)
+    if json:
+        out(found)
+        return
+    if not found:
+        show("no sessions here (`convgit init` starts one)")
+    for s in found:
+        mark = "*" if s["current"] else " "
+        name = f" {s['name']}" if s.get("name") else ""
+        problem = f"  ({s['error']})" if s.get("error") else ""
+        show(f"{mark} {s['id']}{name}  {s['entries']} entries, leaf {s['leaf']}{problem}")
+
+
+# -- moving in the conversation (never changes a file) ------------------------------------------
+
+
+@command()
+def switch(
+    ref: Annotated[str, typer.Argument(help="The entry to make the active leaf.")],
+    json: JsonFlag = False,
+) -> None:
+    """Move the active leaf. The files are not changed."""
+    session = open_session()
+    leaf = session.switch(ref)
+    _moved(session, leaf, json, "switched to")
+
+
+def _moved(session: Session, leaf: str, json: bool, verb: str) -> None:
+    if json:
+        out({"id": leaf, "leaf": session.leaf, "files_changed": False})
+        return
+    from convgit import render
+
+    show(Text_prefix(verb, render.entry_line(session, leaf, on_path=True)))
+    boundary(session)
+
+
+def Text_prefix(verb: str, line: Any) -> Any:
+    from rich.text import Text
+
+    return Text(f"{verb} ").append_text(line)
+
+
+@command()
+def fork(
+    ref: Annotated[str, typer.Argument(help="The entry to branch from.")],
+    text: Annotated[str | None, typer.Argument(help="A user message to start the branch.")] = None,
+    summary: Annotated[
+        str | None,
+        typer.Option("--summary", help="What the branch left behind learned (a branch_summary)."),
+    ] = None,
+    json: JsonFlag = False,
+) -> None:
+    """Go back to an entry and branch from there. The files are not changed."""
+    session = open_session()
+    leaf = session.fork(ref, text, summary)
+    _moved(session, leaf, json, "forked:")
+
+
+@command()
+def edit(
+    ref: Annotated[str, typer.Argument(help="The message to edit.")],
+    text: Annotated[str, typer.Argument(help="The new text.")],
+    json: JsonFlag = False,
+) -> None:
+    """A new version of a message, as its sibling; the original stays. Files are not changed."""
+    session = open_session()
+    leaf = session.edit(ref, text)
+    _moved(session, leaf, json, "edited:")
+
+
+@command()
+def retry(
+    ref: Annotated[str, typer.Argument(help="The reply to try again (default: the leaf).")] = "@",
+    json: JsonFlag = False,
+) -> None:
+    """Move the leaf so the next reply is a new sibling of REF. Files are not changed."""
+    session = open_session()
+    leaf = session.retry(ref)
+    _moved(session, leaf, json, "ready to retry from")
+
+
+@command()
+def label(
+    ref: Annotated[str, typer.Argument(help="The entry to bookmark.")],
+    name: Annotated[str | None, typer.Argument(help="The label.")] = None,
+    clear: Annotated[bool, typer.Option("--clear", help="Remove the entry's label.")] = False,
+    json: JsonFlag = False,
+) -> None:
+    """Bookmark an entry with a name usable anywhere an id is."""
+    if name is None and not clear:
+        raise typer.BadParameter("give a NAME, or --clear")
+    session = open_session()
+    ident = session.label(ref, None if clear else name)
+    if json:
+        out({"id": ident, "label": None if clear else name})
+    else:
+        show(f"{ident} {'unlabelled' if clear else 'labelled ' + str(name)}")
+
+
+@command()
+def name(
+    text: Annotated[str, typer.Argument(help="The session's display name.")],
+    json: JsonFlag = False,
+) -> None:
+    """Name the session."""
+    session = open_session()
+    session.name(text)
+    if json:
+        out({"session": session.id, "name": text})
+    else:
+        show(f"session {session.id} is now named {text}")
+
+
+# -- verification ------------------------------------------------------------------------------
+
+
+@command()
+def fsck(json: JsonFlag = False) -> None:
+    """Check the session file: exit 0 when it is sound, 3 with every problem by line."""
+    from convgit import render
+
+    session = open_session()
+    problems = session.problems()
+    fatal = [p for p in problems if p.fatal]
+    if json:
+        out(
+            {
+                "session": session.id,
+                "ok": not fatal,
+                "problems": [
+                    {"line": p.line, "entry": p.entry, "what": p.what, "fatal": p.fatal}
+                    for p in problems
+                ],
+            }
+        )
+    else:
+        lines = render.problem_lines(problems)
+        if fatal:
+            lines.append(f"{len(fatal)} problem(s): `convgit repair` moves the bad lines aside")
+        else:
+            lines.append(f"session {session.id}: ok ({len(session.tree.entries)} entries)")
+        typer.echo("\n".join(lines), err=bool(fatal))
+    if fatal:
+        raise typer.Exit(3)
+
+
+@command()
+def repair(json: JsonFlag = False) -> None:
+    """Move bad lines to <sid>.quarantine.jsonl (never deleted), keep a backup of the file."""
+    session = open_session()
+    report = session.repair()
+    if json:
+        out(report.to_json())
+    elif report.backup is None:
+        show(f"session {session.id}: nothing to repair")
+    else:
+        show(
+            f"moved {report.moved} line(s) to {session.file.quarantine_path.name}",
+            f"the original is kept as {report.backup.name}",
+        )
+
+
+# -- the workspace track ---------------------------------------------------------------------
+
+
+@command()
+def status(json: JsonFlag = False) -> None:
+    """Both tracks: where the context is, and which snapshot the files match."""
+    from convgit import render
+
+    st = open_session().status()
+    if json:
+        out(st.to_json())
+    else:
+        show(*render.status_words(st))
+
+
+@command()
+def snapshot(
+    ref: Annotated[str, typer.Argument(help="The entry to attach the snapshot to.")] = "@",
+    json: JsonFlag = False,
+) -> None:
+    """Record the working tree now as the snapshot of an entry (default: the leaf)."""
+    from convgit import render
+
+    snap = open_session().snapshot(ref)
+    if json:
+        out({"entry": snap.entry, "files": snap.files, **snap.to_json()})
+    else:
+        show(*render.snapshot_words(snap))
+
+
+@command()
+def snapshots(
+    state: Annotated[str, typer.Argument(help="on or off")],
+) -> None:
+    """Turn the automatic snapshot after each assistant reply on or off."""
+    if state not in ("on", "off"):
+        raise UsageError(f"'{state}' is neither on nor off.")
+    session = open_session()
+    session.set_snapshots(state == "on")
+    show(f"snapshots {state} for session {session.id}")
+
+
+@command()
+def restore(
+    ref: Annotated[str | None, typer.Argument(help="The entry whose snapshot to restore.")] = None,
+    path: Annotated[
+        list[str] | None, typer.Option("--path", help="Restore only this file or folder.")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List changes, change nothing.")
+    ] = False,
+    undo: Annotated[
+        bool, typer.Option("--undo", help="Return to before the last restore.")
+    ] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+    json: JsonFlag = False,
+) -> None:
+    """Bring files back to an entry's snapshot, after saving the current state (undoable).
+    The conversation's leaf does not move; a note tells the model."""
+    from convgit import render
+
+    if undo == (ref is not None):
+        raise UsageError("Give either an entry to restore or --undo.", "convgit restore REF")
+    session = open_session()
+    if not (yes or dry_run or json) and sys.stdin.isatty():
+        preview = session.restore(ref, paths=path, dry_run=True, undo=undo)
+        show(*render.restore_words(preview))
+        if preview.changes and not typer.confirm("restore these files?", default=True):
+            raise typer.Exit(1)
+    result = session.restore(ref, paths=path, dry_run=dry_run, undo=undo)
+    if json:
+        out(result.to_json())
+    else:
+        show(*render.restore_words(result))
+
+
+@command()
+def diff(
+    a: Annotated[str, typer.Argument(help="An entry with a snapshot.")],
+    b: Annotated[str | None, typer.Argument(help="Another (default: the files now).")] = None,
+    stat: Annotated[bool, typer.Option("--stat", help="Counts only.")] = False,
+    name_only: Annotated[bool, typer.Option("--name-only", help="Paths only.")] = False,
+    json: JsonFlag = False,
+) -> None:
+    """Files that differ between two entries' snapshots, or a snapshot and the files now."""
+    from convgit import render
+
+    changes = open_session().diff(a, b)
+    if json:
+        out([{"path": c.path, "status": c.status} for c in changes])
+    elif stat:
+        show(*render.changes_lines(changes), render.stat_line(changes))
+    else:
+        typer.echo("\n".join(render.changes_lines(changes, name_only=name_only)) or "no changes")
+
+
+@command()
+def worktree(
+    ref: Annotated[
+        str | None, typer.Argument(help="The entry whose snapshot to check out.")
+    ] = None,
+    directory: Annotated[Path | None, typer.Argument(help="Where (a new folder).")] = None,
+    list_: Annotated[bool, typer.Option("--list", help="List convgit's worktrees.")] = False,
+    remove: Annotated[
+        Path | None, typer.Option("--remove", help="Remove this convgit worktree.")
+    ] = None,
+    json: JsonFlag = False,
+) -> None:
+    """Check an entry's snapshot out in another folder, side by side (a detached git worktree)."""
+    session = open_session()
+    ws = session.workspace()
+    if list_:
+        rows = [{"path": str(p), "commit": c} for p, c in ws.list_worktrees()]
+        if json:
+            out(rows)
+        else:
+            show(*(f"{r['path']}  {r['commit'][:12]}" for r in rows))
+        return
+    if remove is not None:
+        ws.remove_worktree(remove)
+        show(f"removed worktree {remove}")
+        return
+    if ref is None or directory is None:
+        raise UsageError("Give an entry and a folder.", "convgit worktree REF DIR")
+    snap = session.add_worktree(ref, directory)
+    if json:
+        out({"entry": snap.entry, "commit": snap.commit, "path": str(directory)})
+    else:
+        show(f"checked out the snapshot of {snap.entry} ({snap.commit[:12]}) in {directory}")
+
+
+@command()
+def demo(
+    directory: Annotated[
+        Path | None, typer.Option("--dir", help="Build the demo here (default: a temp folder).")
+    ] = None,
+) -> None:
+    """Walk through the two tracks on a throwaway repository, with real commands."""
+    from convgit.demo import run
+
+    run(directory)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,331 @@
+"""The wire schema, declared once: every record kind of ``<sid>.jsonl`` and ``<sid>.files.jsonl``.
+
+Records are pure values; identity and order are the store's business. On the wire a record is a
+JSON object with camelCase keys; here it is a frozen dataclass. ``FIELDS`` is the same schema as
+a table, which ``tree.validate`` checks raw records against without building objects (loading a
+million lines must cost little more than parsing them). Unknown kinds and unknown fields are kept
+(``Unknown``, ``extra``) so a newer writer's records survive an older reader.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, ClassVar
+
+FORMAT_VERSION = 1
+ROLES = ("user", "assistant", "tool")
+
+# -- the schema as a table: kind -> field -> (accepted JSON types, required) -----------------
+
+_S = (str,)
+_S_OR_NULL = (str, type(None))
+_ANY = (object,)
+FieldSpec = tuple[tuple[type, ...], bool]
+
+COMMON_TREE_FIELDS: dict[str, FieldSpec] = {
+    "id": (_S, True),
+    "parentId": (_S_OR_NULL, True),
+    "ts": (_S, True),
+}
+TREE_FIELDS: dict[str, dict[str, FieldSpec]] = {
+    "message": {
+        "role": (_S, True),
+        "content": ((str, list), True),
+        "toolCallId": (_S, False),
+        "isError": ((bool,), False),
+    },
+    "model": {"provider": (_S, True), "model": (_S, True)},
+    "thinking": {"level": ((str, int, type(None)), True)},
+    "compaction": {"summary": (_S, True), "firstKeptId": (_S_OR_NULL, True)},
+    "branch_summary": {"fromId": (_S, True), "summary": (_S, True)},
+    "note": {"text": (_S, True), "source": (_S, False)},
+    "custom": {"kind": (_S, True), "data": (_ANY, False)},
+}
+META_FIELDS: dict[str, dict[str, FieldSpec]] = {
+    "leaf": {"target": (_S, True), "ts": (_S, True)},
+    "label": {"target": (_S, True), "label": (_S_OR_NULL, True), "ts": (_S, True)},
+    "name": {"name": (_S, True), "ts": (_S, True)},
+}
+HEADER_FIELDS: dict[str, FieldSpec] = {
+    "v": ((int,), True),
+    "id": (_S, True),
+    "created": (_S, True),
+    "cwd": (_S, False),
+    "forkedFrom": ((dict, type(None)), False),
+}
+SIDECAR_FIELDS: dict[str, dict[str, FieldSpec]] = {
+    "snapshot": {
+        "entry": (_S, True),
+        "commit": (_S, True),
+        "tree": (_S, True),
+        "ts": (_S, True),
+        "files": ((int,), True),
+        "skipped": ((list,), True),
+    },
+    "restore": {
+        "entry": (_S, True),
+        "before": (_S, True),
+        "paths": ((list, type(None)), True),
+        "changed": ((dict,), True),
+        "ts": (_S, True),
+    },
+}
+
+
+def now() -> str:
+    """ISO 8601 UTC with milliseconds, as every ``ts`` is written."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_id(taken: Any = ()) -> str:
+    """A random lowercase hex id not in ``taken`` (anything supporting ``in``)."""
+    while True:
+        candidate = secrets.token_hex(4)
+        if candidate not in taken:
+            return candidate
+
+
+def kind_error(record: dict[str, Any]) -> str | None:
+    """What is wrong with a raw record's shape, or None. Checks field types and required fields
+    of the kinds this version knows; unknown kinds only need the fields every entry has."""
+    kind = record.get("type")
+    if not isinstance(kind, str):
+        return "has no string 'type'"
+    if kind in META_FIELDS:
+        if "parentId" in record:
+            return f"is a '{kind}' meta record but has a parentId"
+        return _fields_error(record, META_FIELDS[kind])
+    if kind == "session":
+        return "is a second session header"
+    problem = _fields_error(record, COMMON_TREE_FIELDS)
+    if problem is not None:
+        return problem
+    if not record["id"]:
+        return "has an empty id"
+    spec = TREE_FIELDS.get(kind)
+    if spec is None:
+        return None  # a newer writer's kind: kept, not replayed
+    problem = _fields_error(record, spec)
+    if problem is None and kind == "message":
+        problem = _message_error(record)
+    return problem
+
+
+def kind_error_sidecar(record: dict[str, Any]) -> str | None:
+    """What is wrong with a sidecar record of a kind this version knows, or None."""
+    spec = SIDECAR_FIELDS.get(record.get("type"))  # type: ignore[arg-type]
+    return None if spec is None else _fields_error(record, spec)
+
+
+def _fields_error(record: dict[str, Any], spec: dict[str, FieldSpec]) -> str | None:
+    for name, (types, required) in spec.items():
+        if name not in record:
+            if required:
+                return f"lacks the field '{name}'"
+            continue
+        value = record[name]
+        # bool is an int in Python; JSON true is never a valid number or string here
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            return f"has a '{name}' of the wrong type ({_json_type(value)})"
+    return None
+
+
+def _message_error(record: dict[str, Any]) -> str | None:
+    role = record["role"]
+    if role not in ROLES:
+        return f"has an unknown role {role!r}"
+    if role == "tool" and not isinstance(record.get("toolCallId"), str):
+        return "is a tool result without a string 'toolCallId'"
+    content = record["content"]
+    if isinstance(content, list):
+        for number, part in enumerate(content, 1):
+            if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+                return f"has content part {number} that is not an object with a 'type'"
+            if part["type"] in ("text", "thinking") and not isinstance(part.get(part["type"]), str):
+                return f"has a {part['type']} part {number} without a string '{part['type']}'"
+            if part["type"] == "tool_call" and not (
+                isinstance(part.get("id"), str) and isinstance(part.get("name"), str)
+            ):
+                return f"has a tool_call part {number} without a string 'id' and 'name'"
+    return None
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
+    return names.get(type(value), "number")
+
+
+# -- the schema as values ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A tree entry. ``extra`` keeps unknown fields so rewriting never loses them."""
+
+    kind: ClassVar[str] = ""
+    _wire: ClassVar[dict[str, str]] = {}  # python attribute -> wire key, for kind fields
+
+    id: str
+    parent_id: str | None
+    ts: str
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def type(self) -> str:
+        return self.kind
+
+    def to_wire(self) -> dict[str, Any]:
+        record: dict[str, Any] = {
+            "type": self.type,
+            "id": self.id,
+            "parentId": self.parent_id,
+            "ts": self.ts,
+        }
+        for attr, key in self._wire.items():
+            value = getattr(self, attr)
+            if value is not None or key in _NULLABLE_REQUIRED:
+                record[key] = value
+        record.update(self.extra)
+        return record
+
+
+_NULLABLE_REQUIRED = {"firstKeptId", "label", "parentId"}
+
+
+@dataclass(frozen=True)
+class Message(Entry):
+    kind: ClassVar[str] = "message"
+    _wire: ClassVar[dict[str, str]] = {
+        "role": "role",
+        "content": "content",
+        "tool_call_id": "toolCallId",
+        "is_error": "isError",
+    }
+    role: str = "user"
+    content: str | list[dict[str, Any]] = ""
+    tool_call_id: str | None = None
+    is_error: bool | None = None
+
+    @property
+    def text(self) -> str:
+        """The message's text parts joined (what a person reads in a listing)."""
+        if isinstance(self.content, str):
+            return self.content
+        return "\n".join(
+            str(part.get("text", "")) for part in self.content if part.get("type") == "text"
+        )
+
+    @property
+    def tool_calls(self) -> list[dict[str, Any]]:
+        if isinstance(self.content, str):
+            return []
+        return [part for part in self.content if part.get("type") == "tool_call"]
+
+
+@dataclass(frozen=True)
+class ModelChange(Entry):
+    kind: ClassVar[str] = "model"
+    _wire: ClassVar[dict[str, str]] = {"provider": "provider", "model": "model"}
+    provider: str = ""
+    model: str = ""
+
+
+@dataclass(frozen=True)
+class ThinkingLevel(Entry):
+    kind: ClassVar[str] = "thinking"
+    _wire: ClassVar[dict[str, str]] = {"level": "level"}
+    level: str | int | None = None
+
+
+@dataclass(frozen=True)
+class Compaction(Entry):
+    kind: ClassVar[str] = "compaction"
+    _wire: ClassVar[dict[str, str]] = {"summary": "summary", "first_kept_id": "firstKeptId"}
+    summary: str = ""
+    first_kept_id: str | None = None
+
+
+@dataclass(frozen=True)
+class BranchSummary(Entry):
+    kind: ClassVar[str] = "branch_summary"
+    _wire: ClassVar[dict[str, str]] = {"from_id": "fromId", "summary": "summary"}
+    from_id: str = ""
+    summary: str = ""
+
+
+@dataclass(frozen=True)
+class Note(Entry):
+    kind: ClassVar[str] = "note"
+    _wire: ClassVar[dict[str, str]] = {"text": "text", "source": "source"}
+    text: str = ""
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class Custom(Entry):
+    kind: ClassVar[str] = "custom"
+    _wire: ClassVar[dict[str, str]] = {"custom_kind": "kind", "data": "data"}
+    custom_kind: str = ""
+    data: Any = None
+
+
+@dataclass(frozen=True)
+class Unknown(Entry):
+    """A kind this version does not know: kept byte-for-byte in the file, ignored by replay."""
+
+    unknown_type: str = ""
+
+    @property
+    def type(self) -> str:
+        return self.unknown_type
+
+
+ENTRY_CLASSES: dict[str, type[Entry]] = {
+    cls.kind: cls
+    for cls in (Message, ModelChange, ThinkingLevel, Compaction, BranchSummary, Note, Custom)
+}
+
+
+def entry_from_wire(record: dict[str, Any]) -> Entry:
+    """Build the value for a validated raw tree record."""
+    cls = ENTRY_CLASSES.get(record["type"])
+    base = {"id", "parentId", "ts", "type"}
+    if cls is None:
+        extra = {k: v for k, v in record.items() if k not in base}
+        return Unknown(record["id"], record["parentId"], record["ts"], extra, record["type"])
+    known = base | set(cls._wire.values())
+    kwargs = {attr: record.get(key) for attr, key in cls._wire.items() if key in record}
+    extra = {k: v for k, v in record.items() if k not in known}
+    return cls(record["id"], record["parentId"], record["ts"], extra, **kwargs)
+
+
+def header(sid: str, cwd: str, forked_from: dict[str, str] | None = None) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "type": "session",
+        "v": FORMAT_VERSION,
+        "id": sid,
+        "created": now(),
+        "cwd": cwd,
+    }
+    if forked_from is not None:
+        record["forkedFrom"] = forked_from
+    return record
+
+
+def leaf(target: str) -> dict[str, Any]:
+    return {"type": "leaf", "target": target, "ts": now()}
+
+
+def label(target: str, name: str | None) -> dict[str, Any]:
+    return {"type": "label", "target": target, "label": name, "ts": now()}
+
+
+def session_name(name: str) -> dict[str, Any]:
+    return {"type": "name", "name": name, "ts": now()}
+
+
+def replace(entry: Entry, **changes: Any) -> Entry:
+    return dataclasses.replace(entry, **changes)

@@ -1,0 +1,54 @@
+"""Every error convgit raises on purpose. Each knows its exit code and, where one exists,
+the command that fixes it; the CLI prints ``message`` (and ``hint``) and never a traceback."""
+
+from __future__ import annotations
+
+
+class ConvgitError(Exception):
+    """Base class: an expected failure with one clear sentence for the user."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message if self.hint is None else f"{self.message} ({self.hint})"
+
+
+class NotFoundError(ConvgitError):
+    """A session, entry, label or snapshot that does not exist."""
+
+
+class AmbiguousRefError(ConvgitError):
+    """An id prefix that matches more than one entry."""
+
+
+class RefusedError(ConvgitError):
+    """An operation that would break a promise (lose work, build on the wrong leaf...)."""
+
+
+class LeafMovedError(RefusedError):
+    """Another writer moved the active leaf since this Session loaded it."""
+
+
+class InvalidEntryError(ConvgitError):
+    """An entry given to append that breaks the schema or the tree; nothing is written."""
+
+
+class NoWorkspaceError(ConvgitError):
+    """The workspace track is needed but there is no git repository (or the sidecar is off)."""
+
+
+class UsageError(ConvgitError):
+    """Bad arguments that the command line parser could not catch."""
+
+    exit_code = 2
+
+
+class CorruptStoreError(ConvgitError):
+    """The store cannot be read without guessing: fsck names the problem, repair fixes it."""
+
+    exit_code = 3

@@ -1,0 +1,234 @@
+"""What a person sees: one-line entries, the tree drawing, status in words, changes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
+from rich.tree import Tree as RichTree
+
+from convgit import tree as tree_mod
+
+if TYPE_CHECKING:
+    from convgit.session import RestoreResult, Session, SnapshotInfo, Status
+    from convgit.workspace import Change
+
+SNAPSHOT_MARK = "◆"
+STATUS_LETTERS = {"added": "A", "modified": "M", "deleted": "D", "typechange": "T"}
+
+
+def console(stderr: bool = False) -> Console:
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def summary(record: dict[str, Any], width: int = 72) -> str:
+    """One line that says what an entry is."""
+    kind = record.get("type")
+    if kind == "message":
+        content = record.get("content")
+        if isinstance(content, str):
+            text = content
+        else:
+            parts = content if isinstance(content, list) else []
+            text = " ".join(
+                str(p.get("text", "")) if p.get("type") == "text" else f"[{p.get('type')}]"
+                for p in parts
+                if isinstance(p, dict)
+            )
+            calls = [
+                p.get("name") for p in parts if isinstance(p, dict) and p.get("type") == "tool_call"
+            ]
+            if calls:
+                text = (text + " " if text else "") + "→ " + ", ".join(str(c) for c in calls)
+        head = str(record.get("role"))
+        if head == "tool":
+            head = f"tool[{record.get('toolCallId')}]" + (" error" if record.get("isError") else "")
+    elif kind == "model":
+        head, text = "model", f"{record.get('provider')}/{record.get('model')}"
+    elif kind == "thinking":
+        head, text = "thinking", str(record.get("level"))
+    elif kind == "compaction":
+        head, text = "compaction", str(record.get("summary"))
+    elif kind == "branch_summary":
+        head, text = "branch summary", str(record.get("summary"))
+    elif kind == "note":
+        head, text = f"note ({record.get('source', 'convgit')})", str(record.get("text"))
+    elif kind == "custom":
+        head, text = f"custom {record.get('kind')}", ""
+    else:
+        head, text = f"{kind}", ""
+    text = " ".join(text.split())
+    if len(text) > width:
+        text = text[: width - 1] + "…"
+    return f"{head}: {text}" if text else head
+
+
+def entry_line(session: Session, ident: str, *, on_path: bool, files_at: str | None = None) -> Text:
+    record = session.tree.entries[ident]
+    line = Text()
+    line.append(ident, style="yellow" if on_path else "dim yellow")
+    line.append(" ")
+    line.append(summary(record), style="bold" if on_path else "dim")
+    label = session.tree.labels.get(ident)
+    if label:
+        line.append(f" [{label}]", style="cyan")
+    if ident in session.sidecar.snapshots:
+        line.append(f" {SNAPSHOT_MARK}", style="magenta")
+    if ident == files_at:
+        line.append(" ← files", style="bold magenta")
+    if ident == session.tree.leaf:
+        line.append(" ← context", style="bold green")
+    return line
+
+
+def draw_tree(session: Session, files_at: str | None = None) -> RichTree:
+    """The whole tree: a straight run of entries stays at one depth, a fork opens branches;
+    the active path is bold and listed first, the rest dim."""
+    tree = session.tree
+    title = f"session {session.id}" + (f" — {tree.name}" if tree.name else "")
+    top = RichTree(Text(title, style="bold"))
+    on_path = set(tree.path()) if tree.leaf else set()
+    children = tree.children
+
+    def ordered(ids: Sequence[str]) -> list[str]:
+        return sorted(ids, key=lambda i: i not in on_path)
+
+    stack: list[tuple[RichTree, str]] = [
+        (top, i) for i in reversed(ordered(children.get(None, [])))
+    ]
+    while stack:
+        holder, node = stack.pop()
+        while True:
+            item = holder.add(entry_line(session, node, on_path=node in on_path, files_at=files_at))
+            kids = children.get(node, [])
+            if len(kids) == 1:
+                node = kids[0]
+                continue
+            stack.extend((item, k) for k in reversed(ordered(kids)))
+            break
+    return top
+
+
+def log_lines(session: Session, ids: list[str], files_at: str | None = None) -> list[Text]:
+    return [entry_line(session, i, on_path=True, files_at=files_at) for i in ids]
+
+
+def status_words(status: Status) -> list[str]:
+    """Both tracks in words, every time."""
+    out: list[str] = []
+    name = f" ({status.name})" if status.name else ""
+    leaf = status.leaf or "(empty)"
+    out.append(f"session {status.session}{name}")
+    out.append(f"context: at {leaf}")
+    if not status.workspace:
+        out.append("files:   not tracked (no git repository; the workspace track is off)")
+        return out
+    if not status.sidecar and not status.leaf_snapshot:
+        out.append("files:   snapshots are off (`convgit snapshots on` to record them)")
+    if status.interrupted_restore is not None:
+        before = str(status.interrupted_restore["before"])[:12]
+        out.append(
+            f"warning: a restore was interrupted; `convgit restore --undo` returns the files to"
+            f" the saved state {before}"
+        )
+    if status.leaf_snapshot is None:
+        out.append("files:   no snapshot on this branch yet")
+        if status.matches:
+            out.append(
+                f"         the files are at the snapshot of {status.matches}, on another branch"
+            )
+        return out
+    where = f"the snapshot of {status.leaf_snapshot}"
+    if status.matches is not None and not status.diverged:
+        if status.matches == status.leaf_snapshot:
+            out.append(f"files:   match {where} exactly")
+        else:
+            out.append(f"files:   match the snapshot of {status.matches}, earlier on this branch")
+    elif status.matches is not None:
+        out.append(f"files:   at the snapshot of {status.matches}, on another branch")
+    else:
+        out.append("files:   match no snapshot")
+    if status.changed:
+        n = len(status.changed)
+        out.append(
+            f"         {n} file{'s' if n != 1 else ''} differ from {where}:"
+            f" {_names(status.changed)}"
+        )
+        out.append(
+            f"         `convgit restore {status.leaf_snapshot}` would change {n} file"
+            f"{'s' if n != 1 else ''}"
+        )
+    if status.diverged:
+        out.append(
+            "warning: the context's branch and the files' snapshot are on different branches"
+        )
+    return out
+
+
+def boundary_line(status: Status) -> str:
+    """The one line that ends switch/fork/edit/retry: files were not changed, and what differs."""
+    if not status.workspace:
+        return "files: not changed (no git repository here)"
+    if status.leaf_snapshot is None:
+        return "files: not changed (no snapshot on this branch to compare with)"
+    n = len(status.changed)
+    if n == 0:
+        return f"files: not changed; they match the snapshot of {status.leaf_snapshot}"
+    return (
+        f"files: not changed; {n} file{'s' if n != 1 else ''} differ from the snapshot of "
+        f"{status.leaf_snapshot} ({_names(status.changed)}); `convgit restore "
+        f"{status.leaf_snapshot}` brings them back"
+    )
+
+
+def _names(paths: list[str], limit: int = 5) -> str:
+    shown = ", ".join(paths[:limit])
+    return shown + (f", and {len(paths) - limit} more" if len(paths) > limit else "")
+
+
+def changes_lines(changes: Sequence[Change], *, name_only: bool = False) -> list[str]:
+    if name_only:
+        return [c.path for c in changes]
+    return [f"{STATUS_LETTERS.get(c.status, '?')} {c.path}" for c in changes]
+
+
+def stat_line(changes: Sequence[Change]) -> str:
+    counts: dict[str, int] = {}
+    for change in changes:
+        counts[change.status] = counts.get(change.status, 0) + 1
+    parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    return f"{len(changes)} files changed" + (f" ({parts})" if parts else "")
+
+
+def restore_words(result: RestoreResult) -> list[str]:
+    what = (
+        "the state before the last restore"
+        if result.target is None
+        else (f"the snapshot of {result.target}")
+    )
+    lines = changes_lines(result.changes)
+    if result.dry_run:
+        head = f"would restore {len(result.changes)} files to {what} (dry run, nothing changed)"
+        return [head, *lines]
+    head = f"restored {len(result.changes)} files to {what}"
+    tail = (
+        f"saved the previous state as {str(result.before)[:12]}: `convgit restore --undo` returns"
+    )
+    return [head, *lines, tail]
+
+
+def snapshot_words(snap: SnapshotInfo) -> list[str]:
+    out = [f"snapshot {SNAPSHOT_MARK} {snap.commit[:12]} of {snap.entry}: {snap.files} files"]
+    out += [f"  skipped {s['path']}: {s['reason']}" for s in snap.skipped]
+    return out
+
+
+def problem_lines(problems: list[tree_mod.Problem]) -> list[str]:
+    return [("error: " if p.fatal else "warning: ") + p.sentence() for p in problems]
+
+
+def escaped(text: str) -> str:
+    return escape(text)

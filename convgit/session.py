@@ -1,0 +1,895 @@
+"""The use-cases that bind both tracks. One screen per use-case.
+
+A ``Session`` is one conversation file (and, in a git repository, its sidecar of snapshots).
+Promises kept here:
+* moving in the conversation (switch, fork, edit, retry, label) never changes a file;
+* an append builds on the leaf this Session last saw; if another process moved it since, the
+  append is refused (``LeafMovedError``) unless ``force=True``;
+* restore saves the working tree first and records it, so ``restore(undo=True)`` returns to
+  the exact prior bytes; it tells the model in a ``note`` entry, and never moves the leaf
+  to another branch.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from convgit import codec, entries, store, tree
+from convgit.entries import Entry, Message
+from convgit.errors import (
+    ConvgitError,
+    CorruptStoreError,
+    InvalidEntryError,
+    LeafMovedError,
+    NotFoundError,
+    NoWorkspaceError,
+    RefusedError,
+    UsageError,
+)
+
+if TYPE_CHECKING:
+    from convgit.workspace import Change, Workspace
+
+MIB = 1024 * 1024
+DEFAULT_SIZE_CAP = 10 * MIB
+
+
+@dataclass(frozen=True)
+class SnapshotInfo:
+    """A snapshot record of the sidecar: the files as they were after ``entry``."""
+
+    entry: str
+    commit: str
+    tree: str
+    files: int
+    skipped: list[dict[str, str]]
+    ts: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"commit": self.commit, "tree": self.tree, "skipped": self.skipped}
+
+
+@dataclass
+class Sidecar:
+    """What the sidecar file says: on or off, snapshots by entry, restores in order."""
+
+    enabled: bool = False
+    snapshots: dict[str, SnapshotInfo] = field(default_factory=dict)
+    restores: list[dict[str, Any]] = field(default_factory=list)
+    finished: set[str] = field(default_factory=set)  # `before` commits of completed restores
+
+    def add(self, record: Any) -> None:
+        if type(record) is not dict:
+            return
+        kind = record.get("type")
+        if kind == "sidecar":
+            self.enabled = bool(record.get("enabled"))
+        elif kind == "snapshot" and entries.kind_error_sidecar(record) is None:
+            self.snapshots[record["entry"]] = SnapshotInfo(
+                record["entry"],
+                record["commit"],
+                record["tree"],
+                record["files"],
+                record["skipped"],
+                record["ts"],
+            )
+        elif kind == "restore" and entries.kind_error_sidecar(record) is None:
+            self.restores.append(record)
+        elif kind == "restored" and isinstance(record.get("before"), str):
+            self.finished.add(record["before"])
+
+    @property
+    def interrupted(self) -> dict[str, Any] | None:
+        """The last restore if it never finished (a crash half-way): ``--undo`` recovers it."""
+        if self.restores and self.restores[-1]["before"] not in self.finished:
+            return self.restores[-1]
+        return None
+
+
+@dataclass
+class Status:
+    """Both tracks at once: where the conversation is and where the files are."""
+
+    session: str
+    name: str | None
+    leaf: str | None
+    leaf_snapshot: str | None  # entry id of the nearest snapshot at or above the leaf
+    workspace: bool
+    sidecar: bool
+    matches: str | None = None
+    changed: list[str] = field(default_factory=list)
+    diverged: bool = False
+    interrupted_restore: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session": self.session,
+            "name": self.name,
+            "leaf": self.leaf,
+            "leaf_snapshot": self.leaf_snapshot,
+            "workspace": self.workspace,
+            "snapshots": self.sidecar,
+            "files": {"matches": self.matches, "changed": self.changed},
+            "diverged": self.diverged,
+            "interrupted_restore": self.interrupted_restore,
+        }
+
+
+@dataclass(frozen=True)
+class RestoreResult:
+    target: str | None  # entry whose snapshot was restored (None for an undo)
+    commit: str
+    before: str | None  # safety snapshot commit (None for a dry run)
+    changes: list[Change]
+    dry_run: bool
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entry": self.target,
+            "commit": self.commit,
+            "before": self.before,
+            "dry_run": self.dry_run,
+            "note": self.note,
+            "changes": [{"path": c.path, "status": c.status} for c in self.changes],
+        }
+
+
+@dataclass(frozen=True)
+class RepairReport:
+    moved: int  # lines moved to the quarantine file
+    backup: Path | None  # the original file, kept (None when there was nothing to repair)
+    new_header: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "moved": self.moved,
+            "backup": str(self.backup) if self.backup else None,
+            "new_header": self.new_header,
+        }
+
+
+def _new_session_id() -> str:
+    return secrets.token_hex(6)
+
+
+class Session:
+    """One conversation tree and its optional workspace sidecar."""
+
+    def __init__(self, location: store.StoreLocation, sid: str, *, fsync: bool = False) -> None:
+        self.location = location
+        self.id = sid
+        self.file = store.JsonlFile(
+            location.session_path(sid), location.lock_path(sid), fsync=fsync
+        )
+        self.sidecar_file = store.JsonlFile(
+            location.sidecar_path(sid), location.lock_path(sid + ".files"), fsync=fsync
+        )
+        self.tree = tree.Tree()
+        self._built_on: str | None = None
+        self._sidecar: Sidecar | None = None
+        self._workspace: Workspace | None = None
+
+    # -- opening --------------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path = ".",
+        create: bool = False,
+        *,
+        session: str | None = None,
+        store_dir: str | Path | None = None,
+        fsync: bool = False,
+    ) -> Session:
+        """Open ``session`` (default: ``CONVGIT_SESSION``, else the one ``init`` made current);
+        with ``create=True`` and no current session, start one."""
+        location = store.locate(path, store_dir)
+        sid = session or os.environ.get("CONVGIT_SESSION") or location.current()
+        if sid is None:
+            if create:
+                return cls.create(path, store_dir=store_dir, fsync=fsync)
+            raise NotFoundError("There is no current convgit session here.", "convgit init")
+        if not location.session_path(sid).exists():
+            matches = [s for s in location.session_ids() if s.startswith(sid)]
+            if len(matches) != 1:
+                raise NotFoundError(f"There is no session '{sid}' here.", "convgit sessions")
+            sid = matches[0]
+        self = cls(location, sid, fsync=fsync)
+        self.reload()
+        return self
+
+    @classmethod
+    def create(
+        cls,
+        path: str | Path = ".",
+        *,
+        store_dir: str | Path | None = None,
+        name: str | None = None,
+        snapshots: bool | None = None,
+        fsync: bool = False,
+        forked_from: dict[str, str] | None = None,
+    ) -> Session:
+        """Start a new session and make it current. Snapshots default to on inside git."""
+        location = store.locate(path, store_dir)
+        if snapshots and location.git is None:
+            raise NoWorkspaceError(
+                "Snapshots need a git repository, and this folder is not in one.",
+                "run `git init` first, or use --no-snapshots",
+            )
+        if location.git is not None and snapshots is not False:
+            _check_workspace_root(location.git.worktree)
+        sid = _new_session_id()
+        while location.session_path(sid).exists():
+            sid = _new_session_id()
+        cwd = str(location.git.worktree if location.git and location.git.worktree else Path.cwd())
+        store.create(location.session_path(sid), entries.header(sid, cwd, forked_from))
+        self = cls(location, sid, fsync=fsync)
+        self.reload()
+        if location.git is not None and snapshots is not False:
+            self.sidecar_file.append([{"type": "sidecar", "enabled": True, "ts": entries.now()}])
+        if name:
+            self.name(name)
+        location.set_current(sid)
+        return self
+
+    def reload(self) -> None:
+        """Read the whole session again; the leaf this Session builds on becomes the active one."""
+        lines = self.file.read()
+        self.tree = tree.build(lines.parsed)
+        if lines.torn is not None:
+            self.tree.tolerate(
+                tree.Problem(
+                    len(lines.parsed) + 1,
+                    "is torn (a writer stopped mid-line); readers ignore it and the next write"
+                    " moves it to the quarantine file",
+                    fatal=False,
+                )
+            )
+        for number in lines.crlf:
+            self.tree.tolerate(tree.Problem(number, "ends with CRLF; read as LF", fatal=False))
+        if self.tree.header is not None and self.tree.header.get("id") != self.id:
+            self.tree.tolerate(
+                tree.Problem(1, f"names session {self.tree.header.get('id')!r}", fatal=False)
+            )
+        self._built_on = self.tree.leaf
+        self._sidecar = None
+
+    def refresh(self) -> None:
+        """Accept what other processes appended: the next append builds on the active leaf."""
+        self.reload()
+
+    # -- reading --------------------------------------------------------------------------------
+
+    @property
+    def display_name(self) -> str | None:
+        return self.tree.name
+
+    @property
+    def leaf(self) -> str | None:
+        return self.tree.leaf
+
+    def resolve(self, ref: str) -> str:
+        self.tree.check(f"Session {self.id}")
+        return self.tree.resolve(ref)
+
+    def entry(self, ref: str) -> Entry:
+        return entries.entry_from_wire(self.tree.entries[self.resolve(ref)])
+
+    def path(self, ref: str | None = None) -> list[Entry]:
+        """The entries from the root to ``ref`` (default: the active leaf)."""
+        self.tree.check(f"Session {self.id}")
+        leaf = None if ref is None else self.resolve(ref)
+        return [entries.entry_from_wire(self.tree.entries[i]) for i in self.tree.path(leaf)]
+
+    def all_entries(self) -> list[Entry]:
+        """Every entry, in file order."""
+        self.tree.check(f"Session {self.id}")
+        return [entries.entry_from_wire(r) for r in self.tree.entries.values()]
+
+    def context(self, ref: str | None = None) -> tree.Context:
+        self.tree.check(f"Session {self.id}")
+        return tree.replay(self.tree, None if ref is None else self.resolve(ref))
+
+    def problems(self) -> list[tree.Problem]:
+        """Everything fsck reports: fatal problems and tolerated ones, by line."""
+        found = list(self.tree.problems)
+        if not self.tree.fatal:
+            found += tree.orphan_tool_results(self.tree)
+        return sorted(found, key=lambda p: (p.line or 0, p.what))
+
+    # -- verification -----------------------------------------------------------------------
+
+    def repair(self) -> RepairReport:
+        """Move every line fsck rejects (and entries that hang off them) to the quarantine file,
+        keep the original as a timestamped backup, and leave a file fsck accepts. Lines are
+        moved, never edited or dropped; a missing header is written anew."""
+        with self.file.lock():
+            lines = self.file.read()
+            found = tree.build(lines.parsed)
+            bad = set(found.bad_lines)
+            removed = {i for i, n in found.lines.items() if n in bad}
+            queue = list(removed)
+            while queue:  # entries below a quarantined entry would lose their parent
+                for child in found.children.get(queue.pop(), []):
+                    if child not in removed:
+                        removed.add(child)
+                        queue.append(child)
+            bad |= {found.lines[i] for i in removed}
+            for number, target in (*found.leaf_records, *found.label_records):
+                if target in removed or target not in found.entries:
+                    bad.add(number)
+            moved = [
+                store.quarantine_record(number, lines.raw[number - 1], _reason(found, number))
+                for number in sorted(bad)
+                if number <= len(lines.raw)
+            ]
+            if lines.torn is not None:
+                moved.append(
+                    store.quarantine_record(len(lines.raw) + 1, lines.torn, "torn last line")
+                )
+            keep = [line for n, line in enumerate(lines.raw, 1) if n not in bad]
+            new_header = found.header is None
+            if new_header:
+                keep.insert(0, codec_line(entries.header(self.id, str(Path.cwd()))))
+            if not moved and not new_header and not lines.bom:
+                return RepairReport(0, None, new_header=False)
+            backup = store.replace_with(self.file, keep, moved)
+        self.reload()
+        return RepairReport(len(moved), backup, new_header)
+
+    # -- writing the conversation -------------------------------------------------------------
+
+    def _write(
+        self,
+        build: Callable[[], list[dict[str, Any]]],
+        *,
+        builds_on_leaf: bool,
+        force: bool = False,
+    ) -> list[dict[str, Any]]:
+        """Under the lock: take in others' lines, check the leaf, append what ``build`` makes."""
+        self.tree.check(f"Session {self.id}")
+        with self.file.appending() as appender:
+            news = appender.news
+            if news.parsed:
+                first = news.parsed[0][0]
+                for number, record in news.parsed:
+                    self.tree.add(number, record)
+                self.tree.finish(since=first)
+                self.tree.check(f"Session {self.id}")
+            if builds_on_leaf and not force and self.tree.leaf != self._built_on:
+                raise LeafMovedError(
+                    f"Another process moved the active leaf from {self._built_on} to "
+                    f"{self.tree.leaf} since this session was read.",
+                    "refresh (reopen) and try again, or append anyway with force",
+                )
+            records = build()
+            number = self.file.lines + 1
+            appender.write(records)
+        for offset, record in enumerate(records):
+            self.tree.add(number + offset, record)
+        self._built_on = self.tree.leaf
+        return records
+
+    def _new_entry(self, kind: str, parent: str | None, **fields: Any) -> dict[str, Any]:
+        record: dict[str, Any] = {
+            "type": kind,
+            "id": entries.new_id(self.tree.entries),
+            "parentId": parent,
+            "ts": entries.now(),
+        }
+        record.update(fields)
+        return record
+
+    def append(self, entry: Entry | dict[str, Any], *, force: bool = False) -> Entry:
+        """Append one entry. Without a parent it hangs off the leaf this Session built on."""
+        return self.append_many([entry], force=force)[0]
+
+    def append_many(
+        self,
+        items: Iterable[Entry | dict[str, Any]],
+        *,
+        force: bool = False,
+        follow: bool = False,
+    ) -> list[Entry]:
+        """Append entries in order under one lock. An entry without ``parentId`` hangs off the
+        leaf (with ``follow``, the leaf at the moment it is written, whoever moved it); missing
+        ids and ``ts`` are filled in; each entry is validated before anything is written."""
+        raw = [item.to_wire() if isinstance(item, Entry) else dict(item) for item in items]
+        explicit = all("parentId" in r for r in raw)
+
+        def build() -> list[dict[str, Any]]:
+            known = self.tree.entries
+            made: dict[str, dict[str, Any]] = {}
+            leaf = self.tree.leaf if follow else self._built_on
+            out = []
+            for number, record in enumerate(raw, 1):
+                if "id" not in record or record["id"] is None:
+                    record["id"] = _fresh_id(known, made)
+                if "ts" not in record or record["ts"] is None:
+                    record["ts"] = entries.now()
+                if "parentId" not in record:
+                    record["parentId"] = leaf
+                if record.get("type") in entries.META_FIELDS or record.get("type") == "session":
+                    kind = record.get("type")
+                    raise InvalidEntryError(f"Entry {number} is a '{kind}' record, not an entry.")
+                problem = entries.kind_error(record)
+                if problem is None and (record["id"] in known or record["id"] in made):
+                    problem = f"repeats the existing id {record['id']}"
+                parent = record["parentId"]
+                missing = problem is None and parent is not None and parent not in known
+                if missing and parent not in made:
+                    problem = f"has a parent {parent} that does not exist"
+                if problem is not None:
+                    raise InvalidEntryError(f"Entry {number} {problem}; nothing was appended.")
+                made[record["id"]] = record
+                leaf = record["id"]
+                out.append(record)
+            return out
+
+        written = self._write(build, builds_on_leaf=not (follow or explicit), force=force)
+        made = [entries.entry_from_wire(r) for r in written]
+        last_assistant = next(
+            (e for e in reversed(made) if isinstance(e, Message) and e.role == "assistant"), None
+        )
+        if last_assistant is not None and self.snapshots_enabled:
+            self.snapshot(last_assistant.id)
+        return made
+
+    def append_user(self, text: str, *, force: bool = False) -> Entry:
+        return self.append(self._new_message("user", text), force=force)
+
+    def append_assistant(
+        self, content: str | list[dict[str, Any]], *, force: bool = False
+    ) -> Entry:
+        """Append the model's reply; with snapshots on, the files are snapshotted right after."""
+        return self.append(self._new_message("assistant", content), force=force)
+
+    def append_tool_result(
+        self,
+        call_id: str,
+        content: str | list[dict[str, Any]],
+        *,
+        is_error: bool = False,
+        force: bool = False,
+    ) -> Entry:
+        record = self._new_message("tool", content)
+        record["toolCallId"] = call_id
+        record["isError"] = is_error
+        return self.append(record, force=force)
+
+    def _new_message(self, role: str, content: Any) -> dict[str, Any]:
+        return {"type": "message", "role": role, "content": content}
+
+    # -- moving in the conversation (never changes a file) --------------------------------------
+
+    def switch(self, ref: str) -> str:
+        """Make ``ref`` the active leaf. Files are not touched."""
+        target = self.resolve(ref)
+        self._write(lambda: [entries.leaf(target)], builds_on_leaf=False)
+        return target
+
+    def fork(self, ref: str, text: str | None = None, summary: str | None = None) -> str:
+        """Go back to ``ref`` and branch from there. With ``summary``, a ``branch_summary``
+        (carrying what the branch left behind learned) is appended under ``ref``; with ``text``,
+        a user message starts the new branch. Nothing is copied; files are not touched."""
+        target = self.resolve(ref)
+        left = self.tree.leaf
+
+        def build() -> list[dict[str, Any]]:
+            records: list[dict[str, Any]] = []
+            parent = target
+            if summary is not None:
+                records.append(
+                    self._new_entry(
+                        "branch_summary", parent, fromId=left or target, summary=summary
+                    )
+                )
+                parent = records[-1]["id"]
+            if text is not None:
+                made = self._new_entry("message", parent, role="user", content=text)
+                if records and made["id"] == records[0]["id"]:
+                    made["id"] = _fresh_id(self.tree.entries, {records[0]["id"]: records[0]})
+                records.append(made)
+            if not records:
+                records.append(entries.leaf(target))
+            return records
+
+        self._write(build, builds_on_leaf=False)
+        return self.tree.leaf or target
+
+    def edit(self, ref: str, text: str) -> str:
+        """A new version of message ``ref``: a sibling with the same role and new text, which
+        becomes the leaf. The original stays in the tree."""
+        target = self.resolve(ref)
+        record = self.tree.entries[target]
+        if record["type"] != "message" or record["role"] == "tool":
+            raise RefusedError(
+                f"Entry {target} is a {_describe(record)}; only user and assistant messages can"
+                " be edited."
+            )
+        parent = record["parentId"]
+        made = self._write(
+            lambda: [self._new_entry("message", parent, role=record["role"], content=text)],
+            builds_on_leaf=False,
+        )
+        return str(made[0]["id"])
+
+    def retry(self, ref: str = "@") -> str:
+        """Get ready to ask again: for an assistant reply, the leaf moves to the message it
+        answered (the next reply becomes its sibling); for any other entry, to that entry."""
+        target = self.resolve(ref)
+        record = self.tree.entries[target]
+        if record["type"] == "message" and record["role"] == "assistant":
+            parent = record["parentId"]
+            if parent is None:
+                raise RefusedError(f"Entry {target} is a root; there is nothing to retry from.")
+            target = parent
+        self._write(lambda: [entries.leaf(target)], builds_on_leaf=False)
+        return target
+
+    def label(self, ref: str, name: str | None) -> str:
+        """Bookmark ``ref`` as ``name`` (None clears its label)."""
+        target = self.resolve(ref)
+        if name is not None:
+            _check_label(name)
+        self._write(lambda: [entries.label(target, name)], builds_on_leaf=False)
+        return target
+
+    def name(self, text: str) -> None:
+        """Set the session's display name."""
+        self._write(lambda: [entries.session_name(text)], builds_on_leaf=False)
+
+    # -- the workspace track --------------------------------------------------------------------
+
+    @property
+    def sidecar(self) -> Sidecar:
+        if self._sidecar is None:
+            sidecar = Sidecar()
+            if self.sidecar_file.path.exists():
+                for _, record in self.sidecar_file.read().parsed:
+                    sidecar.add(record)
+            self._sidecar = sidecar
+        return self._sidecar
+
+    @property
+    def snapshots_enabled(self) -> bool:
+        return self.location.git is not None and self.sidecar.enabled
+
+    def set_snapshots(self, enabled: bool) -> None:
+        if enabled:
+            self.workspace()  # refuses outside git
+        self._sidecar_append({"type": "sidecar", "enabled": enabled, "ts": entries.now()})
+
+    def _sidecar_append(self, record: dict[str, Any]) -> None:
+        self.sidecar_file.append([record])
+        self.sidecar.add(record)
+
+    def workspace(self) -> Workspace:
+        """The git working tree beside this session; refuses plainly when there is none."""
+        if self._workspace is None:
+            git = self.location.git
+            if git is None or git.worktree is None:
+                raise NoWorkspaceError(
+                    "The workspace track needs a git repository with a working tree, and this"
+                    " session has none.",
+                    "run convgit inside a git repository",
+                )
+            from convgit.workspace import Workspace  # pygit2 is only imported for file work
+
+            found = Workspace.discover(git.worktree)
+            if found is None:
+                raise NoWorkspaceError("No git working tree was found for this session.")
+            self._workspace = found
+        return self._workspace
+
+    @property
+    def size_cap(self) -> int:
+        return int(load_config(self.location).get("snapshots", {}).get("size_cap_mib", 10) * MIB)
+
+    def snapshot_of(self, ref: str) -> SnapshotInfo | None:
+        return self.sidecar.snapshots.get(self.resolve(ref))
+
+    def nearest_snapshot(self, ident: str | None) -> SnapshotInfo | None:
+        """The snapshot of ``ident`` or of its nearest ancestor that has one."""
+        snapshots = self.sidecar.snapshots
+        node = ident
+        while node is not None:
+            if node in snapshots:
+                return snapshots[node]
+            node = self.tree.entries[node]["parentId"]
+        return None
+
+    def snapshot(self, ref: str = "@") -> SnapshotInfo:
+        """Record the working tree as a commit for entry ``ref`` (parent: the snapshot of the
+        nearest ancestor that has one). Never touches HEAD, the index, branches or files."""
+        target = self.resolve(ref)
+        ws = self.workspace()
+        parent_entry = self.tree.entries[target]["parentId"]
+        parent = self.nearest_snapshot(parent_entry)
+        message = (
+            f"convgit snapshot of {target}\n\nConvgit-Session: {self.id}\nConvgit-Entry: {target}\n"
+        )
+        with self._workspace_lock():
+            snap = ws.snapshot(
+                self._index(),
+                message=message,
+                parent=parent.commit if parent else None,
+                size_cap=self.size_cap,
+            )
+            ws.set_ref(f"refs/convgit/{self.id}/{target}", snap.commit)
+        record = {
+            "type": "snapshot",
+            "entry": target,
+            "commit": snap.commit,
+            "tree": snap.tree,
+            "ts": entries.now(),
+            "files": snap.files,
+            "skipped": [{"path": s.path, "reason": s.reason} for s in snap.skipped],
+        }
+        self._sidecar_append(record)
+        ws.maintain()
+        return self.sidecar.snapshots[target]
+
+    def _index(self) -> Path:
+        path = self.location.index_path(self.id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def _workspace_lock(self) -> Any:
+        return store.JsonlFile(
+            self._index(), self.location.lock_path(f"{self.id}-{self.location.worktree_key}")
+        ).lock()
+
+    def status(self) -> Status:
+        """Where the conversation is, and which snapshot (if any) the files match right now."""
+        self.tree.check(f"Session {self.id}")
+        leaf = self.tree.leaf
+        leaf_snap = self.nearest_snapshot(leaf)
+        result = Status(
+            session=self.id,
+            name=self.tree.name,
+            leaf=leaf,
+            leaf_snapshot=leaf_snap.entry if leaf_snap else None,
+            workspace=self.location.git is not None,
+            sidecar=self.snapshots_enabled,
+            interrupted_restore=self.sidecar.interrupted,
+        )
+        if self.location.git is None or not self.sidecar.snapshots:
+            return result
+        ws = self.workspace()
+        with self._workspace_lock():
+            current, _ = ws.scan(self._index(), size_cap=self.size_cap)
+        result.matches = self._matching_entry(current)
+        if leaf_snap is not None:
+            result.changed = [c.path for c in ws.changes(leaf_snap.tree, current)]
+        on_path = set(self.tree.path()) if leaf else set()
+        result.diverged = result.matches is not None and result.matches not in on_path
+        return result
+
+    def _matching_entry(self, tree_id: str) -> str | None:
+        """An entry whose snapshot tree is ``tree_id``: the nearest on the active path, else the
+        most recent snapshot anywhere."""
+        snapshots = self.sidecar.snapshots
+        for ident in reversed(self.tree.path()) if self.tree.leaf else []:
+            if ident in snapshots and snapshots[ident].tree == tree_id:
+                return ident
+        found = [
+            s for s in snapshots.values() if s.tree == tree_id and s.entry in self.tree.entries
+        ]
+        return max(found, key=lambda s: s.ts).entry if found else None
+
+    def diff(self, a: str, b: str | None = None) -> list[Change]:
+        """Changes from ``a``'s snapshot to ``b``'s (default: the working tree now)."""
+        ws = self.workspace()
+        left = self._require_snapshot(a)
+        if b is None:
+            with self._workspace_lock():
+                right, _ = ws.scan(self._index(), size_cap=self.size_cap)
+        else:
+            right = self._require_snapshot(b).tree
+        return ws.changes(left.tree, right)
+
+    def _require_snapshot(self, ref: str) -> SnapshotInfo:
+        target = self.resolve(ref)
+        snap = self.sidecar.snapshots.get(target)
+        if snap is None:
+            nearest = self.nearest_snapshot(target)
+            hint = f"its nearest snapshot is at {nearest.entry}" if nearest else "convgit snapshot"
+            raise NotFoundError(f"Entry {target} has no snapshot.", hint)
+        return snap
+
+    def restore(
+        self,
+        ref: str | None = None,
+        *,
+        paths: list[str] | None = None,
+        dry_run: bool = False,
+        undo: bool = False,
+    ) -> RestoreResult:
+        """Bring the files (or ``paths``) to ``ref``'s snapshot, after saving the current state
+        as a recorded safety snapshot. ``undo``: return to the state before the last restore.
+        The active leaf stays where it is; a note on it tells the model what happened."""
+        ws = self.workspace()
+        if undo:
+            if not self.sidecar.restores:
+                raise NotFoundError("There is no restore to undo.", "convgit status")
+            last = self.sidecar.restores[-1]
+            target_entry, commit = None, str(last["before"])
+            paths = last.get("paths") if paths is None else paths
+        else:
+            if ref is None:
+                raise UsageError("Say which entry's snapshot to restore.", "convgit restore REF")
+            snap = self._require_snapshot(ref)
+            target_entry, commit = snap.entry, snap.commit
+        index = self._index()
+        with self._workspace_lock():
+            if dry_run:
+                changes = ws.restore(commit, index=index, paths=paths, dry_run=True)
+                return RestoreResult(target_entry, commit, None, changes, True)
+            safety = ws.snapshot(
+                index,
+                message=f"convgit safety snapshot before a restore\n\nConvgit-Session: {self.id}\n",
+                parent=None,
+                size_cap=self.size_cap,
+            )
+            stamp = entries.now().replace(":", "").replace("-", "").replace(".", "")
+            ws.set_ref(f"refs/convgit/{self.id}/before-restore-{stamp}", safety.commit)
+            changes = ws.restore(commit, index=index, paths=paths, dry_run=True)
+            counts: dict[str, int] = {}
+            for change in changes:
+                counts[change.status] = counts.get(change.status, 0) + 1
+            self._sidecar_append(
+                {
+                    "type": "restore",
+                    "entry": target_entry if target_entry is not None else "",
+                    "commit": commit,
+                    "before": safety.commit,
+                    "paths": paths,
+                    "changed": counts,
+                    "undo": undo,
+                    "ts": entries.now(),
+                }
+            )
+            hook("restore-begin")
+            ws.restore(commit, index=index, paths=paths)
+            self._sidecar_append({"type": "restored", "before": safety.commit, "ts": entries.now()})
+        note = _restore_note(target_entry, changes, paths, undo)
+        if self.tree.leaf is not None and changes:
+            self._write(
+                lambda: [self._new_entry("note", self.tree.leaf, text=note, source="restore")],
+                builds_on_leaf=False,
+            )
+        return RestoreResult(target_entry, commit, safety.commit, changes, False, note)
+
+    def add_worktree(self, ref: str, directory: Path) -> SnapshotInfo:
+        """Check ``ref``'s snapshot out in ``directory`` (a detached git worktree), side by side;
+        the main working tree is not touched."""
+        snap = self._require_snapshot(ref)
+        self.workspace().add_worktree(snap.commit, directory)
+        return snap
+
+
+def list_sessions(
+    path: str | Path = ".", store_dir: str | Path | None = None
+) -> list[dict[str, Any]]:
+    """Every session of the store, with what a listing shows; a corrupt one says why."""
+    location = store.locate(path, store_dir)
+    current = location.current()
+    found: list[dict[str, Any]] = []
+    for sid in location.session_ids():
+        row: dict[str, Any] = {
+            "id": sid,
+            "path": str(location.session_path(sid)),
+            "current": sid == current,
+        }
+        try:
+            session = Session(location, sid)
+            session.reload()
+            t = session.tree
+            row.update(
+                entries=len(t.entries),
+                leaf=t.leaf,
+                name=t.name,
+                created=(t.header or {}).get("created"),
+                snapshots=session.snapshots_enabled,
+                error=t.fatal[0].sentence() if t.fatal else None,
+            )
+        except ConvgitError as exc:
+            row.update(entries=0, leaf=None, name=None, created=None, error=exc.message)
+        found.append(row)
+    return found
+
+
+# -- small pure pieces ------------------------------------------------------------------------
+
+
+def _fresh_id(known: dict[str, Any], made: dict[str, Any]) -> str:
+    while True:
+        candidate = entries.new_id(known)
+        if candidate not in made:
+            return candidate
+
+
+def _reason(found: tree.Tree, number: int) -> str:
+    for problem in found.problems:
+        if problem.line == number:
+            return problem.sentence()
+    return f"line {number} hangs off a quarantined entry"
+
+
+def codec_line(record: dict[str, Any]) -> bytes:
+    return codec.encode(record).rstrip(b"\n")
+
+
+def _describe(record: dict[str, Any]) -> str:
+    if record["type"] == "message":
+        return f"{record['role']} message"
+    return f"'{record['type']}' entry"
+
+
+def _check_label(name: str) -> None:
+    if (
+        not name
+        or name != name.strip()
+        or any(c in name for c in "~ \t\n")
+        or name
+        in (
+            "@",
+            "HEAD",
+            "root",
+        )
+    ):
+        raise UsageError(
+            f"'{name}' cannot be a label: use a word without spaces or '~' (not @, HEAD or root)."
+        )
+
+
+def _check_workspace_root(worktree: Path | None) -> None:
+    if worktree is None:
+        return
+    home = Path.home().resolve()
+    if worktree.resolve() in (home, Path("/").resolve()):
+        raise RefusedError(
+            f"The git repository here has its root at {worktree}; convgit will not snapshot a"
+            " whole home directory or file system.",
+            "run convgit inside a project's repository, or use --no-snapshots",
+        )
+
+
+def _restore_note(
+    target: str | None, changes: list[Change], paths: list[str] | None, undo: bool
+) -> str:
+    scope = "" if not paths else f" (only {', '.join(paths)})"
+    what = "the state before the last restore" if undo else f"the snapshot of entry {target}"
+    names = ", ".join(c.path for c in changes[:10]) + (", ..." if len(changes) > 10 else "")
+    return (
+        f"The files were restored to {what}{scope}: {len(changes)} file(s) changed ({names})."
+        " The conversation above was not changed; files may differ from what it describes."
+    )
+
+
+def load_config(location: store.StoreLocation) -> dict[str, Any]:
+    path = location.root / "config.toml"
+    if not path.exists():
+        return {}
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    try:
+        return tomllib.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise CorruptStoreError(f"{path.name} cannot be read: {exc}.") from None
+
+
+def hook(point: str) -> None:
+    """Test hook for crash tests: ``CONVGIT_CRASH_AT=point`` kills the process at that point."""
+    if os.environ.get("CONVGIT_CRASH_AT") == point:
+        os._exit(137)

@@ -1,0 +1,441 @@
+"""The append-only files: where they live, the lock, append, load, torn-line handling, repair.
+
+No git here: the store finds a repository's common dir by reading ``.git`` files the way git
+does, so conversation-only commands never pay for importing pygit2.
+
+Guarantees:
+* a record is written as one whole line by ``os.write`` calls on an ``O_APPEND`` descriptor while
+  an exclusive lock is held, so concurrent writers never interleave bytes;
+* a torn last line (a writer died mid-line) is ignored by readers and, under the lock, moved to
+  ``<sid>.quarantine.jsonl`` and cut off by the next writer, so nothing is silently lost;
+* nothing is rewritten in place; ``repair`` writes a new file and keeps the old one as a backup.
+"""
+
+from __future__ import annotations
+
+import base64
+import codecs
+import hashlib
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from convgit import codec, entries
+from convgit.errors import CorruptStoreError, NotFoundError, RefusedError
+
+BOM = codecs.BOM_UTF8
+LOCK_TIMEOUT = 60.0
+_CHUNK = 1 << 20
+
+
+class StoreLockedError(RefusedError):
+    """The session's lock could not be taken in time."""
+
+
+# -- where things live ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GitPlace:
+    """A repository as git would find it from a directory (no objects are read)."""
+
+    git_dir: Path
+    common_dir: Path
+    worktree: Path | None
+
+
+def find_git(start: Path) -> GitPlace | None:
+    """Find the repository ``start`` is in, honouring ``GIT_DIR``/``GIT_WORK_TREE`` like git."""
+    env_dir = os.environ.get("GIT_DIR")
+    if env_dir:
+        git_dir = Path(env_dir).resolve()
+        work = os.environ.get("GIT_WORK_TREE")
+        worktree = Path(work).resolve() if work else Path.cwd().resolve()
+        return GitPlace(git_dir, _common_dir(git_dir), worktree)
+    for folder in (start.resolve(), *start.resolve().parents):
+        dotgit = folder / ".git"
+        if dotgit.is_dir():
+            return GitPlace(dotgit, _common_dir(dotgit), folder)
+        if dotgit.is_file():
+            text = dotgit.read_text(errors="replace").strip()
+            if text.startswith("gitdir:"):
+                git_dir = (folder / text[len("gitdir:") :].strip()).resolve()
+                return GitPlace(git_dir, _common_dir(git_dir), folder)
+    return None
+
+
+def _common_dir(git_dir: Path) -> Path:
+    pointer = git_dir / "commondir"
+    if pointer.is_file():
+        return (git_dir / pointer.read_text().strip()).resolve()
+    return git_dir
+
+
+@dataclass(frozen=True)
+class StoreLocation:
+    """The store folder, and the repository it belongs to (None outside git)."""
+
+    root: Path
+    git: GitPlace | None
+
+    @property
+    def sessions(self) -> Path:
+        return self.root / "sessions"
+
+    @property
+    def worktree_key(self) -> str:
+        """Tells worktrees of one repository apart (private index, current session)."""
+        if self.git is None or self.git.worktree is None:
+            return "store"
+        return hashlib.sha1(str(self.git.worktree).encode()).hexdigest()[:12]
+
+    def session_path(self, sid: str) -> Path:
+        return self.sessions / f"{sid}.jsonl"
+
+    def sidecar_path(self, sid: str) -> Path:
+        return self.sessions / f"{sid}.files.jsonl"
+
+    def index_path(self, sid: str) -> Path:
+        return self.root / "index" / f"{sid}-{self.worktree_key}"
+
+    def lock_path(self, name: str) -> Path:
+        return self.root / "locks" / f"{name}.lock"
+
+    @property
+    def current_pointer(self) -> Path:
+        return self.root / "current" / self.worktree_key
+
+    def current(self) -> str | None:
+        try:
+            sid = self.current_pointer.read_text().strip()
+        except OSError:
+            return None
+        return sid or None
+
+    def set_current(self, sid: str) -> None:
+        self.current_pointer.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.current_pointer.with_suffix(".tmp")
+        tmp.write_text(sid + "\n")
+        os.replace(tmp, self.current_pointer)
+
+    def session_ids(self) -> list[str]:
+        if not self.sessions.is_dir():
+            return []
+        return sorted(
+            p.name[: -len(".jsonl")]
+            for p in self.sessions.iterdir()
+            if p.name.endswith(".jsonl") and p.name.count(".") == 1
+        )
+
+
+def locate(start: Path | str = ".", store: Path | str | None = None) -> StoreLocation:
+    """The store for ``start``: ``--store``/``CONVGIT_STORE``, else ``<git-common-dir>/convgit``,
+    else the nearest ``.convgit`` folder above ``start``, else ``<start>/.convgit``."""
+    start = Path(start)
+    git = find_git(start)
+    chosen = store or os.environ.get("CONVGIT_STORE")
+    if chosen:
+        return StoreLocation(Path(chosen).resolve(), git)
+    if git is not None:
+        return StoreLocation(git.common_dir / "convgit", git)
+    here = start.resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".convgit").is_dir():
+            return StoreLocation(folder / ".convgit", None)
+    return StoreLocation(here / ".convgit", None)
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+
+class Unparsable:
+    """A line that is not JSON (or not UTF-8); ``raw`` keeps its bytes for the quarantine."""
+
+    __slots__ = ("raw", "reason")
+
+    def __init__(self, raw: bytes, reason: str) -> None:
+        self.raw = raw
+        self.reason = reason
+
+
+@dataclass
+class Lines:
+    """What a read found: parsed lines with their 1-based numbers, and a torn tail if any."""
+
+    parsed: list[tuple[int, Any]] = field(default_factory=list)
+    raw: list[bytes] = field(default_factory=list)
+    torn: bytes | None = None
+    bom: bool = False
+    crlf: list[int] = field(default_factory=list)
+
+
+def parse_lines(data: bytes, first_line: int = 1) -> Lines:
+    """Split and parse; a last piece with no newline is torn only if it does not parse."""
+    result = Lines()
+    if first_line == 1 and data.startswith(BOM):
+        data = data[len(BOM) :]
+        result.bom = True
+    pieces = data.split(b"\n")
+    last = pieces.pop()
+    parsed = result.parsed
+    decode = codec.decode
+    number = first_line - 1
+    for number, line in enumerate(pieces, first_line):
+        try:
+            parsed.append((number, decode(line)))
+        except ValueError as exc:
+            parsed.append((number, Unparsable(line, _why_unparsable(line, exc))))
+        else:
+            if line.endswith(b"\r"):
+                result.crlf.append(number)
+    result.raw = pieces
+    if last:
+        try:
+            record = decode(last)
+        except ValueError:
+            result.torn = last
+        else:
+            # a complete record whose newline is missing: keep it, the next writer adds "\n"
+            parsed.append((number + 1, record))
+            pieces.append(last)
+    return result
+
+
+def _why_unparsable(line: bytes, exc: ValueError) -> str:
+    if not line.strip():
+        return "is empty"
+    if b"\x00" in line:
+        return "contains NUL bytes"
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return "is not valid UTF-8"
+    return f"is not valid JSON ({str(exc).split(':')[0]})"
+
+
+def read_bytes(path: Path, what: str = "session") -> bytes:
+    """The whole file, with every way the file system can refuse turned into one sentence."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise NotFoundError(f"There is no {what} file {path.name}.", "convgit sessions") from None
+    except IsADirectoryError:
+        raise CorruptStoreError(f"The {what} file {path.name} is a directory.") from None
+    except PermissionError:
+        msg = f"The {what} file {path.name} cannot be read (permission denied)."
+        raise CorruptStoreError(msg) from None
+    except OSError as exc:
+        msg = f"The {what} file {path.name} cannot be read ({exc.strerror})."
+        raise CorruptStoreError(msg) from None
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+
+class JsonlFile:
+    """One append-only JSONL file and its lock. Remembers how far it has read, so a writer can
+    see, under the lock, exactly the lines other processes appended since."""
+
+    def __init__(self, path: Path, lock_path: Path, *, fsync: bool = False) -> None:
+        self.path = path
+        self.lock_path = lock_path
+        self.fsync = fsync
+        self.size = 0  # bytes read and understood (complete lines only)
+        self.lines = 0  # complete lines read
+        self.identity: tuple[int, int] | None = None  # (device, inode) of the file read
+
+    @property
+    def quarantine_path(self) -> Path:
+        return self.path.with_name(self.path.name.replace(".jsonl", ".quarantine.jsonl"))
+
+    def read(self) -> Lines:
+        """Read the whole file from the start (no lock: appends are whole lines)."""
+        data = read_bytes(self.path)
+        lines = parse_lines(data)
+        self.size = len(data) - (len(lines.torn) if lines.torn is not None else 0)
+        self.lines = len(lines.parsed)
+        self.identity = self._identity()
+        return lines
+
+    def _identity(self) -> tuple[int, int] | None:
+        try:
+            st = self.path.stat()
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino)
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(self.lock_path), timeout=LOCK_TIMEOUT)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise StoreLockedError(
+                f"Another convgit process has held the lock on {self.path.name} for over "
+                f"{LOCK_TIMEOUT:.0f} s.",
+                f"remove {self.lock_path} if no convgit process is running",
+            ) from None
+        try:
+            yield
+        finally:
+            lock.release()
+
+    @contextmanager
+    def appending(self) -> Iterator[Appender]:
+        """Hold the lock; yield what others appended since our last read, and a writer."""
+        with self.lock():
+            flags = os.O_RDWR | os.O_APPEND | os.O_CREAT
+            try:
+                fd = os.open(self.path, flags, 0o644)
+            except OSError as exc:
+                raise CorruptStoreError(
+                    f"The file {self.path.name} cannot be opened for writing ({exc.strerror})."
+                ) from None
+            try:
+                appender = Appender(self, fd)
+                appender.catch_up()
+                yield appender
+                if self.fsync:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def append(self, records: list[dict[str, Any]]) -> Lines:
+        """Append records with no precondition; returns the lines others appended meanwhile."""
+        with self.appending() as appender:
+            appender.write(records)
+            return appender.news
+
+
+class Appender:
+    """The writer half of ``JsonlFile.appending``; exists only while the lock is held."""
+
+    def __init__(self, owner: JsonlFile, fd: int) -> None:
+        self.owner = owner
+        self.fd = fd
+        self.news = Lines()
+
+    def catch_up(self) -> None:
+        owner, fd = self.owner, self.fd
+        st = os.fstat(fd)
+        if owner.identity is not None and owner.identity != (st.st_dev, st.st_ino):
+            raise RefusedError(
+                f"{owner.path.name} was replaced (repaired?) since it was read.",
+                "run the command again",
+            )
+        if st.st_size < owner.size:
+            raise RefusedError(
+                f"{owner.path.name} is shorter than when it was read; it was changed by hand.",
+                "convgit fsck",
+            )
+        if st.st_size > owner.size:
+            data = os.pread(fd, st.st_size - owner.size, owner.size)
+            self.news = parse_lines(data, owner.lines + 1)
+            owner.size += len(data)
+            owner.lines += len(self.news.parsed)
+            torn = self.news.torn
+            if torn is not None:
+                self._quarantine_torn(torn)
+            elif data and not data.endswith(b"\n"):
+                os.write(fd, b"\n")  # a complete last record written without its newline
+                owner.size += 1
+        owner.identity = (st.st_dev, st.st_ino)
+
+    def _quarantine_torn(self, torn: bytes) -> None:
+        owner = self.owner
+        owner.size -= len(torn)
+        note = quarantine_record(
+            owner.lines + 1, torn, "torn last line (a writer stopped mid-line)"
+        )
+        _append_durably(owner.quarantine_path, [note])
+        os.ftruncate(self.fd, owner.size)
+
+    def write(self, records: list[dict[str, Any]]) -> None:
+        encode = codec.encode
+        buffer: list[bytes] = []
+        pending = 0
+        for record in records:
+            line = encode(record)
+            buffer.append(line)
+            pending += len(line)
+            if pending >= _CHUNK:
+                self._write(b"".join(buffer))
+                buffer.clear()
+                pending = 0
+        if buffer:
+            self._write(b"".join(buffer))
+        self.owner.lines += len(records)
+
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            written = os.write(self.fd, view)
+            view = view[written:]
+        self.owner.size += len(data)
+
+
+def quarantine_record(line: int | None, raw: bytes, reason: str) -> dict[str, Any]:
+    """A quarantined line, kept exactly: as text when it is UTF-8, else as base64."""
+    record: dict[str, Any] = {"type": "quarantined", "ts": entries.now(), "reason": reason}
+    if line is not None:
+        record["line"] = line
+    try:
+        record["text"] = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        record["base64"] = base64.b64encode(raw).decode()
+    return record
+
+
+def _append_durably(path: Path, records: list[dict[str, Any]]) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, b"".join(codec.encode(r) for r in records))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def create(path: Path, header: dict[str, Any]) -> None:
+    """Write a new session file; refuses to overwrite one that exists."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        raise RefusedError(f"A session file {path.name} already exists.") from None
+    try:
+        os.write(fd, codec.encode(header))
+    finally:
+        os.close(fd)
+
+
+def replace_with(file: JsonlFile, keep: list[bytes], moved: list[dict[str, Any]]) -> Path:
+    """Repair's only write: keep the original as a timestamped backup, append ``moved`` to the
+    quarantine, and put a file made of the ``keep`` lines (exact bytes) in its place. Call with
+    the lock held."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    backup = file.path.with_name(f"{file.path.name}.bak-{stamp}")
+    n = 1
+    while backup.exists():
+        n += 1
+        backup = file.path.with_name(f"{file.path.name}.bak-{stamp}-{n}")
+    try:
+        os.link(file.path, backup)
+    except OSError:  # a file system without hard links
+        shutil.copy2(file.path, backup)
+    if moved:
+        _append_durably(file.quarantine_path, moved)
+    tmp = file.path.with_name(file.path.name + ".repair-tmp")
+    with open(tmp, "wb") as out:
+        out.write(b"".join(line + b"\n" for line in keep))
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(tmp, file.path)
+    return backup

@@ -1,0 +1,405 @@
+"""The conversation tree, as pure functions over raw records: index, validate, path, replay.
+
+Nothing here reads a file or knows git. ``Tree.add`` takes records in file order, so loading is
+one linear pass (a dict per id, no searching), and a writer that finds new lines under its lock
+adds just those. Validation never guesses: every problem is recorded with its line number, and
+``replay`` refuses a tree with a fatal problem rather than return a plausible but wrong path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from convgit.entries import FORMAT_VERSION, HEADER_FIELDS, META_FIELDS, kind_error
+from convgit.errors import AmbiguousRefError, CorruptStoreError, NotFoundError, UsageError
+
+COMPACTION_PREFIX = "The conversation before this point was compacted into this summary:\n\n"
+BRANCH_SUMMARY_PREFIX = "A branch of this conversation was left behind; what it learned:\n\n"
+NOTE_PREFIX = "Note from convgit: "
+MISSING_RESULT = "No result was recorded for this tool call (the conversation moved on without it)."
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a store. ``fatal`` problems stop replay; others are tolerated."""
+
+    line: int | None
+    what: str
+    entry: str | None = None
+    fatal: bool = True
+
+    def sentence(self) -> str:
+        where = f"line {self.line}" if self.line is not None else "the file"
+        about = f" (entry {self.entry})" if self.entry else ""
+        return f"{where}{about} {self.what}"
+
+
+class UnsupportedVersionError(CorruptStoreError):
+    """The header names a format version this convgit does not know."""
+
+
+@dataclass
+class Tree:
+    """Every entry of one session, indexed, with the active leaf, labels and problems found."""
+
+    header: dict[str, Any] | None = None
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    lines: dict[str, int] = field(default_factory=dict)
+    leaf: str | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+    name: str | None = None
+    problems: list[Problem] = field(default_factory=list)
+    bad_lines: set[int] = field(default_factory=set)
+    leaf_records: list[tuple[int, str]] = field(default_factory=list)
+    label_records: list[tuple[int, str]] = field(default_factory=list)
+    _children: dict[str | None, list[str]] | None = None
+
+    # -- building -----------------------------------------------------------------------------
+
+    def add(self, number: int, record: Any) -> None:
+        """Take one parsed line in file order (line 1 is the header)."""
+        if number == 1:
+            self._add_header(record)
+            return
+        if type(record) is not dict:
+            what = getattr(record, "reason", None) or "is not a JSON object"
+            self._bad(number, what)
+            return
+        problem = kind_error(record)
+        if problem is not None:
+            self._bad(number, problem, record.get("id") if type(record.get("id")) is str else None)
+            return
+        kind = record["type"]
+        if kind in META_FIELDS:
+            self._add_meta(number, kind, record)
+            return
+        ident = record["id"]
+        if ident in self.entries:
+            first = self.lines[ident]
+            self._bad(number, f"repeats the id of line {first}", ident)
+            return
+        self.entries[ident] = record
+        self.lines[ident] = number
+        self.leaf = ident
+        self._children = None
+
+    def _add_header(self, record: Any) -> None:
+        if type(record) is not dict or record.get("type") != "session":
+            what = getattr(record, "reason", None) or "is not a session header"
+            self._bad(1, f"{what}; the first line must be the session header")
+            return
+        version = record.get("v")
+        newer = isinstance(version, int) and not isinstance(version, bool) and version > 1
+        if newer:
+            raise UnsupportedVersionError(
+                f"This session was written in format v{version}; this convgit reads v"
+                f"{FORMAT_VERSION} only.",
+                "upgrade convgit",
+            )
+        for name, (types, required) in HEADER_FIELDS.items():
+            if (required and name not in record) or (
+                name in record and not isinstance(record[name], types)
+            ):
+                self._bad(1, f"has a session header with a missing or wrong '{name}'")
+                return
+        self.header = record
+
+    def _add_meta(self, number: int, kind: str, record: dict[str, Any]) -> None:
+        if kind == "leaf":
+            self.leaf = record["target"]
+            self.leaf_records.append((number, record["target"]))
+        elif kind == "label":
+            target, name = record["target"], record["label"]
+            self.label_records.append((number, target))
+            if name is None:
+                self.labels.pop(target, None)
+            else:
+                self.labels[target] = name
+        else:
+            self.name = record["name"]
+
+    def _bad(self, number: int, what: str, entry: str | None = None) -> None:
+        self.problems.append(Problem(number, what, entry))
+        self.bad_lines.add(number)
+
+    def finish(self, *, since: int = 0) -> Tree:
+        """Check what needs the whole file: parents, cycles, leaf and label targets, compaction
+        anchors. ``since``: only entries and meta records from that line on (an incremental add)."""
+        if self.header is None and 1 not in self.bad_lines and since == 0:
+            self.problems.append(Problem(None, "is empty: it has no session header"))
+        entries, lines = self.entries, self.lines
+        fresh = [i for i, n in lines.items() if n >= since] if since else list(entries)
+        for ident in fresh:
+            record = entries[ident]
+            parent = record["parentId"]
+            if parent is not None and parent not in entries:
+                self._bad(lines[ident], f"has a parent {parent} that does not exist", ident)
+            if record["type"] == "compaction":
+                kept = record["firstKeptId"]
+                if kept is not None and kept not in entries:
+                    self._bad(lines[ident], f"keeps from {kept}, which does not exist", ident)
+        if since == 0:
+            self._find_cycles()
+        for number, target in self.leaf_records:
+            if number >= since and target not in entries:
+                self._bad(number, f"moves the leaf to {target}, which does not exist")
+        for number, target in self.label_records:
+            if number >= since and target not in entries:
+                self._bad(number, f"labels {target}, which does not exist")
+        return self
+
+    def _find_cycles(self) -> None:
+        entries = self.entries
+        state: dict[str, int] = {}  # 1 = on the walk being made, 2 = known to reach a root
+        for start in entries:
+            if start in state:
+                continue
+            walk: list[str] = []
+            node: str | None = start
+            while node is not None and node in entries and node not in state:
+                state[node] = 1
+                walk.append(node)
+                node = entries[node]["parentId"]
+            if node is not None and state.get(node) == 1:
+                loop = walk[walk.index(node) :]
+                first = min(loop, key=self.lines.__getitem__)
+                self._bad(
+                    self.lines[first],
+                    f"is in a parent cycle of {len(loop)} entries ({' -> '.join(loop[:6])}"
+                    + (" ...)" if len(loop) > 6 else ")"),
+                    first,
+                )
+                for member in loop:
+                    self.bad_lines.add(self.lines[member])
+            for member in walk:
+                state[member] = 2
+
+    def tolerate(self, problem: Problem) -> None:
+        self.problems.append(problem)
+
+    # -- reading ------------------------------------------------------------------------------
+
+    @property
+    def fatal(self) -> list[Problem]:
+        return [p for p in self.problems if p.fatal]
+
+    def check(self, what: str = "This session") -> None:
+        """Refuse (exit 3) when the tree has a fatal problem: replaying it could be wrong."""
+        fatal = self.fatal
+        if fatal:
+            more = f" (and {len(fatal) - 1} more problems)" if len(fatal) > 1 else ""
+            raise CorruptStoreError(
+                f"{what} cannot be read safely: {fatal[0].sentence()}{more}.",
+                "run `convgit fsck` for the full report and `convgit repair` to fix it",
+            )
+
+    @property
+    def children(self) -> dict[str | None, list[str]]:
+        if self._children is None:
+            children: dict[str | None, list[str]] = {}
+            for ident, record in self.entries.items():
+                children.setdefault(record["parentId"], []).append(ident)
+            self._children = children
+        return self._children
+
+    def path(self, leaf: str | None = None) -> list[str]:
+        """Ids from the root to ``leaf`` (default: the active leaf)."""
+        node = self.leaf if leaf is None else leaf
+        entries = self.entries
+        out: list[str] = []
+        while node is not None:
+            out.append(node)
+            if len(out) > len(entries):
+                raise CorruptStoreError("The parent chain loops.", "convgit fsck")
+            node = entries[node]["parentId"]
+        out.reverse()
+        return out
+
+    def is_ancestor(self, ancestor: str, of: str) -> bool:
+        node: str | None = of
+        entries = self.entries
+        while node is not None:
+            if node == ancestor:
+                return True
+            node = entries[node]["parentId"]
+        return False
+
+    def resolve(self, ref: str) -> str:
+        """An entry id from ``@``, ``@~N``, ``root``, a label, a unique id prefix, or ``X~N``."""
+        ref = ref.strip()
+        base, _, back = ref.partition("~")
+        steps = 0
+        if back or ref.endswith("~"):
+            if back and not back.isdigit():
+                raise UsageError(f"'{ref}' is not a reference: what follows '~' must be a number.")
+            steps = int(back) if back else 1
+        ident = self._resolve_base(base)
+        for _ in range(steps):
+            parent = self.entries[ident]["parentId"]
+            if parent is None:
+                raise NotFoundError(f"'{ref}' goes past the root of the conversation.")
+            ident = parent
+        return ident
+
+    def _resolve_base(self, base: str) -> str:
+        if base in ("@", "HEAD", ""):
+            if self.leaf is None:
+                raise NotFoundError("The session has no entries yet.", 'convgit user "..."')
+            return self.leaf
+        if base == "root":
+            if self.leaf is None:
+                raise NotFoundError("The session has no entries yet.", 'convgit user "..."')
+            return self.path()[0]
+        if base in self.entries:
+            return base
+        labelled = [ident for ident, name in self.labels.items() if name == base]
+        if labelled:
+            return labelled[-1]
+        matches = [ident for ident in self.entries if ident.startswith(base.lower())]
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise NotFoundError(f"No entry, label or id prefix matches '{base}'.", "convgit tree")
+        shown = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
+        raise AmbiguousRefError(
+            f"'{base}' matches {len(matches)} entries ({shown}).",
+            "give more characters of the id",
+        )
+
+
+def build(parsed: Iterable[tuple[int, Any]]) -> Tree:
+    """Index and validate parsed lines (from ``store.parse_lines``) in one pass."""
+    tree = Tree()
+    add = tree.add
+    for number, record in parsed:
+        add(number, record)
+    return tree.finish()
+
+
+# -- replay -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Context:
+    """What the model sees at one leaf: settings and messages, tool calls paired with results."""
+
+    leaf: str | None
+    model: dict[str, Any] | None = None
+    thinking: Any = None
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "leaf": self.leaf,
+            "model": self.model,
+            "thinking": self.thinking,
+            "messages": self.messages,
+        }
+
+
+def replay(tree: Tree, leaf: str | None = None) -> Context:
+    """Walk root -> leaf and interpret in order. Siblings never leak in: only the path is read."""
+    tree.check()
+    path = tree.path(leaf)
+    position = {ident: i for i, ident in enumerate(path)}
+    ctx = Context(leaf=path[-1] if path else None)
+    sourced: list[tuple[int, dict[str, Any]]] = []  # (path position of the source, message)
+    for i, ident in enumerate(path):
+        record = tree.entries[ident]
+        kind = record["type"]
+        if kind == "message":
+            sourced.append((i, _message(record)))
+        elif kind == "model":
+            ctx.model = {"provider": record["provider"], "model": record["model"]}
+        elif kind == "thinking":
+            ctx.thinking = record["level"]
+        elif kind == "compaction":
+            kept = record["firstKeptId"]
+            if kept is None:
+                start = i
+            elif kept in position and position[kept] < i:
+                start = position[kept]
+            else:
+                raise CorruptStoreError(
+                    f"Compaction {ident} keeps from {kept}, which is not before it on its path.",
+                    "convgit fsck",
+                )
+            summary = _context_note(ident, "compaction", COMPACTION_PREFIX + record["summary"])
+            sourced = [(start, summary)] + [(p, m) for p, m in sourced if p >= start]
+        elif kind == "branch_summary":
+            text = BRANCH_SUMMARY_PREFIX + record["summary"]
+            sourced.append((i, _context_note(ident, "branch_summary", text)))
+        elif kind == "note":
+            sourced.append((i, _context_note(ident, "note", NOTE_PREFIX + record["text"])))
+        # custom and unknown kinds are kept in the file and not replayed
+    ctx.messages = pair_tool_calls([m for _, m in sourced])
+    return ctx
+
+
+def _message(record: dict[str, Any]) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": record["role"], "content": record["content"]}
+    if record["role"] == "tool":
+        message["toolCallId"] = record["toolCallId"]
+        message["isError"] = bool(record.get("isError", False))
+    message["id"] = record["id"]
+    return message
+
+
+def _context_note(ident: str, kind: str, text: str) -> dict[str, Any]:
+    return {"role": "user", "content": text, "kind": kind, "id": ident}
+
+
+def tool_call_ids(message: dict[str, Any]) -> list[str]:
+    content = message.get("content")
+    if message.get("role") != "assistant" or not isinstance(content, list):
+        return []
+    return [p["id"] for p in content if p.get("type") == "tool_call"]
+
+
+def pair_tool_calls(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every tool call is answered before the next non-tool message (a call with no result gets
+    an explicit error placeholder); a result that answers no open call is dropped."""
+    out: list[dict[str, Any]] = []
+    pending: list[str] = []
+
+    def flush() -> None:
+        for call in pending:
+            out.append(
+                {"role": "tool", "content": MISSING_RESULT, "toolCallId": call, "isError": True}
+            )
+        pending.clear()
+
+    for message in messages:
+        if message["role"] == "tool":
+            if message["toolCallId"] in pending:
+                pending.remove(message["toolCallId"])
+                out.append(message)
+            continue
+        flush()
+        out.append(message)
+        pending.extend(tool_call_ids(message))
+    flush()
+    return out
+
+
+def orphan_tool_results(tree: Tree) -> list[Problem]:
+    """Tool results whose call is nowhere in the session: tolerated (replay drops them)."""
+    calls: set[str] = set()
+    for record in tree.entries.values():
+        if record["type"] == "message" and record["role"] == "assistant":
+            calls.update(tool_call_ids(record))
+    return [
+        Problem(
+            tree.lines[ident],
+            f"is a tool result for call {record['toolCallId']}, which no assistant message made;"
+            " replay drops it",
+            ident,
+            fatal=False,
+        )
+        for ident, record in tree.entries.items()
+        if record["type"] == "message"
+        and record["role"] == "tool"
+        and record["toolCallId"] not in calls
+    ]

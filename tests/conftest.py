@@ -1,0 +1,53 @@
+"""Shared fixtures. The user's git configuration never leaks into a test (as pygit2 and dulwich
+do it): HOME points at an empty folder and every GIT_* variable is removed."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "default", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "ci",
+    max_examples=300,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("CONVGIT_HYPOTHESIS_PROFILE", "default"))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _clean_git_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    home = tmp_path_factory.mktemp("home")
+    saved = dict(os.environ)
+    for name in list(os.environ):
+        if name.startswith(("GIT_", "CONVGIT_")) and name != "CONVGIT_HYPOTHESIS_PROFILE":
+            del os.environ[name]
+    os.environ["HOME"] = str(home)
+    os.environ["XDG_CONFIG_HOME"] = str(home / ".config")
+    os.environ["GIT_CONFIG_NOSYSTEM"] = "1"
+    os.environ["GIT_AUTHOR_NAME"] = "Test User"
+    os.environ["GIT_AUTHOR_EMAIL"] = "test@example.invalid"
+    os.environ["GIT_COMMITTER_NAME"] = "Test User"
+    os.environ["GIT_COMMITTER_EMAIL"] = "test@example.invalid"
+    try:
+        import pygit2
+
+        for level in (
+            pygit2.enums.ConfigLevel.GLOBAL,
+            pygit2.enums.ConfigLevel.XDG,
+            pygit2.enums.ConfigLevel.SYSTEM,
+        ):
+            pygit2.settings.search_path[level] = str(home)
+    except ImportError:  # pragma: no cover - pygit2 is a runtime dependency
+        pass
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
