@@ -88,10 +88,48 @@ def new_id(taken: Any = ()) -> str:
             return candidate
 
 
+def _compile_check(spec: dict[str, FieldSpec], extra: str = "True") -> Any:
+    """One boolean expression per kind, built from the table: loading a million lines must not
+    pay a loop and a call per field. Any doubt falls back to ``kind_error``'s slow, exact path."""
+    namespace: dict[str, Any] = {"_parts_ok": _parts_ok, "ROLES": ROLES}
+    terms = []
+    for n, (name, (types, required)) in enumerate(spec.items()):
+        if types == _ANY:
+            test = "True"
+        else:
+            namespace[f"T{n}"] = frozenset(types)
+            test = f"type(r[{name!r}]) in T{n}"
+        terms.append(
+            f"({name!r} in r and {test})" if required else f"({name!r} not in r or {test})"
+        )
+    source = f"def check(r):\n    return {' and '.join([*terms, extra])}\n"
+    exec(source, namespace)  # compiled from the constant schema above, never from input
+    return namespace["check"]
+
+
+def _parts_ok(content: Any) -> bool:
+    return type(content) is str or (type(content) is list and _message_parts_error(content) is None)
+
+
+FAST_CHECKS = {
+    kind: _compile_check(
+        {**COMMON_TREE_FIELDS, **spec},
+        "r['id'] != '' and r['role'] in ROLES and _parts_ok(r['content'])"
+        " and (r['role'] != 'tool' or type(r.get('toolCallId')) is str)"
+        if kind == "message"
+        else "r['id'] != ''",
+    )
+    for kind, spec in TREE_FIELDS.items()
+}
+
+
 def kind_error(record: dict[str, Any]) -> str | None:
     """What is wrong with a raw record's shape, or None. Checks field types and required fields
     of the kinds this version knows; unknown kinds only need the fields every entry has."""
     kind = record.get("type")
+    fast = FAST_CHECKS.get(kind) if type(kind) is str else None
+    if fast is not None and fast(record):
+        return None
     if not isinstance(kind, str):
         return "has no string 'type'"
     if kind in META_FIELDS:
@@ -140,16 +178,19 @@ def _message_error(record: dict[str, Any]) -> str | None:
     if role == "tool" and not isinstance(record.get("toolCallId"), str):
         return "is a tool result without a string 'toolCallId'"
     content = record["content"]
-    if isinstance(content, list):
-        for number, part in enumerate(content, 1):
-            if not isinstance(part, dict) or not isinstance(part.get("type"), str):
-                return f"has content part {number} that is not an object with a 'type'"
-            if part["type"] in ("text", "thinking") and not isinstance(part.get(part["type"]), str):
-                return f"has a {part['type']} part {number} without a string '{part['type']}'"
-            if part["type"] == "tool_call" and not (
-                isinstance(part.get("id"), str) and isinstance(part.get("name"), str)
-            ):
-                return f"has a tool_call part {number} without a string 'id' and 'name'"
+    return _message_parts_error(content) if isinstance(content, list) else None
+
+
+def _message_parts_error(content: list[Any]) -> str | None:
+    for number, part in enumerate(content, 1):
+        if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+            return f"has content part {number} that is not an object with a 'type'"
+        if part["type"] in ("text", "thinking") and not isinstance(part.get(part["type"]), str):
+            return f"has a {part['type']} part {number} without a string '{part['type']}'"
+        if part["type"] == "tool_call" and not (
+            isinstance(part.get("id"), str) and isinstance(part.get("name"), str)
+        ):
+            return f"has a tool_call part {number} without a string 'id' and 'name'"
     return None
 
 

@@ -12,6 +12,7 @@ Promises kept here:
 
 from __future__ import annotations
 
+import gc
 import os
 import secrets
 import sys
@@ -241,8 +242,14 @@ class Session:
 
     def reload(self) -> None:
         """Read the whole session again; the leaf this Session builds on becomes the active one."""
-        lines = self.file.read()
-        self.tree = tree.build(lines.parsed)
+        collecting = gc.isenabled()
+        gc.disable()  # a million small dicts would trigger dozens of useless full collections
+        try:
+            lines = self.file.read()
+            self.tree = tree.build(lines.parsed)
+        finally:
+            if collecting:
+                gc.enable()
         if lines.torn is not None:
             self.tree.tolerate(
                 tree.Problem(

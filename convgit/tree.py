@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from convgit.entries import FORMAT_VERSION, HEADER_FIELDS, META_FIELDS, kind_error
+from convgit.entries import FAST_CHECKS, FORMAT_VERSION, HEADER_FIELDS, META_FIELDS, kind_error
 from convgit.errors import AmbiguousRefError, CorruptStoreError, NotFoundError, UsageError
 
 COMPACTION_PREFIX = "The conversation before this point was compacted into this summary:\n\n"
@@ -55,11 +55,22 @@ class Tree:
     leaf_records: list[tuple[int, str]] = field(default_factory=list)
     label_records: list[tuple[int, str]] = field(default_factory=list)
     _children: dict[str | None, list[str]] | None = None
+    _forward: list[str] = field(default_factory=list)  # entries whose parent came later or never
+    _compactions: list[str] = field(default_factory=list)
 
     # -- building -----------------------------------------------------------------------------
 
     def add(self, number: int, record: Any) -> None:
         """Take one parsed line in file order (line 1 is the header)."""
+        if number != 1 and type(record) is dict:  # the common case first, in as few steps
+            kind = record.get("type")
+            check = FAST_CHECKS.get(kind)
+            if check is not None and check(record) and record["id"] not in self.entries:
+                self._index(number, kind, record)
+                return
+        self._add_checked(number, record)
+
+    def _add_checked(self, number: int, record: Any) -> None:
         if number == 1:
             self._add_header(record)
             return
@@ -80,10 +91,19 @@ class Tree:
             first = self.lines[ident]
             self._bad(number, f"repeats the id of line {first}", ident)
             return
+        self._index(number, kind, record)
+
+    def _index(self, number: int, kind: str, record: dict[str, Any]) -> None:
+        ident = record["id"]
         self.entries[ident] = record
         self.lines[ident] = number
         self.leaf = ident
         self._children = None
+        parent = record["parentId"]
+        if parent is not None and parent not in self.entries:
+            self._forward.append(ident)  # only these can have a missing parent or a cycle
+        if kind == "compaction":
+            self._compactions.append(ident)
 
     def _add_header(self, record: Any) -> None:
         if type(record) is not dict or record.get("type") != "session":
@@ -130,17 +150,15 @@ class Tree:
         if self.header is None and 1 not in self.bad_lines and since == 0:
             self.problems.append(Problem(None, "is empty: it has no session header"))
         entries, lines = self.entries, self.lines
-        fresh = [i for i, n in lines.items() if n >= since] if since else list(entries)
-        for ident in fresh:
-            record = entries[ident]
-            parent = record["parentId"]
-            if parent is not None and parent not in entries:
+        for ident in self._forward:
+            parent = entries[ident]["parentId"]
+            if lines[ident] >= since and parent not in entries:
                 self._bad(lines[ident], f"has a parent {parent} that does not exist", ident)
-            if record["type"] == "compaction":
-                kept = record["firstKeptId"]
-                if kept is not None and kept not in entries:
-                    self._bad(lines[ident], f"keeps from {kept}, which does not exist", ident)
-        if since == 0:
+        for ident in self._compactions:
+            kept = entries[ident]["firstKeptId"]
+            if lines[ident] >= since and kept is not None and kept not in entries:
+                self._bad(lines[ident], f"keeps from {kept}, which does not exist", ident)
+        if since == 0 and self._forward:  # with every parent before its child, no cycle exists
             self._find_cycles()
         for number, target in self.leaf_records:
             if number >= since and target not in entries:
