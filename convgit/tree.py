@@ -95,13 +95,13 @@ class Tree:
 
     def _index(self, number: int, kind: str, record: dict[str, Any]) -> None:
         ident = record["id"]
+        parent = record["parentId"]
+        if parent is not None and parent not in self.entries:
+            self._forward.append(ident)  # only these can have a missing parent or a cycle
         self.entries[ident] = record
         self.lines[ident] = number
         self.leaf = ident
         self._children = None
-        parent = record["parentId"]
-        if parent is not None and parent not in self.entries:
-            self._forward.append(ident)  # only these can have a missing parent or a cycle
         if kind == "compaction":
             self._compactions.append(ident)
 
