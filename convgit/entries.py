@@ -135,10 +135,12 @@ def kind_error(record: dict[str, Any]) -> str | None:
     if kind in META_FIELDS:
         if "parentId" in record:
             return f"is a '{kind}' meta record but has a parentId"
-        return _fields_error(record, META_FIELDS[kind])
+        return fields_error(record, META_FIELDS[kind])
     if kind == "session":
         return "is a second session header"
-    problem = _fields_error(record, COMMON_TREE_FIELDS)
+    if kind not in TREE_FIELDS and "id" not in record and "parentId" not in record:
+        return None  # a newer writer's meta record: kept, ignored
+    problem = fields_error(record, COMMON_TREE_FIELDS)
     if problem is not None:
         return problem
     if not record["id"]:
@@ -146,7 +148,7 @@ def kind_error(record: dict[str, Any]) -> str | None:
     spec = TREE_FIELDS.get(kind)
     if spec is None:
         return None  # a newer writer's kind: kept, not replayed
-    problem = _fields_error(record, spec)
+    problem = fields_error(record, spec)
     if problem is None and kind == "message":
         problem = _message_error(record)
     return problem
@@ -155,10 +157,10 @@ def kind_error(record: dict[str, Any]) -> str | None:
 def kind_error_sidecar(record: dict[str, Any]) -> str | None:
     """What is wrong with a sidecar record of a kind this version knows, or None."""
     spec = SIDECAR_FIELDS.get(record.get("type"))  # type: ignore[arg-type]
-    return None if spec is None else _fields_error(record, spec)
+    return None if spec is None else fields_error(record, spec)
 
 
-def _fields_error(record: dict[str, Any], spec: dict[str, FieldSpec]) -> str | None:
+def fields_error(record: dict[str, Any], spec: dict[str, FieldSpec]) -> str | None:
     for name, (types, required) in spec.items():
         if name not in record:
             if required:

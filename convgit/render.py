@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
-from rich.tree import Tree as RichTree
 
 from convgit import tree as tree_mod
 
@@ -84,32 +83,39 @@ def entry_line(session: Session, ident: str, *, on_path: bool, files_at: str | N
     return line
 
 
-def draw_tree(session: Session, files_at: str | None = None) -> RichTree:
-    """The whole tree: a straight run of entries stays at one depth, a fork opens branches;
-    the active path is bold and listed first, the rest dim."""
+def draw_tree(session: Session, files_at: str | None = None) -> Text:
+    """The whole tree. A straight run of entries is one column; connectors appear only where
+    the conversation forks, so a sibling is never mistaken for a child. The active path is
+    bold and listed first, the rest dim."""
     tree = session.tree
     title = f"session {session.id}" + (f" — {tree.name}" if tree.name else "")
-    top = RichTree(Text(title, style="bold"))
+    out = Text(title, style="bold")
     on_path = set(tree.path()) if tree.leaf else set()
     children = tree.children
 
-    def ordered(ids: Sequence[str]) -> list[str]:
-        return sorted(ids, key=lambda i: i not in on_path)
+    def branches(kids: Sequence[str], prefix: str) -> list[tuple[str, str, str]]:
+        kids = sorted(kids, key=lambda i: i not in on_path)
+        last = len(kids) - 1
+        return [
+            (k, prefix + ("└─ " if j == last else "├─ "), prefix + ("   " if j == last else "│  "))
+            for j, k in enumerate(kids)
+        ]
 
-    stack: list[tuple[RichTree, str]] = [
-        (top, i) for i in reversed(ordered(children.get(None, [])))
-    ]
-    while stack:
-        holder, node = stack.pop()
+    roots = children.get(None, [])
+    stack = list(reversed(branches(roots, ""))) if len(roots) > 1 else [(r, "", "") for r in roots]
+    while stack:  # (entry, prefix of its line, prefix of the lines that continue its branch)
+        node, prefix, rest = stack.pop()
         while True:
-            item = holder.add(entry_line(session, node, on_path=node in on_path, files_at=files_at))
+            out.append("\n" + prefix, style="dim")
+            out.append_text(entry_line(session, node, on_path=node in on_path, files_at=files_at))
+            prefix = rest
             kids = children.get(node, [])
             if len(kids) == 1:
                 node = kids[0]
                 continue
-            stack.extend((item, k) for k in reversed(ordered(kids)))
+            stack.extend(reversed(branches(kids, rest)))
             break
-    return top
+    return out
 
 
 def log_lines(session: Session, ids: list[str], files_at: str | None = None) -> list[Text]:

@@ -259,6 +259,16 @@ class Session:
                     fatal=False,
                 )
             )
+        if lines.bom:
+            self.tree.tolerate(
+                tree.Problem(1, "starts with a UTF-8 byte-order mark; read without it", fatal=False)
+            )
+        if lines.unterminated:
+            self.tree.tolerate(
+                tree.Problem(
+                    len(lines.parsed), "has no final newline; the next write adds it", fatal=False
+                )
+            )
         for number in lines.crlf:
             self.tree.tolerate(tree.Problem(number, "ends with CRLF; read as LF", fatal=False))
         if self.tree.header is not None and self.tree.header.get("id") != self.id:

@@ -18,6 +18,7 @@ import codecs
 import hashlib
 import os
 import shutil
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -174,6 +175,7 @@ class Lines:
     torn: bytes | None = None
     bom: bool = False
     crlf: list[int] = field(default_factory=list)
+    unterminated: bool = False  # the last record is complete but has no final newline
 
 
 def parse_lines(data: bytes, first_line: int = 1) -> Lines:
@@ -205,6 +207,7 @@ def parse_lines(data: bytes, first_line: int = 1) -> Lines:
             # a complete record whose newline is missing: keep it, the next writer adds "\n"
             parsed.append((number + 1, record))
             pieces.append(last)
+            result.unterminated = True
     return result
 
 
@@ -223,7 +226,18 @@ def _why_unparsable(line: bytes, exc: ValueError) -> str:
 def read_bytes(path: Path, what: str = "session") -> bytes:
     """The whole file, with every way the file system can refuse turned into one sentence."""
     try:
-        return path.read_bytes()
+        # non-blocking, so a FIFO in the file's place cannot hang every command
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            mode = os.fstat(fd).st_mode
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError
+            if not stat.S_ISREG(mode):
+                raise CorruptStoreError(f"The {what} file {path.name} is not a regular file.")
+            with os.fdopen(os.dup(fd), "rb") as f:
+                return f.read()
+        finally:
+            os.close(fd)
     except FileNotFoundError:
         raise NotFoundError(f"There is no {what} file {path.name}.", "convgit sessions") from None
     except IsADirectoryError:
@@ -336,6 +350,13 @@ class Appender:
                 f"{owner.path.name} is shorter than when it was read; it was changed by hand.",
                 "convgit fsck",
             )
+        if owner.size > 0 and os.pread(fd, 1, owner.size - 1) != b"\n":
+            # the last record was complete but its newline never made it to the disk
+            if st.st_size == owner.size:
+                os.write(fd, b"\n")
+                st = os.fstat(fd)
+            if os.pread(fd, 1, owner.size) == b"\n":  # ended by us, or by another writer
+                owner.size += 1
         if st.st_size > owner.size:
             data = os.pread(fd, st.st_size - owner.size, owner.size)
             self.news = parse_lines(data, owner.lines + 1)

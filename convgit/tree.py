@@ -12,7 +12,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from convgit.entries import FAST_CHECKS, FORMAT_VERSION, HEADER_FIELDS, META_FIELDS, kind_error
+from convgit.entries import (
+    FAST_CHECKS,
+    FORMAT_VERSION,
+    HEADER_FIELDS,
+    META_FIELDS,
+    fields_error,
+    kind_error,
+)
 from convgit.errors import AmbiguousRefError, CorruptStoreError, NotFoundError, UsageError
 
 COMPACTION_PREFIX = "The conversation before this point was compacted into this summary:\n\n"
@@ -86,6 +93,8 @@ class Tree:
         if kind in META_FIELDS:
             self._add_meta(number, kind, record)
             return
+        if "id" not in record:
+            return  # a newer writer's meta record: kept in the file, ignored here
         ident = record["id"]
         if ident in self.entries:
             first = self.lines[ident]
@@ -106,24 +115,28 @@ class Tree:
             self._compactions.append(ident)
 
     def _add_header(self, record: Any) -> None:
+        entry = type(record) is dict and record.get("type") != "session" and "id" in record
+        if entry and kind_error(record) is None:  # the header is missing, not the entry: keep it
+            self.problems.append(Problem(1, "is an entry: the session header is missing"))
+            self._index(1, record["type"], record)
+            return
         if type(record) is not dict or record.get("type") != "session":
             what = getattr(record, "reason", None) or "is not a session header"
             self._bad(1, f"{what}; the first line must be the session header")
             return
         version = record.get("v")
-        newer = isinstance(version, int) and not isinstance(version, bool) and version > 1
-        if newer:
+        if type(version) is int and version != FORMAT_VERSION:
             raise UnsupportedVersionError(
                 f"This session was written in format v{version}; this convgit reads v"
                 f"{FORMAT_VERSION} only.",
-                "upgrade convgit",
+                "upgrade convgit" if version > FORMAT_VERSION else "no convgit writes that format",
             )
-        for name, (types, required) in HEADER_FIELDS.items():
-            if (required and name not in record) or (
-                name in record and not isinstance(record[name], types)
-            ):
-                self._bad(1, f"has a session header with a missing or wrong '{name}'")
-                return
+        problem = fields_error(record, HEADER_FIELDS)
+        if problem is None and version != FORMAT_VERSION:
+            problem = f"has an unknown format version {version!r}"
+        if problem is not None:
+            self._bad(1, f"is a session header that {problem}")
+            return
         self.header = record
 
     def _add_meta(self, number: int, kind: str, record: dict[str, Any]) -> None:
@@ -147,7 +160,7 @@ class Tree:
     def finish(self, *, since: int = 0) -> Tree:
         """Check what needs the whole file: parents, cycles, leaf and label targets, compaction
         anchors. ``since``: only entries and meta records from that line on (an incremental add)."""
-        if self.header is None and 1 not in self.bad_lines and since == 0:
+        if self.header is None and since == 0 and not any(p.line == 1 for p in self.problems):
             self.problems.append(Problem(None, "is empty: it has no session header"))
         entries, lines = self.entries, self.lines
         for ident in self._forward:
@@ -156,8 +169,12 @@ class Tree:
                 self._bad(lines[ident], f"has a parent {parent} that does not exist", ident)
         for ident in self._compactions:
             kept = entries[ident]["firstKeptId"]
-            if lines[ident] >= since and kept is not None and kept not in entries:
+            if lines[ident] < since or kept is None:
+                continue
+            if kept not in entries:
                 self._bad(lines[ident], f"keeps from {kept}, which does not exist", ident)
+            elif not self._before_on_path(kept, ident):
+                self._bad(lines[ident], f"keeps from {kept}, which is not its ancestor", ident)
         if since == 0 and self._forward:  # with every parent before its child, no cycle exists
             self._find_cycles()
         for number, target in self.leaf_records:
@@ -167,6 +184,17 @@ class Tree:
             if number >= since and target not in entries:
                 self._bad(number, f"labels {target}, which does not exist")
         return self
+
+    def _before_on_path(self, ancestor: str, ident: str) -> bool:
+        entries = self.entries
+        node = entries[ident]["parentId"]
+        for _ in range(len(entries)):  # bounded: the parent chain may loop in a broken file
+            if node is None or node not in entries:
+                return False
+            if node == ancestor:
+                return True
+            node = entries[node]["parentId"]
+        return False
 
     def _find_cycles(self) -> None:
         entries = self.entries

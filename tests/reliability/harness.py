@@ -1,0 +1,130 @@
+"""Running the CLI against one session file, and reading back what it left behind."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import typer
+from typer.testing import CliRunner, Result
+
+from convgit.cli import app
+
+SID = "bad0000000"
+BOM = b"\xef\xbb\xbf"
+READING_COMMANDS: dict[str, tuple[str, ...]] = {
+    "log": ("log",),
+    "tree": ("tree",),
+    "context": ("context",),
+    "show": ("show", "@"),
+}
+JSON_READS = (("log", "--json"), ("tree", "--json"), ("context", "--json"), ("show", "@", "--json"))
+
+
+_runner = CliRunner()
+# typer's CliRunner rebuilds the click command from the app on every call: 10 ms, most of the
+# time of a run, and the corpus makes about 2,000 of them. Build it once.
+_command = typer.main.get_command(app)
+
+
+def make_store(root: Path, content: bytes) -> Path:
+    """A store whose session ``SID`` is exactly ``content``; returns the store folder."""
+    store = root / "store"
+    (store / "sessions").mkdir(parents=True)
+    session_file(store).write_bytes(content)
+    return store
+
+
+def session_file(store: Path) -> Path:
+    return store / "sessions" / f"{SID}.jsonl"
+
+
+def quarantine_file(store: Path) -> Path:
+    return store / "sessions" / f"{SID}.quarantine.jsonl"
+
+
+def backups(store: Path) -> list[Path]:
+    return sorted((store / "sessions").glob(f"{SID}.jsonl.bak-*"))
+
+
+def cli(store: Path, *args: str, input: str | None = None) -> Result:
+    """``convgit --store STORE --session SID -C <store's parent> ARGS`` in this process.
+    ``-C`` points outside any git repository, so only the conversation track is involved."""
+    base = ["--store", str(store), "--session", SID, "-C", str(store.parent)]
+    with mock.patch("typer.testing._get_command", lambda _: _command):
+        return _runner.invoke(app, [*base, *args], input=input)
+
+
+def process(store: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """The same, as a real ``python -m convgit`` process."""
+    base = ["--store", str(store), "--session", SID, "-C", str(store.parent)]
+    return subprocess.run(
+        [sys.executable, "-m", "convgit", *base, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=store.parent,
+    )
+
+
+def no_crash(result: Result) -> None:
+    """In process, a traceback is an exception the command let escape."""
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise AssertionError(
+            f"the command crashed with {type(result.exception).__name__}: {result.exception}"
+        ) from result.exception
+    assert "Traceback" not in result.output
+
+
+def one_sentence_error(stderr: str) -> str:
+    """Assert ``stderr`` is one ``convgit: ...`` sentence and at most one ``  hint:`` line;
+    return the whole text."""
+    lines = stderr.rstrip("\n").split("\n")
+    assert 1 <= len(lines) <= 2, f"expected one sentence and maybe a hint, got {stderr!r}"
+    assert lines[0].startswith("convgit: "), stderr
+    assert lines[0].rstrip().endswith("."), f"not a sentence: {lines[0]!r}"
+    if len(lines) == 2:
+        assert lines[1].startswith("  hint: "), stderr
+    assert "Traceback" not in stderr
+    return stderr
+
+
+def folder_bytes(folder: Path) -> dict[str, bytes]:
+    """Every regular file directly in ``folder``, by name (what "no byte changed" compares)."""
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def split_lines(data: bytes) -> list[bytes]:
+    """Lines as convgit numbers them: a leading BOM is not part of line 1; a final newline
+    does not start another line."""
+    if data.startswith(BOM):
+        data = data[len(BOM) :]
+    if not data:
+        return []
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    return lines
+
+
+def quarantined(store: Path) -> dict[int, bytes]:
+    """The quarantine file as line number -> the exact bytes of the line moved there."""
+    path = quarantine_file(store)
+    if not path.exists():
+        return {}
+    found: dict[int, bytes] = {}
+    for raw in path.read_bytes().splitlines():
+        record: dict[str, Any] = json.loads(raw)
+        assert isinstance(record.get("reason"), str) and record["reason"], record
+        if "text" in record:
+            data = record["text"].encode("utf-8")
+        else:
+            data = base64.b64decode(record["base64"], validate=True)
+        assert record["line"] not in found, f"line {record['line']} quarantined twice"
+        found[record["line"]] = data
+    return found
