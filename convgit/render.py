@@ -160,13 +160,10 @@ def status_words(status: Status) -> list[str]:
     if status.changed:
         n = len(status.changed)
         out.append(
-            f"         {n} file{'s' if n != 1 else ''} differ from {where}:"
+            f"         {files(n)} {'differs' if n == 1 else 'differ'} from {where}:"
             f" {_names(status.changed)}"
         )
-        out.append(
-            f"         `convgit restore {status.leaf_snapshot}` would change {n} file"
-            f"{'s' if n != 1 else ''}"
-        )
+        out.append(f"         `convgit restore {status.leaf_snapshot}` would change {files(n)}")
     if status.diverged:
         out.append(
             "warning: the context's branch and the files' snapshot are on different branches"
@@ -179,15 +176,21 @@ def boundary_line(status: Status) -> str:
     if not status.workspace:
         return "files: not changed (no git repository here)"
     if status.leaf_snapshot is None:
+        if status.matches is not None:
+            return f"files: not changed; they are at the snapshot of {status.matches}"
         return "files: not changed (no snapshot on this branch to compare with)"
     n = len(status.changed)
     if n == 0:
         return f"files: not changed; they match the snapshot of {status.leaf_snapshot}"
     return (
-        f"files: not changed; {n} file{'s' if n != 1 else ''} differ from the snapshot of "
+        f"files: not changed; {files(n)} {'differs' if n == 1 else 'differ'} from the snapshot of "
         f"{status.leaf_snapshot} ({_names(status.changed)}); `convgit restore "
         f"{status.leaf_snapshot}` brings them back"
     )
+
+
+def files(n: int) -> str:
+    return f"{n} file" if n == 1 else f"{n} files"
 
 
 def _names(paths: list[str], limit: int = 5) -> str:
@@ -217,9 +220,9 @@ def restore_words(result: RestoreResult) -> list[str]:
     )
     lines = changes_lines(result.changes)
     if result.dry_run:
-        head = f"would restore {len(result.changes)} files to {what} (dry run, nothing changed)"
+        head = f"would restore {files(len(result.changes))} to {what} (dry run, nothing changed)"
         return [head, *lines]
-    head = f"restored {len(result.changes)} files to {what}"
+    head = f"restored {files(len(result.changes))} to {what}"
     tail = (
         f"saved the previous state as {str(result.before)[:12]}: `convgit restore --undo` returns"
     )
@@ -227,7 +230,7 @@ def restore_words(result: RestoreResult) -> list[str]:
 
 
 def snapshot_words(snap: SnapshotInfo) -> list[str]:
-    out = [f"snapshot {SNAPSHOT_MARK} {snap.commit[:12]} of {snap.entry}: {snap.files} files"]
+    out = [f"snapshot {SNAPSHOT_MARK} {snap.commit[:12]} of {snap.entry}: {files(snap.files)}"]
     out += [f"  skipped {s['path']}: {s['reason']}" for s in snap.skipped]
     return out
 

@@ -452,12 +452,22 @@ class Session:
 
         written = self._write(build, builds_on_leaf=not (follow or explicit), force=force)
         made = [entries.entry_from_wire(r) for r in written]
-        last_assistant = next(
-            (e for e in reversed(made) if isinstance(e, Message) and e.role == "assistant"), None
-        )
-        if last_assistant is not None and self.snapshots_enabled:
-            self.snapshot(last_assistant.id)
+        if self.snapshots_enabled:
+            self._snapshot_turn(made)
         return made
+
+    def _snapshot_turn(self, made: list[Entry]) -> None:
+        """After a reply, the files are snapshotted (one snapshot for a batch: its last reply).
+        A user message with no snapshot above it gets one too: the files before the agent
+        touched anything, so going back to the start always has something to restore."""
+        messages = [e for e in made if isinstance(e, Message)]
+        reply = next((e for e in reversed(messages) if e.role == "assistant"), None)
+        if reply is not None:
+            self.snapshot(reply.id)
+            return
+        first = next((e for e in messages if e.role == "user"), None)
+        if first is not None and self.nearest_snapshot(first.id) is None:
+            self.snapshot(first.id)
 
     def append_user(self, text: str, *, force: bool = False) -> Entry:
         return self.append(self._new_message("user", text), force=force)
@@ -757,7 +767,7 @@ class Session:
                 size_cap=self.size_cap,
             )
             stamp = entries.now().replace(":", "").replace("-", "").replace(".", "")
-            ws.set_ref(f"refs/convgit/{self.id}/before-restore-{stamp}", safety.commit)
+            ws.set_ref(f"refs/convgit/{self.id}/safety/{stamp}", safety.commit)
             changes = ws.restore(commit, index=index, paths=paths, dry_run=True)
             counts: dict[str, int] = {}
             for change in changes:
@@ -886,8 +896,9 @@ def _restore_note(
     scope = "" if not paths else f" (only {', '.join(paths)})"
     what = "the state before the last restore" if undo else f"the snapshot of entry {target}"
     names = ", ".join(c.path for c in changes[:10]) + (", ..." if len(changes) > 10 else "")
+    count = f"{len(changes)} file" + ("" if len(changes) == 1 else "s")
     return (
-        f"The files were restored to {what}{scope}: {len(changes)} file(s) changed ({names})."
+        f"The files were restored to {what}{scope}: {count} changed ({names})."
         " The conversation above was not changed; files may differ from what it describes."
     )
 

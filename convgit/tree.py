@@ -233,9 +233,10 @@ class Tree:
 
     def check(self, what: str = "This session") -> None:
         """Refuse (exit 3) when the tree has a fatal problem: replaying it could be wrong."""
-        fatal = self.fatal
+        fatal = sorted(self.fatal, key=lambda p: p.line or 0)
         if fatal:
-            more = f" (and {len(fatal) - 1} more problems)" if len(fatal) > 1 else ""
+            extra = len(fatal) - 1
+            more = f" (and {extra} more problem{'s' if extra > 1 else ''})" if extra else ""
             raise CorruptStoreError(
                 f"{what} cannot be read safely: {fatal[0].sentence()}{more}.",
                 "run `convgit fsck` for the full report and `convgit repair` to fix it",
