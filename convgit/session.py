@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convgit import codec, entries, store, tree
+from convgit import codec, entries, faults, store, tree
 from convgit.entries import Entry, Message
 from convgit.errors import (
     ConvgitError,
@@ -644,13 +644,16 @@ class Session:
             f"convgit snapshot of {target}\n\nConvgit-Session: {self.id}\nConvgit-Entry: {target}\n"
         )
         with self._workspace_lock():
+            faults.point("snapshot:before-stage")
             snap = ws.snapshot(
                 self._index(),
                 message=message,
                 parent=parent.commit if parent else None,
                 size_cap=self.size_cap,
             )
+            faults.point("snapshot:before-ref")
             ws.set_ref(f"refs/convgit/{self.id}/{target}", snap.commit)
+            faults.point("snapshot:before-record")
         record = {
             "type": "snapshot",
             "entry": target,
@@ -758,6 +761,7 @@ class Session:
         index = self._index()
         with self._workspace_lock():
             if dry_run:
+                ws.scan(index, size_cap=self.size_cap)  # the plan compares with the files now
                 changes = ws.restore(commit, index=index, paths=paths, dry_run=True)
                 return RestoreResult(target_entry, commit, None, changes, True)
             safety = ws.snapshot(
@@ -766,9 +770,11 @@ class Session:
                 parent=None,
                 size_cap=self.size_cap,
             )
+            faults.point("restore:before-safety-ref")
             stamp = entries.now().replace(":", "").replace("-", "").replace(".", "")
             ws.set_ref(f"refs/convgit/{self.id}/safety/{stamp}", safety.commit)
             changes = ws.restore(commit, index=index, paths=paths, dry_run=True)
+            faults.point("restore:before-record")
             counts: dict[str, int] = {}
             for change in changes:
                 counts[change.status] = counts.get(change.status, 0) + 1
@@ -784,8 +790,9 @@ class Session:
                     "ts": entries.now(),
                 }
             )
-            hook("restore-begin")
+            faults.point("restore:before-files")
             ws.restore(commit, index=index, paths=paths)
+            faults.point("restore:before-done")
             self._sidecar_append({"type": "restored", "before": safety.commit, "ts": entries.now()})
         note = _restore_note(target_entry, changes, paths, undo)
         if self.tree.leaf is not None and changes:
@@ -912,12 +919,7 @@ def load_config(location: store.StoreLocation) -> dict[str, Any]:
     else:  # pragma: no cover
         import tomli as tomllib
     try:
-        return tomllib.loads(path.read_text())
+        config: dict[str, Any] = tomllib.loads(path.read_text())
     except (OSError, ValueError) as exc:
         raise CorruptStoreError(f"{path.name} cannot be read: {exc}.") from None
-
-
-def hook(point: str) -> None:
-    """Test hook for crash tests: ``CONVGIT_CRASH_AT=point`` kills the process at that point."""
-    if os.environ.get("CONVGIT_CRASH_AT") == point:
-        os._exit(137)
+    return config

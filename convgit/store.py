@@ -28,7 +28,7 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from convgit import codec, entries
+from convgit import codec, entries, faults
 from convgit.errors import CorruptStoreError, NotFoundError, RefusedError
 
 BOM = codecs.BOM_UTF8
@@ -396,11 +396,14 @@ class Appender:
         self.owner.lines += len(records)
 
     def _write(self, data: bytes) -> None:
+        faults.point("append:before-write")
+        faults.torn_write(self.fd, data)
         view = memoryview(data)
         while view:
             written = os.write(self.fd, view)
             view = view[written:]
         self.owner.size += len(data)
+        faults.point("append:after-write")
 
 
 def quarantine_record(line: int | None, raw: bytes, reason: str) -> dict[str, Any]:

@@ -71,9 +71,9 @@ class Tree:
         """Take one parsed line in file order (line 1 is the header)."""
         if number != 1 and type(record) is dict:  # the common case first, in as few steps
             kind = record.get("type")
-            check = FAST_CHECKS.get(kind)
+            check = FAST_CHECKS.get(kind) if type(kind) is str else None
             if check is not None and check(record) and record["id"] not in self.entries:
-                self._index(number, kind, record)
+                self._index(number, str(kind), record)
                 return
         self._add_checked(number, record)
 

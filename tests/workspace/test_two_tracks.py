@@ -1,0 +1,228 @@
+"""Both tracks together, through the Session API and the CLI, on real repositories. Every test
+here runs under the guard that the user's index, HEAD, branches, tags and stash never change."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from convgit import NoWorkspaceError, Session
+from convgit.cli import app
+from tests.workspace.gitrepo import GitRepo, digest, git, oracle_tree
+
+runner = CliRunner()
+
+
+def cli(repo: GitRepo, *args: str, code: int = 0) -> Any:
+    result = runner.invoke(app, ["-C", str(repo.path), *args])
+    assert result.exit_code == code, (args, result.output, result.exception)
+    assert "Traceback" not in result.output
+    return result
+
+
+def cli_json(repo: GitRepo, *args: str) -> Any:
+    return orjson.loads(cli(repo, *args, "--json").stdout)
+
+
+@pytest.fixture
+def story(repo: GitRepo) -> dict[str, Any]:
+    """A task, plan A (edits app.py, adds notes.txt), then back to the task and plan B."""
+    s = Session.create(repo.path)
+    task = s.append_user("make it greet the world").id
+    s.snapshot(task)
+    repo.write("src/app.py", "print('hello, world')  # plan A\n")
+    repo.write("notes.txt", "plan A notes\n")
+    plan_a = s.append_assistant("plan A").id
+    s.fork(task)
+    repo.write("src/app.py", "print('hi world')  # plan B\n")
+    (repo.path / "notes.txt").unlink()
+    plan_b = s.append_assistant("plan B").id
+    return {"session": s, "task": task, "a": plan_a, "b": plan_b, "repo": repo}
+
+
+def test_every_assistant_reply_is_snapshotted_as_git_would_stage_it(story: dict[str, Any]) -> None:
+    s, repo = story["session"], story["repo"]
+    snap_b = s.sidecar.snapshots[story["b"]]
+    assert snap_b.tree == oracle_tree(repo.path)
+    log = git(repo.path, "log", "--format=%H %an <%ae>", f"refs/convgit/{s.id}/{story['b']}")
+    commits = [line.split()[0] for line in log.splitlines()]
+    task_commit = s.sidecar.snapshots[story["task"]].commit
+    # the files' history along the branch: plan B's snapshot sits on the task's, not plan A's
+    assert commits == [snap_b.commit, task_commit]
+    assert "convgit <convgit@localhost>" in log
+    message = git(repo.path, "log", "-1", "--format=%B", snap_b.commit)
+    assert f"Convgit-Session: {s.id}" in message and f"Convgit-Entry: {story['b']}" in message
+
+
+def test_an_unchanged_tree_reuses_the_parent_snapshot(story: dict[str, Any]) -> None:
+    s = story["session"]
+    s.append_user("anything else?")
+    again = s.append_assistant("no changes this turn").id
+    assert s.sidecar.snapshots[again].commit == s.sidecar.snapshots[story["b"]].commit
+
+
+@pytest.mark.parametrize("move", ["switch", "fork", "edit", "retry", "label"])
+def test_moving_in_the_conversation_never_touches_files(story: dict[str, Any], move: str) -> None:
+    s, repo = story["session"], story["repo"]
+    (repo.path / "ignored.log").write_text("ignored\n")
+    (repo.path / ".gitignore").write_text("*.log\n")
+    before = digest(repo.path)
+    if move == "switch":
+        s.switch(story["a"])
+    elif move == "fork":
+        s.fork(story["a"], "more", summary="B is fine")
+    elif move == "edit":
+        s.edit(story["task"], "make it greet everyone")
+    elif move == "retry":
+        s.retry(story["b"])
+    else:
+        s.label(story["a"], "planA")
+    assert digest(repo.path) == before
+
+
+def test_cli_moves_say_the_files_did_not_change(story: dict[str, Any]) -> None:
+    repo = story["repo"]
+    before = digest(repo.path)
+    out = cli(repo, "switch", story["a"]).stdout
+    assert "files: not changed; 2 files differ from the snapshot of" in out
+    assert f"`convgit restore {story['a']}` brings them back" in out
+    assert digest(repo.path) == before
+
+
+def test_status_shows_both_tracks_and_divergence(story: dict[str, Any]) -> None:
+    s, repo = story["session"], story["repo"]
+    s.switch(story["a"])
+    st = cli_json(repo, "status")
+    assert st["leaf"] == story["a"] and st["leaf_snapshot"] == story["a"]
+    assert st["files"]["matches"] == story["b"]
+    assert sorted(st["files"]["changed"]) == ["notes.txt", "src/app.py"]
+    assert st["diverged"] is True
+    words = cli(repo, "status").stdout
+    assert f"files:   at the snapshot of {story['b']}, on another branch" in words
+    assert f"`convgit restore {story['a']}` would change 2 files" in words
+    s.switch(story["b"])
+    st = cli_json(repo, "status")
+    assert st["files"] == {"matches": story["b"], "changed": []} and st["diverged"] is False
+
+
+def test_restore_brings_files_back_and_undo_returns_exact_bytes(story: dict[str, Any]) -> None:
+    s, repo = story["session"], story["repo"]
+    repo.write("scratch/untracked.txt", "not yet committed anywhere\n")
+    os.chmod(repo.path / "src/app.py", 0o755)
+    before = digest(repo.path)
+    leaf = s.leaf
+    result = s.restore(story["a"])
+    assert oracle_tree(repo.path) == s.sidecar.snapshots[story["a"]].tree
+    assert (repo.path / "notes.txt").read_text() == "plan A notes\n"
+    assert not (repo.path / "scratch/untracked.txt").exists()
+    # the leaf stays on its branch; a note on it tells the model
+    note = s.tree.entries[s.leaf]
+    assert note["type"] == "note" and note["parentId"] == leaf and note["source"] == "restore"
+    assert story["a"] in note["text"] and result.before is not None
+    s.restore(undo=True)
+    assert digest(repo.path) == before
+
+
+def test_restore_dry_run_and_paths(story: dict[str, Any]) -> None:
+    repo = story["repo"]
+    before = digest(repo.path)
+    planned = cli_json(repo, "restore", story["a"], "--dry-run")
+    assert {(c["path"], c["status"]) for c in planned["changes"]} == {
+        ("notes.txt", "added"),
+        ("src/app.py", "modified"),
+    }
+    assert digest(repo.path) == before
+    cli(repo, "restore", story["a"], "--path", "notes.txt", "--yes")
+    assert (repo.path / "notes.txt").exists()
+    assert "plan B" in (repo.path / "src/app.py").read_text()
+
+
+def test_restore_of_an_entry_without_snapshot_says_so(story: dict[str, Any]) -> None:
+    repo = story["repo"]
+    s = story["session"]
+    q = s.append_user("no snapshot here").id
+    err = cli(repo, "restore", q, code=1).stderr
+    assert f"Entry {q} has no snapshot." in err
+
+
+def test_show_and_diff_json(story: dict[str, Any]) -> None:
+    repo, s = story["repo"], story["session"]
+    shown = cli_json(repo, "show", story["a"])
+    assert shown["snapshot"]["commit"] == s.sidecar.snapshots[story["a"]].commit
+    assert shown["snapshot"]["skipped"] == []
+    changes = cli_json(repo, "diff", story["a"], story["b"])
+    assert changes == [
+        {"path": "notes.txt", "status": "deleted"},
+        {"path": "src/app.py", "status": "modified"},
+    ]
+    repo.write("new.txt", "x\n")
+    assert {"path": "new.txt", "status": "added"} in cli_json(repo, "diff", story["b"])
+
+
+def test_worktree_checks_a_snapshot_out_side_by_side(story: dict[str, Any], tmp_path: Path) -> None:
+    repo = story["repo"]
+    before = digest(repo.path)
+    side = tmp_path / "plan-a"
+    cli(repo, "worktree", story["a"], str(side))
+    assert (side / "notes.txt").read_text() == "plan A notes\n"
+    assert digest(repo.path) == before
+    listed = cli_json(repo, "worktree", "--list")
+    assert str(side) in {row["path"] for row in listed}
+    cli(repo, "worktree", "--remove", str(side))
+    assert not side.exists()
+
+
+def test_snapshots_survive_gc(story: dict[str, Any], rewatch: Callable[[GitRepo], None]) -> None:
+    repo, s = story["repo"], story["session"]
+    git(repo.path, "gc", "-q", "--prune=now")
+    rewatch(repo)  # gc packs the user's refs: that is the user's own act
+    for snap in s.sidecar.snapshots.values():
+        assert git(repo.path, "cat-file", "-t", snap.commit).strip() == "commit"
+
+
+def test_snapshots_can_be_turned_off_and_on(repo: GitRepo) -> None:
+    cli(repo, "init", "--no-snapshots")
+    cli(repo, "user", "q")
+    assert cli_json(repo, "assistant", "a")["snapshot"] is None
+    cli(repo, "snapshots", "on")
+    assert cli_json(repo, "assistant", "b")["snapshot"]["commit"]
+
+
+def test_outside_git_the_workspace_track_says_so_plainly(tmp_path: Path) -> None:
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    s = Session.create(folder)
+    s.append_user("q")
+    with pytest.raises(NoWorkspaceError):
+        s.snapshot()
+    result = runner.invoke(app, ["-C", str(folder), "snapshot"])
+    assert result.exit_code == 1 and "needs a git repository" in result.stderr
+    result = runner.invoke(app, ["-C", str(folder), "status"])
+    assert result.exit_code == 0 and "no git repository" in result.stdout
+
+
+def test_the_demo_tells_the_whole_story(tmp_path: Path) -> None:
+    folder = tmp_path / "demo"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONVGIT_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "convgit", "demo", "--dir", str(folder)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert "files: not changed; 1 file differs from the snapshot of" in out
+    assert ", on another branch" in out
+    assert "restored 1 file to the snapshot of" in out
+    assert out.rstrip().endswith(f"cd {folder} && convgit tree")
+    assert "plan B" in (folder / "calc.py").read_text()  # undo returned plan B's file
