@@ -245,11 +245,11 @@ def append(json: JsonFlag = False) -> None:
             )
         records.append(record)
     session = open_session()
-    made = session.append_many(records, follow=True)
+    ids = session.append_records(records, follow=True)
     if json:
-        out({"ids": [e.id for e in made], "leaf": session.leaf})
+        out({"ids": ids, "leaf": session.leaf})
     else:
-        show(f"appended {len(made)} entries; leaf is {session.leaf}")
+        show(f"appended {len(ids)} entries; leaf is {session.leaf}")
 
 
 # -- reading ---------------------------------------------------------------------------------

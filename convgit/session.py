@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convgit import codec, entries, faults, store, tree
-from convgit.entries import Entry, Message
+from convgit.entries import Entry
 from convgit.errors import (
     ConvgitError,
     CorruptStoreError,
@@ -389,8 +389,9 @@ class Session:
             records = build()
             number = self.file.lines + 1
             appender.write(records)
+        index = self.tree.index_valid
         for offset, record in enumerate(records):
-            self.tree.add(number + offset, record)
+            (index if "id" in record else self.tree.add)(number + offset, record)
         self._built_on = self.tree.leaf
         return records
 
@@ -415,26 +416,37 @@ class Session:
         force: bool = False,
         follow: bool = False,
     ) -> list[Entry]:
-        """Append entries in order under one lock. An entry without ``parentId`` hangs off the
-        leaf (with ``follow``, the leaf at the moment it is written, whoever moved it); missing
-        ids and ``ts`` are filled in; each entry is validated before anything is written."""
-        raw = [item.to_wire() if isinstance(item, Entry) else dict(item) for item in items]
+        """Append entries in order under one lock (see ``append_records``); returns them."""
+        ids = self.append_records(
+            [item.to_wire() if isinstance(item, Entry) else dict(item) for item in items],
+            force=force,
+            follow=follow,
+        )
+        return [entries.entry_from_wire(self.tree.entries[i]) for i in ids]
+
+    def append_records(
+        self, raw: list[dict[str, Any]], *, force: bool = False, follow: bool = False
+    ) -> list[str]:
+        """Append raw records in order under one lock and return their ids. A record without
+        ``parentId`` hangs off the leaf (with ``follow``, the leaf at the moment it is written,
+        whoever moved it); missing ids and ``ts`` are filled in; every record is validated
+        before anything is written, so a bad one means nothing is appended."""
         explicit = all("parentId" in r for r in raw)
 
         def build() -> list[dict[str, Any]]:
             known = self.tree.entries
             made: dict[str, dict[str, Any]] = {}
             leaf = self.tree.leaf if follow else self._built_on
-            out = []
+            stamp = entries.now()  # one batch, one moment
             for number, record in enumerate(raw, 1):
-                if "id" not in record or record["id"] is None:
+                if record.get("id") is None:
                     record["id"] = _fresh_id(known, made)
-                if "ts" not in record or record["ts"] is None:
-                    record["ts"] = entries.now()
+                if record.get("ts") is None:
+                    record["ts"] = stamp
                 if "parentId" not in record:
                     record["parentId"] = leaf
-                if record.get("type") in entries.META_FIELDS or record.get("type") == "session":
-                    kind = record.get("type")
+                kind = record.get("type")
+                if type(kind) is str and (kind in entries.META_FIELDS or kind == "session"):
                     raise InvalidEntryError(f"Entry {number} is a '{kind}' record, not an entry.")
                 problem = entries.kind_error(record)
                 if problem is None and (record["id"] in known or record["id"] in made):
@@ -447,27 +459,25 @@ class Session:
                     raise InvalidEntryError(f"Entry {number} {problem}; nothing was appended.")
                 made[record["id"]] = record
                 leaf = record["id"]
-                out.append(record)
-            return out
+            return raw
 
         written = self._write(build, builds_on_leaf=not (follow or explicit), force=force)
-        made = [entries.entry_from_wire(r) for r in written]
         if self.snapshots_enabled:
-            self._snapshot_turn(made)
-        return made
+            self._snapshot_turn(written)
+        return [r["id"] for r in written]
 
-    def _snapshot_turn(self, made: list[Entry]) -> None:
+    def _snapshot_turn(self, made: list[dict[str, Any]]) -> None:
         """After a reply, the files are snapshotted (one snapshot for a batch: its last reply).
         A user message with no snapshot above it gets one too: the files before the agent
         touched anything, so going back to the start always has something to restore."""
-        messages = [e for e in made if isinstance(e, Message)]
-        reply = next((e for e in reversed(messages) if e.role == "assistant"), None)
+        messages = [r for r in made if r["type"] == "message"]
+        reply = next((r for r in reversed(messages) if r["role"] == "assistant"), None)
         if reply is not None:
-            self.snapshot(reply.id)
+            self.snapshot(reply["id"])
             return
-        first = next((e for e in messages if e.role == "user"), None)
-        if first is not None and self.nearest_snapshot(first.id) is None:
-            self.snapshot(first.id)
+        first = next((r for r in messages if r["role"] == "user"), None)
+        if first is not None and self.nearest_snapshot(first["id"]) is None:
+            self.snapshot(first["id"])
 
     def append_user(self, text: str, *, force: bool = False) -> Entry:
         return self.append(self._new_message("user", text), force=force)

@@ -102,6 +102,10 @@ class Tree:
             return
         self._index(number, kind, record)
 
+    def index_valid(self, number: int, record: dict[str, Any]) -> None:
+        """Take an entry the writer has just validated (its parent exists, its id is new)."""
+        self._index(number, record["type"], record)
+
     def _index(self, number: int, kind: str, record: dict[str, Any]) -> None:
         ident = record["id"]
         parent = record["parentId"]
