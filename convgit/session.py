@@ -64,14 +64,20 @@ class Sidecar:
     snapshots: dict[str, SnapshotInfo] = field(default_factory=dict)
     restores: list[dict[str, Any]] = field(default_factory=list)
     finished: set[str] = field(default_factory=set)  # `before` commits of completed restores
+    problems: list[tree.Problem] = field(default_factory=list)
 
-    def add(self, record: Any) -> None:
+    def add(self, number: int, record: Any) -> None:
         if type(record) is not dict:
+            what = getattr(record, "reason", None) or "is not a JSON object"
+            self.problems.append(tree.Problem(number, f"of the sidecar {what}"))
             return
         kind = record.get("type")
-        if kind == "sidecar":
+        problem = entries.kind_error_sidecar(record) if type(kind) is str else "has no 'type'"
+        if problem is not None:
+            self.problems.append(tree.Problem(number, f"of the sidecar {problem}"))
+        elif kind == "sidecar":
             self.enabled = bool(record.get("enabled"))
-        elif kind == "snapshot" and entries.kind_error_sidecar(record) is None:
+        elif kind == "snapshot":
             self.snapshots[record["entry"]] = SnapshotInfo(
                 record["entry"],
                 record["commit"],
@@ -80,10 +86,20 @@ class Sidecar:
                 record["skipped"],
                 record["ts"],
             )
-        elif kind == "restore" and entries.kind_error_sidecar(record) is None:
+        elif kind == "restore":
             self.restores.append(record)
         elif kind == "restored" and isinstance(record.get("before"), str):
             self.finished.add(record["before"])
+
+    def check(self, sid: str) -> None:
+        """Refuse to act on a damaged sidecar: a lost record could make undo pick a wrong state."""
+        fatal = [p for p in self.problems if p.fatal]
+        if fatal:
+            raise CorruptStoreError(
+                f"The snapshot records of session {sid} cannot be read safely:"
+                f" {fatal[0].sentence()}.",
+                "run `convgit fsck` for the full report and `convgit repair` to fix it",
+            )
 
     @property
     def interrupted(self) -> dict[str, Any] | None:
@@ -316,9 +332,18 @@ class Session:
 
     def problems(self) -> list[tree.Problem]:
         """Everything fsck reports: fatal problems and tolerated ones, by line."""
-        found = list(self.tree.problems)
+        found = list(self.tree.problems) + self._read_sidecar().problems
         if not self.tree.fatal:
             found += tree.orphan_tool_results(self.tree)
+            found += [
+                tree.Problem(
+                    None,
+                    f"has a snapshot of entry {entry} (in the sidecar), which is not in it",
+                    fatal=False,
+                )
+                for entry in self._read_sidecar().snapshots
+                if entry not in self.tree.entries
+            ]
         return sorted(found, key=lambda p: (p.line or 0, p.what))
 
     # -- verification -----------------------------------------------------------------------
@@ -355,11 +380,37 @@ class Session:
             new_header = found.header is None
             if new_header:
                 keep.insert(0, codec_line(entries.header(self.id, str(Path.cwd()))))
-            if not moved and not new_header and not lines.bom:
-                return RepairReport(0, None, new_header=False)
-            backup = store.replace_with(self.file, keep, moved)
+            backup = None
+            if moved or new_header or lines.bom:
+                backup = store.replace_with(self.file, keep, moved)
+        moved_sidecar = self._repair_sidecar()
         self.reload()
-        return RepairReport(len(moved), backup, new_header)
+        return RepairReport(len(moved) + moved_sidecar, backup, new_header)
+
+    def _repair_sidecar(self) -> int:
+        """Move damaged snapshot records aside, the same way; returns how many lines moved."""
+        if not self.sidecar_file.path.exists():
+            return 0
+        with self.sidecar_file.lock():
+            self._sidecar = None
+            lines = self.sidecar_file.read()
+            sidecar = Sidecar()
+            for number, record in lines.parsed:
+                sidecar.add(number, record)
+            bad = {p.line for p in sidecar.problems if p.fatal}
+            moved = [
+                store.quarantine_record(n, lines.raw[n - 1], _reason_in(sidecar.problems, n))
+                for n in sorted(x for x in bad if x is not None)
+            ]
+            if lines.torn is not None:
+                moved.append(
+                    store.quarantine_record(len(lines.raw) + 1, lines.torn, "torn last line")
+                )
+            if moved:
+                keep = [line for n, line in enumerate(lines.raw, 1) if n not in bad]
+                store.replace_with(self.sidecar_file, keep, moved)
+            self._sidecar = None
+        return len(moved)
 
     # -- writing the conversation -------------------------------------------------------------
 
@@ -587,11 +638,26 @@ class Session:
 
     @property
     def sidecar(self) -> Sidecar:
+        """The snapshot records; refuses (exit 3) when any line of them is damaged."""
+        sidecar = self._read_sidecar()
+        sidecar.check(self.id)
+        return sidecar
+
+    def _read_sidecar(self) -> Sidecar:
         if self._sidecar is None:
             sidecar = Sidecar()
             if self.sidecar_file.path.exists():
-                for _, record in self.sidecar_file.read().parsed:
-                    sidecar.add(record)
+                lines = self.sidecar_file.read()
+                for number, record in lines.parsed:
+                    sidecar.add(number, record)
+                if lines.torn is not None:
+                    sidecar.problems.append(
+                        tree.Problem(
+                            len(lines.parsed) + 1,
+                            "of the sidecar is torn; the next write moves it to the quarantine",
+                            fatal=False,
+                        )
+                    )
             self._sidecar = sidecar
         return self._sidecar
 
@@ -605,8 +671,10 @@ class Session:
         self._sidecar_append({"type": "sidecar", "enabled": enabled, "ts": entries.now()})
 
     def _sidecar_append(self, record: dict[str, Any]) -> None:
-        self.sidecar_file.append([record])
-        self.sidecar.add(record)
+        sidecar = self.sidecar  # read first: the append then catches up from where it ended
+        for number, theirs in self.sidecar_file.append([record]).parsed:
+            sidecar.add(number, theirs)
+        sidecar.add(self.sidecar_file.lines, record)
 
     def workspace(self) -> Workspace:
         """The git working tree beside this session; refuses plainly when there is none."""
@@ -862,7 +930,11 @@ def _fresh_id(known: dict[str, Any], made: dict[str, Any]) -> str:
 
 
 def _reason(found: tree.Tree, number: int) -> str:
-    for problem in found.problems:
+    return _reason_in(found.problems, number)
+
+
+def _reason_in(problems: list[tree.Problem], number: int) -> str:
+    for problem in problems:
         if problem.line == number:
             return problem.sentence()
     return f"line {number} hangs off a quarantined entry"

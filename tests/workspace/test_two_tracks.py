@@ -226,3 +226,21 @@ def test_the_demo_tells_the_whole_story(tmp_path: Path) -> None:
     assert "restored 1 file to the snapshot of" in out
     assert out.rstrip().endswith(f"cd {folder} && convgit tree")
     assert "plan B" in (folder / "calc.py").read_text()  # undo returned plan B's file
+
+
+def test_a_damaged_snapshot_record_is_reported_refused_and_repaired(story: dict[str, Any]) -> None:
+    repo, s = story["repo"], story["session"]
+    sidecar = s.sidecar_file.path
+    with sidecar.open("ab") as f:
+        f.write(b'{"type":"restore","entry":"x"}\n')  # a restore record missing its fields
+    before = sidecar.read_bytes()
+    report = cli(repo, "fsck", code=3).stderr
+    assert "of the sidecar lacks the field 'before'" in report
+    err = cli(repo, "status", code=3).stderr
+    assert "snapshot records" in err and "convgit repair" in err
+    assert sidecar.read_bytes() == before
+    cli(repo, "repair")
+    cli(repo, "fsck")
+    quarantined = s.sidecar_file.quarantine_path.read_text()
+    assert '\\"entry\\":\\"x\\"' in quarantined
+    assert cli_json(repo, "status")["files"]["matches"] == story["b"]
