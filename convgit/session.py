@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 import secrets
 import sys
 from collections.abc import Callable, Iterable
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from convgit.workspace import Change, Workspace
 
 MIB = 1024 * 1024
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 DEFAULT_SIZE_CAP = 10 * MIB
 
 
@@ -213,6 +215,8 @@ class Session:
             if create:
                 return cls.create(path, store_dir=store_dir, fsync=fsync)
             raise NotFoundError("There is no current convgit session here.", "convgit init")
+        if not _SESSION_ID.fullmatch(sid):
+            raise NotFoundError(f"'{sid}' is not a session id.", "convgit sessions")
         if not location.session_path(sid).exists():
             matches = [s for s in location.session_ids() if s.startswith(sid)]
             if len(matches) != 1:
