@@ -16,7 +16,6 @@ import gc
 import os
 import re
 import secrets
-import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +25,6 @@ from convgit import codec, entries, faults, store, tree
 from convgit.entries import Entry
 from convgit.errors import (
     ConvgitError,
-    CorruptStoreError,
     InvalidEntryError,
     LeafMovedError,
     NotFoundError,
@@ -34,6 +32,7 @@ from convgit.errors import (
     RefusedError,
     UsageError,
 )
+from convgit.sidecar import Sidecar, SnapshotInfo
 
 if TYPE_CHECKING:
     from convgit.workspace import Change, Workspace
@@ -41,74 +40,6 @@ if TYPE_CHECKING:
 MIB = 1024 * 1024
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 DEFAULT_SIZE_CAP = 10 * MIB
-
-
-@dataclass(frozen=True)
-class SnapshotInfo:
-    """A snapshot record of the sidecar: the files as they were after ``entry``."""
-
-    entry: str
-    commit: str
-    tree: str
-    files: int
-    skipped: list[dict[str, str]]
-    ts: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"commit": self.commit, "tree": self.tree, "skipped": self.skipped}
-
-
-@dataclass
-class Sidecar:
-    """What the sidecar file says: on or off, snapshots by entry, restores in order."""
-
-    enabled: bool = False
-    snapshots: dict[str, SnapshotInfo] = field(default_factory=dict)
-    restores: list[dict[str, Any]] = field(default_factory=list)
-    finished: set[str] = field(default_factory=set)  # `before` commits of completed restores
-    problems: list[tree.Problem] = field(default_factory=list)
-
-    def add(self, number: int, record: Any) -> None:
-        if type(record) is not dict:
-            what = getattr(record, "reason", None) or "is not a JSON object"
-            self.problems.append(tree.Problem(number, f"of the sidecar {what}"))
-            return
-        kind = record.get("type")
-        problem = entries.kind_error_sidecar(record) if type(kind) is str else "has no 'type'"
-        if problem is not None:
-            self.problems.append(tree.Problem(number, f"of the sidecar {problem}"))
-        elif kind == "sidecar":
-            self.enabled = bool(record.get("enabled"))
-        elif kind == "snapshot":
-            self.snapshots[record["entry"]] = SnapshotInfo(
-                record["entry"],
-                record["commit"],
-                record["tree"],
-                record["files"],
-                record["skipped"],
-                record["ts"],
-            )
-        elif kind == "restore":
-            self.restores.append(record)
-        elif kind == "restored" and isinstance(record.get("before"), str):
-            self.finished.add(record["before"])
-
-    def check(self, sid: str) -> None:
-        """Refuse to act on a damaged sidecar: a lost record could make undo pick a wrong state."""
-        fatal = [p for p in self.problems if p.fatal]
-        if fatal:
-            raise CorruptStoreError(
-                f"The snapshot records of session {sid} cannot be read safely:"
-                f" {fatal[0].sentence()}.",
-                "run `convgit fsck` for the full report and `convgit repair` to fix it",
-            )
-
-    @property
-    def interrupted(self) -> dict[str, Any] | None:
-        """The last restore if it never finished (a crash half-way): ``--undo`` recovers it."""
-        if self.restores and self.restores[-1]["before"] not in self.finished:
-            return self.restores[-1]
-        return None
 
 
 @dataclass
@@ -700,7 +631,9 @@ class Session:
 
     @property
     def size_cap(self) -> int:
-        return int(load_config(self.location).get("snapshots", {}).get("size_cap_mib", 10) * MIB)
+        return int(
+            store.load_config(self.location).get("snapshots", {}).get("size_cap_mib", 10) * MIB
+        )
 
     def snapshot_of(self, ref: str) -> SnapshotInfo | None:
         return self.sidecar.snapshots.get(self.resolve(ref))
@@ -994,18 +927,3 @@ def _restore_note(
         f"The files were restored to {what}{scope}: {count} changed ({names})."
         " The conversation above was not changed; files may differ from what it describes."
     )
-
-
-def load_config(location: store.StoreLocation) -> dict[str, Any]:
-    path = location.root / "config.toml"
-    if not path.exists():
-        return {}
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
-    try:
-        config: dict[str, Any] = tomllib.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise CorruptStoreError(f"{path.name} cannot be read: {exc}.") from None
-    return config

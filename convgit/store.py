@@ -19,6 +19,7 @@ import hashlib
 import os
 import shutil
 import stat
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -151,6 +152,22 @@ def locate(start: Path | str = ".", store: Path | str | None = None) -> StoreLoc
         if (folder / ".convgit").is_dir():
             return StoreLocation(folder / ".convgit", None)
     return StoreLocation(here / ".convgit", None)
+
+
+def load_config(location: StoreLocation) -> dict[str, Any]:
+    """``config.toml`` of the store, or {} when there is none."""
+    path = location.root / "config.toml"
+    if not path.exists():
+        return {}
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    try:
+        config: dict[str, Any] = tomllib.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise CorruptStoreError(f"{path.name} cannot be read: {exc}.") from None
+    return config
 
 
 # -- reading ----------------------------------------------------------------------------------
