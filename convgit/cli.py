@@ -7,19 +7,112 @@ Errors convgit expects (``ConvgitError``) become one sentence on stderr and thei
 from __future__ import annotations
 
 import functools
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, get_args, get_origin
 
 import typer
+import typer.core
 
 from convgit import codec
 from convgit.errors import ConvgitError, InvalidEntryError, UsageError
 from convgit.session import Session
 
-app = typer.Typer(
+if TYPE_CHECKING:
+    from convgit.render import Styled
+
+# -- parameters without pydantic ---------------------------------------------------------------
+# typer >= 0.25 coerces every non-flag parameter through a pydantic TypeAdapter, and importing
+# pydantic costs more than the rest of a `convgit log`. Our parameters are str, Path, bool and
+# list[str]: they get a plain coercion with the same results; anything else keeps typer's.
+
+try:
+    from typer import _coercion
+except ImportError:  # an older typer coerces through click, without pydantic
+    _coercion = None  # type: ignore[assignment]
+_RuntimeParam: Any = getattr(_coercion, "RuntimeParam", None)
+
+
+def _plain_kind(annotation: Any) -> str | None:
+    if annotation is str or annotation is Path or annotation is bool:
+        return annotation.__name__
+    if get_origin(annotation) is list and get_args(annotation) == (str,):
+        return "list"
+    return None
+
+
+if _RuntimeParam is not None:
+
+    class _PlainParam(_RuntimeParam):  # type: ignore[misc]
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            kind = _plain_kind(self.annotation)
+            if kind == "bool" and not isinstance(value, bool):
+                return param.get_default_runtime_param()._coerce_value(value, param, ctx)
+            if kind == "list":
+                return [_text(item) for item in value]
+            if kind == "Path" and not isinstance(value, Path):
+                path = Path(_text(value))
+                if os.path.exists(path) and not os.access(path, os.R_OK):
+                    # typer's own words for an unreadable path
+                    return param.get_default_runtime_param()._coerce_value(value, param, ctx)
+                return path
+            return _text(value) if kind == "str" else value
+
+
+def _text(value: Any) -> str:
+    return os.fsdecode(value) if isinstance(value, bytes) else str(value)
+
+
+def _plain_params(params: Iterable[Any]) -> None:
+    if _RuntimeParam is None:
+        return
+    for param in params:
+        descriptor = getattr(param, "type_descriptor", None)
+        info = getattr(descriptor, "parameter_info", None)
+        if descriptor is None or not hasattr(param, "get_runtime_param"):
+            continue
+        kind = _plain_kind(descriptor.annotation)
+        if kind is None or info is None or getattr(info, "parser", None) is not None:
+            continue
+        if kind == "Path" and any(
+            getattr(info, flag, False) for flag in ("exists", "resolve_path", "writable")
+        ):
+            continue
+        param._runtime_param = _PlainParam(parameter_info=info, annotation=descriptor.annotation)
+        param.get_default_runtime_param = functools.partial(_typer_runtime_param, descriptor)
+
+
+def _typer_runtime_param(descriptor: Any) -> Any:
+    return _coercion.build_runtime_param(descriptor)
+
+
+class _Command(typer.core.TyperCommand):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _plain_params(self.params)
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)
+        _plain_params([] if option is None else [option])
+        return option
+
+
+class _Group(typer.core.TyperGroup):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _plain_params(self.params)
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)
+        _plain_params([] if option is None else [option])
+        return option
+
+
+_APP_SETTINGS: dict[str, Any] = dict(
+    cls=_Group,
     name="convgit",
     help="A conversation tree beside git snapshots of the files. Branching is not rollback.",
     no_args_is_help=True,
@@ -27,6 +120,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+app = typer.Typer(**_APP_SETTINGS)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -84,7 +178,7 @@ def command(*names: str, **kwargs: Any) -> Callable[[F], F]:
             except KeyboardInterrupt:
                 raise typer.Exit(130) from None
 
-        app.command(*names, **kwargs)(guarded)
+        app.command(*names, cls=_Command, **kwargs)(guarded)
         return fn
 
     return decorate
@@ -115,9 +209,7 @@ def out(value: Any) -> None:
 def show(*lines: Any) -> None:
     from convgit import render
 
-    console = render.console()
-    for line in lines:
-        console.print(line)
+    render.print_lines(lines)
 
 
 def entry_json(session: Session, ident: str) -> dict[str, Any]:
@@ -377,14 +469,14 @@ def _moved(session: Session, leaf: str, json: bool, verb: str) -> None:
         return
     from convgit import render
 
-    show(Text_prefix(verb, render.entry_line(session, leaf, on_path=True)))
+    show(_prefixed(verb, render.entry_line(session, leaf, on_path=True)))
     boundary(session)
 
 
-def Text_prefix(verb: str, line: Any) -> Any:
-    from rich.text import Text
+def _prefixed(verb: str, line: Styled) -> Styled:
+    from convgit.render import Styled
 
-    return Text(f"{verb} ").append_text(line)
+    return Styled(f"{verb} ").append_text(line)
 
 
 @command()
@@ -498,13 +590,14 @@ def repair(json: JsonFlag = False) -> None:
     report = session.repair()
     if json:
         out(report.to_json())
-    elif report.backup is None:
+    elif report.moved == 0 and report.backup is None:
         show(f"session {session.id}: nothing to repair")
     else:
         show(
-            f"moved {report.moved} line(s) to {session.file.quarantine_path.name}",
-            f"the original is kept as {report.backup.name}",
+            f"moved {report.moved} line(s) to the quarantine ({session.file.quarantine_path.name})"
         )
+        if report.backup is not None:
+            show(f"the original is kept as {report.backup.name}")
 
 
 # -- the workspace track ---------------------------------------------------------------------
@@ -650,5 +743,34 @@ def demo(
     run(directory)
 
 
+_GLOBAL_WITH_VALUE = frozenset({"--session", "-s", "--store", "-C"})
+
+
+def _command_named(args: list[str]) -> str | None:
+    """The command word of a command line (the first word that is no global option)."""
+    words = iter(args)
+    for word in words:
+        if word in _GLOBAL_WITH_VALUE:
+            next(words, None)
+        elif word == "--" or not word.startswith("-"):
+            return None if word == "--" else word
+    return None
+
+
 def main() -> None:
-    app()
+    # Building every command's parser costs more than running most commands: build the group
+    # with just the one asked for (help, errors and anything unknown get the whole app).
+    name = _command_named(sys.argv[1:])
+    chosen = [
+        info
+        for info in app.registered_commands
+        if name is not None
+        and (info.name or getattr(info.callback, "__name__", "").replace("_", "-")) == name
+    ]
+    if len(chosen) != 1:
+        app()
+        return
+    one = typer.Typer(**_APP_SETTINGS)
+    one.registered_callback = app.registered_callback
+    one.registered_commands = chosen
+    one()

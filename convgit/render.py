@@ -1,26 +1,87 @@
-"""What a person sees: one-line entries, the tree drawing, status in words, changes."""
+"""What a person sees: one-line entries, the tree drawing, status in words, changes.
+
+rich is imported only to print in colour on a terminal: piped, plain text and ``--json`` never
+pay for it (a per-turn hook runs convgit hundreds of times a session)."""
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
-
-from rich.console import Console
-from rich.markup import escape
-from rich.text import Text
 
 from convgit import tree as tree_mod
 
 if TYPE_CHECKING:
-    from convgit.session import RestoreResult, Session, SnapshotInfo, Status
+    from rich.console import Console
+    from rich.text import Text
+
+    from convgit.session import RestoreResult, Session, Status
+    from convgit.sidecar import SnapshotInfo
     from convgit.workspace import Change
 
 SNAPSHOT_MARK = "◆"
 STATUS_LETTERS = {"added": "A", "modified": "M", "deleted": "D", "typechange": "T"}
 
 
+class Styled:
+    """A line of text with styles (rich's style words), shown in colour only on a terminal."""
+
+    def __init__(self, text: str = "", style: str = "") -> None:
+        self.style = style  # the whole line's style, as rich's Text(style=...)
+        self.spans: list[tuple[str, str]] = [(text, "")] if text else []
+
+    def append(self, text: str, style: str = "") -> Styled:
+        self.spans.append((text, style))
+        return self
+
+    def append_text(self, other: Styled) -> Styled:
+        self.spans += [(text, _join(other.style, style)) for text, style in other.spans]
+        return self
+
+    @property
+    def plain(self) -> str:
+        return "".join(text for text, _ in self.spans)
+
+    def __str__(self) -> str:
+        return self.plain
+
+    def to_rich(self) -> Text:
+        from rich.text import Text
+
+        out = Text(style=self.style)
+        for text, style in self.spans:
+            out.append(text, style=style or None)
+        return out
+
+
+def _join(outer: str, inner: str) -> str:
+    return f"{outer} {inner}".strip()
+
+
+def colour(stream: Any) -> bool:
+    """True when ``stream`` is a terminal (or FORCE_COLOR asks for colour anyway)."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(os.environ.get("FORCE_COLOR")) or (isatty is not None and isatty())
+
+
 def console(stderr: bool = False) -> Console:
+    from rich.console import Console
+
     return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def print_lines(lines: Sequence[Any], stream: Any = None) -> None:
+    """Print through rich on a terminal; elsewhere write the plain text, without importing it."""
+    stream = sys.stdout if stream is None else stream
+    if colour(stream):
+        shown = console(stderr=stream is sys.stderr)
+        for line in lines:
+            # plain strings carry paths and messages: never read them as rich markup
+            shown.print(line.to_rich() if isinstance(line, Styled) else line, markup=False)
+        return
+    stream.write("".join(f"{line}\n" for line in lines))
+    stream.flush()
 
 
 def summary(record: dict[str, Any], width: int = 72) -> str:
@@ -65,9 +126,11 @@ def summary(record: dict[str, Any], width: int = 72) -> str:
     return f"{head}: {text}" if text else head
 
 
-def entry_line(session: Session, ident: str, *, on_path: bool, files_at: str | None = None) -> Text:
+def entry_line(
+    session: Session, ident: str, *, on_path: bool, files_at: str | None = None
+) -> Styled:
     record = session.tree.entries[ident]
-    line = Text()
+    line = Styled()
     line.append(ident, style="yellow" if on_path else "dim yellow")
     line.append(" ")
     line.append(summary(record), style="bold" if on_path else "dim")
@@ -83,13 +146,13 @@ def entry_line(session: Session, ident: str, *, on_path: bool, files_at: str | N
     return line
 
 
-def draw_tree(session: Session, files_at: str | None = None) -> Text:
+def draw_tree(session: Session, files_at: str | None = None) -> Styled:
     """The whole tree. A straight run of entries is one column; connectors appear only where
     the conversation forks, so a sibling is never mistaken for a child. The active path is
     bold and listed first, the rest dim."""
     tree = session.tree
     title = f"session {session.id}" + (f" — {tree.name}" if tree.name else "")
-    out = Text(title, style="bold")
+    out = Styled(title, style="bold")
     on_path = set(tree.path()) if tree.leaf else set()
     children = tree.children
 
@@ -118,7 +181,7 @@ def draw_tree(session: Session, files_at: str | None = None) -> Text:
     return out
 
 
-def log_lines(session: Session, ids: list[str], files_at: str | None = None) -> list[Text]:
+def log_lines(session: Session, ids: list[str], files_at: str | None = None) -> list[Styled]:
     return [entry_line(session, i, on_path=True, files_at=files_at) for i in ids]
 
 
@@ -240,4 +303,6 @@ def problem_lines(problems: list[tree_mod.Problem]) -> list[str]:
 
 
 def escaped(text: str) -> str:
+    from rich.markup import escape
+
     return escape(text)

@@ -1,6 +1,9 @@
 """The workspace track: git snapshots of the working tree, restore, diff and side-by-side worktrees.
 
-The only module that imports pygit2. It knows commits, trees and paths, never conversations.
+With ``gitindex`` (the private index) and ``restoreplan`` (checking a restore), the only modules
+that may import pygit2, and pygit2 is imported lazily, by the reads that need it (diffs,
+restore, worktree listing): a snapshot runs on git's command line alone, so a per-turn hook
+never pays for importing libgit2. It knows commits, trees and paths, never conversations.
 
 Promises kept by every method here:
 * HEAD, the user's index, branches, tags, the stash and the user's config are never touched;
@@ -11,31 +14,45 @@ Promises kept by every method here:
 
 Staging goes through the git command line against a private index kept per session and worktree
 (a stat cache): the tree is then git's own answer to ``git add -A``, and a snapshot after a
-one-file change costs what git's own refresh costs. pygit2 reads objects, diffs trees and writes
-commits and refs in-process.
+one-file change costs what git's own refresh costs; commits and refs are written by
+``git commit-tree`` and ``git update-ref``. pygit2 reads and diffs trees in-process.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import os
+import re
 import shutil
 import stat
 import struct
 import subprocess
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
-import pygit2
-from filelock import FileLock, Timeout
-
-from convgit import faults
+from convgit import faults, gitindex, restoreplan, treediff
 from convgit.errors import ConvgitError, NotFoundError, NoWorkspaceError, RefusedError
+from convgit.gitindex import IndexState
+from convgit.gitindex import entries as _index_entries
+from convgit.restoreplan import Delta, RestoreBlockedError, Skipped, lstat, repository_above
+from convgit.treediff import HostileSnapshotError
+
+__all__ = [
+    "AUTHOR_EMAIL",
+    "AUTHOR_NAME",
+    "Change",
+    "HostileSnapshotError",
+    "RestoreBlockedError",
+    "Restored",
+    "Skipped",
+    "Snapshot",
+    "Workspace",
+    "WorkspaceError",
+    "_index_entries",
+]
 
 DEFAULT_SIZE_CAP = 10 * 1024 * 1024
 
@@ -44,9 +61,6 @@ AUTHOR_EMAIL = "convgit@localhost"
 REF_PREFIX = "refs/convgit/"
 WORKTREE_MARKER = "convgit-worktree"
 
-_TREE, _BLOB, _EXEC, _LINK, _GITLINK = 0o040000, 0o100644, 0o100755, 0o120000, 0o160000
-_LEGACY_BLOB = 0o100664  # old git wrote group-writable blobs; git reads them as 100644
-_FILE_MODES = frozenset({_BLOB, _EXEC, _LINK, _GITLINK, _LEGACY_BLOB})
 
 # Variables that point git at another repository, index or object store, or change what a
 # pathspec means: they are honoured by discover() and never leak into the commands we run.
@@ -82,6 +96,16 @@ _LOCAL_GIT_VARS = frozenset(
 # Settings that would make our private index differ from "git add -A into an empty index"
 # or run user code: hooks (post-index-change...), split and sparse indexes.
 _SAFE_CONFIG = ("core.hooksPath=/dev/null",)
+# commit-tree as pygit2 wrote commits: no signature, no encoding header, our own identity.
+_COMMIT_CONFIG = (*_SAFE_CONFIG, "i18n.commitEncoding=UTF-8")
+_IDENTITY = {
+    f"GIT_{who}_{what}": value
+    for who in ("AUTHOR", "COMMITTER")
+    for what, value in (("NAME", AUTHOR_NAME), ("EMAIL", AUTHOR_EMAIL))
+}
+# git's check_refname_format, for the refs convgit writes (a component may not start with a
+# dot or end with .lock; no "..", "@{", control characters, space or ~^:?*[\ anywhere).
+_BAD_REF = re.compile(r"(^|/)\.|\.lock(/|$)|\.\.|@\{|[\x00-\x20\x7f~^:?*\[\\]|//|/$|\.$|^@$")
 _INDEX_CONFIG = (
     *_SAFE_CONFIG,
     "core.splitIndex=false",
@@ -93,34 +117,9 @@ _INDEX_CONFIG = (
 # Tracked files that the ignore rules match (run with convgit's private index).
 _LIST_IGNORED = ("ls-files", "-z", "--cached", "--ignored", "--exclude-standard")
 
-# Code points HFS+ ignores in names, so ".g\u200cit" is ".git" there (git's own list).
-_HFS_IGNORABLE = dict.fromkeys(
-    map(
-        ord,
-        "\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
-        "\u206a\u206b\u206c\u206d\u206e\u206f\ufeff",
-    )
-)
-
 
 class WorkspaceError(ConvgitError):
     """A git command that convgit runs failed; the message carries git's own words."""
-
-
-class HostileSnapshotError(RefusedError):
-    """A snapshot whose tree would write outside the working tree, into .git or through a link."""
-
-
-class RestoreBlockedError(RefusedError):
-    """A restore that would write through a symlink, or delete files outside the snapshot view."""
-
-
-@dataclass(frozen=True)
-class Skipped:
-    """A path a snapshot left out (or a restore left alone), with the reason in words."""
-
-    path: str
-    reason: str
 
 
 @dataclass(frozen=True)
@@ -151,27 +150,6 @@ class Restored(list[Change]):
         self.left_alone: tuple[Skipped, ...] = tuple(left_alone)
 
 
-@dataclass(frozen=True)
-class _IndexState:
-    """What convgit knows of its private index, saved beside it as ``<index>.state``: the size
-    cap it was cleaned for, the tree it held at the last write-tree (None: unknown), and the
-    identity of the ignore files outside the worktree when their rules were last applied."""
-
-    cap: int | None
-    tree: str | None
-    ignores: str
-
-
-@dataclass(frozen=True)
-class _Delta:
-    """A change with the (mode, oid) of the non-tree entry on each side (None: absent or folder)."""
-
-    path: str
-    status: str
-    old: tuple[int, str] | None
-    new: tuple[int, str] | None
-
-
 def _mib(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MiB"
 
@@ -189,101 +167,6 @@ def _git_env() -> dict[str, str]:
     env["LC_ALL"] = "C"  # stable messages: a few are parsed, all are shown in English
     env["GIT_TERMINAL_PROMPT"] = "0"
     return env
-
-
-def _lstat(path: str | bytes | Path) -> os.stat_result | None:
-    """The entry's own stat (never a link's target); None when there is nothing to see."""
-    try:
-        return os.lstat(path)
-    except OSError:  # missing, below a file, a link loop, no permission
-        return None
-
-
-def _repository_above(root: bytes, path: bytes, known: dict[bytes, bool]) -> bytes | None:
-    """The folder above ``path`` that holds a ``.git`` (a nested repository), if any."""
-    folders = path.split(b"/")[:-1]
-    for depth in range(1, len(folders) + 1):
-        folder = b"/".join(folders[:depth])
-        if folder not in known:
-            known[folder] = os.path.lexists(os.path.join(root, folder, b".git"))
-        if known[folder]:
-            return folder
-    return None
-
-
-def _bad_name(name: str) -> bool:
-    """True for a tree entry name git itself would refuse to check out (git's verify_path)."""
-    separators = "/\\\0" if os.name == "nt" else "/\0"  # a backslash is a plain character on POSIX
-    if name in ("", ".", "..") or any(c in name for c in separators):
-        return True
-    folded = name.translate(_HFS_IGNORABLE).lower()
-    return folded.split(":")[0].rstrip(". ") == ".git" or folded == "git~1"
-
-
-def _relative_path(path: str) -> str:
-    """A restore path as a clean relative POSIX path ('' for the whole tree); refuse escapes."""
-    pure = PurePosixPath(path.replace(os.sep, "/"))
-    if pure.is_absolute() or ".." in pure.parts:
-        raise RefusedError(f"The path {path!r} is outside the working tree.")
-    parts = [part for part in pure.parts if part != "."]
-    if any(_bad_name(part) for part in parts):
-        raise RefusedError(f"The path {path!r} points into .git or is not a valid file name.")
-    return "/".join(parts)
-
-
-def _index_entries(
-    data: bytes, hash_len: int, *, above: int | None = None
-) -> Iterator[tuple[bytes, int, int, bytes, int]]:
-    """Entries of a git index file (v2-v4) as (path, mode, size, oid, flags); ``flags`` carries
-    0x8000 assume-unchanged, 0x3000 the stage and, from the extended flags, 0x40000000
-    skip-worktree. With ``above``, only entries larger than that or with any of those flags
-    (the rest is skipped without being decoded). Raises ValueError for what we do not read
-    (split or sparse index, unknown version)."""
-    if data[:4] != b"DIRC":
-        raise ValueError("not an index file")
-    version, count = struct.unpack_from(">II", data, 4)
-    if version not in (2, 3, 4):
-        raise ValueError(f"index version {version}")
-    offset, previous = 12, b""
-    head = struct.Struct(f">24xI8xI{hash_len}xH").unpack_from
-    fixed = 42 + hash_len
-    for _ in range(count):
-        mode, size, flags = head(data, offset)
-        cursor = offset + fixed
-        if flags & 0x4000 and version >= 3:
-            flags |= struct.unpack_from(">H", data, cursor)[0] << 16
-            cursor += 2
-        wanted = above is None or size > above or flags & 0xF000
-        if version == 4:  # paths are prefix-compressed: every one must be decoded
-            strip, cursor = _varint(data, cursor)
-            end = data.index(b"\0", cursor)
-            previous = previous[: len(previous) - strip] + data[cursor:end]
-            path, start, offset = previous, offset, end + 1
-        else:
-            length = flags & 0xFFF
-            end = cursor + length if length < 0xFFF else data.index(b"\0", cursor)
-            path, start = data[cursor:end] if wanted else b"", offset
-            offset += (end - offset + 8) & ~7
-        if wanted:
-            oid = data[start + 40 : start + 40 + hash_len]
-            yield path, mode, size, oid, flags
-    while offset + 8 <= len(data) - hash_len:
-        signature = data[offset : offset + 4]
-        (length,) = struct.unpack_from(">I", data, offset + 4)
-        if signature in (b"link", b"sdir"):
-            raise ValueError(f"index extension {signature.decode()}")
-        offset += 8 + length
-
-
-def _varint(data: bytes, cursor: int) -> tuple[int, int]:
-    byte = data[cursor]
-    cursor += 1
-    value = byte & 127
-    while byte & 128:
-        byte = data[cursor]
-        cursor += 1
-        value = ((value + 1) << 7) | (byte & 127)
-    return value, cursor
 
 
 class Workspace:
@@ -359,8 +242,9 @@ class Workspace:
         config: Sequence[str] = _SAFE_CONFIG,
         stdin: bytes | None = None,
         check: bool = True,
+        env: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess[bytes]:
-        proc = self._spawn(*args, index=index, config=config, stdin=stdin is not None)
+        proc = self._spawn(*args, index=index, config=config, stdin=stdin is not None, env=env)
         out, err = proc.communicate(stdin)
         return self._finish(proc, args[0], out, err, check=check)
 
@@ -370,10 +254,11 @@ class Workspace:
         index: Path | None = None,
         config: Sequence[str] = _SAFE_CONFIG,
         stdin: bool = False,
+        env: dict[str, str] | None = None,
     ) -> subprocess.Popen[bytes]:
-        """Start git on this worktree: explicit git dir and work tree, our environment only,
-        GIT_INDEX_FILE set to ``index`` (convgit's private index) or unset."""
-        env = self._env
+        """Start git on this worktree: explicit git dir and work tree, our environment only
+        (or ``env``), GIT_INDEX_FILE set to ``index`` (convgit's private index) or unset."""
+        env = self._env if env is None else env
         if index is not None:
             env = {**env, "GIT_INDEX_FILE": str(index)}
         cmd = ["git", f"--git-dir={self.git_dir}", f"--work-tree={self.root}"]
@@ -400,7 +285,10 @@ class Workspace:
 
     @property
     def _repo(self) -> Any:
+        """pygit2's view of the repository, opened (and pygit2 imported) on first use."""
         if self._repository is None:
+            import pygit2
+
             try:
                 self._repository = pygit2.Repository(
                     str(self.git_dir), pygit2.enums.RepositoryOpenFlag.NO_SEARCH
@@ -428,18 +316,39 @@ class Workspace:
         this session and worktree: created (seeded from the user's index) when missing, kept
         as a stat cache. Writes objects only: no ref, no hook, no signature, no file touched."""
         index = index.absolute()
-        with self._index_lock(index):
+        with gitindex.locked(index):
             tree, skipped = self._stage(index, size_cap)
-            files = self._entry_count(index)
-        repo = self._repo
-        parents: list[str] = []
-        if parent is not None:
-            if self.tree_of(parent) == tree:
-                return Snapshot(parent, tree, files, skipped, reused=True)
-            parents = [str(self._peel(parent, pygit2.Commit).id)]
-        signature = pygit2.Signature(AUTHOR_NAME, AUTHOR_EMAIL)
-        oid = repo.create_commit(None, signature, signature, message, tree, parents)
-        return Snapshot(str(oid), tree, files, skipped, reused=False)
+            files = gitindex.entry_count(index)
+            state = gitindex.read_state(index)
+            parents: list[str] = []
+            if parent is not None:
+                known_commit, _, known_tree = state.snapshot.partition(" ")
+                if parent == known_commit:  # the last snapshot of this index: no need to ask git
+                    commit, parent_tree = known_commit, known_tree
+                else:
+                    commit, parent_tree = self._commit_and_tree(parent)
+                if parent_tree == tree:
+                    return Snapshot(parent, tree, files, skipped, reused=True)
+                parents = ["-p", commit]
+            env = {**self._env, **_IDENTITY}
+            proc = self._git(
+                "commit-tree", "--no-gpg-sign", tree, *parents,
+                config=_COMMIT_CONFIG, stdin=message.encode(), env=env,
+            )  # fmt: skip
+            made = os.fsdecode(proc.stdout).strip()
+            gitindex.save_state(index, dataclasses.replace(state, snapshot=f"{made} {tree}"))
+        return Snapshot(made, tree, files, skipped, reused=False)
+
+    def _commit_and_tree(self, rev: str) -> tuple[str, str]:
+        """The full id of commit ``rev`` and of its tree; NotFoundError when it is no commit."""
+        if rev.startswith("-"):
+            raise NotFoundError(f"There is no commit {rev!r} in this repository.")
+        proc = self._git("rev-parse", "--verify", f"{rev}^{{commit}}", check=False)
+        commit = os.fsdecode(proc.stdout).strip()
+        if proc.returncode != 0 or not commit:
+            raise NotFoundError(f"There is no commit {rev!r} in this repository.")
+        tree = self._git("rev-parse", "--verify", f"{commit}^{{tree}}")
+        return commit, os.fsdecode(tree.stdout).strip()
 
     def scan(
         self, index: Path, *, size_cap: int = DEFAULT_SIZE_CAP
@@ -447,7 +356,7 @@ class Workspace:
         """The tree id of the working tree right now (as ``snapshot`` would record it; objects
         are written, no commit is made) and the paths left out."""
         index = index.absolute()
-        with self._index_lock(index):
+        with gitindex.locked(index):
             return self._stage(index, size_cap)
 
     def _stage(self, index: Path, size_cap: int) -> tuple[str, tuple[Skipped, ...]]:
@@ -455,7 +364,7 @@ class Workspace:
             return self._stage_once(index, size_cap)
         except WorkspaceError:
             # The private index is only a cache: if git chokes on it, rebuild it and try again.
-            self._forget_index(index)
+            gitindex.forget(index)
             return self._stage_once(index, size_cap)
 
     def _stage_once(self, index: Path, size_cap: int) -> tuple[str, tuple[Skipped, ...]]:
@@ -496,7 +405,8 @@ class Workspace:
             updates = [p for p in updates if p not in ignored]
         tree = state.tree
         if updates or drops:
-            self._save_state(index, _IndexState(size_cap, None, ""))  # stale if we stop midway
+            # stale if we stop midway
+            gitindex.save_state(index, dataclasses.replace(state, tree=None, ignores=""))
             tree = None
             if drops:
                 self._git(
@@ -511,17 +421,16 @@ class Workspace:
         if tree is None:
             proc = self._git("write-tree", index=index, config=_INDEX_CONFIG)
             tree = os.fsdecode(proc.stdout).strip()
-        fresh = _IndexState(size_cap, tree, ignores)
+        fresh = dataclasses.replace(state, cap=size_cap, tree=tree, ignores=ignores)
         if fresh != state:
-            self._save_state(index, fresh)
+            gitindex.save_state(index, fresh)
         return tree, tuple(sorted(skipped, key=lambda s: s.path))
 
     def _ignore_fingerprint(self) -> str:
         """Identity (path, mtime, size) of the ignore files that live outside the worktree."""
-        try:
-            configured = self._repo.config["core.excludesFile"]
-        except (KeyError, pygit2.GitError):
-            configured = None
+        configured = os.fsdecode(
+            self._git("config", "--get", "core.excludesFile", check=False).stdout
+        ).strip()
         if configured:
             excludes = Path(os.path.expanduser(str(configured)))
         else:
@@ -577,11 +486,11 @@ class Workspace:
                 skipped.append(Skipped(name.rstrip("/"), "nested repository"))
                 continue
             # git lists files below a folder our index tracks, even once it is a repository.
-            repository = _repository_above(root, path, repository_at)
+            repository = repository_above(root, path, repository_at)
             if repository is not None:
                 nested.add(repository)
                 continue
-            info = _lstat(os.path.join(root, path))
+            info = lstat(os.path.join(root, path))
             if info is not None and stat.S_ISREG(info.st_mode):
                 reason = None
                 if info.st_size > size_cap:
@@ -603,43 +512,13 @@ class Workspace:
 
     # -- the private index --
 
-    @contextmanager
-    def _index_lock(self, index: Path) -> Iterator[None]:
-        index.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            with FileLock(f"{index}.flock", timeout=120):
-                # Only holders of this lock use the index, so a git lock left here is stale.
-                Path(f"{index}.lock").unlink(missing_ok=True)
-                yield
-        except Timeout:
-            raise RefusedError(
-                "Another convgit process has been using this session's snapshot index for two "
-                "minutes.",
-                hint=f"if none is running, delete {index}.flock",
-            ) from None
-
-    def _read_state(self, index: Path) -> _IndexState:
-        try:
-            return _IndexState(**json.loads(Path(f"{index}.state").read_text()))
-        except (FileNotFoundError, ValueError, TypeError):
-            return _IndexState(None, None, "")
-
-    def _save_state(self, index: Path, state: _IndexState) -> None:
-        temporary = Path(f"{index}.state.tmp")
-        temporary.write_text(json.dumps(dataclasses.asdict(state)))
-        os.replace(temporary, f"{index}.state")
-
-    def _forget_index(self, index: Path) -> None:
-        for suffix in ("", ".state", ".lock"):
-            Path(f"{index}{suffix}").unlink(missing_ok=True)
-
-    def _ensure_index(self, index: Path, size_cap: int) -> _IndexState:
+    def _ensure_index(self, index: Path, size_cap: int) -> IndexState:
         """Create the private index when missing, seeded with a copy of the user's index (its
         stat data spares rehashing every file); then make sure it holds nothing that would make
         the tree differ from ``git add -A``: no skip-worktree or assume-unchanged entry (git
         would trust them blindly), no file above the cap."""
-        if index.exists() and not self._intact(index):
-            self._forget_index(index)  # torn by a crash: git would half-read it without a word
+        if index.exists() and not gitindex.intact(index, self._hash_len):
+            gitindex.forget(index)  # torn by a crash: git would half-read it without a word
         if not index.exists():
             Path(f"{index}.state").unlink(missing_ok=True)
             user_index = self.git_dir / "index"
@@ -648,24 +527,14 @@ class Workspace:
                 shutil.copy2(user_index, seed)  # keeps the mtime: git's racy-entry check needs it
                 os.replace(seed, index)
         else:
-            state = self._read_state(index)
+            state = gitindex.read_state(index)
             if state.cap == size_cap:
                 return state
         if index.exists():
             self._clean_index(index, size_cap)
-        state = _IndexState(size_cap, None, "")  # "": ignore rules are checked on first use
-        self._save_state(index, state)
+        state = IndexState(size_cap, None, "")  # "": ignore rules are checked on first use
+        gitindex.save_state(index, state)
         return state
-
-    def _intact(self, index: Path) -> bool:
-        """True when the index file's trailing checksum matches (git itself skips this check)."""
-        data = index.read_bytes()
-        size = self._hash_len
-        if len(data) < 12 + size or data[:4] != b"DIRC":
-            return False
-        trailer = data[-size:]
-        algorithm = "sha256" if size == 32 else "sha1"
-        return trailer == bytes(size) or hashlib.new(algorithm, data[:-size]).digest() == trailer
 
     def _clean_index(self, index: Path, size_cap: int) -> None:
         try:
@@ -689,16 +558,8 @@ class Workspace:
                 index=index, config=_INDEX_CONFIG, stdin=b"\0".join(lines) + b"\0",
             )  # fmt: skip
 
-    def _entry_count(self, index: Path) -> int:
-        try:
-            with open(index, "rb") as handle:
-                header = handle.read(12)
-        except FileNotFoundError:
-            return 0
-        return int(struct.unpack(">I", header[8:12])[0]) if len(header) == 12 else 0
-
     def _index_tree(self, index: Path) -> str:
-        tree = self._read_state(index).tree
+        tree = gitindex.read_state(index).tree
         if tree is None:
             proc = self._git("write-tree", index=index, config=_INDEX_CONFIG)
             tree = os.fsdecode(proc.stdout).strip()
@@ -709,105 +570,48 @@ class Workspace:
     def set_ref(self, ref: str, commit: str) -> None:
         """Point ``ref`` (under refs/convgit/) at ``commit``, which keeps it safe from gc."""
         self._check_ref(ref)
-        target = self._peel(commit, pygit2.Commit).id
-        self._repo.references.create(ref, target, force=True)
+        if commit.startswith("-"):
+            raise NotFoundError(f"There is no commit {commit!r} in this repository.")
+        # git peels and checks the target: only a commit is accepted
+        proc = self._git("update-ref", ref, f"{commit}^{{commit}}", check=False)
+        if proc.returncode != 0:
+            self._commit_and_tree(commit)  # NotFoundError when that is why
+            words = os.fsdecode(proc.stderr).strip()
+            raise WorkspaceError(f"git update-ref failed: {words}")
 
     def delete_ref(self, ref: str) -> None:
         """Remove ``ref`` (under refs/convgit/); nothing happens when it does not exist."""
         self._check_ref(ref)
-        with suppress(KeyError):
-            self._repo.references.delete(ref)
+        self._git("update-ref", "-d", ref)
 
     def _check_ref(self, ref: str) -> None:
-        if not ref.startswith(REF_PREFIX) or not pygit2.reference_is_valid_name(ref):
+        if not ref.startswith(REF_PREFIX) or _BAD_REF.search(ref):
             raise RefusedError(f"convgit only writes refs under {REF_PREFIX}, not {ref!r}.")
 
-    def _peel(self, rev: str, kind: Any) -> Any:
+    def _peel(self, rev: str, kind: str) -> Any:
+        """The commit or tree ``rev`` names, as a pygit2 object (``kind``: "commit" or "tree")."""
+        import pygit2
+
         try:
-            return self._repo.revparse_single(rev).peel(kind)
+            return self._repo.revparse_single(rev).peel(
+                pygit2.Commit if kind == "commit" else pygit2.Tree
+            )
         except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
-            what = "commit" if kind is pygit2.Commit else "tree"
-            raise NotFoundError(f"There is no {what} {rev!r} in this repository.") from None
+            raise NotFoundError(f"There is no {kind} {rev!r} in this repository.") from None
 
     def tree_of(self, commit: str) -> str:
         """The tree id of a commit (a tree id is returned as it is)."""
-        return str(self._peel(commit, pygit2.Tree).id)
+        return str(self._peel(commit, "tree").id)
 
     def changes(self, a: str, b: str) -> list[Change]:
         """File-level differences from a to b (commit or tree ids), sorted by path. A file
         replaced by a folder is a deletion plus additions; file <-> symlink is a typechange."""
-        deltas = self._diff(self._peel(a, pygit2.Tree), self._peel(b, pygit2.Tree), False)
+        deltas = treediff.diff(self._repo, self._peel(a, "tree"), self._peel(b, "tree"))
         return [Change(d.path, d.status) for d in deltas]
 
-    def _diff(self, a: Any, b: Any, validate: bool) -> list[_Delta]:
-        out: list[_Delta] = []
-        self._diff_into(out, a, b, "", validate)
-        out.sort(key=lambda d: d.path)
-        return out
-
-    def _diff_into(self, out: list[_Delta], a: Any, b: Any, prefix: str, validate: bool) -> None:
-        # Only subtrees whose ids differ are opened, so the cost follows the change, not the tree.
-        old = self._entries(a, prefix, False)
-        new = self._entries(b, prefix, validate)
-        for name in old.keys() | new.keys():
-            x, y = old.get(name), new.get(name)
-            if x == y:
-                continue
-            path = prefix + name
-            x_tree = x is not None and x[0] == _TREE
-            y_tree = y is not None and y[0] == _TREE
-            if x_tree or y_tree:
-                self._diff_into(
-                    out,
-                    self._repo[x[1]] if x is not None and x_tree else None,
-                    self._repo[y[1]] if y is not None and y_tree else None,
-                    path + "/",
-                    validate,
-                )
-            x_file = None if x is None or x_tree else x
-            y_file = None if y is None or y_tree else y
-            if x_file and y_file:
-                kinds_differ = _kind(x_file[0]) != _kind(y_file[0])
-                out.append(
-                    _Delta(path, "typechange" if kinds_differ else "modified", x_file, y_file)
-                )
-            elif x_file:
-                out.append(_Delta(path, "deleted", x_file, None))
-            elif y_file:
-                out.append(_Delta(path, "added", None, y_file))
-
-    def _entries(self, tree: Any, prefix: str, validate: bool) -> dict[str, tuple[int, str]]:
-        entries: dict[str, tuple[int, str]] = {}
-        if tree is None:
-            return entries
-        folded: set[str] = set()
-        ignore_case = validate and self._ignore_case()
-        for item in tree:
-            name = os.fsdecode(item.raw_name)
-            mode = _BLOB if item.filemode == _LEGACY_BLOB else int(item.filemode)
-            if validate:
-                shown = prefix + name
-                if _bad_name(name):
-                    raise HostileSnapshotError(
-                        f"The snapshot holds the path {shown!r}, which would escape the working "
-                        "tree or write into .git; nothing was restored."
-                    )
-                if mode != _TREE and mode not in _FILE_MODES:
-                    raise HostileSnapshotError(
-                        f"The snapshot holds {shown!r} with file mode {mode:o}; "
-                        "nothing was restored."
-                    )
-                key = name.casefold() if ignore_case else name
-                if name in entries or key in folded:
-                    raise HostileSnapshotError(
-                        f"The snapshot holds {shown!r} twice (a file and a folder, or two "
-                        "spellings of one name); nothing was restored."
-                    )
-                folded.add(key)
-            entries[name] = (mode, str(item.id))
-        return entries
-
     def _ignore_case(self) -> bool:
+        import pygit2
+
         try:
             return bool(self._repo.config.get_bool("core.ignorecase"))
         except (KeyError, pygit2.GitError):
@@ -835,147 +639,38 @@ class Workspace:
         the view) is refused (RefusedError) before anything changes. ``dry_run`` changes nothing.
         """
         index = index.absolute()
-        target_tree = self._peel(target, pygit2.Tree)
-        with self._index_lock(index):
+        target_tree = self._peel(target, "tree")
+        with gitindex.locked(index):
             if not index.exists():
                 self._stage(index, DEFAULT_SIZE_CAP)
             current_tree = self._repo[self._index_tree(index)]
-            deltas = self._diff(current_tree, target_tree, True)
+            deltas = treediff.diff(
+                self._repo,
+                current_tree,
+                target_tree,
+                validate=True,
+                ignore_case=self._ignore_case(),
+            )
             if paths is not None:
-                deltas = self._select(deltas, paths, current_tree, target_tree)
-            deltas, left_alone = self._plan(deltas)
+                deltas = restoreplan.select(deltas, paths, current_tree, target_tree)
+            deltas, left_alone = restoreplan.plan(self.root, deltas, self._ignored)
             changes = [Change(d.path, d.status) for d in deltas]
             if not dry_run and deltas:
                 self._apply(index, deltas)
         return Restored(changes, left_alone)
 
-    def _select(
-        self, deltas: list[_Delta], paths: list[str], current: Any, target: Any
-    ) -> list[_Delta]:
-        wanted = [_relative_path(p) for p in paths]
-        if "" in wanted:
-            return deltas
-        for path in wanted:
-            if not any(self._tree_has(tree, path) for tree in (current, target)):
-                raise NotFoundError(f"There is no {path!r} in the snapshot or in the working tree.")
-        chosen = {
-            d.path for d in deltas if any(d.path == p or d.path.startswith(p + "/") for p in wanted)
-        }
-        # A file that stands where a chosen path needs a folder must go as well.
-        by_path = {d.path: d for d in deltas}
-        for path in list(chosen):
-            parts = path.split("/")
-            for i in range(1, len(parts)):
-                lead = by_path.get("/".join(parts[:i]))
-                if lead is not None and lead.new is None:
-                    chosen.add(lead.path)
-        return [d for d in deltas if d.path in chosen]
+    def _ignored(self, paths: list[str]) -> set[str]:
+        """The paths git's ignore rules match (whether or not any index tracks them)."""
+        proc = self._git(
+            "check-ignore", "-z", "--no-index", "--stdin",
+            stdin=b"\0".join(map(os.fsencode, paths)) + b"\0", check=False,
+        )  # fmt: skip
+        return {os.fsdecode(p) for p in proc.stdout.split(b"\0") if p}
 
-    @staticmethod
-    def _tree_has(tree: Any, path: str) -> bool:
-        try:
-            tree[path]
-        except KeyError:
-            return False
-        return True
-
-    def _plan(self, deltas: list[_Delta]) -> tuple[list[_Delta], list[Skipped]]:
-        """Check every write against the disk before anything changes: refuse writes below a
-        symlink or file that stays, and folders that hold files outside the view; set aside
-        paths that are outside the view (ignored or skipped files, nested repositories)."""
-        removals = {d.path for d in deltas if d.old is not None}
-        keep: list[_Delta] = []
-        aside: list[str] = []
-        nested: list[str] = []
-        submodules: list[_Delta] = []
-        root = os.fsencode(self.root)
-        repository_at: dict[bytes, bool] = {}
-        for delta in deltas:
-            if delta.new is None:
-                if _repository_above(root, os.fsencode(delta.path), repository_at) is None:
-                    keep.append(delta)
-                else:
-                    nested.append(delta.path)  # never delete inside another repository
-                continue
-            if delta.old is not None and delta.old[0] == delta.new[0] == _GITLINK:
-                submodules.append(delta)  # checking a commit out in a submodule is the user's call
-                continue
-            verdict = self._check_write(delta, removals)
-            if verdict == "write":
-                keep.append(delta)
-            elif verdict == "nested":
-                nested.append(delta.path)
-            else:
-                aside.append(delta.path)
-        left_alone = [Skipped(p, "inside a nested repository; left alone") for p in nested]
-        left_alone += [
-            Skipped(
-                d.path, f"a submodule; convgit does not move it (its snapshot is at {d.new[1]})"
-            )
-            for d in submodules
-            if d.new is not None
-        ]
-        if aside:
-            proc = self._git(
-                "check-ignore", "-z", "--no-index", "--stdin",
-                stdin=b"\0".join(map(os.fsencode, aside)) + b"\0", check=False,
-            )  # fmt: skip
-            ignored = {os.fsdecode(p) for p in proc.stdout.split(b"\0") if p}
-            for path in aside:
-                why = "ignored by git" if path in ignored else "outside the snapshots (size cap)"
-                left_alone.append(Skipped(path, f"{why}; differs from the snapshot, left alone"))
-        return keep, sorted(left_alone, key=lambda s: s.path)
-
-    def _check_write(self, delta: _Delta, removals: set[str]) -> str:
-        assert delta.new is not None
-        parts = delta.path.split("/")
-        for i in range(1, len(parts)):
-            lead = "/".join(parts[:i])
-            info = _lstat(self.root / lead)
-            if info is None:
-                return "write"  # nothing there yet: git creates the folders
-            if stat.S_ISDIR(info.st_mode):
-                if os.path.lexists(self.root / lead / ".git"):
-                    if lead in removals:
-                        raise RestoreBlockedError(
-                            f"Restoring {delta.path!r} would write into the repository at "
-                            f"{lead!r}; nothing was restored."
-                        )
-                    return "nested"
-                continue
-            if lead in removals:
-                return "write"  # a file of the view that the restore removes before writing
-            what = "symlink" if stat.S_ISLNK(info.st_mode) else "file"
-            raise RestoreBlockedError(
-                f"Restoring {delta.path!r} would write below {lead!r}, a {what} that is not part "
-                "of the snapshot; nothing was restored.",
-                hint=f"move {lead!r} away first",
-            )
-        info = _lstat(self.root / delta.path)
-        if info is None:
-            return "write"
-        if stat.S_ISDIR(info.st_mode):
-            if delta.new[0] != _GITLINK:
-                self._check_emptied(delta.path, removals)
-            return "write"
-        return "write" if delta.old is not None else "aside"
-
-    def _check_emptied(self, folder: str, removals: set[str]) -> None:
-        """Refuse unless every file under ``folder`` on disk is one the restore removes."""
-        for top, dirs, files in os.walk(self.root / folder):
-            links = [d for d in dirs if os.path.islink(os.path.join(top, d))]
-            for name in [*files, *links, *(d for d in dirs if d == ".git")]:
-                rel = Path(top, name).relative_to(self.root).as_posix()
-                if rel not in removals or name == ".git":
-                    raise RestoreBlockedError(
-                        f"Restoring {folder!r} as a file would delete the folder's {rel!r}, which "
-                        "is not part of the snapshot; nothing was restored.",
-                        hint=f"move {rel!r} away first",
-                    )
-
-    def _apply(self, index: Path, deltas: list[_Delta]) -> None:
+    def _apply(self, index: Path, deltas: list[Delta]) -> None:
         # The restored files may be ignored now: the next snapshot rechecks the rules.
-        self._save_state(index, _IndexState(self._read_state(index).cap, None, ""))
+        state = gitindex.read_state(index)
+        gitindex.save_state(index, dataclasses.replace(state, tree=None, ignores=""))
         for delta in deltas:
             if delta.new is None:
                 faults.point("restore:remove")
@@ -1008,7 +703,7 @@ class Workspace:
         current = self.root
         for part in path.split("/")[:-1]:
             current = current / part
-            info = _lstat(current)
+            info = lstat(current)
             if info is None or not stat.S_ISDIR(info.st_mode):
                 return False
         return True
@@ -1017,7 +712,7 @@ class Workspace:
         if not self._real_parent(path):
             return  # nothing of ours can be below a symlink; never delete through one
         target = self.root / path
-        info = _lstat(target)
+        info = lstat(target)
         if info is None:
             return
         if stat.S_ISDIR(info.st_mode):
@@ -1040,7 +735,7 @@ class Workspace:
     def add_worktree(self, commit: str, directory: Path) -> None:
         """Check ``commit`` out in ``directory`` as a real, detached `git worktree`, marked as
         made by convgit. The main working tree, its index and HEAD are not touched."""
-        sha = str(self._peel(commit, pygit2.Commit).id)
+        sha = str(self._peel(commit, "commit").id)
         directory = Path(directory).absolute()
         for inside in (self.root, self.common_dir):
             if directory == inside or directory.resolve().is_relative_to(inside.resolve()):
@@ -1067,6 +762,8 @@ class Workspace:
             except OSError:
                 continue
             if head.startswith("ref:"):  # someone checked a branch out there since
+                import pygit2
+
                 try:
                     head = str(self._repo.references[head[4:].strip()].resolve().target)
                 except (KeyError, pygit2.GitError):

@@ -1,0 +1,152 @@
+"""convgit's private index: git's index file format, read in Python, and what convgit keeps
+beside the index (its state file and its lock). No pygit2 and no git process here.
+
+The private index is a stat cache kept per session and worktree: it is git's own index file,
+written only by git (``GIT_INDEX_FILE``), so the trees it gives are git's answer to ``git add -A``.
+What is read here is only what git cannot tell cheaply: entries git would trust blindly
+(skip-worktree, assume-unchanged), files above the size cap, the entry count, a torn file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import struct
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from convgit.errors import RefusedError
+
+
+@dataclass(frozen=True)
+class IndexState:
+    """What convgit knows of its private index, saved beside it as ``<index>.state``: the size
+    cap it was cleaned for, the tree it held at the last write-tree (None: unknown), the
+    identity of the ignore files outside the worktree when their rules were last applied, and
+    the last snapshot commit made from it with that commit's tree ("commit tree", or "")."""
+
+    cap: int | None
+    tree: str | None
+    ignores: str
+    snapshot: str = ""
+
+
+def entries(
+    data: bytes, hash_len: int, *, above: int | None = None
+) -> Iterator[tuple[bytes, int, int, bytes, int]]:
+    """Entries of a git index file (v2-v4) as (path, mode, size, oid, flags); ``flags`` carries
+    0x8000 assume-unchanged, 0x3000 the stage and, from the extended flags, 0x40000000
+    skip-worktree. With ``above``, only entries larger than that or with any of those flags
+    (the rest is skipped without being decoded). Raises ValueError for what we do not read
+    (split or sparse index, unknown version)."""
+    if data[:4] != b"DIRC":
+        raise ValueError("not an index file")
+    version, count = struct.unpack_from(">II", data, 4)
+    if version not in (2, 3, 4):
+        raise ValueError(f"index version {version}")
+    offset, previous = 12, b""
+    head = struct.Struct(f">24xI8xI{hash_len}xH").unpack_from
+    fixed = 42 + hash_len
+    for _ in range(count):
+        mode, size, flags = head(data, offset)
+        cursor = offset + fixed
+        if flags & 0x4000 and version >= 3:
+            flags |= struct.unpack_from(">H", data, cursor)[0] << 16
+            cursor += 2
+        wanted = above is None or size > above or flags & 0xF000
+        if version == 4:  # paths are prefix-compressed: every one must be decoded
+            strip, cursor = _varint(data, cursor)
+            end = data.index(b"\0", cursor)
+            previous = previous[: len(previous) - strip] + data[cursor:end]
+            path, start, offset = previous, offset, end + 1
+        else:
+            length = flags & 0xFFF
+            end = cursor + length if length < 0xFFF else data.index(b"\0", cursor)
+            path, start = data[cursor:end] if wanted else b"", offset
+            offset += (end - offset + 8) & ~7
+        if wanted:
+            oid = data[start + 40 : start + 40 + hash_len]
+            yield path, mode, size, oid, flags
+    while offset + 8 <= len(data) - hash_len:
+        signature = data[offset : offset + 4]
+        (length,) = struct.unpack_from(">I", data, offset + 4)
+        if signature in (b"link", b"sdir"):
+            raise ValueError(f"index extension {signature.decode()}")
+        offset += 8 + length
+
+
+def _varint(data: bytes, cursor: int) -> tuple[int, int]:
+    byte = data[cursor]
+    cursor += 1
+    value = byte & 127
+    while byte & 128:
+        byte = data[cursor]
+        cursor += 1
+        value = ((value + 1) << 7) | (byte & 127)
+    return value, cursor
+
+
+def intact(index: Path, hash_len: int) -> bool:
+    """True when the index file's trailing checksum matches (git itself skips this check)."""
+    data = index.read_bytes()
+    if len(data) < 12 + hash_len or data[:4] != b"DIRC":
+        return False
+    trailer = data[-hash_len:]
+    algorithm = "sha256" if hash_len == 32 else "sha1"
+    return (
+        trailer == bytes(hash_len) or hashlib.new(algorithm, data[:-hash_len]).digest() == trailer
+    )
+
+
+def entry_count(index: Path) -> int:
+    """The number of entries, read from the header alone."""
+    try:
+        with open(index, "rb") as handle:
+            header = handle.read(12)
+    except FileNotFoundError:
+        return 0
+    return int(struct.unpack(">I", header[8:12])[0]) if len(header) == 12 else 0
+
+
+# -- beside the index: state and lock --
+
+
+def read_state(index: Path) -> IndexState:
+    try:
+        return IndexState(**json.loads(Path(f"{index}.state").read_text()))
+    except (FileNotFoundError, ValueError, TypeError):
+        return IndexState(None, None, "")
+
+
+def save_state(index: Path, state: IndexState) -> None:
+    temporary = Path(f"{index}.state.tmp")
+    temporary.write_text(json.dumps(dataclasses.asdict(state)))
+    os.replace(temporary, f"{index}.state")
+
+
+def forget(index: Path) -> None:
+    """Remove the index and what is kept beside it (the next use rebuilds it)."""
+    for suffix in ("", ".state", ".lock"):
+        Path(f"{index}{suffix}").unlink(missing_ok=True)
+
+
+@contextmanager
+def locked(index: Path) -> Iterator[None]:
+    """Hold ``<index>.flock``: only one convgit process uses a private index at a time."""
+    from filelock import FileLock, Timeout
+
+    index.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with FileLock(f"{index}.flock", timeout=120):
+            # Only holders of this lock use the index, so a git lock left here is stale.
+            Path(f"{index}.lock").unlink(missing_ok=True)
+            yield
+    except Timeout:
+        raise RefusedError(
+            "Another convgit process has been using this session's snapshot index for two minutes.",
+            hint=f"if none is running, delete {index}.flock",
+        ) from None

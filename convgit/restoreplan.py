@@ -1,0 +1,219 @@
+"""Planning a restore, and checking it against the disk before anything changes.
+
+A restore is a list of deltas (path, old entry, new entry) from the tree the private index
+holds to the snapshot's tree. Nothing here writes: ``plan`` refuses writes that would go
+through a symlink, below a file that stays, or delete files outside the snapshots' view, and
+sets aside paths convgit must leave alone (ignored or skipped files, nested repositories).
+Pure file-system checks; no pygit2 and no git process (the caller says what git ignores).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from convgit.errors import NotFoundError, RefusedError
+
+TREE, BLOB, EXEC, LINK, GITLINK = 0o040000, 0o100644, 0o100755, 0o120000, 0o160000
+LEGACY_BLOB = 0o100664  # old git wrote group-writable blobs; git reads them as 100644
+FILE_MODES = frozenset({BLOB, EXEC, LINK, GITLINK, LEGACY_BLOB})
+
+# Code points HFS+ ignores in names, so ".g\u200cit" is ".git" there (git's own list).
+_HFS_IGNORABLE = dict.fromkeys(
+    map(
+        ord,
+        "\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+        "\u206a\u206b\u206c\u206d\u206e\u206f\ufeff",
+    )
+)
+
+
+class RestoreBlockedError(RefusedError):
+    """A restore that would write through a symlink, or delete files outside the snapshot view."""
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A path a snapshot left out (or a restore left alone), with the reason in words."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Delta:
+    """A change with the (mode, oid) of the non-tree entry on each side (None: absent or folder)."""
+
+    path: str
+    status: str
+    old: tuple[int, str] | None
+    new: tuple[int, str] | None
+
+
+def lstat(path: str | bytes | Path) -> os.stat_result | None:
+    """The entry's own stat (never a link's target); None when there is nothing to see."""
+    try:
+        return os.lstat(path)
+    except OSError:  # missing, below a file, a link loop, no permission
+        return None
+
+
+def repository_above(root: bytes, path: bytes, known: dict[bytes, bool]) -> bytes | None:
+    """The folder above ``path`` that holds a ``.git`` (a nested repository), if any."""
+    folders = path.split(b"/")[:-1]
+    for depth in range(1, len(folders) + 1):
+        folder = b"/".join(folders[:depth])
+        if folder not in known:
+            known[folder] = os.path.lexists(os.path.join(root, folder, b".git"))
+        if known[folder]:
+            return folder
+    return None
+
+
+def bad_name(name: str) -> bool:
+    """True for a tree entry name git itself would refuse to check out (git's verify_path)."""
+    separators = "/\\\0" if os.name == "nt" else "/\0"  # a backslash is a plain character on POSIX
+    if name in ("", ".", "..") or any(c in name for c in separators):
+        return True
+    folded = name.translate(_HFS_IGNORABLE).lower()
+    return folded.split(":")[0].rstrip(". ") == ".git" or folded == "git~1"
+
+
+def relative_path(path: str) -> str:
+    """A restore path as a clean relative POSIX path ('' for the whole tree); refuse escapes."""
+    pure = PurePosixPath(path.replace(os.sep, "/"))
+    if pure.is_absolute() or ".." in pure.parts:
+        raise RefusedError(f"The path {path!r} is outside the working tree.")
+    parts = [part for part in pure.parts if part != "."]
+    if any(bad_name(part) for part in parts):
+        raise RefusedError(f"The path {path!r} points into .git or is not a valid file name.")
+    return "/".join(parts)
+
+
+def select(deltas: list[Delta], paths: list[str], current: Any, target: Any) -> list[Delta]:
+    """The deltas at or below ``paths`` (relative to the root; refused when they escape), plus
+    files that stand where a chosen path needs a folder. ``current`` and ``target`` are the two
+    trees (anything indexable by path); a path in neither is NotFoundError."""
+    wanted = [relative_path(p) for p in paths]
+    if "" in wanted:
+        return deltas
+    for path in wanted:
+        if not any(_tree_has(tree, path) for tree in (current, target)):
+            raise NotFoundError(f"There is no {path!r} in the snapshot or in the working tree.")
+    chosen = {
+        d.path for d in deltas if any(d.path == p or d.path.startswith(p + "/") for p in wanted)
+    }
+    # A file that stands where a chosen path needs a folder must go as well.
+    by_path = {d.path: d for d in deltas}
+    for path in list(chosen):
+        parts = path.split("/")
+        for i in range(1, len(parts)):
+            lead = by_path.get("/".join(parts[:i]))
+            if lead is not None and lead.new is None:
+                chosen.add(lead.path)
+    return [d for d in deltas if d.path in chosen]
+
+
+def _tree_has(tree: Any, path: str) -> bool:
+    try:
+        tree[path]
+    except KeyError:
+        return False
+    return True
+
+
+def plan(
+    root: Path, deltas: list[Delta], ignored: Callable[[list[str]], set[str]]
+) -> tuple[list[Delta], list[Skipped]]:
+    """Check every write against the disk before anything changes: refuse writes below a
+    symlink or file that stays, and folders that hold files outside the view; set aside
+    paths that are outside the view (ignored or skipped files, nested repositories)."""
+    removals = {d.path for d in deltas if d.old is not None}
+    keep: list[Delta] = []
+    aside: list[str] = []
+    nested: list[str] = []
+    submodules: list[Delta] = []
+    top = os.fsencode(root)
+    repository_at: dict[bytes, bool] = {}
+    for delta in deltas:
+        if delta.new is None:
+            if repository_above(top, os.fsencode(delta.path), repository_at) is None:
+                keep.append(delta)
+            else:
+                nested.append(delta.path)  # never delete inside another repository
+            continue
+        if delta.old is not None and delta.old[0] == delta.new[0] == GITLINK:
+            submodules.append(delta)  # checking a commit out in a submodule is the user's call
+            continue
+        verdict = _check_write(root, delta, removals)
+        if verdict == "write":
+            keep.append(delta)
+        elif verdict == "nested":
+            nested.append(delta.path)
+        else:
+            aside.append(delta.path)
+    left_alone = [Skipped(p, "inside a nested repository; left alone") for p in nested]
+    left_alone += [
+        Skipped(d.path, f"a submodule; convgit does not move it (its snapshot is at {d.new[1]})")
+        for d in submodules
+        if d.new is not None
+    ]
+    if aside:
+        by_git = ignored(aside)
+        for path in aside:
+            why = "ignored by git" if path in by_git else "outside the snapshots (size cap)"
+            left_alone.append(Skipped(path, f"{why}; differs from the snapshot, left alone"))
+    return keep, sorted(left_alone, key=lambda s: s.path)
+
+
+def _check_write(root: Path, delta: Delta, removals: set[str]) -> str:
+    assert delta.new is not None
+    parts = delta.path.split("/")
+    for i in range(1, len(parts)):
+        lead = "/".join(parts[:i])
+        info = lstat(root / lead)
+        if info is None:
+            return "write"  # nothing there yet: git creates the folders
+        if stat.S_ISDIR(info.st_mode):
+            if os.path.lexists(root / lead / ".git"):
+                if lead in removals:
+                    raise RestoreBlockedError(
+                        f"Restoring {delta.path!r} would write into the repository at "
+                        f"{lead!r}; nothing was restored."
+                    )
+                return "nested"
+            continue
+        if lead in removals:
+            return "write"  # a file of the view that the restore removes before writing
+        what = "symlink" if stat.S_ISLNK(info.st_mode) else "file"
+        raise RestoreBlockedError(
+            f"Restoring {delta.path!r} would write below {lead!r}, a {what} that is not part "
+            "of the snapshot; nothing was restored.",
+            hint=f"move {lead!r} away first",
+        )
+    info = lstat(root / delta.path)
+    if info is None:
+        return "write"
+    if stat.S_ISDIR(info.st_mode):
+        if delta.new[0] != GITLINK:
+            _check_emptied(root, delta.path, removals)
+        return "write"
+    return "write" if delta.old is not None else "aside"
+
+
+def _check_emptied(root: Path, folder: str, removals: set[str]) -> None:
+    """Refuse unless every file under ``folder`` on disk is one the restore removes."""
+    for top, dirs, files in os.walk(root / folder):
+        links = [d for d in dirs if os.path.islink(os.path.join(top, d))]
+        for name in [*files, *links, *(d for d in dirs if d == ".git")]:
+            rel = Path(top, name).relative_to(root).as_posix()
+            if rel not in removals or name == ".git":
+                raise RestoreBlockedError(
+                    f"Restoring {folder!r} as a file would delete the folder's {rel!r}, which "
+                    "is not part of the snapshot; nothing was restored.",
+                    hint=f"move {rel!r} away first",
+                )

@@ -1,0 +1,596 @@
+#!/usr/bin/env python3
+"""convgit's benchmark (issue 5): every target as a ratio against a baseline measured in the
+same run, convgit and the baseline alternating (A B A B ...) after a warm-up.
+
+    python scripts/bench.py           # full: 1k/10k/100k files, 10k/100k/1M entries
+    python scripts/bench.py --quick   # small: 1k/10k files, 10k/100k entries, fewer repetitions
+
+Everything is generated under a temporary directory (removed at the end unless --keep). Needs
+only convgit's own dependencies and git. Prints a markdown table to paste into the README.
+Never run as a timed test: the numbers depend on the machine; the ratios are the result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+try:
+    import convgit
+except ImportError:  # a fresh clone that is not installed: run from the source tree
+    sys.path.insert(0, str(REPO))
+    import convgit
+
+import orjson  # noqa: E402 - convgit's own dependency, found once convgit is
+
+FILE_SIZES_FULL = (1_000, 10_000, 100_000)
+FILE_SIZES_QUICK = (1_000, 10_000)
+ENTRY_SIZES_FULL = (10_000, 100_000, 1_000_000)
+ENTRY_SIZES_QUICK = (10_000, 100_000)
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@localhost",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@localhost",
+}
+
+
+# -- measuring ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    """One target: convgit's samples against the baseline's, and the ratio it must stay under."""
+
+    target: str
+    size: str
+    ours: list[float]
+    base: list[float]
+    baseline: str
+    limit: float | None  # None: reported only
+    note: str = ""
+
+    @property
+    def ratio(self) -> float:
+        return statistics.median(self.ours) / statistics.median(self.base)
+
+    @property
+    def verdict(self) -> str:
+        if self.limit is None:
+            return "info"
+        return "pass" if self.ratio <= self.limit else "miss"
+
+
+@dataclass
+class Bench:
+    reps: int
+    root: Path
+    env: dict[str, str]
+    cli: list[str]
+    rows: list[Row] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def run(self, cmd: list[str], cwd: Path, **kwargs: Any) -> subprocess.CompletedProcess[bytes]:
+        proc = subprocess.run(
+            cmd, cwd=cwd, env=kwargs.pop("env", self.env), capture_output=True, **kwargs
+        )
+        if proc.returncode != 0:
+            words = proc.stderr.decode(errors="replace").strip()
+            raise SystemExit(f"bench: {' '.join(cmd)} failed ({proc.returncode}): {words}")
+        return proc
+
+    def timed(self, cmd: list[str], cwd: Path, **kwargs: Any) -> float:
+        start = time.perf_counter()
+        self.run(cmd, cwd, **kwargs)
+        return time.perf_counter() - start
+
+    def convgit(self, cwd: Path, *args: str, **kwargs: Any) -> subprocess.CompletedProcess[bytes]:
+        return self.run([*self.cli, *args], cwd, **kwargs)
+
+    def alternate(
+        self, ours: Callable[[], float], base: Callable[[], float], reps: int | None = None
+    ) -> tuple[list[float], list[float]]:
+        """Warm both up once, then A B A B ...; each callable prepares untimed, returns seconds."""
+        ours()
+        base()
+        a: list[float] = []
+        b: list[float] = []
+        for _ in range(reps or self.reps):
+            a.append(ours())
+            b.append(base())
+        return a, b
+
+    def add(self, *args: Any, **kwargs: Any) -> Row:
+        row = Row(*args, **kwargs)
+        self.rows.append(row)
+        print(
+            f"  {row.target} [{row.size}]: {_ms(row.ours)} vs {_ms(row.base)} -> "
+            f"{row.ratio:.2f}x {row.verdict}",
+            file=sys.stderr,
+            flush=True,
+        )
+        return row
+
+
+def _ms(samples: list[float]) -> str:
+    med = statistics.median(samples)
+    return f"{_fmt(med)} ({_fmt(min(samples))}-{_fmt(max(samples))})"
+
+
+def _fmt(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms" if seconds < 10 else f"{seconds:.1f} s"
+
+
+def _scrubbed_env(home: Path) -> dict[str, str]:
+    """No GIT_* or CONVGIT_* from the caller, and no user or system git config."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GIT_", "CONVGIT_")) and k != "PYTHONPATH"
+    }
+    home.mkdir(parents=True, exist_ok=True)
+    # Byte-compiled modules are cached (a real install compiles them at install time), in the
+    # bench's own folder rather than beside the sources, whatever PYTHONDONTWRITEBYTECODE says.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.update(
+        PYTHONPYCACHEPREFIX=str(home.parent / "pycache"),
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        GIT_CONFIG_NOSYSTEM="1",
+        LC_ALL="C",
+    )
+    return env
+
+
+def _cli_command(env: dict[str, str]) -> list[str]:
+    """The console script a per-turn hook would call; ``python -m convgit`` from a clone."""
+    script = Path(sys.executable).parent / "convgit"
+    if script.exists():
+        return [str(script)]
+    env["PYTHONPATH"] = str(REPO)
+    return [sys.executable, "-m", "convgit"]
+
+
+# -- generating --------------------------------------------------------------------------------
+
+
+def make_tree(bench: Bench, root: Path, files: int) -> Path:
+    """A committed repository: ``files`` files in nested folders (50 per folder, 3 levels), a
+    .gitignore and a few ignored files. File times are set in the past so git's racy-entry
+    check does not rehash what it just indexed."""
+    root.mkdir(parents=True)
+    past = time.time() - 60
+    made: set[str] = set()
+    for k in range(files):
+        folder = f"pkg{k // 5000}/mod{(k // 250) % 20}/sub{(k // 50) % 5}"
+        if folder not in made:
+            os.makedirs(root / folder)
+            made.add(folder)
+        path = root / folder / f"file{k % 50}.py"
+        path.write_bytes(f"# file {k}\nVALUE = {k}\n".encode() * 3)
+        os.utime(path, (past, past))
+    (root / ".gitignore").write_text("*.log\nbuild/\n__pycache__/\n")
+    os.makedirs(root / "build")
+    for i in range(20):
+        (root / "build" / f"out{i}.o").write_bytes(b"\0" * 100)
+        (root / f"run{i}.log").write_text("log\n")
+    env = {**bench.env, **IDENTITY}
+    bench.run(["git", "init", "-q", "-b", "main"], root)
+    bench.run(["git", "add", "-A"], root)
+    bench.run(["git", "commit", "-q", "--no-verify", "-m", "generated"], root, env=env)
+    return root
+
+
+def make_session(store: Path, sid: str, entries: int) -> Path:
+    """A session file of ``entries`` messages (~300 bytes each) with a branch every 100."""
+    from convgit import entries as entries_mod
+
+    path = store / "sessions" / f"{sid}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ts = entries_mod.now()
+    lines = [orjson.dumps(entries_mod.header(sid, str(store)))]
+    ids: list[str] = []
+    filler = "lorem ipsum dolor sit amet " * 8
+    parent: str | None = None
+    for n in range(entries):
+        ident = f"{n:08x}"
+        if n % 100 == 99 and n > 200:
+            parent = ids[n - 50]  # a branch: go back 50 entries and continue from there
+        role = "user" if n % 2 == 0 else "assistant"
+        record = {
+            "type": "message",
+            "id": ident,
+            "parentId": parent,
+            "ts": ts,
+            "role": role,
+            "content": f"{role} turn {n}: {filler}",
+        }
+        lines.append(orjson.dumps(record))
+        ids.append(ident)
+        parent = ident
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+# -- targets -----------------------------------------------------------------------------------
+
+
+class Turns:
+    """One-file changes, each with new content, so every turn has something to record."""
+
+    def __init__(self, root: Path) -> None:
+        self.path = root / "pkg0" / "mod0" / "sub0" / "file0.py"
+        self.n = 0
+
+    def change(self) -> None:
+        self.n += 1
+        self.path.write_text(f"# turn {self.n}\n")
+
+
+def bench_snapshots(bench: Bench, files: int, goals: dict[str, float | None]) -> None:
+    size = f"{files:,} files"
+    print(f"generating a {files:,}-file repository", file=sys.stderr, flush=True)
+    root = make_tree(bench, bench.root / f"tree-{files}", files)
+    turns = Turns(root)
+    bench.convgit(root, "init")
+    cenv = {**bench.env, **IDENTITY}
+    kept = bench.root / f"kept-index-{files}"
+    split = ["-c", "core.splitIndex=true"]
+    state = {"parent": bench.run(["git", "rev-parse", "HEAD"], root).stdout.decode().strip()}
+
+    def ours_turn() -> float:
+        turns.change()
+        return bench.timed([*bench.cli, "assistant", f"turn {turns.n}"], root)
+
+    def git_pipeline(index: Path, seed: bool) -> float:
+        turns.change()
+        env = {**cenv, "GIT_INDEX_FILE": str(index)}
+        start = time.perf_counter()
+        if seed:  # the ghost-commit way: a fresh index from HEAD every turn, so every file rehashes
+            index.unlink(missing_ok=True)
+            bench.run(["git", "read-tree", "HEAD"], root, env=env)
+        bench.run(["git", *split, "add", "-A"], root, env=env)
+        tree = bench.run(["git", *split, "write-tree"], root, env=env).stdout.decode().strip()
+        commit = bench.run(
+            ["git", "commit-tree", tree, "-p", state["parent"], "-m", "bench"], root, env=env
+        )
+        state["parent"] = commit.stdout.decode().strip()
+        bench.run(["git", "update-ref", "refs/bench/snapshot", state["parent"]], root, env=env)
+        return time.perf_counter() - start
+
+    a, b = bench.alternate(ours_turn, lambda: git_pipeline(kept, False))
+    bench.add(
+        "snapshot after a one-file change (CLI `convgit assistant`)",
+        size, a, b, "git add -A/write-tree/commit-tree/update-ref, kept index + split index",
+        goals["snapshot"],
+    )  # fmt: skip
+    ghost = bench.root / f"ghost-index-{files}"
+    reps = max(2, bench.reps // 2) if files >= 100_000 else None
+    a, b = bench.alternate(ours_turn, lambda: git_pipeline(ghost, True), reps)
+    bench.add(
+        "snapshot vs ghost commits (<= 0.2x is 5x faster)",
+        size, a, b, "same pipeline with `read-tree HEAD` into a fresh index each turn",
+        goals["ghost"],
+    )  # fmt: skip
+
+    def first_snapshot() -> float:
+        bench.convgit(root, "init")  # a new session: its private index does not exist yet
+        return ours_turn()
+
+    a, b = bench.alternate(first_snapshot, ours_turn)
+    bench.add(
+        "first snapshot of a new session", size, a, b, "a warm snapshot (same CLI)", goals["first"]
+    )
+
+    commits: list[str] = []
+
+    def unchanged_turn() -> float:
+        elapsed = bench.timed([*bench.cli, "assistant", "nothing changed"], root)
+        shown = bench.convgit(root, "show", "@", "--json").stdout
+        commits.append(orjson.loads(shown)["snapshot"]["commit"])
+        return elapsed
+
+    ours_turn()
+    a, b = bench.alternate(
+        unchanged_turn, lambda: bench.timed(["git", "status", "--porcelain"], root)
+    )
+    if len(set(commits)) != 1:
+        bench.notes.append(f"unchanged turns at {size} made {len(set(commits))} commits (want 1)")
+    bench.add(
+        "a turn with no change (no new commit)", size, a, b, "git status --porcelain",
+        goals["unchanged"],
+    )  # fmt: skip
+
+    turns.change()
+    wanted = turns.path.read_bytes()
+    made = orjson.loads(bench.convgit(root, "assistant", "restore target", "--json").stdout)
+    entry, commit = made["id"], made["snapshot"]["commit"]
+    restore_index = bench.root / f"restore-index-{files}"
+
+    def ours_restore() -> float:
+        turns.change()
+        return bench.timed([*bench.cli, "restore", entry, "--yes", "--json"], root)
+
+    def git_restore() -> float:
+        turns.change()
+        env = {**cenv, "GIT_INDEX_FILE": str(restore_index)}
+        bench.run(["git", "add", "-A"], root, env=env)  # the kept index knows the files now
+        return bench.timed(["git", "read-tree", "--reset", "-u", commit], root, env=env)
+
+    a, b = bench.alternate(ours_restore, git_restore)
+    if turns.path.read_bytes() != wanted:
+        bench.notes.append(f"restore at {size} did not bring the file back")
+    bench.add(
+        "restore of a one-file difference (with its safety snapshot)", size, a, b,
+        "git read-tree --reset -u, kept index", goals["restore"],
+    )  # fmt: skip
+
+
+def bench_objects(bench: Bench, files: int) -> None:
+    """Objects and disk after 100 snapshots (each after a one-file change), loose then packed."""
+    from convgit.session import Session
+
+    root = make_tree(bench, bench.root / f"objects-{files}", files)
+    turns = Turns(root)
+    objects = root / ".git" / "objects"
+
+    def census() -> tuple[int, int, int]:
+        loose = size = packed = 0
+        for top, _, names in os.walk(objects):
+            for name in names:
+                bytes_ = os.lstat(os.path.join(top, name)).st_size
+                size += bytes_
+                if os.path.basename(top) == "pack":
+                    packed += bytes_
+                elif len(os.path.basename(top)) == 2:
+                    loose += 1
+        return loose, size, packed
+
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(bench.env)
+    try:
+        session = Session.create(root)
+        before = census()
+        start = time.perf_counter()
+        for n in range(100):
+            turns.change()
+            session.append_assistant(f"turn {n}")
+        elapsed = time.perf_counter() - start
+        after = census()
+        session.workspace().maintain(threshold=0)
+        packed = census()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    bench.notes.append(
+        f"100 snapshots at {files:,} files (one-file change each, in-process "
+        f"{elapsed * 10:.1f} ms per turn): +{after[0] - before[0]} loose objects, "
+        f"+{(after[1] - before[1]) / 1024:.0f} KiB on disk; after `Workspace.maintain` "
+        f"(packs convgit's loose objects): {packed[0]} loose, objects folder "
+        f"+{(packed[1] - before[1]) / 1024:.0f} KiB over the start "
+        f"(packs {packed[2] / 1024:.0f} KiB in all)"
+    )
+
+
+def bench_log(bench: Bench) -> None:
+    folder = bench.root / "conversation-only"
+    folder.mkdir()
+    bench.convgit(folder, "init")
+    lines = b"".join(
+        orjson.dumps({"type": "message", "role": r, "content": f"{r} {i}"}) + b"\n"
+        for i, r in enumerate(["user", "assistant"] * 5)
+    )
+    bench.convgit(folder, "append", input=lines)
+    a, b = bench.alternate(
+        lambda: bench.timed([*bench.cli, "log"], folder),
+        lambda: bench.timed([sys.executable, "-c", "import typer, orjson"], folder),
+        max(bench.reps, 10),
+    )
+    bench.add(
+        "`convgit log` on a 10-entry session", "10 entries", a, b,
+        'python -c "import typer, orjson"', 1.3,
+    )  # fmt: skip
+
+
+# Peak memory of this process alone (ru_maxrss would include the bench's own, across fork).
+_PEAK = """
+def peak():
+    with open("/proc/self/status") as status:
+        return next(int(l.split()[1]) for l in status if l.startswith("VmHWM:"))
+"""
+_LOAD = (
+    _PEAK
+    + """
+import sys, time
+start = time.perf_counter()
+from convgit.session import Session
+imported = time.perf_counter()
+session = Session.open(sys.argv[1], session=sys.argv[2], store_dir=sys.argv[3])
+session.tree.check()
+path = session.tree.path()
+done = time.perf_counter()
+assert len(path) > 1
+print(done - imported, peak())
+"""
+)
+_PARSE = (
+    _PEAK
+    + """
+import gc, sys, time
+import orjson
+start = time.perf_counter()
+gc.disable()
+with open(sys.argv[1], "rb") as f:
+    records = [orjson.loads(line) for line in f.read().splitlines()]
+gc.enable()
+done = time.perf_counter()
+print(done - start, peak())
+"""
+)
+
+
+def bench_load(bench: Bench, entries: int) -> None:
+    store = bench.root / f"store-{entries}"
+    sid = f"load{entries}"
+    path = make_session(store, sid, entries)
+    peaks: dict[str, int] = {}
+
+    def measure(name: str, code: str, *args: str) -> float:
+        out = bench.run([sys.executable, "-c", code, *args], bench.root).stdout.split()
+        peaks[name] = max(peaks.get(name, 0), int(out[1]))
+        return float(out[0])
+
+    reps = 3 if entries >= 1_000_000 else bench.reps
+    a, b = bench.alternate(
+        lambda: measure("ours", _LOAD, str(bench.root), sid, str(store)),
+        lambda: measure("base", _PARSE, str(path)),
+        reps,
+    )
+    bench.add(
+        "load, validate, find the active path", f"{entries:,} entries", a, b,
+        "orjson.loads of every line, collector paused", 1.2,
+        note=f"peak RSS {peaks['ours'] / 1024:.0f} MiB vs {peaks['base'] / 1024:.0f} MiB",
+    )  # fmt: skip
+
+
+_WRITE = """
+import sys, orjson
+with open(sys.argv[1], "ab") as out:
+    for line in sys.stdin.buffer:
+        out.write(orjson.dumps(orjson.loads(line)) + b"\\n")
+        out.flush()
+"""
+
+
+def bench_append(bench: Bench, entries: int) -> None:
+    folder = bench.root / f"append-{entries}"
+    folder.mkdir()
+    data = b"".join(
+        orjson.dumps({"type": "message", "role": r, "content": f"{r} turn {i}: " + "x" * 200})
+        + b"\n"
+        for i, r in zip(range(entries), ["user", "assistant"] * entries, strict=False)
+    )
+    counter = iter(range(1_000_000))
+
+    def ours() -> float:
+        bench.convgit(folder, "init", "--no-snapshots")
+        return bench.timed([*bench.cli, "append", "--json"], folder, input=data)
+
+    def base() -> float:
+        target = folder / f"plain-{next(counter)}.jsonl"
+        return bench.timed([sys.executable, "-c", _WRITE, str(target)], folder, input=data)
+
+    a, b = bench.alternate(ours, base, 3 if entries >= 100_000 else bench.reps)
+    bench.add(
+        "`convgit append` from stdin", f"{entries:,} entries", a, b,
+        "python: orjson loads+dumps, write and flush per line", 3.0,
+    )  # fmt: skip
+
+
+# -- reporting ---------------------------------------------------------------------------------
+
+
+def versions(env: dict[str, str]) -> str:
+    git = subprocess.run(["git", "--version"], capture_output=True, text=True, env=env).stdout
+    try:
+        from importlib.metadata import version
+
+        pygit2 = version("pygit2")
+        typer = version("typer")
+    except Exception:  # pragma: no cover - not installed as a distribution
+        pygit2 = typer = "?"
+    return (
+        f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; {platform.machine()}, "
+        f"{os.cpu_count()} cores, {platform.system()} {platform.release()}; "
+        f"Python {platform.python_version()}; {git.strip()}; convgit {convgit.__version__}, "
+        f"pygit2 {pygit2}, typer {typer}"
+    )
+
+
+def table(bench: Bench) -> str:
+    out = [
+        "| target | size | convgit: median (min-max) | baseline | baseline: median (min-max) "
+        "| ratio | goal | result |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in bench.rows:
+        goal = "—" if r.limit is None else f"<= {r.limit:g}x"
+        note = f" ({r.note})" if r.note else ""
+        out.append(
+            f"| {r.target}{note} | {r.size} | {_ms(r.ours)} | {r.baseline} | {_ms(r.base)} "
+            f"| {r.ratio:.2f}x | {goal} | {r.verdict} |"
+        )
+    return "\n".join(out)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a small run, under a minute")
+    parser.add_argument("--reps", type=int, help="repetitions per target (default 5, quick 3)")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    parser.add_argument(
+        "--only", default="", help="comma list of: snapshot, objects, log, load, append"
+    )
+    args = parser.parse_args()
+    only = set(filter(None, args.only.split(",")))
+    root = Path(tempfile.mkdtemp(prefix="convgit-bench-"))
+    env = _scrubbed_env(root / "home")
+    bench = Bench(args.reps or (3 if args.quick else 5), root, env, _cli_command(env))
+    file_sizes = FILE_SIZES_QUICK if args.quick else FILE_SIZES_FULL
+    entry_sizes = ENTRY_SIZES_QUICK if args.quick else ENTRY_SIZES_FULL
+    began = time.perf_counter()
+    try:
+        if not only or "log" in only:
+            bench_log(bench)
+        if not only or "snapshot" in only:
+            for files in file_sizes:
+                large = files >= 100_000
+                goals = {
+                    "snapshot": 1.0 if large else 1.5,
+                    "ghost": 0.2 if large else None,
+                    "first": 1.2,
+                    "unchanged": 1.0,
+                    "restore": 1.0,
+                }
+                bench_snapshots(bench, files, goals)
+        if not only or "objects" in only:
+            bench_objects(bench, file_sizes[0])
+        if not only or "load" in only:
+            for entries in entry_sizes:
+                bench_load(bench, entries)
+        if not only or "append" in only:
+            bench_append(bench, 10_000 if args.quick else 100_000)
+    finally:
+        gc.collect()
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+        else:
+            print(f"kept {root}", file=sys.stderr)
+    mode = "--quick" if args.quick else "full"
+    print(f"\n### convgit benchmark ({mode}, {bench.reps} repetitions, A/B alternating)\n")
+    print(versions(env) + "\n")
+    print(table(bench))
+    for note in bench.notes:
+        print(f"\n* {note}")
+    flag = " --quick" if args.quick else ""
+    print(f"\n(ran in {time.perf_counter() - began:.0f} s: `python scripts/bench.py{flag}`)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
