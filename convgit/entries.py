@@ -88,39 +88,40 @@ def new_id(taken: Any = ()) -> str:
             return candidate
 
 
-def _compile_check(spec: dict[str, FieldSpec], extra: str = "True") -> Any:
-    """One boolean expression per kind, built from the table: loading a million lines must not
-    pay a loop and a call per field. Any doubt falls back to ``kind_error``'s slow, exact path."""
+def _compile_checks() -> dict[str, Any]:
+    """One boolean expression per kind, built from the table and compiled in one go: loading a
+    million lines must not pay a loop and a call per field. Any doubt falls back to
+    ``kind_error``'s slow, exact path."""
     namespace: dict[str, Any] = {"_parts_ok": _parts_ok, "ROLES": ROLES}
-    terms = []
-    for n, (name, (types, required)) in enumerate(spec.items()):
-        if types == _ANY:
-            test = "True"
-        else:
-            namespace[f"T{n}"] = frozenset(types)
-            test = f"type(r[{name!r}]) in T{n}"
-        terms.append(
-            f"({name!r} in r and {test})" if required else f"({name!r} not in r or {test})"
-        )
-    source = f"def check(r):\n    return {' and '.join([*terms, extra])}\n"
-    exec(source, namespace)  # compiled from the constant schema above, never from input
-    return namespace["check"]
+    source = []
+    for kind, spec in TREE_FIELDS.items():
+        terms = []
+        for name, (types, required) in {**COMMON_TREE_FIELDS, **spec}.items():
+            if types == _ANY:
+                test = "True"
+            else:
+                constant = f"T_{kind}_{name}"
+                namespace[constant] = frozenset(types)
+                test = f"type(r[{name!r}]) in {constant}"
+            terms.append(
+                f"({name!r} in r and {test})" if required else f"({name!r} not in r or {test})"
+            )
+        terms.append("r['id'] != ''")
+        if kind == "message":
+            terms.append(
+                "r['role'] in ROLES and _parts_ok(r['content'])"
+                " and (r['role'] != 'tool' or type(r.get('toolCallId')) is str)"
+            )
+        source.append(f"def check_{kind}(r):\n    return {' and '.join(terms)}\n")
+    exec("\n".join(source), namespace)  # compiled from the constant schema above, never input
+    return {kind: namespace[f"check_{kind}"] for kind in TREE_FIELDS}
 
 
 def _parts_ok(content: Any) -> bool:
     return type(content) is str or (type(content) is list and _message_parts_error(content) is None)
 
 
-FAST_CHECKS = {
-    kind: _compile_check(
-        {**COMMON_TREE_FIELDS, **spec},
-        "r['id'] != '' and r['role'] in ROLES and _parts_ok(r['content'])"
-        " and (r['role'] != 'tool' or type(r.get('toolCallId')) is str)"
-        if kind == "message"
-        else "r['id'] != ''",
-    )
-    for kind, spec in TREE_FIELDS.items()
-}
+FAST_CHECKS = _compile_checks()
 
 
 def kind_error(record: dict[str, Any]) -> str | None:

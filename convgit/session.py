@@ -788,25 +788,29 @@ class Session:
             faults.point("restore:before-safety-ref")
             stamp = entries.now().replace(":", "").replace("-", "").replace(".", "")
             ws.set_ref(f"refs/convgit/{self.id}/safety/{stamp}", safety.commit)
-            changes = ws.restore(commit, index=index, paths=paths, dry_run=True)
-            faults.point("restore:before-record")
-            counts: dict[str, int] = {}
-            for change in changes:
-                counts[change.status] = counts.get(change.status, 0) + 1
-            self._sidecar_append(
-                {
-                    "type": "restore",
-                    "entry": target_entry if target_entry is not None else "",
-                    "commit": commit,
-                    "before": safety.commit,
-                    "paths": paths,
-                    "changed": counts,
-                    "undo": undo,
-                    "ts": entries.now(),
-                }
-            )
-            faults.point("restore:before-files")
-            ws.restore(commit, index=index, paths=paths)
+
+            def record(planned: list[Change]) -> None:
+                """Written after planning and before the first file changes: a restore killed
+                half-way is then visible (no `restored` record) and undoable."""
+                faults.point("restore:before-record")
+                counts: dict[str, int] = {}
+                for change in planned:
+                    counts[change.status] = counts.get(change.status, 0) + 1
+                self._sidecar_append(
+                    {
+                        "type": "restore",
+                        "entry": target_entry if target_entry is not None else "",
+                        "commit": commit,
+                        "before": safety.commit,
+                        "paths": paths,
+                        "changed": counts,
+                        "undo": undo,
+                        "ts": entries.now(),
+                    }
+                )
+                faults.point("restore:before-files")
+
+            changes = ws.restore(commit, index=index, paths=paths, before_apply=record)
             faults.point("restore:before-done")
             self._sidecar_append({"type": "restored", "before": safety.commit, "ts": entries.now()})
         note = _restore_note(target_entry, changes, paths, undo)

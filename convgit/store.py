@@ -27,8 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-
 from convgit import codec, entries, faults
 from convgit.errors import CorruptStoreError, NotFoundError, RefusedError
 
@@ -173,16 +171,6 @@ def load_config(location: StoreLocation) -> dict[str, Any]:
 # -- reading ----------------------------------------------------------------------------------
 
 
-class Unparsable:
-    """A line that is not JSON (or not UTF-8); ``raw`` keeps its bytes for the quarantine."""
-
-    __slots__ = ("raw", "reason")
-
-    def __init__(self, raw: bytes, reason: str) -> None:
-        self.raw = raw
-        self.reason = reason
-
-
 @dataclass
 class Lines:
     """What a read found: parsed lines with their 1-based numbers, and a torn tail if any."""
@@ -203,41 +191,20 @@ def parse_lines(data: bytes, first_line: int = 1) -> Lines:
         result.bom = True
     pieces = data.split(b"\n")
     last = pieces.pop()
-    parsed = result.parsed
-    decode = codec.decode
-    number = first_line - 1
-    for number, line in enumerate(pieces, first_line):
-        try:
-            parsed.append((number, decode(line)))
-        except ValueError as exc:
-            parsed.append((number, Unparsable(line, _why_unparsable(line, exc))))
-        else:
-            if line.endswith(b"\r"):
-                result.crlf.append(number)
+    parsed = result.parsed = codec.decode_lines(pieces, first_line)
+    result.crlf = [n for n, line in enumerate(pieces, first_line) if line.endswith(b"\r")]
     result.raw = pieces
     if last:
         try:
-            record = decode(last)
+            record = codec.decode(last)
         except ValueError:
             result.torn = last
         else:
             # a complete record whose newline is missing: keep it, the next writer adds "\n"
-            parsed.append((number + 1, record))
+            parsed.append((first_line + len(pieces), record))
             pieces.append(last)
             result.unterminated = True
     return result
-
-
-def _why_unparsable(line: bytes, exc: ValueError) -> str:
-    if not line.strip():
-        return "is empty"
-    if b"\x00" in line:
-        return "contains NUL bytes"
-    try:
-        line.decode("utf-8")
-    except UnicodeDecodeError:
-        return "is not valid UTF-8"
-    return f"is not valid JSON ({str(exc).split(':')[0]})"
 
 
 def read_bytes(path: Path, what: str = "session") -> bytes:
@@ -304,6 +271,9 @@ class JsonlFile:
 
     @contextmanager
     def lock(self) -> Iterator[None]:
+        # imported here: filelock pulls in asyncio, and reading commands never take a lock
+        from filelock import FileLock, Timeout
+
         self.lock_path.parent.mkdir(parents=True, exist_ok=True)
         lock = FileLock(str(self.lock_path), timeout=LOCK_TIMEOUT)
         try:

@@ -27,7 +27,7 @@ import shutil
 import stat
 import struct
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -626,6 +626,7 @@ class Workspace:
         index: Path,
         paths: list[str] | None = None,
         dry_run: bool = False,
+        before_apply: Callable[[list[Change]], None] | None = None,
     ) -> Restored:
         """Bring the working tree (or only ``paths``: files or folders relative to the root) to
         the tree of commit ``target``, and return the changes (current -> target).
@@ -637,6 +638,8 @@ class Workspace:
         and are listed in ``left_alone``. The target tree is validated first: a hostile tree
         (``..``, ``.git``, duplicate names, a path below a symlink or a file that is not part of
         the view) is refused (RefusedError) before anything changes. ``dry_run`` changes nothing.
+        ``before_apply`` is called with the planned changes just before the first file changes
+        (the caller records the restore there, so a crash half-way can be undone).
         """
         index = index.absolute()
         target_tree = self._peel(target, "tree")
@@ -655,6 +658,8 @@ class Workspace:
                 deltas = restoreplan.select(deltas, paths, current_tree, target_tree)
             deltas, left_alone = restoreplan.plan(self.root, deltas, self._ignored)
             changes = [Change(d.path, d.status) for d in deltas]
+            if not dry_run and before_apply is not None:
+                before_apply(changes)
             if not dry_run and deltas:
                 self._apply(index, deltas)
         return Restored(changes, left_alone)
