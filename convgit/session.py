@@ -362,8 +362,7 @@ class Session:
             news = appender.news
             if news.parsed:
                 first = news.parsed[0][0]
-                for number, record in news.parsed:
-                    self.tree.add(number, record)
+                self.tree.add_many(news.parsed)
                 self.tree.finish(since=first)
                 self.tree.check(f"Session {self.id}")
             if builds_on_leaf and not force and self.tree.leaf != self._built_on:
@@ -375,9 +374,7 @@ class Session:
             records = build()
             number = self.file.lines + 1
             appender.write(records)
-        index = self.tree.index_valid
-        for offset, record in enumerate(records):
-            (index if "id" in record else self.tree.add)(number + offset, record)
+        self.tree.add_many(enumerate(records, number))
         self._built_on = self.tree.leaf
         return records
 

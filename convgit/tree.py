@@ -68,66 +68,68 @@ class Tree:
     # -- building -----------------------------------------------------------------------------
 
     def add(self, number: int, record: Any) -> None:
-        """Take one parsed line in file order (line 1 is the header)."""
-        if number != 1 and type(record) is dict:  # the common case first, in as few steps
-            kind = record.get("type")
-            check = FAST_CHECKS.get(kind) if type(kind) is str else None
-            if check is not None and check(record) and record["id"] not in self.entries:
-                self._index(number, str(kind), record)
-                return
-        self._add_checked(number, record)
+        """Take one parsed line (line 1 is the header)."""
+        self.add_many(((number, record),))
 
-    def _add_checked(self, number: int, record: Any) -> None:
+    def add_many(self, parsed: Iterable[tuple[int, Any]]) -> None:
+        """Take parsed lines in file order. The common case, a valid new entry, costs one
+        compiled check and a few dict stores; anything else takes the careful path, which
+        records exactly what is wrong (or hands back an entry it accepted after all)."""
+        entries, lines, forward, checks = self.entries, self.lines, self._forward, FAST_CHECKS
+        for number, record in parsed:
+            kind = record.get("type") if number != 1 and type(record) is dict else None
+            check = checks.get(kind) if type(kind) is str else None
+            if check is None or not check(record) or record["id"] in entries:
+                record = self._add_checked(number, record)
+                if record is None:
+                    continue
+                kind = record["type"]
+            ident = record["id"]
+            parent = record["parentId"]
+            if parent is not None and parent not in entries:
+                forward.append(ident)  # only these can have a missing parent or a cycle
+            entries[ident] = record
+            lines[ident] = number
+            self.leaf = ident
+            if kind == "compaction":
+                self._compactions.append(ident)
+        self._children = None
+
+    def _add_checked(self, number: int, record: Any) -> dict[str, Any] | None:
+        """The careful path: a header, a meta record, or a problem; returns an entry to index."""
         if number == 1:
-            self._add_header(record)
-            return
+            return self._add_header(record)
         if type(record) is not dict:
             what = getattr(record, "reason", None) or "is not a JSON object"
             self._bad(number, what)
-            return
+            return None
         problem = kind_error(record)
         if problem is not None:
             self._bad(number, problem, record.get("id") if type(record.get("id")) is str else None)
-            return
+            return None
         kind = record["type"]
         if kind in META_FIELDS:
             self._add_meta(number, kind, record)
-            return
+            return None
         if "id" not in record:
-            return  # a newer writer's meta record: kept in the file, ignored here
+            return None  # a newer writer's meta record: kept in the file, ignored here
         ident = record["id"]
         if ident in self.entries:
             first = self.lines[ident]
             self._bad(number, f"repeats the id of line {first}", ident)
-            return
-        self._index(number, kind, record)
+            return None
+        return record
 
-    def index_valid(self, number: int, record: dict[str, Any]) -> None:
-        """Take an entry the writer has just validated (its parent exists, its id is new)."""
-        self._index(number, record["type"], record)
-
-    def _index(self, number: int, kind: str, record: dict[str, Any]) -> None:
-        ident = record["id"]
-        parent = record["parentId"]
-        if parent is not None and parent not in self.entries:
-            self._forward.append(ident)  # only these can have a missing parent or a cycle
-        self.entries[ident] = record
-        self.lines[ident] = number
-        self.leaf = ident
-        self._children = None
-        if kind == "compaction":
-            self._compactions.append(ident)
-
-    def _add_header(self, record: Any) -> None:
+    def _add_header(self, record: Any) -> dict[str, Any] | None:
         entry = type(record) is dict and record.get("type") != "session" and "id" in record
         if entry and kind_error(record) is None:  # the header is missing, not the entry: keep it
             self.problems.append(Problem(1, "is an entry: the session header is missing"))
-            self._index(1, record["type"], record)
-            return
+            headless: dict[str, Any] = record
+            return headless
         if type(record) is not dict or record.get("type") != "session":
             what = getattr(record, "reason", None) or "is not a session header"
             self._bad(1, f"{what}; the first line must be the session header")
-            return
+            return None
         version = record.get("v")
         if type(version) is int and version != FORMAT_VERSION:
             raise UnsupportedVersionError(
@@ -140,8 +142,9 @@ class Tree:
             problem = f"has an unknown format version {version!r}"
         if problem is not None:
             self._bad(1, f"is a session header that {problem}")
-            return
+            return None
         self.header = record
+        return None
 
     def _add_meta(self, number: int, kind: str, record: dict[str, Any]) -> None:
         if kind == "leaf":
@@ -323,9 +326,7 @@ class Tree:
 def build(parsed: Iterable[tuple[int, Any]]) -> Tree:
     """Index and validate parsed lines (from ``store.parse_lines``) in one pass."""
     tree = Tree()
-    add = tree.add
-    for number, record in parsed:
-        add(number, record)
+    tree.add_many(parsed)
     return tree.finish()
 
 
