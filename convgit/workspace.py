@@ -95,7 +95,8 @@ _LOCAL_GIT_VARS = frozenset(
 
 # Settings that would make our private index differ from "git add -A into an empty index"
 # or run user code: hooks (post-index-change...), split and sparse indexes.
-_SAFE_CONFIG = ("core.hooksPath=/dev/null",)
+# the user's hooks never run: not through hooksPath, not as an fsmonitor daemon command
+_SAFE_CONFIG = ("core.hooksPath=/dev/null", "core.fsmonitor=false")
 # commit-tree as pygit2 wrote commits: no signature, no encoding header, our own identity.
 _COMMIT_CONFIG = (*_SAFE_CONFIG, "i18n.commitEncoding=UTF-8")
 _IDENTITY = {

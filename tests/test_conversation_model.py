@@ -19,7 +19,8 @@ TEXT = st.text(alphabet='abcxyz é\n"\\{}', min_size=0, max_size=12)
 class ConversationModel(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
-        self.dir = Path(tempfile.mkdtemp(prefix="convgit-model-"))
+        self._folder = tempfile.TemporaryDirectory(prefix="convgit-model-")
+        self.dir = Path(self._folder.name)
         self.session = Session.create(self.dir, store_dir=self.dir / "store", snapshots=False)
         # the model: id -> (parent, role or kind, text)
         self.parent: dict[str, str | None] = {}
@@ -31,6 +32,9 @@ class ConversationModel(RuleBasedStateMachine):
     def _add(self, ident: str, parent: str | None, kind: str, text: str) -> None:
         self.parent[ident], self.kind[ident], self.text[ident] = parent, kind, text
         self.leaf = ident
+
+    def teardown(self) -> None:
+        self._folder.cleanup()
 
     # -- operations ------------------------------------------------------------------------
 

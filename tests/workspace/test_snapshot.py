@@ -4,11 +4,16 @@ the oracle), minus what is skipped and listed, and never touch the user's git st
 from __future__ import annotations
 
 import itertools
+import multiprocessing
 import os
+import shutil
+import tempfile
 import time
 from collections.abc import Callable
+from multiprocessing.connection import Connection
 from pathlib import Path
 
+import pygit2
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -331,22 +336,78 @@ def test_snapshot_skips_and_lists_nested_repositories(repo: GitRepo):
     assert not any(p.startswith(("vendor/lib", "scratch")) for p in paths)
 
 
-def test_snapshot_skips_and_lists_unreadable_files_and_folders(repo: GitRepo):
-    secret = repo.write("secret.txt", "no access\n")
-    locked = repo.write("locked/inside.txt", "x\n").parent
-    secret.chmod(0)
-    locked.chmod(0)
+NOBODY = 65534
+
+
+def _scan_as_nobody(root: str, home: str, results: Connection) -> None:
+    """In a forked child: as root, become nobody (group, then user: no way back); then scan."""
     try:
-        if os.access(secret, os.R_OK):
-            pytest.skip("running with permission to read anything (root)")
+        if os.geteuid() == 0:
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+        os.environ.update(HOME=home, XDG_CONFIG_HOME=f"{home}/.config")
+        for level in (pygit2.enums.ConfigLevel.GLOBAL, pygit2.enums.ConfigLevel.XDG):
+            pygit2.settings.search_path[level] = home
+        workspace = Workspace.discover(Path(root))
+        assert workspace is not None
+        tree, skipped = workspace.scan(Path(root, ".git", "convgit", "index", "test"))
+        results.send((os.getuid(), os.getgid(), tree, skipped))
+    except BaseException as exc:
+        results.send(repr(exc))
+        raise
+
+
+def test_snapshot_skips_and_lists_unreadable_files_and_folders():
+    # Root reads anything, so as root the scan runs in a child that drops to nobody, who owns
+    # the repository (as a user owns theirs) but may not read mode-000 entries; if it cannot
+    # drop, the test fails. The child is forked, not exec'ed: Python may live under /root
+    # (0700). Not tmp_path: pytest's temp folders are 0700, which nobody could not even enter.
+    as_root = os.geteuid() == 0
+    user = NOBODY if as_root else os.getuid()
+    folder = Path(tempfile.mkdtemp(prefix="convgit-nobody-"))
+    try:
+        folder.chmod(0o777)
+        (folder / "home").mkdir()
+        root = folder / "repo"
+        root.mkdir()
+        git(root, "init", "-q", "-b", "main")
+        repo = GitRepo(root)
+        repo.write("README.md", "# demo\n")
+        repo.commit_all("first")
+        secret = repo.write("secret.txt", "no access\n")
+        locked = repo.write("locked/inside.txt", "x\n").parent
         repo.write("fine.txt", "fine\n")
-        tree, skipped = repo.workspace.scan(repo.index)  # git add -A itself fails here
+        for top, dirs, files in os.walk(folder) if as_root else ():
+            for name in [top, *(os.path.join(top, n) for n in dirs + files)]:
+                os.lchown(name, NOBODY, NOBODY)
+        secret.chmod(0)
+        locked.chmod(0)
+
+        receive, send = multiprocessing.get_context("fork").Pipe(duplex=False)
+        child = multiprocessing.get_context("fork").Process(
+            target=_scan_as_nobody, args=(str(root), str(folder / "home"), send)
+        )
+        child.start()
+        child.join(60)
+        assert child.exitcode == 0, receive.recv() if receive.poll() else child.exitcode
+        uid, gid, tree, skipped = receive.recv()
+        assert uid == user != 0 and (gid == NOBODY or not as_root), "the scan ran as root"
+
         assert skipped == (Skipped("locked", "unreadable"), Skipped("secret.txt", "unreadable"))
-        assert "fine.txt" in repo.tree_paths(tree)
-        assert "secret.txt" not in repo.tree_paths(tree)
+        owner_is_nobody = {  # git refuses, as root, a repository another user owns
+            **os.environ,
+            "GIT_CONFIG_COUNT": "1",
+            "GIT_CONFIG_KEY_0": "safe.directory",
+            "GIT_CONFIG_VALUE_0": str(root),
+        }
+        listed = git(root, "ls-tree", "-r", "--name-only", tree, env=owner_is_nobody).split()
+        assert listed == ["README.md", "fine.txt"]
     finally:
-        locked.chmod(0o755)
-        secret.chmod(0o644)
+        for path in (folder / "repo" / "locked", folder / "repo" / "secret.txt"):
+            if path.exists():
+                path.chmod(0o755)
+        shutil.rmtree(folder)
 
 
 def test_snapshot_drops_a_folder_that_becomes_a_nested_repository(repo: GitRepo):
