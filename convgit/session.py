@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convgit import codec, entries, faults, store, tree
+from convgit import entries, faults, repair, store, tree
 from convgit.entries import Entry
 from convgit.errors import (
     ConvgitError,
@@ -88,20 +88,6 @@ class RestoreResult:
             "dry_run": self.dry_run,
             "note": self.note,
             "changes": [{"path": c.path, "status": c.status} for c in self.changes],
-        }
-
-
-@dataclass(frozen=True)
-class RepairReport:
-    moved: int  # lines moved to the quarantine file
-    backup: Path | None  # the original file, kept (None when there was nothing to repair)
-    new_header: bool
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "moved": self.moved,
-            "backup": str(self.backup) if self.backup else None,
-            "new_header": self.new_header,
         }
 
 
@@ -265,87 +251,15 @@ class Session:
         self.tree.check(f"Session {self.id}")
         return tree.replay(self.tree, None if ref is None else self.resolve(ref))
 
+    # -- verification (fsck and repair live in repair.py) ------------------------------------
+
     def problems(self) -> list[tree.Problem]:
         """Everything fsck reports: fatal problems and tolerated ones, by line."""
-        found = list(self.tree.problems) + self._read_sidecar().problems
-        if not self.tree.fatal:
-            found += tree.orphan_tool_results(self.tree)
-            found += [
-                tree.Problem(
-                    None,
-                    f"has a snapshot of entry {entry} (in the sidecar), which is not in it",
-                    fatal=False,
-                )
-                for entry in self._read_sidecar().snapshots
-                if entry not in self.tree.entries
-            ]
-        return sorted(found, key=lambda p: (p.line or 0, p.what))
+        return repair.problems(self)
 
-    # -- verification -----------------------------------------------------------------------
-
-    def repair(self) -> RepairReport:
-        """Move every line fsck rejects (and entries that hang off them) to the quarantine file,
-        keep the original as a timestamped backup, and leave a file fsck accepts. Lines are
-        moved, never edited or dropped; a missing header is written anew."""
-        with self.file.lock():
-            lines = self.file.read()
-            found = tree.build(lines.parsed)
-            bad = set(found.bad_lines)
-            removed = {i for i, n in found.lines.items() if n in bad}
-            queue = list(removed)
-            while queue:  # entries below a quarantined entry would lose their parent
-                for child in found.children.get(queue.pop(), []):
-                    if child not in removed:
-                        removed.add(child)
-                        queue.append(child)
-            bad |= {found.lines[i] for i in removed}
-            for number, target in (*found.leaf_records, *found.label_records):
-                if target in removed or target not in found.entries:
-                    bad.add(number)
-            moved = [
-                store.quarantine_record(number, lines.raw[number - 1], _reason(found, number))
-                for number in sorted(bad)
-                if number <= len(lines.raw)
-            ]
-            if lines.torn is not None:
-                moved.append(
-                    store.quarantine_record(len(lines.raw) + 1, lines.torn, "torn last line")
-                )
-            keep = [line for n, line in enumerate(lines.raw, 1) if n not in bad]
-            new_header = found.header is None
-            if new_header:
-                keep.insert(0, codec_line(entries.header(self.id, str(Path.cwd()))))
-            backup = None
-            if moved or new_header or lines.bom:
-                backup = store.replace_with(self.file, keep, moved)
-        moved_sidecar = self._repair_sidecar()
-        self.reload()
-        return RepairReport(len(moved) + moved_sidecar, backup, new_header)
-
-    def _repair_sidecar(self) -> int:
-        """Move damaged snapshot records aside, the same way; returns how many lines moved."""
-        if not self.sidecar_file.path.exists():
-            return 0
-        with self.sidecar_file.lock():
-            self._sidecar = None
-            lines = self.sidecar_file.read()
-            sidecar = Sidecar()
-            for number, record in lines.parsed:
-                sidecar.add(number, record)
-            bad = {p.line for p in sidecar.problems if p.fatal}
-            moved = [
-                store.quarantine_record(n, lines.raw[n - 1], _reason_in(sidecar.problems, n))
-                for n in sorted(x for x in bad if x is not None)
-            ]
-            if lines.torn is not None:
-                moved.append(
-                    store.quarantine_record(len(lines.raw) + 1, lines.torn, "torn last line")
-                )
-            if moved:
-                keep = [line for n, line in enumerate(lines.raw, 1) if n not in bad]
-                store.replace_with(self.sidecar_file, keep, moved)
-            self._sidecar = None
-        return len(moved)
+    def repair(self) -> repair.RepairReport:
+        """Move every line fsck rejects aside, keeping a backup; see ``repair.repair``."""
+        return repair.repair(self)
 
     # -- writing the conversation -------------------------------------------------------------
 
@@ -571,11 +485,12 @@ class Session:
     @property
     def sidecar(self) -> Sidecar:
         """The snapshot records; refuses (exit 3) when any line of them is damaged."""
-        sidecar = self._read_sidecar()
+        sidecar = self.read_sidecar()
         sidecar.check(self.id)
         return sidecar
 
-    def _read_sidecar(self) -> Sidecar:
+    def read_sidecar(self) -> Sidecar:
+        """The snapshot records as they are, damaged lines listed in ``problems``."""
         if self._sidecar is None:
             sidecar = Sidecar()
             if self.sidecar_file.path.exists():
@@ -865,21 +780,6 @@ def _fresh_id(known: dict[str, Any], made: dict[str, Any]) -> str:
         candidate = entries.new_id(known)
         if candidate not in made:
             return candidate
-
-
-def _reason(found: tree.Tree, number: int) -> str:
-    return _reason_in(found.problems, number)
-
-
-def _reason_in(problems: list[tree.Problem], number: int) -> str:
-    for problem in problems:
-        if problem.line == number:
-            return problem.sentence()
-    return f"line {number} hangs off a quarantined entry"
-
-
-def codec_line(record: dict[str, Any]) -> bytes:
-    return codec.encode(record).rstrip(b"\n")
 
 
 def _describe(record: dict[str, Any]) -> str:

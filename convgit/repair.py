@@ -1,0 +1,121 @@
+"""Verification: what ``fsck`` reports, and how ``repair`` moves bad lines aside.
+
+Repair never edits or drops a line: a line fsck rejects, every entry that hangs below a
+rejected entry, and every meta record pointing at one are moved, byte for byte, to the
+quarantine file; the original file is kept as a timestamped backup; what remains is a file
+fsck accepts. The sidecar of snapshot records is repaired the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from convgit import codec, entries, store, tree
+from convgit.sidecar import Sidecar
+
+if TYPE_CHECKING:
+    from convgit.session import Session
+
+
+@dataclass(frozen=True)
+class RepairReport:
+    moved: int  # lines moved to a quarantine file
+    backup: Path | None  # the original session file, kept (None when it needed no repair)
+    new_header: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "moved": self.moved,
+            "backup": str(self.backup) if self.backup else None,
+            "new_header": self.new_header,
+        }
+
+
+def problems(session: Session) -> list[tree.Problem]:
+    """Everything fsck reports, fatal and tolerated, in line order."""
+    sidecar = session.read_sidecar()
+    found = list(session.tree.problems) + sidecar.problems
+    if not session.tree.fatal:
+        found += tree.orphan_tool_results(session.tree)
+        found += [
+            tree.Problem(
+                None,
+                f"has a snapshot of entry {entry} (in the sidecar), which is not in it",
+                fatal=False,
+            )
+            for entry in sidecar.snapshots
+            if entry not in session.tree.entries
+        ]
+    return sorted(found, key=lambda p: (p.line or 0, p.what))
+
+
+def repair(session: Session) -> RepairReport:
+    """Repair the session file, then its sidecar; the session is read again afterwards."""
+    with session.file.lock():
+        lines = session.file.read()
+        found = tree.build(lines.parsed)
+        header = None
+        if found.header is None:
+            header = codec.encode(entries.header(session.id, str(Path.cwd()))).rstrip(b"\n")
+        moved, backup = _move_aside(
+            session.file, lines, _with_dependents(found), found.problems, header
+        )
+    if session.sidecar_file.path.exists():
+        with session.sidecar_file.lock():
+            lines = session.sidecar_file.read()
+            sidecar = Sidecar()
+            for number, record in lines.parsed:
+                sidecar.add(number, record)
+            bad = {p.line for p in sidecar.problems if p.fatal and p.line is not None}
+            moved += _move_aside(session.sidecar_file, lines, bad, sidecar.problems)[0]
+    session.reload()
+    return RepairReport(moved, backup, header is not None)
+
+
+def _with_dependents(found: tree.Tree) -> set[int]:
+    """The bad lines, the entries below a bad entry, and meta records pointing at either."""
+    bad = set(found.bad_lines)
+    removed = {i for i, n in found.lines.items() if n in bad}
+    queue = list(removed)
+    while queue:  # entries below a quarantined entry would lose their parent
+        for child in found.children.get(queue.pop(), []):
+            if child not in removed:
+                removed.add(child)
+                queue.append(child)
+    bad |= {found.lines[i] for i in removed}
+    for number, target in (*found.leaf_records, *found.label_records):
+        if target in removed or target not in found.entries:
+            bad.add(number)
+    return bad
+
+
+def _move_aside(
+    file: store.JsonlFile,
+    lines: store.Lines,
+    bad: set[int],
+    found: list[tree.Problem],
+    header: bytes | None = None,
+) -> tuple[int, Path | None]:
+    """Quarantine ``bad`` lines (and a torn tail) and replace the file; call with its lock."""
+    moved = [
+        store.quarantine_record(n, lines.raw[n - 1], _reason(found, n))
+        for n in sorted(bad)
+        if n <= len(lines.raw)
+    ]
+    if lines.torn is not None:
+        moved.append(store.quarantine_record(len(lines.raw) + 1, lines.torn, "torn last line"))
+    if not moved and header is None and not lines.bom:
+        return 0, None
+    keep = [line for n, line in enumerate(lines.raw, 1) if n not in bad]
+    if header is not None:
+        keep.insert(0, header)
+    return len(moved), store.replace_with(file, keep, moved)
+
+
+def _reason(found: list[tree.Problem], number: int) -> str:
+    for problem in found:
+        if problem.line == number:
+            return problem.sentence()
+    return f"line {number} hangs off a quarantined entry"
