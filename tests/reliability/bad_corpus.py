@@ -47,7 +47,7 @@ def ts(second: int) -> str:
 #   line 10 a1000008 compaction (keeps from a1000006)
 #   line 11 a1000009 assistant
 BASE: list[dict[str, Any]] = [
-    {"type": "session", "v": 1, "id": SID, "created": ts(0), "cwd": "/work/project"},
+    {"type": "session", "v": 1, "id": SID, "created": ts(0), "cwd": "/home/user/project"},
     {
         "type": "message",
         "id": "a1000001",
@@ -520,7 +520,7 @@ for _field, _value, _what in [
     ("v", "1", 'the string "1"'),
     ("id", 42, "a number"),
     ("created", 20250101, "a number"),
-    ("cwd", ["/work/project"], "an array"),
+    ("cwd", ["/home/user/project"], "an array"),
     ("forkedFrom", "a1000001", "a string, not an object"),
 ]:
     CASES.append(
