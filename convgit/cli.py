@@ -89,26 +89,27 @@ def _typer_runtime_param(descriptor: Any) -> Any:
     return _coercion.build_runtime_param(descriptor)
 
 
-class _Command(typer.core.TyperCommand):
+class _PlainParams:
+    """Gives a click command or group the plain coercion above, help option included."""
+
+    params: list[Any]
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         _plain_params(self.params)
 
     def get_help_option(self, ctx: Any) -> Any:
-        option = super().get_help_option(ctx)
+        option = super().get_help_option(ctx)  # type: ignore[misc]
         _plain_params([] if option is None else [option])
         return option
 
 
-class _Group(typer.core.TyperGroup):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        _plain_params(self.params)
+class _Command(_PlainParams, typer.core.TyperCommand):
+    pass
 
-    def get_help_option(self, ctx: Any) -> Any:
-        option = super().get_help_option(ctx)
-        _plain_params([] if option is None else [option])
-        return option
+
+class _Group(_PlainParams, typer.core.TyperGroup):
+    pass
 
 
 _APP_SETTINGS: dict[str, Any] = dict(

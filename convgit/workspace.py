@@ -554,10 +554,14 @@ class Workspace:
             elif flags & 0x40008000:
                 lines.append(f"{mode:o} {oid.hex()}\t".encode() + path)
         if lines:
-            self._git(
-                "update-index", "-z", "--add", "--replace", "--index-info",
-                index=index, config=_INDEX_CONFIG, stdin=b"\0".join(lines) + b"\0",
-            )  # fmt: skip
+            self._set_index_entries(index, lines)
+
+    def _set_index_entries(self, index: Path, lines: list[bytes]) -> None:
+        """Write ``mode oid<TAB>path`` lines into the index (mode 0 removes the path)."""
+        self._git(
+            "update-index", "-z", "--add", "--replace", "--index-info",
+            index=index, config=_INDEX_CONFIG, stdin=b"\0".join(lines) + b"\0",
+        )  # fmt: skip
 
     def _index_tree(self, index: Path) -> str:
         tree = gitindex.read_state(index).tree
@@ -691,10 +695,7 @@ class Workspace:
             for d in deltas
             if d.new is not None
         ]
-        self._git(
-            "update-index", "-z", "--add", "--replace", "--index-info",
-            index=index, config=_INDEX_CONFIG, stdin=b"\0".join(lines) + b"\0",
-        )  # fmt: skip
+        self._set_index_entries(index, lines)
         writes = [os.fsencode(d.path) for d in deltas if d.new is not None]
         faults.point("restore:before-checkout")
         if writes:

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.reliability.repos import init_repo
-from tests.workspace.gitrepo import GitRepo, UserStateGuard
+from tests.workspace.gitrepo import GitRepo, UserStateGuard, init_repo
 
 
 @pytest.fixture

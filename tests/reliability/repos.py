@@ -5,24 +5,6 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tests.workspace.gitrepo import GitRepo, git
-
-
-def init_repo(path: Path, *, commit: bool = True) -> GitRepo:
-    """`git init` plus, when ``commit``, a first commit, a branch, a tag and a stash entry."""
-    path.mkdir(parents=True, exist_ok=True)
-    git(path, "init", "-q", "-b", "main")
-    repo = GitRepo(path)
-    if commit:
-        repo.write("README.md", "# demo\n")
-        repo.write("src/app.py", "print('hello')\n")
-        repo.commit_all("first")
-        repo.git("branch", "feature")
-        repo.git("tag", "v1")
-        repo.write("README.md", "# stashed change\n")
-        repo.git("stash", "-q")
-    return repo
-
 
 def git_fsck(path: Path) -> str:
     """`git fsck --full --strict`: assert it is clean (dangling objects are fine) and return

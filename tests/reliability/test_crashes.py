@@ -36,8 +36,7 @@ from tests.reliability.crash_rig import (
     ok,
     spawn,
 )
-from tests.workspace.conftest import init_repo
-from tests.workspace.gitrepo import GitRepo, digest
+from tests.workspace.gitrepo import GitRepo, digest, init_repo
 
 APPEND_POINTS = ("append:before-write", "append:torn", "append:after-write")
 SNAPSHOT_POINTS = ("snapshot:before-stage", "snapshot:before-ref", "snapshot:before-record")

@@ -36,8 +36,7 @@ from hypothesis.stateful import (
 
 from convgit import Session
 from convgit.errors import NotFoundError, RefusedError
-from tests.reliability.repos import init_repo
-from tests.workspace.gitrepo import UserStateGuard, digest, oracle_tree
+from tests.workspace.gitrepo import UserStateGuard, digest, init_repo, oracle_tree
 
 Files = dict[str, tuple[str, Any]]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.workspace.gitrepo import GitRepo, UserStateGuard, git
+from tests.workspace.gitrepo import GitRepo, UserStateGuard, init_repo
 
 
 @pytest.fixture(autouse=True)
@@ -18,22 +18,6 @@ def user_state_guard() -> Iterator[UserStateGuard]:
     guard = UserStateGuard()
     yield guard
     guard.verify()
-
-
-def init_repo(path: Path, *, commit: bool = True) -> GitRepo:
-    """`git init` plus, when ``commit``, a first commit, a branch, a tag and a stash entry."""
-    path.mkdir(parents=True, exist_ok=True)
-    git(path, "init", "-q", "-b", "main")
-    repo = GitRepo(path)
-    if commit:
-        repo.write("README.md", "# demo\n")
-        repo.write("src/app.py", "print('hello')\n")
-        repo.commit_all("first")
-        repo.git("branch", "feature")
-        repo.git("tag", "v1")
-        repo.write("README.md", "# stashed change\n")
-        repo.git("stash", "-q")
-    return repo
 
 
 @pytest.fixture

@@ -174,3 +174,19 @@ class UserStateGuard:
         state["stash list"] = git(worktree, "stash", "list")
         state["refs"] = git(worktree, "for-each-ref", "refs/heads", "refs/tags", "refs/stash")
         return state
+
+
+def init_repo(path: Path, *, commit: bool = True) -> GitRepo:
+    """`git init` plus, when ``commit``, a first commit, a branch, a tag and a stash entry."""
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    repo = GitRepo(path)
+    if commit:
+        repo.write("README.md", "# demo\n")
+        repo.write("src/app.py", "print('hello')\n")
+        repo.commit_all("first")
+        repo.git("branch", "feature")
+        repo.git("tag", "v1")
+        repo.write("README.md", "# stashed change\n")
+        repo.git("stash", "-q")
+    return repo
