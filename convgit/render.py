@@ -282,6 +282,7 @@ def restore_words(result: RestoreResult) -> list[str]:
         else (f"the snapshot of {result.target}")
     )
     lines = changes_lines(result.changes)
+    lines += [f"left alone: {s.path} ({s.reason})" for s in result.changes.left_alone]
     if result.dry_run:
         head = f"would restore {files(len(result.changes))} to {what} (dry run, nothing changed)"
         return [head, *lines]

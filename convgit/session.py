@@ -35,7 +35,7 @@ from convgit.errors import (
 from convgit.sidecar import Sidecar, SnapshotInfo
 
 if TYPE_CHECKING:
-    from convgit.workspace import Change, Workspace
+    from convgit.workspace import Change, Restored, Workspace
 
 MIB = 1024 * 1024
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
@@ -76,7 +76,7 @@ class RestoreResult:
     target: str | None  # entry whose snapshot was restored (None for an undo)
     commit: str
     before: str | None  # safety snapshot commit (None for a dry run)
-    changes: list[Change]
+    changes: Restored
     dry_run: bool
     note: str | None = None
 
@@ -88,6 +88,7 @@ class RestoreResult:
             "dry_run": self.dry_run,
             "note": self.note,
             "changes": [{"path": c.path, "status": c.status} for c in self.changes],
+            "left_alone": [{"path": s.path, "reason": s.reason} for s in self.changes.left_alone],
         }
 
 

@@ -244,3 +244,17 @@ def test_a_damaged_snapshot_record_is_reported_refused_and_repaired(story: dict[
     quarantined = s.sidecar_file.quarantine_path.read_text()
     assert '\\"entry\\":\\"x\\"' in quarantined
     assert cli_json(repo, "status")["files"]["matches"] == story["b"]
+
+
+def test_restore_says_which_files_it_left_alone(story: dict[str, Any]) -> None:
+    repo = story["repo"]
+    repo.write(".gitignore", "notes.txt\n")
+    repo.write("notes.txt", "my private notes, now ignored\n")
+    planned = cli(repo, "restore", story["a"], "--dry-run").stdout
+    assert "left alone: notes.txt (ignored by git" in planned
+    result = cli_json(repo, "restore", story["a"])
+    assert (repo.path / "notes.txt").read_text() == "my private notes, now ignored\n"
+    assert [row["path"] for row in result["left_alone"]] == ["notes.txt"]
+    assert "ignored by git" in result["left_alone"][0]["reason"]
+    words = cli(repo, "restore", "--undo", "--yes").stdout
+    assert "restored" in words
