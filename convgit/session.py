@@ -17,6 +17,7 @@ import os
 import re
 import secrets
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -600,10 +601,10 @@ class Session:
         path.parent.mkdir(parents=True, exist_ok=True)
         return path
 
-    def _workspace_lock(self) -> Any:
-        return store.JsonlFile(
-            self._index(), self.location.lock_path(f"{self.id}-{self.location.worktree_key}")
-        ).lock()
+    def _workspace_lock(self) -> AbstractContextManager[None]:
+        """One snapshot or restore at a time per session and worktree."""
+        lock = self.location.lock_path(f"{self.id}-{self.location.worktree_key}")
+        return store.exclusive(lock, "the private index")
 
     def status(self) -> Status:
         """Where the conversation is, and which snapshot (if any) the files match right now."""

@@ -237,6 +237,27 @@ def read_bytes(path: Path, what: str = "session") -> bytes:
 # -- writing ----------------------------------------------------------------------------------
 
 
+@contextmanager
+def exclusive(lock_path: Path, what: str) -> Iterator[None]:
+    """Hold the exclusive lock at ``lock_path`` (guarding ``what``) for the block."""
+    # imported here: filelock pulls in asyncio, and reading commands never take a lock
+    from filelock import FileLock, Timeout
+
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(lock_path), timeout=LOCK_TIMEOUT)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise StoreLockedError(
+            f"Another convgit process has held the lock on {what} for over {LOCK_TIMEOUT:.0f} s.",
+            f"remove {lock_path} if no convgit process is running",
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 class JsonlFile:
     """One append-only JSONL file and its lock. Remembers how far it has read, so a writer can
     see, under the lock, exactly the lines other processes appended since."""
@@ -271,23 +292,8 @@ class JsonlFile:
 
     @contextmanager
     def lock(self) -> Iterator[None]:
-        # imported here: filelock pulls in asyncio, and reading commands never take a lock
-        from filelock import FileLock, Timeout
-
-        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(self.lock_path), timeout=LOCK_TIMEOUT)
-        try:
-            lock.acquire()
-        except Timeout:
-            raise StoreLockedError(
-                f"Another convgit process has held the lock on {self.path.name} for over "
-                f"{LOCK_TIMEOUT:.0f} s.",
-                f"remove {self.lock_path} if no convgit process is running",
-            ) from None
-        try:
+        with exclusive(self.lock_path, self.path.name):
             yield
-        finally:
-            lock.release()
 
     @contextmanager
     def appending(self) -> Iterator[Appender]:
