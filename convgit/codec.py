@@ -9,7 +9,6 @@ import orjson
 
 from convgit.errors import ConvgitError
 
-DecodeError = orjson.JSONDecodeError
 # orjson writes at most 255 levels of nesting: a deeper record could be read but never shown
 MAX_DEPTH = 255
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')

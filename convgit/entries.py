@@ -9,7 +9,6 @@ million lines must cost little more than parsing them). Unknown kinds and unknow
 
 from __future__ import annotations
 
-import dataclasses
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -369,7 +368,3 @@ def label(target: str, name: str | None) -> dict[str, Any]:
 
 def session_name(name: str) -> dict[str, Any]:
     return {"type": "name", "name": name, "ts": now()}
-
-
-def replace(entry: Entry, **changes: Any) -> Entry:
-    return dataclasses.replace(entry, **changes)

@@ -301,9 +301,3 @@ def snapshot_words(snap: SnapshotInfo) -> list[str]:
 
 def problem_lines(problems: list[tree_mod.Problem]) -> list[str]:
     return [("error: " if p.fatal else "warning: ") + p.sentence() for p in problems]
-
-
-def escaped(text: str) -> str:
-    from rich.markup import escape
-
-    return escape(text)

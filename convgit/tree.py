@@ -271,15 +271,6 @@ class Tree:
         out.reverse()
         return out
 
-    def is_ancestor(self, ancestor: str, of: str) -> bool:
-        node: str | None = of
-        entries = self.entries
-        while node is not None:
-            if node == ancestor:
-                return True
-            node = entries[node]["parentId"]
-        return False
-
     def resolve(self, ref: str) -> str:
         """An entry id from ``@``, ``@~N``, ``root``, a label, a unique id prefix, or ``X~N``."""
         ref = ref.strip()

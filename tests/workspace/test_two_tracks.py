@@ -36,8 +36,7 @@ def cli_json(repo: GitRepo, *args: str) -> Any:
 def story(repo: GitRepo) -> dict[str, Any]:
     """A task, plan A (edits app.py, adds notes.txt), then back to the task and plan B."""
     s = Session.create(repo.path)
-    task = s.append_user("make it greet the world").id
-    s.snapshot(task)
+    task = s.append_user("make it greet the world").id  # snapshotted: the first message
     repo.write("src/app.py", "print('hello, world')  # plan A\n")
     repo.write("notes.txt", "plan A notes\n")
     plan_a = s.append_assistant("plan A").id
