@@ -681,12 +681,14 @@ class Session:
                 raise NotFoundError("There is no restore to undo.", "convgit status")
             last = self.sidecar.restores[-1]
             target_entry, commit = None, str(last["before"])
+            exact_from: str | None = str(last["commit"])
             paths = last.get("paths") if paths is None else paths
         else:
             if ref is None:
                 raise UsageError("Say which entry's snapshot to restore.", "convgit restore REF")
             snap = self._require_snapshot(ref)
             target_entry, commit = snap.entry, snap.commit
+            exact_from = None
         index = self._index()
         with self._workspace_lock():
             if dry_run:
@@ -701,11 +703,19 @@ class Session:
             )
             faults.point("restore:before-safety-ref")
             stamp = entries.now().replace(":", "").replace("-", "").replace(".", "")
-            ws.set_ref(f"refs/convgit/{self.id}/safety/{stamp}", safety.commit)
+            safety_ref = f"refs/convgit/{self.id}/safety/{stamp}"
+            ws.set_ref(safety_ref, safety.commit)
+            before = safety.commit
 
             def record(planned: list[Change]) -> None:
                 """Written after planning and before the first file changes: a restore killed
                 half-way is then visible (no `restored` record) and undoable."""
+                nonlocal before
+                # git's view of a file may differ from its bytes (line endings, filters, exec
+                # bits it does not track): keep the exact bytes of what is about to change.
+                before = ws.preserve(safety.commit, [change.path for change in planned])
+                if before != safety.commit:
+                    ws.set_ref(safety_ref, before)
                 faults.point("restore:before-record")
                 counts: dict[str, int] = {}
                 for change in planned:
@@ -715,7 +725,7 @@ class Session:
                         "type": "restore",
                         "entry": target_entry if target_entry is not None else "",
                         "commit": commit,
-                        "before": safety.commit,
+                        "before": before,
                         "paths": paths,
                         "changed": counts,
                         "undo": undo,
@@ -724,16 +734,18 @@ class Session:
                 )
                 faults.point("restore:before-files")
 
-            changes = ws.restore(commit, index=index, paths=paths, before_apply=record)
+            changes = ws.restore(
+                commit, index=index, paths=paths, before_apply=record, exact_from=exact_from
+            )
             faults.point("restore:before-done")
-            self._sidecar_append({"type": "restored", "before": safety.commit, "ts": entries.now()})
+            self._sidecar_append({"type": "restored", "before": before, "ts": entries.now()})
         note = _restore_note(target_entry, changes, paths, undo)
         if self.tree.leaf is not None and changes:
             self._write(
                 lambda: [self._new_entry("note", self.tree.leaf, text=note, source="restore")],
                 builds_on_leaf=False,
             )
-        return RestoreResult(target_entry, commit, safety.commit, changes, False, note)
+        return RestoreResult(target_entry, commit, before, changes, False, note)
 
     def add_worktree(self, ref: str, directory: Path) -> SnapshotInfo:
         """Check ``ref``'s snapshot out in ``directory`` (a detached git worktree), side by side;

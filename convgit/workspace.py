@@ -21,13 +21,14 @@ one-file change costs what git's own refresh costs; commits and refs are written
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import re
 import shutil
 import stat
 import struct
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +38,18 @@ from convgit import faults, gitindex, restoreplan, treediff
 from convgit.errors import ConvgitError, NotFoundError, NoWorkspaceError, RefusedError
 from convgit.gitindex import IndexState
 from convgit.gitindex import entries as _index_entries
-from convgit.restoreplan import Delta, RestoreBlockedError, Skipped, lstat, repository_above
+from convgit.restoreplan import (
+    BLOB,
+    EXEC,
+    LEGACY_BLOB,
+    LINK,
+    TREE,
+    Delta,
+    RestoreBlockedError,
+    Skipped,
+    lstat,
+    repository_above,
+)
 from convgit.treediff import HostileSnapshotError
 
 __all__ = [
@@ -632,6 +644,7 @@ class Workspace:
         paths: list[str] | None = None,
         dry_run: bool = False,
         before_apply: Callable[[list[Change]], None] | None = None,
+        exact_from: str | None = None,
     ) -> Restored:
         """Bring the working tree (or only ``paths``: files or folders relative to the root) to
         the tree of commit ``target``, and return the changes (current -> target).
@@ -645,6 +658,9 @@ class Workspace:
         the view) is refused (RefusedError) before anything changes. ``dry_run`` changes nothing.
         ``before_apply`` is called with the planned changes just before the first file changes
         (the caller records the restore there, so a crash half-way can be undone).
+        ``exact_from``: undoing a restore that went to that commit, with ``target`` its safety
+        snapshot made by ``preserve``: the files that restore changed are compared and written
+        byte for byte, bypassing git's filters and line-ending conversion.
         """
         index = index.absolute()
         target_tree = self._peel(target, "tree")
@@ -659,6 +675,10 @@ class Workspace:
                 validate=True,
                 ignore_case=self._ignore_case(),
             )
+            exact: set[str] = set()
+            if exact_from is not None:
+                exact = self._exact_paths(exact_from, target_tree)
+                deltas = self._exact_deltas(deltas, exact, current_tree, target_tree)
             if paths is not None:
                 deltas = restoreplan.select(deltas, paths, current_tree, target_tree)
             deltas, left_alone = restoreplan.plan(self.root, deltas, self._ignored)
@@ -666,8 +686,110 @@ class Workspace:
             if not dry_run and before_apply is not None:
                 before_apply(changes)
             if not dry_run and deltas:
-                self._apply(index, deltas)
+                self._apply(index, deltas, exact)
         return Restored(changes, left_alone)
+
+    # -- exact bytes for undo --
+
+    def preserve(self, commit: str, paths: Sequence[str]) -> str:
+        """``commit`` (a snapshot of the files now), or a child of it whose tree holds the exact
+        bytes and exec bits on disk at ``paths`` wherever git's view of them differs: line endings
+        converted on the way in (core.autocrlf, eol attributes), clean filters, and exec bits
+        that core.fileMode=false does not record. A restore preserves the files it is about to
+        change this way, so that undoing it (``exact_from``) gives them back byte for byte."""
+        tree = self._peel(commit, "tree")
+        found: dict[str, tuple[int, str]] = {}
+        for path in paths:
+            raw = self._raw_entry(path, write=False)
+            if raw is None:
+                continue
+            try:
+                entry = tree[path]
+            except KeyError:
+                continue
+            mode = BLOB if entry.filemode == LEGACY_BLOB else int(entry.filemode)
+            if mode in (BLOB, EXEC) and raw != (mode, str(entry.id)):
+                found[path] = self._raw_entry(path, write=True) or raw
+        if not found:
+            return commit
+        new_tree = self._replace_in_tree(tree, found)
+        env = {**self._env, **_IDENTITY}
+        message = f"convgit safety snapshot, exact bytes of {len(found)} file(s)\n"
+        proc = self._git(
+            "commit-tree", "--no-gpg-sign", new_tree, "-p", str(self._peel(commit, "commit").id),
+            config=_COMMIT_CONFIG, stdin=message.encode(), env=env,
+        )  # fmt: skip
+        return os.fsdecode(proc.stdout).strip()
+
+    def _raw_entry(self, path: str, *, write: bool) -> tuple[int, str] | None:
+        """(mode, blob id) of the regular file at ``path`` as its bytes are, with no filter or
+        line-ending conversion and its exec bit as the disk has it; None for anything else.
+        ``write`` also stores the blob."""
+        if not self._real_parent(path):
+            return None
+        target = self.root / path
+        info = lstat(target)
+        if info is None or not stat.S_ISREG(info.st_mode):
+            return None
+        try:
+            data = target.read_bytes()
+        except OSError:
+            return None
+        mode = EXEC if info.st_mode & stat.S_IXUSR else BLOB
+        if write:
+            return mode, str(self._repo.create_blob(data))
+        algorithm = "sha256" if self._hash_len == 32 else "sha1"
+        return mode, hashlib.new(algorithm, b"blob %d\0" % len(data) + data).hexdigest()
+
+    def _replace_in_tree(self, tree: Any, entries: dict[str, tuple[int, str]]) -> str:
+        """The id of ``tree`` with the blobs at ``entries`` (paths it holds) replaced."""
+        import pygit2
+
+        here: dict[str, tuple[int, str]] = {}
+        below: dict[str, dict[str, tuple[int, str]]] = {}
+        for path, entry in entries.items():
+            head, _, rest = path.partition("/")
+            if rest:
+                below.setdefault(head, {})[rest] = entry
+            else:
+                here[head] = entry
+        builder = self._repo.TreeBuilder(tree)
+        for name, (mode, oid) in here.items():
+            builder.insert(name, pygit2.Oid(hex=oid), mode)
+        for name, inner in below.items():
+            sub = self._replace_in_tree(self._repo[tree[name].id], inner)
+            builder.insert(name, pygit2.Oid(hex=sub), TREE)
+        return str(builder.write())
+
+    def _exact_paths(self, exact_from: str, target_tree: Any) -> set[str]:
+        """The files a restore to ``exact_from`` changed, which ``target_tree`` (its safety
+        snapshot) holds byte for byte."""
+        from_tree = self._peel(exact_from, "tree")
+        return {
+            d.path
+            for d in treediff.diff(self._repo, from_tree, target_tree)
+            if d.new is not None and d.new[0] in (BLOB, EXEC)
+        }
+
+    def _exact_deltas(
+        self, deltas: list[Delta], exact: set[str], current_tree: Any, target_tree: Any
+    ) -> list[Delta]:
+        """``deltas`` plus the exact files whose bytes or exec bit differ from the target even
+        though git's view of them does not (a file git converts or whose mode it ignores)."""
+        listed = {d.path for d in deltas}
+        extra: list[Delta] = []
+        for path in sorted(exact - listed):
+            entry = target_tree[path]
+            new = (int(entry.filemode), str(entry.id))
+            if self._raw_entry(path, write=False) == new:
+                continue
+            try:
+                item = current_tree[path]
+                old: tuple[int, str] | None = (int(item.filemode), str(item.id))
+            except KeyError:
+                old = None
+            extra.append(Delta(path, "modified", old, new))
+        return sorted([*deltas, *extra], key=lambda d: d.path) if extra else deltas
 
     def _ignored(self, paths: list[str]) -> set[str]:
         """The paths git's ignore rules match (whether or not any index tracks them)."""
@@ -677,7 +799,7 @@ class Workspace:
         )  # fmt: skip
         return {os.fsdecode(p) for p in proc.stdout.split(b"\0") if p}
 
-    def _apply(self, index: Path, deltas: list[Delta]) -> None:
+    def _apply(self, index: Path, deltas: list[Delta], exact: Collection[str] = ()) -> None:
         # The restored files may be ignored now: the next snapshot rechecks the rules.
         state = gitindex.read_state(index)
         gitindex.save_state(index, dataclasses.replace(state, tree=None, ignores=""))
@@ -688,15 +810,23 @@ class Workspace:
         for delta in deltas:
             if delta.new is None:
                 self._prune(delta.path)
+        # Exact files are written byte for byte below and leave the private index: the next
+        # snapshot stages them afresh, through git's filters, as `git add -A` would.
+        raw = [d for d in deltas if d.path in exact and d.new is not None and d.new[0] != LINK]
+        gone = {d.path for d in raw}
         zero = "0" * (2 * self._hash_len)
-        lines = [f"0 {zero}\t".encode() + os.fsencode(d.path) for d in deltas if d.new is None]
+        lines = [
+            f"0 {zero}\t".encode() + os.fsencode(d.path)
+            for d in deltas
+            if d.new is None or d.path in gone
+        ]
         lines += [
             f"{d.new[0]:o} {d.new[1]}\t".encode() + os.fsencode(d.path)
             for d in deltas
-            if d.new is not None
+            if d.new is not None and d.path not in gone
         ]
         self._set_index_entries(index, lines)
-        writes = [os.fsencode(d.path) for d in deltas if d.new is not None]
+        writes = [os.fsencode(d.path) for d in deltas if d.new is not None and d.path not in gone]
         faults.point("restore:before-checkout")
         if writes:
             # git writes the files: filters, line endings and modes as `git checkout` would.
@@ -704,6 +834,31 @@ class Workspace:
                 "checkout-index", "-f", "-u", "-z", "--stdin",
                 index=index, config=_INDEX_CONFIG, stdin=b"\0".join(writes) + b"\0",
             )  # fmt: skip
+        for delta in raw:
+            assert delta.new is not None
+            self._write_exact(delta.path, delta.new)
+
+    def _write_exact(self, path: str, entry: tuple[int, str]) -> None:
+        """Write blob ``entry`` at ``path`` as its bytes are (no filter, no line-ending
+        conversion), executable for 100755, replacing whatever file or link stands there."""
+        target = self.root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not self._real_parent(path):  # the plan refused this already; never write through one
+            raise RestoreBlockedError(f"Restoring {path!r} would write through a symlink.")
+        data = self._repo[entry[1]].data
+        temporary = target.parent / f".{target.name}.convgit-{os.getpid()}"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        handle = os.open(temporary, flags, 0o777 if entry[0] == EXEC else 0o666)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+            info = lstat(target)
+            if info is not None and stat.S_ISDIR(info.st_mode):
+                target.rmdir()  # an emptied folder where the file belongs
+            os.replace(temporary, target)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
 
     def _real_parent(self, path: str) -> bool:
         """True when every folder above ``path`` is a real folder (no symlink) under the root."""

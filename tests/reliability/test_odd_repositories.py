@@ -47,9 +47,16 @@ def round_trip(
     before = seen(repo.path)
     assert session.restore(a).changes
     assert repo.oracle() == session.sidecar.snapshots[a].tree
+    restored_a = seen(repo.path)
     session.restore(undo=True)
     assert seen(repo.path) == before, "undo did not return the exact prior bytes"
     assert repo.oracle() == tree_b
+    after = session.append_assistant("after the undo").id
+    assert session.sidecar.snapshots[after].tree == tree_b, "the private index went astray"
+    session.restore(undo=True)  # undoing the undo: the files as restore A left them
+    assert seen(repo.path) == restored_a, "undoing the undo did not return the exact bytes"
+    session.restore(undo=True)
+    assert seen(repo.path) == before
     return {"session": session, "a": a, "b": b}
 
 
@@ -90,20 +97,7 @@ def test_snapshots_and_safety_snapshots_survive_gc_prune_now_aggressive(
 # -- configuration and index oddities --
 
 
-_AUTOCRLF_LF = (
-    "with core.autocrlf=true a file written with LF ends up CRLF after restore --undo: the safety"
-    " snapshot stores the clean (LF) blob, and checkout-index smudges it to CRLF, so the exact"
-    " prior bytes are lost (git's own stash does the same)"
-)
-
-
-@pytest.mark.parametrize(
-    "endings",
-    [
-        "crlf",
-        pytest.param("lf", marks=pytest.mark.xfail(strict=True, reason=_AUTOCRLF_LF)),
-    ],
-)
+@pytest.mark.parametrize("endings", ["crlf", "lf"])
 def test_autocrlf_true_restore_and_undo(repo: GitRepo, endings: str) -> None:
     repo.git("config", "core.autocrlf", "true")
     eol = b"\r\n" if endings == "crlf" else b"\n"
@@ -137,17 +131,31 @@ def test_filemode_false_undo_returns_the_exact_bytes(repo: GitRepo) -> None:
     round_trip(repo, change, seen=file_bytes)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="with core.fileMode=false snapshots record every new file as 100644 (git add -A does),"
-    " so a file the restore rewrites loses its exec bit and restore --undo cannot give it back",
-)
 def test_filemode_false_undo_keeps_exec_bits(repo: GitRepo) -> None:
+    """git records new files as 100644 here (as `git add -A` does); the undo still gives
+    back the exec bits the disk had."""
     repo.git("config", "core.fileMode", "false")
     repo.write("run.sh", "#!/bin/sh\necho A\n", executable=True)
 
     def change(repo: GitRepo) -> None:
         repo.write("run.sh", "#!/bin/sh\necho B\n", executable=True)
+        repo.write("new.sh", "#!/bin/sh\necho new\n", executable=True)
+
+    round_trip(repo, change)
+
+
+@pytest.mark.parametrize("attributes", ["*.txt eol=crlf\n", "*.txt text\n*.dat -text\n"])
+def test_eol_attributes_restore_and_undo(repo: GitRepo, attributes: str) -> None:
+    """Line endings set by .gitattributes rather than config: undo still returns the bytes."""
+    repo.write(".gitattributes", attributes)
+    repo.write("notes.txt", b"lf only\nhere\n")
+    repo.write("mixed.txt", b"crlf\r\nthen lf\n")
+    repo.write("data.dat", b"raw\r\nbytes\n")
+
+    def change(repo: GitRepo) -> None:
+        repo.write("notes.txt", b"lf only\nhere\nand more\n")
+        repo.write("mixed.txt", b"crlf\r\nthen lf\nmore\r\n")
+        repo.write("data.dat", b"other\r\nbytes\n")
 
     round_trip(repo, change)
 
