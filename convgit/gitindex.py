@@ -27,12 +27,15 @@ class IndexState:
     """What convgit knows of its private index, saved beside it as ``<index>.state``: the size
     cap it was cleaned for, the tree it held at the last write-tree (None: unknown), the
     identity of the ignore files outside the worktree when their rules were last applied, and
-    the last snapshot commit made from it with that commit's tree ("commit tree", or "")."""
+    the last snapshot commit made from it with that commit's tree ("commit tree", or ""), and
+    the identity of the index file when convgit last saw it whole (its checksum is then not
+    recomputed: only git writes the file, by rename, and only under convgit's lock)."""
 
     cap: int | None
     tree: str | None
     ignores: str
     snapshot: str = ""
+    checked: str = ""  # the index file's identity (``identity``) when last known intact
 
 
 def entries(
@@ -100,6 +103,15 @@ def intact(index: Path, hash_len: int) -> bool:
     return (
         trailer == bytes(hash_len) or hashlib.new(algorithm, data[:-hash_len]).digest() == trailer
     )
+
+
+def identity(index: Path) -> str:
+    """Size, inode and change times of the index file ("" when missing): any write changes it."""
+    try:
+        info = index.stat()
+    except FileNotFoundError:
+        return ""
+    return f"{info.st_size}:{info.st_ino}:{info.st_mtime_ns}:{info.st_ctime_ns}"
 
 
 def entry_count(index: Path) -> int:

@@ -124,7 +124,10 @@ _INDEX_CONFIG = (
     "core.splitIndex=false",
     "index.sparse=false",
     "core.sparseCheckout=false",
-    "status.showUntrackedFiles=all",  # lets git's untracked cache serve `status -uall`
+    # git's untracked cache, kept in the private index: a folder whose mtime has not moved is
+    # not read again, so finding new files costs a stat per folder, not a readdir
+    "core.untrackedCache=true",
+    "status.showUntrackedFiles=all",  # the mode the untracked cache is kept for
 )
 
 # Tracked files that the ignore rules match (run with convgit's private index).
@@ -434,7 +437,9 @@ class Workspace:
         if tree is None:
             proc = self._git("write-tree", index=index, config=_INDEX_CONFIG)
             tree = os.fsdecode(proc.stdout).strip()
-        fresh = dataclasses.replace(state, cap=size_cap, tree=tree, ignores=ignores)
+        fresh = dataclasses.replace(
+            state, cap=size_cap, tree=tree, ignores=ignores, checked=gitindex.identity(index)
+        )
         if fresh != state:
             gitindex.save_state(index, fresh)
         return tree, tuple(sorted(skipped, key=lambda s: s.path))
@@ -530,7 +535,12 @@ class Workspace:
         stat data spares rehashing every file); then make sure it holds nothing that would make
         the tree differ from ``git add -A``: no skip-worktree or assume-unchanged entry (git
         would trust them blindly), no file above the cap."""
-        if index.exists() and not gitindex.intact(index, self._hash_len):
+        state = gitindex.read_state(index)
+        if (
+            index.exists()
+            and state.checked != gitindex.identity(index)
+            and not gitindex.intact(index, self._hash_len)
+        ):
             gitindex.forget(index)  # torn by a crash: git would half-read it without a word
         if not index.exists():
             Path(f"{index}.state").unlink(missing_ok=True)
@@ -539,10 +549,8 @@ class Workspace:
                 seed = Path(f"{index}.seed")
                 shutil.copy2(user_index, seed)  # keeps the mtime: git's racy-entry check needs it
                 os.replace(seed, index)
-        else:
-            state = gitindex.read_state(index)
-            if state.cap == size_cap:
-                return state
+        elif state.cap == size_cap:
+            return state
         if index.exists():
             self._clean_index(index, size_cap)
         state = IndexState(size_cap, None, "")  # "": ignore rules are checked on first use
@@ -837,6 +845,8 @@ class Workspace:
         for delta in raw:
             assert delta.new is not None
             self._write_exact(delta.path, delta.new)
+        state = gitindex.read_state(index)
+        gitindex.save_state(index, dataclasses.replace(state, checked=gitindex.identity(index)))
 
     def _write_exact(self, path: str, entry: tuple[int, str]) -> None:
         """Write blob ``entry`` at ``path`` as its bytes are (no filter, no line-ending

@@ -570,6 +570,22 @@ def test_a_torn_private_index_is_rebuilt(repo: GitRepo):
     assert snap(repo) == repo.oracle()
 
 
+def test_an_index_damaged_in_place_is_caught_although_its_size_is_unchanged(repo: GitRepo):
+    """The checksum is skipped only while the index is the file convgit last saw whole: an
+    entry pointing at the wrong blob (git trusts the stat data) must not reach a snapshot."""
+    repo.write("x.txt", "x\n")
+    repo.write("z.txt", "z\n")
+    for name in ("x.txt", "z.txt"):  # older than the index: git trusts their stat data
+        os.utime(repo.path / name, (time.time() - 60, time.time() - 60))
+    snap(repo)
+    x, z = (bytes.fromhex(repo.git("hash-object", name).strip()) for name in ("x.txt", "z.txt"))
+    data = repo.index.read_bytes()
+    assert data.count(x) == 1
+    repo.index.write_bytes(data.replace(x, z))
+    repo.write("y.txt", "y\n")
+    assert snap(repo) == repo.oracle()
+
+
 def test_parent_must_exist(repo: GitRepo):
     with pytest.raises(NotFoundError):
         repo.workspace.snapshot(repo.index, message="m\n", parent="0" * 40)
