@@ -7,10 +7,10 @@ Errors convgit expects (``ConvgitError``) become one sentence on stderr and thei
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar, get_args, get_origin
 
@@ -131,12 +131,15 @@ ForceFlag = Annotated[
 ]
 
 
-@dataclass
 class Options:
-    session: str | None = None
-    store: Path | None = None
-    directory: Path = Path(".")
-    fsync: bool = False
+    """The global options of this run, set by ``_global`` before the command runs. A plain
+    class: a dataclass would compile its methods at every start."""
+
+    def __init__(self) -> None:
+        self.session: str | None = None
+        self.store: Path | None = None
+        self.directory = Path(".")
+        self.fsync = False
 
 
 options = Options()
@@ -758,6 +761,14 @@ def _command_named(args: list[str]) -> str | None:
     return None
 
 
+def _evaluate_annotations(*infos: Any) -> None:
+    """Turn the annotations of these commands from strings into values, once. Left as strings,
+    typer evaluates each one four times (signature and type hints, for two purposes)."""
+    for info in infos:
+        fn = inspect.unwrap(info.callback)
+        fn.__annotations__.update(inspect.get_annotations(fn, eval_str=True))
+
+
 def main() -> None:
     # Building every command's parser costs more than running most commands: build the group
     # with just the one asked for (help, errors and anything unknown get the whole app).
@@ -771,6 +782,7 @@ def main() -> None:
     if len(chosen) != 1:
         app()
         return
+    _evaluate_annotations(app.registered_callback, *chosen)
     one = typer.Typer(**_APP_SETTINGS)
     one.registered_callback = app.registered_callback
     one.registered_commands = chosen

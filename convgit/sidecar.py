@@ -3,7 +3,7 @@ in order, and every damaged line by number. Reading only; ``session`` appends th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from convgit import entries, tree
@@ -25,15 +25,15 @@ class SnapshotInfo:
         return {"commit": self.commit, "tree": self.tree, "skipped": self.skipped}
 
 
-@dataclass
 class Sidecar:
     """What the sidecar file says: on or off, snapshots by entry, restores in order."""
 
-    enabled: bool = False
-    snapshots: dict[str, SnapshotInfo] = field(default_factory=dict)
-    restores: list[dict[str, Any]] = field(default_factory=list)
-    finished: set[str] = field(default_factory=set)  # `before` commits of completed restores
-    problems: list[tree.Problem] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.enabled = False
+        self.snapshots: dict[str, SnapshotInfo] = {}
+        self.restores: list[dict[str, Any]] = []
+        self.finished: set[str] = set()  # `before` commits of completed restores
+        self.problems: list[tree.Problem] = []
 
     def add(self, number: int, record: Any) -> None:
         if type(record) is not dict:
