@@ -1,5 +1,5 @@
 """convgit's private index: git's index file format, read in Python, and what convgit keeps
-beside the index (its state file and its lock). No pygit2 and no git process here.
+beside the index (its state file and its lock). No git process here.
 
 The private index is a stat cache kept per session and worktree: it is git's own index file,
 written only by git (``GIT_INDEX_FILE``), so the trees it gives are git's answer to ``git add -A``.

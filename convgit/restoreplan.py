@@ -4,7 +4,7 @@ A restore is a list of deltas (path, old entry, new entry) from the tree the pri
 holds to the snapshot's tree. Nothing here writes: ``plan`` refuses writes that would go
 through a symlink, below a file that stays, or delete files outside the snapshots' view, and
 sets aside paths convgit must leave alone (ignored or skipped files, nested repositories).
-Pure file-system checks; no pygit2 and no git process (the caller says what git ignores).
+Pure file-system checks; no git process (the caller says what git ignores).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from convgit.errors import NotFoundError, RefusedError
 
@@ -94,15 +93,15 @@ def relative_path(path: str) -> str:
     return "/".join(parts)
 
 
-def select(deltas: list[Delta], paths: list[str], current: Any, target: Any) -> list[Delta]:
+def select(deltas: list[Delta], paths: list[str], known: Callable[[str], bool]) -> list[Delta]:
     """The deltas at or below ``paths`` (relative to the root; refused when they escape), plus
-    files that stand where a chosen path needs a folder. ``current`` and ``target`` are the two
-    trees (anything indexable by path); a path in neither is NotFoundError."""
+    files that stand where a chosen path needs a folder. ``known`` tells whether a path is in
+    either tree; a path in neither is NotFoundError."""
     wanted = [relative_path(p) for p in paths]
     if "" in wanted:
         return deltas
     for path in wanted:
-        if not any(_tree_has(tree, path) for tree in (current, target)):
+        if not known(path):
             raise NotFoundError(f"There is no {path!r} in the snapshot or in the working tree.")
     chosen = {
         d.path for d in deltas if any(d.path == p or d.path.startswith(p + "/") for p in wanted)
@@ -116,14 +115,6 @@ def select(deltas: list[Delta], paths: list[str], current: Any, target: Any) -> 
             if lead is not None and lead.new is None:
                 chosen.add(lead.path)
     return [d for d in deltas if d.path in chosen]
-
-
-def _tree_has(tree: Any, path: str) -> bool:
-    try:
-        tree[path]
-    except KeyError:
-        return False
-    return True
 
 
 def plan(

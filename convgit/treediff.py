@@ -1,41 +1,142 @@
-"""Comparing two git trees in-process: only subtrees whose ids differ are opened, so the cost
-follows the change, not the size of the tree. Works on pygit2 objects handed in by the
-workspace (this module never imports pygit2 itself), and validates a tree before a restore
-writes anything from it.
+"""Reading and comparing git trees: objects come from one ``git cat-file --batch`` process per
+operation (no git library is imported, so a restore does not pay for loading one), and only
+subtrees whose ids differ are opened, so the cost follows the change, not the size of the tree.
+Validates a tree before a restore writes anything from it.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+import subprocess
+from collections.abc import Iterator
 
-from convgit.errors import RefusedError
+from convgit.errors import NotFoundError, RefusedError
 from convgit.restoreplan import BLOB, FILE_MODES, LEGACY_BLOB, TREE, Delta, bad_name
+
+Entry = tuple[int, str]  # (mode, hex object id)
 
 
 class HostileSnapshotError(RefusedError):
     """A snapshot whose tree would write outside the working tree, into .git or through a link."""
 
 
+class Objects:
+    """Objects read through one running ``git cat-file --batch`` (``process``), closed by
+    ``close`` or at the end of a ``with`` block."""
+
+    def __init__(self, process: subprocess.Popen[bytes], hash_len: int) -> None:
+        self._process = process
+        self._hash_len = hash_len
+        self._trees: dict[str, list[tuple[str, int, str]]] = {}
+
+    def __enter__(self) -> Objects:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        process = self._process
+        if process.stdin is not None:
+            process.stdin.close()
+        if process.stdout is not None:
+            process.stdout.close()
+        process.wait()
+
+    def read(self, name: str) -> tuple[str, str, bytes] | None:
+        """(id, type, content) of the object ``name`` (an id or ``rev^{tree}``-like name);
+        None when git knows no such object."""
+        if not name or any(c in name for c in "\n\r\0") or name.startswith("-"):
+            return None
+        stdin, stdout = self._process.stdin, self._process.stdout
+        assert stdin is not None and stdout is not None
+        stdin.write(name.encode() + b"\n")
+        stdin.flush()
+        header = stdout.readline().split()
+        if len(header) != 3:
+            if header[-1:] in ([b"missing"], [b"ambiguous"]):
+                return None
+            raise OSError(f"git cat-file stopped answering: {header!r}")
+        data = stdout.read(int(header[2]) + 1)[:-1]
+        return header[0].decode(), header[1].decode(), data
+
+    def peel(self, rev: str, kind: str) -> str:
+        """The id of the ``kind`` ("commit" or "tree") that ``rev`` names; NotFoundError."""
+        found = self.read(f"{rev}^{{{kind}}}")
+        if found is None or found[1] != kind:
+            raise NotFoundError(f"There is no {kind} {rev!r} in this repository.")
+        return found[0]
+
+    def tree(self, oid: str) -> list[tuple[str, int, str]]:
+        """The entries (name, mode, id) of tree ``oid``, in git's order, names undecoded
+        beyond the file system's encoding."""
+        if oid not in self._trees:
+            found = self.read(oid)
+            if found is None or found[1] != "tree":
+                raise NotFoundError(f"There is no tree {oid!r} in this repository.")
+            self._trees[oid] = list(self._parse(found[2]))
+        return self._trees[oid]
+
+    def _parse(self, data: bytes) -> Iterator[tuple[str, int, str]]:
+        at, size = 0, self._hash_len
+        while at < len(data):
+            space = data.index(b" ", at)
+            end = data.index(b"\0", space)
+            mode = int(data[at:space], 8)
+            yield os.fsdecode(data[space + 1 : end]), mode, data[end + 1 : end + 1 + size].hex()
+            at = end + 1 + size
+
+    def lookup(self, tree: str | None, path: str) -> Entry | None:
+        """The (mode, id) at ``path`` (``a/b/c``) in tree ``tree``; None when absent."""
+        if tree is None:
+            return None
+        found: Entry = (TREE, tree)
+        for part in path.split("/"):
+            if found[0] != TREE:
+                return None
+            match = [(mode, oid) for name, mode, oid in self.tree(found[1]) if name == part]
+            if not match:
+                return None
+            found = match[0]
+        return found
+
+    def blob(self, oid: str) -> bytes:
+        found = self.read(oid)
+        if found is None or found[1] != "blob":
+            raise NotFoundError(f"There is no file content {oid!r} in this repository.")
+        return found[2]
+
+
 def diff(
-    repo: Any, a: Any, b: Any, *, validate: bool = False, ignore_case: bool = False
+    objects: Objects,
+    a: str | None,
+    b: str | None,
+    *,
+    validate: bool = False,
+    ignore_case: bool = False,
 ) -> list[Delta]:
-    """File-level deltas from tree ``a`` to tree ``b`` (pygit2 trees of ``repo``; None is an
-    empty tree), sorted by path. A file replaced by a folder is a deletion plus additions;
-    file <-> symlink is a typechange. With ``validate``, ``b`` is checked as a checkout would
-    need it (names, modes, duplicates, case folding when ``ignore_case``): a hostile tree is
-    refused (HostileSnapshotError) before anything is returned."""
+    """File-level deltas from tree ``a`` to tree ``b`` (ids; None is an empty tree), sorted by
+    path. A file replaced by a folder is a deletion plus additions; file <-> symlink is a
+    typechange. With ``validate``, ``b`` is checked as a checkout would need it (names, modes,
+    duplicates, case folding when ``ignore_case``): a hostile tree is refused
+    (HostileSnapshotError) before anything is returned."""
     out: list[Delta] = []
-    _diff_into(repo, out, a, b, "", validate, validate and ignore_case)
+    _diff_into(objects, out, a, b, "", validate, validate and ignore_case)
     out.sort(key=lambda d: d.path)
     return out
 
 
 def _diff_into(
-    repo: Any, out: list[Delta], a: Any, b: Any, prefix: str, validate: bool, folding: bool
+    objects: Objects,
+    out: list[Delta],
+    a: str | None,
+    b: str | None,
+    prefix: str,
+    validate: bool,
+    folding: bool,
 ) -> None:
-    old = _entries(a, prefix, False, False)
-    new = _entries(b, prefix, validate, folding)
+    old = _entries(objects, a, prefix, False, False)
+    new = _entries(objects, b, prefix, validate, folding)
     for name in old.keys() | new.keys():
         x, y = old.get(name), new.get(name)
         if x == y:
@@ -45,10 +146,10 @@ def _diff_into(
         y_tree = y is not None and y[0] == TREE
         if x_tree or y_tree:
             _diff_into(
-                repo,
+                objects,
                 out,
-                repo[x[1]] if x is not None and x_tree else None,
-                repo[y[1]] if y is not None and y_tree else None,
+                x[1] if x is not None and x_tree else None,
+                y[1] if y is not None and y_tree else None,
                 path + "/",
                 validate,
                 folding,
@@ -65,15 +166,14 @@ def _diff_into(
 
 
 def _entries(
-    tree: Any, prefix: str, validate: bool, ignore_case: bool
-) -> dict[str, tuple[int, str]]:
-    entries: dict[str, tuple[int, str]] = {}
+    objects: Objects, tree: str | None, prefix: str, validate: bool, ignore_case: bool
+) -> dict[str, Entry]:
+    entries: dict[str, Entry] = {}
     if tree is None:
         return entries
     folded: set[str] = set()
-    for item in tree:
-        name = os.fsdecode(item.raw_name)
-        mode = BLOB if item.filemode == LEGACY_BLOB else int(item.filemode)
+    for name, raw_mode, oid in objects.tree(tree):
+        mode = BLOB if raw_mode == LEGACY_BLOB else raw_mode
         if validate:
             shown = prefix + name
             if bad_name(name):
@@ -92,5 +192,5 @@ def _entries(
                     "spellings of one name); nothing was restored."
                 )
             folded.add(key)
-        entries[name] = (mode, str(item.id))
+        entries[name] = (mode, oid)
     return entries

@@ -1,9 +1,9 @@
 """The workspace track: git snapshots of the working tree, restore, diff and side-by-side worktrees.
 
-With ``gitindex`` (the private index) and ``restoreplan`` (checking a restore), the only modules
-that may import pygit2, and pygit2 is imported lazily, by the reads that need it (diffs,
-restore, worktree listing): a snapshot runs on git's command line alone, so a per-turn hook
-never pays for importing libgit2. It knows commits, trees and paths, never conversations.
+With ``gitindex`` (the private index), ``restoreplan`` (checking a restore) and ``treediff``
+(reading and comparing trees), this is all convgit knows of git, and it runs git's own command
+line: no git library is loaded, so neither a per-turn snapshot nor a restore pays for one. It
+knows commits, trees and paths, never conversations.
 
 Promises kept by every method here:
 * HEAD, the user's index, branches, tags, the stash and the user's config are never touched;
@@ -15,7 +15,7 @@ Promises kept by every method here:
 Staging goes through the git command line against a private index kept per session and worktree
 (a stat cache): the tree is then git's own answer to ``git add -A``, and a snapshot after a
 one-file change costs what git's own refresh costs; commits and refs are written by
-``git commit-tree`` and ``git update-ref``. pygit2 reads and diffs trees in-process.
+``git commit-tree`` and ``git update-ref``; trees are read through one ``git cat-file --batch``.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from collections.abc import Callable, Collection, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from convgit import faults, gitindex, restoreplan, treediff
 from convgit.errors import ConvgitError, NotFoundError, NoWorkspaceError, RefusedError
@@ -41,6 +40,7 @@ from convgit.gitindex import entries as _index_entries
 from convgit.restoreplan import (
     BLOB,
     EXEC,
+    GITLINK,
     LEGACY_BLOB,
     LINK,
     TREE,
@@ -50,7 +50,7 @@ from convgit.restoreplan import (
     lstat,
     repository_above,
 )
-from convgit.treediff import HostileSnapshotError
+from convgit.treediff import Entry, HostileSnapshotError
 
 __all__ = [
     "AUTHOR_EMAIL",
@@ -109,7 +109,7 @@ _LOCAL_GIT_VARS = frozenset(
 # or run user code: hooks (post-index-change...), split and sparse indexes.
 # the user's hooks never run: not through hooksPath, not as an fsmonitor daemon command
 _SAFE_CONFIG = ("core.hooksPath=/dev/null", "core.fsmonitor=false")
-# commit-tree as pygit2 wrote commits: no signature, no encoding header, our own identity.
+# commit-tree with no signature, no encoding header and convgit's own identity.
 _COMMIT_CONFIG = (*_SAFE_CONFIG, "i18n.commitEncoding=UTF-8")
 _IDENTITY = {
     f"GIT_{who}_{what}": value
@@ -197,7 +197,6 @@ class Workspace:
         self.common_dir = common_dir
         self._hash_len = 32 if object_format == "sha256" else 20
         self._env = _git_env()
-        self._repository: Any = None
 
     def __repr__(self) -> str:
         return f"Workspace(root={str(self.root)!r})"
@@ -299,19 +298,10 @@ class Workspace:
             raise WorkspaceError(f"git {verb} failed: {words}")
         return done
 
-    @property
-    def _repo(self) -> Any:
-        """pygit2's view of the repository, opened (and pygit2 imported) on first use."""
-        if self._repository is None:
-            import pygit2
-
-            try:
-                self._repository = pygit2.Repository(
-                    str(self.git_dir), pygit2.enums.RepositoryOpenFlag.NO_SEARCH
-                )
-            except pygit2.GitError as exc:
-                raise WorkspaceError(f"libgit2 cannot open {self.git_dir}: {exc}") from None
-        return self._repository
+    def _objects(self) -> treediff.Objects:
+        """A reader of this repository's objects (one `git cat-file --batch`): use it in a
+        ``with`` block."""
+        return treediff.Objects(self._spawn("cat-file", "--batch", stdin=True), self._hash_len)
 
     # -- snapshots --
 
@@ -613,34 +603,25 @@ class Workspace:
         if not ref.startswith(REF_PREFIX) or _BAD_REF.search(ref):
             raise RefusedError(f"convgit only writes refs under {REF_PREFIX}, not {ref!r}.")
 
-    def _peel(self, rev: str, kind: str) -> Any:
-        """The commit or tree ``rev`` names, as a pygit2 object (``kind``: "commit" or "tree")."""
-        import pygit2
-
-        try:
-            return self._repo.revparse_single(rev).peel(
-                pygit2.Commit if kind == "commit" else pygit2.Tree
-            )
-        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
-            raise NotFoundError(f"There is no {kind} {rev!r} in this repository.") from None
+    def _resolve(self, rev: str, kind: str) -> str:
+        """The id of the commit or tree (``kind``) that ``rev`` names; NotFoundError."""
+        with self._objects() as objects:
+            return objects.peel(rev, kind)
 
     def tree_of(self, commit: str) -> str:
         """The tree id of a commit (a tree id is returned as it is)."""
-        return str(self._peel(commit, "tree").id)
+        return self._resolve(commit, "tree")
 
     def changes(self, a: str, b: str) -> list[Change]:
         """File-level differences from a to b (commit or tree ids), sorted by path. A file
         replaced by a folder is a deletion plus additions; file <-> symlink is a typechange."""
-        deltas = treediff.diff(self._repo, self._peel(a, "tree"), self._peel(b, "tree"))
+        with self._objects() as objects:
+            deltas = treediff.diff(objects, objects.peel(a, "tree"), objects.peel(b, "tree"))
         return [Change(d.path, d.status) for d in deltas]
 
     def _ignore_case(self) -> bool:
-        import pygit2
-
-        try:
-            return bool(self._repo.config.get_bool("core.ignorecase"))
-        except (KeyError, pygit2.GitError):
-            return False
+        proc = self._git("config", "--type=bool", "--get", "core.ignorecase", check=False)
+        return proc.stdout.strip() == b"true"
 
     # -- restore --
 
@@ -671,30 +652,34 @@ class Workspace:
         byte for byte, bypassing git's filters and line-ending conversion.
         """
         index = index.absolute()
-        target_tree = self._peel(target, "tree")
-        with gitindex.locked(index):
-            if not index.exists():
-                self._stage(index, DEFAULT_SIZE_CAP)
-            current_tree = self._repo[self._index_tree(index)]
-            deltas = treediff.diff(
-                self._repo,
-                current_tree,
-                target_tree,
-                validate=True,
-                ignore_case=self._ignore_case(),
-            )
-            exact: set[str] = set()
-            if exact_from is not None:
-                exact = self._exact_paths(exact_from, target_tree)
-                deltas = self._exact_deltas(deltas, exact, current_tree, target_tree)
-            if paths is not None:
-                deltas = restoreplan.select(deltas, paths, current_tree, target_tree)
-            deltas, left_alone = restoreplan.plan(self.root, deltas, self._ignored)
-            changes = [Change(d.path, d.status) for d in deltas]
-            if not dry_run and before_apply is not None:
-                before_apply(changes)
-            if not dry_run and deltas:
-                self._apply(index, deltas, exact)
+        with self._objects() as objects:
+            target_tree = objects.peel(target, "tree")
+            with gitindex.locked(index):
+                if not index.exists():
+                    self._stage(index, DEFAULT_SIZE_CAP)
+                current_tree = self._index_tree(index)
+                deltas = treediff.diff(
+                    objects,
+                    current_tree,
+                    target_tree,
+                    validate=True,
+                    ignore_case=self._ignore_case(),
+                )
+                exact: set[str] = set()
+                if exact_from is not None:
+                    exact = self._exact_paths(objects, exact_from, target_tree)
+                    deltas = self._exact_deltas(objects, deltas, exact, current_tree, target_tree)
+                if paths is not None:
+                    trees = (current_tree, target_tree)
+                    deltas = restoreplan.select(
+                        deltas, paths, lambda p: any(objects.lookup(t, p) for t in trees)
+                    )
+                deltas, left_alone = restoreplan.plan(self.root, deltas, self._ignored)
+                changes = [Change(d.path, d.status) for d in deltas]
+                if not dry_run and before_apply is not None:
+                    before_apply(changes)
+                if not dry_run and deltas:
+                    self._apply(index, deltas, objects, exact)
         return Restored(changes, left_alone)
 
     # -- exact bytes for undo --
@@ -705,34 +690,33 @@ class Workspace:
         converted on the way in (core.autocrlf, eol attributes), clean filters, and exec bits
         that core.fileMode=false does not record. A restore preserves the files it is about to
         change this way, so that undoing it (``exact_from``) gives them back byte for byte."""
-        tree = self._peel(commit, "tree")
-        found: dict[str, tuple[int, str]] = {}
-        for path in paths:
-            raw = self._raw_entry(path, write=False)
-            if raw is None:
-                continue
-            try:
-                entry = tree[path]
-            except KeyError:
-                continue
-            mode = BLOB if entry.filemode == LEGACY_BLOB else int(entry.filemode)
-            if mode in (BLOB, EXEC) and raw != (mode, str(entry.id)):
-                found[path] = self._raw_entry(path, write=True) or raw
-        if not found:
-            return commit
-        new_tree = self._replace_in_tree(tree, found)
+        with self._objects() as objects:
+            tree = objects.peel(commit, "tree")
+            found: dict[str, Entry] = {}
+            for path in paths:
+                raw = self._raw_entry(path)
+                entry = objects.lookup(tree, path) if raw is not None else None
+                if raw is None or entry is None:
+                    continue
+                mode = BLOB if entry[0] == LEGACY_BLOB else entry[0]
+                if mode in (BLOB, EXEC) and raw[:2] != (mode, entry[1]):
+                    stored = self._git("hash-object", "-w", "--no-filters", "--stdin", stdin=raw[2])
+                    found[path] = (raw[0], os.fsdecode(stored.stdout).strip())
+            if not found:
+                return commit
+            new_tree = self._replace_in_tree(objects, tree, found)
+            parent = objects.peel(commit, "commit")
         env = {**self._env, **_IDENTITY}
         message = f"convgit safety snapshot, exact bytes of {len(found)} file(s)\n"
         proc = self._git(
-            "commit-tree", "--no-gpg-sign", new_tree, "-p", str(self._peel(commit, "commit").id),
+            "commit-tree", "--no-gpg-sign", new_tree, "-p", parent,
             config=_COMMIT_CONFIG, stdin=message.encode(), env=env,
         )  # fmt: skip
         return os.fsdecode(proc.stdout).strip()
 
-    def _raw_entry(self, path: str, *, write: bool) -> tuple[int, str] | None:
-        """(mode, blob id) of the regular file at ``path`` as its bytes are, with no filter or
-        line-ending conversion and its exec bit as the disk has it; None for anything else.
-        ``write`` also stores the blob."""
+    def _raw_entry(self, path: str) -> tuple[int, str, bytes] | None:
+        """(mode, blob id, bytes) of the regular file at ``path`` as it is on disk, with no
+        filter or line-ending conversion and its own exec bit; None for anything else."""
         if not self._real_parent(path):
             return None
         target = self.root / path
@@ -744,59 +728,58 @@ class Workspace:
         except OSError:
             return None
         mode = EXEC if info.st_mode & stat.S_IXUSR else BLOB
-        if write:
-            return mode, str(self._repo.create_blob(data))
         algorithm = "sha256" if self._hash_len == 32 else "sha1"
-        return mode, hashlib.new(algorithm, b"blob %d\0" % len(data) + data).hexdigest()
+        return mode, hashlib.new(algorithm, b"blob %d\0" % len(data) + data).hexdigest(), data
 
-    def _replace_in_tree(self, tree: Any, entries: dict[str, tuple[int, str]]) -> str:
+    def _replace_in_tree(
+        self, objects: treediff.Objects, tree: str, entries: dict[str, Entry]
+    ) -> str:
         """The id of ``tree`` with the blobs at ``entries`` (paths it holds) replaced."""
-        import pygit2
-
-        here: dict[str, tuple[int, str]] = {}
-        below: dict[str, dict[str, tuple[int, str]]] = {}
+        here: dict[str, Entry] = {}
+        below: dict[str, dict[str, Entry]] = {}
         for path, entry in entries.items():
             head, _, rest = path.partition("/")
             if rest:
                 below.setdefault(head, {})[rest] = entry
             else:
                 here[head] = entry
-        builder = self._repo.TreeBuilder(tree)
-        for name, (mode, oid) in here.items():
-            builder.insert(name, pygit2.Oid(hex=oid), mode)
-        for name, inner in below.items():
-            sub = self._replace_in_tree(self._repo[tree[name].id], inner)
-            builder.insert(name, pygit2.Oid(hex=sub), TREE)
-        return str(builder.write())
+        lines: list[bytes] = []
+        for name, mode, oid in objects.tree(tree):
+            if name in below:
+                mode, oid = TREE, self._replace_in_tree(objects, oid, below[name])
+            mode, oid = here.get(name, (mode, oid))
+            kind = "tree" if mode == TREE else "commit" if mode == GITLINK else "blob"
+            lines.append(f"{mode:06o} {kind} {oid}\t".encode() + os.fsencode(name))
+        made = self._git("mktree", "-z", stdin=b"\0".join(lines) + b"\0")
+        return os.fsdecode(made.stdout).strip()
 
-    def _exact_paths(self, exact_from: str, target_tree: Any) -> set[str]:
-        """The files a restore to ``exact_from`` changed, which ``target_tree`` (its safety
-        snapshot) holds byte for byte."""
-        from_tree = self._peel(exact_from, "tree")
+    def _exact_paths(self, objects: treediff.Objects, exact_from: str, target: str) -> set[str]:
+        """The files a restore to ``exact_from`` changed, which ``target`` (the tree of its
+        safety snapshot) holds byte for byte."""
         return {
             d.path
-            for d in treediff.diff(self._repo, from_tree, target_tree)
+            for d in treediff.diff(objects, objects.peel(exact_from, "tree"), target)
             if d.new is not None and d.new[0] in (BLOB, EXEC)
         }
 
     def _exact_deltas(
-        self, deltas: list[Delta], exact: set[str], current_tree: Any, target_tree: Any
+        self,
+        objects: treediff.Objects,
+        deltas: list[Delta],
+        exact: set[str],
+        current_tree: str,
+        target_tree: str,
     ) -> list[Delta]:
         """``deltas`` plus the exact files whose bytes or exec bit differ from the target even
         though git's view of them does not (a file git converts or whose mode it ignores)."""
         listed = {d.path for d in deltas}
         extra: list[Delta] = []
         for path in sorted(exact - listed):
-            entry = target_tree[path]
-            new = (int(entry.filemode), str(entry.id))
-            if self._raw_entry(path, write=False) == new:
+            new = objects.lookup(target_tree, path)
+            raw = self._raw_entry(path)
+            if new is None or (raw is not None and raw[:2] == new):
                 continue
-            try:
-                item = current_tree[path]
-                old: tuple[int, str] | None = (int(item.filemode), str(item.id))
-            except KeyError:
-                old = None
-            extra.append(Delta(path, "modified", old, new))
+            extra.append(Delta(path, "modified", objects.lookup(current_tree, path), new))
         return sorted([*deltas, *extra], key=lambda d: d.path) if extra else deltas
 
     def _ignored(self, paths: list[str]) -> set[str]:
@@ -807,7 +790,13 @@ class Workspace:
         )  # fmt: skip
         return {os.fsdecode(p) for p in proc.stdout.split(b"\0") if p}
 
-    def _apply(self, index: Path, deltas: list[Delta], exact: Collection[str] = ()) -> None:
+    def _apply(
+        self,
+        index: Path,
+        deltas: list[Delta],
+        objects: treediff.Objects,
+        exact: Collection[str] = (),
+    ) -> None:
         # The restored files may be ignored now: the next snapshot rechecks the rules.
         state = gitindex.read_state(index)
         gitindex.save_state(index, dataclasses.replace(state, tree=None, ignores=""))
@@ -844,21 +833,22 @@ class Workspace:
             )  # fmt: skip
         for delta in raw:
             assert delta.new is not None
-            self._write_exact(delta.path, delta.new)
+            self._write_exact(
+                delta.path, objects.blob(delta.new[1]), executable=delta.new[0] == EXEC
+            )
         state = gitindex.read_state(index)
         gitindex.save_state(index, dataclasses.replace(state, checked=gitindex.identity(index)))
 
-    def _write_exact(self, path: str, entry: tuple[int, str]) -> None:
-        """Write blob ``entry`` at ``path`` as its bytes are (no filter, no line-ending
-        conversion), executable for 100755, replacing whatever file or link stands there."""
+    def _write_exact(self, path: str, data: bytes, *, executable: bool) -> None:
+        """Write ``data`` at ``path`` as it is (no filter, no line-ending conversion),
+        replacing whatever file or link stands there."""
         target = self.root / path
         target.parent.mkdir(parents=True, exist_ok=True)
         if not self._real_parent(path):  # the plan refused this already; never write through one
             raise RestoreBlockedError(f"Restoring {path!r} would write through a symlink.")
-        data = self._repo[entry[1]].data
         temporary = target.parent / f".{target.name}.convgit-{os.getpid()}"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-        handle = os.open(temporary, flags, 0o777 if entry[0] == EXEC else 0o666)
+        handle = os.open(temporary, flags, 0o777 if executable else 0o666)
         try:
             with os.fdopen(handle, "wb") as out:
                 out.write(data)
@@ -907,7 +897,7 @@ class Workspace:
     def add_worktree(self, commit: str, directory: Path) -> None:
         """Check ``commit`` out in ``directory`` as a real, detached `git worktree`, marked as
         made by convgit. The main working tree, its index and HEAD are not touched."""
-        sha = str(self._peel(commit, "commit").id)
+        sha = self._resolve(commit, "commit")
         directory = Path(directory).absolute()
         for inside in (self.root, self.common_dir):
             if directory == inside or directory.resolve().is_relative_to(inside.resolve()):
@@ -934,12 +924,9 @@ class Workspace:
             except OSError:
                 continue
             if head.startswith("ref:"):  # someone checked a branch out there since
-                import pygit2
-
-                try:
-                    head = str(self._repo.references[head[4:].strip()].resolve().target)
-                except (KeyError, pygit2.GitError):
-                    head = ""
+                ref = head[4:].strip()
+                proc = self._git("rev-parse", "--verify", "-q", f"{ref}^{{commit}}", check=False)
+                head = os.fsdecode(proc.stdout).strip() if proc.returncode == 0 else ""
             found.append((path, head))
         return found
 
