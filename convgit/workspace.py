@@ -573,13 +573,6 @@ class Workspace:
             index=index, config=_INDEX_CONFIG, stdin=b"\0".join(lines) + b"\0",
         )  # fmt: skip
 
-    def _index_tree(self, index: Path) -> str:
-        tree = gitindex.read_state(index).tree
-        if tree is None:
-            proc = self._git("write-tree", index=index, config=_INDEX_CONFIG)
-            tree = os.fsdecode(proc.stdout).strip()
-        return tree
-
     # -- refs and objects --
 
     def set_ref(self, ref: str, commit: str) -> None:
@@ -655,9 +648,10 @@ class Workspace:
         with self._objects() as objects:
             target_tree = objects.peel(target, "tree")
             with gitindex.locked(index):
-                if not index.exists():
-                    self._stage(index, DEFAULT_SIZE_CAP)
-                current_tree = self._index_tree(index)
+                state = gitindex.read_state(index)
+                current_tree = state.tree if index.exists() else None
+                if current_tree is None:  # no snapshot since the files last changed here
+                    current_tree, _ = self._stage(index, state.cap or DEFAULT_SIZE_CAP)
                 deltas = treediff.diff(
                     objects,
                     current_tree,
@@ -807,37 +801,35 @@ class Workspace:
         for delta in deltas:
             if delta.new is None:
                 self._prune(delta.path)
-        # Exact files are written byte for byte below and leave the private index: the next
-        # snapshot stages them afresh, through git's filters, as `git add -A` would.
+        # The private index is left as the safety snapshot staged it: it is a stat cache, the
+        # files written here no longer match their entries, and the next snapshot (every read
+        # of the files stages first) rehashes them through git's filters, as `git add -A` would.
+        # git writes the files from a small index of just the new entries: filters, line endings
+        # and modes as `git checkout` would, without rewriting the private index twice.
         raw = [d for d in deltas if d.path in exact and d.new is not None and d.new[0] != LINK]
         gone = {d.path for d in raw}
-        zero = "0" * (2 * self._hash_len)
         lines = [
-            f"0 {zero}\t".encode() + os.fsencode(d.path)
-            for d in deltas
-            if d.new is None or d.path in gone
-        ]
-        lines += [
             f"{d.new[0]:o} {d.new[1]}\t".encode() + os.fsencode(d.path)
             for d in deltas
             if d.new is not None and d.path not in gone
         ]
-        self._set_index_entries(index, lines)
-        writes = [os.fsencode(d.path) for d in deltas if d.new is not None and d.path not in gone]
         faults.point("restore:before-checkout")
-        if writes:
-            # git writes the files: filters, line endings and modes as `git checkout` would.
-            self._git(
-                "checkout-index", "-f", "-u", "-z", "--stdin",
-                index=index, config=_INDEX_CONFIG, stdin=b"\0".join(writes) + b"\0",
-            )  # fmt: skip
-        for delta in raw:
+        if lines:
+            writes = Path(f"{index}.restore")
+            gitindex.forget(writes)  # one a killed restore left behind
+            try:
+                self._set_index_entries(writes, lines)
+                self._git(
+                    "checkout-index", "-f", "--all",
+                    index=writes, config=_INDEX_CONFIG,
+                )  # fmt: skip
+            finally:
+                gitindex.forget(writes)
+        for delta in raw:  # and the exact files byte for byte, bypassing git's filters
             assert delta.new is not None
             self._write_exact(
                 delta.path, objects.blob(delta.new[1]), executable=delta.new[0] == EXEC
             )
-        state = gitindex.read_state(index)
-        gitindex.save_state(index, dataclasses.replace(state, checked=gitindex.identity(index)))
 
     def _write_exact(self, path: str, data: bytes, *, executable: bool) -> None:
         """Write ``data`` at ``path`` as it is (no filter, no line-ending conversion),
