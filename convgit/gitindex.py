@@ -14,7 +14,7 @@ import hashlib
 import json
 import os
 import struct
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,13 +29,16 @@ class IndexState:
     identity of the ignore files outside the worktree when their rules were last applied, and
     the last snapshot commit made from it with that commit's tree ("commit tree", or ""), and
     the identity of the index file when convgit last saw it whole (its checksum is then not
-    recomputed: only git writes the file, by rename, and only under convgit's lock)."""
+    recomputed: only git writes the file, by rename, and only under convgit's lock), and the
+    shared index (``sharedindex.<id>`` in the git dir) that git made for it as a split index."""
 
     cap: int | None
     tree: str | None
     ignores: str
     snapshot: str = ""
     checked: str = ""  # the index file's identity (``identity``) when last known intact
+    shared: str = ""  # the shared index convgit's git made for this (split) index, if any
+    shared_checked: str = ""  # that shared index's identity when last known intact
 
 
 def entries(
@@ -46,6 +49,16 @@ def entries(
     skip-worktree. With ``above``, only entries larger than that or with any of those flags
     (the rest is skipped without being decoded). Raises ValueError for what we do not read
     (split or sparse index, unknown version)."""
+    offset = yield from _walk(data, hash_len, above)
+    for signature in _extensions_at(data, offset, hash_len):
+        if signature in (b"link", b"sdir"):
+            raise ValueError(f"index extension {signature.decode()}")
+
+
+def _walk(
+    data: bytes, hash_len: int, above: int | None
+) -> Generator[tuple[bytes, int, int, bytes, int], None, int]:
+    """Yield the entries ``entries`` describes; return the offset where the extensions start."""
     if data[:4] != b"DIRC":
         raise ValueError("not an index file")
     version, count = struct.unpack_from(">II", data, 4)
@@ -74,12 +87,56 @@ def entries(
         if wanted:
             oid = data[start + 40 : start + 40 + hash_len]
             yield path, mode, size, oid, flags
+    return offset
+
+
+def _extensions_at(data: bytes, offset: int, hash_len: int) -> dict[bytes, bytes]:
+    found: dict[bytes, bytes] = {}
     while offset + 8 <= len(data) - hash_len:
         signature = data[offset : offset + 4]
         (length,) = struct.unpack_from(">I", data, offset + 4)
-        if signature in (b"link", b"sdir"):
-            raise ValueError(f"index extension {signature.decode()}")
+        found[signature] = data[offset + 8 : offset + 8 + length]
         offset += 8 + length
+    return found
+
+
+def extensions(index: Path, hash_len: int) -> dict[bytes, bytes]:
+    """The extensions of an index file by signature. Found through the EOIE extension (git
+    writes one for convgit: index.recordEndOfIndexEntries) by reading only the file's tail;
+    without one, every entry is skipped to reach them. Empty when the file is not an index."""
+    eoie = 4 + hash_len
+    try:
+        with open(index, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            tail_at = size - hash_len - 8 - eoie
+            if tail_at > 12:
+                handle.seek(tail_at)
+                tail = handle.read(8 + eoie)
+                if tail[:4] == b"EOIE" and struct.unpack_from(">I", tail, 4)[0] == eoie:
+                    (start,) = struct.unpack_from(">I", tail, 8)
+                    if 12 <= start <= tail_at:
+                        handle.seek(start)
+                        data = handle.read()
+                        return _extensions_at(data, 0, hash_len)
+            handle.seek(0)
+            data = handle.read()
+    except OSError:
+        return {}
+    walk = _walk(data, hash_len, 1 << 62)
+    try:
+        while True:
+            next(walk)
+    except StopIteration as done:
+        return _extensions_at(data, done.value, hash_len)
+    except (ValueError, IndexError, struct.error):
+        return {}
+
+
+def shared_index(index: Path, hash_len: int) -> str | None:
+    """The id of the shared index a split index file builds on (None for a whole index)."""
+    link = extensions(index, hash_len).get(b"link", b"")
+    oid = link[:hash_len]
+    return oid.hex() if len(oid) == hash_len and any(oid) else None
 
 
 def _varint(data: bytes, cursor: int) -> tuple[int, int]:
@@ -95,7 +152,10 @@ def _varint(data: bytes, cursor: int) -> tuple[int, int]:
 
 def intact(index: Path, hash_len: int) -> bool:
     """True when the index file's trailing checksum matches (git itself skips this check)."""
-    data = index.read_bytes()
+    try:
+        data = index.read_bytes()
+    except OSError:
+        return False
     if len(data) < 12 + hash_len or data[:4] != b"DIRC":
         return False
     trailer = data[-hash_len:]
@@ -114,14 +174,24 @@ def identity(index: Path) -> str:
     return f"{info.st_size}:{info.st_ino}:{info.st_mtime_ns}:{info.st_ctime_ns}"
 
 
-def entry_count(index: Path) -> int:
-    """The number of entries, read from the header alone."""
+def entry_count(index: Path, hash_len: int) -> int | None:
+    """The number of entries: the root of the cache tree when it is valid (a split index keeps
+    only what changed in its own file), else the header's count for a whole index; None when
+    neither tells (a split index whose cache tree is out of date)."""
     try:
         with open(index, "rb") as handle:
             header = handle.read(12)
     except FileNotFoundError:
         return 0
-    return int(struct.unpack(">I", header[8:12])[0]) if len(header) == 12 else 0
+    if len(header) != 12:
+        return 0
+    found = extensions(index, hash_len)
+    tree = found.get(b"TREE", b"")
+    if tree[:1] == b"\0" and b"\n" in tree:
+        root = tree[1 : tree.index(b"\n")].split(b" ")[0]
+        if root.isdigit():
+            return int(root)
+    return None if b"link" in found else int(struct.unpack(">I", header[8:12])[0])
 
 
 # -- beside the index: state and lock --

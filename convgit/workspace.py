@@ -119,7 +119,7 @@ _IDENTITY = {
 # git's check_refname_format, for the refs convgit writes (a component may not start with a
 # dot or end with .lock; no "..", "@{", control characters, space or ~^:?*[\ anywhere).
 _BAD_REF = re.compile(r"(^|/)\.|\.lock(/|$)|\.\.|@\{|[\x00-\x20\x7f~^:?*\[\\]|//|/$|\.$|^@$")
-_INDEX_CONFIG = (
+_WHOLE_INDEX_CONFIG = (
     *_SAFE_CONFIG,
     "core.splitIndex=false",
     "index.sparse=false",
@@ -128,6 +128,18 @@ _INDEX_CONFIG = (
     # not read again, so finding new files costs a stat per folder, not a readdir
     "core.untrackedCache=true",
     "status.showUntrackedFiles=all",  # the mode the untracked cache is kept for
+    # an index that says where its extensions start: convgit reads them from the file's tail
+    "index.recordEndOfIndexEntries=true",
+)
+# The private index is split: git rewrites only what changed (a small file) rather than the
+# whole index on every update, keeping the rest in ``sharedindex.<id>`` in the git dir. git
+# never deletes shared indexes for convgit (the user's may be old but in use); convgit deletes
+# the ones it made when its index moves on (``_drop_shared``).
+_INDEX_CONFIG = (
+    *_WHOLE_INDEX_CONFIG,  # the last value of a setting wins
+    "core.splitIndex=true",
+    "splitIndex.sharedIndexExpire=never",
+    "splitIndex.maxPercentChange=20",  # git's default: a new shared index only now and then
 )
 
 # Tracked files that the ignore rules match (run with convgit's private index).
@@ -324,7 +336,10 @@ class Workspace:
         index = index.absolute()
         with gitindex.locked(index):
             tree, skipped = self._stage(index, size_cap)
-            files = gitindex.entry_count(index)
+            files = gitindex.entry_count(index, self._hash_len)
+            if files is None:  # a split index whose cache tree git left out of date
+                listed = self._git("ls-files", "-z", index=index, config=_INDEX_CONFIG).stdout
+                files = listed.count(b"\0")
             state = gitindex.read_state(index)
             parents: list[str] = []
             if parent is not None:
@@ -370,10 +385,11 @@ class Workspace:
             return self._stage_once(index, size_cap)
         except WorkspaceError:
             # The private index is only a cache: if git chokes on it, rebuild it and try again.
-            gitindex.forget(index)
+            self._forget(index)
             return self._stage_once(index, size_cap)
 
     def _stage_once(self, index: Path, size_cap: int) -> tuple[str, tuple[Skipped, ...]]:
+        shared_before = self._shared_indexes()
         state = self._ensure_index(index, size_cap)
         ignores = self._ignore_fingerprint()
         # Ignore rules do not apply to what an index tracks, but `git add -A` into an empty
@@ -427,8 +443,20 @@ class Workspace:
         if tree is None:
             proc = self._git("write-tree", index=index, config=_INDEX_CONFIG)
             tree = os.fsdecode(proc.stdout).strip()
+        shared = gitindex.shared_index(index, self._hash_len) or ""
+        # git split the index afresh (once or more): the shared indexes it no longer builds on
+        for old in {state.shared, *(self._shared_indexes() - shared_before)} - {shared, ""}:
+            self._drop_shared(old, index)
         fresh = dataclasses.replace(
-            state, cap=size_cap, tree=tree, ignores=ignores, checked=gitindex.identity(index)
+            state,
+            cap=size_cap,
+            tree=tree,
+            ignores=ignores,
+            checked=gitindex.identity(index),
+            shared=shared,
+            shared_checked=gitindex.identity(self.git_dir / f"sharedindex.{shared}")
+            if shared
+            else "",
         )
         if fresh != state:
             gitindex.save_state(index, fresh)
@@ -526,14 +554,10 @@ class Workspace:
         the tree differ from ``git add -A``: no skip-worktree or assume-unchanged entry (git
         would trust them blindly), no file above the cap."""
         state = gitindex.read_state(index)
-        if (
-            index.exists()
-            and state.checked != gitindex.identity(index)
-            and not gitindex.intact(index, self._hash_len)
-        ):
-            gitindex.forget(index)  # torn by a crash: git would half-read it without a word
+        if index.exists() and not self._intact(index, state):
+            self._forget(index)  # torn by a crash: git would half-read it without a word
         if not index.exists():
-            Path(f"{index}.state").unlink(missing_ok=True)
+            self._forget(index)
             user_index = self.git_dir / "index"
             if user_index.exists():
                 seed = Path(f"{index}.seed")
@@ -547,11 +571,58 @@ class Workspace:
         gitindex.save_state(index, state)
         return state
 
-    def _clean_index(self, index: Path, size_cap: int) -> None:
+    def _intact(self, index: Path, state: IndexState) -> bool:
+        """True when the index file, and the shared index it builds on, are whole (their
+        checksums are recomputed only when they are not the files convgit last saw whole)."""
+        if state.checked != gitindex.identity(index) and not gitindex.intact(index, self._hash_len):
+            return False
+        shared = gitindex.shared_index(index, self._hash_len)
+        if shared is None:
+            return True
+        path = self.git_dir / f"sharedindex.{shared}"
+        return state.shared_checked == gitindex.identity(path) or gitindex.intact(
+            path, self._hash_len
+        )
+
+    def _forget(self, index: Path) -> None:
+        """Remove the private index, what is kept beside it and the shared index git made
+        for it: the next use rebuilds it."""
+        shared = gitindex.read_state(index).shared
+        gitindex.forget(index)
+        if shared:
+            self._drop_shared(shared, index)
+
+    def _shared_indexes(self) -> set[str]:
+        """The ids of the shared indexes in this worktree's git dir."""
         try:
-            entries = list(_index_entries(index.read_bytes(), self._hash_len, above=size_cap))
-        except (ValueError, IndexError, struct.error):
-            # A split, sparse or unreadable index: start empty, git rehashes every file once.
+            names = os.listdir(self.git_dir)
+        except OSError:
+            return set()
+        return {name[12:] for name in names if name.startswith("sharedindex.")}
+
+    def _drop_shared(self, shared: str, index: Path) -> None:
+        """Delete ``sharedindex.<shared>``, which git made for ``index`` before it moved on,
+        unless the user's index or another private index beside it builds on it."""
+        if gitindex.shared_index(self.git_dir / "index", self._hash_len) == shared:
+            return
+        for state in index.parent.glob("*.state"):
+            other = Path(str(state)[: -len(".state")])
+            if other != index and gitindex.read_state(other).shared == shared:
+                return
+        with suppress(OSError):
+            (self.git_dir / f"sharedindex.{shared}").unlink()
+
+    def _clean_index(self, index: Path, size_cap: int) -> None:
+        entries = self._read_entries(index, size_cap)
+        if entries is None and gitindex.shared_index(index, self._hash_len) is not None:
+            # A split index (the user's copy or ours): git writes it whole, then we read it.
+            proc = self._git(
+                "update-index", "--no-split-index",
+                index=index, config=_WHOLE_INDEX_CONFIG, check=False,
+            )  # fmt: skip
+            entries = self._read_entries(index, size_cap) if proc.returncode == 0 else None
+        if entries is None:
+            # A sparse or unreadable index: start empty, git rehashes every file once.
             index.unlink()
             return
         zero = "0" * (2 * self._hash_len)
@@ -566,11 +637,21 @@ class Workspace:
         if lines:
             self._set_index_entries(index, lines)
 
-    def _set_index_entries(self, index: Path, lines: list[bytes]) -> None:
+    def _read_entries(
+        self, index: Path, size_cap: int
+    ) -> list[tuple[bytes, int, int, bytes, int]] | None:
+        try:
+            return list(_index_entries(index.read_bytes(), self._hash_len, above=size_cap))
+        except (ValueError, IndexError, struct.error):
+            return None
+
+    def _set_index_entries(
+        self, index: Path, lines: list[bytes], config: Sequence[str] = _INDEX_CONFIG
+    ) -> None:
         """Write ``mode oid<TAB>path`` lines into the index (mode 0 removes the path)."""
         self._git(
             "update-index", "-z", "--add", "--replace", "--index-info",
-            index=index, config=_INDEX_CONFIG, stdin=b"\0".join(lines) + b"\0",
+            index=index, config=config, stdin=b"\0".join(lines) + b"\0",
         )  # fmt: skip
 
     # -- refs and objects --
@@ -818,10 +899,10 @@ class Workspace:
             writes = Path(f"{index}.restore")
             gitindex.forget(writes)  # one a killed restore left behind
             try:
-                self._set_index_entries(writes, lines)
+                self._set_index_entries(writes, lines, _WHOLE_INDEX_CONFIG)
                 self._git(
                     "checkout-index", "-f", "--all",
-                    index=writes, config=_INDEX_CONFIG,
+                    index=writes, config=_WHOLE_INDEX_CONFIG,
                 )  # fmt: skip
             finally:
                 gitindex.forget(writes)

@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -308,3 +309,43 @@ def test_convgit_never_runs_the_users_hooks(repo: GitRepo, tmp_path: Path, where
     git(copy, "status")
     git(copy, "commit", "-q", "--allow-empty", "-m", "user commit")
     assert {"fsmonitor", "pre-commit", "post-commit"} <= {p.name for p in markers.iterdir()}
+
+
+# -- split indexes: the user's and convgit's own --
+
+
+def shared_indexes(repo: GitRepo) -> set[str]:
+    return {path.name for path in (repo.path / ".git").glob("sharedindex.*")}
+
+
+def test_the_user_uses_a_split_index_and_convgit_never_deletes_it(
+    repo: GitRepo, user_state: UserStateGuard
+) -> None:
+    """The user's shared index may be old but in use: git's expiry must not run for convgit.
+    convgit's own shared indexes are deleted once its index moves on (here: every write makes
+    a new one), so they never pile up in .git."""
+    repo.git("config", "core.splitIndex", "true")
+    repo.git("update-index", "--split-index")
+    (theirs,) = shared_indexes(repo)
+    month_ago = time.time() - 30 * 24 * 3600
+    os.utime(repo.path / ".git" / theirs, (month_ago, month_ago))
+    repo.git("config", "splitIndex.maxPercentChange", "0")  # every write splits afresh
+    user_state.watch(repo.path)
+
+    def change(repo: GitRepo) -> None:
+        repo.write("src/app.py", "print('B')\n")
+        repo.write("new/file.txt", "new\n")
+
+    info = round_trip(repo, change)
+    session = info["session"]
+    os.utime(repo.path / ".git" / theirs, (month_ago, month_ago))  # seeding read it: age it
+    for n in range(5):
+        repo.write(f"more/{n}.txt", f"{n}\n")
+        session.append_assistant(f"turn {n}")
+    assert theirs in shared_indexes(repo), "convgit deleted the user's shared index"
+    assert len(shared_indexes(repo) - {theirs}) <= 1, "convgit left its old shared indexes"
+    repo.git("--no-optional-locks", "status", "--porcelain")  # the user's split index reads
+    assert session.sidecar.snapshots[session.tree.leaf].tree == repo.oracle()
+    assert session.sidecar.snapshots[session.tree.leaf].files == len(
+        repo.git("ls-files", "-z", "--cached", "--others", "--exclude-standard").split("\0")[:-1]
+    )
