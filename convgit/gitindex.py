@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from convgit import locks
 from convgit.errors import RefusedError
 
 
@@ -219,16 +220,13 @@ def forget(index: Path) -> None:
 @contextmanager
 def locked(index: Path) -> Iterator[None]:
     """Hold ``<index>.flock``: only one convgit process uses a private index at a time."""
-    from filelock import FileLock, Timeout
-
-    index.parent.mkdir(parents=True, exist_ok=True)
     try:
-        with FileLock(f"{index}.flock", timeout=120):
+        with locks.held(Path(f"{index}.flock"), 120):
             # Only holders of this lock use the index, so a git lock left here is stale.
             Path(f"{index}.lock").unlink(missing_ok=True)
             yield
-    except Timeout:
+    except locks.LockTimeout:
         raise RefusedError(
             "Another convgit process has been using this session's snapshot index for two minutes.",
-            hint=f"if none is running, delete {index}.flock",
+            hint="a convgit process is still running (a lock goes with its process)",
         ) from None

@@ -389,8 +389,16 @@ class Workspace:
             return self._stage_once(index, size_cap)
 
     def _stage_once(self, index: Path, size_cap: int) -> tuple[str, tuple[Skipped, ...]]:
-        shared_before = self._shared_indexes()
         state = self._ensure_index(index, size_cap)
+        # The shared indexes git made for this index as it went (it may split afresh on any
+        # write): the ones it no longer builds on at the end are deleted. Never by listing the
+        # folder: another session's git may be making its own there right now.
+        made = {state.shared}
+
+        def track() -> None:
+            made.add(gitindex.shared_index(index, self._hash_len) or "")
+
+        track()
         ignores = self._ignore_fingerprint()
         # Ignore rules do not apply to what an index tracks, but `git add -A` into an empty
         # index never takes an ignored file: when the rules may have moved, list the tracked
@@ -402,6 +410,7 @@ class Workspace:
         )
         try:
             updates, drops, skipped, nested = self._survey(self._status(index), size_cap)
+            track()
             if nested:  # whatever we tracked inside a folder that became a repository goes
                 pathspecs = [b":(literal)" + folder + b"/" for folder in sorted(nested)]
                 inside = self._git(
@@ -435,17 +444,18 @@ class Workspace:
                     "update-index", "-z", "--force-remove", "--stdin",
                     index=index, config=_INDEX_CONFIG, stdin=b"\0".join(drops) + b"\0",
                 )  # fmt: skip
+                track()
             if updates:
                 self._git(
                     "update-index", "-z", "--add", "--remove", "--replace", "--stdin",
                     index=index, config=_INDEX_CONFIG, stdin=b"\0".join(updates) + b"\0",
                 )  # fmt: skip
+                track()
         if tree is None:
             proc = self._git("write-tree", index=index, config=_INDEX_CONFIG)
             tree = os.fsdecode(proc.stdout).strip()
         shared = gitindex.shared_index(index, self._hash_len) or ""
-        # git split the index afresh (once or more): the shared indexes it no longer builds on
-        for old in {state.shared, *(self._shared_indexes() - shared_before)} - {shared, ""}:
+        for old in made - {shared, ""}:
             self._drop_shared(old, index)
         fresh = dataclasses.replace(
             state,
@@ -591,14 +601,6 @@ class Workspace:
         gitindex.forget(index)
         if shared:
             self._drop_shared(shared, index)
-
-    def _shared_indexes(self) -> set[str]:
-        """The ids of the shared indexes in this worktree's git dir."""
-        try:
-            names = os.listdir(self.git_dir)
-        except OSError:
-            return set()
-        return {name[12:] for name in names if name.startswith("sharedindex.")}
 
     def _drop_shared(self, shared: str, index: Path) -> None:
         """Delete ``sharedindex.<shared>``, which git made for ``index`` before it moved on,
