@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from itertools import compress, count
 from typing import Any
 
 import orjson
@@ -13,6 +14,9 @@ from convgit.errors import ConvgitError
 MAX_DEPTH = 255
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 _BRACKET = re.compile(rb"[\[\]{}]")
+# a JSON text nested deeper than MAX_DEPTH opens and closes more than MAX_DEPTH brackets
+_SHALLOW = 2 * MAX_DEPTH + 1
+_TOO_DEEP = f"is nested deeper than {MAX_DEPTH} levels"
 
 
 class TooDeepError(ValueError):
@@ -27,8 +31,7 @@ def encode(record: dict[str, Any]) -> bytes:
 def decode(line: bytes | str) -> Any:
     """Parse one line; raises ValueError on anything that is not JSON convgit can write back."""
     value = orjson.loads(line)
-    raw = line.encode() if isinstance(line, str) else line
-    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and _depth(raw) > MAX_DEPTH:
+    if _too_deep(line.encode() if isinstance(line, str) else line):
         raise TooDeepError(f"nested deeper than {MAX_DEPTH} levels")
     return value
 
@@ -43,23 +46,40 @@ class Unparsable:
         self.reason = reason
 
 
-def decode_lines(lines: list[bytes], first: int) -> list[tuple[int, Any]]:
-    """Parse many lines, numbered from ``first``; a bad line becomes an ``Unparsable``. The
-    loop is ``decode`` inlined: loading a million lines must cost little more than parsing."""
+def decode_line(line: bytes) -> Any:
+    """One line as a reader takes it: its value, or an ``Unparsable`` saying what is wrong."""
+    try:
+        return decode(line)
+    except TooDeepError:
+        return Unparsable(line, _TOO_DEEP)
+    except ValueError as exc:
+        return Unparsable(line, _why_unparsable(line, exc))
+
+
+def decode_lines(lines: list[bytes]) -> list[Any]:
+    """``[decode_line(line) for line in lines]``, at the cost of little more than parsing: the
+    lines go through one ``map``, which stops at a bad line and resumes after it, and only
+    lines long enough to nest too deep are looked at for depth."""
     loads = orjson.loads
-    out: list[tuple[int, Any]] = []
-    append = out.append
-    for number, line in enumerate(lines, first):
+    out: list[Any] = []
+    remaining = iter(lines)
+    while True:
         try:
-            value = loads(line)
-        except ValueError as exc:
-            append((number, Unparsable(line, _why_unparsable(line, exc))))
+            out.extend(map(loads, remaining))
+        except ValueError:  # the line after the last one parsed is the bad one
+            out.append(decode_line(lines[len(out)]))
             continue
-        if line.count(b"[") + line.count(b"{") > MAX_DEPTH and _depth(line) > MAX_DEPTH:
-            append((number, Unparsable(line, f"is nested deeper than {MAX_DEPTH} levels")))
-            continue
-        append((number, value))
+        break
+    if max(map(len, lines), default=0) > _SHALLOW:
+        for number in compress(count(), map(_SHALLOW.__lt__, map(len, lines))):
+            line = lines[number]
+            if not isinstance(out[number], Unparsable) and _too_deep(line):
+                out[number] = Unparsable(line, _TOO_DEEP)
     return out
+
+
+def _too_deep(raw: bytes) -> bool:
+    return raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and _depth(raw) > MAX_DEPTH
 
 
 def _why_unparsable(line: bytes, exc: ValueError) -> str:

@@ -87,40 +87,55 @@ def new_id(taken: Any = ()) -> str:
             return candidate
 
 
-def _compile_checks() -> dict[str, Any]:
-    """One boolean expression per kind, built from the table and compiled in one go: loading a
-    million lines must not pay a loop and a call per field. Any doubt falls back to
-    ``kind_error``'s slow, exact path."""
-    namespace: dict[str, Any] = {"_parts_ok": _parts_ok, "ROLES": ROLES}
-    source = []
+def _check_sources() -> tuple[dict[str, str], dict[str, Any]]:
+    """One boolean expression per kind, built from the table: loading a million lines must not
+    pay a loop and a call per field."""
+    namespace: dict[str, Any] = {"_message_parts_error": _message_parts_error, "ROLES": ROLES}
+    sources = {}
     for kind, spec in TREE_FIELDS.items():
-        terms = []
-        for name, (types, required) in {**COMMON_TREE_FIELDS, **spec}.items():
-            if types == _ANY:
-                test = "True"
-            else:
-                constant = f"T_{kind}_{name}"
-                namespace[constant] = frozenset(types)
-                test = f"type(r[{name!r}]) in {constant}"
-            terms.append(
-                f"({name!r} in r and {test})" if required else f"({name!r} not in r or {test})"
+        terms, optional = [], []
+        fields = {**COMMON_TREE_FIELDS, **spec}
+        for name, (types, required) in fields.items():
+            if kind == "message" and name in ("role", "content"):
+                continue  # checked below, with their values
+            constant = f"T_{kind}_{name}"
+            namespace[constant] = types[0] if len(types) == 1 else frozenset(types)
+            value = {"id": "ident := r['id']", "parentId": "parent := r['parentId']"}.get(
+                name, f"r[{name!r}]"
             )
-        terms.append("r['id'] != ''")
+            if types == _ANY:
+                test = f"{name!r} in r" if required else ""
+            elif len(types) == 1:
+                test = f"type({value}) is {constant}"
+            else:
+                test = f"type({value}) in {constant}"
+            if required:
+                terms.append(test)
+            elif test:
+                optional.append(f"({name!r} not in r or {test})")
+            if name == "id":
+                terms.append("ident != ''")
+        terms += optional
         if kind == "message":
             terms.append(
-                "r['role'] in ROLES and _parts_ok(r['content'])"
-                " and (r['role'] != 'tool' or type(r.get('toolCallId')) is str)"
+                "(role := r['role']) in ROLES and (type(content := r['content']) is str or"
+                " type(content) is list and _message_parts_error(content) is None)"
+                " and (role != 'tool' or type(r.get('toolCallId')) is str)"
             )
-        source.append(f"def check_{kind}(r):\n    return {' and '.join(terms)}\n")
+        sources[kind] = " and ".join(terms)
+    return sources, namespace
+
+
+def _compile_checks() -> dict[str, Any]:
+    """``CHECK_SOURCES`` as functions, for checking one record at a time."""
+    source = [
+        f"def check_{kind}(r):\n    try:\n        return {test}\n"
+        "    except (KeyError, TypeError):\n        return False\n"
+        for kind, test in CHECK_SOURCES.items()
+    ]
+    namespace = dict(CHECK_NAMESPACE)
     exec("\n".join(source), namespace)  # compiled from the constant schema above, never input
     return {kind: namespace[f"check_{kind}"] for kind in TREE_FIELDS}
-
-
-def _parts_ok(content: Any) -> bool:
-    return type(content) is str or (type(content) is list and _message_parts_error(content) is None)
-
-
-FAST_CHECKS = _compile_checks()
 
 
 def kind_error(record: dict[str, Any]) -> str | None:
@@ -199,6 +214,14 @@ def _message_parts_error(content: list[Any]) -> str | None:
 def _json_type(value: Any) -> str:
     names = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
     return names.get(type(value), "number")
+
+
+# The fast check of each tree kind as Python source: a boolean expression over a raw record
+# ``r`` of that kind, true only when ``kind_error`` would find nothing wrong (false: ask it).
+# It binds ``ident`` and ``parent`` to the id and parentId on the way, and raises KeyError or
+# TypeError for a missing field or a record that is not an object. Its names are in the namespace.
+CHECK_SOURCES, CHECK_NAMESPACE = _check_sources()
+FAST_CHECKS = _compile_checks()
 
 
 # -- the schema as values ----------------------------------------------------------------------

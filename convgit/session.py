@@ -185,14 +185,19 @@ class Session:
         gc.disable()  # a million small dicts would trigger dozens of useless full collections
         try:
             lines = self.file.read()
-            self.tree = tree.build(lines.parsed)
+            self.tree = tree.build_records(lines.records, lines.first)
+            if collecting and not gc.get_freeze_count():
+                # what was loaded lives as long as the session: move it to the oldest generation
+                # now, rather than let the next young collections walk it entry by entry
+                gc.freeze()
+                gc.unfreeze()
         finally:
             if collecting:
                 gc.enable()
         if lines.torn is not None:
             self.tree.tolerate(
                 tree.Problem(
-                    len(lines.parsed) + 1,
+                    len(lines.records) + 1,
                     "is torn (a writer stopped mid-line); readers ignore it and the next write"
                     " moves it to the quarantine file",
                     fatal=False,
@@ -205,7 +210,7 @@ class Session:
         if lines.unterminated:
             self.tree.tolerate(
                 tree.Problem(
-                    len(lines.parsed), "has no final newline; the next write adds it", fatal=False
+                    len(lines.records), "has no final newline; the next write adds it", fatal=False
                 )
             )
         for number in lines.crlf:
@@ -535,7 +540,7 @@ class Session:
                     " session has none.",
                     "run convgit inside a git repository",
                 )
-            from convgit.workspace import Workspace  # pygit2 is only imported for file work
+            from convgit.workspace import Workspace  # only commands that touch files need git
 
             found = Workspace.discover(git.worktree)
             if found is None:

@@ -1,7 +1,7 @@
 """The append-only files: where they live, the lock, append, load, torn-line handling, repair.
 
 No git here: the store finds a repository's common dir by reading ``.git`` files the way git
-does, so conversation-only commands never pay for importing pygit2.
+does, so conversation-only commands never start a git process.
 
 Guarantees:
 * a record is written as one whole line by ``os.write`` calls on an ``O_APPEND`` descriptor while
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from convgit import codec, entries, faults
+from convgit import codec, entries, faults, locks
 from convgit.errors import CorruptStoreError, NotFoundError, RefusedError
 
 BOM = codecs.BOM_UTF8
@@ -173,36 +173,58 @@ def load_config(location: StoreLocation) -> dict[str, Any]:
 
 @dataclass
 class Lines:
-    """What a read found: parsed lines with their 1-based numbers, and a torn tail if any."""
+    """What a read found: one parsed value per complete line (an ``Unparsable`` for a bad one),
+    the first of them being line ``first``, and a torn tail if any."""
 
-    parsed: list[tuple[int, Any]] = field(default_factory=list)
+    records: list[Any] = field(default_factory=list)
+    first: int = 1
     raw: list[bytes] = field(default_factory=list)
     torn: bytes | None = None
     bom: bool = False
     crlf: list[int] = field(default_factory=list)
     unterminated: bool = False  # the last record is complete but has no final newline
 
+    @property
+    def parsed(self) -> list[tuple[int, Any]]:
+        """The records with their 1-based line numbers."""
+        return list(enumerate(self.records, self.first))
+
 
 def parse_lines(data: bytes, first_line: int = 1) -> Lines:
     """Split and parse; a last piece with no newline is torn only if it does not parse."""
-    result = Lines()
+    return parse_split(split_lines(data, first_line))
+
+
+def split_lines(data: bytes, first_line: int = 1) -> Lines:
+    """The first half of ``parse_lines``: the raw lines, with ``torn`` holding the piece after
+    the last newline until ``parse_split`` decides. The lines are copies, so a reader of a big
+    file can let ``data`` go before parsing."""
+    result = Lines(first=first_line)
     if first_line == 1 and data.startswith(BOM):
         data = data[len(BOM) :]
         result.bom = True
     pieces = data.split(b"\n")
-    last = pieces.pop()
-    parsed = result.parsed = codec.decode_lines(pieces, first_line)
-    result.crlf = [n for n, line in enumerate(pieces, first_line) if line.endswith(b"\r")]
+    result.torn = pieces.pop() or None
+    if b"\r" in data:  # one fast search spares a look at every line of the usual file
+        result.crlf = [n for n, line in enumerate(pieces, first_line) if line.endswith(b"\r")]
     result.raw = pieces
-    if last:
+    return result
+
+
+def parse_split(result: Lines) -> Lines:
+    """The second half of ``parse_lines``: parse the lines ``split_lines`` found."""
+    records = result.records = codec.decode_lines(result.raw)
+    last = result.torn
+    if last is not None:
         try:
             record = codec.decode(last)
         except ValueError:
-            result.torn = last
+            pass  # torn: a writer stopped mid-line
         else:
             # a complete record whose newline is missing: keep it, the next writer adds "\n"
-            parsed.append((first_line + len(pieces), record))
-            pieces.append(last)
+            records.append(record)
+            result.raw.append(last)
+            result.torn = None
             result.unterminated = True
     return result
 
@@ -240,22 +262,14 @@ def read_bytes(path: Path, what: str = "session") -> bytes:
 @contextmanager
 def exclusive(lock_path: Path, what: str) -> Iterator[None]:
     """Hold the exclusive lock at ``lock_path`` (guarding ``what``) for the block."""
-    # imported here: filelock pulls in asyncio, and reading commands never take a lock
-    from filelock import FileLock, Timeout
-
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(lock_path), timeout=LOCK_TIMEOUT)
     try:
-        lock.acquire()
-    except Timeout:
+        with locks.held(lock_path, LOCK_TIMEOUT):
+            yield
+    except locks.LockTimeout:
         raise StoreLockedError(
             f"Another convgit process has held the lock on {what} for over {LOCK_TIMEOUT:.0f} s.",
-            f"remove {lock_path} if no convgit process is running",
+            "a convgit process is still running (a lock goes with its process)",
         ) from None
-    try:
-        yield
-    finally:
-        lock.release()
 
 
 class JsonlFile:
@@ -277,9 +291,12 @@ class JsonlFile:
     def read(self) -> Lines:
         """Read the whole file from the start (no lock: appends are whole lines)."""
         data = read_bytes(self.path)
-        lines = parse_lines(data)
-        self.size = len(data) - (len(lines.torn) if lines.torn is not None else 0)
-        self.lines = len(lines.parsed)
+        size = len(data)
+        lines = split_lines(data)
+        del data  # parse without holding the whole file as well as its lines
+        parse_split(lines)
+        self.size = size - (len(lines.torn) if lines.torn is not None else 0)
+        self.lines = len(lines.records)
         self.identity = self._identity()
         return lines
 
@@ -354,7 +371,7 @@ class Appender:
             data = os.pread(fd, st.st_size - owner.size, owner.size)
             self.news = parse_lines(data, owner.lines + 1)
             owner.size += len(data)
-            owner.lines += len(self.news.parsed)
+            owner.lines += len(self.news.records)
             torn = self.news.torn
             if torn is not None:
                 self._quarantine_torn(torn)

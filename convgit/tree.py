@@ -8,12 +8,15 @@ adds just those. Validation never guesses: every problem is recorded with its li
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import chain, islice
 from typing import Any
 
 from convgit.entries import (
-    FAST_CHECKS,
+    CHECK_NAMESPACE,
+    CHECK_SOURCES,
     FORMAT_VERSION,
     HEADER_FIELDS,
     META_FIELDS,
@@ -47,13 +50,58 @@ class UnsupportedVersionError(CorruptStoreError):
     """The header names a format version this convgit does not know."""
 
 
+_NO_ENTRY = object()  # "no entry before this one": equal to no parentId, not even null
+_NEAR = (64, 4096)  # how far above an entry ``path`` looks for its parent before using ``lines``
+
+
+def _compile_fast_path() -> Any:
+    """``Tree.add_records``'s loop, with every kind's check written into it (compactions take
+    the careful path, which also notes them for ``finish``)."""
+    kinds = [kind for kind in CHECK_SOURCES if kind != "compaction"]
+    dispatch = "".join(
+        f"            {'if' if n == 0 else 'elif'} kind == {kind!r}:\n"
+        f"                ok = {CHECK_SOURCES[kind]}\n"
+        for n, kind in enumerate(kinds)
+    )
+    source = f"""
+def add_fast(tree, records, number, previous, leaf):
+    entries, starts, forward, careful = tree.entries, tree._starts, tree._forward, tree._careful
+    for r in records:
+        number += 1
+        try:
+            kind = r['type']
+{dispatch}            else:
+                ok = False
+        except (KeyError, TypeError):
+            ok = False
+        if ok and ident not in entries:
+            if parent != previous:
+                starts.append(len(entries))
+                if parent is not None and parent not in entries:
+                    forward.append((ident, number))  # only these can lack a parent or loop
+            entries[ident] = r
+            leaf = previous = ident
+            continue
+        tree.leaf = leaf
+        careful(number, r)
+        leaf = tree.leaf
+        previous = next(reversed(entries), NO_ENTRY)
+    tree.leaf = leaf
+"""
+    namespace = {**CHECK_NAMESPACE, "NO_ENTRY": _NO_ENTRY}
+    exec(source, namespace)  # compiled from the constant schema, never input
+    return namespace["add_fast"]
+
+
+_add_fast = _compile_fast_path()
+
+
 @dataclass
 class Tree:
     """Every entry of one session, indexed, with the active leaf, labels and problems found."""
 
     header: dict[str, Any] | None = None
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
-    lines: dict[str, int] = field(default_factory=dict)
     leaf: str | None = None
     labels: dict[str, str] = field(default_factory=dict)
     name: str | None = None
@@ -61,64 +109,115 @@ class Tree:
     bad_lines: set[int] = field(default_factory=set)
     leaf_records: list[tuple[int, str]] = field(default_factory=list)
     label_records: list[tuple[int, str]] = field(default_factory=list)
+    # positions in ``entries`` of the entries whose parent is not the entry just before them
+    _starts: list[int] = field(default_factory=list)
+    # position and line of the first entry of each run of entries on consecutive lines
+    _run_positions: list[int] = field(default_factory=list)
+    _run_lines: list[int] = field(default_factory=list)
+    _lines: dict[str, int] = field(default_factory=dict)
+    _ids: list[str] = field(default_factory=list)
     _children: dict[str | None, list[str]] | None = None
-    _forward: list[str] = field(default_factory=list)  # entries whose parent came later or never
-    _compactions: list[str] = field(default_factory=list)
+    # (id, line) of entries whose parent came later or never, and of compactions
+    _forward: list[tuple[str, int]] = field(default_factory=list)
+    _compactions: list[tuple[str, int]] = field(default_factory=list)
 
     # -- building -----------------------------------------------------------------------------
 
     def add(self, number: int, record: Any) -> None:
         """Take one parsed line (line 1 is the header)."""
-        self.add_many(((number, record),))
+        self.add_records([record], number)
 
     def add_many(self, parsed: Iterable[tuple[int, Any]]) -> None:
-        """Take parsed lines in file order. The common case, a valid new entry, costs one
-        compiled check and a few dict stores; anything else takes the careful path, which
-        records exactly what is wrong (or hands back an entry it accepted after all)."""
-        entries, lines, forward, checks = self.entries, self.lines, self._forward, FAST_CHECKS
+        """Take parsed lines, numbered, in file order."""
+        run: list[Any] = []
+        first = 0
         for number, record in parsed:
-            kind = record.get("type") if number != 1 and type(record) is dict else None
-            check = checks.get(kind) if type(kind) is str else None
-            if check is None or not check(record) or record["id"] in entries:
-                record = self._add_checked(number, record)
-                if record is None:
-                    continue
-                kind = record["type"]
-            ident = record["id"]
-            parent = record["parentId"]
-            if parent is not None and parent not in entries:
-                forward.append(ident)  # only these can have a missing parent or a cycle
-            entries[ident] = record
-            lines[ident] = number
-            self.leaf = ident
-            if kind == "compaction":
-                self._compactions.append(ident)
+            if run and number != first + len(run):
+                self.add_records(run, first)
+                run = []
+            if not run:
+                first = number
+            run.append(record)
+        if run:
+            self.add_records(run, first)
+
+    def add_records(self, records: list[Any], first: int = 1) -> None:
+        """Take parsed lines in file order, the first of them being line ``first`` (line 1 is
+        the header). The common case, a valid new entry whose parent is the entry before it,
+        costs the compiled check of its kind, one dict lookup and one dict store, with no call;
+        anything else takes the careful path, which records exactly what is wrong (or indexes
+        an entry it accepted after all)."""
+        self._mark_run(first)
+        rest: Iterable[Any] = records
+        if first == 1 and records:
+            self._careful(1, records[0])
+            rest = islice(records, 1, None)
+            first = 2
+        previous = next(reversed(self.entries), _NO_ENTRY)
+        _add_fast(self, rest, first - 1, previous, self.leaf)
         self._children = None
 
-    def _add_checked(self, number: int, record: Any) -> dict[str, Any] | None:
-        """The careful path: a header, a meta record, or a problem; returns an entry to index."""
+    def _careful(self, number: int, record: Any) -> None:
+        self._add_checked(number, record)
+        self._mark_run(number + 1)
+
+    def _mark_run(self, line: int) -> None:
+        """The next entry, if it is on ``line``, starts a run of entries on consecutive lines."""
+        if self._run_positions and self._run_positions[-1] == len(self.entries):
+            self._run_lines[-1] = line
+        else:
+            self._run_positions.append(len(self.entries))
+            self._run_lines.append(line)
+
+    def _add_checked(self, number: int, record: Any) -> None:
+        """The careful path: a header, a meta record, or a problem; indexes an entry it accepts."""
         if number == 1:
-            return self._add_header(record)
+            record = self._add_header(record)
+            if record is not None:
+                self._index(number, record)
+            return
         if type(record) is not dict:
             what = getattr(record, "reason", None) or "is not a JSON object"
             self._bad(number, what)
-            return None
+            return
         problem = kind_error(record)
         if problem is not None:
             self._bad(number, problem, record.get("id") if type(record.get("id")) is str else None)
-            return None
+            return
         kind = record["type"]
         if kind in META_FIELDS:
             self._add_meta(number, kind, record)
-            return None
+            return
         if "id" not in record:
-            return None  # a newer writer's meta record: kept in the file, ignored here
+            return  # a newer writer's meta record: kept in the file, ignored here
         ident = record["id"]
         if ident in self.entries:
             first = self.lines[ident]
             self._bad(number, f"repeats the id of line {first}", ident)
-            return None
-        return record
+            return
+        self._index(number, record)
+
+    def _index(self, number: int, record: dict[str, Any]) -> None:
+        ident = record["id"]
+        parent = record["parentId"]
+        if parent != next(reversed(self.entries), _NO_ENTRY):
+            self._starts.append(len(self.entries))
+        if parent is not None and parent not in self.entries:
+            self._forward.append((ident, number))
+        self.entries[ident] = record
+        self.leaf = ident
+        if record["type"] == "compaction":
+            self._compactions.append((ident, number))
+
+    @property
+    def lines(self) -> dict[str, int]:
+        """The line of every entry, built when first asked (loading does not need it)."""
+        if len(self._lines) != len(self.entries):
+            ends = [*self._run_positions[1:], len(self.entries)]
+            runs = zip(self._run_lines, self._run_positions, ends, strict=True)
+            numbers = chain.from_iterable(range(line, line + end - at) for line, at, end in runs)
+            self._lines = dict(zip(self.entries, numbers, strict=True))
+        return self._lines
 
     def _add_header(self, record: Any) -> dict[str, Any] | None:
         entry = type(record) is dict and record.get("type") != "session" and "id" in record
@@ -169,19 +268,19 @@ class Tree:
         anchors. ``since``: only entries and meta records from that line on (an incremental add)."""
         if self.header is None and since == 0 and not any(p.line == 1 for p in self.problems):
             self.problems.append(Problem(None, "is empty: it has no session header"))
-        entries, lines = self.entries, self.lines
-        for ident in self._forward:
+        entries = self.entries
+        for ident, number in self._forward:
             parent = entries[ident]["parentId"]
-            if lines[ident] >= since and parent not in entries:
-                self._bad(lines[ident], f"has a parent {parent} that does not exist", ident)
-        for ident in self._compactions:
+            if number >= since and parent not in entries:
+                self._bad(number, f"has a parent {parent} that does not exist", ident)
+        for ident, number in self._compactions:
             kept = entries[ident]["firstKeptId"]
-            if lines[ident] < since or kept is None:
+            if number < since or kept is None:
                 continue
             if kept not in entries:
-                self._bad(lines[ident], f"keeps from {kept}, which does not exist", ident)
+                self._bad(number, f"keeps from {kept}, which does not exist", ident)
             elif not self._before_on_path(kept, ident):
-                self._bad(lines[ident], f"keeps from {kept}, which is not its ancestor", ident)
+                self._bad(number, f"keeps from {kept}, which is not its ancestor", ident)
         if since == 0 and self._forward:  # with every parent before its child, no cycle exists
             self._find_cycles()
         for number, target in self.leaf_records:
@@ -259,17 +358,48 @@ class Tree:
         return self._children
 
     def path(self, leaf: str | None = None) -> list[str]:
-        """Ids from the root to ``leaf`` (default: the active leaf)."""
+        """Ids from the root to ``leaf`` (default: the active leaf). A run of entries that each
+        follow their parent in the file is copied in one slice, so a long conversation costs a
+        step per branch point, not per entry."""
         node = self.leaf if leaf is None else leaf
-        entries = self.entries
-        out: list[str] = []
-        while node is not None:
-            out.append(node)
-            if len(out) > len(entries):
+        if node is None:
+            return []
+        entries, ids, starts = self.entries, self._entry_ids(), self._starts
+        runs: list[list[str]] = []
+        length = 0
+        end = self._position(node, len(ids))
+        while True:
+            start = starts[bisect_right(starts, end) - 1]  # the first entry is always a start
+            runs.append(ids[start : end + 1])
+            length += end + 1 - start
+            if length > len(entries):
                 raise CorruptStoreError("The parent chain loops.", "convgit fsck")
-            node = entries[node]["parentId"]
-        out.reverse()
-        return out
+            parent = entries[ids[start]]["parentId"]
+            if parent is None:
+                break
+            end = self._position(parent, start)
+        return list(chain.from_iterable(reversed(runs)))
+
+    def _entry_ids(self) -> list[str]:
+        if len(self._ids) != len(self.entries):
+            self._ids = list(self.entries)
+        return self._ids
+
+    def _position(self, ident: str, before: int) -> int:
+        """Where ``ident`` is in ``entries``: looked for just above ``before`` (a parent is
+        usually close above its child), else found by its line; KeyError if it is no entry."""
+        ids = self._entry_ids()
+        if before and ids[before - 1] == ident:  # the active leaf is usually the last entry
+            return before - 1
+        for near in _NEAR:
+            try:
+                return ids.index(ident, before - near if before > near else 0, before)
+            except ValueError:
+                if near >= before:
+                    break
+        line = self.lines[ident]
+        run = bisect_right(self._run_lines, line) - 1
+        return self._run_positions[run] + line - self._run_lines[run]
 
     def resolve(self, ref: str) -> str:
         """An entry id from ``@``, ``@~N``, ``root``, a label, a unique id prefix, or ``X~N``."""
@@ -315,9 +445,17 @@ class Tree:
 
 
 def build(parsed: Iterable[tuple[int, Any]]) -> Tree:
-    """Index and validate parsed lines (from ``store.parse_lines``) in one pass."""
+    """Index and validate numbered parsed lines in one pass."""
     tree = Tree()
     tree.add_many(parsed)
+    return tree.finish()
+
+
+def build_records(records: list[Any], first: int = 1) -> Tree:
+    """Index and validate parsed lines (``store.Lines.records``) in one pass."""
+    tree = Tree()
+    tree.add_records(records, first)
+    tree._entry_ids()  # the index ``path`` slices, made with the rest of the load
     return tree.finish()
 
 

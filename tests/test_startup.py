@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from convgit.cli import app
 
-HEAVY = ("pygit2", "filelock", "rich", "pydantic")
+HEAVY = ("pygit2", "filelock", "rich", "pydantic", "asyncio")
 
 # Runs the console script's main() and reports which heavy libraries it imported.
 _IMPORTED = """
@@ -76,7 +76,19 @@ def test_reading_commands_import_no_git_lock_or_colour(conversation: Path, args:
     "args", [["user", "more"], ["switch", "@~1"], ["fork", "@~2", "again"], ["label", "@", "x"]]
 )
 def test_conversation_moves_never_import_git_or_colour(conversation: Path, args: list[str]) -> None:
-    assert _imported(conversation, *args) <= {"filelock"}
+    assert _imported(conversation, *args) == set()
+
+
+def test_a_snapshot_turn_imports_no_heavy_library(tmp_path: Path) -> None:
+    """The per-turn hook itself: a reply with a snapshot needs git's command line only."""
+    from tests.workspace.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "repo")
+    for args in (["init"], ["user", "task"]):
+        subprocess.run([sys.executable, "-m", "convgit", *args], cwd=repo.path, check=True)
+    repo.write("plan.txt", "plan\n")
+    assert _imported(repo.path, "assistant", "done") == set()
+    assert len(repo.git("for-each-ref", "refs/convgit").splitlines()) == 2, "no snapshot taken"
 
 
 @pytest.mark.parametrize("command", ["log", "restore", "worktree", "label"])
