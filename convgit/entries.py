@@ -9,7 +9,7 @@ million lines must cost little more than parsing them). Unknown kinds and unknow
 
 from __future__ import annotations
 
-import secrets
+import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, ClassVar
@@ -82,7 +82,7 @@ def now() -> str:
 def new_id(taken: Any = ()) -> str:
     """A random lowercase hex id not in ``taken`` (anything supporting ``in``)."""
     while True:
-        candidate = secrets.token_hex(4)
+        candidate = os.urandom(4).hex()  # not `secrets`: it costs every start a hashlib import
         if candidate not in taken:
             return candidate
 

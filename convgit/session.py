@@ -15,7 +15,6 @@ from __future__ import annotations
 import gc
 import os
 import re
-import secrets
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -94,7 +93,7 @@ class RestoreResult:
 
 
 def _new_session_id() -> str:
-    return secrets.token_hex(6)
+    return os.urandom(6).hex()
 
 
 class Session:

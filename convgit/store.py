@@ -13,9 +13,7 @@ Guarantees:
 
 from __future__ import annotations
 
-import base64
 import codecs
-import hashlib
 import os
 import shutil
 import stat
@@ -94,6 +92,8 @@ class StoreLocation:
         """Tells worktrees of one repository apart (private index, current session)."""
         if self.git is None or self.git.worktree is None:
             return "store"
+        import hashlib  # here: reading commands outside git never need it
+
         return hashlib.sha1(str(self.git.worktree).encode()).hexdigest()[:12]
 
     def session_path(self, sid: str) -> Path:
@@ -424,6 +424,8 @@ def quarantine_record(line: int | None, raw: bytes, reason: str) -> dict[str, An
     try:
         record["text"] = raw.decode("utf-8")
     except UnicodeDecodeError:
+        import base64
+
         record["base64"] = base64.b64encode(raw).decode()
     return record
 
