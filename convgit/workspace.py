@@ -874,9 +874,11 @@ class Workspace:
         objects: treediff.Objects,
         exact: Collection[str] = (),
     ) -> None:
-        # The restored files may be ignored now: the next snapshot rechecks the rules.
+        # The files no longer match the index's tree. Their entries stay as they were, so the
+        # next snapshot sees every restored file as changed, a restored .gitignore included
+        # (which makes it recheck the ignore rules for every tracked file).
         state = gitindex.read_state(index)
-        gitindex.save_state(index, dataclasses.replace(state, tree=None, ignores=""))
+        gitindex.save_state(index, dataclasses.replace(state, tree=None))
         for delta in deltas:
             if delta.new is None:
                 faults.point("restore:remove")

@@ -427,3 +427,19 @@ def restore_and_undo(repo: GitRepo, target: str) -> None:
     }
     repo.workspace.restore(safety, index=repo.index)
     assert files_only(repo.digest()) == before
+
+
+def test_a_restored_gitignore_takes_effect_at_the_next_snapshot(repo: GitRepo):
+    """Restoring only .gitignore leaves a tracked file on disk that the rules now ignore: the
+    next snapshot drops it, as `git add -A` would, although the restore changed no other file."""
+    repo.write(".gitignore", "*.out\n")
+    with_rule = snapshot(repo)
+    repo.write(".gitignore", "")
+    repo.write("result.out", "kept on disk\n")
+    snapshot(repo)
+    assert "result.out" in repo.tree_paths(repo.workspace.tree_of(snapshot(repo)))
+    restore(repo, with_rule, paths=[".gitignore"])
+    assert (repo.path / "result.out").exists()
+    tree = repo.workspace.tree_of(snapshot(repo))
+    assert tree == repo.oracle()
+    assert "result.out" not in repo.tree_paths(tree)
