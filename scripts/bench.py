@@ -510,15 +510,14 @@ def versions(env: dict[str, str]) -> str:
     try:
         from importlib.metadata import version
 
-        pygit2 = version("pygit2")
-        typer = version("typer")
+        typer, orjson_version = version("typer"), version("orjson")
     except Exception:  # pragma: no cover - not installed as a distribution
-        pygit2 = typer = "?"
+        typer = orjson_version = "?"
     return (
         f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; {platform.machine()}, "
         f"{os.cpu_count()} cores, {platform.system()} {platform.release()}; "
         f"Python {platform.python_version()}; {git.strip()}; convgit {convgit.__version__}, "
-        f"pygit2 {pygit2}, typer {typer}"
+        f"typer {typer}, orjson {orjson_version}"
     )
 
 
