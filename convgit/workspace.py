@@ -464,9 +464,7 @@ class Workspace:
             ignores=ignores,
             checked=gitindex.identity(index),
             shared=shared,
-            shared_checked=gitindex.identity(self.git_dir / f"sharedindex.{shared}")
-            if shared
-            else "",
+            shared_checked=gitindex.identity(self._shared_path(shared)) if shared else "",
         )
         if fresh != state:
             gitindex.save_state(index, fresh)
@@ -589,10 +587,14 @@ class Workspace:
         shared = gitindex.shared_index(index, self._hash_len)
         if shared is None:
             return True
-        path = self.git_dir / f"sharedindex.{shared}"
+        path = self._shared_path(shared)
         return state.shared_checked == gitindex.identity(path) or gitindex.intact(
             path, self._hash_len
         )
+
+    def _shared_path(self, shared: str) -> Path:
+        """Where git keeps the shared index ``shared`` of a split private index."""
+        return self.git_dir / f"sharedindex.{shared}"
 
     def _forget(self, index: Path) -> None:
         """Remove the private index, what is kept beside it and the shared index git made
@@ -612,7 +614,7 @@ class Workspace:
             if other != index and gitindex.read_state(other).shared == shared:
                 return
         with suppress(OSError):
-            (self.git_dir / f"sharedindex.{shared}").unlink()
+            self._shared_path(shared).unlink()
 
     def _clean_index(self, index: Path, size_cap: int) -> None:
         entries = self._read_entries(index, size_cap)
