@@ -192,6 +192,7 @@ def make_tree(bench: Bench, root: Path, files: int) -> Path:
     bench.run(["git", "init", "-q", "-b", "main"], root)
     bench.run(["git", "add", "-A"], root)
     bench.run(["git", "commit", "-q", "--no-verify", "-m", "generated"], root, env=env)
+    os.sync()
     return root
 
 
@@ -223,6 +224,9 @@ def make_session(store: Path, sid: str, entries: int) -> Path:
         ids.append(ident)
         parent = ident
     path.write_bytes(b"\n".join(lines) + b"\n")
+    del lines, ids
+    gc.collect()
+    os.sync()  # no write-back of the fresh file competing with the timed runs
     return path
 
 
