@@ -142,6 +142,11 @@ _INDEX_CONFIG = (
     "splitIndex.maxPercentChange=20",  # git's default: a new shared index only now and then
 )
 
+# What differs between the files and the private index, untracked files one by one.
+_STATUS = (
+    "status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames",
+    "--ignore-submodules=dirty",
+)  # fmt: skip
 # Tracked files that the ignore rules match (run with convgit's private index).
 _LIST_IGNORED = ("ls-files", "-z", "--cached", "--ignored", "--exclude-standard")
 
@@ -399,17 +404,18 @@ class Workspace:
             made.add(gitindex.shared_index(index, self._hash_len) or "")
 
         track()
-        ignores = self._ignore_fingerprint()
-        # Ignore rules do not apply to what an index tracks, but `git add -A` into an empty
-        # index never takes an ignored file: when the rules may have moved, list the tracked
-        # files they now ignore (beside `git status`, on another core) and drop them.
-        lister = (
-            self._spawn(*_LIST_IGNORED, index=index, config=_INDEX_CONFIG)
-            if ignores != state.ignores
-            else None
-        )
+        status = self._spawn(*_STATUS, index=index, config=_INDEX_CONFIG)
+        lister: subprocess.Popen[bytes] | None = None
         try:
-            updates, drops, skipped, nested = self._survey(self._status(index), size_cap)
+            # Ignore rules do not apply to what an index tracks, but `git add -A` into an empty
+            # index never takes an ignored file: when the rules may have moved, list the tracked
+            # files they now ignore (beside `git status`, on another core) and drop them.
+            ignores = self._ignore_fingerprint()
+            if ignores != state.ignores:
+                lister = self._spawn(*_LIST_IGNORED, index=index, config=_INDEX_CONFIG)
+            out, err = status.communicate()
+            found = self._finish(status, "status", out, err)
+            updates, drops, skipped, nested = self._survey(found, size_cap)
             track()
             if nested:  # whatever we tracked inside a folder that became a repository goes
                 pathspecs = [b":(literal)" + folder + b"/" for folder in sorted(nested)]
@@ -428,9 +434,10 @@ class Workspace:
                 listed = self._finish(lister, "ls-files", out, err).stdout.split(b"\0")
                 ignored = {path for path in listed if path}
         finally:
-            if lister is not None and lister.poll() is None:
-                lister.kill()
-                lister.wait()
+            for running in (status, lister):
+                if running is not None and running.poll() is None:
+                    running.kill()
+                    running.wait()
         if ignored:
             drops += sorted(ignored)
             updates = [p for p in updates if p not in ignored]
@@ -488,13 +495,6 @@ class Workspace:
             except OSError:
                 parts.append(f"{path}:-")
         return "|".join(parts)
-
-    def _status(self, index: Path) -> subprocess.CompletedProcess[bytes]:
-        return self._git(
-            "status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames",
-            "--ignore-submodules=dirty",
-            index=index, config=_INDEX_CONFIG,
-        )  # fmt: skip
 
     def _survey(
         self, proc: subprocess.CompletedProcess[bytes], size_cap: int
