@@ -280,10 +280,9 @@ class Session:
         self.tree.check(f"Session {self.id}")
         with self.file.appending() as appender:
             news = appender.news
-            if news.parsed:
-                first = news.parsed[0][0]
-                self.tree.add_many(news.parsed)
-                self.tree.finish(since=first)
+            if news.records:
+                self.tree.add_records(news.records, news.first)
+                self.tree.finish(since=news.first)
                 self.tree.check(f"Session {self.id}")
             if builds_on_leaf and not force and self.tree.leaf != self._built_on:
                 raise LeafMovedError(
@@ -294,7 +293,7 @@ class Session:
             records = build()
             number = self.file.lines + 1
             appender.write(records)
-        self.tree.add_many(enumerate(records, number))
+        self.tree.add_records(records, number)
         self._built_on = self.tree.leaf
         return records
 
@@ -506,7 +505,7 @@ class Session:
                 if lines.torn is not None:
                     sidecar.problems.append(
                         tree.Problem(
-                            len(lines.parsed) + 1,
+                            len(lines.records) + 1,
                             "of the sidecar is torn; the next write moves it to the quarantine",
                             fatal=False,
                         )
