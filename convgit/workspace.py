@@ -745,8 +745,9 @@ class Workspace:
                     ignore_case=self._ignore_case(),
                 )
                 exact: set[str] = set()
+                created: list[str] = []
                 if exact_from is not None:
-                    exact = self._exact_paths(objects, exact_from, target_tree)
+                    exact, created = self._undone(objects, exact_from, target_tree)
                     deltas = self._exact_deltas(objects, deltas, exact, current_tree, target_tree)
                 if paths is not None:
                     trees = (current_tree, target_tree)
@@ -759,6 +760,11 @@ class Workspace:
                     before_apply(changes)
                 if not dry_run and deltas:
                     self._apply(index, deltas, objects, exact)
+                if not dry_run:
+                    # a restore killed half-way may have made folders for files it never
+                    # wrote: the ones left empty go with the restore
+                    for path in created:
+                        self._prune(path)
         return Restored(changes, left_alone)
 
     # -- exact bytes for undo --
@@ -832,14 +838,15 @@ class Workspace:
         made = self._git("mktree", "-z", stdin=b"\0".join(lines) + b"\0")
         return os.fsdecode(made.stdout).strip()
 
-    def _exact_paths(self, objects: treediff.Objects, exact_from: str, target: str) -> set[str]:
-        """The files a restore to ``exact_from`` changed, which ``target`` (the tree of its
-        safety snapshot) holds byte for byte."""
-        return {
-            d.path
-            for d in treediff.diff(objects, objects.peel(exact_from, "tree"), target)
-            if d.new is not None and d.new[0] in (BLOB, EXEC)
-        }
+    def _undone(
+        self, objects: treediff.Objects, exact_from: str, target: str
+    ) -> tuple[set[str], list[str]]:
+        """What undoing a restore to ``exact_from`` concerns: the files that restore changed,
+        which ``target`` (the tree of its safety snapshot) holds byte for byte, and the files
+        it was to create, which ``target`` does not have."""
+        undone = treediff.diff(objects, objects.peel(exact_from, "tree"), target)
+        exact = {d.path for d in undone if d.new is not None and d.new[0] in (BLOB, EXEC)}
+        return exact, [d.path for d in undone if d.new is None]
 
     def _exact_deltas(
         self,
@@ -925,6 +932,7 @@ class Workspace:
         target.parent.mkdir(parents=True, exist_ok=True)
         if not self._real_parent(path):  # the plan refused this already; never write through one
             raise RestoreBlockedError(f"Restoring {path!r} would write through a symlink.")
+        faults.point("restore:exact")
         temporary = target.parent / f".{target.name}.convgit-{os.getpid()}"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
         handle = os.open(temporary, flags, 0o777 if executable else 0o666)
