@@ -1,0 +1,31 @@
+"""The live rig: the agents' real CLIs (installed by ``npm ci --prefix tools/agents``) against a
+scripted model server on 127.0.0.1.
+
+Fixtures (conftest.py), all per test:
+
+* ``model_server`` (`server.ModelServer`): ``expect(*replies)`` queues replies; ``requests``,
+  ``scripted`` (requests that got a reply, in order), ``side`` (all others), ``escapes``
+  (requests aimed at another host), ``problems``. When the test ends it fails if the agent asked
+  for more replies than scripted, left scripted replies unasked, or tried to reach another host.
+* ``project`` (`GitRepo` from tests/workspace/gitrepo.py): a real repository whose git state
+  must be byte-identical at the end; ``agent_home``: the HOME all agents of the test share.
+* ``claude_code``, ``pi``, ``codex`` (`runners.Agent`): ``run(prompt, *args, resume=None,
+  cwd=None, env=None, timeout=None, check=True)`` runs one prompt with stdin closed and returns
+  a `runners.Run`: ``session_id``, ``transcript`` (the session file the agent wrote), ``output``
+  (its final reply), ``returncode``, ``stdout``, ``stderr``, ``seconds``. ``resume`` is a session
+  id for Claude Code (``claude -r``) and Codex (``codex exec resume``), a session file for pi
+  (``--session``). ``Codex(..., sandbox="danger-full-access")`` sets Codex's sandbox.
+
+A script is a list of `script.Reply`: ``say(text)``, ``call(name, input)``, or
+``Reply(text, calls=(Call(...), ...))``. Each request that offers tools takes the next reply.
+
+* Claude Code: ``call("Write", {"file_path": ABSOLUTE, "content": ...})``,
+  ``call("Edit", {"file_path", "old_string", "new_string"})``, ``call("Bash", {"command": ...})``.
+* pi: ``call("write", {"path": RELATIVE, "content": ...})``,
+  ``call("edit", {"path", "edits": [{"oldText", "newText"}]})``, ``call("bash", {"command"})``.
+* Codex: ``call("apply_patch", "*** Begin Patch\\n*** Add File: a.txt\\n+a\\n*** End Patch\\n")``
+  (a string input is a custom tool call), ``call("exec_command", {"cmd": ...})``.
+
+Each logged `server.Request` reads its conversation the same way for all three wire formats:
+``prompts()``, ``replies()``, ``calls()`` and ``results()`` (`script.Item`s with ``call_id``).
+"""

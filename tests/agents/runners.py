@@ -1,0 +1,360 @@
+"""The agents' real CLIs, run in print mode against a `ModelServer`, one prompt per process.
+
+Each runner owns a temporary HOME with the agent's configuration pointing at the server, and
+builds the child's environment from scratch: no API key, proxy or setting of the developer's
+leaks in. Every HTTP proxy variable names the server, so a request for any host but 127.0.0.1
+lands there as an escape (`ModelServer.escapes`) instead of leaving the machine; each agent's
+nonessential traffic is switched off by its own configuration as well.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.agents.script import JsonObject
+from tests.agents.server import ModelServer
+
+ROOT = Path(__file__).resolve().parents[2]
+MODULES = ROOT / "tools" / "agents" / "node_modules"
+INSTALL = "npm ci --prefix tools/agents"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One finished agent process. ``transcript`` is the session file the agent wrote (None if it
+    wrote none); ``output`` the final reply as the agent printed it."""
+
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+    session_id: str
+    transcript: Path | None
+    output: str
+
+
+class Agent:
+    """One agent CLI bound to a server, a working directory and a HOME of the test's own."""
+
+    name = ""
+    timeout = 60.0
+
+    def __init__(self, server: ModelServer, cwd: Path, home: Path) -> None:
+        self.server, self.cwd, self.home = server, cwd, home
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.configure()
+
+    def binary(self) -> list[str]:
+        """The command that starts the agent; fails the test, naming the install, when absent."""
+        raise NotImplementedError
+
+    def configure(self) -> None:
+        """Write the agent's configuration under ``home``."""
+
+    def agent_env(self) -> dict[str, str]:
+        return {}
+
+    def command(self, prompt: str, args: list[str], resume: str | Path | None) -> list[str]:
+        raise NotImplementedError
+
+    def parse(self, stdout: str) -> tuple[str, str]:
+        """(session id, final reply) from the agent's stdout."""
+        raise NotImplementedError
+
+    def transcript(self, session_id: str, resume: str | Path | None) -> Path | None:
+        raise NotImplementedError
+
+    def _installed(self, pattern: str, what: str) -> Path:
+        found = sorted(MODULES.glob(pattern))
+        if not found:
+            pytest.fail(
+                f"{what} is not installed for the tests (no {MODULES.name}/{pattern} under "
+                f"tools/agents): run `{INSTALL}` from the repository's root",
+                pytrace=False,
+            )
+        return found[0]
+
+    def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        """The child's whole environment."""
+        tmp = self.home / "tmp"
+        tmp.mkdir(exist_ok=True)
+        env = {k: v for k, v in os.environ.items() if k.startswith("GIT_")}
+        path = os.environ.get("PATH", "/usr/bin:/bin")
+        env.update(
+            PATH=f"{Path(sys.executable).parent}{os.pathsep}{path}",
+            HOME=str(self.home),
+            TMPDIR=str(tmp),
+            LANG="C.UTF-8",
+            TZ="UTC",
+            TERM="dumb",
+            NO_COLOR="1",
+        )
+        for name in ("http_proxy", "https_proxy", "all_proxy"):
+            env[name] = env[name.upper()] = self.server.url
+        env["no_proxy"] = env["NO_PROXY"] = "127.0.0.1,localhost"
+        env.update(self.agent_env())
+        env.update(extra or {})
+        return env
+
+    def run(
+        self,
+        prompt: str,
+        *args: str,
+        resume: str | Path | None = None,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float | None = None,
+        check: bool = True,
+    ) -> Run:
+        """Run one prompt to the end with stdin closed. ``resume`` continues a session (an id,
+        or for pi a session file); ``args`` go before the prompt. With ``check``, a non-zero
+        exit, a missing transcript or a problem the server saw fails the test."""
+        argv = self.command(prompt, list(args), resume)
+        start = time.monotonic()
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd or self.cwd,
+            env=self.env(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        limit = timeout or self.timeout
+        try:
+            stdout, stderr = proc.communicate(timeout=limit)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            _kill_group(proc.pid)
+            stdout, stderr = proc.communicate()
+            timed_out = True
+        _kill_group(proc.pid)  # nothing the agent started outlives its run
+        seconds = time.monotonic() - start
+        session_id, output = self.parse(stdout)
+        path = self.transcript(session_id, resume) if session_id else None
+        run = Run(argv, proc.returncode, stdout, stderr, seconds, session_id, path, output)
+        if timed_out:
+            raise AssertionError(self._report(run, f"did not finish within {limit:.0f} s"))
+        if check:
+            if problems := self.server.problems:
+                more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+                raise AssertionError(
+                    self._report(run, f"made the server fail: {problems[0]}{more}")
+                )
+            if run.returncode != 0:
+                raise AssertionError(self._report(run, f"exited with status {run.returncode}"))
+            if run.transcript is None or not run.transcript.is_file():
+                raise AssertionError(self._report(run, "wrote no transcript"))
+        return run
+
+    def version(self) -> str:
+        """The agent's own ``--version`` line."""
+        proc = subprocess.run(
+            [*self.binary(), "--version"],
+            env=self.env(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
+        return (proc.stdout or proc.stderr).strip()  # pi prints it on stderr
+
+    def _report(self, run: Run, what: str) -> str:
+        return (
+            f"{self.name} {what}\n  command: {run.args}\n  stderr: {run.stderr[-2000:]}\n"
+            f"  stdout: {run.stdout[-2000:]}"
+        )
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _json_lines(text: str) -> list[JsonObject]:
+    found = []
+    for line in text.splitlines():
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    return found
+
+
+def claude_project_dir(home: Path, cwd: Path) -> Path:
+    """Where Claude Code keeps the transcripts of a working directory: every character that is
+    not a letter or digit becomes ``-``."""
+    return home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(cwd))
+
+
+class ClaudeCode(Agent):
+    """``claude -p PROMPT --output-format json`` with edits accepted and Bash allowed (root may
+    not bypass permissions). ``resume`` is a session id: ``claude -r ID -p PROMPT``."""
+
+    name = "Claude Code"
+
+    def binary(self) -> list[str]:
+        # the platform package's binary: what the skipped postinstall would copy into bin/
+        return [str(self._installed("@anthropic-ai/claude-code-*/claude", "Claude Code"))]
+
+    def agent_env(self) -> dict[str, str]:
+        return {
+            "ANTHROPIC_BASE_URL": self.server.url,
+            "ANTHROPIC_API_KEY": "scripted-test-key",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        }
+
+    def command(self, prompt: str, args: list[str], resume: str | Path | None) -> list[str]:
+        flags = ["--output-format", "json", "--permission-mode", "acceptEdits"]
+        flags += ["--allowedTools", "Bash"]
+        resuming = ["-r", str(resume)] if resume else []
+        return [*self.binary(), *flags, *resuming, *args, "-p", prompt]
+
+    def parse(self, stdout: str) -> tuple[str, str]:
+        for record in reversed(_json_lines(stdout)):
+            if record.get("type") == "result":
+                return str(record.get("session_id", "")), str(record.get("result", ""))
+        return "", ""
+
+    def transcript(self, session_id: str, resume: str | Path | None) -> Path | None:
+        path = claude_project_dir(self.home, self.cwd.resolve()) / f"{session_id}.jsonl"
+        return path if path.is_file() else None
+
+
+class Pi(Agent):
+    """``pi --provider scripted --model scripted --mode json -p PROMPT``, the provider speaking
+    OpenAI chat completions with retries off. ``resume`` is a session file: ``--session FILE``."""
+
+    name = "pi"
+
+    def binary(self) -> list[str]:
+        cli = self._installed("@mariozechner/pi-coding-agent/dist/cli.js", "pi")
+        return ["node", str(cli)]
+
+    @property
+    def agent_dir(self) -> Path:
+        return self.home / ".pi" / "agent"
+
+    def configure(self) -> None:
+        self.agent_dir.mkdir(parents=True, exist_ok=True)
+        provider = {
+            "baseUrl": f"{self.server.url}/v1",
+            "api": "openai-completions",
+            "apiKey": "scripted-test-key",
+            "models": [{"id": "scripted"}],
+        }
+        models = {"providers": {"scripted": provider}}
+        (self.agent_dir / "models.json").write_text(json.dumps(models, indent=1))
+        settings = {
+            "defaultProvider": "scripted",
+            "defaultModel": "scripted",
+            "retry": {"enabled": False, "provider": {"maxRetries": 0}},
+        }
+        (self.agent_dir / "settings.json").write_text(json.dumps(settings, indent=1))
+
+    def agent_env(self) -> dict[str, str]:
+        return {"PI_OFFLINE": "1"}
+
+    def command(self, prompt: str, args: list[str], resume: str | Path | None) -> list[str]:
+        flags = ["--provider", "scripted", "--model", "scripted", "--mode", "json"]
+        resuming = ["--session", str(resume)] if resume else []
+        return [*self.binary(), *flags, *resuming, *args, "-p", prompt]
+
+    def parse(self, stdout: str) -> tuple[str, str]:
+        session_id, output = "", ""
+        for event in _json_lines(stdout):
+            if event.get("type") == "session":
+                session_id = str(event.get("id", ""))
+            message = event.get("message") or {}
+            if event.get("type") == "message_end" and message.get("role") == "assistant":
+                blocks = message.get("content") or []
+                output = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+        return session_id, output
+
+    def transcript(self, session_id: str, resume: str | Path | None) -> Path | None:
+        if resume:
+            return Path(resume) if Path(resume).is_file() else None
+        found = sorted((self.agent_dir / "sessions").glob(f"*/*_{session_id}.jsonl"))
+        return found[0] if found else None
+
+
+class Codex(Agent):
+    """``codex exec --json PROMPT`` with a ``scripted`` provider (Responses API, no retries),
+    plugins and analytics off. ``resume`` is a thread id: ``codex exec resume --json ID PROMPT``.
+    ``sandbox`` is Codex's ``sandbox_mode``."""
+
+    name = "Codex"
+
+    def __init__(
+        self, server: ModelServer, cwd: Path, home: Path, *, sandbox: str = "workspace-write"
+    ) -> None:
+        self.sandbox = sandbox
+        super().__init__(server, cwd, home)
+
+    def binary(self) -> list[str]:
+        self._installed("@openai/codex-*/vendor/*/bin/codex", "Codex's platform binary")
+        return [str(self._installed("@openai/codex/bin/codex.js", "Codex"))]
+
+    @property
+    def codex_home(self) -> Path:
+        return self.home / ".codex"
+
+    def configure(self) -> None:
+        self.codex_home.mkdir(parents=True, exist_ok=True)
+        (self.codex_home / "config.toml").write_text(
+            f"""model = "gpt-5.5"
+model_provider = "scripted"
+sandbox_mode = "{self.sandbox}"
+check_for_update_on_startup = false
+analytics.enabled = false
+
+[features]
+unbounded_connection_retries = false
+plugins = false
+
+[model_providers.scripted]
+name = "scripted"
+base_url = "{self.server.url}/v1"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+"""
+        )
+
+    def agent_env(self) -> dict[str, str]:
+        return {"CODEX_HOME": str(self.codex_home)}
+
+    def command(self, prompt: str, args: list[str], resume: str | Path | None) -> list[str]:
+        resuming = ["resume"] if resume else []
+        ids = [str(resume)] if resume else []
+        return [*self.binary(), "exec", *resuming, "--json", *args, *ids, prompt]
+
+    def parse(self, stdout: str) -> tuple[str, str]:
+        session_id, output = "", ""
+        for event in _json_lines(stdout):
+            item = event.get("item")
+            if event.get("type") == "thread.started":
+                session_id = str(event.get("thread_id", ""))
+            elif isinstance(item, dict) and item.get("type") == "agent_message":
+                output = str(item.get("text", ""))
+        return session_id, output
+
+    def transcript(self, session_id: str, resume: str | Path | None) -> Path | None:
+        found = sorted((self.codex_home / "sessions").glob(f"*/*/*/rollout-*-{session_id}.jsonl"))
+        return found[0] if found else None
