@@ -14,7 +14,10 @@ Fixtures (conftest.py), all per test:
   a `runners.Run`: ``session_id``, ``transcript`` (the session file the agent wrote), ``output``
   (its final reply), ``returncode``, ``stdout``, ``stderr``, ``seconds``. ``resume`` is a session
   id for Claude Code (``claude -r``) and Codex (``codex exec resume``), a session file for pi
-  (``--session``). ``Codex(..., sandbox="danger-full-access")`` sets Codex's sandbox.
+  (``--session``). ``env()`` is the environment the agent (and so its hooks) runs with, for
+  running convgit as a hook would; the venv's bin folder leads its PATH.
+  ``Codex(..., sandbox="danger-full-access")`` sets Codex's sandbox (the default,
+  ``workspace-write``, keeps ``.git`` read-only for the model's commands).
 
 A script is a list of `script.Reply`: ``say(text)``, ``call(name, input)``, or
 ``Reply(text, calls=(Call(...), ...))``. Each request that offers tools takes the next reply.

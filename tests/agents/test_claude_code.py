@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from tests.agents.runners import ClaudeCode
-from tests.agents.script import call, say
+from tests.agents.script import Call, Reply, call, say
 from tests.agents.server import ModelServer
 from tests.workspace.gitrepo import GitRepo
 
@@ -72,17 +72,18 @@ def test_a_scripted_write_lands_and_its_result_goes_back_to_the_model(
 def test_resume_sends_the_first_turn_with_the_new_prompt(
     model_server: ModelServer, claude_code: ClaudeCode, project: GitRepo
 ) -> None:
-    target = project.path / "notes.txt"
-    model_server.expect(
-        call("Write", {"file_path": str(target), "content": "one\n"}), say("Noted.")
-    )
+    write = Call("Write", {"file_path": str(project.path / "notes.txt"), "content": "one\n"})
+    bash = Call("Bash", {"command": "echo two > more.txt"})
+    model_server.expect(Reply("Two at once.", (write, bash)), say("Noted."))
     first = claude_code.run("Write notes.txt")
+    assert (project.path / "more.txt").read_text() == "two\n"
     model_server.expect(say("Still here."))
     second = claude_code.run("Are you there?", resume=first.session_id)
 
     resumed = model_server.scripted[-1]
     assert resumed.prompts() == ["Write notes.txt", "Are you there?"]
-    assert resumed.replies() == ["Noted."]
-    assert [c.name for c in resumed.calls()] == ["Write"] and len(resumed.results()) == 1
+    assert resumed.replies() == ["Two at once.", "Noted."]
+    assert [c.name for c in resumed.calls()] == ["Write", "Bash"]
+    assert [r.call_id for r in resumed.results()] == [c.call_id for c in resumed.calls()]
     assert second.output == "Still here." and second.transcript is not None
     assert "Still here." in second.transcript.read_text()

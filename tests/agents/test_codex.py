@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from tests.agents.runners import Codex
-from tests.agents.script import call, say
+from tests.agents.script import Call, Reply, call, say
 from tests.agents.server import ModelServer
 from tests.workspace.gitrepo import GitRepo
 
@@ -41,16 +41,21 @@ def test_a_scripted_patch_lands_and_its_result_goes_back_to_the_model(
 
 
 def test_resume_sends_the_first_turn_with_the_new_prompt(
-    model_server: ModelServer, codex: Codex
+    model_server: ModelServer, codex: Codex, project: GitRepo
 ) -> None:
-    model_server.expect(call("exec_command", {"cmd": "echo one > notes.txt"}), say("Noted."))
+    shell = Call("exec_command", {"cmd": "echo one > notes.txt"})
+    patch = Call("apply_patch", PATCH.replace("hello.txt", "more.txt"))
+    model_server.expect(Reply("Two at once.", (shell, patch)), say("Noted."))
     first = codex.run("Write notes.txt")
+    assert (project.path / "notes.txt").read_text() == "one\n"
+    assert (project.path / "more.txt").read_text() == "hello from the script\n"
     model_server.expect(say("Still here."))
     second = codex.run("Are you there?", resume=first.session_id)
 
     resumed = model_server.scripted[-1]
     assert resumed.prompts() == ["Write notes.txt", "Are you there?"]
-    assert resumed.replies() == ["Noted."]
-    assert [c.name for c in resumed.calls()] == ["exec_command"] and len(resumed.results()) == 1
+    assert resumed.replies() == ["Two at once.", "Noted."]
+    assert [c.name for c in resumed.calls()] == ["exec_command", "apply_patch"]
+    assert [r.call_id for r in resumed.results()] == [c.call_id for c in resumed.calls()]
     assert second.output == "Still here." and second.transcript == first.transcript
     assert second.transcript is not None and "Still here." in second.transcript.read_text()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from tests.agents.runners import Pi
-from tests.agents.script import call, say
+from tests.agents.script import Call, Reply, call, say
 from tests.agents.server import ModelServer
 from tests.workspace.gitrepo import GitRepo
 
@@ -40,15 +40,21 @@ def test_a_scripted_write_lands_and_its_result_goes_back_to_the_model(
     assert model_server.escapes == []
 
 
-def test_resume_sends_the_first_turn_with_the_new_prompt(model_server: ModelServer, pi: Pi) -> None:
-    model_server.expect(call("write", {"path": "notes.txt", "content": "one\n"}), say("Noted."))
+def test_resume_sends_the_first_turn_with_the_new_prompt(
+    model_server: ModelServer, pi: Pi, project: GitRepo
+) -> None:
+    write = Call("write", {"path": "notes.txt", "content": "one\n"})
+    bash = Call("bash", {"command": "echo two > more.txt"})
+    model_server.expect(Reply("Two at once.", (write, bash)), say("Noted."))
     first = pi.run("Write notes.txt")
+    assert (project.path / "more.txt").read_text() == "two\n"
     model_server.expect(say("Still here."))
     second = pi.run("Are you there?", resume=first.transcript)
 
     resumed = model_server.scripted[-1]
     assert resumed.prompts() == ["Write notes.txt", "Are you there?"]
-    assert resumed.replies() == ["Noted."]
-    assert [c.name for c in resumed.calls()] == ["write"] and len(resumed.results()) == 1
+    assert resumed.replies() == ["Two at once.", "Noted."]
+    assert [c.name for c in resumed.calls()] == ["write", "bash"]
+    assert [r.call_id for r in resumed.results()] == [c.call_id for c in resumed.calls()]
     assert second.output == "Still here." and second.transcript == first.transcript
     assert second.transcript is not None and "Still here." in second.transcript.read_text()
