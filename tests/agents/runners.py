@@ -138,10 +138,10 @@ class Agent:
             stdout, stderr = proc.communicate(timeout=limit)
             timed_out = False
         except subprocess.TimeoutExpired:
-            _kill_group(proc.pid)
+            _kill_tree(proc.pid)  # before the wait: the pid is still the agent's
             stdout, stderr = proc.communicate()
             timed_out = True
-        _kill_group(proc.pid)  # nothing the agent started outlives its run
+        _kill_group(proc.pid)  # what the agent left in its group ends with it
         seconds = time.monotonic() - start
         session_id, output = self.parse(stdout)
         path = self.transcript(session_id, resume) if session_id else None
@@ -180,9 +180,34 @@ class Agent:
         )
 
 
+def _kill_tree(pid: int) -> None:
+    """Kill a running (not yet waited for) process, its group and every descendant: the agents
+    start their tools' shells in sessions of their own, out of reach of the group."""
+    for victim in [pid, *_descendants(pid)]:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(victim, signal.SIGKILL)
+    _kill_group(pid)
+
+
 def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+
+
+def _descendants(pid: int) -> list[int]:
+    listing = subprocess.run(
+        ["ps", "-A", "-o", "pid=", "-o", "ppid="], capture_output=True, text=True
+    )
+    children: dict[int, list[int]] = {}
+    for line in listing.stdout.splitlines():
+        child, parent = (int(n) for n in line.split())
+        children.setdefault(parent, []).append(child)
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
 
 
 def _json_lines(text: str) -> list[JsonObject]:

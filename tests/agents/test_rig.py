@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -141,3 +143,34 @@ def test_the_installed_agents_are_the_pinned_versions(
     assert seen["claude-code"] == f"{versions['@anthropic-ai/claude-code']} (Claude Code)"
     assert seen["pi"] == versions["@mariozechner/pi-coding-agent"]
     assert seen["codex"] == f"codex-cli {versions['@openai/codex']}"
+
+
+def gone(marker: str) -> bool:
+    """No process has ``marker`` in its command line (a killed orphan is reaped by init within
+    moments)."""
+    for _ in range(50):
+        listing = subprocess.run(["ps", "-A", "-o", "args="], capture_output=True, text=True)
+        if marker not in listing.stdout:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("name", AGENTS)
+def test_a_run_past_its_timeout_is_killed_with_what_it_started(
+    name: str, project: GitRepo, agent_home: Path
+) -> None:
+    marker = f"time.sleep({len(name) + 60})"  # Claude Code refuses a plain long `sleep`
+    sleeper = f"echo > started && {shlex.quote(sys.executable)} -c 'import time; {marker}'"
+    shell = {
+        "claude-code": call("Bash", {"command": sleeper}),
+        "pi": call("bash", {"command": sleeper}),
+        "codex": call("exec_command", {"cmd": sleeper}),
+    }
+    with ModelServer() as server:
+        agent = AGENTS[name](server, project.path, agent_home)
+        server.expect(shell[name])
+        with pytest.raises(AssertionError, match="did not finish within 4 s"):
+            agent.run("Sleep", timeout=4)
+    assert (project.path / "started").exists()
+    assert gone(marker)  # the agents start their tools' shells outside the process group
