@@ -73,7 +73,8 @@ class Agent:
         """(session id, final reply) from the agent's stdout."""
         raise NotImplementedError
 
-    def transcript(self, session_id: str, resume: str | Path | None) -> Path | None:
+    def transcript(self, session_id: str, resume: str | Path | None, cwd: Path) -> Path | None:
+        """The session file the run wrote or appended to, if it exists."""
         raise NotImplementedError
 
     def _installed(self, pattern: str, what: str) -> Path:
@@ -122,10 +123,11 @@ class Agent:
         or for pi a session file); ``args`` go before the prompt. With ``check``, a non-zero
         exit, a missing transcript or a problem the server saw fails the test."""
         argv = self.command(prompt, list(args), resume)
+        cwd = cwd or self.cwd
         start = time.monotonic()
         proc = subprocess.Popen(
             argv,
-            cwd=cwd or self.cwd,
+            cwd=cwd,
             env=self.env(env),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -144,7 +146,7 @@ class Agent:
         _kill_group(proc.pid)  # what the agent left in its group ends with it
         seconds = time.monotonic() - start
         session_id, output = self.parse(stdout)
-        path = self.transcript(session_id, resume) if session_id else None
+        path = self.transcript(session_id, resume, cwd) if session_id else None
         run = Run(argv, proc.returncode, stdout, stderr, seconds, session_id, path, output)
         if timed_out:
             raise AssertionError(self._report(run, f"did not finish within {limit:.0f} s"))
@@ -257,8 +259,8 @@ class ClaudeCode(Agent):
                 return str(record.get("session_id", "")), str(record.get("result", ""))
         return "", ""
 
-    def transcript(self, session_id: str, resume: str | Path | None) -> Path | None:
-        path = claude_project_dir(self.home, self.cwd.resolve()) / f"{session_id}.jsonl"
+    def transcript(self, session_id: str, resume: str | Path | None, cwd: Path) -> Path | None:
+        path = claude_project_dir(self.home, cwd.resolve()) / f"{session_id}.jsonl"
         return path if path.is_file() else None
 
 
@@ -312,7 +314,7 @@ class Pi(Agent):
                 output = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
         return session_id, output
 
-    def transcript(self, session_id: str, resume: str | Path | None) -> Path | None:
+    def transcript(self, session_id: str, resume: str | Path | None, cwd: Path) -> Path | None:
         if resume:
             return Path(resume) if Path(resume).is_file() else None
         found = sorted((self.agent_dir / "sessions").glob(f"*/*_{session_id}.jsonl"))
@@ -380,6 +382,6 @@ stream_max_retries = 0
                 output = str(item.get("text", ""))
         return session_id, output
 
-    def transcript(self, session_id: str, resume: str | Path | None) -> Path | None:
+    def transcript(self, session_id: str, resume: str | Path | None, cwd: Path) -> Path | None:
         found = sorted((self.codex_home / "sessions").glob(f"*/*/*/rollout-*-{session_id}.jsonl"))
         return found[0] if found else None
