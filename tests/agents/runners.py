@@ -140,7 +140,7 @@ class Agent:
             stdout, stderr = proc.communicate(timeout=limit)
             timed_out = False
         except subprocess.TimeoutExpired:
-            _kill_tree(proc.pid)  # before the wait: the pid is still the agent's
+            _stop(proc)
             stdout, stderr = proc.communicate()
             timed_out = True
         _kill_group(proc.pid)  # what the agent left in its group ends with it
@@ -182,13 +182,19 @@ class Agent:
         )
 
 
-def _kill_tree(pid: int) -> None:
-    """Kill a running (not yet waited for) process, its group and every descendant: the agents
-    start their tools' shells in sessions of their own, out of reach of the group."""
-    for victim in [pid, *_descendants(pid)]:
+def _stop(proc: subprocess.Popen[str]) -> None:
+    """End a run past its time: SIGTERM first, so that the agent can undo what it set up (Codex
+    removes the mount points its sandbox made in the working tree), then SIGKILL for whatever of
+    it is left, its group and every process it started (the agents run their tools' shells in
+    sessions of their own, out of reach of the group)."""
+    family = _descendants(proc.pid)
+    proc.terminate()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(2)
+    for victim in family if proc.returncode is not None else [proc.pid, *family]:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(victim, signal.SIGKILL)
-    _kill_group(pid)
+    _kill_group(proc.pid)
 
 
 def _kill_group(pid: int) -> None:
@@ -354,6 +360,10 @@ analytics.enabled = false
 [features]
 unbounded_connection_retries = false
 plugins = false
+
+[sandbox_workspace_write]
+exclude_slash_tmp = true
+
 
 [model_providers.scripted]
 name = "scripted"
