@@ -31,4 +31,11 @@ A script is a list of `script.Reply`: ``say(text)``, ``call(name, input)``, or
 
 Each logged `server.Request` reads its conversation the same way for all three wire formats:
 ``prompts()``, ``replies()``, ``calls()`` and ``results()`` (`script.Item`s with ``call_id``).
+
+What the pinned versions send in print mode: Claude Code only ``POST /v1/messages?beta=true``
+(a ``system``-role message and ``<system-reminder>`` blocks sit among its ``messages``; on an
+error it retries, with other tools, about six times), pi only ``POST /v1/chat/completions``, Codex
+only ``POST /v1/responses`` (developer and ``<environment_context>`` messages open its
+``input``). None sent a title, summary, token count or warm-up request; the server answers them
+anyway.
 """
