@@ -189,12 +189,26 @@ def _stop(proc: subprocess.Popen[str]) -> None:
     sessions of their own, out of reach of the group)."""
     family = _descendants(proc.pid)
     proc.terminate()
+    deadline = time.monotonic() + 3
     with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(2)
+        proc.wait(3)
+    while family and time.monotonic() < deadline:  # its helpers may still be tidying up
+        family = [pid for pid in family if _exists(pid)]
+        time.sleep(0.05)
     for victim in family if proc.returncode is not None else [proc.pid, *family]:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(victim, signal.SIGKILL)
     _kill_group(proc.pid)
+
+
+def _exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _kill_group(pid: int) -> None:
