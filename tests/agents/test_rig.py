@@ -1,6 +1,7 @@
 """The rig's own promises: an exhausted script fails the run clearly, a request for another host
-is caught, side requests are answered and logged apart, the server is bounded, a missing install
-names its command, and the installed agents are the pinned ones."""
+is caught, side requests are answered and logged apart, the server is bounded, a run past its
+timeout ends with everything it started, a missing install names its command, and the installed
+agents are the pinned ones."""
 
 from __future__ import annotations
 
