@@ -21,6 +21,7 @@ from convgit import locks
 with locks.held(Path(sys.argv[1]), 10):
     print("held", flush=True)
     time.sleep(float(sys.argv[2]))
+    Path(sys.argv[1] + ".done").write_text("the holder's last act before it lets go")
 """
 
 
@@ -38,7 +39,8 @@ def test_another_process_waits_for_the_lock(tmp_path: Path) -> None:
     start = time.monotonic()
     with locks.held(lock, 10):
         waited = time.monotonic() - start
-        assert holder.poll() is not None, "the lock was taken while another process held it"
+        done = Path(f"{lock}.done")
+        assert done.exists(), "the lock was taken while another process held it"
     assert waited > 0.2
     holder.wait()
 
