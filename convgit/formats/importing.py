@@ -49,7 +49,9 @@ from convgit import codec, entries
 from convgit.errors import UsageError
 
 # agent name -> the module whose ``IMPORTER`` reads that agent's files
-IMPORTERS: dict[str, str] = {}
+IMPORTERS: dict[str, str] = {
+    "claude-code": "convgit.formats.claude_code",
+}
 
 _SAFE_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,127}")
 _RESERVED = frozenset({"root", "head"})
