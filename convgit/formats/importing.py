@@ -57,10 +57,8 @@ _SAFE_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,127}")
 _RESERVED = frozenset({"root", "head"})
 CHECK_BYTES = 256  # the bytes at the start and before a saved offset that must not change
 _DECODER = json.JSONDecoder()
-_TORN = ("is not JSON", "is not UTF-8")
-_TOO_DEEP = (
-    f"is nested deeper than {codec.MAX_DEPTH} levels"  # what a last line cut mid-write looks like
-)
+_TORN = ("is not JSON", "is not UTF-8")  # what a last line cut mid-write looks like
+_TOO_DEEP = f"is nested deeper than {codec.MAX_DEPTH} levels"
 
 
 # -- reading -----------------------------------------------------------------------------------
