@@ -556,7 +556,13 @@ class Session:
             outcome.update(new=new, report=batch.report)
             return records
 
-        self._write(build, builds_on_leaf=False)
+        collecting = gc.isenabled()
+        gc.disable()  # thousands of small dicts, all kept: collections would find nothing
+        try:
+            self._write(build, builds_on_leaf=False)
+        finally:
+            if collecting:
+                gc.enable()
         return ImportResult(
             self.id,
             importer.agent,

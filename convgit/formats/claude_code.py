@@ -32,6 +32,7 @@ The active leaf is the last entry of the main chain (Claude resumes the newest l
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,7 @@ _KNOWN_KINDS = frozenset(
         "user",
     }
 )
+_SESSION_ID = re.compile(rb'"sessionId":\s*"([A-Za-z0-9_.:-]{1,128})"')
 _WALK = 5000  # how far up a turn is searched for a parent (turns are far shorter)
 _EPOCH = "1970-01-01T00:00:00.000Z"  # the time of a record that carries none, when none came before
 _AUTO = object()  # "find the parent": what ``_Fold._entries`` does when given none
@@ -85,12 +87,8 @@ _ODD_CONTENT = "has a message convgit cannot read (odd content blocks): kept, no
 
 def session_id(data: bytes) -> str | None:
     """The session id most lines carry (a file may hold a few lines of another session)."""
-    counts: Counter[str] = Counter()
-    for record in read_jsonl(data).records:
-        value = record.value or {}
-        if isinstance(value.get("uuid"), str) and isinstance(value.get("sessionId"), str):
-            counts[value["sessionId"]] += 1
-    return counts.most_common(1)[0][0] if counts else None
+    counts = Counter(_SESSION_ID.findall(data))  # a quote inside a JSON string is escaped
+    return counts.most_common(1)[0][0].decode() if counts else None
 
 
 def subagent_files(path: Path) -> list[Path]:
