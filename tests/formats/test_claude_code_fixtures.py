@@ -261,3 +261,26 @@ def test_a_missing_file_and_an_unknown_agent_are_refused_plainly(tmp_path: Path)
     assert missing.output.startswith("convgit: There is no Claude Code transcript file nope.jsonl")
     unknown = cli(tmp_path, "import", "cursor", str(FIXTURES / "rewind.jsonl"), code=2)
     assert "There is no importer for 'cursor'" in unknown.output
+
+
+def test_long_ids_are_listed_by_a_prefix_that_names_them_alone(tmp_path: Path) -> None:
+    from convgit import Session, render
+
+    session = Session.create(tmp_path, store_dir=tmp_path / "store", snapshots=False)
+    uuid = "2b6fd122-5bd8-4e0f-9a40-63a8e36b5a11"
+    ids = [uuid, uuid + "_2", "2b6fd1ff-0000-4000-8000-000000000000", "abc12345"]
+    parent = None
+    for ident in ids:
+        session.append(
+            {"type": "message", "id": ident, "parentId": parent, "role": "user"}
+            | {"content": ident}
+        )
+        parent = ident
+    shown = {ident: render.shown_id(session.tree, ident) for ident in ids}
+    assert shown == {
+        uuid: uuid,  # all of it is a prefix of the next
+        uuid + "_2": uuid + "_",
+        "2b6fd1ff-0000-4000-8000-000000000000": "2b6fd1ff",
+        "abc12345": "abc12345",
+    }
+    assert all(session.resolve(prefix) == ident for ident, prefix in shown.items())
