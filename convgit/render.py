@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convgit import tree as tree_mod
@@ -345,7 +346,7 @@ def import_words(result: ImportResult, title: str) -> list[str]:
     new = len(result.new)
     entry_word = "entry" if new == 1 else "entries"
     head = (
-        f"{result.source}: {new} new {entry_word} in session {result.session}"
+        f"{Path(result.source).name}: {new} new {entry_word} in session {result.session}"
         f" ({title} session {result.agent_session_id}), {result.entries} in all"
     )
     if result.skipped:
