@@ -47,6 +47,7 @@ from convgit.formats.importing import (
     Known,
     Record,
     Report,
+    alternate_key,
     derived_id,
     entry_id,
     kept_record,
@@ -216,23 +217,26 @@ class _Fold:
         self._keep(record, derived_id(record), self.tips.get(MAIN))
 
     def _repeated(self, record: Record, uuid: str) -> bool:
-        """A uuid seen before in this file (here, or before the cursor) is kept beside it."""
+        """A uuid seen before in this file (here, or before the cursor) is kept beside the
+        first: the same text under its place, other text under the key ``fresh`` would give
+        it (noted, unless the first came inside another record, as a mirror)."""
         if uuid in self.anchors:
-            at = self.anchors[uuid]
+            at, first = self.anchors[uuid], self.texts.get(uuid)
         elif self.continuing and (entry_id(uuid) in self.known.entries or uuid in self.known.kept):
-            at = self._known_anchor(uuid)
+            at, first = self._known_anchor(uuid), self._known_text(uuid)
         else:
             return False
-        first = self.texts.get(uuid) or self._known_text(uuid)
-        if first is not None and first != record.raw:
+        if first == record.raw:
+            self.report.keep("repeated line", record.line)
+            self._keep(record, f"{uuid}@{derived_id(record)}", at)
+            return True
+        if first is not None:
             self.report.note(
                 record.line,
                 f"repeats the uuid {uuid} with other content: kept beside the first, not"
                 " interpreted",
             )
-        else:
-            self.report.keep("repeated line", record.line)
-        self._keep(record, f"{uuid}@{derived_id(record)}", at)
+        self._keep(record, alternate_key(uuid, record.raw), at)
         return True
 
     def _known_text(self, uuid: str) -> bytes | None:
