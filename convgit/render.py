@@ -17,9 +17,8 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
 
-    from convgit.session import RestoreResult, Session, Status
+    from convgit.session import ImportResult, RestoreResult, Session, Status
     from convgit.sidecar import SnapshotInfo
-    from convgit.sources import ImportResult
     from convgit.workspace import Change
 
 SNAPSHOT_MARK = "◆"

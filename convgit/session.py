@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convgit import entries, faults, repair, sources, store, tree
+from convgit import entries, faults, repair, store, tree
 from convgit.entries import Entry
 from convgit.errors import (
     ConvgitError,
@@ -90,6 +90,34 @@ class RestoreResult:
             "note": self.note,
             "changes": [{"path": c.path, "status": c.status} for c in self.changes],
             "left_alone": [{"path": s.path, "reason": s.reason} for s in self.changes.left_alone],
+        }
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """What an import of an agent's file did: the session, what it added, what it kept."""
+
+    session: str
+    agent: str
+    agent_session_id: str
+    source: str  # the file imported
+    entries: int  # entries in the session afterwards
+    new: list[str]  # ids of the entries this import added, in order
+    skipped: int  # records the session had already
+    leaf: str | None
+    report: importing.Report
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session": self.session,
+            "entries": self.entries,
+            "new": len(self.new),
+            "known": self.skipped,
+            "agent": self.agent,
+            "agent_session_id": self.agent_session_id,
+            "source": self.source,
+            "leaf": self.leaf,
+            **self.report.to_json(),
         }
 
 
@@ -437,7 +465,7 @@ class Session:
         pointer = location.agent_pointer(agent, agent_session_id)
         lock = location.lock_path(f"agent-{agent}-{pointer.name}")
         with store.exclusive(lock, f"the {agent} session {agent_session_id}"):
-            found = sources.agent_session(location, agent, agent_session_id, pointer)
+            found = _agent_session(location, agent, agent_session_id, pointer)
             if found is not None:
                 self = cls(location, found, fsync=fsync)
                 self.reload()
@@ -465,7 +493,7 @@ class Session:
         store_dir: str | Path | None = None,
         fsync: bool = False,
         make_current: bool = True,
-    ) -> list[sources.ImportResult]:
+    ) -> list[ImportResult]:
         """Import ``agent``'s session file ``source`` into the session that mirrors it (then the
         files the importer names as its companions: a session's subagent files). Only what is
         new is added; nothing is snapshotted. ``agent_session_id`` spares reading the whole
@@ -476,7 +504,7 @@ class Session:
         source = Path(source).absolute()
         whole = None
         if agent_session_id is None:
-            whole = sources.read_source(source, importer.title)
+            whole = _read_source(source, importer.title)
             agent_session_id = importer.session_id(whole)
             if agent_session_id is None:
                 raise RefusedError(
@@ -499,7 +527,7 @@ class Session:
 
     def import_source(
         self, importer: importing.Importer, source: Path, whole: bytes | None = None
-    ) -> sources.ImportResult:
+    ) -> ImportResult:
         """Under the lock: read ``source`` from where its last import stopped (all of it when
         it was rewritten, or ``whole`` when given), append what is new, the leaf the agent
         would continue from, and where this import stopped."""
@@ -510,7 +538,7 @@ class Session:
 
         def build() -> list[dict[str, Any]]:
             saved = self.tree.imports.get((importer.agent, name))
-            data, cursor, before = sources.read_from(source, importer, saved, whole)
+            data, cursor, before = _read_from(source, importer, saved, whole)
             header = self.tree.header or {}
             known = importing.Known(self.tree.entries, self.tree.kept, header.get("agentSession"))
             batch = importer.parse(data, cursor, known)
@@ -524,7 +552,7 @@ class Session:
                 records.append(
                     importing.checkpoint(importer.agent, name, batch.cursor, head_now, before_now)
                 )
-            sources.check_imported(records, self.tree.entries, importer.title)
+            _check_imported(records, self.tree.entries, importer.title)
             outcome.update(new=new, report=batch.report)
             return records
 
@@ -535,7 +563,7 @@ class Session:
         finally:
             if collecting:
                 gc.enable()
-        return sources.ImportResult(
+        return ImportResult(
             self.id,
             importer.agent,
             str((self.tree.header or {}).get("agentSession")),
@@ -941,6 +969,121 @@ def list_sessions(
 
 
 # -- small pure pieces ------------------------------------------------------------------------
+
+
+def _agent_session(
+    location: store.StoreLocation, agent: str, agent_session_id: str, pointer: Path
+) -> str | None:
+    """The session whose header names ``agent``'s session: the pointer's, else found by
+    reading every header (and the pointer written again)."""
+    try:
+        hinted: str | None = pointer.read_text().strip()
+    except OSError:
+        hinted = None
+    candidates = [hinted] if hinted else []
+    candidates += [sid for sid in location.session_ids() if sid != hinted]
+    for sid in candidates:
+        if not _SESSION_ID.fullmatch(sid):
+            continue
+        header = store.read_header(location.session_path(sid)) or {}
+        if header.get("agent") == agent and header.get("agentSession") == agent_session_id:
+            if sid != hinted:
+                store.write_pointer(pointer, sid)
+            return sid
+    return None
+
+
+def _read_source(source: Path, title: str) -> bytes:
+    try:
+        return store.read_bytes(source, f"{title} transcript")
+    except NotFoundError as exc:
+        raise NotFoundError(exc.message, f"give the path of a {title} session file") from None
+
+
+def _read_from(
+    source: Path,
+    importer: importing.Importer,
+    saved: dict[str, Any] | None,
+    whole: bytes | None,
+) -> tuple[bytes, importing.Cursor, Callable[[importing.Cursor], tuple[bytes, bytes]]]:
+    """The bytes to import and where they start: after the saved offset when the agent only
+    appends and the file still starts as it did (only those bytes are read), else all of it;
+    and a reader of the file's first bytes and those before an offset, for the checkpoint."""
+    from convgit.formats import importing
+
+    check = importing.CHECK_BYTES
+    offset = saved.get("offset") if importer.appends and saved is not None else None
+    if type(offset) is int and offset > 0:
+        head, before, tail, size = _read_after(source, importer.title, offset, whole)
+        cursor = importing.resume(saved, size, head, before)
+        if cursor is not None:
+            start = offset - len(before)
+            known = before + tail  # the file from ``start`` on
+
+            def around_tail(at: importing.Cursor) -> tuple[bytes, bytes]:
+                end = at.offset - start
+                return head, known[max(0, end - check) : end]
+
+            return tail, cursor, around_tail
+    data = whole if whole is not None else _read_source(source, importer.title)
+
+    def around(at: importing.Cursor) -> tuple[bytes, bytes]:
+        return data[:check], data[max(0, at.offset - check) : at.offset]
+
+    return data, importing.Cursor(), around
+
+
+def _read_after(
+    source: Path, title: str, offset: int, whole: bytes | None
+) -> tuple[bytes, bytes, bytes, int]:
+    """The file's first ``CHECK_BYTES``, the ``CHECK_BYTES`` before ``offset``, everything
+    after it, and the file's size."""
+    from convgit.formats.importing import CHECK_BYTES
+
+    start = max(0, offset - CHECK_BYTES)
+    if whole is None:
+        try:
+            fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except OSError:
+            whole = _read_source(source, title)  # says plainly why it cannot be read
+        else:
+            try:
+                size = os.fstat(fd).st_size
+                if size < offset:
+                    return b"", b"", b"", size
+                head = os.pread(fd, CHECK_BYTES, 0)
+                before = os.pread(fd, offset - start, start)
+                chunks, at = [], offset
+                while at < size:
+                    chunk = os.pread(fd, size - at, at)
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                    at += len(chunk)
+                return head, before, b"".join(chunks), size
+            finally:
+                os.close(fd)
+    return whole[:CHECK_BYTES], whole[start:offset], whole[offset:], len(whole)
+
+
+def _check_imported(records: list[dict[str, Any]], known: dict[str, Any], title: str) -> None:
+    """Every record an importer made must be one the store accepts: nothing is written
+    otherwise (an importer's mistake must not damage the session)."""
+    made: set[str] = set()
+    for record in records:
+        problem = entries.kind_error(record)
+        if problem is None and "parentId" in record:
+            ident, parent = record["id"], record["parentId"]
+            if ident in known or ident in made:
+                problem = f"repeats the existing id {ident}"
+            elif parent is not None and parent not in known and parent not in made:
+                problem = f"has a parent {parent} that does not exist"
+            made.add(ident)
+        if problem is not None:
+            raise InvalidEntryError(
+                f"The {title} importer made a record that {problem}; nothing was appended.",
+                "report this with the transcript that caused it",
+            )
 
 
 def _fresh_id(known: dict[str, Any], made: dict[str, Any]) -> str:
