@@ -576,7 +576,7 @@
     for (const c of changes) {
       const status = c.status || c[1];
       const li = el("li");
-      add(li, el("span", "st st-" + (STATUS[status] || "T"), STATUS[status] || "?"), c.path || c[0]);
+      add(li, el("span", "st st-" + (STATUS[status] || "T"), STATUS[status] || "?"), " " + (c.path || c[0]));
       ul.append(li);
     }
     return ul;
