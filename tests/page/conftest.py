@@ -49,6 +49,12 @@ def convgit_json(cwd: Path, *args: str) -> Any:
     return orjson.loads(run_convgit(cwd, *args, "--json").stdout)
 
 
+def css_string(text: str) -> str:
+    """``text`` as a quoted CSS string (for attribute selectors)."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + escaped.replace("\n", "\\a ").replace("\t", "\\9 ") + '"'
+
+
 @dataclass
 class Shown:
     """A page open in the browser, with every request it tried and every script error."""
@@ -64,6 +70,10 @@ class Shown:
     def select(self, entry: str) -> None:
         self.row(entry).locator(".text").click()
         self.page.wait_for_selector(f'#details[data-entry="{entry}"]')
+
+    def file_box(self, path: str, within: str = "#details") -> Any:
+        """The box of one file's diff, found by its path (any characters)."""
+        return self.page.locator(f"{within} .file[data-path={css_string(path)}]")
 
     def compare(self, other: str) -> list[str]:
         """Choose ``other`` in "compare with…" and return the file list shown ("M calc.py")."""
