@@ -158,68 +158,51 @@
     return `restored ${files(n)} to ${what}`;
   }
 
+  // deep forks would push an entry off the screen: past MAX_PREFIX columns, the drawing keeps
+  // its last columns (the forks nearest the entry) and says how many levels it left out
+  const MAX_PREFIX = 36;
+  const prefixCache = new Map();
+
+  function drawnPrefix(prefix, depth) {
+    if (prefix.length <= MAX_PREFIX) return el("span", "pre", prefix);
+    if (!prefixCache.has(prefix)) {
+      const kept = prefix.slice(-MAX_PREFIX + 3);
+      prefixCache.set(prefix, [`${depth - kept.length / 3}⋯`, kept]);
+    }
+    const [left, kept] = prefixCache.get(prefix);
+    const node = el("span", "pre", kept);
+    node.prepend(el("span", "deep", left));
+    node.title = `${depth} forks deep`;
+    return node;
+  }
+
+  // Every entry gets its row at once (an empty one is cheap); rows are filled in slices, the
+  // first screen and the selected entry first, so a big session is usable before it is drawn.
+  const template = el("div", "row");
+  add(template, el("span", "pre"), el("span", "id"), el("span"), el("span", "text"));
+  add(template, el("span", "ts"), el("span", "lane"));
+
   function drawRows() {
     const box = document.getElementById("rows");
     const fragment = document.createDocumentFragment();
     D.entries.forEach((record, i) => {
-      const [prefix, depth, head] = D.rows[i];
+      const [, depth, head] = D.rows[i];
       const id = record.id;
-      const row = el("div", "row");
-      row.dataset.entry = id;
+      const row = document.createElement("div");
+      row.className = onPath.has(id) ? "row on-path" : "row";
       row.setAttribute("role", "treeitem");
-      if (onPath.has(id)) row.classList.add("on-path");
-      row.append(el("span", "pre", D.prefixes[prefix]));
-      if (head) {
-        const toggle = el("button", "tog", "▾");
-        toggle.type = "button";
-        toggle.title = "collapse this branch";
-        toggle.addEventListener("click", (event) => {
-          event.stopPropagation();
-          setCollapsed(i, !rows[i].collapsed);
-        });
-        row.append(toggle);
-      }
-      const [kind, text] = summaryParts(record);
-      add(row, el("span", "id", id), el("span", kindClass(record), kind));
-      const words = el("span", "text", text);
-      row.append(words);
-      const label = D.labels[id];
-      if (label !== undefined) row.append(el("span", "label", label));
-      if (id === D.filesAt) {
-        const mark = el("span", "mark", "← files");
-        mark.dataset.marker = "files";
-        mark.title = "the files match this entry's snapshot now";
-        row.append(mark);
-      }
-      if (id === D.leaf) {
-        const mark = el("span", "mark", "← context");
-        mark.dataset.marker = "context";
-        mark.title = "the active leaf: the context the model will be sent ends here";
-        row.append(mark);
-      }
-      const count = el("span", "hidden-count");
-      row.append(count, el("span", "spacer"));
-      const time = el("span", "ts", clock(record.ts));
-      time.title = String(record.ts);
-      row.append(time);
-      const lane = el("span", "lane");
-      const snap = snapshots.get(id);
-      if (snap) {
-        lane.append(el("span", "snap", "◆ " + snap.commit.slice(0, 8)));
-        lane.title = `snapshot ${snap.commit.slice(0, 12)} of ${id}: ${files(snap.files)}`;
-      }
-      for (const r of restoresAt.get(id) || []) {
-        const to = r.undo || !r.target ? "undo" : "to " + r.target.slice(0, 8);
-        const mark = el("span", "restore", (lane.childNodes.length ? " " : "") + "⟲ " + to);
-        mark.title = restoreWords(r);
-        lane.append(mark);
-      }
-      row.append(lane);
-      row.addEventListener("click", () => select(id, true));
+      row.dataset.entry = id;
       fragment.append(row);
-      const item = { id, el: row, depth, head: Boolean(head), collapsed: false, end: i, count };
-      rows.push(item);
+      rows.push({ id, el: row, depth, head: Boolean(head), collapsed: false, end: i, count: null, filled: false });
       rowOf.set(id, i);
+    });
+    // one listener for every row: a click selects, a click on a toggle folds its branch
+    box.addEventListener("click", (event) => {
+      const row = event.target.closest(".row");
+      if (row === null) return;
+      const i = rowOf.get(row.dataset.entry);
+      if (event.target.closest(".tog")) setCollapsed(i, !rows[i].collapsed);
+      else select(row.dataset.entry, true);
     });
     // a branch ends before the next row that is shallower, or that starts a sibling branch
     const open = [];
@@ -236,13 +219,76 @@
     box.append(fragment);
   }
 
+  function fill(i) {
+    const item = rows[i];
+    if (item.filled) return;
+    item.filled = true;
+    const record = D.entries[i];
+    const [prefix, depth, head] = D.rows[i];
+    const id = record.id;
+    const row = item.el;
+    row.append(...template.cloneNode(true).childNodes);
+    const [pre, ident, kindBox, words, time, lane] = row.children;
+    pre.replaceWith(drawnPrefix(D.prefixes[prefix], depth));
+    if (head) {
+      const toggle = el("button", "tog", item.collapsed ? "▸" : "▾");
+      toggle.type = "button";
+      toggle.title = item.collapsed ? "expand this branch" : "collapse this branch";
+      ident.before(toggle);
+    }
+    const [kind, text] = summaryParts(record);
+    ident.textContent = id;
+    kindBox.className = kindClass(record);
+    kindBox.textContent = kind;
+    words.textContent = text;
+    const label = D.labels[id];
+    if (label !== undefined) time.before(el("span", "label", label));
+    if (id === D.filesAt) {
+      const mark = el("span", "mark", "← files");
+      mark.dataset.marker = "files";
+      mark.title = "the files match this entry's snapshot now";
+      time.before(mark);
+    }
+    if (id === D.leaf) {
+      const mark = el("span", "mark", "← context");
+      mark.dataset.marker = "context";
+      mark.title = "the active leaf: the context the model will be sent ends here";
+      time.before(mark);
+    }
+    time.textContent = clock(record.ts);
+    const snap = snapshots.get(id);
+    if (snap) {
+      lane.append(el("span", "snap", "◆ " + snap.commit.slice(0, 8)));
+      lane.title = `snapshot ${snap.commit.slice(0, 12)} of ${id}: ${files(snap.files)}`;
+    }
+    for (const r of restoresAt.get(id) || []) {
+      const to = r.undo || !r.target ? "undo" : "to " + r.target.slice(0, 8);
+      const mark = el("span", "restore", (lane.childNodes.length ? " " : "") + "⟲ " + to);
+      mark.title = restoreWords(r);
+      lane.append(mark);
+    }
+  }
+
+  // fills the rows from ``next`` on, a slice at a time between events; calls done at the end
+  function fillRest(next, done) {
+    const end = Math.min(rows.length, next + 400);
+    for (let i = next; i < end; i++) fill(i);
+    if (end < rows.length) setTimeout(() => fillRest(end, done), 0);
+    else done();
+  }
+
   function setCollapsed(i, collapsed) {
+    fill(i);
     const item = rows[i];
     item.collapsed = collapsed;
     const toggle = item.el.querySelector(".tog");
     toggle.textContent = collapsed ? "▸" : "▾";
     toggle.title = collapsed ? "expand this branch" : "collapse this branch";
     const hidden = item.end - i;
+    if (item.count === null) {
+      item.count = el("span", "hidden-count");
+      item.el.querySelector(".ts").before(item.count);
+    }
     item.count.textContent = collapsed && hidden ? `(+${hidden} hidden)` : "";
     let hideUntil = -1;
     rows.forEach((r, j) => {
@@ -705,6 +751,7 @@
     if (selected !== null) rows[rowOf.get(selected)].el.classList.remove("selected");
     selected = id;
     reveal(i);
+    fill(i);
     const row = rows[i].el;
     row.classList.add("selected");
     row.setAttribute("aria-selected", "true");
@@ -771,9 +818,13 @@
   }
   document.getElementById("notes").textContent = D.notes.join(" ");
   drawRows();
+  for (let i = 0; i < Math.min(rows.length, 200); i++) fill(i);
   document.getElementById("rows").addEventListener("keydown", keys);
   const wanted = decodeURIComponent(location.hash.slice(1));
   if (rowOf.has(wanted)) select(wanted, false);
   else if (D.leaf !== null) select(D.leaf, false);
-  document.body.dataset.ready = "1";
+  document.body.dataset.interactive = "1";
+  fillRest(0, () => {
+    document.body.dataset.ready = "1"; // every row drawn
+  });
 })();
