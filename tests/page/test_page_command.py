@@ -45,6 +45,7 @@ def branching_session(repo: GitRepo) -> dict[str, str]:
     repo.write("new.txt", "new\n")
     for name in ODD_NAMES:
         repo.write(name, f"{name}\n")
+    repo.write("blob.bin", b"\x00\x01binary\x00")
     first = convgit_json(repo.path, "assistant", "first")["id"]
     (repo.path / "new.txt").unlink()
     repo.write("new.txt/inner.txt", "now a folder\n")
@@ -132,7 +133,13 @@ def test_every_changed_file_of_a_snapshot_has_git_s_diff_even_with_odd_names(
     for change in changes:
         box = shown.file_box(change["path"])
         assert box.count() == 1, change
+        if change["path"] == "blob.bin":  # named, not shown, in both views
+            assert box.locator(".why").text_content() == "binary file: not shown"
+            continue
         assert box.locator(".diff .add, .diff .del").count() >= 1, change
+    shown.compare(ids["start"])
+    binary = shown.file_box("blob.bin", within="#compare-result")
+    assert binary.locator(".why").text_content() == "not shown: binary"
     assert shown.file_box(ODD_NAMES[0]).locator(".diff .add").all_text_contents() == [
         "+" + ODD_NAMES[0]
     ]
