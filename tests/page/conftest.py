@@ -30,12 +30,15 @@ FLAGS = [
 ]
 
 
-def run_convgit(cwd: Path, *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
+def run_convgit(
+    cwd: Path, *args: str, code: int = 0, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONVGIT_")}
     done = subprocess.run(
         [sys.executable, "-m", "convgit", *args],
         cwd=cwd,
         env=env,
+        input=input,
         capture_output=True,
         text=True,
         timeout=300,
@@ -45,8 +48,8 @@ def run_convgit(cwd: Path, *args: str, code: int = 0) -> subprocess.CompletedPro
     return done
 
 
-def convgit_json(cwd: Path, *args: str) -> Any:
-    return orjson.loads(run_convgit(cwd, *args, "--json").stdout)
+def convgit_json(cwd: Path, *args: str, input: str | None = None) -> Any:
+    return orjson.loads(run_convgit(cwd, *args, "--json", input=input).stdout)
 
 
 def css_string(text: str) -> str:

@@ -86,7 +86,7 @@ def test_hostile_content_is_shown_as_text_and_never_run(
             {"type": "tool_call", "id": "c1", "name": "<script>", "input": {"cmd": "</script>"}},
         ],
     }
-    run_convgit_stdin(repo.path, orjson.dumps(call))
+    run_convgit(repo.path, "append", input=orjson.dumps(call).decode() + "\n")
     result = convgit_json(repo.path, "tool", "c1", hostile(listener.url, "tool"))["id"]
     page = tmp_path / "page.html"
     run_convgit(repo.path, "html", "-o", str(page))
@@ -135,16 +135,3 @@ def test_hostile_content_is_shown_as_text_and_never_run(
     assert shown.page.evaluate("window.__pwned") is None
     assert listener.hits == []
     assert {url.split("#")[0] for url in shown.requests} == {shown.url}
-
-
-def run_convgit_stdin(cwd: Path, line: bytes) -> None:
-    import os
-    import subprocess
-    import sys
-
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CONVGIT_")}
-    done = subprocess.run(
-        [sys.executable, "-m", "convgit", "append"], cwd=cwd, env=env, input=line + b"\n",
-        capture_output=True, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr

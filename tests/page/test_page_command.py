@@ -58,13 +58,8 @@ def branching_session(repo: GitRepo) -> dict[str, str]:
     repo.write("zz/ä.txt", "ä\n")
     other = convgit_json(repo.path, "assistant", "other branch")["id"]
     root = {"type": "message", "role": "user", "content": "a second root", "parentId": None}
-    line = orjson.dumps(root) + b"\n"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CONVGIT_")}
-    done = subprocess.run(
-        [sys.executable, "-m", "convgit", "append", "--json"],
-        cwd=repo.path, env=env, input=line, capture_output=True, check=True,
-    )  # fmt: skip
-    second_root = orjson.loads(done.stdout)["ids"][0]
+    appended = convgit_json(repo.path, "append", input=orjson.dumps(root).decode() + "\n")
+    second_root = appended["ids"][0]
     (repo.path / "a.txt").unlink()
     lone = convgit_json(repo.path, "assistant", "under the second root")["id"]
     return {
