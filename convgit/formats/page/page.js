@@ -178,6 +178,7 @@
 
   // Every entry gets its row at once (an empty one is cheap); rows are filled in slices, the
   // first screen and the selected entry first, so a big session is usable before it is drawn.
+  const BLOCK = 64; // rows per block
   const template = el("div", "row");
   add(template, el("span", "pre"), el("span", "id"), el("span"), el("span", "text"));
   add(template, el("span", "ts"), el("span", "lane"));
@@ -185,14 +186,21 @@
   function drawRows() {
     const box = document.getElementById("rows");
     const fragment = document.createDocumentFragment();
+    let block = null;
     D.entries.forEach((record, i) => {
       const [, depth, head] = D.rows[i];
       const id = record.id;
+      if (i % BLOCK === 0) {
+        // the browser skips drawing a block off screen: a few hundred blocks to watch, not
+        // ten thousand rows
+        block = el("div", "block");
+        fragment.append(block);
+      }
       const row = document.createElement("div");
       row.className = onPath.has(id) ? "row on-path" : "row";
       row.setAttribute("role", "treeitem");
       row.dataset.entry = id;
-      fragment.append(row);
+      block.append(row);
       rows.push({ id, el: row, depth, head: Boolean(head), collapsed: false, end: i, count: null, filled: false });
       rowOf.set(id, i);
     });
