@@ -11,6 +11,7 @@ from convgit.formats import html
 from convgit.restoreplan import GITLINK
 
 if TYPE_CHECKING:
+    from convgit.restoreplan import Delta
     from convgit.session import Session, Status
     from convgit.sidecar import Sidecar, SnapshotInfo
 
@@ -33,7 +34,7 @@ def gather(session: Session, status: Status, words: list[str]) -> html.Page:
         return snap.files <= html.ROOT_FILES_CAP if before is None else before.tree != snap.tree
 
     asked = list(dict.fromkeys(pair(s) for s in shown if listed(s)))
-    deltas: dict[tuple[str | None, str], list[Any]] = {}
+    deltas: dict[tuple[str | None, str], list[Delta]] = {}
     patches: dict[tuple[str | None, str], dict[str, str]] = {}
     blobs: dict[str, bytes | None] = {}
     if asked:
@@ -43,8 +44,8 @@ def gather(session: Session, status: Status, words: list[str]) -> html.Page:
         patches = dict(zip(changed, ws.patches(changed), strict=True))
         oids = {
             side[1]
-            for pair in changed
-            for d in deltas[pair]
+            for sides in changed
+            for d in deltas[sides]
             for side in (d.old, d.new)
             if side is not None and side[0] != GITLINK
         }

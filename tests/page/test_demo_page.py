@@ -162,6 +162,10 @@ def test_a_branch_collapses_and_expands(demo: Demo, show: Any) -> None:
     assert shown.row(plan_a).locator(".hidden-count").inner_text() == "(+1 hidden)"
     shown.row(plan_a).locator(".tog").click()
     assert shown.row(after).is_visible()
+    order = ids_of(shown.page.locator("#rows [data-entry]"))
+    shown.select(order[0])
+    shown.page.keyboard.press("ArrowDown")  # the arrow keys walk the rows as drawn
+    shown.page.wait_for_selector(f'#details[data-entry="{order[1]}"]')
 
 
 def test_no_request_leaves_the_page(demo: Demo, show: Any) -> None:
