@@ -187,7 +187,7 @@ def _snapshot(snap: SnapshotView, budget: _Budget) -> dict[str, Any]:
     if snap.changes is not None:
         changes = [
             [
-                c.path,
+                _shown(c.path),
                 c.status,
                 *(c.old or (0, "")),
                 *(c.new or (0, "")),
@@ -205,6 +205,11 @@ def _snapshot(snap: SnapshotView, budget: _Budget) -> dict[str, Any]:
         "changes": changes,
         "skipped": snap.skipped,
     }
+
+
+def _shown(path: str) -> str:
+    """A path as the page can carry it: bytes that are not UTF-8 become U+FFFD."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _patch(patch: str | None, budget: _Budget) -> tuple[str | None, str | None]:

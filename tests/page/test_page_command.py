@@ -176,6 +176,18 @@ def test_html_outside_git_shows_the_conversation_alone(tmp_path: Path, show: Any
     assert "files:   not tracked" in shown.page.locator("#status").inner_text()
 
 
+def test_a_file_name_that_is_not_utf8_is_shown_with_a_replacement_character(
+    tmp_path: Path,
+) -> None:
+    repo = init_repo(tmp_path / "repo")
+    run_convgit(repo.path, "init")
+    convgit_json(repo.path, "user", "start")
+    (repo.path / os.fsdecode(b"bad\xff.txt")).write_text("made by a tool\n")
+    convgit_json(repo.path, "assistant", "wrote a file whose name is not UTF-8")
+    page = run_convgit(repo.path, "html", "-o", "-").stdout
+    assert '"bad\ufffd.txt","added"' in page
+
+
 def test_html_refuses_plainly(tmp_path: Path) -> None:
     folder = tmp_path / "empty"
     folder.mkdir()
