@@ -759,6 +759,54 @@ def worktree(
         show(f"checked out the snapshot of {snap.entry} ({snap.commit[:12]}) in {directory}")
 
 
+@command("html")
+def html_cmd(
+    session_ref: Annotated[
+        str | None,
+        typer.Argument(metavar="SESSION", help="A session id or prefix (default: the current)."),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "-o", "--output", help="Where to write it (default: <store>/pages/SID.html; - prints)."
+        ),
+    ] = None,
+    open_: Annotated[bool, typer.Option("--open", help="Open the page in a browser.")] = False,
+    json: JsonFlag = False,
+) -> None:
+    """Write one self-contained HTML page of both tracks: the tree beside the snapshots, each
+    entry in full, the files changed at each snapshot, comparisons, restores."""
+    from convgit import render, sessionpage
+    from convgit.formats import html
+
+    session = Session.open(
+        options.directory,
+        session=session_ref or options.session,
+        store_dir=options.store,
+        fsync=options.fsync,
+    )
+    status = session.status()
+    text = html.render(sessionpage.gather(session, status, render.status_words(status)))
+    if output is not None and str(output) == "-":
+        sys.stdout.write(text)
+        return
+    path = output or session.location.root / "pages" / f"{session.id}.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scratch = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    scratch.write_text(text, encoding="utf-8")
+    os.replace(scratch, path)  # a reader never sees half a page
+    size = len(text.encode())
+    if json:
+        out({"session": session.id, "path": str(path), "bytes": size})
+    else:
+        show(f"wrote the page of session {session.id} to {path} ({size / 1024:.0f} KiB)")
+    if open_:
+        import webbrowser
+
+        if not webbrowser.open(path.resolve().as_uri()):
+            show(f"no browser was found to open it: open {path}")
+
+
 @command()
 def demo(
     directory: Annotated[

@@ -126,6 +126,8 @@ def run(directory: Path | None = None) -> Path:
     s.convgit("status")
     s.convgit("context")
 
+    s.say("Both tracks on one page: the tree beside the snapshots, diffs and restores.")
+    s.convgit("html")
     s.say("The demo repository stays for you to explore:")
     typer.echo(f"cd {repo} && convgit tree")
     return repo

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from convgit import layout
 from convgit import tree as tree_mod
 
 if TYPE_CHECKING:
@@ -185,37 +186,17 @@ def _shared(a: str, b: str) -> int:
 
 
 def draw_tree(session: Session, files_at: str | None = None) -> Styled:
-    """The whole tree. A straight run of entries is one column; connectors appear only where
-    the conversation forks, so a sibling is never mistaken for a child. The active path is
-    bold and listed first, the rest dim."""
+    """The whole tree, drawn as ``layout.rows`` places it. The active path is bold and listed
+    first, the rest dim."""
     tree = session.tree
     title = f"session {session.id}" + (f" — {tree.name}" if tree.name else "")
     out = Styled(title, style="bold")
     on_path = set(tree.path()) if tree.leaf else set()
-    children = tree.children
-
-    def branches(kids: Sequence[str], prefix: str) -> list[tuple[str, str, str]]:
-        kids = sorted(kids, key=lambda i: i not in on_path)
-        last = len(kids) - 1
-        return [
-            (k, prefix + ("└─ " if j == last else "├─ "), prefix + ("   " if j == last else "│  "))
-            for j, k in enumerate(kids)
-        ]
-
-    roots = children.get(None, [])
-    stack = list(reversed(branches(roots, ""))) if len(roots) > 1 else [(r, "", "") for r in roots]
-    while stack:  # (entry, prefix of its line, prefix of the lines that continue its branch)
-        node, prefix, rest = stack.pop()
-        while True:
-            out.append("\n" + prefix, style="dim")
-            out.append_text(entry_line(session, node, on_path=node in on_path, files_at=files_at))
-            prefix = rest
-            kids = children.get(node, [])
-            if len(kids) == 1:
-                node = kids[0]
-                continue
-            stack.extend(reversed(branches(kids, rest)))
-            break
+    for row in layout.rows(tree.children, on_path):
+        out.append("\n" + row.prefix, style="dim")
+        out.append_text(
+            entry_line(session, row.entry, on_path=row.entry in on_path, files_at=files_at)
+        )
     return out
 
 

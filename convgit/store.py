@@ -62,7 +62,7 @@ def find_git(start: Path) -> GitPlace | None:
         return GitPlace(git_dir, _common_dir(git_dir), worktree)
     for folder in (start.resolve(), *start.resolve().parents):
         dotgit = folder / ".git"
-        if dotgit.is_dir():
+        if dotgit.is_dir() and (dotgit / "HEAD").is_file():  # git's test: a folder is no repo
             return GitPlace(dotgit, _common_dir(dotgit), folder)
         if dotgit.is_file():
             text = dotgit.read_text(errors="replace").strip()

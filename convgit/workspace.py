@@ -33,7 +33,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from convgit import faults, gitindex, restoreplan, treediff
+from convgit import faults, gitindex, restoreplan, treediff, treepatch
 from convgit.errors import ConvgitError, NotFoundError, NoWorkspaceError, RefusedError
 from convgit.gitindex import IndexState
 from convgit.gitindex import entries as _index_entries
@@ -696,6 +696,39 @@ class Workspace:
         with self._objects() as objects:
             deltas = treediff.diff(objects, objects.peel(a, "tree"), objects.peel(b, "tree"))
         return [Change(d.path, d.status) for d in deltas]
+
+    def deltas(self, pairs: Sequence[tuple[str | None, str]]) -> list[list[Delta]]:
+        """``changes`` with each side's (mode, id), for each pair (a, b) of commit or tree ids
+        (a None: from nothing), read through one ``git cat-file``."""
+        with self._objects() as objects:
+            return [
+                treediff.diff(
+                    objects, None if a is None else objects.peel(a, "tree"), objects.peel(b, "tree")
+                )
+                for a, b in pairs
+            ]
+
+    def patches(self, pairs: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
+        """git's unified diff of every changed path (path -> patch) for each (old tree id, new
+        tree id) pair, from one ``git diff-tree``; binary files say so in git's words."""
+        if not pairs:
+            return []
+        done = self._git(
+            *treepatch.DIFF_TREE,
+            config=(*_SAFE_CONFIG, "core.quotePath=false"),
+            stdin=treepatch.stdin(pairs),
+        )
+        return treepatch.split(done.stdout, pairs)
+
+    def blobs(self, oids: Collection[str], cap: int) -> dict[str, bytes | None]:
+        """The content of each blob, None for one over ``cap`` bytes or missing."""
+        found: dict[str, bytes | None] = {}
+        with self._objects() as objects:
+            for oid in oids:
+                read = objects.read(oid)
+                ok = read is not None and read[1] == "blob" and len(read[2]) <= cap
+                found[oid] = read[2] if ok and read is not None else None
+        return found
 
     def _ignore_case(self) -> bool:
         proc = self._git("config", "--type=bool", "--get", "core.ignorecase", check=False)

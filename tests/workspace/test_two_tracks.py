@@ -208,6 +208,16 @@ def test_outside_git_the_workspace_track_says_so_plainly(tmp_path: Path) -> None
     assert result.exit_code == 0 and "no git repository" in result.stdout
 
 
+def test_a_folder_named_git_that_git_does_not_read_is_no_repository(tmp_path: Path) -> None:
+    (tmp_path / ".git" / "convgit").mkdir(parents=True)  # a stray folder, no HEAD in it
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    result = runner.invoke(app, ["-C", str(folder), "init"])
+    assert result.exit_code == 0 and "no git repository: conversation only" in result.stdout
+    assert (folder / ".convgit" / "sessions").is_dir()
+    assert list((tmp_path / ".git" / "convgit").iterdir()) == []
+
+
 def test_the_demo_tells_the_whole_story(tmp_path: Path) -> None:
     folder = tmp_path / "demo"
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONVGIT_")}
