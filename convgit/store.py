@@ -59,7 +59,7 @@ def find_git(start: Path) -> GitPlace | None:
         return GitPlace(git_dir, _common_dir(git_dir), worktree)
     for folder in (start.resolve(), *start.resolve().parents):
         dotgit = folder / ".git"
-        if dotgit.is_dir():
+        if dotgit.is_dir() and _is_git_directory(dotgit):
             return GitPlace(dotgit, _common_dir(dotgit), folder)
         if dotgit.is_file():
             text = dotgit.read_text(errors="replace").strip()
@@ -67,6 +67,17 @@ def find_git(start: Path) -> GitPlace | None:
                 git_dir = (folder / text[len("gitdir:") :].strip()).resolve()
                 return GitPlace(git_dir, _common_dir(git_dir), folder)
     return None
+
+
+def _is_git_directory(git_dir: Path) -> bool:
+    """What git takes for a repository: a HEAD, and objects and refs folders. Any other `.git`
+    folder (a sandbox's empty mount point, say) is passed by, as git passes it by."""
+    common = _common_dir(git_dir)
+    return (
+        (git_dir / "HEAD").is_file()
+        and (common / "objects").is_dir()
+        and (common / "refs").is_dir()
+    )
 
 
 def _common_dir(git_dir: Path) -> Path:
