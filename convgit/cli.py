@@ -409,30 +409,70 @@ def context(
     format: Annotated[
         str | None, typer.Option("--format", help="openai, anthropic or text.")
     ] = None,
+    max_tokens: Annotated[
+        str | None,
+        typer.Option(
+            "--max-tokens",
+            help="With openai or anthropic: the caller's output cap (max_tokens for Anthropic).",
+        ),
+    ] = None,
 ) -> None:
-    """What the model would be sent at the leaf: settings and messages, replayed."""
+    """What the model would be sent at the leaf: settings and messages, replayed. With --format
+    openai or anthropic, the request body; what it leaves out is reported on stderr."""
     session = open_session()
+    cap = _positive(max_tokens, "--max-tokens") if max_tokens is not None else None
+    if format in ("openai", "anthropic"):
+        from convgit.formats import export
+
+        body, dropped = export(session.context(ref), format, max_tokens=cap)
+        if json:
+            out({"request": body, "dropped": dropped})
+        else:
+            out(body)
+            _report_dropped(dropped, "OpenAI" if format == "openai" else "Anthropic")
+        return
+    if format not in (None, "text", "json"):
+        raise UsageError(f"Unknown format '{format}': use openai, anthropic or text.")
+    if cap is not None:
+        raise UsageError("--max-tokens goes with --format openai or anthropic.")
     ctx = session.context(ref)
     if json or format == "json":
         out(ctx.to_json())
         return
-    if format in ("openai", "anthropic"):
-        from convgit.formats import export
-
-        out(export(ctx, format))
-        return
-    if format not in (None, "text"):
-        raise UsageError(f"Unknown format '{format}': use openai, anthropic or text.")
     lines = []
     if ctx.model:
         lines.append(f"[model {ctx.model['provider']}/{ctx.model['model']}]")
     if ctx.thinking is not None:
         lines.append(f"[thinking {ctx.thinking}]")
+    if ctx.system is not None:
+        lines.append(f"system: {ctx.system}")
     for message in ctx.messages:
         content = message["content"]
         text = content if isinstance(content, str) else codec.dumps(content)
         lines.append(f"{message['role']}: {text}")
     typer.echo("\n".join(lines))
+    _report_dropped(ctx.dropped, "the model")
+
+
+def _positive(value: str, option: str) -> int:
+    if not (value.isascii() and value.isdigit()) or int(value) == 0:
+        raise UsageError(f"{option} takes a positive whole number, not '{value}'.")
+    return int(value)
+
+
+def _report_dropped(dropped: list[dict[str, Any]], target: str) -> None:
+    """One line on stderr per kind of thing left out, naming the entries."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for item in dropped:
+        entries = groups.setdefault((item["what"], item["why"]), [])
+        if item["entry"] is not None:
+            entries.append(str(item["entry"]))
+    for (what, why), idents in groups.items():
+        where = ""
+        if idents:
+            more = f" and {len(idents) - 5} more" if len(idents) > 5 else ""
+            where = f" (entr{'y' if len(idents) == 1 else 'ies'} {', '.join(idents[:5])}{more})"
+        typer.echo(f"convgit: not sent to {target}: {what}{where}: {why}", err=True)
 
 
 @command()

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convgit import entries, faults, repair, store, tree
+from convgit import entries, faults, repair, replay, store, tree
 from convgit.entries import Entry
 from convgit.errors import (
     ConvgitError,
@@ -253,9 +253,10 @@ class Session:
         self.tree.check(f"Session {self.id}")
         return [entries.entry_from_wire(r) for r in self.tree.entries.values()]
 
-    def context(self, ref: str | None = None) -> tree.Context:
+    def context(self, ref: str | None = None) -> replay.Context:
+        """What the model is sent at ``ref`` (default: the active leaf); see ``replay``."""
         self.tree.check(f"Session {self.id}")
-        return tree.replay(self.tree, None if ref is None else self.resolve(ref))
+        return replay.replay(self.tree, None if ref is None else self.resolve(ref))
 
     # -- verification (fsck and repair live in repair.py) ------------------------------------
 

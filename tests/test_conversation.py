@@ -10,7 +10,7 @@ import pytest
 
 from convgit import CorruptStoreError, LeafMovedError, NotFoundError, Session
 from convgit.errors import AmbiguousRefError, InvalidEntryError, RefusedError
-from convgit.tree import MISSING_RESULT
+from convgit.replay import MISSING_RESULT
 
 
 def new(tmp_path: Path) -> Session:
