@@ -279,7 +279,7 @@ def _appended(session: Session, ident: str, json: bool) -> None:
         return
     from convgit import render
 
-    show(render.entry_line(session, ident, on_path=True))
+    show(render.entry_line(session, ident, on_path=ident == session.leaf))
     if snap is not None:
         show(*render.snapshot_words(snap))
 
@@ -311,14 +311,25 @@ def tool(
     call_id: Annotated[str, typer.Argument(help="The id of the tool call this answers.")],
     text: Annotated[str, typer.Argument(help="The tool's output.")],
     error: Annotated[bool, typer.Option("--error", help="The tool failed.")] = False,
+    on_call_branch: Annotated[
+        bool,
+        typer.Option(
+            "--on-call-branch",
+            help="The call is on another branch: file the result there; the leaf stays.",
+        ),
+    ] = False,
     force: ForceFlag = False,
     json: JsonFlag = False,
 ) -> None:
-    """Append a tool result."""
+    """Append the result of a tool call on the active path (a call on another branch is refused
+    unless --on-call-branch)."""
     session = open_session()
-    _appended(
-        session, session.append_tool_result(call_id, text, is_error=error, force=force).id, json
+    made = session.append_tool_result(
+        call_id, text, is_error=error, force=force, on_call_branch=on_call_branch
     )
+    _appended(session, made.id, json)
+    if not json and made.id != session.leaf:
+        show(f"filed on the branch of call {call_id}; the active leaf stays at {session.leaf}")
 
 
 @command()
@@ -332,8 +343,9 @@ def append(json: JsonFlag = False) -> None:
         try:
             record = codec.decode(line)
         except ValueError:
+            what = "JSON" if _is_utf8(line) else "UTF-8 (JSON must be)"
             raise InvalidEntryError(
-                f"Line {number} of the input is not JSON; nothing was appended."
+                f"Line {number} of the input is not {what}; nothing was appended."
             ) from None
         if type(record) is not dict:
             raise InvalidEntryError(
@@ -346,6 +358,14 @@ def append(json: JsonFlag = False) -> None:
         out({"ids": ids, "leaf": session.leaf})
     else:
         show(f"appended {len(ids)} entries; leaf is {session.leaf}")
+
+
+def _is_utf8(line: bytes) -> bool:
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 # -- reading ---------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convgit import entries, faults, repair, replay, store, tree
+from convgit import appending, entries, faults, repair, replay, store, tree
 from convgit.entries import Entry
 from convgit.errors import (
     ConvgitError,
@@ -333,8 +333,10 @@ class Session:
         """Append raw records in order under one lock and return their ids. A record without
         ``parentId`` hangs off the leaf (with ``follow``, the leaf at the moment it is written,
         whoever moved it); missing ids and ``ts`` are filled in; every record is validated
-        before anything is written, so a bad one means nothing is appended."""
+        against the tree as it will be (``appending.admit``) before anything is written, so a
+        bad one means nothing is appended."""
         explicit = all("parentId" in r for r in raw)
+        placed = ["parentId" in r for r in raw]
 
         def build() -> list[dict[str, Any]]:
             known = self.tree.entries
@@ -362,12 +364,12 @@ class Session:
                     raise InvalidEntryError(f"Entry {number} {problem}; nothing was appended.")
                 made[record["id"]] = record
                 leaf = record["id"]
-            return raw
+            return raw + appending.admit(self.tree, raw, placed, self.tree.leaf)
 
         written = self._write(build, builds_on_leaf=not (follow or explicit), force=force)
         if self.snapshots_enabled:
             self._snapshot_turn(written)
-        return [r["id"] for r in written]
+        return [r["id"] for r in raw]
 
     def _snapshot_turn(self, made: list[dict[str, Any]]) -> None:
         """After a reply, the files are snapshotted (one snapshot for a batch: its last reply).
@@ -398,10 +400,26 @@ class Session:
         *,
         is_error: bool = False,
         force: bool = False,
+        on_call_branch: bool = False,
     ) -> Entry:
+        """Append the result of tool call ``call_id`` at the leaf, when the active path holds
+        the call. A call on another branch is refused, unless ``on_call_branch``: then the result
+        goes under that branch's newest entry and the active leaf stays where it is. A call no
+        assistant message made is refused (``NotFoundError``)."""
         record = self._new_message("tool", content)
         record["toolCallId"] = call_id
         record["isError"] = is_error
+        elsewhere = appending.call_branch(self.tree, call_id, self._built_on)
+        if elsewhere is not None:
+            made_in, branch = elsewhere
+            if not on_call_branch:
+                raise RefusedError(
+                    f"Tool call {call_id} was made on another branch (entry {made_in}), not on"
+                    f" the active path: its result would answer nothing here.",
+                    f"`convgit tool {call_id} TEXT --on-call-branch` files it under {branch},"
+                    " the newest entry of that branch, and the active leaf stays",
+                )
+            record["parentId"] = branch
         return self.append(record, force=force)
 
     def _new_message(self, role: str, content: Any) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from convgit import codec, entries, faults, locks
-from convgit.errors import CorruptStoreError, NotFoundError, RefusedError
+from convgit.errors import CorruptStoreError, InvalidEntryError, NotFoundError, RefusedError
 
 BOM = codecs.BOM_UTF8
 LOCK_TIMEOUT = 60.0
@@ -401,11 +401,14 @@ class Appender:
         os.ftruncate(self.fd, owner.size)
 
     def write(self, records: list[dict[str, Any]]) -> None:
-        encode = codec.encode
+        """Write whole lines; every record is encoded before the first byte is written."""
+        try:
+            lines = list(map(codec.encode, records))
+        except TypeError:
+            raise InvalidEntryError(_unwritable(records)) from None
         buffer: list[bytes] = []
         pending = 0
-        for record in records:
-            line = encode(record)
+        for line in lines:
             buffer.append(line)
             pending += len(line)
             if pending >= _CHUNK:
@@ -425,6 +428,15 @@ class Appender:
             view = view[written:]
         self.owner.size += len(data)
         faults.point("append:after-write")
+
+
+def _unwritable(records: list[dict[str, Any]]) -> str:
+    for number, record in enumerate(records, 1):
+        try:
+            codec.encode(record)
+        except TypeError as exc:
+            return f"Entry {number} cannot be written as JSON ({exc}); nothing was appended."
+    return "An entry cannot be written as JSON; nothing was appended."
 
 
 def quarantine_record(line: int | None, raw: bytes, reason: str) -> dict[str, Any]:

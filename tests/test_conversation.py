@@ -170,7 +170,11 @@ def test_tool_calls_stay_paired(tmp_path: Path) -> None:
     ]
     s.append_assistant([{"type": "text", "text": "looking"}, *calls])
     s.append_tool_result("c1", "a.txt")
-    s.append_tool_result("zz", "orphan result")
+    # a result for a call nobody made can only come from a file written elsewhere: append refuses it
+    orphan = {**_entry("0a0a0a0a", s.leaf, "orphan result"), "role": "tool", "toolCallId": "zz"}
+    with s.file.path.open("ab") as f:
+        f.write(orjson.dumps(orphan) + b"\n")
+    s = reopen(s)
     s.append_user("and?")
     messages = s.context().messages
     roles = [(m["role"], m.get("toolCallId")) for m in messages]
