@@ -6,6 +6,7 @@ Errors convgit expects (``ConvgitError``) become one sentence on stderr and thei
 
 from __future__ import annotations
 
+import errno
 import functools
 import inspect
 import os
@@ -175,6 +176,7 @@ def command(*names: str, **kwargs: Any) -> Callable[[F], F]:
     def decorate(fn: F) -> F:
         @functools.wraps(fn)
         def guarded(*args: Any, **kw: Any) -> Any:
+            kw = {name: _utf8(value) for name, value in kw.items()}
             try:
                 return fn(*args, **kw)
             except ConvgitError as exc:
@@ -186,6 +188,22 @@ def command(*names: str, **kwargs: Any) -> Callable[[F], F]:
         return fn
 
     return decorate
+
+
+def _utf8(value: Any) -> Any:
+    """A text argument as UTF-8 text: bytes that are not UTF-8 (which Python hands over as lone
+    surrogates) become U+FFFD, the replacement character. Paths are Path values, kept as given."""
+    if not isinstance(value, str) or value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            raw = value.encode("utf-8", "surrogateescape")  # back to the bytes that were given
+        except UnicodeEncodeError:  # a surrogate no byte made
+            raw = value.encode("utf-8", "replace")
+        return raw.decode("utf-8", "replace")
+    return value
 
 
 def fail(exc: ConvgitError) -> None:
@@ -830,6 +848,55 @@ def _evaluate_annotations(*infos: Any) -> None:
 
 
 def main() -> None:
+    """The console script: runs one command; an output that cannot be written (a closed or full
+    stdout) is one sentence on stderr and exit code 1, never a traceback."""
+    closed = _occupy_closed_stdout()
+    try:
+        _run()
+    except SystemExit:
+        _flush(closed)
+        raise
+    except OSError as exc:
+        _output_failed(exc)
+    _flush(closed)
+
+
+def _occupy_closed_stdout() -> bool:
+    """With fd 1 closed, the next file opened would become "stdout": park /dev/null there, and
+    let the output go to it (the run still ends with the sentence saying it was lost)."""
+    if sys.stdout is not None:
+        return False
+    fd = os.open(os.devnull, os.O_WRONLY)
+    if fd != 1:
+        os.dup2(fd, 1)
+        os.close(fd)
+    sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115 - lives as stdout
+    return True
+
+
+def _flush(closed: bool) -> None:
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except OSError as exc:
+        _output_failed(exc)
+    if closed:
+        _output_failed(OSError(errno.EBADF, "standard output is closed"))
+
+
+def _output_failed(exc: OSError) -> None:
+    try:  # Python flushes stdout again at exit: give that flush somewhere to go
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno() if sys.stdout is not None else 1)
+    except (OSError, ValueError):
+        pass
+    if exc.errno != errno.EPIPE:  # a reader that stopped reading (`| head`) needs no sentence
+        reason = exc.strerror or str(exc)
+        sys.stderr.write(f"convgit: the output could not be written ({reason}).\n")
+    raise SystemExit(1)
+
+
+def _run() -> None:
     # Building every command's parser costs more than running most commands: build the group
     # with just the one asked for (help, errors and anything unknown get the whole app).
     name = _command_named(sys.argv[1:])

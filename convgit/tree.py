@@ -403,7 +403,7 @@ class Tree:
         base, _, back = ref.partition("~")
         steps = 0
         if back or ref.endswith("~"):
-            if back and not back.isdigit():
+            if back and not (back.isascii() and back.isdigit()):  # '²' is a digit to isdigit
                 raise UsageError(f"'{ref}' is not a reference: what follows '~' must be a number.")
             steps = int(back) if back else 1
         ident = self._resolve_base(base)
