@@ -499,18 +499,10 @@ def _positive(value: str, option: str) -> int:
 
 
 def _report_dropped(dropped: list[dict[str, Any]], target: str) -> None:
-    """One line on stderr per kind of thing left out, naming the entries."""
-    groups: dict[tuple[str, str], list[str]] = {}
-    for item in dropped:
-        entries = groups.setdefault((item["what"], item["why"]), [])
-        if item["entry"] is not None:
-            entries.append(str(item["entry"]))
-    for (what, why), idents in groups.items():
-        where = ""
-        if idents:
-            more = f" and {len(idents) - 5} more" if len(idents) > 5 else ""
-            where = f" (entr{'y' if len(idents) == 1 else 'ies'} {', '.join(idents[:5])}{more})"
-        typer.echo(f"convgit: not sent to {target}: {what}{where}: {why}", err=True)
+    if dropped:
+        from convgit import render
+
+        typer.echo("\n".join(render.dropped_lines(dropped, target)), err=True)
 
 
 @command()

@@ -301,3 +301,20 @@ def snapshot_words(snap: SnapshotInfo) -> list[str]:
 
 def problem_lines(problems: list[tree_mod.Problem]) -> list[str]:
     return [("error: " if p.fatal else "warning: ") + p.sentence() for p in problems]
+
+
+def dropped_lines(dropped: list[dict[str, Any]], target: str) -> list[str]:
+    """One line per kind of thing a context or request body left out, naming the entries."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for item in dropped:
+        idents = groups.setdefault((item["what"], item["why"]), [])
+        if item["entry"] is not None:
+            idents.append(str(item["entry"]))
+    lines = []
+    for (what, why), idents in groups.items():
+        where = ""
+        if idents:
+            more = f" and {len(idents) - 5} more" if len(idents) > 5 else ""
+            where = f" (entr{'y' if len(idents) == 1 else 'ies'} {', '.join(idents[:5])}{more})"
+        lines.append(f"convgit: not sent to {target}: {what}{where}: {why}")
+    return lines

@@ -7,7 +7,10 @@ Promises kept here:
   append is refused (``LeafMovedError``) unless ``force=True``;
 * restore saves the working tree first and records it, so ``restore(undo=True)`` returns to
   the exact prior bytes; it tells the model in a ``note`` entry, and never moves the leaf
-  to another branch.
+  to another branch;
+* every appended record is checked against the tree as it will be (``appending``), and a tool
+  result goes only where its call is on the path: filed on another branch, it leaves the active
+  leaf where it was.
 """
 
 from __future__ import annotations
