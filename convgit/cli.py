@@ -6,6 +6,7 @@ Errors convgit expects (``ConvgitError``) become one sentence on stderr and thei
 
 from __future__ import annotations
 
+import errno
 import functools
 import inspect
 import os
@@ -175,6 +176,7 @@ def command(*names: str, **kwargs: Any) -> Callable[[F], F]:
     def decorate(fn: F) -> F:
         @functools.wraps(fn)
         def guarded(*args: Any, **kw: Any) -> Any:
+            kw = {name: _utf8(value) for name, value in kw.items()}
             try:
                 return fn(*args, **kw)
             except ConvgitError as exc:
@@ -186,6 +188,22 @@ def command(*names: str, **kwargs: Any) -> Callable[[F], F]:
         return fn
 
     return decorate
+
+
+def _utf8(value: Any) -> Any:
+    """A text argument as UTF-8 text: bytes that are not UTF-8 (which Python hands over as lone
+    surrogates) become U+FFFD, the replacement character. Paths are Path values, kept as given."""
+    if not isinstance(value, str) or value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            raw = value.encode("utf-8", "surrogateescape")  # back to the bytes that were given
+        except UnicodeEncodeError:  # a surrogate no byte made
+            raw = value.encode("utf-8", "replace")
+        return raw.decode("utf-8", "replace")
+    return value
 
 
 def fail(exc: ConvgitError) -> None:
@@ -279,7 +297,7 @@ def _appended(session: Session, ident: str, json: bool) -> None:
         return
     from convgit import render
 
-    show(render.entry_line(session, ident, on_path=True))
+    show(render.entry_line(session, ident, on_path=ident == session.leaf))
     if snap is not None:
         show(*render.snapshot_words(snap))
 
@@ -311,14 +329,25 @@ def tool(
     call_id: Annotated[str, typer.Argument(help="The id of the tool call this answers.")],
     text: Annotated[str, typer.Argument(help="The tool's output.")],
     error: Annotated[bool, typer.Option("--error", help="The tool failed.")] = False,
+    on_call_branch: Annotated[
+        bool,
+        typer.Option(
+            "--on-call-branch",
+            help="The call is on another branch: file the result there; the leaf stays.",
+        ),
+    ] = False,
     force: ForceFlag = False,
     json: JsonFlag = False,
 ) -> None:
-    """Append a tool result."""
+    """Append the result of a tool call on the active path (a call on another branch is refused
+    unless --on-call-branch)."""
     session = open_session()
-    _appended(
-        session, session.append_tool_result(call_id, text, is_error=error, force=force).id, json
+    made = session.append_tool_result(
+        call_id, text, is_error=error, force=force, on_call_branch=on_call_branch
     )
+    _appended(session, made.id, json)
+    if not json and made.id != session.leaf:
+        show(f"filed on the branch of call {call_id}; the active leaf stays at {session.leaf}")
 
 
 @command()
@@ -332,8 +361,9 @@ def append(json: JsonFlag = False) -> None:
         try:
             record = codec.decode(line)
         except ValueError:
+            what = "JSON" if _is_utf8(line) else "UTF-8 (JSON must be)"
             raise InvalidEntryError(
-                f"Line {number} of the input is not JSON; nothing was appended."
+                f"Line {number} of the input is not {what}; nothing was appended."
             ) from None
         if type(record) is not dict:
             raise InvalidEntryError(
@@ -370,6 +400,14 @@ def import_cmd(
 
     for result in results:
         show(*render.import_words(result, importer.title))
+
+
+def _is_utf8(line: bytes) -> bool:
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 # -- reading ---------------------------------------------------------------------------------
@@ -433,30 +471,62 @@ def context(
     format: Annotated[
         str | None, typer.Option("--format", help="openai, anthropic or text.")
     ] = None,
+    max_tokens: Annotated[
+        str | None,
+        typer.Option(
+            "--max-tokens",
+            help="With openai or anthropic: the caller's output cap (max_tokens for Anthropic).",
+        ),
+    ] = None,
 ) -> None:
-    """What the model would be sent at the leaf: settings and messages, replayed."""
+    """What the model would be sent at the leaf: settings and messages, replayed. With --format
+    openai or anthropic, the request body; what it leaves out is reported on stderr."""
     session = open_session()
+    cap = _positive(max_tokens, "--max-tokens") if max_tokens is not None else None
+    if format in ("openai", "anthropic"):
+        from convgit.formats import export
+
+        body, dropped = export(session.context(ref), format, max_tokens=cap)
+        if json:
+            out({"request": body, "dropped": dropped})
+        else:
+            out(body)
+            _report_dropped(dropped, "OpenAI" if format == "openai" else "Anthropic")
+        return
+    if format not in (None, "text", "json"):
+        raise UsageError(f"Unknown format '{format}': use openai, anthropic or text.")
+    if cap is not None:
+        raise UsageError("--max-tokens goes with --format openai or anthropic.")
     ctx = session.context(ref)
     if json or format == "json":
         out(ctx.to_json())
         return
-    if format in ("openai", "anthropic"):
-        from convgit.formats import export
-
-        out(export(ctx, format))
-        return
-    if format not in (None, "text"):
-        raise UsageError(f"Unknown format '{format}': use openai, anthropic or text.")
     lines = []
     if ctx.model:
         lines.append(f"[model {ctx.model['provider']}/{ctx.model['model']}]")
     if ctx.thinking is not None:
         lines.append(f"[thinking {ctx.thinking}]")
+    if ctx.system is not None:
+        lines.append(f"system: {ctx.system}")
     for message in ctx.messages:
         content = message["content"]
         text = content if isinstance(content, str) else codec.dumps(content)
         lines.append(f"{message['role']}: {text}")
     typer.echo("\n".join(lines))
+    _report_dropped(ctx.dropped, "the model")
+
+
+def _positive(value: str, option: str) -> int:
+    if not (value.isascii() and value.isdigit()) or int(value) == 0:
+        raise UsageError(f"{option} takes a positive whole number, not '{value}'.")
+    return int(value)
+
+
+def _report_dropped(dropped: list[dict[str, Any]], target: str) -> None:
+    if dropped:
+        from convgit import render
+
+        typer.echo("\n".join(render.dropped_lines(dropped, target)), err=True)
 
 
 @command()
@@ -842,6 +912,55 @@ def _evaluate_annotations(*infos: Any) -> None:
 
 
 def main() -> None:
+    """The console script: runs one command; an output that cannot be written (a closed or full
+    stdout) is one sentence on stderr and exit code 1, never a traceback."""
+    closed = _occupy_closed_stdout()
+    try:
+        _run()
+    except SystemExit:
+        _flush(closed)
+        raise
+    except OSError as exc:
+        _output_failed(exc)
+    _flush(closed)
+
+
+def _occupy_closed_stdout() -> bool:
+    """With fd 1 closed, the next file opened would become "stdout": park /dev/null there, and
+    let the output go to it (the run still ends with the sentence saying it was lost)."""
+    if sys.stdout is not None:
+        return False
+    fd = os.open(os.devnull, os.O_WRONLY)
+    if fd != 1:
+        os.dup2(fd, 1)
+        os.close(fd)
+    sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115 - lives as stdout
+    return True
+
+
+def _flush(closed: bool) -> None:
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except OSError as exc:
+        _output_failed(exc)
+    if closed:
+        _output_failed(OSError(errno.EBADF, "standard output is closed"))
+
+
+def _output_failed(exc: OSError) -> None:
+    try:  # Python flushes stdout again at exit: give that flush somewhere to go
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno() if sys.stdout is not None else 1)
+    except (OSError, ValueError):
+        pass
+    if exc.errno != errno.EPIPE:  # a reader that stopped reading (`| head`) needs no sentence
+        reason = exc.strerror or str(exc)
+        sys.stderr.write(f"convgit: the output could not be written ({reason}).\n")
+    raise SystemExit(1)
+
+
+def _run() -> None:
     # Building every command's parser costs more than running most commands: build the group
     # with just the one asked for (help, errors and anything unknown get the whole app).
     name = _command_named(sys.argv[1:])

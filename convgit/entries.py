@@ -229,6 +229,14 @@ def _message_parts_error(content: list[Any]) -> str | None:
     return None
 
 
+def tool_call_ids(message: dict[str, Any]) -> list[str]:
+    """The ids of the tool calls an assistant message (a record or a replayed message) makes."""
+    content = message.get("content")
+    if message.get("role") != "assistant" or not isinstance(content, list):
+        return []
+    return [p["id"] for p in content if p.get("type") == "tool_call"]
+
+
 def _json_type(value: Any) -> str:
     names = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
     return names.get(type(value), "number")

@@ -342,3 +342,20 @@ def import_words(result: ImportResult, title: str) -> list[str]:
     for line, what in result.report.notes:
         lines.append(f"  {'line ' + str(line) if line is not None else 'the file'} {what}")
     return lines
+
+
+def dropped_lines(dropped: list[dict[str, Any]], target: str) -> list[str]:
+    """One line per kind of thing a context or request body left out, naming the entries."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for item in dropped:
+        idents = groups.setdefault((item["what"], item["why"]), [])
+        if item["entry"] is not None:
+            idents.append(str(item["entry"]))
+    lines = []
+    for (what, why), idents in groups.items():
+        where = ""
+        if idents:
+            more = f" and {len(idents) - 5} more" if len(idents) > 5 else ""
+            where = f" (entr{'y' if len(idents) == 1 else 'ies'} {', '.join(idents[:5])}{more})"
+        lines.append(f"convgit: not sent to {target}: {what}{where}: {why}")
+    return lines

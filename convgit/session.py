@@ -7,7 +7,10 @@ Promises kept here:
   append is refused (``LeafMovedError``) unless ``force=True``;
 * restore saves the working tree first and records it, so ``restore(undo=True)`` returns to
   the exact prior bytes; it tells the model in a ``note`` entry, and never moves the leaf
-  to another branch.
+  to another branch;
+* every appended record is checked against the tree as it will be (``appending``), and a tool
+  result goes only where its call is on the path: filed on another branch, it leaves the active
+  leaf where it was.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convgit import entries, faults, repair, store, tree
+from convgit import appending, entries, faults, repair, replay, store, tree
 from convgit.entries import Entry
 from convgit.errors import (
     ConvgitError,
@@ -286,9 +289,10 @@ class Session:
         self.tree.check(f"Session {self.id}")
         return [entries.entry_from_wire(r) for r in self.tree.entries.values()]
 
-    def context(self, ref: str | None = None) -> tree.Context:
+    def context(self, ref: str | None = None) -> replay.Context:
+        """What the model is sent at ``ref`` (default: the active leaf); see ``replay``."""
         self.tree.check(f"Session {self.id}")
-        return tree.replay(self.tree, None if ref is None else self.resolve(ref))
+        return replay.replay(self.tree, None if ref is None else self.resolve(ref))
 
     # -- verification (fsck and repair live in repair.py) ------------------------------------
 
@@ -370,10 +374,12 @@ class Session:
         """Append raw records in order under one lock and return their ids. A record without
         ``parentId`` hangs off the leaf (with ``follow``, the leaf at the moment it is written,
         whoever moved it); missing ids and ``ts`` are filled in; every record is validated
-        before anything is written, so a bad one means nothing is appended. With snapshots on
-        and ``snapshot``, the files are snapshotted as the turn's (pass False for records of
-        the past: today's files are not theirs)."""
+        against the tree as it will be (``appending.admit``) before anything is written, so a
+        bad one means nothing is appended. With snapshots on and ``snapshot``, the files are
+        snapshotted as the turn's (pass False for records of the past: today's files are not
+        theirs)."""
         explicit = all("parentId" in r for r in raw)
+        placed = ["parentId" in r for r in raw]
 
         def build() -> list[dict[str, Any]]:
             known = self.tree.entries
@@ -401,12 +407,12 @@ class Session:
                     raise InvalidEntryError(f"Entry {number} {problem}; nothing was appended.")
                 made[record["id"]] = record
                 leaf = record["id"]
-            return raw
+            return raw + appending.admit(self.tree, raw, placed, self.tree.leaf)
 
         written = self._write(build, builds_on_leaf=not (follow or explicit), force=force)
         if snapshot and self.snapshots_enabled:
             self._snapshot_turn(written)
-        return [r["id"] for r in written]
+        return [r["id"] for r in raw]
 
     def _snapshot_turn(self, made: list[dict[str, Any]]) -> None:
         """After a reply, the files are snapshotted (one snapshot for a batch: its last reply).
@@ -437,10 +443,26 @@ class Session:
         *,
         is_error: bool = False,
         force: bool = False,
+        on_call_branch: bool = False,
     ) -> Entry:
+        """Append the result of tool call ``call_id`` at the leaf, when the active path holds
+        the call. A call on another branch is refused, unless ``on_call_branch``: then the result
+        goes under that branch's newest entry and the active leaf stays where it is. A call no
+        assistant message made is refused (``NotFoundError``)."""
         record = self._new_message("tool", content)
         record["toolCallId"] = call_id
         record["isError"] = is_error
+        elsewhere = appending.call_branch(self.tree, call_id, self._built_on)
+        if elsewhere is not None:
+            made_in, branch = elsewhere
+            if not on_call_branch:
+                raise RefusedError(
+                    f"Tool call {call_id} was made on another branch (entry {made_in}), not on"
+                    f" the active path: its result would answer nothing here.",
+                    f"`convgit tool {call_id} TEXT --on-call-branch` files it under {branch},"
+                    " the newest entry of that branch, and the active leaf stays",
+                )
+            record["parentId"] = branch
         return self.append(record, force=force)
 
     def _new_message(self, role: str, content: Any) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from convgit import codec, entries, faults, locks
-from convgit.errors import CorruptStoreError, NotFoundError, RefusedError
+from convgit.errors import CorruptStoreError, InvalidEntryError, NotFoundError, RefusedError
 
 BOM = codecs.BOM_UTF8
 LOCK_TIMEOUT = 60.0
@@ -62,7 +62,7 @@ def find_git(start: Path) -> GitPlace | None:
         return GitPlace(git_dir, _common_dir(git_dir), worktree)
     for folder in (start.resolve(), *start.resolve().parents):
         dotgit = folder / ".git"
-        if dotgit.is_dir() and (dotgit / "HEAD").is_file():  # git's test: a folder is no repo
+        if dotgit.is_dir() and _is_git_directory(dotgit):
             return GitPlace(dotgit, _common_dir(dotgit), folder)
         if dotgit.is_file():
             text = dotgit.read_text(errors="replace").strip()
@@ -70,6 +70,17 @@ def find_git(start: Path) -> GitPlace | None:
                 git_dir = (folder / text[len("gitdir:") :].strip()).resolve()
                 return GitPlace(git_dir, _common_dir(git_dir), folder)
     return None
+
+
+def _is_git_directory(git_dir: Path) -> bool:
+    """What git takes for a repository: a HEAD, and objects and refs folders. Any other `.git`
+    folder (a sandbox's empty mount point, say) is passed by, as git passes it by."""
+    common = _common_dir(git_dir)
+    return (
+        (git_dir / "HEAD").is_file()
+        and (common / "objects").is_dir()
+        and (common / "refs").is_dir()
+    )
 
 
 def _common_dir(git_dir: Path) -> Path:
@@ -427,11 +438,14 @@ class Appender:
         os.ftruncate(self.fd, owner.size)
 
     def write(self, records: list[dict[str, Any]]) -> None:
-        encode = codec.encode
+        """Write whole lines; every record is encoded before the first byte is written."""
+        try:
+            lines = list(map(codec.encode, records))
+        except TypeError:
+            raise InvalidEntryError(_unwritable(records)) from None
         buffer: list[bytes] = []
         pending = 0
-        for record in records:
-            line = encode(record)
+        for line in lines:
             buffer.append(line)
             pending += len(line)
             if pending >= _CHUNK:
@@ -451,6 +465,15 @@ class Appender:
             view = view[written:]
         self.owner.size += len(data)
         faults.point("append:after-write")
+
+
+def _unwritable(records: list[dict[str, Any]]) -> str:
+    for number, record in enumerate(records, 1):
+        try:
+            codec.encode(record)
+        except TypeError as exc:
+            return f"Entry {number} cannot be written as JSON ({exc}); nothing was appended."
+    return "An entry cannot be written as JSON; nothing was appended."
 
 
 def quarantine_record(line: int | None, raw: bytes, reason: str) -> dict[str, Any]:

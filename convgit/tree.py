@@ -1,9 +1,9 @@
-"""The conversation tree, as pure functions over raw records: index, validate, path, replay.
+"""The conversation tree, as pure functions over raw records: index, validate, resolve, path.
 
 Nothing here reads a file or knows git. ``Tree.add`` takes records in file order, so loading is
 one linear pass (a dict per id, no searching), and a writer that finds new lines under its lock
 adds just those. Validation never guesses: every problem is recorded with its line number, and
-``replay`` refuses a tree with a fatal problem rather than return a plausible but wrong path.
+``check`` refuses a tree with a fatal problem, so replay never returns a plausible but wrong path.
 """
 
 from __future__ import annotations
@@ -22,13 +22,9 @@ from convgit.entries import (
     META_FIELDS,
     fields_error,
     kind_error,
+    tool_call_ids,
 )
 from convgit.errors import AmbiguousRefError, CorruptStoreError, NotFoundError, UsageError
-
-COMPACTION_PREFIX = "The conversation before this point was compacted into this summary:\n\n"
-BRANCH_SUMMARY_PREFIX = "A branch of this conversation was left behind; what it learned:\n\n"
-NOTE_PREFIX = "Note from convgit: "
-MISSING_RESULT = "No result was recorded for this tool call (the conversation moved on without it)."
 
 
 @dataclass(frozen=True)
@@ -420,7 +416,7 @@ class Tree:
         base, _, back = ref.partition("~")
         steps = 0
         if back or ref.endswith("~"):
-            if back and not back.isdigit():
+            if back and not (back.isascii() and back.isdigit()):  # '²' is a digit to isdigit
                 raise UsageError(f"'{ref}' is not a reference: what follows '~' must be a number.")
             steps = int(back) if back else 1
         ident = self._resolve_base(base)
@@ -470,115 +466,6 @@ def build_records(records: list[Any], first: int = 1) -> Tree:
     tree.add_records(records, first)
     tree._entry_ids()  # the index ``path`` slices, made with the rest of the load
     return tree.finish()
-
-
-# -- replay -----------------------------------------------------------------------------------
-
-
-@dataclass
-class Context:
-    """What the model sees at one leaf: settings and messages, tool calls paired with results."""
-
-    leaf: str | None
-    model: dict[str, Any] | None = None
-    thinking: Any = None
-    messages: list[dict[str, Any]] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "leaf": self.leaf,
-            "model": self.model,
-            "thinking": self.thinking,
-            "messages": self.messages,
-        }
-
-
-def replay(tree: Tree, leaf: str | None = None) -> Context:
-    """Walk root -> leaf and interpret in order. Siblings never leak in: only the path is read."""
-    tree.check()
-    path = tree.path(leaf)
-    position = {ident: i for i, ident in enumerate(path)}
-    ctx = Context(leaf=path[-1] if path else None)
-    sourced: list[tuple[int, dict[str, Any]]] = []  # (path position of the source, message)
-    for i, ident in enumerate(path):
-        record = tree.entries[ident]
-        kind = record["type"]
-        if kind == "message":
-            sourced.append((i, _message(record)))
-        elif kind == "model":
-            ctx.model = {"provider": record["provider"], "model": record["model"]}
-        elif kind == "thinking":
-            ctx.thinking = record["level"]
-        elif kind == "compaction":
-            kept = record["firstKeptId"]
-            if kept is None:
-                start = i
-            elif kept in position and position[kept] < i:
-                start = position[kept]
-            else:
-                raise CorruptStoreError(
-                    f"Compaction {ident} keeps from {kept}, which is not before it on its path.",
-                    "convgit fsck",
-                )
-            summary = _context_note(ident, "compaction", COMPACTION_PREFIX + record["summary"])
-            sourced = [(start, summary)] + [(p, m) for p, m in sourced if p >= start]
-        elif kind == "branch_summary":
-            text = BRANCH_SUMMARY_PREFIX + record["summary"]
-            sourced.append((i, _context_note(ident, "branch_summary", text)))
-        elif kind == "note":
-            sourced.append((i, _context_note(ident, "note", NOTE_PREFIX + record["text"])))
-        # custom and unknown kinds are kept in the file and not replayed
-    ctx.messages = pair_tool_calls([m for _, m in sourced])
-    return ctx
-
-
-def _message(record: dict[str, Any]) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": record["role"], "content": record["content"]}
-    if record["role"] == "tool":
-        message["toolCallId"] = record["toolCallId"]
-        message["isError"] = bool(record.get("isError", False))
-    message["id"] = record["id"]
-    return message
-
-
-def _context_note(ident: str, kind: str, text: str) -> dict[str, Any]:
-    return {"role": "user", "content": text, "kind": kind, "id": ident}
-
-
-def tool_call_ids(message: dict[str, Any]) -> list[str]:
-    content = message.get("content")
-    if message.get("role") != "assistant" or not isinstance(content, list):
-        return []
-    return [p["id"] for p in content if p.get("type") == "tool_call"]
-
-
-def pair_tool_calls(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every tool call is answered before the next message that is neither a tool result nor
-    more of the same reply (assistant messages in a row are one reply, as agents that write a
-    reply block by block record it); a call with no result gets an explicit error placeholder;
-    a result that answers no open call is dropped."""
-    out: list[dict[str, Any]] = []
-    pending: list[str] = []
-
-    def flush() -> None:
-        for call in pending:
-            out.append(
-                {"role": "tool", "content": MISSING_RESULT, "toolCallId": call, "isError": True}
-            )
-        pending.clear()
-
-    for message in messages:
-        if message["role"] == "tool":
-            if message["toolCallId"] in pending:
-                pending.remove(message["toolCallId"])
-                out.append(message)
-            continue
-        if message["role"] != "assistant" or not out or out[-1]["role"] != "assistant":
-            flush()
-        out.append(message)
-        pending.extend(tool_call_ids(message))
-    flush()
-    return out
 
 
 def orphan_tool_results(tree: Tree) -> list[Problem]:

@@ -214,3 +214,16 @@ def test_append_of_many_lines_in_one_call(tmp_path: Path) -> None:
     assert len(set(ids)) == n
     log = orjson.loads(_run(tmp_path, "log", "--json").stdout)
     assert [x["content"] for x in log] == [f"line {i}" for i in range(n)]
+
+
+def test_a_git_folder_git_would_not_take_is_no_repository(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()  # e.g. an agent sandbox's empty mount point above the project
+    project = tmp_path / "project"
+    project.mkdir()
+    judged = subprocess.run(["git", "rev-parse", "--git-dir"], cwd=project, capture_output=True)
+    assert judged.returncode != 0  # git passes it by
+    done = _run(project, "init")
+    assert done.returncode == 0, done.stderr
+    assert b"no git repository: conversation only" in done.stdout
+    assert (project / ".convgit" / "sessions").is_dir()
+    assert list((tmp_path / ".git").iterdir()) == []

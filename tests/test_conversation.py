@@ -10,7 +10,7 @@ import pytest
 
 from convgit import CorruptStoreError, LeafMovedError, NotFoundError, Session
 from convgit.errors import AmbiguousRefError, InvalidEntryError, RefusedError
-from convgit.tree import MISSING_RESULT
+from convgit.replay import MISSING_RESULT
 
 
 def new(tmp_path: Path) -> Session:
@@ -170,7 +170,11 @@ def test_tool_calls_stay_paired(tmp_path: Path) -> None:
     ]
     s.append_assistant([{"type": "text", "text": "looking"}, *calls])
     s.append_tool_result("c1", "a.txt")
-    s.append_tool_result("zz", "orphan result")
+    # a result for a call nobody made can only come from a file written elsewhere: append refuses it
+    orphan = {**_entry("0a0a0a0a", s.leaf, "orphan result"), "role": "tool", "toolCallId": "zz"}
+    with s.file.path.open("ab") as f:
+        f.write(orjson.dumps(orphan) + b"\n")
+    s = reopen(s)
     s.append_user("and?")
     messages = s.context().messages
     roles = [(m["role"], m.get("toolCallId")) for m in messages]

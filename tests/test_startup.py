@@ -67,7 +67,18 @@ def conversation(tmp_path: Path) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("args", [["log"], ["tree"], ["context"], ["show"], ["sessions"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["log"],
+        ["tree"],
+        ["context"],
+        ["context", "--format", "anthropic", "--max-tokens", "1000"],
+        ["context", "--format", "openai"],
+        ["show"],
+        ["sessions"],
+    ],
+)
 def test_reading_commands_import_no_git_lock_or_colour(conversation: Path, args: list[str]) -> None:
     assert _imported(conversation, *args) == set()
 

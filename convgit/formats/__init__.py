@@ -1,20 +1,26 @@
-"""Context exporters: the replayed context in the shape a provider's API takes."""
+"""Context exporters: the replayed context as the request body a provider's API takes, and the
+list of what that body leaves out (never left out silently)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from convgit.errors import UsageError
-from convgit.tree import Context
+from convgit.replay import Context
+
+FORMATS = ("openai", "anthropic")
 
 
-def export(ctx: Context, format: str) -> dict[str, Any]:
+def export(
+    ctx: Context, format: str, *, max_tokens: int | None = None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """``(body, dropped)``: the request body for ``format`` and ``replay.dropped`` items."""
     if format == "openai":
         from convgit.formats.openai import to_openai
 
-        return to_openai(ctx)
+        return to_openai(ctx, max_tokens=max_tokens)
     if format == "anthropic":
         from convgit.formats.anthropic import to_anthropic
 
-        return to_anthropic(ctx)
+        return to_anthropic(ctx, max_tokens=max_tokens)
     raise UsageError(f"Unknown format '{format}': use openai, anthropic or text.")

@@ -67,7 +67,8 @@ def user_messages(content: Any) -> list[dict[str, Any]] | None:
 
 
 def content_parts(content: Any) -> str | list[dict[str, Any]] | None:
-    """Claude's content blocks as convgit parts: text, image and others as they are."""
+    """Claude's content blocks as convgit parts: text and images in convgit's shape, others as they
+    are."""
     if content is None:
         return ""
     if isinstance(content, str):
@@ -84,9 +85,23 @@ def content_parts(content: Any) -> str | list[dict[str, Any]] | None:
             parts.append({"type": "text", "text": block["text"]})
         elif block["type"] in ("thinking", "tool_call"):
             return None  # a user block cannot be these
+        elif block["type"] == "image":
+            parts.append(image_part(block))
         else:
             parts.append(block)
     return parts
+
+
+def image_part(block: dict[str, Any]) -> dict[str, Any]:
+    """Claude's image block (``source``: base64 or url) as convgit's image part; a source of
+    another kind stays as it came (kept, and reported by the exporters, never sent half-read)."""
+    source = block.get("source")
+    if isinstance(source, dict):
+        if source.get("type") == "base64" and isinstance(source.get("data"), str):
+            return {"type": "image", "mediaType": source.get("media_type"), "data": source["data"]}
+        if source.get("type") == "url" and isinstance(source.get("url"), str):
+            return {"type": "image", "url": source["url"]}
+    return block
 
 
 def assistant_content(content: Any) -> str | list[dict[str, Any]] | None:
