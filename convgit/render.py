@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
 
-    from convgit.session import RestoreResult, Session, Status
+    from convgit.session import ImportResult, RestoreResult, Session, Status
     from convgit.sidecar import SnapshotInfo
     from convgit.workspace import Change
 
@@ -301,3 +301,25 @@ def snapshot_words(snap: SnapshotInfo) -> list[str]:
 
 def problem_lines(problems: list[tree_mod.Problem]) -> list[str]:
     return [("error: " if p.fatal else "warning: ") + p.sentence() for p in problems]
+
+
+def import_words(result: ImportResult, title: str) -> list[str]:
+    """What an import of one file did, what it kept without interpreting, and its notes."""
+    new = len(result.new)
+    entry_word = "entry" if new == 1 else "entries"
+    head = (
+        f"{result.source}: {new} new {entry_word} in session {result.session}"
+        f" ({title} session {result.agent_session_id}), {result.entries} in all"
+    )
+    if result.skipped:
+        head += f"; {result.skipped} already there"
+    lines = [head]
+    kept = result.report.kept
+    if kept:
+        counted = sorted(kept.items(), key=lambda item: (-len(item[1]), item[0]))
+        lines.append(
+            "  kept, not interpreted: " + ", ".join(f"{len(ls)} {kind}" for kind, ls in counted)
+        )
+    for line, what in result.report.notes:
+        lines.append(f"  {'line ' + str(line) if line is not None else 'the file'} {what}")
+    return lines
