@@ -217,12 +217,13 @@ def _chain(
     next message hangs below. Entries the session has keep their parents; new ones hang below
     the message's last entry the session has (or the one before the message)."""
     tail = previous
-    for entry in made:
+    for entry in made:  # the deepest entry the session has of this message
         had = known.entries.get(entry["id"])
         if had is not None:
-            tail = entry["id"] if _below(entry["id"], tail, known) else tail
             entry["parentId"] = had.get("parentId")
-        else:
+            tail = entry["id"] if _below(entry["id"], tail, known) else tail
+    for entry in made:
+        if entry["id"] not in known.entries:
             entry["parentId"] = tail
             tail = entry["id"]
             new.append(entry["id"])
