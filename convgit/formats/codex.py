@@ -17,11 +17,13 @@ reasoning summary, the command's output) or mark turns, and are never imported t
   reasoning effort) changes; ``compacted`` becomes a compaction that replaces what came before,
   followed by the ``replacement_history`` Codex continued from.
 * A subagent's rollout (``parent_thread_id``) is a fork of its parent thread; a file cut
-  mid-turn imports up to the cut, a last line still being written waits for the next import.
+  mid-turn imports up to the cut, a last line still being written waits for the next import;
+  a line written twice in a row is imported once.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -207,6 +209,13 @@ class _Reader:
 
     def take(self, record: Record) -> None:
         self.position += 1
+        digest = hashlib.blake2b(record.raw, digest_size=8).hexdigest()
+        last = self.state.get("last")
+        self.state["last"] = [record.line, digest]
+        if isinstance(last, list) and last[1] == digest:
+            self.report.note(record.line, f"repeats line {last[0]} exactly: imported once")
+            self.state["last"] = last
+            return
         value = record.value
         if value is None:
             self._keep(record, "line", f"{record.problem}: kept as it is, not interpreted")

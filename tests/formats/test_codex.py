@@ -331,6 +331,14 @@ def test_a_line_that_is_no_record_or_an_output_without_call_is_tolerated(
     openai_sound(store.context(result["session"], "openai"))
 
 
+def test_a_line_written_twice_is_imported_once(tmp_path: Path) -> None:
+    store = Store(tmp_path / "store", real=False)
+    result = store.import_("codex", FIXTURES / "bad-repeated-line.jsonl")
+    assert [n["line"] for n in result["notes"]] == [11]
+    assert result["new"] == len(_batch("parallel-function-calls.jsonl"))
+    assert placeholders(store.context(result["session"], "openai")) == 0
+
+
 def test_a_file_that_is_no_rollout_is_refused(tmp_path: Path) -> None:
     store = Store(tmp_path / "store", real=False)
     words = store.refused("codex", FIXTURES / "bad-no-session-meta.jsonl")
