@@ -31,7 +31,7 @@ def encode(record: dict[str, Any]) -> bytes:
 def decode(line: bytes | str) -> Any:
     """Parse one line; raises ValueError on anything that is not JSON convgit can write back."""
     value = orjson.loads(line)
-    if _too_deep(line.encode() if isinstance(line, str) else line):
+    if _too_deep(line.encode() if isinstance(line, str) else line, value):
         raise TooDeepError(f"nested deeper than {MAX_DEPTH} levels")
     return value
 
@@ -73,13 +73,22 @@ def decode_lines(lines: list[bytes]) -> list[Any]:
     if max(map(len, lines), default=0) > _SHALLOW:
         for number in compress(count(), map(_SHALLOW.__lt__, map(len, lines))):
             line = lines[number]
-            if not isinstance(out[number], Unparsable) and _too_deep(line):
+            if not isinstance(out[number], Unparsable) and _too_deep(line, out[number]):
                 out[number] = Unparsable(line, _TOO_DEEP)
     return out
 
 
-def _too_deep(raw: bytes) -> bool:
-    return raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and _depth(raw) > MAX_DEPTH
+def _too_deep(raw: bytes, value: Any) -> bool:
+    """Whether ``raw`` (parsed as ``value``) nests deeper than MAX_DEPTH. orjson writes fewer
+    levels than that, so a value it can write is shallow: the bytes are only scanned (slow
+    for a long line of text with brackets in its strings) when it cannot."""
+    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
+        return False
+    try:
+        orjson.dumps(value)
+    except TypeError:
+        return _depth(raw) > MAX_DEPTH
+    return False
 
 
 def _why_unparsable(line: bytes, exc: ValueError) -> str:

@@ -506,6 +506,108 @@ def bench_append(bench: Bench, entries: int) -> None:
     )  # fmt: skip
 
 
+_IMPORT = """
+import sys, time
+from convgit.formats import importing
+from convgit.session import Session
+agent, source, folder = sys.argv[1:]
+importing.importer(agent)  # loading the modules is no part of the import of a file
+start = time.perf_counter()
+Session.import_file(agent, source, folder, make_current=False)
+print(time.perf_counter() - start)
+"""
+_LINES = """
+import gc, sys, time
+import orjson
+start = time.perf_counter()
+gc.disable()
+with open(sys.argv[1], "rb") as f:
+    records = [orjson.loads(line) for line in f.read().splitlines()]
+gc.enable()
+print(time.perf_counter() - start)
+"""
+
+
+def make_rollout(path: Path, turns: int) -> Path:
+    """A Codex rollout of ``turns`` turns as Codex 0.121 writes them: each a prompt, reasoning,
+    a commentary, a command and its output, a final reply, with their event_msg mirrors."""
+
+    def line(kind: str, payload: dict[str, Any]) -> bytes:
+        stamp = "2026-04-20T07:14:21.000Z"
+        return orjson.dumps({"timestamp": stamp, "type": kind, "payload": payload}) + b"\n"
+
+    def item(payload: dict[str, Any]) -> bytes:
+        return line("response_item", payload)
+
+    def event(payload: dict[str, Any]) -> bytes:
+        return line("event_msg", payload)
+
+    def text(role: str, words: str) -> dict[str, Any]:
+        kind = "output_text" if role == "assistant" else "input_text"
+        return {"type": "message", "role": role, "content": [{"type": kind, "text": words}]}
+
+    meta = {"id": "019da9bd-7cbb-7d22-b21c-80faf72e7f8a", "timestamp": "2026-04-20T07:14:21Z",
+            "cwd": "/home/dev/proj", "originator": "codex-tui", "cli_version": "0.121.0",
+            "source": "cli", "model_provider": "openai",
+            "base_instructions": {"text": "You are Codex. " * 200}}  # fmt: skip
+    out = [line("session_meta", meta)]
+    for turn in range(turns):
+        tid, call = f"019da9c1-{turn:04x}", f"call_{turn:06d}"
+        prompt = f"Turn {turn}: check why test_{turn} fails and fix it."
+        out += [
+            event({"type": "task_started", "turn_id": tid, "model_context_window": 258400}),
+            line("turn_context", {"turn_id": tid, "cwd": "/home/dev/proj", "model": "gpt-5.4",
+                                  "effort": "medium", "approval_policy": "on-request"}),
+            item(text("user", prompt)),
+            event({"type": "user_message", "message": prompt, "images": []}),
+            item({"type": "reasoning", "summary": [], "encrypted_content": "gAAAA" + "x" * 800}),
+            event({"type": "agent_message", "message": f"Running test_{turn}.", "phase": "c"}),
+            item({**text("assistant", f"Running test_{turn}."), "phase": "commentary"}),
+            item({"type": "function_call", "name": "exec_command", "call_id": call,
+                  "arguments": orjson.dumps({"cmd": f"pytest -k test_{turn}"}).decode()}),
+            event({"type": "exec_command_end", "call_id": call, "stdout": "1 failed" + "." * 400}),
+            item({"type": "function_call_output", "call_id": call,
+                  "output": "Process exited with code 1\nOutput:\n" + "F" * 1200}),
+            event({"type": "token_count", "info": {"total_token_usage": {"total_tokens": turn}}}),
+            item({**text("assistant", f"Fixed test_{turn}: an off-by-one."), "phase": "final"}),
+            event({"type": "task_complete", "turn_id": tid, "last_agent_message": "Fixed."}),
+        ]  # fmt: skip
+    path.write_bytes(b"".join(out))
+    return path
+
+
+def bench_import(bench: Bench) -> None:
+    """`convgit import` of the largest pi sample and of a 1,000-turn Codex rollout, timed in
+    the process (into a store that exists), against parsing every line with orjson."""
+    pi_samples = REPO.parent / "shared" / "samples" / "transcripts" / "pi"
+    sources = [("codex", make_rollout(bench.root / "rollout-1000.jsonl", 1_000), "1,000 turns")]
+    if pi_samples.is_dir():
+        largest = max(pi_samples.glob("*.jsonl"), key=lambda p: p.stat().st_size)
+        lines = len(largest.read_bytes().splitlines())
+        sources.insert(0, ("pi", largest, f"{largest.name}, {lines:,} lines"))
+    else:
+        bench.notes.append("the pi import row needs ../shared/samples beside the checkout")
+    counter = iter(range(1_000_000))
+    for agent, source, size in sources:
+
+        def ours(agent: str = agent, source: Path = source) -> float:
+            folder = bench.root / f"import-{agent}-{next(counter)}"
+            folder.mkdir()
+            bench.convgit(folder, "init", "--no-snapshots")
+            code = [sys.executable, "-c", _IMPORT, agent, str(source), str(folder)]
+            return float(bench.run(code, folder).stdout)
+
+        def base(source: Path = source) -> float:
+            return float(bench.run([sys.executable, "-c", _LINES, str(source)], bench.root).stdout)
+
+        a, b = bench.alternate(ours, base)
+        kilobytes = source.stat().st_size // 1024
+        bench.add(
+            f"`convgit import {agent}` ({kilobytes:,} KiB)", size, a, b,
+            "orjson.loads of every line, collector paused", 3.0,
+        )  # fmt: skip
+
+
 # -- reporting ---------------------------------------------------------------------------------
 
 
@@ -547,7 +649,7 @@ def main() -> int:
     parser.add_argument("--reps", type=int, help="repetitions per target (default 5, quick 3)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     parser.add_argument(
-        "--only", default="", help="comma list of: snapshot, objects, log, load, append"
+        "--only", default="", help="comma list of: snapshot, objects, log, load, append, import"
     )
     args = parser.parse_args()
     only = set(filter(None, args.only.split(",")))
@@ -578,6 +680,8 @@ def main() -> int:
                 bench_load(bench, entries)
         if not only or "append" in only:
             bench_append(bench, 10_000 if args.quick else 100_000)
+        if not only or "import" in only:
+            bench_import(bench)
     finally:
         gc.collect()
         if not args.keep:

@@ -24,7 +24,7 @@ reasoning summary, the command's output) or mark turns, and are never imported t
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from convgit import codec
@@ -107,6 +107,7 @@ def parse(data: bytes, cursor: Cursor, known: Known) -> Batch:
     reader.mirrored = _mirrored_prompts(records, reader.state.get("mirrors", False))
     for record in records:
         reader.take(record)
+    reader.finish()
     if read.torn is not None:
         reader.report.note(
             read.torn, "is incomplete (Codex may still be writing it): left for the next import"
@@ -191,6 +192,7 @@ class _Reader:
         self.out: list[dict[str, Any]] = []
         self.mirrored: set[int] = set()
         self.position = -1
+        self.last: tuple[int, bytes] | None = None  # the last record read: line, bytes
 
     def session_meta(self, record: Record) -> None:
         meta = _meta(record.raw) or {}
@@ -209,18 +211,15 @@ class _Reader:
 
     def take(self, record: Record) -> None:
         self.position += 1
-        digest = hashlib.blake2b(record.raw, digest_size=8).hexdigest()
-        last = self.state.get("last")
-        self.state["last"] = [record.line, digest]
-        if isinstance(last, list) and last[1] == digest:
-            self.report.note(record.line, f"repeats line {last[0]} exactly: imported once")
-            self.state["last"] = last
+        if self._repeats(record):
             return
         value = record.value
         if value is None:
             self._keep(record, "line", f"{record.problem}: kept as it is, not interpreted")
             return
-        ts = _ts(value) or self.state["ts"]
+        ts = value.get("timestamp")
+        if type(ts) is not str or not ts:
+            ts = self.state["ts"]
         self.state["ts"] = ts
         kind, payload = value.get("type"), value.get("payload")
         if type(payload) is not dict:
@@ -244,6 +243,26 @@ class _Reader:
         else:
             self._keep(record, str(kind), "is a record kind this importer does not know: kept")
 
+    def _repeats(self, record: Record) -> bool:
+        """Whether ``record`` is the one before it written again, byte for byte (noted)."""
+        last = self.last
+        if last is None:
+            saved = self.state.get("last")
+            if isinstance(saved, list) and saved[1] == _digest(record.raw):
+                last = (int(saved[0]), record.raw)
+        elif last[1] != record.raw:
+            last = None
+        if last is not None:
+            self.report.note(record.line, f"repeats line {last[0]} exactly: imported once")
+            return True
+        self.last = (record.line, record.raw)
+        return False
+
+    def finish(self) -> None:
+        """Leave in ``state`` what the next import needs of the last record."""
+        if self.last is not None:
+            self.state["last"] = [self.last[0], _digest(self.last[1])]
+
     def _keep(self, record: Record, kind: str, what: str) -> None:
         self.out.append(
             kept_record(record, derived_id(record, "x"), self.state["previous"], self.state["ts"])
@@ -252,45 +271,45 @@ class _Reader:
         self.report.note(record.line, what)
 
     def _entry(self, record: Record, fields: dict[str, Any], ts: str, part: int = 0) -> None:
-        ident = derived_id(record) if part == 0 else f"{derived_id(record)}_{part + 1}"
-        entry = {"id": ident, "parentId": self.state["previous"], "ts": ts, **fields}
-        entry["native"] = (
-            native_field(record, ident) if part == 0 else {"key": ident, "in": derived_id(record)}
-        )
+        first = derived_id(record)
+        ident = first if part == 0 else f"{first}_{part + 1}"
+        entry = {"type": fields["type"], "id": ident, "parentId": self.state["previous"], "ts": ts}
+        entry.update(fields)
+        entry["native"] = native_field(record, ident) if part == 0 else {"key": ident, "in": first}
         self.out.append(entry)
         self.state["previous"] = ident
 
     # -- response items -------------------------------------------------------------------------
 
     def _item(self, record: Record, payload: dict[str, Any], ts: str) -> None:
-        for part, fields in enumerate(self._fields(payload, record, self.position)):
-            self._entry(record, fields, ts, part)
+        self._entry(record, self._fields(payload, record, self.position), ts)
 
     def _fields(
         self, payload: dict[str, Any], record: Record | None, position: int | None
-    ) -> Iterator[dict[str, Any]]:
-        """The entries one response item makes (one, except where noted)."""
+    ) -> dict[str, Any]:
+        """The entry a response item makes (``position``: its place in the batch, None for an
+        item of a compaction's replacement history)."""
         kind = payload.get("type")
         if kind == "message":
             role = payload.get("role")
             content = payload.get("content")
             if role == "assistant":
-                yield _message("assistant", content)
+                return _message("assistant", content)
             elif (
                 role == "user"
                 and not _marked(content)
                 and (position is None or position in self.mirrored)
             ):
-                yield _message("user", content)
+                return _message("user", content)
             else:
-                yield {"type": "custom", "kind": INSTRUCTIONS, "data": {"role": role}}
+                return {"type": "custom", "kind": INSTRUCTIONS, "data": {"role": role}}
         elif kind == "reasoning":
-            yield {"type": "message", "role": "assistant", "content": [_reasoning(payload)]}
+            return {"type": "message", "role": "assistant", "content": [_reasoning(payload)]}
         elif kind == "web_search_call":
             part = {"type": "web_search", "action": payload.get("action")}
-            yield {"type": "message", "role": "assistant", "content": [part]}
+            return {"type": "message", "role": "assistant", "content": [part]}
         elif type(payload.get("call_id")) is str and str(kind).endswith("_output"):
-            yield {
+            return {
                 "type": "message",
                 "role": "tool",
                 "toolCallId": payload["call_id"],
@@ -303,11 +322,11 @@ class _Reader:
                 "name": _call_name(payload),
                 "input": _call_input(payload),
             }
-            yield {"type": "message", "role": "assistant", "content": [call]}
+            return {"type": "message", "role": "assistant", "content": [call]}
         else:
             if record is not None:
                 self.report.keep(f"response item {kind}", record.line)
-            yield {"type": "custom", "kind": f"codex.{kind}", "data": None}
+            return {"type": "custom", "kind": f"codex.{kind}", "data": None}
 
     # -- settings and compaction ----------------------------------------------------------------
 
@@ -335,12 +354,16 @@ class _Reader:
         made = [{"type": "compaction", "summary": text, "firstKeptId": None}]
         for item in history if type(history) is list else []:
             if type(item) is dict and item.get("type") != "compaction":
-                made.extend(self._fields(item, None, None))
+                made.append(self._fields(item, None, None))
         for part, fields in enumerate(made):
             self._entry(record, fields, ts, part)
 
 
 # -- pieces ---------------------------------------------------------------------------------
+
+
+def _digest(raw: bytes) -> str:
+    return hashlib.blake2b(raw, digest_size=8).hexdigest()
 
 
 def _ts(value: Mapping[str, Any]) -> str | None:

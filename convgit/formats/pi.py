@@ -161,7 +161,9 @@ class _Reader:
             return
         parent: str | None
         if self.state["version"] == 1:
-            ident = self._v1_id(value, record)
+            # v1 entries have no ids: one from the record's place and text (pi's migration
+            # makes random ones, which a second import could not find again)
+            ident = derived_id(record, "p")
             parent = self.state["previous"]
         else:
             native, above = value.get("id"), value.get("parentId")
@@ -188,18 +190,14 @@ class _Reader:
         self.out.append(entry)
         if ident not in self.known.entries:
             self.leaf = ident
-            self.out.extend(self._meta(entry, ts))
+            if entry["type"] == "custom":
+                self.out.extend(self._meta(entry, ts))
 
     def _keep(self, record: Record, what: str) -> None:
         at = self.state["previous"]
         self.out.append(kept_record(record, derived_id(record, "x"), at, self.state["ts"]))
         self.report.keep("line that is no entry", record.line)
         self.report.note(record.line, what)
-
-    def _v1_id(self, value: dict[str, Any], record: Record) -> str:
-        """v1 entries have no ids: one from the record's place and text (pi's migration makes
-        random ones, which a second import could not find again)."""
-        return derived_id(record, "p")
 
     def _repeated(self, ident: str, record: Record) -> bool:
         """True for a second copy of a record (skipped, noted); refuses another record with the
@@ -393,17 +391,17 @@ def _content(content: Any, anthropic: bool = False) -> str | list[dict[str, Any]
 
 
 def _part(block: Any, anthropic: bool) -> dict[str, Any]:
-    if not isinstance(block, dict) or not isinstance(block.get("type"), str):
-        return {"type": "pi.block", "value": block}
-    kind = block["type"]
-    if kind == "text" and isinstance(block.get("text"), str):
+    kind = block.get("type") if type(block) is dict else None
+    if kind == "text" and type(block.get("text")) is str:  # most blocks: first, and cheap
         return {"type": "text", "text": block["text"]}
+    if type(kind) is not str:
+        return {"type": "pi.block", "value": block}
     if kind == "thinking" and isinstance(block.get("thinking"), str):
         part = {"type": "thinking", "thinking": block["thinking"]}
         if anthropic and isinstance(block.get("thinkingSignature"), str):
             part["signature"] = block["thinkingSignature"]  # only Anthropic's API checks it
         return part
-    if kind == "toolCall" and _strings(block, "id", "name"):
+    if kind == "toolCall" and type(block.get("id")) is str and type(block.get("name")) is str:
         return {
             "type": "tool_call",
             "id": block["id"],
