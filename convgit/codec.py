@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from itertools import compress, count
 from typing import Any
 
@@ -10,10 +9,8 @@ import orjson
 
 from convgit.errors import ConvgitError
 
-# orjson writes at most 255 levels of nesting: a deeper record could be read but never shown
-MAX_DEPTH = 255
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
-_BRACKET = re.compile(rb"[\[\]{}]")
+# orjson writes at most 254 levels of nesting: a deeper record could be read but never shown
+MAX_DEPTH = 254
 # a JSON text nested deeper than MAX_DEPTH opens and closes more than MAX_DEPTH brackets
 _SHALLOW = 2 * MAX_DEPTH + 1
 _TOO_DEEP = f"is nested deeper than {MAX_DEPTH} levels"
@@ -79,15 +76,19 @@ def decode_lines(lines: list[bytes]) -> list[Any]:
 
 
 def _too_deep(raw: bytes, value: Any) -> bool:
-    """Whether ``raw`` (parsed as ``value``) nests deeper than MAX_DEPTH. orjson writes fewer
-    levels than that, so a value it can write is shallow: the bytes are only scanned (slow
-    for a long line of text with brackets in its strings) when it cannot."""
-    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
+    """True when ``value`` (parsed from ``raw``) nests deeper than ``MAX_DEPTH``: only a line
+    with that many brackets can, and then its containers are walked (not its text, whose
+    strings may hold any number of brackets)."""
+    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH or type(value) not in (dict, list):
         return False
-    try:
-        orjson.dumps(value)
-    except TypeError:
-        return _depth(raw) > MAX_DEPTH
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        for child in node.values() if type(node) is dict else node:
+            if type(child) is dict or type(child) is list:
+                stack.append((child, depth + 1))
     return False
 
 
@@ -101,14 +102,6 @@ def _why_unparsable(line: bytes, exc: ValueError) -> str:
     except UnicodeDecodeError:
         return "is not valid UTF-8"
     return f"is not valid JSON ({str(exc).split(':')[0]})"
-
-
-def _depth(raw: bytes) -> int:
-    deepest = depth = 0
-    for bracket in _BRACKET.findall(_STRING.sub(b"", raw)):
-        depth += 1 if bracket in (b"[", b"{") else -1
-        deepest = max(deepest, depth)
-    return deepest
 
 
 def dumps(value: Any, *, pretty: bool = False) -> str:

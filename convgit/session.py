@@ -112,6 +112,7 @@ class ImportResult:
             "session": self.session,
             "entries": self.entries,
             "new": len(self.new),
+            "known": self.skipped,
             "agent": self.agent,
             "agent_session_id": self.agent_session_id,
             "source": self.source,
@@ -567,14 +568,21 @@ class Session:
             if new and leaf is not None and leaf != new[-1]:
                 records.append(entries.leaf(leaf))  # appending alone would move it to new[-1]
             if records or batch.cursor.offset != cursor.offset:
+                head_now, before_now = before(batch.cursor)
                 records.append(
-                    importing.checkpoint(importer.agent, name, batch.cursor, before(batch.cursor))
+                    importing.checkpoint(importer.agent, name, batch.cursor, head_now, before_now)
                 )
             _check_imported(records, self.tree.entries, importer.title)
             outcome.update(new=new, report=batch.report)
             return records
 
-        self._write(build, builds_on_leaf=False)
+        collecting = gc.isenabled()
+        gc.disable()  # thousands of small dicts, all kept: collections would find nothing
+        try:
+            self._write(build, builds_on_leaf=False)
+        finally:
+            if collecting:
+                gc.enable()
         return ImportResult(
             self.id,
             importer.agent,
@@ -1066,63 +1074,65 @@ def _read_from(
     importer: importing.Importer,
     saved: dict[str, Any] | None,
     whole: bytes | None,
-) -> tuple[bytes, importing.Cursor, Callable[[importing.Cursor], bytes]]:
+) -> tuple[bytes, importing.Cursor, Callable[[importing.Cursor], tuple[bytes, bytes]]]:
     """The bytes to import and where they start: after the saved offset when the agent only
     appends and the file still starts as it did (only those bytes are read), else all of it;
-    and a reader of the bytes just before an offset, for the next checkpoint."""
+    and a reader of the file's first bytes and those before an offset, for the checkpoint."""
     from convgit.formats import importing
 
+    check = importing.CHECK_BYTES
     offset = saved.get("offset") if importer.appends and saved is not None else None
     if type(offset) is int and offset > 0:
-        head, tail, size = _read_after(source, importer.title, offset, whole)
-        cursor = importing.resume(saved, size, head)
+        head, before, tail, size = _read_after(source, importer.title, offset, whole)
+        cursor = importing.resume(saved, size, head, before)
         if cursor is not None:
-            known = head + tail  # the file from len(head) bytes before the saved offset
-            start = offset - len(head)
+            start = offset - len(before)
+            known = before + tail  # the file from ``start`` on
 
-            def before_tail(at: importing.Cursor) -> bytes:
+            def around_tail(at: importing.Cursor) -> tuple[bytes, bytes]:
                 end = at.offset - start
-                return known[max(0, end - importing.CHECK_BYTES) : end]
+                return head, known[max(0, end - check) : end]
 
-            return tail, cursor, before_tail
+            return tail, cursor, around_tail
     data = whole if whole is not None else _read_source(source, importer.title)
 
-    def before(at: importing.Cursor) -> bytes:
-        return data[max(0, at.offset - importing.CHECK_BYTES) : at.offset]
+    def around(at: importing.Cursor) -> tuple[bytes, bytes]:
+        return data[:check], data[max(0, at.offset - check) : at.offset]
 
-    return data, importing.Cursor(), before
+    return data, importing.Cursor(), around
 
 
 def _read_after(
     source: Path, title: str, offset: int, whole: bytes | None
-) -> tuple[bytes, bytes, int]:
-    """The ``CHECK_BYTES`` before ``offset``, everything after it, and the file's size."""
+) -> tuple[bytes, bytes, bytes, int]:
+    """The file's first ``CHECK_BYTES``, the ``CHECK_BYTES`` before ``offset``, everything
+    after it, and the file's size."""
     from convgit.formats.importing import CHECK_BYTES
 
     start = max(0, offset - CHECK_BYTES)
-    if whole is not None:
-        return whole[start:offset], whole[offset:], len(whole)
-    try:
-        fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        data = _read_source(source, title)  # says plainly why it cannot be read
-        return data[start:offset], data[offset:], len(data)
-    try:
-        size = os.fstat(fd).st_size
-        if size < offset:
-            return b"", b"", size
-        head = os.pread(fd, offset - start, start)
-        chunks = []
-        at = offset
-        while at < size:
-            chunk = os.pread(fd, size - at, at)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            at += len(chunk)
-        return head, b"".join(chunks), size
-    finally:
-        os.close(fd)
+    if whole is None:
+        try:
+            fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except OSError:
+            whole = _read_source(source, title)  # says plainly why it cannot be read
+        else:
+            try:
+                size = os.fstat(fd).st_size
+                if size < offset:
+                    return b"", b"", b"", size
+                head = os.pread(fd, CHECK_BYTES, 0)
+                before = os.pread(fd, offset - start, start)
+                chunks, at = [], offset
+                while at < size:
+                    chunk = os.pread(fd, size - at, at)
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                    at += len(chunk)
+                return head, before, b"".join(chunks), size
+            finally:
+                os.close(fd)
+    return whole[:CHECK_BYTES], whole[start:offset], whole[offset:], len(whole)
 
 
 def _check_imported(records: list[dict[str, Any]], known: dict[str, Any], title: str) -> None:

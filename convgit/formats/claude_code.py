@@ -32,6 +32,7 @@ The active leaf is the last entry of the main chain (Claude resumes the newest l
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -77,19 +78,17 @@ _KNOWN_KINDS = frozenset(
         "user",
     }
 )
+_SESSION_ID = re.compile(rb'"sessionId":\s*"([A-Za-z0-9_.:-]{1,128})"')
 _WALK = 5000  # how far up a turn is searched for a parent (turns are far shorter)
 _EPOCH = "1970-01-01T00:00:00.000Z"  # the time of a record that carries none, when none came before
 _AUTO = object()  # "find the parent": what ``_Fold._entries`` does when given none
+_ODD_CONTENT = "has a message convgit cannot read (odd content blocks): kept, not interpreted"
 
 
 def session_id(data: bytes) -> str | None:
     """The session id most lines carry (a file may hold a few lines of another session)."""
-    counts: Counter[str] = Counter()
-    for record in read_jsonl(data).records:
-        value = record.value or {}
-        if isinstance(value.get("uuid"), str) and isinstance(value.get("sessionId"), str):
-            counts[value["sessionId"]] += 1
-    return counts.most_common(1)[0][0] if counts else None
+    counts = Counter(_SESSION_ID.findall(data))  # a quote inside a JSON string is escaped
+    return counts.most_common(1)[0][0].decode() if counts else None
 
 
 def subagent_files(path: Path) -> list[Path]:
@@ -254,7 +253,7 @@ class _Fold:
             return
         made_list = _user_messages(content)
         if made_list is None:
-            self._artifact(record, value, uuid, "user (content not understood)", note=True)
+            self._artifact(record, value, uuid, "user line not understood", note=_ODD_CONTENT)
             return
         starts = not value.get("isMeta") and not _is_local_command(content)
         if any(m["role"] == "tool" for m in made_list):
@@ -265,14 +264,14 @@ class _Fold:
     def _assistant(self, record: Record, value: dict[str, Any], uuid: str) -> None:
         message = value.get("message")
         if not isinstance(message, dict):
-            self._artifact(record, value, uuid, "assistant (no message)", note=True)
+            self._artifact(record, value, uuid, "assistant line not understood", note=_ODD_CONTENT)
             return
         if message.get("model") == "<synthetic>" or value.get("isApiErrorMessage"):
             self._artifact(record, value, uuid, "assistant/synthetic")
             return
         content = _assistant_content(message.get("content"))
         if content is None:
-            self._artifact(record, value, uuid, "assistant (content not understood)", note=True)
+            self._artifact(record, value, uuid, "assistant line not understood", note=_ODD_CONTENT)
             return
         made = _assistant_message(content)
         ident = self._entries(record, value, uuid, self._chain(value), [made], turn=False)
@@ -311,9 +310,8 @@ class _Fold:
             built.append(entry)
             above = entry["id"]
         if any(kind_error(entry) is not None for entry in built):  # a hostile line's content
-            label = "record convgit cannot hold"
-            self.report.keep(label, record.line)
-            self.report.note(record.line, f"is a {label}: kept, not interpreted")
+            self.report.keep(f"{value.get('type')} line not understood", record.line)
+            self.report.note(record.line, _ODD_CONTENT)
             self._keep(record, uuid, parent)
             self.anchors[uuid] = parent
             return None
@@ -332,13 +330,13 @@ class _Fold:
     # -- what is kept -------------------------------------------------------------------------
 
     def _artifact(
-        self, record: Record, value: dict[str, Any], uuid: str, label: str, *, note: bool = False
+        self, record: Record, value: dict[str, Any], uuid: str, label: str, *, note: str = ""
     ) -> None:
         """A node of Claude's tree that becomes no entry: kept; its children hang where it
         would. At the root of a chain it becomes a ``custom`` entry, the chain's root."""
         self.report.keep(label, record.line)
         if note:
-            self.report.note(record.line, f"is a {label}: kept, not interpreted")
+            self.report.note(record.line, note)
         chain = self._chain(value)
         at = self._parent_anchor(record, value, chain)
         if at is None and chain == MAIN and value.get("sessionId") in (None, self.session):
@@ -379,7 +377,6 @@ class _Fold:
         call = value.get("parentToolUseID")
         if isinstance(call, str):
             self.agents.setdefault(agent, call)
-        self.report.keep("progress/agent_progress", record.line)
         at = self._parent_anchor(record, value, MAIN)
         self._keep(record, uuid, at)
         self.anchors[uuid] = at

@@ -58,12 +58,10 @@ IMPORTERS: dict[str, str] = {
 
 _SAFE_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,127}")
 _RESERVED = frozenset({"root", "head"})
-CHECK_BYTES = 256  # the bytes before a saved offset that must be unchanged to continue there
+CHECK_BYTES = 256  # the bytes at the start and before a saved offset that must not change
 _DECODER = json.JSONDecoder()
-_TORN = ("is not JSON", "is not UTF-8")
-_TOO_DEEP = (
-    f"is nested deeper than {codec.MAX_DEPTH} levels"  # what a last line cut mid-write looks like
-)
+_TORN = ("is not JSON", "is not UTF-8")  # what a last line cut mid-write looks like
+_TOO_DEEP = f"is nested deeper than {codec.MAX_DEPTH} levels"
 
 
 # -- reading -----------------------------------------------------------------------------------
@@ -442,9 +440,12 @@ def importer(agent: str) -> Importer:
     return found
 
 
-def checkpoint(agent: str, source: str, cursor: Cursor, before: bytes) -> dict[str, Any]:
-    """The ``import`` meta record saying where an import of ``source`` stopped; ``before`` is
-    the file's bytes just before ``cursor.offset`` (at most ``CHECK_BYTES``)."""
+def checkpoint(
+    agent: str, source: str, cursor: Cursor, head: bytes, before: bytes
+) -> dict[str, Any]:
+    """The ``import`` meta record saying where an import of ``source`` stopped; ``head`` and
+    ``before`` are the file's first bytes and those just before ``cursor.offset`` (at most
+    ``CHECK_BYTES`` of each are looked at)."""
     return {
         "type": "import",
         "agent": agent,
@@ -452,23 +453,29 @@ def checkpoint(agent: str, source: str, cursor: Cursor, before: bytes) -> dict[s
         "offset": cursor.offset,
         "line": cursor.line,
         "index": cursor.index,
-        "check": _digest(before[-CHECK_BYTES:], 16),
+        "check": _check(head, before, cursor.offset),
         "state": dict(cursor.state),
         "ts": entries.now(),
     }
 
 
-def resume(saved: Mapping[str, Any] | None, size: int, before: bytes) -> Cursor | None:
+def resume(saved: Mapping[str, Any] | None, size: int, head: bytes, before: bytes) -> Cursor | None:
     """Where to continue from an ``import`` record, if the file still starts as it did then
-    (``before``: its bytes just before the saved offset); None: read the whole file again."""
+    (``head``: its first bytes, ``before``: those just before the saved offset) and is no
+    shorter; None: read the whole file again."""
     if saved is None:
         return None
     offset = saved.get("offset")
     if type(offset) is not int or not 0 <= offset <= size:
         return None
-    if saved.get("check") != _digest(before[-CHECK_BYTES:], 16):
+    if saved.get("check") != _check(head, before, offset):
         return None
     line, index, state = saved.get("line"), saved.get("index"), saved.get("state")
     if type(line) is not int or type(index) is not int or type(state) is not dict:
         return None
     return Cursor(offset, line, index, state)
+
+
+def _check(head: bytes, before: bytes, offset: int) -> str:
+    """A digest of what must not change for an import to continue at ``offset``."""
+    return _digest(head[: min(CHECK_BYTES, offset)] + b"\n" + before[-CHECK_BYTES:], 16)

@@ -119,11 +119,12 @@ def test_fresh_skips_what_the_session_has_and_keeps_other_text_beside_it() -> No
 
 def test_an_import_continues_only_where_the_file_still_starts_as_it_did() -> None:
     data = b'{"a":1}\n{"b":2}\n'
-    saved = importing.checkpoint("x", "/f", Cursor(8, 1, 0, {"n": 1}), data[:8])
-    assert importing.resume(saved, len(data), data[:8]) == Cursor(8, 1, 0, {"n": 1})
-    assert importing.resume(saved, len(data), b'{"a":2}\n') is None  # rewritten
-    assert importing.resume(saved, 4, data[:8]) is None  # shorter than the offset
-    assert importing.resume(None, len(data), b"") is None
+    saved = importing.checkpoint("x", "/f", Cursor(8, 1, 0, {"n": 1}), data, data[:8])
+    assert importing.resume(saved, len(data), data, data[:8]) == Cursor(8, 1, 0, {"n": 1})
+    assert importing.resume(saved, len(data), data, b'{"a":2}\n') is None  # rewritten
+    assert importing.resume(saved, len(data), b'{"z":0}\n', data[:8]) is None  # another file
+    assert importing.resume(saved, 4, data, data[:8]) is None  # shorter than the offset
+    assert importing.resume(None, len(data), data, b"") is None
 
 
 def test_a_json_document_gives_each_element_of_a_list_with_its_text() -> None:
