@@ -20,6 +20,7 @@ keeps the new text beside the first.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -152,10 +153,10 @@ def _entries(
         made.append(
             {
                 "type": "model",
-                "id": f"{key}-model",
+                "id": f"model-{key}",
                 "provider": PROVIDER,
                 "model": name,
-                "native": {"key": f"{key}-model", "in": key},
+                "native": {"key": f"model-{key}", "in": key},
             }
         )
         model = name
@@ -181,16 +182,16 @@ def _entries(
         made.append(
             {
                 "type": "message",
-                "id": entry_id(ident, "call"),
+                "id": _part_id("call", ident),
                 "role": "assistant",
                 "content": [part],
-                "native": {"key": entry_id(ident, "call"), "in": key},
+                "native": {"key": _part_id("call", ident), "in": key},
             }
         )
     for call, ident in zip(calls, ids, strict=True):
         if call.get("result") is None:
             continue
-        result = entry_id(ident, "result")
+        result = _part_id("result", ident)
         made.append(
             {
                 "type": "message",
@@ -242,6 +243,12 @@ def _below(ident: str, tail: str | None, known: Known) -> bool:
             return tail is None
         node = known.entries[node].get("parentId")
     return False
+
+
+def _part_id(kind: str, call: str) -> str:
+    """The id of a call's entry or its result's: short, and the same for the same call (Gemini's
+    call ids are long and share their start: ``read_file-<time>-<random>``)."""
+    return f"{kind}-{hashlib.blake2b(call.encode(), digest_size=4).hexdigest()}"
 
 
 def _call_id(call: Mapping[str, Any], message: str, number: int) -> str:

@@ -114,9 +114,10 @@ def test_each_rewrite_adds_only_what_is_new_where_it_belongs(tmp_path: Path) -> 
     assert result["new"] == 0 and result["leaf"] == "g4"
     entries = store.entries(result["session"])
     assert forks(entries) == {}
+    shell, read = "run_shell_command-1", "read_file-1"
     assert [e["id"] for e in entries][-6:] == [
-        "g3", "run_shell_command-1-call", "run_shell_command-1-result",
-        "read_file-1-call", "read_file-1-result", "g4",
+        "g3", gemini._part_id("call", shell), gemini._part_id("result", shell),
+        gemini._part_id("call", read), gemini._part_id("result", read), "g4",
     ]  # fmt: skip
     # the grown message keeps both of its texts: the first import's, and the newer one beside
     lines = tmp_path / "store" / ".convgit" / "sessions" / f"{result['session']}.jsonl"
