@@ -144,6 +144,54 @@ def test_a_rewind_makes_a_branch_from_the_last_message_it_kept(tmp_path: Path) -
     assert "Also check it exists." not in said
 
 
+def test_a_chat_written_as_json_lines_keeps_every_version_and_the_rewound_branch(
+    tmp_path: Path,
+) -> None:
+    """Newer Gemini CLI: the message written again as it gains a call, its result and its
+    token counts, then a rewind to u2 and another exchange; read as Gemini reads it back."""
+    path = FIXTURES / "jsonl-updates-and-rewind.jsonl"
+    store = Store(tmp_path / "store", real=False)
+    result = store.import_("gemini", path)
+    entries = store.entries(result["session"])
+    call, answer = (
+        gemini._part_id("call", "write_file-1"),
+        gemini._part_id("result", "write_file-1"),
+    )
+    assert [(e["id"], e["parentId"]) for e in entries] == [
+        ("u1", None), ("model-g1", "u1"), ("g1", "model-g1"), (call, "g1"), (answer, call),
+        ("u2", answer), ("g2", "u2"), ("u3", answer), ("g3", "u3"),
+    ]  # fmt: skip
+    assert result["leaf"] == "g3" and result["notes"] == []
+    said = [m["content"] for m in store.context(result["session"], "openai")["messages"]]
+    assert said[-2:] == ["Make it about blue instead.", "Rewriting it about blue."]
+    # every line is kept: the first version of g1 on its entry, the later ones beside it
+    session_file = tmp_path / "store" / ".convgit" / "sessions" / f"{result['session']}.jsonl"
+    kept = [json.loads(x) for x in session_file.read_text().splitlines()[1:]]
+    texts_kept = [r["text"] for r in kept if r["type"] == "native"]
+    texts_kept += [r["native"]["text"] for r in kept if "text" in r.get("native", {})]
+    assert sorted(texts_kept) == sorted(path.read_text().splitlines())
+    assert store.import_("gemini", path)["new"] == 0
+
+
+@pytest.mark.parametrize("lines", [5, 7, 10])
+def test_json_lines_read_as_they_grow_make_one_tree(tmp_path: Path, lines: int) -> None:
+    path = FIXTURES / "jsonl-updates-and-rewind.jsonl"
+    whole = path.read_bytes().splitlines(keepends=True)
+    growing = tmp_path / "session-2026-02-01T10-00-0b1e2d3c.jsonl"
+    growing.write_bytes(b"".join(whole[:lines]) + whole[lines][: len(whole[lines]) // 2])
+    store = Store(tmp_path / "store", real=False)
+    first = store.import_("gemini", growing)
+    assert [n["line"] for n in first["notes"]] == [lines + 1]
+    shutil.copyfile(path, growing)
+    second = store.import_("gemini", growing)
+    once = Store(tmp_path / "once", real=False)
+    one = once.import_("gemini", path)
+    assert [(e["id"], e["parentId"]) for e in store.entries(second["session"])] == [
+        (e["id"], e["parentId"]) for e in once.entries(one["session"])
+    ]
+    assert second["leaf"] == "g3"
+
+
 # -- quirks ------------------------------------------------------------------------------------
 
 
