@@ -21,6 +21,7 @@ from convgit import locks
 with locks.held(Path(sys.argv[1]), 10):
     print("held", flush=True)
     time.sleep(float(sys.argv[2]))
+    print(time.time(), flush=True)  # the last moment it held the lock
 """
 
 
@@ -37,8 +38,11 @@ def test_another_process_waits_for_the_lock(tmp_path: Path) -> None:
     holder = _holder(lock, 0.5)
     start = time.monotonic()
     with locks.held(lock, 10):
+        taken = time.time()
         waited = time.monotonic() - start
-        assert holder.poll() is not None, "the lock was taken while another process held it"
+    assert holder.stdout is not None
+    released = float(holder.stdout.readline())
+    assert taken >= released, "the lock was taken while another process held it"
     assert waited > 0.2
     holder.wait()
 

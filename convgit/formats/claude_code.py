@@ -39,6 +39,7 @@ from typing import Any
 
 from convgit import codec
 from convgit.entries import kind_error
+from convgit.formats import claude_blocks as blocks
 from convgit.formats.importing import (
     Batch,
     Cursor,
@@ -46,6 +47,7 @@ from convgit.formats.importing import (
     Known,
     Record,
     Report,
+    alternate_key,
     derived_id,
     entry_id,
     kept_record,
@@ -58,7 +60,6 @@ from convgit.formats.importing import (
 AGENT = "claude-code"
 MAIN = ""  # the chain of the session itself; a subagent's chain is its agentId
 _SPAWNING_TOOLS = ("Task", "Agent")
-_LOCAL_COMMAND = ("<command-name>", "<local-command-", "<command-message>")
 # kinds Claude writes that are kept without being interpreted (anything else is also noted)
 _KNOWN_KINDS = frozenset(
     {
@@ -197,11 +198,11 @@ class _Fold:
             self._assistant(record, value, uuid)
         elif kind == "system" and value.get("subtype") == "compact_boundary":
             self._boundary(record, value, uuid)
-        elif kind == "progress" and _mirror(value) is not None:
+        elif kind == "progress" and blocks.mirrored_message(value) is not None:
             self._mirror(record, value, uuid)
         else:
-            sub = value.get("subtype") or _field(value, "data", "type")
-            sub = sub or _field(value, "attachment", "type")
+            sub = value.get("subtype") or blocks.field_of(value, "data", "type")
+            sub = sub or blocks.field_of(value, "attachment", "type")
             self._artifact(record, value, uuid, f"{label}/{sub}" if isinstance(sub, str) else label)
 
     def _outside(self, record: Record, value: dict[str, Any], label: str) -> None:
@@ -216,23 +217,26 @@ class _Fold:
         self._keep(record, derived_id(record), self.tips.get(MAIN))
 
     def _repeated(self, record: Record, uuid: str) -> bool:
-        """A uuid seen before in this file (here, or before the cursor) is kept beside it."""
+        """A uuid seen before in this file (here, or before the cursor) is kept beside the
+        first: the same text under its place, other text under the key ``fresh`` would give
+        it (noted, unless the first came inside another record, as a mirror)."""
         if uuid in self.anchors:
-            at = self.anchors[uuid]
+            at, first = self.anchors[uuid], self.texts.get(uuid)
         elif self.continuing and (entry_id(uuid) in self.known.entries or uuid in self.known.kept):
-            at = self._known_anchor(uuid)
+            at, first = self._known_anchor(uuid), self._known_text(uuid)
         else:
             return False
-        first = self.texts.get(uuid) or self._known_text(uuid)
-        if first is not None and first != record.raw:
+        if first == record.raw:
+            self.report.keep("repeated line", record.line)
+            self._keep(record, f"{uuid}@{derived_id(record)}", at)
+            return True
+        if first is not None:
             self.report.note(
                 record.line,
                 f"repeats the uuid {uuid} with other content: kept beside the first, not"
                 " interpreted",
             )
-        else:
-            self.report.keep("repeated line", record.line)
-        self._keep(record, f"{uuid}@{derived_id(record)}", at)
+        self._keep(record, alternate_key(uuid, record.raw), at)
         return True
 
     def _known_text(self, uuid: str) -> bytes | None:
@@ -247,15 +251,15 @@ class _Fold:
         content = message.get("content") if isinstance(message, dict) else None
         chain = self._chain(value)
         if value.get("isCompactSummary"):
-            summary = _plain_text(content)
+            summary = blocks.plain_text(content)
             made = {"type": "compaction", "summary": summary, "firstKeptId": None}
             self._entries(record, value, uuid, chain, [made], turn=True)
             return
-        made_list = _user_messages(content)
+        made_list = blocks.user_messages(content)
         if made_list is None:
             self._artifact(record, value, uuid, "user line not understood", note=_ODD_CONTENT)
             return
-        starts = not value.get("isMeta") and not _is_local_command(content)
+        starts = not value.get("isMeta") and not blocks.is_local_command(content)
         if any(m["role"] == "tool" for m in made_list):
             starts = False
             self._note_spawn(value)
@@ -269,11 +273,11 @@ class _Fold:
         if message.get("model") == "<synthetic>" or value.get("isApiErrorMessage"):
             self._artifact(record, value, uuid, "assistant/synthetic")
             return
-        content = _assistant_content(message.get("content"))
+        content = blocks.assistant_content(message.get("content"))
         if content is None:
             self._artifact(record, value, uuid, "assistant line not understood", note=_ODD_CONTENT)
             return
-        made = _assistant_message(content)
+        made = blocks.assistant_message(content)
         ident = self._entries(record, value, uuid, self._chain(value), [made], turn=False)
         if ident is not None and isinstance(content, list):
             for part in content:
@@ -371,7 +375,7 @@ class _Fold:
         """An ``agent_progress`` line: kept on the main chain; the subagent message it carries
         becomes an entry of the subagent's side branch."""
         data = value["data"]
-        inner = _mirror(value)
+        inner = blocks.mirrored_message(value)
         assert inner is not None
         agent = data.get("agentId") if isinstance(data.get("agentId"), str) else "subagent"
         call = value.get("parentToolUseID")
@@ -390,10 +394,10 @@ class _Fold:
         if not isinstance(message, dict):
             message = {}
         if kind == "assistant":
-            content = _assistant_content(message.get("content"))
-            made = None if content is None else [_assistant_message(content)]
+            content = blocks.assistant_content(message.get("content"))
+            made = None if content is None else [blocks.assistant_message(content)]
         else:
-            made = _user_messages(message.get("content"))
+            made = blocks.user_messages(message.get("content"))
         if not made:
             return
         saved, self.ts = self.ts, inner.get("timestamp") or self.ts
@@ -533,138 +537,3 @@ class _Fold:
 
 
 # -- content --------------------------------------------------------------------------------------
-
-
-def _field(value: dict[str, Any], name: str, key: str) -> Any:
-    inner = value.get(name)
-    return inner.get(key) if isinstance(inner, dict) else None
-
-
-def _assistant_message(content: str | list[dict[str, Any]]) -> dict[str, Any]:
-    return {"type": "message", "role": "assistant", "content": content}
-
-
-def _mirror(value: dict[str, Any]) -> dict[str, Any] | None:
-    """The subagent message an ``agent_progress`` line carries, if it carries one."""
-    data = value.get("data")
-    if not isinstance(data, dict) or data.get("type") != "agent_progress":
-        return None
-    inner = data.get("message")
-    if not isinstance(inner, dict) or not isinstance(inner.get("uuid"), str):
-        return None
-    return inner
-
-
-def _user_messages(content: Any) -> list[dict[str, Any]] | None:
-    """A user line's content as convgit messages: a tool message per ``tool_result`` block,
-    then a user message with the rest; None when it is not a string or a list of blocks."""
-    if isinstance(content, str):
-        return [{"type": "message", "role": "user", "content": content}]
-    if not isinstance(content, list) or not all(isinstance(b, dict) for b in content):
-        return None
-    made: list[dict[str, Any]] = []
-    rest: list[dict[str, Any]] = []
-    for block in content:
-        if block.get("type") == "tool_result":
-            call = block.get("tool_use_id")
-            if not isinstance(call, str):
-                return None
-            result = _parts(block.get("content"))
-            if result is None:
-                return None
-            made.append(
-                {
-                    "type": "message",
-                    "role": "tool",
-                    "toolCallId": call,
-                    "isError": bool(block.get("is_error")),
-                    "content": result,
-                }
-            )
-        else:
-            rest.append(block)
-    if rest or not made:
-        parts = _parts(rest)
-        if parts is None:
-            return None
-        made.append({"type": "message", "role": "user", "content": parts})
-    return made
-
-
-def _parts(content: Any) -> str | list[dict[str, Any]] | None:
-    """Claude's content blocks as convgit parts: text, image and others as they are."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return None
-    parts: list[dict[str, Any]] = []
-    for block in content:
-        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
-            return None
-        if block["type"] == "text":
-            if not isinstance(block.get("text"), str):
-                return None
-            parts.append({"type": "text", "text": block["text"]})
-        elif block["type"] in ("thinking", "tool_call"):
-            return None  # a user block cannot be these
-        else:
-            parts.append(block)
-    return parts
-
-
-def _assistant_content(content: Any) -> str | list[dict[str, Any]] | None:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return None
-    parts: list[dict[str, Any]] = []
-    for block in content:
-        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
-            return None
-        kind = block["type"]
-        if kind == "text":
-            if not isinstance(block.get("text"), str):
-                return None
-            parts.append({"type": "text", "text": block["text"]})
-        elif kind == "thinking":
-            if not isinstance(block.get("thinking"), str):
-                return None
-            part = {"type": "thinking", "thinking": block["thinking"]}
-            if isinstance(block.get("signature"), str):
-                part["signature"] = block["signature"]
-            parts.append(part)
-        elif kind == "tool_use":
-            if not isinstance(block.get("id"), str) or not isinstance(block.get("name"), str):
-                return None
-            parts.append(
-                {
-                    "type": "tool_call",
-                    "id": block["id"],
-                    "name": block["name"],
-                    "input": block.get("input", {}),
-                }
-            )
-        elif kind == "tool_call":
-            return None
-        else:
-            parts.append(block)
-    return parts
-
-
-def _plain_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(b.get("text", ""))
-            for b in content
-            if isinstance(b, dict) and b.get("type") == "text"
-        )
-    return ""
-
-
-def _is_local_command(content: Any) -> bool:
-    text = content if isinstance(content, str) else _plain_text(content)
-    return text.lstrip().startswith(_LOCAL_COMMAND)

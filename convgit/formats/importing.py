@@ -335,12 +335,18 @@ def fresh(records: Iterable[dict[str, Any]], known: Known) -> tuple[list[dict[st
         new_native = record if kind == "native" else record.get("native", {})
         theirs, ours = kept_text(new_native), kept_text(had)
         if theirs is not None and theirs != ours:
-            key = f"{new_native['key']}@{_digest(theirs, 8)}"
+            key = alternate_key(new_native["key"], theirs)
             if key not in known.kept:
                 alternate = {"type": "native", "key": key, "at": at, **_text_of(new_native)}
                 alternate["ts"] = record["ts"]
                 out.append(alternate)
     return out, skipped
+
+
+def alternate_key(key: str, raw: bytes) -> str:
+    """The key a record is kept under when the record kept as ``key`` came back with the
+    text ``raw``: the same whoever meets it again, so it is kept once."""
+    return f"{key}@{_digest(raw, 8)}"
 
 
 def _text_of(found: Mapping[str, Any]) -> dict[str, Any]:

@@ -284,3 +284,22 @@ def test_long_ids_are_listed_by_a_prefix_that_names_them_alone(tmp_path: Path) -
         "abc12345": "abc12345",
     }
     assert all(session.resolve(prefix) == ident for ident, prefix in shown.items())
+
+
+def test_a_subagent_both_mirrored_and_in_its_own_file_is_one_side_branch(tmp_path: Path) -> None:
+    """The mirrors came first (they are in the main file): the subagent's own file adds no
+    entry, keeps its lines beside the mirrored ones and the one line no mirror carried."""
+    main = FIXTURES / "subagent-mirrors-and-file" / "main.jsonl"
+    results = cli_json(tmp_path, "import", "claude-code", str(main))
+    assert [(r["new"], r["notes"]) for r in results] == [(8, []), (0, [])]
+    assert {k: v["count"] for k, v in results[1]["kept"].items()} == {
+        "subagent line its mirrors did not carry": 1
+    }
+    tree = {e["id"]: e["parentId"] for e in cli_json(tmp_path, "tree")}
+    assert tree == EXPECT["subagent-mirrors.jsonl"].parents
+    (session,) = (tmp_path / ".convgit" / "sessions").glob("*[0-9a-f].jsonl")
+    lines = [orjson.loads(line) for line in session.read_bytes().splitlines()]
+    kept = {r["key"].split("@")[0] for r in lines if r["type"] == "native" and "@" in r["key"]}
+    assert kept == {"s-p1", "s-a1", "s-r1", "s-a2"}  # the file's own text of each, beside
+    again = cli_json(tmp_path, "import", "claude-code", str(main))
+    assert [r["new"] for r in again] == [0, 0]

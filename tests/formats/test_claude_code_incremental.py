@@ -128,3 +128,21 @@ def test_a_rewritten_file_is_read_again_and_only_what_is_new_is_added(tmp_path: 
     _import(whole, whole / "t.jsonl")
     ids = [r["id"] for r in _session(folder)[0] if "parentId" in r]
     assert ids == [r["id"] for r in _session(whole)[0] if "parentId" in r]
+
+
+def test_a_subagent_file_growing_after_its_mirrors_ends_as_one_import(tmp_path: Path) -> None:
+    folder = FIXTURES / "subagent-mirrors-and-file"
+    main = (folder / "main.jsonl").read_bytes()
+    sub = (folder / "main" / "subagents" / "agent-ag1.jsonl").read_bytes()
+    ends = [i + 1 for i, byte in enumerate(sub) if byte == ord("\n")]
+    found = []
+    for name, cuts in (("steps", ends[:-1]), ("once", [])):
+        place = tmp_path / name
+        (place / "main" / "subagents").mkdir(parents=True)
+        (place / "main.jsonl").write_bytes(main)
+        grown = place / "main" / "subagents" / "agent-ag1.jsonl"
+        for cut in [*cuts, len(sub)]:
+            grown.write_bytes(sub[:cut])
+            _import(place, place / "main.jsonl")
+        found.append(_session(place))
+    assert found[0] == found[1]
