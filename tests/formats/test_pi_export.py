@@ -139,6 +139,28 @@ def test_a_session_convgit_wrote_exports_as_a_pi_file_of_the_same_tree(tmp_path:
     assert batch.leaf == made[-1]["id"]
 
 
+@pytest.mark.parametrize(
+    ("agent", "sample"),
+    [
+        ("codex", "codex/codex-0.121.0_cli_multi-turn_web-search_turn-aborted.jsonl"),
+        ("gemini", "gemini-cli/gemini_session_tool-calls_info-msg_13-messages.json"),
+    ],
+)
+def test_another_agents_session_exports_to_a_pi_file_that_replays_the_same(
+    samples: Path, tmp_path: Path, agent: str, sample: str
+) -> None:
+    """A Codex or Gemini CLI session, exported to pi and that file imported again, is sent to
+    the model exactly as before: the same messages, calls and results, the same model."""
+    store = Store(tmp_path / "store", real=False)
+    session = store.import_(agent, samples / sample)["session"]
+    exported = tmp_path / "continued.jsonl"
+    store.run("-s", session, "export", "--format", "pi", "-o", str(exported))
+    again = Store(tmp_path / "again", real=False)
+    copy = again.import_("pi", exported)["session"]
+    for fmt in ("openai", "anthropic"):
+        assert again.context(copy, fmt) == store.context(session, fmt)
+
+
 def _current(store: Store) -> str:
     (row,) = store.sessions()
     return str(row["id"])
