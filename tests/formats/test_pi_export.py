@@ -175,3 +175,6 @@ def test_export_refuses_to_overwrite_and_names_its_formats(tmp_path: Path) -> No
     assert b"exists" in words.stderr and taken.read_text() == "mine\n"
     words = store.run("-s", session, "export", "--format", "html", code=2)
     assert b"use --format pi" in words.stderr
+    empty = Store(tmp_path / "empty", real=False)
+    empty.run("init")
+    assert b"no entries" in empty.run("export", "--format", "pi", code=1).stderr
