@@ -16,11 +16,14 @@ from convgit.cli import app
 from convgit.formats.importing import kept_text
 from convgit.tree import MISSING_RESULT
 
+_OWN_PROCESS = ("import", "export")
+
 
 class Store:
-    """convgit's command line in one folder (no git: a conversation-only store): ``python -m
-    convgit`` in a process of its own, or, with ``real=False``, the same typer app in this
-    process (for the many small cases: a process costs a quarter of a second here)."""
+    """convgit's command line in one folder (no git: a conversation-only store). ``import``
+    and ``export`` run as ``python -m convgit`` in a process of their own; the commands that
+    only read what they wrote (and every command, with ``real=False``) run the same typer app
+    in this process: a process costs a quarter of a second here, and the tests read a lot."""
 
     def __init__(self, folder: Path, real: bool = True) -> None:
         self.folder = folder
@@ -30,7 +33,7 @@ class Store:
     def run(
         self, *args: str, code: int = 0, input: bytes | None = None
     ) -> subprocess.CompletedProcess[bytes]:
-        if self.real:
+        if self.real and args[args.index("-s") + 2 if "-s" in args else 0] in _OWN_PROCESS:
             proc = subprocess.run(
                 [sys.executable, "-m", "convgit", *args],
                 cwd=self.folder,
