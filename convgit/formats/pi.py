@@ -94,8 +94,11 @@ def parse(data: bytes, cursor: Cursor, known: Known) -> Batch:
 def fork_source(data: bytes) -> ForkSource | None:
     """The file a fork was made from (``parentSession``; v1: ``branchedFrom``), and the entries
     the fork copied from it (pi copies them with their ids)."""
-    header = session_id(data) and codec.decode(data.split(b"\n", 1)[0].removeprefix(_BOM))
-    if not isinstance(header, dict):
+    try:
+        header = codec.decode(data.split(b"\n", 1)[0].strip().removeprefix(_BOM))
+    except ValueError:
+        return None
+    if not isinstance(header, dict) or header.get("type") != "session":
         return None
     source = header.get("parentSession", header.get("branchedFrom"))
     if not isinstance(source, str) or not source:
