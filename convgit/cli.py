@@ -19,7 +19,13 @@ import typer
 import typer.core
 
 from convgit import codec
-from convgit.errors import ConvgitError, InvalidEntryError, UsageError
+from convgit.errors import (
+    ConvgitError,
+    InvalidEntryError,
+    NotFoundError,
+    RefusedError,
+    UsageError,
+)
 from convgit.session import Session
 
 if TYPE_CHECKING:
@@ -380,7 +386,9 @@ def append(json: JsonFlag = False) -> None:
 
 @command("import")
 def import_cmd(
-    agent: Annotated[str, typer.Argument(help="The agent that wrote the file: claude-code.")],
+    agent: Annotated[
+        str, typer.Argument(help="The agent that wrote the file: claude-code, codex, gemini, pi.")
+    ],
     file: Annotated[Path, typer.Argument(help="The agent's session file (its transcript).")],
     json: JsonFlag = False,
 ) -> None:
@@ -408,6 +416,41 @@ def _is_utf8(line: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+@command("export")
+def export_cmd(
+    ref: Annotated[str | None, typer.Argument(help="The path's last entry (default: @).")] = None,
+    format: Annotated[str, typer.Option("--format", help="pi: a pi v3 session file.")] = "",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write a new file instead of stdout.")
+    ] = None,
+) -> None:
+    """The root-to-REF path as another agent's session file, which that agent continues
+    (`pi --session FILE`). Entries imported from it are written back byte for byte."""
+    if format != "pi":
+        raise UsageError(f"Unknown export format '{format}': use --format pi.")
+    from convgit.formats import pi_export
+
+    session = open_session()
+    path = [session.tree.entries[e.id] for e in session.path(ref)]
+    if not path:
+        raise NotFoundError("The session has no entries to export.", 'convgit user "..."')
+    data = pi_export.export(session.tree.header or {}, path, session.tree.kept)
+    if output is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    try:
+        with open(output, "xb") as written:
+            written.write(data)
+    except FileExistsError:
+        raise RefusedError(
+            f"{output} exists; convgit export writes only new files.", "choose another name"
+        ) from None
+    except OSError as exc:
+        raise RefusedError(f"{output} cannot be written ({exc.strerror}).") from None
+    show(f"wrote {len(path)} entries, root to {path[-1]['id']}, to {output} (pi v3)")
 
 
 # -- reading ---------------------------------------------------------------------------------

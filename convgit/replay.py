@@ -106,33 +106,36 @@ def _context_note(ident: str, kind: str, text: str) -> dict[str, Any]:
 def pair_tool_calls(
     messages: list[dict[str, Any]], report: list[dict[str, Any]] | None = None
 ) -> list[dict[str, Any]]:
-    """Every tool call is followed at once by its result: the first result after the call,
-    wherever it was recorded (a user may have typed, or a note landed, while the tool ran), or
-    an explicit error placeholder when there is none. Assistant messages recorded one after
-    another, with nothing between them, are one reply (agents that stream a reply record it
-    block by block): the results of its calls follow its last block (a reply ends before a block
-    that repeats one of its call ids). A result whose call is not
-    before it, or that answers a call already answered, is left out and listed in ``report``."""
-    called: set[str] = set()
-    results: dict[str, dict[str, Any]] = {}
-    for message in messages:
+    """Every tool call is followed at once by its result: the first result after the call that
+    answers no earlier call, wherever it was recorded (a user may have typed, or a note landed,
+    while the tool ran), or an explicit error placeholder when there is none. Assistant messages
+    recorded one after another, with nothing between them, are one reply (agents that stream a
+    reply record it block by block): the results of its calls follow its last block (a reply
+    ends before a block that repeats one of its call ids). A result with no unanswered call of
+    its id before it is left out and listed in ``report``."""
+    waiting: dict[str, list[tuple[int, str]]] = {}  # call id -> its unanswered calls, in order
+    answers: dict[tuple[int, str], dict[str, Any]] = {}  # (message index, call id) -> result
+    answered: set[str] = set()
+    for index, message in enumerate(messages):
         if message["role"] != "tool":
-            called.update(tool_call_ids(message))
+            for call in tool_call_ids(message):
+                waiting.setdefault(call, []).append((index, call))
             continue
         call = message["toolCallId"]
-        if call in called and call not in results:
-            results[call] = message
+        if waiting.get(call):
+            answers[waiting[call].pop(0)] = message
+            answered.add(call)
         elif report is not None:
             why = (
                 f"call {call} already has a result on this path"
-                if call in results
+                if call in answered
                 else f"no assistant message before it on this path made call {call}"
             )
             report.append(dropped(message.get("id"), f"tool result for call {call}", why))
     out: list[dict[str, Any]] = []
     owed: list[dict[str, Any]] = []  # the results of the reply being read, in call order
     previous = None
-    for message in messages:
+    for index, message in enumerate(messages):
         role = message["role"]
         calls = tool_call_ids(message)
         repeated = any(result["toolCallId"] in calls for result in owed)
@@ -144,7 +147,7 @@ def pair_tool_calls(
             continue
         out.append(message)
         for call in calls:
-            result = results.pop(call, None)
+            result = answers.get((index, call))
             if result is None:
                 result = {"role": "tool", "content": MISSING_RESULT, "toolCallId": call}
                 result["isError"] = True

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from convgit import appending, entries, faults, repair, replay, store, tree
@@ -480,9 +480,11 @@ class Session:
         store_dir: str | Path | None = None,
         fsync: bool = False,
         make_current: bool = True,
+        forked_from: Callable[[], dict[str, str] | None] | None = None,
     ) -> Session:
         """The session that mirrors ``agent``'s session ``agent_session_id`` (its header names
-        both), started when there is none; one per agent session, whoever asks first."""
+        both), started when there is none; one per agent session, whoever asks first.
+        ``forked_from``: asked only when the session is started, for its ``forkedFrom``."""
         location = store.locate(path, store_dir)
         pointer = location.agent_pointer(agent, agent_session_id)
         lock = location.lock_path(f"agent-{agent}-{pointer.name}")
@@ -498,6 +500,7 @@ class Session:
                 path,
                 store_dir=store_dir,
                 fsync=fsync,
+                forked_from=None if forked_from is None else forked_from(),
                 agent=(agent, agent_session_id),
                 make_current=make_current,
             )
@@ -534,6 +537,16 @@ class Session:
                     " names its session.",
                     f"give the path of a {importer.title} transcript",
                 )
+        unlinked: list[str] = []
+
+        def fork_link() -> dict[str, str] | None:
+            data = whole if whole is not None else _read_source(source, importer.title)
+            fork = importer.fork_source(data)
+            link = None if fork is None else _fork_link(store.locate(path, store_dir), fork)
+            if fork is not None and link is None:
+                unlinked.append(fork.path or fork.session or "another session")
+            return link
+
         session = cls.for_agent(
             agent,
             agent_session_id,
@@ -541,8 +554,15 @@ class Session:
             store_dir=store_dir,
             fsync=fsync,
             make_current=make_current,
+            forked_from=fork_link,
         )
         results = [session.import_source(importer, source, whole)]
+        for origin in unlinked:
+            results[0].report.note(
+                None,
+                f"says it was forked from {origin}, which is not imported here: import that"
+                " first to record where this session comes from",
+            )
         for companion in importer.companions(source):
             results.append(session.import_source(importer, companion))
         return results
@@ -1012,6 +1032,55 @@ def _agent_session(
             if sid != hinted:
                 store.write_pointer(pointer, sid)
             return sid
+    return None
+
+
+def _fork_link(location: store.StoreLocation, fork: importing.ForkSource) -> dict[str, str] | None:
+    """``forkedFrom`` for a session forked from ``fork``: the session that mirrors the source
+    (by the agent's session id, else by the file it was imported from) and the entry forked
+    from; None while the source is not imported here."""
+    from convgit.formats.importing import kept_text
+
+    found = None
+    if fork.session:
+        pointer = location.agent_pointer(fork.agent, fork.session)
+        found = _agent_session(location, fork.agent, fork.session, pointer)
+    if found is None and fork.path:
+        found = _imported_from(location, fork.agent, fork.path)
+    if found is None:
+        return None
+    source = Session(location, found)
+    source.reload()
+    known = source.tree.entries
+    entry = next((ident for ident in reversed(fork.shared) if ident in known), None)
+    if entry is None and fork.mention:
+        mention = fork.mention.encode()
+        entry = next(
+            (i for i, r in known.items() if mention in (kept_text(r.get("native") or {}) or b"")),
+            None,
+        )
+    if entry is None and fork.before:
+        earlier = [i for i, r in known.items() if str(r["ts"]) <= fork.before]
+        entry = earlier[-1] if earlier else None
+    entry = entry or source.tree.leaf
+    return None if entry is None else {"session": found, "entry": entry}
+
+
+def _imported_from(location: store.StoreLocation, agent: str, path: str) -> str | None:
+    """The session of ``agent`` imported from the file at ``path`` (as the agent wrote the
+    path, maybe on another machine): the same path, else a file of the same name in a folder
+    of the same name (the agent's session folder, copied)."""
+    wanted = PurePath(path.replace("\\", "/"))
+    for sid in location.session_ids():
+        header = store.read_header(location.session_path(sid)) or {}
+        if header.get("agent") != agent:
+            continue
+        candidate = Session(location, sid)
+        candidate.reload()
+        for kind, imported in candidate.tree.imports:
+            got = PurePath(imported)
+            if kind == agent and (str(got) == str(wanted) or got.parts[-2:] == wanted.parts[-2:]):
+                return sid
     return None
 
 

@@ -519,13 +519,15 @@ SAMPLES = REPO.parent / "shared" / "samples" / "transcripts"
 
 _IMPORT = """
 import gc, sys, time
+from convgit.formats import importing
 from convgit.session import Session
-import convgit.formats.claude_code  # modules load at start, as orjson does for the baseline
+agent, source, folder, store = sys.argv[1:]
+importing.importer(agent)  # modules load at start, as orjson does for the baseline
 best = None
 for n in range(5):
     gc.collect()
     start = time.perf_counter()
-    Session.import_file("claude-code", sys.argv[1], sys.argv[2], store_dir=f"{sys.argv[3]}-{n}")
+    Session.import_file(agent, source, folder, store_dir=f"{store}-{n}")
     took = time.perf_counter() - start
     best = took if best is None else min(best, took)
 print(best)
@@ -545,35 +547,88 @@ print(best)
 """
 
 
+def make_rollout(path: Path, turns: int) -> Path:
+    """A Codex rollout of ``turns`` turns as Codex 0.121 writes them: each a prompt, reasoning,
+    a commentary, a command and its output, a final reply, with their event_msg mirrors."""
+
+    def line(kind: str, payload: dict[str, Any]) -> bytes:
+        stamp = "2026-04-20T07:14:21.000Z"
+        return orjson.dumps({"timestamp": stamp, "type": kind, "payload": payload}) + b"\n"
+
+    def item(payload: dict[str, Any]) -> bytes:
+        return line("response_item", payload)
+
+    def event(payload: dict[str, Any]) -> bytes:
+        return line("event_msg", payload)
+
+    def text(role: str, words: str) -> dict[str, Any]:
+        kind = "output_text" if role == "assistant" else "input_text"
+        return {"type": "message", "role": role, "content": [{"type": kind, "text": words}]}
+
+    meta = {"id": "019da9bd-7cbb-7d22-b21c-80faf72e7f8a", "timestamp": "2026-04-20T07:14:21Z",
+            "cwd": "/home/dev/proj", "originator": "codex-tui", "cli_version": "0.121.0",
+            "source": "cli", "model_provider": "openai",
+            "base_instructions": {"text": "You are Codex. " * 200}}  # fmt: skip
+    out = [line("session_meta", meta)]
+    for turn in range(turns):
+        tid, call = f"019da9c1-{turn:04x}", f"call_{turn:06d}"
+        prompt = f"Turn {turn}: check why test_{turn} fails and fix it."
+        out += [
+            event({"type": "task_started", "turn_id": tid, "model_context_window": 258400}),
+            line("turn_context", {"turn_id": tid, "cwd": "/home/dev/proj", "model": "gpt-5.4",
+                                  "effort": "medium", "approval_policy": "on-request"}),
+            item(text("user", prompt)),
+            event({"type": "user_message", "message": prompt, "images": []}),
+            item({"type": "reasoning", "summary": [], "encrypted_content": "gAAAA" + "x" * 800}),
+            event({"type": "agent_message", "message": f"Running test_{turn}.", "phase": "c"}),
+            item({**text("assistant", f"Running test_{turn}."), "phase": "commentary"}),
+            item({"type": "function_call", "name": "exec_command", "call_id": call,
+                  "arguments": orjson.dumps({"cmd": f"pytest -k test_{turn}"}).decode()}),
+            event({"type": "exec_command_end", "call_id": call, "stdout": "1 failed" + "." * 400}),
+            item({"type": "function_call_output", "call_id": call,
+                  "output": "Process exited with code 1\nOutput:\n" + "F" * 1200}),
+            event({"type": "token_count", "info": {"total_token_usage": {"total_tokens": turn}}}),
+            item({**text("assistant", f"Fixed test_{turn}: an off-by-one."), "phase": "final"}),
+            event({"type": "task_complete", "turn_id": tid, "last_agent_message": "Fixed."}),
+        ]  # fmt: skip
+    path.write_bytes(b"".join(out))
+    return path
+
+
 def bench_import(bench: Bench) -> None:
-    """Importing the largest Claude Code sample into a new session, in one process (the
-    interpreter's start is not the import's); each sample is the best of five in a process."""
-    found = sorted((SAMPLES / "claude-code").rglob("*.jsonl"), key=lambda p: p.stat().st_size)
-    if not found:
-        bench.notes.append(f"import: no Claude Code samples in {SAMPLES}; row skipped")
-        return
-    sample = found[-1]
+    """Importing the largest Claude Code and pi samples and a generated 1,000-turn Codex
+    rollout into a new session, in one process (the interpreter's start is not the import's);
+    each sample is the best of five in a process."""
+    sources: list[tuple[str, Path, str]] = []
+    for agent in ("claude-code", "pi"):
+        found = sorted((SAMPLES / agent).rglob("*.jsonl"), key=lambda p: p.stat().st_size)
+        if not found:
+            bench.notes.append(f"import: no {agent} samples in {SAMPLES}; row skipped")
+            continue
+        sources.append((agent, found[-1], "the largest sample"))
+    rollout = make_rollout(bench.root / "rollout-1000-turns.jsonl", 1_000)
+    sources.append(("codex", rollout, "a generated 1,000-turn rollout"))
     folder = bench.root / "import"
     folder.mkdir()
     counter = iter(range(1_000_000))
+    for agent, sample, what in sources:
 
-    def ours() -> float:
-        store = folder / f"store-{next(counter)}"
-        out = bench.run(
-            [sys.executable, "-c", _IMPORT, str(sample), str(folder), str(store)], folder
-        )
-        return float(out.stdout)
+        def ours(agent: str = agent, sample: Path = sample) -> float:
+            store = folder / f"store-{next(counter)}"
+            code = [sys.executable, "-c", _IMPORT, agent, str(sample), str(folder), str(store)]
+            return float(bench.run(code, folder).stdout)
 
-    def base() -> float:
-        return float(bench.run([sys.executable, "-c", _PARSE_LINES, str(sample)], folder).stdout)
+        def base(sample: Path = sample) -> float:
+            code = [sys.executable, "-c", _PARSE_LINES, str(sample)]
+            return float(bench.run(code, folder).stdout)
 
-    a, b = bench.alternate(ours, base)
-    lines = len(sample.read_bytes().splitlines())
-    bench.add(
-        "`convgit import claude-code` of the largest sample, in-process",
-        f"{lines} lines, {sample.stat().st_size // 1024} KiB", a, b,
-        "orjson.loads of every line", 3.0,
-    )  # fmt: skip
+        a, b = bench.alternate(ours, base)
+        lines = len(sample.read_bytes().splitlines())
+        bench.add(
+            f"`convgit import {agent}` of {what}, in-process",
+            f"{lines:,} lines, {sample.stat().st_size // 1024:,} KiB", a, b,
+            "orjson.loads of every line", 3.0,
+        )  # fmt: skip
 
 
 # -- reporting ---------------------------------------------------------------------------------

@@ -173,7 +173,10 @@ def _tool_result(message: dict[str, Any], ids: _Ids, report: Report) -> dict[str
                 _add_image(part, parts, message, report)
             elif kind != "text":
                 report.drop(message, f"{kind} part", "a tool result carries only text and images")
-        block["content"] = parts or NO_OUTPUT
+        if len(parts) == 1 and parts[0]["type"] == "text":
+            block["content"] = parts[0]["text"]  # one text, sent as a text result is sent
+        else:
+            block["content"] = parts or NO_OUTPUT
     if message.get("isError"):
         block["is_error"] = True
     return block

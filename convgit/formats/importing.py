@@ -51,6 +51,9 @@ from convgit.errors import UsageError
 # agent name -> the module whose ``IMPORTER`` reads that agent's files
 IMPORTERS: dict[str, str] = {
     "claude-code": "convgit.formats.claude_code",
+    "codex": "convgit.formats.codex",
+    "gemini": "convgit.formats.gemini",
+    "pi": "convgit.formats.pi",
 }
 
 _SAFE_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,127}")
@@ -399,11 +402,30 @@ class Batch:
 
 
 @dataclass(frozen=True)
+class ForkSource:
+    """Where an agent's session says it was forked from, as the agent names it: its session
+    id, or the path of its file; the session it mirrors becomes the new session's
+    ``forkedFrom``. The entry forked from is the last of ``shared`` (entries the fork copied,
+    ids as the importer makes them) that the source has, else the first of the source's entries
+    whose text mentions ``mention`` (a subagent's thread id in its parent's spawn call), else
+    the source's last entry written before ``before`` (when the fork began)."""
+
+    agent: str
+    session: str | None = None
+    path: str | None = None
+    shared: tuple[str, ...] = ()
+    mention: str | None = None
+    before: str | None = None
+
+
+@dataclass(frozen=True)
 class Importer:
     """One agent's reader. ``session_id(data)``: the agent's session id in a whole file (None:
     not this agent's file). ``parse(data, cursor, known)``: the batch for ``data``, the bytes of
     the file from ``cursor.offset``. ``appends``: the agent only ever appends to its file.
-    ``companions(path)``: files to import after ``path`` (a session's subagent files)."""
+    ``companions(path)``: files to import after ``path`` (a session's subagent files).
+    ``fork_source(data)``: where a whole file says its session was forked from (None: nowhere),
+    read when its session is started."""
 
     agent: str
     title: str  # how people write the agent's name
@@ -411,6 +433,7 @@ class Importer:
     parse: Callable[[bytes, Cursor, Known], Batch]
     appends: bool = True
     companions: Callable[[Path], list[Path]] = lambda path: []
+    fork_source: Callable[[bytes], ForkSource | None] = lambda data: None
 
 
 def importer(agent: str) -> Importer:
