@@ -28,6 +28,7 @@ import shutil
 import stat
 import struct
 import subprocess
+import sys
 from collections.abc import Callable, Collection, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
@@ -64,6 +65,7 @@ __all__ = [
     "Workspace",
     "WorkspaceError",
     "_index_entries",
+    "user_env",
 ]
 
 DEFAULT_SIZE_CAP = 10 * 1024 * 1024
@@ -191,6 +193,27 @@ def _kind(mode: int) -> int:
     return mode & 0o170000
 
 
+def _delete_tree(path: Path) -> None:
+    """Delete ``path`` and everything below it (symlinks themselves, never what they point
+    at), making folders a command left read-only writable on the way."""
+
+    def writable_and_retry(function: Callable[..., object], name: str, _exc: object) -> None:
+        parent = os.path.dirname(name)
+        with suppress(OSError):
+            os.chmod(parent, stat.S_IRWXU)
+            if not os.path.islink(name) and os.path.isdir(name):
+                os.chmod(name, stat.S_IRWXU)
+        function(name)
+
+    if os.path.islink(path) or not path.is_dir():
+        path.unlink()
+        return
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=writable_and_retry)
+    else:
+        shutil.rmtree(path, onerror=writable_and_retry)
+
+
 def _git_env() -> dict[str, str]:
     env = {
         name: value
@@ -200,6 +223,12 @@ def _git_env() -> dict[str, str]:
     env["LC_ALL"] = "C"  # stable messages: a few are parsed, all are shown in English
     env["GIT_TERMINAL_PROMPT"] = "0"
     return env
+
+
+def user_env() -> dict[str, str]:
+    """The environment for a user's command run in a worktree convgit made: the caller's,
+    without the variables that would point git at another repository, index or object store."""
+    return {name: value for name, value in os.environ.items() if name not in _LOCAL_GIT_VARS}
 
 
 class Workspace:
@@ -311,7 +340,9 @@ class Workspace:
     ) -> subprocess.CompletedProcess[bytes]:
         done = subprocess.CompletedProcess(proc.args, proc.wait(), out, err)
         if check and done.returncode != 0:
-            words = os.fsdecode(err).strip() or f"exit status {done.returncode}"
+            code = done.returncode
+            status = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+            words = os.fsdecode(err).strip() or status
             raise WorkspaceError(f"git {verb} failed: {words}")
         return done
 
@@ -1035,6 +1066,29 @@ class Workspace:
                 f"git will not remove {directory}: {os.fsdecode(proc.stderr).strip()}",
                 hint="remove it with force to discard its changes",
             )
+
+    def discard_worktree(self, directory: Path) -> None:
+        """Remove the worktree at ``directory`` and git's admin folder for it, whatever state
+        it is in: made by ``add_worktree`` and changed since, or half-made by a checkout that
+        failed or was killed (git leaves it locked, without convgit's mark). git removes it
+        when it can; what is left is deleted as git would, never following a symlink. The
+        caller vouches that it made ``directory``: this does not check for convgit's mark."""
+        directory = Path(directory).absolute()
+        if self._worktree_admin(directory) is not None and directory.is_dir():
+            self._git("worktree", "remove", "--force", "--force", str(directory), check=False)
+        if os.path.lexists(directory):
+            _delete_tree(directory)
+        admin = self._worktree_admin(directory)
+        if admin is not None:
+            _delete_tree(admin)  # as `git worktree prune` would, locked or not
+
+    def modes(self, commit: str, paths: Sequence[str]) -> dict[str, int | None]:
+        """The mode of each of ``paths`` in the tree of ``commit`` (None: not there, or below
+        an entry that is not a folder)."""
+        with self._objects() as objects:
+            tree = objects.peel(commit, "tree")
+            found = {path: objects.lookup(tree, path) for path in paths}
+        return {path: None if entry is None else entry[0] for path, entry in found.items()}
 
     def _worktree_admin(self, directory: Path) -> Path | None:
         wanted = (directory / ".git").resolve()
