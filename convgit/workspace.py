@@ -29,6 +29,7 @@ import stat
 import struct
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Collection, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
@@ -74,6 +75,9 @@ AUTHOR_NAME = "convgit"
 AUTHOR_EMAIL = "convgit@localhost"
 REF_PREFIX = "refs/convgit/"
 WORKTREE_MARKER = "convgit-worktree"
+# `git worktree add` and `remove` read every worktree's admin folder and die on one another
+# git is still writing (an empty commondir): one at a time in this process.
+_WORKTREE_ADMIN = threading.Lock()
 
 
 # Variables that point git at another repository, index or object store, or change what a
@@ -191,6 +195,15 @@ def _mib(size: int) -> str:
 
 def _kind(mode: int) -> int:
     return mode & 0o170000
+
+
+def _signal_name(signum: int) -> str:
+    import signal  # only a git killed by a signal needs it
+
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 def _delete_tree(path: Path) -> None:
@@ -341,7 +354,7 @@ class Workspace:
         done = subprocess.CompletedProcess(proc.args, proc.wait(), out, err)
         if check and done.returncode != 0:
             code = done.returncode
-            status = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+            status = f"killed by {_signal_name(-code)}" if code < 0 else f"exit status {code}"
             words = os.fsdecode(err).strip() or status
             raise WorkspaceError(f"git {verb} failed: {words}")
         return done
@@ -1024,11 +1037,12 @@ class Workspace:
                 )
         if directory.exists() and any(directory.iterdir()):
             raise RefusedError(f"{directory} already exists and is not empty.")
-        self._git("worktree", "add", "--detach", "--quiet", str(directory), sha)
-        admin = self._worktree_admin(directory)
-        if admin is None:  # pragma: no cover - git just made it
-            raise WorkspaceError(f"git did not register the worktree at {directory}.")
-        (admin / WORKTREE_MARKER).write_text(f"{sha}\n")
+        with _WORKTREE_ADMIN:
+            self._git("worktree", "add", "--detach", "--quiet", str(directory), sha)
+            admin = self._worktree_admin(directory)
+            if admin is None:  # pragma: no cover - git just made it
+                raise WorkspaceError(f"git did not register the worktree at {directory}.")
+            (admin / WORKTREE_MARKER).write_text(f"{sha}\n")
 
     def list_worktrees(self) -> list[tuple[Path, str]]:
         """(path, head commit) of each worktree convgit made, whether or not its folder exists."""
@@ -1058,9 +1072,10 @@ class Workspace:
         if not directory.exists():
             shutil.rmtree(admin)  # its folder is gone: forget it, as `git worktree prune` would
             return
-        proc = self._git(
-            "worktree", "remove", *(["--force"] if force else []), str(directory), check=False
-        )
+        with _WORKTREE_ADMIN:
+            proc = self._git(
+                "worktree", "remove", *(["--force"] if force else []), str(directory), check=False
+            )
         if proc.returncode != 0:
             raise RefusedError(
                 f"git will not remove {directory}: {os.fsdecode(proc.stderr).strip()}",
@@ -1074,13 +1089,15 @@ class Workspace:
         when it can; what is left is deleted as git would, never following a symlink. The
         caller vouches that it made ``directory``: this does not check for convgit's mark."""
         directory = Path(directory).absolute()
-        if self._worktree_admin(directory) is not None and directory.is_dir():
-            self._git("worktree", "remove", "--force", "--force", str(directory), check=False)
+        with _WORKTREE_ADMIN:
+            if self._worktree_admin(directory) is not None and directory.is_dir():
+                self._git("worktree", "remove", "--force", "--force", str(directory), check=False)
         if os.path.lexists(directory):
             _delete_tree(directory)
-        admin = self._worktree_admin(directory)
-        if admin is not None:
-            _delete_tree(admin)  # as `git worktree prune` would, locked or not
+        with _WORKTREE_ADMIN:
+            admin = self._worktree_admin(directory)
+            if admin is not None:
+                _delete_tree(admin)  # as `git worktree prune` would, locked or not
 
     def modes(self, commit: str, paths: Sequence[str]) -> dict[str, int | None]:
         """The mode of each of ``paths`` in the tree of ``commit`` (None: not there, or below
