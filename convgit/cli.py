@@ -753,17 +753,23 @@ def run(
     ctx: typer.Context,
     refs: Annotated[
         list[str] | None,
-        typer.Argument(help="Entries whose snapshots to run on; . is the files now."),
+        typer.Argument(
+            help="Entries whose snapshots to run on; . is the files now.", metavar="REF"
+        ),
     ] = None,
     jobs: Annotated[
-        str | None, typer.Option("--jobs", "-j", help="How many at once (default: the cores).")
+        str | None,
+        typer.Option("--jobs", "-j", help="How many at once (default: the cores).", metavar="N"),
     ] = None,
     timeout: Annotated[
-        str | None, typer.Option("--timeout", help="Stop each command after this many seconds.")
+        str | None,
+        typer.Option("--timeout", help="Stop each command after this many seconds.", metavar="S"),
     ] = None,
     link: Annotated[
         list[str] | None,
-        typer.Option("--link", help="Symlink this path of the working tree in (e.g. .venv)."),
+        typer.Option(
+            "--link", help="Symlink this path of the working tree in (e.g. .venv).", metavar="PATH"
+        ),
     ] = None,
     worktree: Annotated[
         bool, typer.Option("--worktree", help="Run on the files now too (as REF .), first.")

@@ -986,7 +986,7 @@ def _run_note(row: RunRow, command: Sequence[str]) -> str:
         ended = f"was stopped after {outcome.seconds:.1f} s (timeout)"
     else:
         ended = f"exited with code {outcome.exit_code} after {outcome.seconds:.1f} s"
-    text = f"`{shlex.join(command)}`, run on {on} (convgit run), {ended}."
+    text = f"`{shlex.join(command)}` {ended}, run by convgit on {on}."
     if outcome.tail:
         text += " Its last lines:\n" + "\n".join(outcome.tail)
     return f"{text}\nFull output: {outcome.log}"

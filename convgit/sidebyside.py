@@ -12,7 +12,9 @@ Promises kept by ``run``:
 * each command runs in a process group of its own: a timeout or an interruption stops the
   whole group (SIGTERM or the signal received, then SIGKILL after ``GRACE`` seconds), and
   whatever a command leaves running in its group when it ends is killed;
-* the output of each command (stdout and stderr, as written) is kept whole in a log file.
+* the output of each command (stdout and stderr, as written) is kept whole in a log file;
+* a run killed outright (SIGKILL, a power cut) cannot clean up: its folder of logs says which
+  worktrees it made, and the next run on this machine removes them once that process is gone.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import threading
@@ -30,7 +33,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from convgit.errors import NotFoundError, RefusedError, RunInterruptedError, UsageError
+from convgit import codec
+from convgit.errors import (
+    ConvgitError,
+    NotFoundError,
+    RefusedError,
+    RunInterruptedError,
+    UsageError,
+)
 from convgit.restoreplan import BLOB, LEGACY_BLOB, TREE, relative_path
 from convgit.workspace import Workspace, WorkspaceError, user_env
 
@@ -97,6 +107,7 @@ def run(
         raise UsageError(f"--timeout must be a number of seconds above 0, not {timeout:g}.")
     linked = _check_links(ws, links)
     _check_targets(ws, targets, command[0], linked)
+    _sweep(ws, logs)
     folder = logs / f"{time.strftime('%Y%m%dT%H%M%S')}-{os.urandom(3).hex()}"
     try:
         folder.mkdir(parents=True)
@@ -182,6 +193,40 @@ def _linked(path: str, links: list[str]) -> bool:
     return any(path == link or path.startswith(link + "/") for link in links)
 
 
+# -- runs that could not clean up ----------------------------------------------------------------
+
+_RUNNING = "running.json"  # in a run's log folder while it runs: its process and worktrees
+
+
+def _sweep(ws: Workspace, logs: Path) -> None:
+    """Remove the worktrees of earlier runs on this machine whose process is gone."""
+    for record_path in logs.glob(f"*/{_RUNNING}"):
+        try:
+            record = codec.decode(record_path.read_bytes())
+            pid, host, base = int(record["pid"]), str(record["host"]), Path(record["base"])
+            folders = [Path(folder) for folder in record["folders"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if host != socket.gethostname() or _running(pid):
+            continue
+        with suppress(OSError, ConvgitError):
+            for folder in folders:
+                ws.discard_worktree(folder)
+            with suppress(FileNotFoundError):
+                base.rmdir()
+            record_path.unlink()
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
+
+
 # -- the run -----------------------------------------------------------------------------------
 
 
@@ -235,7 +280,7 @@ class _Run:
         self.jobs, self.timeout, self.links = jobs, timeout, links
         self.env = user_env()
         self.base: Path | None = None
-        self.folders: list[Path | None] = [None] * len(targets)
+        self.folders: list[Path] = []  # each is recorded before git starts on it
         self.outcomes: list[Outcome | None] = [None] * len(targets)
         self.lock = threading.Lock()
         self.stopping = False
@@ -247,6 +292,10 @@ class _Run:
             try:
                 try:
                     self.base = Path(tempfile.mkdtemp(prefix="convgit-run-"))
+                    self.folders = [
+                        self.base / f"{n}-{target.name}" for n, target in enumerate(self.targets, 1)
+                    ]
+                    self._record_running()
                 except OSError as exc:
                     raise WorkspaceError(
                         f"Could not make a temporary folder for the worktrees: {_words(exc)}."
@@ -260,6 +309,17 @@ class _Run:
         if signals.received is not None:  # it came during the clean-up
             raise RunInterruptedError(signals.received)
         return [outcome for outcome in self.outcomes if outcome is not None]
+
+    def _record_running(self) -> None:
+        record = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "base": str(self.base),
+            "folders": [str(folder) for folder in self.folders],
+        }
+        temporary = self.logs / f".{_RUNNING}"
+        temporary.write_bytes(codec.encode(record))
+        temporary.replace(self.logs / _RUNNING)
 
     def _each(self, work: Callable[[int], None], *, stoppable: bool = True) -> None:
         """``work(i)`` for every target, on up to ``jobs`` threads; the first error stops the
@@ -295,10 +355,7 @@ class _Run:
             raise errors[0]
 
     def _prepare(self, index: int) -> None:
-        target = self.targets[index]
-        assert self.base is not None
-        folder = self.base / f"{index + 1}-{target.name}"
-        self.folders[index] = folder  # before git starts: the clean-up covers a half-made one
+        target, folder = self.targets[index], self.folders[index]
         try:
             self.ws.add_worktree(target.commit, folder)
             for link in self.links:
@@ -387,8 +444,6 @@ class _Run:
 
         def remove(index: int) -> None:
             folder = self.folders[index]
-            if folder is None:
-                return
             for link in self.links:
                 if os.path.islink(folder / link):
                     os.unlink(folder / link)  # never through it, whatever removes the rest
@@ -400,19 +455,21 @@ class _Run:
                     f"remove it with `git worktree remove --force --force {folder}`",
                 ) from None
 
+        if self.base is None:
+            return
         try:
             self._each(remove, stoppable=False)
         finally:
-            if self.base is not None:
-                try:
-                    self.base.rmdir()
-                except FileNotFoundError:
-                    pass
-                except OSError:
-                    raise WorkspaceError(
-                        f"The temporary worktrees in {self.base} could not all be removed.",
-                        f"remove them with `git worktree remove --force` and `rm -r {self.base}`",
-                    ) from None
+            try:
+                self.base.rmdir()
+            except FileNotFoundError:
+                pass
+            except OSError:
+                raise WorkspaceError(
+                    f"The temporary worktrees in {self.base} could not all be removed.",
+                    f"remove them with `git worktree remove --force` and `rm -r {self.base}`",
+                ) from None
+        (self.logs / _RUNNING).unlink(missing_ok=True)
 
 
 def _exited(pid: int, deadline: float | None) -> bool:

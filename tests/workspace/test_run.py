@@ -214,7 +214,7 @@ def test_note_records_each_result_at_the_end_of_its_branch_and_the_active_leaf_s
     # the model on each branch sees its own result, and the active branch sees neither
     context_a = s.context(notes[a_end]["id"]).messages
     assert context_a[-1]["content"].startswith("Note from convgit: `")
-    assert not any("convgit run" in str(m["content"]) for m in s.context().messages)
+    assert not any("run by convgit" in str(m["content"]) for m in s.context().messages)
     plans.assert_nothing_left()
 
 
@@ -262,6 +262,27 @@ def test_interrupting_a_run_stops_its_commands_and_removes_its_worktrees(
     assert err.startswith(f"convgit: The run was interrupted by {signum.name}")
     assert "Traceback" not in err and len(err.splitlines()) == 1
     assert not [pid for pid in started if alive(pid)]
+    plans.assert_nothing_left()
+
+
+def test_the_worktrees_of_a_run_killed_outright_go_with_the_next_run(
+    plans: Plans, pids: Path
+) -> None:
+    script = f"echo $$ >> {shlex.quote(str(pids))}; exec sleep 300"
+    command = [sys.executable, "-m", "convgit", "-C", str(plans.repo.path), "run"]
+    killed = subprocess.Popen(
+        [*command, "planA", "planB", "--", "sh", "-c", script], env=plans.env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    started = wait_for_lines(pids, 2)
+    killed.kill()  # SIGKILL: no clean-up can run
+    killed.wait()
+    for pid in started:
+        os.killpg(pid, signal.SIGKILL)  # its commands, which would otherwise run on
+    left = plans.repo.git("worktree", "list", "--porcelain")
+    assert left.count("worktree ") == plans.worktrees.count("worktree ") + 2
+    rows = plans.runs("planB", "--", "true")
+    assert [r["exit_code"] for r in rows] == [0]
     plans.assert_nothing_left()
 
 
