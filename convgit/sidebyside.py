@@ -32,6 +32,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from convgit import codec
 from convgit.errors import (
@@ -238,7 +239,7 @@ class _Signals:
     def __init__(self) -> None:
         self.received: int | None = None
         self._held = False
-        self._saved: dict[int, object] = {}
+        self._saved: dict[int, Any] = {}  # what signal.signal returned
 
     def __enter__(self) -> _Signals:
         if threading.current_thread() is threading.main_thread():
@@ -259,7 +260,8 @@ class _Signals:
 
     def __exit__(self, *exc: object) -> None:
         for signum, handler in self._saved.items():
-            signal.signal(signum, handler)  # type: ignore[arg-type]
+            # None: a handler not installed from Python, which cannot be put back
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
 
 class _Run:
