@@ -7,7 +7,9 @@ Promises kept here:
   append is refused (``LeafMovedError``) unless ``force=True``;
 * restore saves the working tree first and records it, so ``restore(undo=True)`` returns to
   the exact prior bytes; it tells the model in a ``note`` entry, and never moves the leaf
-  to another branch.
+  to another branch;
+* a side-by-side run never touches the working tree; its notes go to the end of each REF's
+  branch and never move the active leaf to another branch.
 """
 
 from __future__ import annotations
