@@ -9,6 +9,7 @@ from convgit.errors import (
     NotFoundError,
     NoWorkspaceError,
     RefusedError,
+    RunInterruptedError,
     UsageError,
 )
 from convgit.session import Session
@@ -22,6 +23,7 @@ __all__ = [
     "NoWorkspaceError",
     "NotFoundError",
     "RefusedError",
+    "RunInterruptedError",
     "Session",
     "UsageError",
 ]

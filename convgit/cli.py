@@ -26,7 +26,7 @@ from convgit.errors import (
     RefusedError,
     UsageError,
 )
-from convgit.session import Session
+from convgit.session import WORKING_TREE, Session
 
 if TYPE_CHECKING:
     from convgit.render import Styled
@@ -119,6 +119,19 @@ class _Group(_PlainParams, typer.core.TyperGroup):
     pass
 
 
+class _CommandAfterDashes(_Command):
+    """A command whose arguments end at ``--``: what follows is another program's command
+    line, kept whole in ``ctx.meta["convgit.command"]`` (the parser would drop the ``--``)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if "--" in args:
+            at = args.index("--")
+            ctx.meta["convgit.command"] = args[at + 1 :]
+            args = args[:at]
+        parsed: list[str] = super().parse_args(ctx, args)
+        return parsed
+
+
 _APP_SETTINGS: dict[str, Any] = dict(
     cls=_Group,
     name="convgit",
@@ -190,7 +203,7 @@ def command(*names: str, **kwargs: Any) -> Callable[[F], F]:
             except KeyboardInterrupt:
                 raise typer.Exit(130) from None
 
-        app.command(*names, cls=_Command, **kwargs)(guarded)
+        app.command(*names, cls=kwargs.pop("cls", _Command), **kwargs)(guarded)
         return fn
 
     return decorate
@@ -918,6 +931,75 @@ def html_cmd(
 
         if not webbrowser.open(path.resolve().as_uri()):
             show(f"no browser was found to open it: open {path}")
+
+
+@command(cls=_CommandAfterDashes)
+def run(
+    ctx: typer.Context,
+    refs: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Entries whose snapshots to run on; . is the files now.", metavar="REF"
+        ),
+    ] = None,
+    jobs: Annotated[
+        str | None,
+        typer.Option("--jobs", "-j", help="How many at once (default: the cores).", metavar="N"),
+    ] = None,
+    timeout: Annotated[
+        str | None,
+        typer.Option("--timeout", help="Stop each command after this many seconds.", metavar="S"),
+    ] = None,
+    link: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--link", help="Symlink this path of the working tree in (e.g. .venv).", metavar="PATH"
+        ),
+    ] = None,
+    worktree: Annotated[
+        bool, typer.Option("--worktree", help="Run on the files now too (as REF .), first.")
+    ] = False,
+    note: Annotated[
+        bool, typer.Option("--note", help="Record each result as a note on its REF's branch.")
+    ] = False,
+    json: JsonFlag = False,
+) -> None:
+    """Run a command on several entries' snapshots side by side, each in a temporary worktree
+    (removed afterwards): convgit run REF... -- COMMAND. Exit 0 when every command ran,
+    whatever its own exit code (in the report); 1 when nothing could be run."""
+    from convgit import render
+
+    command_line = ctx.meta.get("convgit.command")
+    if not command_line:
+        raise UsageError("Give the command to run after --.", "convgit run REF... -- COMMAND")
+    chosen = ([WORKING_TREE] if worktree else []) + list(refs or [])
+    session = open_session()
+    report = session.run(
+        chosen,
+        command_line,
+        jobs=None if jobs is None else _number(jobs, "--jobs", int),
+        timeout=None if timeout is None else _number(timeout, "--timeout", float),
+        links=link or [],
+        note=note,
+    )
+    if json:
+        out([row.to_json() for row in report.rows])
+    else:
+        show(*render.run_lines(session, report))
+    for sentence in report.unnoted:
+        typer.echo(f"convgit: no note was recorded: {sentence}", err=True)
+    if report.unnoted:
+        raise typer.Exit(1)
+
+
+N = TypeVar("N", int, float)
+
+
+def _number(text: str, option: str, kind: Callable[[str], N]) -> N:
+    try:
+        return kind(text)
+    except ValueError:
+        raise UsageError(f"{option} takes a number, not {text!r}.") from None
 
 
 @command()

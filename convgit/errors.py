@@ -52,3 +52,19 @@ class CorruptStoreError(ConvgitError):
     """The store cannot be read without guessing: fsck names the problem, repair fixes it."""
 
     exit_code = 3
+
+
+class RunInterruptedError(ConvgitError):
+    """A side-by-side run stopped by SIGINT or SIGTERM, after stopping its commands and removing
+    its temporary worktrees; the exit code is the shell's for that signal (130, 143)."""
+
+    def __init__(self, signum: int) -> None:
+        import signal  # here: no other command needs it
+
+        name = signal.Signals(signum).name
+        super().__init__(
+            f"The run was interrupted by {name}: its commands were stopped and its temporary"
+            " worktrees removed."
+        )
+        self.signum = signum
+        self.exit_code = 128 + signum

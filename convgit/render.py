@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
 
-    from convgit.session import ImportResult, RestoreResult, Session, Status
+    from convgit.session import ImportResult, RestoreResult, RunReport, Session, Status
     from convgit.sidecar import SnapshotInfo
     from convgit.workspace import Change
 
@@ -359,3 +359,34 @@ def dropped_lines(dropped: list[dict[str, Any]], target: str) -> list[str]:
             where = f" (entr{'y' if len(idents) == 1 else 'ies'} {', '.join(idents[:5])}{more})"
         lines.append(f"convgit: not sent to {target}: {what}{where}: {why}")
     return lines
+
+
+def run_lines(session: Session, report: RunReport) -> list[Styled]:
+    """A row per REF of a run: its label (else the REF), entry, how the command ended, how
+    long it took and the entry's first line; below it the last lines of the output and the
+    path of the log that holds all of it."""
+    heads: list[tuple[str, str, str, str, str]] = []
+    for row in report.rows:
+        outcome = row.outcome
+        if row.entry is None:
+            name, ident, what = row.ref, "files", "the files of the working tree"
+        else:
+            name = session.tree.labels.get(row.entry) or row.ref
+            ident, what = row.entry, summary(session.tree.entries[row.entry], width=60)
+        ended = "timed out" if outcome.timed_out else f"exit {outcome.exit_code}"
+        heads.append((name, ident, ended, f"{outcome.seconds:.2f} s", what))
+    widths = [max(len(head[column]) for head in heads) for column in range(4)]
+    out: list[Styled] = []
+    for row, (name, ident, ended, took, what) in zip(report.rows, heads, strict=True):
+        outcome = row.outcome
+        style = "yellow" if outcome.timed_out else "green" if outcome.exit_code == 0 else "red"
+        line = Styled(name.ljust(widths[0]), style="bold").append("  ")
+        line.append(ident.ljust(widths[1]), style="yellow").append("  ")
+        line.append(ended.ljust(widths[2]), style=style).append("  ")
+        line.append(took.rjust(widths[3])).append("  ").append(what, style="dim")
+        out.append(line)
+        indent = " " * (widths[0] + 2)
+        out += [Styled(f"{indent}│ {text}") for text in outcome.tail or ("(no output)",)]
+        noted = f" (recorded as note {row.note})" if row.note else ""
+        out.append(Styled(f"{indent}log: {outcome.log}{noted}", style="dim"))
+    return out

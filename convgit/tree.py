@@ -366,6 +366,47 @@ class Tree:
             self._children = children
         return self._children
 
+    def newest_leaf(self, ident: str) -> str:
+        """The newest deepest leaf of the subtree at ``ident``: of the entries at or below it
+        that have no children (the ends of its branches), the one appended last; ``ident``
+        itself when nothing hangs below it. Where the subtree forks, this is the end of the
+        fork written to most recently, so after an edit or a retry lower down, the newer
+        attempt wins over an older and longer one. It is where "the branch at ``ident``"
+        continues: a run's ``note`` is appended there."""
+        children, lines = self.children, self.lines
+        newest, newest_line = ident, -1
+        stack, seen = [ident], set()
+        while stack:
+            node = stack.pop()
+            if node in seen:  # only a tree that fails ``check`` can loop
+                continue
+            seen.add(node)
+            below = children.get(node)
+            if below:
+                stack.extend(below)
+            elif lines[node] > newest_line:
+                newest, newest_line = node, lines[node]
+        return newest
+
+    def open_tool_calls(self, ident: str) -> list[str]:
+        """The tool calls still waiting for a result at ``ident``: when ``ident`` is an
+        assistant message with tool calls, or one of the tool results that follow it, the calls
+        no result up to ``ident`` answers. Anything but a tool result appended below ``ident``
+        would then come between a call and its result."""
+        answered: set[str] = set()
+        node: str | None = ident
+        for _ in range(len(self.entries)):  # bounded: the parent chain may loop in a broken file
+            if node is None:
+                break
+            record = self.entries[node]
+            if record["type"] != "message" or record["role"] == "user":
+                break
+            if record["role"] == "assistant":
+                return [call for call in tool_call_ids(record) if call not in answered]
+            answered.add(str(record.get("toolCallId")))
+            node = record["parentId"]
+        return []
+
     def path(self, leaf: str | None = None) -> list[str]:
         """Ids from the root to ``leaf`` (default: the active leaf). A run of entries that each
         follow their parent in the file is copied in one slice, so a long conversation costs a

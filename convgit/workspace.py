@@ -28,6 +28,8 @@ import shutil
 import stat
 import struct
 import subprocess
+import sys
+import threading
 from collections.abc import Callable, Collection, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
@@ -64,6 +66,7 @@ __all__ = [
     "Workspace",
     "WorkspaceError",
     "_index_entries",
+    "user_env",
 ]
 
 DEFAULT_SIZE_CAP = 10 * 1024 * 1024
@@ -72,6 +75,9 @@ AUTHOR_NAME = "convgit"
 AUTHOR_EMAIL = "convgit@localhost"
 REF_PREFIX = "refs/convgit/"
 WORKTREE_MARKER = "convgit-worktree"
+# `git worktree add` and `remove` read every worktree's admin folder and die on one another
+# git is still writing (an empty commondir): one at a time in this process.
+_WORKTREE_ADMIN = threading.Lock()
 
 
 # Variables that point git at another repository, index or object store, or change what a
@@ -191,6 +197,36 @@ def _kind(mode: int) -> int:
     return mode & 0o170000
 
 
+def _signal_name(signum: int) -> str:
+    import signal  # only a git killed by a signal needs it
+
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def _delete_tree(path: Path) -> None:
+    """Delete ``path`` and everything below it (symlinks themselves, never what they point
+    at), making folders a command left read-only writable on the way."""
+
+    def writable_and_retry(function: Callable[..., object], name: str, _exc: object) -> None:
+        parent = os.path.dirname(name)
+        with suppress(OSError):
+            os.chmod(parent, stat.S_IRWXU)
+            if not os.path.islink(name) and os.path.isdir(name):
+                os.chmod(name, stat.S_IRWXU)
+        function(name)
+
+    if os.path.islink(path) or not path.is_dir():
+        path.unlink()
+        return
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=writable_and_retry)
+    else:
+        shutil.rmtree(path, onerror=writable_and_retry)
+
+
 def _git_env() -> dict[str, str]:
     env = {
         name: value
@@ -200,6 +236,12 @@ def _git_env() -> dict[str, str]:
     env["LC_ALL"] = "C"  # stable messages: a few are parsed, all are shown in English
     env["GIT_TERMINAL_PROMPT"] = "0"
     return env
+
+
+def user_env() -> dict[str, str]:
+    """The environment for a user's command run in a worktree convgit made: the caller's,
+    without the variables that would point git at another repository, index or object store."""
+    return {name: value for name, value in os.environ.items() if name not in _LOCAL_GIT_VARS}
 
 
 class Workspace:
@@ -311,7 +353,9 @@ class Workspace:
     ) -> subprocess.CompletedProcess[bytes]:
         done = subprocess.CompletedProcess(proc.args, proc.wait(), out, err)
         if check and done.returncode != 0:
-            words = os.fsdecode(err).strip() or f"exit status {done.returncode}"
+            code = done.returncode
+            status = f"killed by {_signal_name(-code)}" if code < 0 else f"exit status {code}"
+            words = os.fsdecode(err).strip() or status
             raise WorkspaceError(f"git {verb} failed: {words}")
         return done
 
@@ -1026,11 +1070,12 @@ class Workspace:
                 )
         if directory.exists() and any(directory.iterdir()):
             raise RefusedError(f"{directory} already exists and is not empty.")
-        self._git("worktree", "add", "--detach", "--quiet", str(directory), sha)
-        admin = self._worktree_admin(directory)
-        if admin is None:  # pragma: no cover - git just made it
-            raise WorkspaceError(f"git did not register the worktree at {directory}.")
-        (admin / WORKTREE_MARKER).write_text(f"{sha}\n")
+        with _WORKTREE_ADMIN:
+            self._git("worktree", "add", "--detach", "--quiet", str(directory), sha)
+            admin = self._worktree_admin(directory)
+            if admin is None:  # pragma: no cover - git just made it
+                raise WorkspaceError(f"git did not register the worktree at {directory}.")
+            (admin / WORKTREE_MARKER).write_text(f"{sha}\n")
 
     def list_worktrees(self) -> list[tuple[Path, str]]:
         """(path, head commit) of each worktree convgit made, whether or not its folder exists."""
@@ -1060,14 +1105,40 @@ class Workspace:
         if not directory.exists():
             shutil.rmtree(admin)  # its folder is gone: forget it, as `git worktree prune` would
             return
-        proc = self._git(
-            "worktree", "remove", *(["--force"] if force else []), str(directory), check=False
-        )
+        with _WORKTREE_ADMIN:
+            proc = self._git(
+                "worktree", "remove", *(["--force"] if force else []), str(directory), check=False
+            )
         if proc.returncode != 0:
             raise RefusedError(
                 f"git will not remove {directory}: {os.fsdecode(proc.stderr).strip()}",
                 hint="remove it with force to discard its changes",
             )
+
+    def discard_worktree(self, directory: Path) -> None:
+        """Remove the worktree at ``directory`` and git's admin folder for it, whatever state
+        it is in: made by ``add_worktree`` and changed since, or half-made by a checkout that
+        failed or was killed (git leaves it locked, without convgit's mark). git removes it
+        when it can; what is left is deleted as git would, never following a symlink. The
+        caller vouches that it made ``directory``: this does not check for convgit's mark."""
+        directory = Path(directory).absolute()
+        with _WORKTREE_ADMIN:
+            if self._worktree_admin(directory) is not None and directory.is_dir():
+                self._git("worktree", "remove", "--force", "--force", str(directory), check=False)
+        if os.path.lexists(directory):
+            _delete_tree(directory)
+        with _WORKTREE_ADMIN:
+            admin = self._worktree_admin(directory)
+            if admin is not None:
+                _delete_tree(admin)  # as `git worktree prune` would, locked or not
+
+    def modes(self, commit: str, paths: Sequence[str]) -> dict[str, int | None]:
+        """The mode of each of ``paths`` in the tree of ``commit`` (None: not there, or below
+        an entry that is not a folder)."""
+        with self._objects() as objects:
+            tree = objects.peel(commit, "tree")
+            found = {path: objects.lookup(tree, path) for path in paths}
+        return {path: None if entry is None else entry[0] for path, entry in found.items()}
 
     def _worktree_admin(self, directory: Path) -> Path | None:
         wanted = (directory / ".git").resolve()

@@ -353,6 +353,41 @@ def bench_snapshots(bench: Bench, files: int, goals: dict[str, float | None]) ->
     )  # fmt: skip
 
 
+def bench_run(bench: Bench, files: int) -> None:
+    """`convgit run` of a trivial command on two snapshots: its worktrees, made and removed,
+    against git making and removing the same worktrees one after the other (`--force`, as a
+    command that writes any file needs, and which skips rehashing the fresh checkout)."""
+    size = f"{files:,} files"
+    print(f"generating a {files:,}-file repository for run", file=sys.stderr, flush=True)
+    root = make_tree(bench, bench.root / f"run-{files}", files)
+    turns = Turns(root)
+    bench.convgit(root, "init")
+    entries, commits = [], []
+    for n in range(2):
+        turns.change()
+        made = orjson.loads(bench.convgit(root, "assistant", f"plan {n}", "--json").stdout)
+        entries.append(made["id"])
+        commits.append(made["snapshot"]["commit"])
+    side = bench.root / f"run-side-{files}"
+
+    def git_worktrees() -> float:
+        start = time.perf_counter()
+        for n, commit in enumerate(commits):
+            folder = side / str(n)
+            bench.run(["git", "worktree", "add", "--detach", "--quiet", str(folder), commit], root)
+            bench.run(["true"], folder)
+            bench.run(["git", "worktree", "remove", "--force", str(folder)], root)
+        return time.perf_counter() - start
+
+    a, b = bench.alternate(
+        lambda: bench.timed([*bench.cli, "run", *entries, "--", "true"], root), git_worktrees
+    )
+    bench.add(
+        "`convgit run` of `true` on two snapshots", size, a, b,
+        "git worktree add --detach, true, git worktree remove --force, per commit", 1.5,
+    )  # fmt: skip
+
+
 def bench_objects(bench: Bench, files: int) -> None:
     """Objects and disk after 100 snapshots (each after a one-file change), loose then packed."""
     from convgit.session import Session
@@ -674,7 +709,7 @@ def main() -> int:
     parser.add_argument(
         "--only",
         default="",
-        help="comma list of: snapshot, objects, log, load, append, import, page",
+        help="comma list of: snapshot, run, objects, log, load, append, import, page",
     )
     args = parser.parse_args()
     only = set(filter(None, args.only.split(",")))
@@ -698,6 +733,8 @@ def main() -> int:
                     "restore": 1.0,
                 }
                 bench_snapshots(bench, files, goals)
+        if not only or "run" in only:
+            bench_run(bench, 10_000)
         if not only or "objects" in only:
             bench_objects(bench, file_sizes[0])
         if not only or "load" in only:

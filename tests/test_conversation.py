@@ -358,3 +358,39 @@ def test_no_current_session_says_how_to_start_one(tmp_path: Path) -> None:
     with pytest.raises(NotFoundError) as info:
         Session.open(tmp_path, store_dir=tmp_path / "store")
     assert info.value.hint == "convgit init"
+
+
+def test_newest_leaf_is_where_the_branch_was_last_written(tmp_path: Path) -> None:
+    s = new(tmp_path)
+    task = s.append_user("task").id
+    plan = s.append_assistant("plan A").id
+    assert s.tree.newest_leaf(plan) == plan  # nothing below: the entry itself
+    s.append_user("still failing")
+    old_end = s.append_assistant("a long attempt").id
+    s.append_user("and now?")
+    deepest = s.append_assistant("the longest branch ends here").id
+    assert s.tree.newest_leaf(plan) == deepest
+    edited = s.edit(old_end, "a second, shorter attempt")  # newer, and shallower than `deepest`
+    assert s.tree.newest_leaf(plan) == edited
+    assert s.tree.newest_leaf(task) == edited
+    s.switch(deepest)
+    later = s.append_user("back on the long branch").id  # an older fork, written to last
+    assert s.tree.newest_leaf(task) == later
+    assert s.tree.newest_leaf(edited) == edited
+
+
+def test_open_tool_calls_are_those_a_note_would_cut_off(tmp_path: Path) -> None:
+    s = new(tmp_path)
+    question = s.append_user("list files").id
+    calls = [
+        {"type": "tool_call", "id": "c1", "name": "ls", "input": {}},
+        {"type": "tool_call", "id": "c2", "name": "cat", "input": {"p": "x"}},
+    ]
+    asked = s.append_assistant([{"type": "text", "text": "looking"}, *calls]).id
+    assert s.tree.open_tool_calls(asked) == ["c1", "c2"]
+    first = s.append_tool_result("c1", "a.txt").id
+    assert s.tree.open_tool_calls(first) == ["c2"]
+    second = s.append_tool_result("c2", "x").id
+    assert s.tree.open_tool_calls(second) == []
+    assert s.tree.open_tool_calls(question) == []
+    assert s.tree.open_tool_calls(s.append_assistant("done").id) == []

@@ -89,3 +89,52 @@ def test_add_worktree_refuses_folders_inside_the_repository_or_not_empty(
         repo.workspace.add_worktree(shot.commit, tmp_path / "busy")
     with pytest.raises(NotFoundError):
         repo.workspace.add_worktree("0" * 40, tmp_path / "nowhere")
+
+
+def test_discard_worktree_removes_a_changed_one_and_never_follows_a_link(
+    repo: GitRepo, tmp_path: Path
+):
+    shot = repo.workspace.snapshot(repo.index, message="m\n", parent=None)
+    side = tmp_path / "side"
+    repo.workspace.add_worktree(shot.commit, side)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("not the worktree's\n")
+    (side / "linked").symlink_to(outside)
+    (side / "build" / "locked").mkdir(parents=True)
+    (side / "build" / "locked" / "out.o").write_text("x")
+    (side / "build" / "locked").chmod(0o500)
+    (side / "src" / "app.py").write_text("changed\n")
+    repo.workspace.discard_worktree(side)
+    assert not side.exists()
+    assert (outside / "keep.txt").read_text() == "not the worktree's\n"
+    assert repo.workspace.list_worktrees() == []
+    assert repo.git("worktree", "list", "--porcelain").count("worktree ") == 1
+    assert repo.git("worktree", "prune", "--dry-run", "--verbose") == ""
+
+
+def test_discard_worktree_removes_a_half_made_one_git_left_locked(repo: GitRepo, tmp_path: Path):
+    side = tmp_path / "side"
+    # what a checkout killed half-way leaves: git's admin folder, locked, and part of the files
+    # (here without the .git file, so that git itself refuses to remove it)
+    repo.git("worktree", "add", "--detach", "--lock", "--quiet", str(side), "HEAD")
+    (side / "README.md").unlink()
+    (side / ".git").unlink()
+    repo.workspace.discard_worktree(side)
+    assert not side.exists()
+    common = Path(repo.git("rev-parse", "--path-format=absolute", "--git-common-dir").strip())
+    assert common.is_dir() and not list((common / "worktrees").glob("*"))
+    assert repo.git("worktree", "prune", "--dry-run", "--verbose") == ""
+
+
+def test_modes_tells_files_folders_and_absent_paths_apart(repo: GitRepo):
+    repo.write("run.sh", "#!/bin/sh\n", executable=True)
+    shot = repo.workspace.snapshot(repo.index, message="m\n", parent=None)
+    modes = repo.workspace.modes(shot.commit, ["run.sh", "src", "src/app.py", "nope", "run.sh/x"])
+    assert modes == {
+        "run.sh": 0o100755,
+        "src": 0o040000,
+        "src/app.py": 0o100644,
+        "nope": None,
+        "run.sh/x": None,
+    }

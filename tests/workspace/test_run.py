@@ -1,0 +1,373 @@
+"""`convgit run`: one command on several branches' files at once, each in a temporary worktree,
+through the real CLI on a real repository. Every test here runs under the guard that the user's
+index, HEAD, branches, tags and stash never change, and ends by proving that nothing is left:
+no worktree in `git worktree list`, nothing for `git worktree prune`, nothing in the temporary
+folder, and no process the commands started still running."""
+
+from __future__ import annotations
+
+import os
+import resource
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from convgit import Session
+from tests.workspace.gitrepo import GitRepo, oracle_tree
+
+START = "def add(a, b):\n    return a - b  # bug\n"
+PLAN_A = (
+    "def add(a, b):\n    total = a\n    for _ in range(b):\n        total += 1\n    return total\n"
+)
+PLAN_B = "def add(a, b):\n    return a + b\n"
+TEST = (
+    "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    "    assert add(2, -3) == -1\n"
+)
+# the project's test, without pytest's start-up cost, for the tests that are about the run itself
+QUICK_TEST = [sys.executable, "-c", "import sys, calc; sys.exit(calc.add(2, -3) != -1)"]
+
+
+class Plans:
+    """A session with two branches whose snapshots differ: plan A fails the test, plan B passes."""
+
+    def __init__(self, repo: GitRepo, tmp: Path) -> None:
+        self.repo, self.tmp = repo, tmp
+        repo.write("calc.py", START)
+        repo.write("test_calc.py", TEST)
+        repo.write("pytest.ini", "[pytest]\n")
+        self.session = Session.create(repo.path)
+        self.task = self.session.append_user("test_add fails: fix add()").id
+        self.session.label(self.task, "task")
+        repo.write("calc.py", PLAN_A)
+        self.a = self.session.append_assistant("Plan A: count up in a loop.").id
+        self.session.label(self.a, "planA")
+        self.summary = self.session.fork(self.task, summary="Plan A fails for negative numbers.")
+        repo.write("calc.py", PLAN_B)
+        self.b = self.session.append_assistant("Plan B: return a + b.").id
+        self.session.label(self.b, "planB")
+        self.worktrees = repo.git("worktree", "list", "--porcelain")
+
+    def convgit(self, *args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "convgit", "-C", str(self.repo.path), *args],
+            capture_output=True, text=True, env=self.env, timeout=120, check=False, **kwargs,
+        )  # fmt: skip
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "TMPDIR": str(self.tmp)}
+
+    def runs(self, *args: str) -> list[dict[str, Any]]:
+        done = self.convgit("run", "--json", *args)
+        assert done.returncode == 0, done.stderr
+        rows: list[dict[str, Any]] = orjson.loads(done.stdout)
+        return rows
+
+    def refused(self, *args: str, code: int = 1, **kwargs: Any) -> str:
+        """Run, expect ``code`` and one sentence on stderr, and return it."""
+        done = self.convgit(*args, **kwargs)
+        assert done.returncode == code, (done.stdout, done.stderr)
+        assert "Traceback" not in done.stderr
+        first = done.stderr.splitlines()[0]
+        assert first.startswith("convgit: ") and first.endswith("."), done.stderr
+        return done.stderr
+
+    def assert_nothing_left(self) -> None:
+        repo = self.repo
+        assert repo.git("worktree", "list", "--porcelain") == self.worktrees
+        assert repo.git("worktree", "prune", "--dry-run", "--verbose") == ""
+        admin = Path(repo.git("rev-parse", "--path-format=absolute", "--git-common-dir").strip())
+        assert not list((admin / "worktrees").glob("*"))
+        assert not list(self.tmp.iterdir()), list(self.tmp.iterdir())
+
+
+@pytest.fixture
+def plans(repo: GitRepo, tmp_path: Path) -> Plans:
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    return Plans(repo, tmp)
+
+
+@pytest.fixture
+def pids(tmp_path: Path) -> Iterator[Path]:
+    """A file the commands write their process ids to; whatever is still running at the end
+    (a failed test) is killed, so no test leaves a process behind."""
+    path = tmp_path / "pids"
+    yield path
+    for pid in path.read_text().split() if path.exists() else []:
+        with suppress(ProcessLookupError):
+            os.kill(int(pid), signal.SIGKILL)
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie waiting for its parent to reap it has stopped)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return state != "Z"
+
+
+def wait_for_lines(path: Path, count: int, seconds: float = 60) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if path.exists() and len(path.read_text().split()) >= count:
+            return [int(pid) for pid in path.read_text().split()]
+        time.sleep(0.05)
+    raise AssertionError(f"{path} never got {count} lines")
+
+
+def test_run_shows_each_branchs_result_in_order_and_leaves_the_users_files_alone(
+    plans: Plans,
+) -> None:
+    repo = plans.repo
+    repo.write("calc.py", "work in progress\n")  # the files the user is working on
+    repo.write("scratch.txt", "untracked\n")
+    before = repo.digest()
+    done = plans.convgit("run", "planA", "planB", "--", sys.executable, "-m", "pytest", "-q")
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines() if not line.startswith(" ")]
+    assert [row[:4] for row in rows] == [
+        ["planA", plans.a, "exit", "1"],
+        ["planB", plans.b, "exit", "0"],
+    ]
+    blocks = done.stdout.split("\nplanB")
+    assert "1 failed" in blocks[0] and "1 passed" in blocks[1]
+    logs = [Path(line.split("log: ")[1]) for line in done.stdout.splitlines() if "log: " in line]
+    assert len(logs) == 2
+    assert "FAILED test_calc.py::test_add" in logs[0].read_text()
+    assert "1 passed" in logs[1].read_text()
+    assert logs[0].parent.parent == repo.path / ".git" / "convgit" / "runs"
+    assert repo.digest() == before
+    plans.assert_nothing_left()
+
+
+def test_run_json_lists_every_ref_in_the_order_given(plans: Plans) -> None:
+    rows = plans.runs("planB", plans.a[:6], "--", *QUICK_TEST)
+    snapshots = plans.session.sidecar.snapshots
+    keys = ["ref", "entry", "commit", "exit_code", "seconds", "timed_out", "output"]
+    assert [list(row) for row in rows] == [keys, keys]
+    assert [(r["ref"], r["entry"], r["exit_code"], r["timed_out"]) for r in rows] == [
+        ("planB", plans.b, 0, False),
+        (plans.a[:6], plans.a, 1, False),
+    ]
+    assert [r["commit"] for r in rows] == [snapshots[plans.b].commit, snapshots[plans.a].commit]
+    assert all(isinstance(r["seconds"], float) and r["seconds"] > 0 for r in rows)
+    assert all(Path(r["output"]).is_file() for r in rows)
+    plans.assert_nothing_left()
+
+
+def test_dot_runs_the_files_of_the_working_tree_beside_a_snapshot(plans: Plans) -> None:
+    repo = plans.repo
+    repo.write("calc.py", "def add(a, b):\n    return b + a  # not snapshotted yet\n")
+    before = repo.digest()
+    command = [*QUICK_TEST[:2], "open('written-by-the-run.txt', 'w').write('x'); " + QUICK_TEST[2]]
+    for chosen in ([".", "planA"], ["--worktree", "planA"]):
+        rows = plans.runs(*chosen, "--", *command)
+        assert [(r["ref"], r["entry"], r["exit_code"]) for r in rows] == [
+            (".", None, 0),
+            ("planA", plans.a, 1),
+        ]
+        # the files as they are now, as git would stage them
+        files_now = repo.git("rev-parse", f"{rows[0]['commit']}^{{tree}}").strip()
+        assert files_now == oracle_tree(repo.path)
+    assert repo.digest() == before  # what the command wrote stayed in its worktree
+    plans.assert_nothing_left()
+
+
+def test_note_records_each_result_at_the_end_of_its_branch_and_the_active_leaf_stays(
+    plans: Plans,
+) -> None:
+    s = plans.session
+    s.switch(plans.a)
+    a_end = s.append_user("Still failing for negative numbers.").id  # plan A's branch goes on
+    elsewhere = s.fork(plans.task, summary="Try something else.")  # the active leaf: a 3rd branch
+    done = plans.convgit("run", "--note", "planA", "planB", "--", *QUICK_TEST)
+    assert done.returncode == 0, done.stderr
+    s = Session.open(plans.repo.path)
+    assert s.leaf == elsewhere
+    notes = {
+        r["parentId"]: r
+        for r in s.tree.entries.values()
+        if r["type"] == "note" and r["source"] == "run"
+    }
+    assert set(notes) == {a_end, plans.b}
+    assert "exited with code 1" in notes[a_end]["text"]
+    assert "exited with code 0" in notes[plans.b]["text"]
+    assert notes[a_end]["id"] in done.stdout  # the report names the notes
+    # the model on each branch sees its own result, and the active branch sees neither
+    context_a = s.context(notes[a_end]["id"]).messages
+    assert context_a[-1]["content"].startswith("Note from convgit: `")
+    assert not any("run by convgit" in str(m["content"]) for m in s.context().messages)
+    plans.assert_nothing_left()
+
+
+def test_note_below_the_active_leaf_moves_it_down_its_own_branch_only(plans: Plans) -> None:
+    s = plans.session
+    s.switch(plans.b)
+    done = plans.convgit("run", "--note", "planB", "planA", "--", *QUICK_TEST)
+    assert done.returncode == 0, done.stderr
+    s = Session.open(plans.repo.path)
+    note = s.tree.entries[s.leaf]
+    assert (note["type"], note["parentId"]) == ("note", plans.b)
+    assert "exited with code 0" in note["text"]
+    on_a = [c for c in s.tree.children[plans.a] if s.tree.entries[c]["type"] == "note"]
+    assert len(on_a) == 1 and "exited with code 1" in s.tree.entries[on_a[0]]["text"]
+
+
+def test_note_never_lands_between_a_tool_call_and_its_result(plans: Plans) -> None:
+    s = plans.session
+    s.switch(plans.a)
+    call = {"type": "tool_call", "id": "call-1", "name": "bash", "input": {"cmd": "pytest"}}
+    s.append_assistant([{"type": "text", "text": "running the tests"}, call])
+    s.switch(plans.b)
+    session_bytes = s.file.path.read_bytes()
+    words = plans.refused("run", "--note", "planA", "planB", "--", *QUICK_TEST)
+    assert "tool call call-1" in words
+    assert s.file.path.read_bytes() == session_bytes
+    assert not (plans.repo.path / ".git" / "convgit" / "runs").exists()  # nothing was run
+    plans.assert_nothing_left()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_interrupting_a_run_stops_its_commands_and_removes_its_worktrees(
+    plans: Plans, pids: Path, signum: signal.Signals
+) -> None:
+    script = f"echo $$ >> {shlex.quote(str(pids))}; sleep 300 & echo $! >> {pids}; wait"
+    command = [sys.executable, "-m", "convgit", "-C", str(plans.repo.path), "run"]
+    run = subprocess.Popen(
+        [*command, "planA", "planB", "--", "sh", "-c", script], env=plans.env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    started = wait_for_lines(pids, 4)
+    os.killpg(run.pid, signum)  # as a terminal's Ctrl-C does: to the whole process group
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 128 + signum
+    assert err.startswith(f"convgit: The run was interrupted by {signum.name}")
+    assert "Traceback" not in err and len(err.splitlines()) == 1
+    assert not [pid for pid in started if alive(pid)]
+    plans.assert_nothing_left()
+
+
+def test_the_worktrees_of_a_run_killed_outright_go_with_the_next_run(
+    plans: Plans, pids: Path
+) -> None:
+    script = f"echo $$ >> {shlex.quote(str(pids))}; exec sleep 300"
+    command = [sys.executable, "-m", "convgit", "-C", str(plans.repo.path), "run"]
+    killed = subprocess.Popen(
+        [*command, "planA", "planB", "--", "sh", "-c", script], env=plans.env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    started = wait_for_lines(pids, 2)
+    killed.kill()  # SIGKILL: no clean-up can run
+    killed.wait()
+    for pid in started:
+        os.killpg(pid, signal.SIGKILL)  # its commands, which would otherwise run on
+    left = plans.repo.git("worktree", "list", "--porcelain")
+    assert left.count("worktree ") == plans.worktrees.count("worktree ") + 2
+    rows = plans.runs("planB", "--", "true")
+    assert [r["exit_code"] for r in rows] == [0]
+    plans.assert_nothing_left()
+
+
+def test_a_timeout_stops_the_whole_group_while_the_other_runs_finish(
+    plans: Plans, pids: Path
+) -> None:
+    # plan A's files make the command hang, ignoring SIGTERM, with a child that ignores it too
+    stuck = f"trap '' TERM; echo $$ >> {pids}; sleep 300 & echo $! >> {pids}; wait; wait"
+    script = f"if grep -q 'a + b' calc.py; then echo quick; else {stuck}; fi"
+    rows = plans.runs("planA", "planB", "--timeout", "1.5", "--", "sh", "-c", script)
+    assert [(r["exit_code"], r["timed_out"]) for r in rows] == [(None, True), (0, False)]
+    assert 1.5 <= rows[0]["seconds"] < 60
+    assert not [pid for pid in wait_for_lines(pids, 2) if alive(pid)]
+    assert Path(rows[1]["output"]).read_text() == "quick\n"
+    plans.assert_nothing_left()
+
+
+@pytest.mark.parametrize(
+    ("options", "command", "words", "code"),
+    [
+        ([], ["no-such-command-here"], "There is no command 'no-such-command-here' on PATH", 1),
+        ([], ["./missing.sh"], "There is no missing.sh in the snapshot of", 1),
+        (["--link", "no-such-folder"], ["true"], "There is no no-such-folder in the working", 1),
+        (["--link", "calc.py"], ["true"], "calc.py is in the snapshot of", 1),
+        (["--link", "../outside"], ["true"], "is outside the working tree", 1),
+        (["--jobs", "0"], ["true"], "--jobs must be at least 1", 2),
+        (["--timeout", "soon"], ["true"], "--timeout takes a number", 2),
+    ],
+    ids=[
+        "no-command",
+        "not-in-snapshot",
+        "no-link",
+        "tracked-link",
+        "outside-link",
+        "jobs",
+        "time",
+    ],
+)
+def test_what_cannot_run_is_refused_in_one_sentence_before_anything_is_made(
+    plans: Plans, options: list[str], command: list[str], words: str, code: int
+) -> None:
+    before = plans.repo.digest()
+    stderr = plans.refused("run", "planA", "planB", *options, "--", *command, code=code)
+    assert words in stderr
+    assert not (plans.repo.path / ".git" / "convgit" / "runs").exists()
+    assert plans.repo.digest() == before
+    plans.assert_nothing_left()
+
+
+def test_a_ref_without_a_snapshot_or_a_command_is_refused(plans: Plans) -> None:
+    words = plans.refused("run", "planA", plans.summary, "--", "true")
+    assert f"Entry {plans.summary} has no snapshot." in words
+    assert "Give the command to run after --." in plans.refused("run", "planA", code=2)
+    plans.assert_nothing_left()
+
+
+def test_a_checkout_that_fails_half_way_leaves_nothing_behind(plans: Plans) -> None:
+    """A write that fails in the middle of a checkout (here a file-size limit, as a full disk
+    would): the run stops, and the half-made worktree goes with the finished one."""
+    s, repo = plans.session, plans.repo
+    s.switch(plans.task)
+    repo.write("data.bin", os.urandom(3 * 1024 * 1024))
+    big = s.append_assistant("Plan C: with a data file.").id
+    (repo.path / "data.bin").unlink()
+    before = repo.digest()
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1024 * 1024, 1024 * 1024))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+    words = plans.refused("run", "planB", big, "--", "true", preexec_fn=limited)
+    assert f"Could not check out the snapshot of {big} in a temporary worktree" in words
+    assert repo.digest() == before
+    plans.assert_nothing_left()
+
+
+def test_link_makes_an_ignored_folder_available_and_leaves_it_intact(plans: Plans) -> None:
+    repo = plans.repo
+    repo.write(".gitignore", "tools/\n")
+    repo.write("tools/check.sh", '#!/bin/sh\necho "tool ran beside $(cat calc.py | wc -l)"\n')
+    (repo.path / "tools" / "check.sh").chmod(0o755)
+    before = repo.digest()
+    rows = plans.runs("planA", "planB", "--link", "tools", "--", "tools/check.sh")
+    assert [r["exit_code"] for r in rows] == [0, 0]
+    outputs = [Path(r["output"]).read_text() for r in rows]
+    assert outputs == ["tool ran beside 5\n", "tool ran beside 2\n"]
+    assert repo.digest() == before  # the link went, what it pointed at stayed
+    plans.assert_nothing_left()
