@@ -186,12 +186,12 @@ class TwoTrackMachine(RuleBasedStateMachine):
         choices = [e for e in self.order if self.kind[e] in kinds]
         return choices[pick % len(choices)]
 
-    def _snapshot_above(self, ident: str | None) -> bool:
+    def _nearest_snapshot(self, ident: str | None) -> str | None:
         while ident is not None:
             if ident in self.at:
-                return True
+                return ident
             ident = self.parent[ident]
-        return False
+        return None
 
     def _snapshotted(self, ident: str) -> None:
         """A snapshot of ``ident`` was just taken: it is git's tree and the model's files."""
@@ -218,11 +218,13 @@ class TwoTrackMachine(RuleBasedStateMachine):
     @rule()
     def user(self) -> None:
         parent = self.leaf
-        snapshots_first = not self._snapshot_above(parent)
+        # snapshotted at the start, and whenever the files differ from the nearest snapshot
+        nearest = self._nearest_snapshot(parent)
+        records = nearest is None or self.at[nearest] != self.files
         made = self._moves_nothing(lambda: self.session.append_user(self._text()))
         self._entered(made.id, parent, "user")
-        assert (made.id in self.session.sidecar.snapshots) == snapshots_first
-        if snapshots_first:
+        assert (made.id in self.session.sidecar.snapshots) == records
+        if records:
             self._snapshotted(made.id)
 
     @precondition(lambda self: self.leaf is not None)
@@ -361,10 +363,15 @@ class TwoTrackMachine(RuleBasedStateMachine):
             assert digest(self.root) == disk_before
             return
         expected = merged(self.files, source, paths)
+        saved_before = len(self.session.sidecar.saved)
         result = run()
         assert ignored_part(digest(self.root)) == ignored_part(disk_before) == self.ignored
         assert bool(result.changes) == (expected != self.files), result.changes
-        self.last_restore = (dict(self.files), paths)
+        # a restore that changes nothing saves nothing and moves no undo point
+        assert (result.saved is not None) == bool(result.changes)
+        assert len(self.session.sidecar.saved) == saved_before + bool(result.changes)
+        if result.changes:
+            self.last_restore = (dict(self.files), paths)
         self._check_files(expected)
         if result.changes:  # a note on the leaf tells the model; the leaf stays on its branch
             note = self.session.leaf
