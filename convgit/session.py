@@ -719,9 +719,10 @@ class Session:
         if self.location.git is None or not self.sidecar.snapshots:
             return result
         ws = self.workspace()
+        size_cap = self.size_cap
         try:
             with self._workspace_lock():
-                current, skipped = ws.scan(self._index(), size_cap=self.size_cap)
+                current, skipped = ws.scan(self._index(), size_cap=size_cap)
         except (ConvgitError, OSError) as exc:  # git cannot stage the files (a failing filter)
             result.files_error = exc.message if isinstance(exc, ConvgitError) else _os_words(exc)
             return result
