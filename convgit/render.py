@@ -295,13 +295,13 @@ def stat_line(changes: Sequence[Change]) -> str:
 
 def restore_words(result: RestoreResult) -> list[str]:
     if result.undo:
-        what = f"the state before the last restore ({result.saved_target})"
+        what = f"the state before the last restore, {result.saved_target}"
     elif result.saved_target is not None:
         what = f"the saved state {result.saved_target}"
     else:
         what = f"the snapshot of {result.target}"
     lines = changes_lines(result.changes)
-    lines += [f"left alone: {s.path} ({s.reason})" for s in result.changes.left_alone]
+    lines += [f"left alone: {s.path} ({_why(s.reason)})" for s in result.changes.left_alone]
     replaced = result.changes.replaced
     if result.dry_run:
         head = f"would restore {files(len(result.changes))} to {what} (dry run, nothing changed)"
@@ -323,6 +323,11 @@ def restore_words(result: RestoreResult) -> list[str]:
         lines.append(f"warning: {result.note_skipped}")
     tail = f"saved the previous state as {result.saved}: `convgit restore --undo` returns"
     return [head, *lines, tail]
+
+
+def _why(reason: str) -> str:
+    """A left-alone reason without the words its line starts with."""
+    return reason.removesuffix(", left alone").removesuffix("; left alone")
 
 
 def saved_lines(saved: Sequence[SavedState]) -> list[str]:

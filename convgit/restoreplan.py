@@ -141,13 +141,15 @@ def plan(
     deltas: list[Delta],
     ignored: Callable[[list[str]], set[str]],
     unaccounted: Callable[[list[str]], dict[str, str]] = lambda paths: {},
+    on_disk: Callable[[Delta], bool] = lambda delta: False,
 ) -> tuple[list[Delta], list[Skipped]]:
     """Check every write against the disk before anything changes: refuse writes below a
     symlink or file that stays, and folders that hold files outside the view; set aside
     paths that are outside the view (ignored or skipped files, nested repositories), and
     files absent from the target that it does not account for (``unaccounted`` gives the
-    reason for each of those: its snapshot left them out, or its ignore rules match them)."""
-    removals = {d.path for d in deltas if d.old is not None}
+    reason for each of those: its snapshot left them out, or its ignore rules match them).
+    A file set aside that already holds what the target has (``on_disk``) is not listed."""
+    by_path = {d.path: d for d in deltas}
     keep: list[Delta] = []
     aside: list[str] = []
     nested: list[str] = []
@@ -157,13 +159,23 @@ def plan(
     top = os.fsencode(root)
     repository_at: dict[bytes, bool] = {}
     for delta in deltas:
+        if delta.new is not None:
+            continue
+        if repository_above(top, os.fsencode(delta.path), repository_at) is not None:
+            nested.append(delta.path)  # never delete inside another repository
+        elif delta.old is not None and delta.old[0] == GITLINK and _holds_files(root, delta):
+            kept_alone.append(Skipped(delta.path, "a submodule the snapshot lacks; left alone"))
+        else:
+            gone.append(delta)
+    reasons = unaccounted([d.path for d in gone]) if gone else {}
+    keep += [d for d in gone if d.path not in reasons]
+    kept_alone += [Skipped(path, f"{why}; left alone") for path, why in reasons.items()]
+    # what the restore takes away: never a file it leaves alone, which a write must not replace
+    removals = {d.path for d in keep} | {
+        d.path for d in deltas if d.old is not None and d.new is not None
+    }
+    for delta in deltas:
         if delta.new is None:
-            if repository_above(top, os.fsencode(delta.path), repository_at) is not None:
-                nested.append(delta.path)  # never delete inside another repository
-            elif delta.old is not None and delta.old[0] == GITLINK and _holds_files(root, delta):
-                kept_alone.append(Skipped(delta.path, "a submodule; left alone"))
-            else:
-                gone.append(delta)
             continue
         if delta.old is not None and delta.old[0] == delta.new[0] == GITLINK:
             submodules.append(delta)  # checking a commit out in a submodule is the user's call
@@ -175,10 +187,6 @@ def plan(
             nested.append(delta.path)
         else:
             aside.append(delta.path)
-    if gone:
-        reasons = unaccounted([d.path for d in gone])
-        keep += [d for d in gone if d.path not in reasons]
-        kept_alone += [Skipped(path, f"{why}; left alone") for path, why in reasons.items()]
     keep.sort(key=lambda d: d.path)
     left_alone = [Skipped(p, "inside a nested repository; left alone") for p in nested]
     left_alone += kept_alone
@@ -187,6 +195,7 @@ def plan(
         for d in submodules
         if d.new is not None
     ]
+    aside = [path for path in aside if not on_disk(by_path[path])]
     if aside:
         by_git = ignored(aside)
         for path in aside:

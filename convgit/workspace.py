@@ -702,13 +702,14 @@ class Workspace:
                 lines.append(f"0 {zero}\t".encode() + path)
             elif flags & 0x40008000:
                 lines.append(f"{mode:o} {oid.hex()}\t".encode() + path)
-        # the user may have committed convgit's store: a snapshot never holds it
-        stores = [f":(literal){os.fsdecode(store)}/" for store in self._stores]
-        listed = self._git(
-            "ls-files", "-z", "--", *stores, f":(glob)**/{STORE_NAME}/**",
-            index=index, config=_WHOLE_INDEX_CONFIG,
-        ).stdout  # fmt: skip
-        lines += [f"0 {zero}\t".encode() + path for path in listed.split(b"\0") if path]
+        if self._stores or os.path.lexists(self.root / STORE_NAME):
+            # the user may have committed convgit's store: a snapshot never holds it
+            stores = [f":(literal){os.fsdecode(store)}/" for store in self._stores]
+            listed = self._git(
+                "ls-files", "-z", "--", *stores, f":(glob)**/{STORE_NAME}/**",
+                index=index, config=_WHOLE_INDEX_CONFIG,
+            ).stdout  # fmt: skip
+            lines += [f"0 {zero}\t".encode() + path for path in listed.split(b"\0") if path]
         if lines:
             self._set_index_entries(index, lines)
 
@@ -848,7 +849,13 @@ class Workspace:
                         objects, target_tree, current_tree, paths, target_skipped or {}
                     )
 
-                deltas, left_alone = restoreplan.plan(self.root, deltas, self._ignored, unaccounted)
+                def on_disk(delta: Delta) -> bool:
+                    raw = self._raw_entry(delta.path)
+                    return raw is not None and raw[:2] == delta.new
+
+                deltas, left_alone = restoreplan.plan(
+                    self.root, deltas, self._ignored, unaccounted, on_disk
+                )
                 if ours:
                     left_alone = sorted(
                         [
@@ -891,7 +898,7 @@ class Workspace:
             for lead in (path, *restoreplan.leading(path)):
                 why = skipped.get(lead) or skipped.get(codec.shown(lead))  # records show names
                 if why is not None:
-                    found[path] = f"not in the snapshot ({why})"
+                    found[path] = f"not in the snapshot: {why}"
                     break
         rest = [p for p in paths if p not in found]
         for path in self._ignored_by_tree(objects, target_tree, current_tree, rest):

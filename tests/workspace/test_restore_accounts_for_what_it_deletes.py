@@ -69,7 +69,7 @@ def test_restore_never_deletes_a_file_its_snapshot_left_out_over_the_size_cap(
     assert (repo.path / "data/big.bin").read_bytes() == b"now small\n"
     assert [c["path"] for c in result["changes"]] == ["src/app.py"]
     assert result["left_alone"][0]["path"] == "data/big.bin"
-    assert "not in the snapshot (larger than the size cap" in result["left_alone"][0]["reason"]
+    assert "not in the snapshot: larger than the size cap" in result["left_alone"][0]["reason"]
 
 
 def _store_in(store: Path) -> list[Path]:
@@ -191,4 +191,5 @@ def test_a_submodule_the_target_lacks_is_not_deleted(repo: GitRepo, make_repo, r
     inside = digest(repo.path / "lib")
     done = ws.restore(target, index=repo.index)
     assert digest(repo.path / "lib") == inside
-    assert ("lib", "a submodule; left alone") in [(s.path, s.reason) for s in done.left_alone]
+    reasons = [(s.path, s.reason) for s in done.left_alone]
+    assert ("lib", "a submodule the snapshot lacks; left alone") in reasons
