@@ -19,7 +19,7 @@ import typer.core
 
 from convgit import codec
 from convgit.errors import ConvgitError, InvalidEntryError, RefusedError, UsageError
-from convgit.session import Session
+from convgit.session import Session, caller_id
 from convgit.sidecar import is_saved_ref
 
 if TYPE_CHECKING:
@@ -360,9 +360,10 @@ def tool(
 
 
 @command()
-def append(json: JsonFlag = False) -> None:
+def append(ident: IdOption = None, json: JsonFlag = False) -> None:
     """Append entries from stdin, one JSON object per line, in order. An entry without
-    parentId hangs off the leaf at the moment it is written; id and ts are filled in."""
+    parentId hangs off the leaf at the moment it is written; id and ts are filled in. An
+    entry sent again with its id (each record's "id", or --id for a single entry) is a no-op."""
     records = []
     for number, line in enumerate(sys.stdin.buffer, 1):
         if not line.strip():
@@ -378,6 +379,8 @@ def append(json: JsonFlag = False) -> None:
                 f"Line {number} of the input is not a JSON object; nothing was appended."
             )
         records.append(record)
+    if ident is not None:
+        _give_id(records, ident)
     session = open_session()
     ids = session.append_records(records, follow=True)
     if session.snapshot_error is not None:
@@ -387,6 +390,16 @@ def append(json: JsonFlag = False) -> None:
         out({"ids": ids, "leaf": session.leaf})
     else:
         show(f"appended {len(ids)} entries; leaf is {session.leaf}")
+
+
+def _give_id(records: list[dict[str, Any]], ident: str) -> None:
+    """``append --id``: the id of the one entry on stdin."""
+    if len(records) != 1 or records[0].get("id") not in (None, ident):
+        raise UsageError(
+            "--id names one entry: give it with a single entry that has no other id.",
+            'give each record its own "id" instead',
+        )
+    records[0]["id"] = caller_id(ident)
 
 
 # -- reading ---------------------------------------------------------------------------------
@@ -433,8 +446,11 @@ def show_cmd(
     """One entry in full, with its snapshot if it has one."""
     session = open_session()
     if is_saved_ref(ref):  # a saved state, by the id restore printed
-        value = session.saved_state(ref).to_json()
-        out(value) if json else typer.echo(codec.dumps(value, pretty=True))
+        state = session.saved_state(ref).to_json()
+        if json:
+            out(state)
+        else:
+            typer.echo(codec.dumps(state, pretty=True))
         return
     ident = session.resolve(ref)
     value = entry_json(session, ident)

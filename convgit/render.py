@@ -304,6 +304,8 @@ def restore_words(result: RestoreResult) -> list[str]:
     lines += [f"left alone: {s.path} ({_why(s.reason)})" for s in result.changes.left_alone]
     replaced = result.changes.replaced
     if result.dry_run:
+        if not result.changes:
+            return [f"nothing to restore: the files already are {what}", *lines]
         head = f"would restore {files(len(result.changes))} to {what} (dry run, nothing changed)"
         if replaced:
             lines.append(

@@ -437,7 +437,7 @@ class Session:
     def _new_message(self, role: str, content: Any, ident: str | None = None) -> dict[str, Any]:
         record = {"type": "message", "role": role, "content": content}
         if ident is not None:
-            record["id"] = _caller_id(ident)
+            record["id"] = caller_id(ident)
         return record
 
     # -- moving in the conversation (never changes a file) --------------------------------------
@@ -944,7 +944,7 @@ def _reason_word(reason: str) -> str:
 _CALLER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
-def _caller_id(ident: str) -> str:
+def caller_id(ident: str) -> str:
     """A caller-chosen entry id: letters, digits, ``.``, ``_`` and ``-`` (it names a git ref)."""
     if not _CALLER_ID.fullmatch(ident) or ident.endswith((".", ".lock")) or ".." in ident:
         raise UsageError(

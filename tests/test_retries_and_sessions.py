@@ -43,6 +43,16 @@ def test_the_same_id_with_other_content_is_refused(folder: Path) -> None:
     assert "cannot be an entry id" in one_sentence(error)
 
 
+def test_append_with_an_id_is_recorded_once(folder: Path) -> None:
+    line = orjson.dumps({"type": "message", "role": "assistant", "content": "a reply"}) + b"\n"
+    first = convgit(folder, "append", "--id", "reply-7", "--json", input=line).json()
+    again = convgit(folder, "append", "--id", "reply-7", "--json", input=line).json()
+    assert first["ids"] == again["ids"] == ["reply-7"]
+    assert [e["id"] for e in entries(folder)] == ["reply-7"]
+    error = convgit(folder, "append", "--id", "two", input=line + line, code=2).stderr
+    assert "--id names one entry" in one_sentence(error)
+
+
 def test_a_batch_sent_again_appends_nothing_twice(folder: Path) -> None:
     lines = b"".join(
         orjson.dumps({"type": "message", "role": role, "content": f"{role} text", "id": ident})
