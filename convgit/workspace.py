@@ -245,8 +245,11 @@ class Workspace:
     def keep_out(self, store: Path) -> None:
         """Never snapshot or restore ``store`` (convgit's own folder) when it is inside the
         working tree; folders named ``.convgit`` are kept out wherever they are."""
+        store = Path(store).resolve()
+        if any(store.is_relative_to(git.resolve()) for git in (self.git_dir, self.common_dir)):
+            return  # git never stages its own folder
         try:
-            inside = Path(store).resolve().relative_to(self.root.resolve())
+            inside = store.relative_to(self.root.resolve())
         except ValueError:
             return
         if inside.parts:
