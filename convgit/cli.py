@@ -26,7 +26,8 @@ from convgit.errors import (
     RefusedError,
     UsageError,
 )
-from convgit.session import WORKING_TREE, Session
+from convgit.session import WORKING_TREE, Session, caller_id
+from convgit.sidecar import is_saved_ref
 
 if TYPE_CHECKING:
     from convgit.render import Styled
@@ -146,6 +147,10 @@ app = typer.Typer(**_APP_SETTINGS)
 F = TypeVar("F", bound=Callable[..., Any])
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+IdOption = Annotated[
+    str | None,
+    typer.Option("--id", help="The entry's id; sending the same entry again changes nothing."),
+]
 ForceFlag = Annotated[
     bool, typer.Option("--force", help="Append even if another process moved the leaf.")
 ]
@@ -187,6 +192,9 @@ def _global(
         directory,
         fsync,
     )
+    if not directory.is_dir():
+        what = "is not a folder" if directory.exists() else "does not exist"
+        fail(UsageError(f"The folder {directory} given with -C {what}."))
 
 
 def command(*names: str, **kwargs: Any) -> Callable[[F], F]:
@@ -200,6 +208,8 @@ def command(*names: str, **kwargs: Any) -> Callable[[F], F]:
                 return fn(*args, **kw)
             except ConvgitError as exc:
                 fail(exc)
+            except OSError as exc:  # the file system refused: a full disk, a read-only folder
+                fail(ConvgitError(_os_sentence(exc)))
             except KeyboardInterrupt:
                 raise typer.Exit(130) from None
 
@@ -225,11 +235,16 @@ def _utf8(value: Any) -> Any:
     return value
 
 
+def _os_sentence(exc: OSError) -> str:
+    where = f" at {os.fsdecode(exc.filename)}" if exc.filename is not None else ""
+    return f"The file system refused{where}: {exc.strerror or exc}; nothing more was written."
+
+
 def fail(exc: ConvgitError) -> None:
     message = f"convgit: {exc.message}"
     if exc.hint:
         message += f"\n  hint: {exc.hint}"
-    typer.echo(message, err=True)
+    typer.echo(codec.shown(message), err=True)
     raise typer.Exit(exc.exit_code)
 
 
@@ -308,45 +323,66 @@ def init(
 
 
 def _appended(session: Session, ident: str, json: bool) -> None:
+    """Show an appended entry and its snapshot; a snapshot that could not be taken is a
+    warning (the entry is recorded: the command succeeds, so a retry adds nothing)."""
     snap = session.sidecar.snapshots.get(ident)
+    failed = session.snapshot_error
+    if failed is not None:
+        typer.echo(
+            codec.shown(f"convgit: warning: the files were not snapshotted: {failed}"), err=True
+        )
     if json:
         value = entry_json(session, ident)
-        value["snapshot"] = snap.to_json() if snap else None
+        value["snapshot"] = {"error": failed} if failed else snap.to_json() if snap else None
         out(value)
         return
     from convgit import render
 
     show(render.entry_line(session, ident, on_path=ident == session.leaf))
-    if snap is not None:
+    if snap is not None and failed is None:
         show(*render.snapshot_words(snap))
+
+
+def _text_of(text: str) -> str:
+    """The text argument, or stdin for ``-`` (texts longer than a command line allows)."""
+    if text != "-":
+        return text
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidEntryError("The text on stdin is not UTF-8; nothing was appended.") from None
 
 
 @command()
 def user(
-    text: Annotated[str, typer.Argument(help="The message text.")],
+    text: Annotated[str, typer.Argument(help="The message text (- reads it from stdin).")],
+    ident: IdOption = None,
     force: ForceFlag = False,
     json: JsonFlag = False,
 ) -> None:
     """Append a user message at the active leaf."""
     session = open_session()
-    _appended(session, session.append_user(text, force=force).id, json)
+    _appended(session, session.append_user(_text_of(text), force=force, ident=ident).id, json)
 
 
 @command()
 def assistant(
-    text: Annotated[str, typer.Argument(help="The reply text.")],
+    text: Annotated[str, typer.Argument(help="The reply text (- reads it from stdin).")],
+    ident: IdOption = None,
     force: ForceFlag = False,
     json: JsonFlag = False,
 ) -> None:
     """Append an assistant reply (and snapshot the files when snapshots are on)."""
     session = open_session()
-    _appended(session, session.append_assistant(text, force=force).id, json)
+    reply = session.append_assistant(_text_of(text), force=force, ident=ident)
+    _appended(session, reply.id, json)
 
 
 @command()
 def tool(
     call_id: Annotated[str, typer.Argument(help="The id of the tool call this answers.")],
-    text: Annotated[str, typer.Argument(help="The tool's output.")],
+    text: Annotated[str, typer.Argument(help="The tool's output (- reads it from stdin).")],
     error: Annotated[bool, typer.Option("--error", help="The tool failed.")] = False,
     on_call_branch: Annotated[
         bool,
@@ -355,6 +391,7 @@ def tool(
             help="The call is on another branch: file the result there; the leaf stays.",
         ),
     ] = False,
+    ident: IdOption = None,
     force: ForceFlag = False,
     json: JsonFlag = False,
 ) -> None:
@@ -362,7 +399,12 @@ def tool(
     unless --on-call-branch)."""
     session = open_session()
     made = session.append_tool_result(
-        call_id, text, is_error=error, force=force, on_call_branch=on_call_branch
+        call_id,
+        _text_of(text),
+        is_error=error,
+        force=force,
+        on_call_branch=on_call_branch,
+        ident=ident,
     )
     _appended(session, made.id, json)
     if not json and made.id != session.leaf:
@@ -370,9 +412,10 @@ def tool(
 
 
 @command()
-def append(json: JsonFlag = False) -> None:
+def append(ident: IdOption = None, json: JsonFlag = False) -> None:
     """Append entries from stdin, one JSON object per line, in order. An entry without
-    parentId hangs off the leaf at the moment it is written; id and ts are filled in."""
+    parentId hangs off the leaf at the moment it is written; id and ts are filled in. An
+    entry sent again with its id (each record's "id", or --id for a single entry) is a no-op."""
     records = []
     for number, line in enumerate(sys.stdin.buffer, 1):
         if not line.strip():
@@ -389,8 +432,13 @@ def append(json: JsonFlag = False) -> None:
                 f"Line {number} of the input is not a JSON object; nothing was appended."
             )
         records.append(record)
+    if ident is not None:
+        _give_id(records, ident)
     session = open_session()
     ids = session.append_records(records, follow=True)
+    if session.snapshot_error is not None:
+        warning = f"convgit: warning: the files were not snapshotted: {session.snapshot_error}"
+        typer.echo(codec.shown(warning), err=True)
     if json:
         out({"ids": ids, "leaf": session.leaf})
     else:
@@ -466,6 +514,16 @@ def export_cmd(
     show(f"wrote {len(path)} entries, root to {path[-1]['id']}, to {output} (pi v3)")
 
 
+def _give_id(records: list[dict[str, Any]], ident: str) -> None:
+    """``append --id``: the id of the one entry on stdin."""
+    if len(records) != 1 or records[0].get("id") not in (None, ident):
+        raise UsageError(
+            "--id names one entry: give it with a single entry that has no other id.",
+            'give each record its own "id" instead',
+        )
+    records[0]["id"] = caller_id(ident)
+
+
 # -- reading ---------------------------------------------------------------------------------
 
 
@@ -509,6 +567,13 @@ def show_cmd(
 ) -> None:
     """One entry in full, with its snapshot if it has one."""
     session = open_session()
+    if is_saved_ref(ref):  # a saved state, by the id restore printed
+        state = session.saved_state(ref).to_json()
+        if json:
+            out(state)
+        else:
+            typer.echo(codec.dumps(state, pretty=True))
+        return
     ident = session.resolve(ref)
     value = entry_json(session, ident)
     snap = session.sidecar.snapshots.get(ident)
@@ -583,6 +648,21 @@ def _report_dropped(dropped: list[dict[str, Any]], target: str) -> None:
         from convgit import render
 
         typer.echo("\n".join(render.dropped_lines(dropped, target)), err=True)
+
+
+@command()
+def use(
+    ref: Annotated[str, typer.Argument(help="A session id, a unique prefix of one, or its name.")],
+    json: JsonFlag = False,
+) -> None:
+    """Make a session current here again (by id, prefix or unique name)."""
+    from convgit.session import use as make_current
+
+    sid = make_current(options.directory, ref, options.store)
+    if json:
+        out({"session": sid, "current": True})
+    else:
+        show(f"session {sid} is current")
 
 
 @command()
@@ -683,11 +763,20 @@ def label(
     if name is None and not clear:
         raise typer.BadParameter("give a NAME, or --clear")
     session = open_session()
+    held = [] if clear or name is None else session.labelled(name)
     ident = session.label(ref, None if clear else name)
+    moved = [i for i in held if i != ident]
     if json:
-        out({"id": ident, "label": None if clear else name})
+        out(
+            {
+                "id": ident,
+                "label": None if clear else name,
+                "moved_from": moved[0] if moved else None,
+            }
+        )
     else:
-        show(f"{ident} {'unlabelled' if clear else 'labelled ' + str(name)}")
+        where = f" (moved from {', '.join(moved)})" if moved else ""
+        show(f"{ident} {'unlabelled' if clear else 'labelled ' + str(name)}{where}")
 
 
 @command()
@@ -728,8 +817,15 @@ def fsck(json: JsonFlag = False) -> None:
         )
     else:
         lines = render.problem_lines(problems)
-        if fatal:
-            lines.append(f"{len(fatal)} problem(s): `convgit repair` moves the bad lines aside")
+        lost = {(p.line, p.what) for p in session.lost_commits()} if fatal else set()
+        fixable = [p for p in fatal if (p.line, p.what) not in lost]
+        if fixable:
+            lines.append(f"{len(fixable)} problem(s): `convgit repair` moves the bad lines aside")
+        if lost:
+            lines.append(
+                f"{len(lost)} snapshot or saved-state commit(s) lost from git: their files"
+                " cannot be restored, and repair cannot bring them back"
+            )
         else:
             lines.append(f"session {session.id}: ok ({len(session.tree.entries)} entries)")
         typer.echo("\n".join(lines), err=bool(fatal))
@@ -777,11 +873,14 @@ def snapshot(
     """Record the working tree now as the snapshot of an entry (default: the leaf)."""
     from convgit import render
 
-    snap = open_session().snapshot(ref)
+    session = open_session()
+    had = session.sidecar.snapshots.get(session.resolve(ref))
+    snap = session.snapshot(ref)
+    unchanged = had is not None and had.commit == snap.commit
     if json:
-        out({"entry": snap.entry, "files": snap.files, **snap.to_json()})
+        out({"entry": snap.entry, "files": snap.files, "unchanged": unchanged, **snap.to_json()})
     else:
-        show(*render.snapshot_words(snap))
+        show(*render.snapshot_words(snap, unchanged=unchanged))
 
 
 @command()
@@ -798,36 +897,76 @@ def snapshots(
 
 @command()
 def restore(
-    ref: Annotated[str | None, typer.Argument(help="The entry whose snapshot to restore.")] = None,
+    ref: Annotated[
+        str | None,
+        typer.Argument(help="The entry whose snapshot to restore, or a saved state (saved:…)."),
+    ] = None,
     path: Annotated[
-        list[str] | None, typer.Option("--path", help="Restore only this file or folder.")
+        list[str] | None,
+        typer.Option("--path", help="Restore only this file or folder (relative to here)."),
     ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="List changes, change nothing.")
     ] = False,
-    undo: Annotated[
-        bool, typer.Option("--undo", help="Return to before the last restore.")
-    ] = False,
+    undo: Annotated[bool, typer.Option("--undo", help="Return to the newest saved state.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Restore while tool calls await their results.")
+    ] = False,
     json: JsonFlag = False,
 ) -> None:
-    """Bring files back to an entry's snapshot, after saving the current state (undoable).
-    The conversation's leaf does not move; a note tells the model."""
+    """Bring files back to an entry's snapshot or a saved state, after saving the current
+    state (undoable). Asks first (on a terminal; elsewhere it needs --yes). The conversation's
+    leaf does not move; a note tells the model."""
     from convgit import render
 
     if undo == (ref is not None):
         raise UsageError("Give either an entry to restore or --undo.", "convgit restore REF")
     session = open_session()
-    if not (yes or dry_run or json) and sys.stdin.isatty():
-        preview = session.restore(ref, paths=path, dry_run=True, undo=undo)
+    paths = None if path is None else _from_here(session, path)
+    if not (yes or dry_run):
+        preview = session.restore(ref, paths=paths, dry_run=True, undo=undo)  # checks REF too
+        if not sys.stdin.isatty():
+            raise RefusedError(
+                "restore changes files and there is no terminal to ask; nothing was restored.",
+                "add --yes to restore without asking (--dry-run lists the changes)",
+            )
         show(*render.restore_words(preview))
-        if preview.changes and not typer.confirm("restore these files?", default=True):
+        if not preview.changes:
+            return
+        if not typer.confirm("restore these files?", default=False):
+            typer.echo("nothing was restored", err=True)
             raise typer.Exit(1)
-    result = session.restore(ref, paths=path, dry_run=dry_run, undo=undo)
+    result = session.restore(ref, paths=paths, dry_run=dry_run, undo=undo, force=force)
     if json:
         out(result.to_json())
     else:
         show(*render.restore_words(result))
+
+
+def _from_here(session: Session, paths: list[str]) -> list[str]:
+    """``--path`` values, relative to the folder convgit runs in (as git reads pathspecs), as
+    paths relative to the worktree's root (a path outside it keeps its ``..`` and is refused)."""
+    here = Path(options.directory).resolve()
+    root = session.workspace().root.resolve()
+    out: list[str] = []
+    for given in paths:
+        joined = os.path.normpath(os.path.join(here, given))
+        relative = os.path.relpath(joined, root)
+        out.append("" if relative == "." else relative)
+    return out
+
+
+@command()
+def restores(json: JsonFlag = False) -> None:
+    """The saved states, newest first: the files as they were before each restore."""
+    from convgit import render
+
+    saved = list(reversed(open_session().sidecar.saved))
+    if json:
+        out([state.to_json() for state in saved])
+    else:
+        show(*render.saved_lines(saved))
 
 
 @command()
@@ -843,11 +982,16 @@ def diff(
 
     changes = open_session().diff(a, b)
     if json:
-        out([{"path": c.path, "status": c.status} for c in changes])
+        out(
+            [
+                {"path": c.path, "status": c.status, **({"reason": c.reason} if c.reason else {})}
+                for c in changes
+            ]
+        )
     elif stat:
         show(*render.changes_lines(changes), render.stat_line(changes))
     else:
-        typer.echo("\n".join(render.changes_lines(changes, name_only=name_only)) or "no changes")
+        show("\n".join(render.changes_lines(changes, name_only=name_only)) or "no changes")
 
 
 @command()
@@ -878,11 +1022,16 @@ def worktree(
         return
     if ref is None or directory is None:
         raise UsageError("Give an entry and a folder.", "convgit worktree REF DIR")
-    snap = session.add_worktree(ref, directory)
-    if json:
-        out({"entry": snap.entry, "commit": snap.commit, "path": str(directory)})
+    commit = session.add_worktree(ref, directory)
+    if is_saved_ref(ref):
+        entry, what = None, f"the saved state {session.saved_state(ref).id}"
     else:
-        show(f"checked out the snapshot of {snap.entry} ({snap.commit[:12]}) in {directory}")
+        entry = session.resolve(ref)
+        what = f"the snapshot of {entry} ({commit[:12]})"
+    if json:
+        out({"entry": entry, "commit": commit, "path": str(directory)})
+    else:
+        show(f"checked out {what} in {directory}")
 
 
 @command("html")

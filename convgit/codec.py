@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from itertools import compress, count
 from typing import Any
 
@@ -21,8 +22,46 @@ class TooDeepError(ValueError):
 
 
 def encode(record: dict[str, Any]) -> bytes:
-    """One record as one whole line, newline included (written with a single write)."""
-    return orjson.dumps(record) + b"\n"
+    """One record as one whole line, newline included (written with a single write). A file
+    name that is not UTF-8 is written as ``shown`` writes it."""
+    try:
+        return orjson.dumps(record) + b"\n"
+    except TypeError:
+        return orjson.dumps(_shown_in(record)) + b"\n"
+
+
+_ESCAPED = re.compile(r"\\x([89a-f][0-9a-f])")
+
+
+def shown(text: str) -> str:
+    """``text`` as convgit writes it (JSON, records, the terminal): unchanged when it is UTF-8;
+    a file name that is not (read from the file system with surrogateescape) gets each byte
+    that is not part of valid UTF-8 written as ``\\xHH``."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", "surrogateescape" if _escapable(text) else "backslashreplace")
+        return raw.decode("utf-8", "backslashreplace")
+    return text
+
+
+def unshown(text: str) -> str:
+    """The file name ``shown`` wrote as ``text`` (only for text ``shown`` changed)."""
+    return _ESCAPED.sub(lambda m: chr(0xDC00 + int(m[1], 16)), text)
+
+
+def _escapable(text: str) -> bool:
+    return all(not 0xD800 <= ord(c) < 0xDC80 and not 0xDD00 <= ord(c) < 0xE000 for c in text)
+
+
+def _shown_in(value: Any) -> Any:
+    if isinstance(value, str):
+        return shown(value)
+    if isinstance(value, dict):
+        return {shown(k) if isinstance(k, str) else k: _shown_in(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_shown_in(v) for v in value]
+    return value
 
 
 def decode(line: bytes | str) -> Any:
@@ -108,6 +147,9 @@ def dumps(value: Any, *, pretty: bool = False) -> str:
     """Machine output for ``--json``."""
     option = orjson.OPT_INDENT_2 if pretty else 0
     try:
-        return orjson.dumps(value, option=option).decode()
+        try:
+            return orjson.dumps(value, option=option).decode()
+        except TypeError:
+            return orjson.dumps(_shown_in(value), option=option).decode()
     except TypeError as exc:
         raise ConvgitError(f"This value cannot be written as JSON ({exc}).") from None

@@ -124,6 +124,8 @@ def run(directory: Path | None = None) -> Path:
     s.say("And undo returns the exact files from before that restore.")
     s.convgit("restore", "--undo", "--yes")
     s.convgit("status")
+    s.say("Each restore saved the files first; every saved state stays, by the id it printed.")
+    s.convgit("restores")
     s.convgit("context")
 
     s.say("Both tracks on one page: the tree beside the snapshots, diffs and restores.")

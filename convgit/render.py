@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convgit import layout
+from convgit import codec, layout
 from convgit import tree as tree_mod
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from rich.text import Text
 
     from convgit.session import ImportResult, RestoreResult, RunReport, Session, Status
-    from convgit.sidecar import SnapshotInfo
+    from convgit.sidecar import SavedState, SnapshotInfo
     from convgit.workspace import Change
 
 SNAPSHOT_MARK = "◆"
@@ -54,7 +54,7 @@ class Styled:
 
         out = Text(style=self.style)
         for text, style in self.spans:
-            out.append(text, style=style or None)
+            out.append(codec.shown(text), style=style or None)
         return out
 
 
@@ -81,9 +81,10 @@ def print_lines(lines: Sequence[Any], stream: Any = None) -> None:
         shown = console(stderr=stream is sys.stderr)
         for line in lines:
             # plain strings carry paths and messages: never read them as rich markup
-            shown.print(line.to_rich() if isinstance(line, Styled) else line, markup=False)
+            text = line.to_rich() if isinstance(line, Styled) else codec.shown(str(line))
+            shown.print(text, markup=False)
         return
-    stream.write("".join(f"{line}\n" for line in lines))
+    stream.write(codec.shown("".join(f"{line}\n" for line in lines)))
     stream.flush()
 
 
@@ -217,11 +218,20 @@ def status_words(status: Status) -> list[str]:
     if not status.sidecar and not status.leaf_snapshot:
         out.append("files:   snapshots are off (`convgit snapshots on` to record them)")
     if status.interrupted_restore is not None:
-        before = str(status.interrupted_restore["before"])[:12]
+        before = str(status.interrupted_restore["before"])
         out.append(
             f"warning: a restore was interrupted; `convgit restore --undo` returns the files to"
-            f" the saved state {before}"
+            f" the saved state saved:{before[:12]}"
         )
+    if status.not_recorded is not None:
+        entry, error = status.not_recorded["entry"], str(status.not_recorded["error"])
+        out.append(
+            f"warning: the files of entry {entry} were not recorded ({error.rstrip('.')});"
+            f" `convgit snapshot {entry}` tries again"
+        )
+    if status.files_error is not None:
+        out.append(f"files:   cannot be read now: {status.files_error}")
+        return out
     if status.leaf_snapshot is None:
         out.append("files:   no snapshot on this branch yet")
         if status.matches:
@@ -246,6 +256,8 @@ def status_words(status: Status) -> list[str]:
             f" {_names(status.changed)}"
         )
         out.append(f"         `convgit restore {status.leaf_snapshot}` would change {files(n)}")
+    for alone in status.left_alone:
+        out.append(f"         left alone ({alone['reason']}): {alone['path']}")
     if status.diverged:
         out.append(
             "warning: the context's branch and the files' snapshot are on different branches"
@@ -283,7 +295,12 @@ def _names(paths: list[str], limit: int = 5) -> str:
 def changes_lines(changes: Sequence[Change], *, name_only: bool = False) -> list[str]:
     if name_only:
         return [c.path for c in changes]
-    return [f"{STATUS_LETTERS.get(c.status, '?')} {c.path}" for c in changes]
+    return [
+        f"left alone ({c.reason}): {c.path}"
+        if c.status == "left alone"
+        else f"{STATUS_LETTERS.get(c.status, '?')} {c.path}"
+        for c in changes
+    ]
 
 
 def stat_line(changes: Sequence[Change]) -> str:
@@ -295,25 +312,63 @@ def stat_line(changes: Sequence[Change]) -> str:
 
 
 def restore_words(result: RestoreResult) -> list[str]:
-    what = (
-        "the state before the last restore"
-        if result.target is None
-        else (f"the snapshot of {result.target}")
-    )
+    if result.undo:
+        what = f"the state before the last restore, {result.saved_target}"
+    elif result.saved_target is not None:
+        what = f"the saved state {result.saved_target}"
+    else:
+        what = f"the snapshot of {result.target}"
     lines = changes_lines(result.changes)
-    lines += [f"left alone: {s.path} ({s.reason})" for s in result.changes.left_alone]
+    lines += [f"left alone: {s.path} ({_why(s.reason)})" for s in result.changes.left_alone]
+    replaced = result.changes.replaced
     if result.dry_run:
+        if not result.changes:
+            return [f"nothing to restore: the files already are {what}", *lines]
         head = f"would restore {files(len(result.changes))} to {what} (dry run, nothing changed)"
+        if replaced:
+            lines.append(
+                f"it replaces {files(len(replaced))} changed since that restore, saving them"
+                f" first: {_names(list(replaced))}"
+            )
         return [head, *lines]
+    if result.before is None:
+        return [f"nothing to restore: the files already are {what} (nothing saved)", *lines]
     head = f"restored {files(len(result.changes))} to {what}"
-    tail = (
-        f"saved the previous state as {str(result.before)[:12]}: `convgit restore --undo` returns"
-    )
+    if replaced:
+        lines.append(
+            f"replaced {files(len(replaced))} changed since that restore (kept in"
+            f" {result.saved}): {_names(list(replaced))}"
+        )
+    if result.note_skipped:
+        lines.append(f"warning: {result.note_skipped}")
+    tail = f"saved the previous state as {result.saved}: `convgit restore --undo` returns"
     return [head, *lines, tail]
 
 
-def snapshot_words(snap: SnapshotInfo) -> list[str]:
-    out = [f"snapshot {SNAPSHOT_MARK} {snap.commit[:12]} of {snap.entry}: {files(snap.files)}"]
+def _why(reason: str) -> str:
+    """A left-alone reason without the words its line starts with."""
+    return reason.removesuffix(", left alone").removesuffix("; left alone")
+
+
+def saved_lines(saved: Sequence[SavedState]) -> list[str]:
+    """``convgit restores``: one line per saved state, newest first."""
+    if not saved:
+        return ["no saved states yet (a restore saves the files before it changes them)"]
+    out = []
+    for state in saved:
+        names = _names(state.files, 3) if state.files else "no file"
+        count = sum(state.changed.values())
+        out.append(f"{state.id}  {state.ts}  before `{state.preceded}`: {files(count)} ({names})")
+    return out
+
+
+def snapshot_words(snap: SnapshotInfo, *, unchanged: bool = False) -> list[str]:
+    head = f"snapshot {SNAPSHOT_MARK} {snap.commit[:12]} of {snap.entry}: {files(snap.files)}"
+    if unchanged:
+        head += " (unchanged: the files are those of its snapshot)"
+    elif snap.replaces:
+        head += f" (its previous snapshot {snap.replaces[:12]} is kept as the parent)"
+    out = [head]
     out += [f"  skipped {s['path']}: {s['reason']}" for s in snap.skipped]
     return out
 

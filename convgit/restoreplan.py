@@ -61,6 +61,25 @@ def lstat(path: str | bytes | Path) -> os.stat_result | None:
         return None
 
 
+def leading(path: str) -> list[str]:
+    """The folders above ``path``, nearest last: ``a/b/c`` -> ``a``, ``a/b``."""
+    parts = path.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def real_folders(root: bytes, path: bytes, known: dict[bytes, bool]) -> bool:
+    """True when every folder above ``path`` is a real folder, no symlink (``known`` caches)."""
+    folders = path.split(b"/")[:-1]
+    for depth in range(1, len(folders) + 1):
+        folder = b"/".join(folders[:depth])
+        if folder not in known:
+            info = lstat(os.path.join(root, folder))
+            known[folder] = info is not None and stat.S_ISDIR(info.st_mode)
+        if not known[folder]:
+            return False
+    return True
+
+
 def repository_above(root: bytes, path: bytes, known: dict[bytes, bool]) -> bytes | None:
     """The folder above ``path`` that holds a ``.git`` (a nested repository), if any."""
     folders = path.split(b"/")[:-1]
@@ -118,24 +137,45 @@ def select(deltas: list[Delta], paths: list[str], known: Callable[[str], bool]) 
 
 
 def plan(
-    root: Path, deltas: list[Delta], ignored: Callable[[list[str]], set[str]]
+    root: Path,
+    deltas: list[Delta],
+    ignored: Callable[[list[str]], set[str]],
+    unaccounted: Callable[[list[str]], dict[str, str]] = lambda paths: {},
+    on_disk: Callable[[Delta], bool] = lambda delta: False,
 ) -> tuple[list[Delta], list[Skipped]]:
     """Check every write against the disk before anything changes: refuse writes below a
     symlink or file that stays, and folders that hold files outside the view; set aside
-    paths that are outside the view (ignored or skipped files, nested repositories)."""
-    removals = {d.path for d in deltas if d.old is not None}
+    paths that are outside the view (ignored or skipped files, nested repositories), and
+    files absent from the target that it does not account for (``unaccounted`` gives the
+    reason for each of those: its snapshot left them out, or its ignore rules match them).
+    A file set aside that already holds what the target has (``on_disk``) is not listed."""
+    by_path = {d.path: d for d in deltas}
     keep: list[Delta] = []
     aside: list[str] = []
     nested: list[str] = []
     submodules: list[Delta] = []
+    gone: list[Delta] = []
+    kept_alone: list[Skipped] = []
     top = os.fsencode(root)
     repository_at: dict[bytes, bool] = {}
     for delta in deltas:
+        if delta.new is not None:
+            continue
+        if repository_above(top, os.fsencode(delta.path), repository_at) is not None:
+            nested.append(delta.path)  # never delete inside another repository
+        elif delta.old is not None and delta.old[0] == GITLINK and _holds_files(root, delta):
+            kept_alone.append(Skipped(delta.path, "a submodule the snapshot lacks; left alone"))
+        else:
+            gone.append(delta)
+    reasons = unaccounted([d.path for d in gone]) if gone else {}
+    keep += [d for d in gone if d.path not in reasons]
+    kept_alone += [Skipped(path, f"{why}; left alone") for path, why in reasons.items()]
+    # what the restore takes away: never a file it leaves alone, which a write must not replace
+    removals = {d.path for d in keep} | {
+        d.path for d in deltas if d.old is not None and d.new is not None
+    }
+    for delta in deltas:
         if delta.new is None:
-            if repository_above(top, os.fsencode(delta.path), repository_at) is None:
-                keep.append(delta)
-            else:
-                nested.append(delta.path)  # never delete inside another repository
             continue
         if delta.old is not None and delta.old[0] == delta.new[0] == GITLINK:
             submodules.append(delta)  # checking a commit out in a submodule is the user's call
@@ -147,18 +187,30 @@ def plan(
             nested.append(delta.path)
         else:
             aside.append(delta.path)
+    keep.sort(key=lambda d: d.path)
     left_alone = [Skipped(p, "inside a nested repository; left alone") for p in nested]
+    left_alone += kept_alone
     left_alone += [
         Skipped(d.path, f"a submodule; convgit does not move it (its snapshot is at {d.new[1]})")
         for d in submodules
         if d.new is not None
     ]
+    aside = [path for path in aside if not on_disk(by_path[path])]
     if aside:
         by_git = ignored(aside)
         for path in aside:
             why = "ignored by git" if path in by_git else "outside the snapshots (size cap)"
             left_alone.append(Skipped(path, f"{why}; differs from the snapshot, left alone"))
     return keep, sorted(left_alone, key=lambda s: s.path)
+
+
+def _holds_files(root: Path, delta: Delta) -> bool:
+    """True when the folder of a submodule holds anything (its checkout is the user's)."""
+    try:
+        with os.scandir(root / delta.path) as found:
+            return any(found)
+    except OSError:
+        return False
 
 
 def _check_write(root: Path, delta: Delta, removals: set[str]) -> str:

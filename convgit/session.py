@@ -23,15 +23,17 @@ import os
 import re
 import shlex
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
-from convgit import appending, entries, faults, repair, replay, store, tree
+from convgit import appending, entries, faults, repair, replay, restoring, store, tree
 from convgit.entries import Entry
 from convgit.errors import (
+    AmbiguousRefError,
     ConvgitError,
+    CorruptStoreError,
     InvalidEntryError,
     LeafMovedError,
     NotFoundError,
@@ -39,12 +41,25 @@ from convgit.errors import (
     RefusedError,
     UsageError,
 )
-from convgit.sidecar import Sidecar, SnapshotInfo
+from convgit.restoring import RestoreResult
+from convgit.sidecar import SAVED_PREFIX, SavedState, Sidecar, SnapshotInfo, is_saved_ref
 
 if TYPE_CHECKING:
     from convgit.formats import importing
     from convgit.sidebyside import Outcome
-    from convgit.workspace import Change, Restored, Workspace
+    from convgit.workspace import Change, Workspace
+
+__all__ = [
+    "DEFAULT_SIZE_CAP",
+    "WORKING_TREE",
+    "ImportResult",
+    "RestoreResult",
+    "RunReport",
+    "RunRow",
+    "Session",
+    "Status",
+    "list_sessions",
+]
 
 MIB = 1024 * 1024
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
@@ -66,6 +81,9 @@ class Status:
     changed: list[str] = field(default_factory=list)
     diverged: bool = False
     interrupted_restore: dict[str, Any] | None = None
+    left_alone: list[dict[str, str]] = field(default_factory=list)  # path, reason
+    not_recorded: dict[str, Any] | None = None  # the last failed snapshot: entry, error, ts
+    files_error: str | None = None  # why the files could not be read now
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -76,29 +94,11 @@ class Status:
             "workspace": self.workspace,
             "snapshots": self.sidecar,
             "files": {"matches": self.matches, "changed": self.changed},
+            "left_alone": self.left_alone,
             "diverged": self.diverged,
             "interrupted_restore": self.interrupted_restore,
-        }
-
-
-@dataclass(frozen=True)
-class RestoreResult:
-    target: str | None  # entry whose snapshot was restored (None for an undo)
-    commit: str
-    before: str | None  # safety snapshot commit (None for a dry run)
-    changes: Restored
-    dry_run: bool
-    note: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "entry": self.target,
-            "commit": self.commit,
-            "before": self.before,
-            "dry_run": self.dry_run,
-            "note": self.note,
-            "changes": [{"path": c.path, "status": c.status} for c in self.changes],
-            "left_alone": [{"path": s.path, "reason": s.reason} for s in self.changes.left_alone],
+            "not_recorded": self.not_recorded,
+            "files_error": self.files_error,
         }
 
 
@@ -182,6 +182,7 @@ class Session:
         self._built_on: str | None = None
         self._sidecar: Sidecar | None = None
         self._workspace: Workspace | None = None
+        self.snapshot_error: str | None = None  # why the last turn's snapshot was not taken
 
     # -- opening --------------------------------------------------------------------------------
 
@@ -203,14 +204,7 @@ class Session:
             if create:
                 return cls.create(path, store_dir=store_dir, fsync=fsync)
             raise NotFoundError("There is no current convgit session here.", "convgit init")
-        if not _SESSION_ID.fullmatch(sid):
-            raise NotFoundError(f"'{sid}' is not a session id.", "convgit sessions")
-        if not location.session_path(sid).exists():
-            matches = [s for s in location.session_ids() if s.startswith(sid)]
-            if len(matches) != 1:
-                raise NotFoundError(f"There is no session '{sid}' here.", "convgit sessions")
-            sid = matches[0]
-        self = cls(location, sid, fsync=fsync)
+        self = cls(location, find_session(location, sid), fsync=fsync)
         self.reload()
         return self
 
@@ -335,8 +329,32 @@ class Session:
     # -- verification (fsck and repair live in repair.py) ------------------------------------
 
     def problems(self) -> list[tree.Problem]:
-        """Everything fsck reports: fatal problems and tolerated ones, by line."""
-        return repair.problems(self)
+        """Everything fsck reports: fatal problems and tolerated ones, by line; in git, also
+        every snapshot and saved state the sidecar names whose commit git no longer has
+        (``lost_commits``)."""
+        found = repair.problems(self)
+        if not any(p.fatal for p in found):
+            found += self.lost_commits()
+        return sorted(found, key=lambda p: (p.line or 0, p.what))
+
+    def lost_commits(self) -> list[tree.Problem]:
+        """The sidecar's records whose snapshot or saved-state commit is not in the repository
+        (a ref deleted by hand, then git gc): their files are gone, repair cannot help."""
+        sidecar = self.read_sidecar()
+        if self.location.git is None or not sidecar.lines:
+            return []
+        try:
+            missing = self.workspace().missing(list(sidecar.lines))
+        except ConvgitError:
+            return []
+        return [
+            tree.Problem(
+                sidecar.lines[commit],
+                f"of the sidecar names the commit {commit[:12]}, which is not in the repository"
+                " any more (its ref was deleted and git gc pruned it)",
+            )
+            for commit in sorted(missing, key=lambda c: sidecar.lines[c])
+        ]
 
     def repair(self) -> repair.RepairReport:
         """Move every line fsck rejects aside, keeping a backup; see ``repair.repair``."""
@@ -418,13 +436,20 @@ class Session:
         theirs)."""
         explicit = all("parentId" in r for r in raw)
         placed = ["parentId" in r for r in raw]
+        if self.snapshots_enabled:
+            self._check_worktree()
+            _ = self.size_cap  # a bad setting is refused before anything is written
 
         def build() -> list[dict[str, Any]]:
             known = self.tree.entries
+            resent = _resent(raw, known)
             made: dict[str, dict[str, Any]] = {}
             leaf = self.tree.leaf if follow else self._built_on
             stamp = entries.now()  # one batch, one moment
             for number, record in enumerate(raw, 1):
+                if number in resent:
+                    leaf = record["id"]
+                    continue
                 if record.get("id") is None:
                     record["id"] = _fresh_id(known, made)
                 if record.get("ts") is None:
@@ -445,34 +470,51 @@ class Session:
                     raise InvalidEntryError(f"Entry {number} {problem}; nothing was appended.")
                 made[record["id"]] = record
                 leaf = record["id"]
-            return raw + appending.admit(self.tree, raw, placed, self.tree.leaf)
+            fresh = [record for number, record in enumerate(raw, 1) if number not in resent]
+            where = [given for number, given in enumerate(placed, 1) if number not in resent]
+            return fresh + appending.admit(self.tree, fresh, where, self.tree.leaf)
 
         written = self._write(build, builds_on_leaf=not (follow or explicit), force=force)
-        if snapshot and self.snapshots_enabled:
+        if snapshot and self.snapshots_enabled and written:
             self._snapshot_turn(written)
         return [r["id"] for r in raw]
 
     def _snapshot_turn(self, made: list[dict[str, Any]]) -> None:
         """After a reply, the files are snapshotted (one snapshot for a batch: its last reply).
-        A user message with no snapshot above it gets one too: the files before the agent
-        touched anything, so going back to the start always has something to restore."""
+        A user message is snapshotted when the files differ from the nearest snapshot above
+        it (hand edits between turns; at the start, the files before the agent touched
+        anything), so "back to before the reply" is exact. A snapshot that cannot be taken
+        leaves what was appended in place: ``snapshot_error`` says why, and the sidecar
+        records it (``status`` names the entry)."""
+        self.snapshot_error = None
         messages = [r for r in made if r["type"] == "message"]
         reply = next((r for r in reversed(messages) if r["role"] == "assistant"), None)
-        if reply is not None:
-            self.snapshot(reply["id"])
-            return
         first = next((r for r in messages if r["role"] == "user"), None)
-        if first is not None and self.nearest_snapshot(first["id"]) is None:
-            self.snapshot(first["id"])
+        target = reply if reply is not None else first
+        if target is None:
+            return
+        try:
+            self.snapshot(target["id"], only_if_changed=reply is None)
+        except (ConvgitError, OSError) as exc:
+            why = exc.message if isinstance(exc, ConvgitError) else _os_words(exc)
+            self.snapshot_error = why
+            record = {"type": "snapshot_failed", "entry": target["id"], "error": why}
+            with suppress(ConvgitError, OSError):  # a full disk may refuse this line too
+                self._sidecar_append({**record, "ts": entries.now()})
 
-    def append_user(self, text: str, *, force: bool = False) -> Entry:
-        return self.append(self._new_message("user", text), force=force)
+    def append_user(self, text: str, *, force: bool = False, ident: str | None = None) -> Entry:
+        return self.append(self._new_message("user", text, ident), force=force)
 
     def append_assistant(
-        self, content: str | list[dict[str, Any]], *, force: bool = False
+        self,
+        content: str | list[dict[str, Any]],
+        *,
+        force: bool = False,
+        ident: str | None = None,
     ) -> Entry:
-        """Append the model's reply; with snapshots on, the files are snapshotted right after."""
-        return self.append(self._new_message("assistant", content), force=force)
+        """Append the model's reply; with snapshots on, the files are snapshotted right after.
+        With ``ident``, sending the same reply again is a no-op (see ``append_records``)."""
+        return self.append(self._new_message("assistant", content, ident), force=force)
 
     def append_tool_result(
         self,
@@ -482,12 +524,13 @@ class Session:
         is_error: bool = False,
         force: bool = False,
         on_call_branch: bool = False,
+        ident: str | None = None,
     ) -> Entry:
         """Append the result of tool call ``call_id`` at the leaf, when the active path holds
         the call. A call on another branch is refused, unless ``on_call_branch``: then the result
         goes under that branch's newest entry and the active leaf stays where it is. A call no
         assistant message made is refused (``NotFoundError``)."""
-        record = self._new_message("tool", content)
+        record = self._new_message("tool", content, ident)
         record["toolCallId"] = call_id
         record["isError"] = is_error
         elsewhere = appending.call_branch(self.tree, call_id, self._built_on)
@@ -503,8 +546,11 @@ class Session:
             record["parentId"] = branch
         return self.append(record, force=force)
 
-    def _new_message(self, role: str, content: Any) -> dict[str, Any]:
-        return {"type": "message", "role": role, "content": content}
+    def _new_message(self, role: str, content: Any, ident: str | None = None) -> dict[str, Any]:
+        record = {"type": "message", "role": role, "content": content}
+        if ident is not None:
+            record["id"] = caller_id(ident)
+        return record
 
     # -- importing an agent's session ----------------------------------------------------------
 
@@ -723,12 +769,22 @@ class Session:
         return target
 
     def label(self, ref: str, name: str | None) -> str:
-        """Bookmark ``ref`` as ``name`` (None clears its label)."""
+        """Bookmark ``ref`` as ``name`` (None clears its label). A label names one entry:
+        given to another, it moves (``labelled`` tells where it was)."""
         target = self.resolve(ref)
         if name is not None:
             _check_label(name)
-        self._write(lambda: [entries.label(target, name)], builds_on_leaf=False)
+
+        def build() -> list[dict[str, Any]]:
+            held = [] if name is None else [i for i in self.labelled(name) if i != target]
+            return [*(entries.label(i, None) for i in held), entries.label(target, name)]
+
+        self._write(build, builds_on_leaf=False)
         return target
+
+    def labelled(self, name: str) -> list[str]:
+        """The entries labelled ``name`` (one, unless an older writer labelled several)."""
+        return [ident for ident, label in self.tree.labels.items() if label == name]
 
     def name(self, text: str) -> None:
         """Set the session's display name."""
@@ -787,19 +843,45 @@ class Session:
                     " session has none.",
                     "run convgit inside a git repository",
                 )
+            self._check_worktree()
             from convgit.workspace import Workspace  # only commands that touch files need git
 
             found = Workspace.discover(git.worktree)
             if found is None:
                 raise NoWorkspaceError("No git working tree was found for this session.")
+            found.keep_out(self.location.root)
             self._workspace = found
         return self._workspace
 
+    def _check_worktree(self) -> None:
+        """Refuse to act on this worktree's files for a session of another worktree of the
+        same repository (its snapshots are of that worktree's files)."""
+        git = self.location.git
+        recorded = (self.tree.header or {}).get("cwd")
+        if git is None or git.worktree is None or not isinstance(recorded, str):
+            return
+        home = Path(recorded)
+        if home == git.worktree or not (home / ".git").exists():
+            return  # the same worktree, or one that is gone (a moved repository)
+        theirs = store.find_git(home)
+        if theirs is not None and theirs.worktree == home and theirs.common_dir == git.common_dir:
+            raise RefusedError(
+                f"Session {self.id} belongs to the worktree at {home}; convgit will not use its"
+                " snapshots on the files here.",
+                f"run it there: convgit -C {home} …",
+            )
+
     @property
     def size_cap(self) -> int:
-        return int(
-            store.load_config(self.location).get("snapshots", {}).get("size_cap_mib", 10) * MIB
-        )
+        """``[snapshots] size_cap_mib`` of config.toml (default 10) in bytes; a value that is
+        not a positive number is refused (CorruptStoreError)."""
+        value = store.load_config(self.location).get("snapshots", {}).get("size_cap_mib", 10)
+        if type(value) not in (int, float) or not 0 < value < 1 << 40:
+            raise CorruptStoreError(
+                f"config.toml sets size_cap_mib to {value!r}; it must be a positive number of MiB.",
+                f"edit {self.location.root / 'config.toml'}",
+            )
+        return int(value * MIB)
 
     def snapshot_of(self, ref: str) -> SnapshotInfo | None:
         return self.sidecar.snapshots.get(self.resolve(ref))
@@ -814,13 +896,25 @@ class Session:
             node = self.tree.entries[node]["parentId"]
         return None
 
-    def snapshot(self, ref: str = "@") -> SnapshotInfo:
-        """Record the working tree as a commit for entry ``ref`` (parent: the snapshot of the
-        nearest ancestor that has one). Never touches HEAD, the index, branches or files."""
+    @overload
+    def snapshot(
+        self, ref: str = "@", *, only_if_changed: Literal[False] = False
+    ) -> SnapshotInfo: ...
+
+    @overload
+    def snapshot(self, ref: str, *, only_if_changed: bool) -> SnapshotInfo | None: ...
+
+    def snapshot(self, ref: str = "@", *, only_if_changed: bool = False) -> SnapshotInfo | None:
+        """Record the working tree as a commit for entry ``ref``. Its parent is the snapshot of
+        the nearest ancestor that has one, or, when ``ref`` has a snapshot already, that
+        snapshot: it is never lost (``replaces`` names it; unchanged files keep it as it is).
+        With ``only_if_changed``, nothing is recorded (None) when the files are those of the
+        nearest snapshot above. Never touches HEAD, the index, branches or files."""
         target = self.resolve(ref)
         ws = self.workspace()
-        parent_entry = self.tree.entries[target]["parentId"]
-        parent = self.nearest_snapshot(parent_entry)
+        size_cap = self.size_cap
+        existing = self.sidecar.snapshots.get(target)
+        parent = existing or self.nearest_snapshot(self.tree.entries[target]["parentId"])
         message = (
             f"convgit snapshot of {target}\n\nConvgit-Session: {self.id}\nConvgit-Entry: {target}\n"
         )
@@ -830,8 +924,10 @@ class Session:
                 self._index(),
                 message=message,
                 parent=parent.commit if parent else None,
-                size_cap=self.size_cap,
+                size_cap=size_cap,
             )
+            if snap.reused and (existing is not None or only_if_changed):
+                return existing
             faults.point("snapshot:before-ref")
             ws.set_ref(f"refs/convgit/{self.id}/{target}", snap.commit)
             faults.point("snapshot:before-record")
@@ -844,8 +940,13 @@ class Session:
             "files": snap.files,
             "skipped": [{"path": s.path, "reason": s.reason} for s in snap.skipped],
         }
+        if existing is not None:
+            record["replaces"] = existing.commit
         self._sidecar_append(record)
-        ws.maintain()
+        if not snap.reused:
+            from convgit import maintenance
+
+            maintenance.note(ws, self.location.root, snap.written)
         return self.sidecar.snapshots[target]
 
     def _index(self) -> Path:
@@ -872,14 +973,28 @@ class Session:
             sidecar=self.snapshots_enabled,
             interrupted_restore=self.sidecar.interrupted,
         )
+        failed = [f for f in self.sidecar.failed.values() if f["entry"] in self.tree.entries]
+        if failed:
+            last = max(failed, key=lambda f: str(f.get("ts", "")))
+            result.not_recorded = {k: last.get(k) for k in ("entry", "error", "ts")}
         if self.location.git is None or not self.sidecar.snapshots:
             return result
         ws = self.workspace()
-        with self._workspace_lock():
-            current, _ = ws.scan(self._index(), size_cap=self.size_cap)
+        size_cap = self.size_cap
+        try:
+            with self._workspace_lock():
+                current, skipped = ws.scan(self._index(), size_cap=size_cap)
+        except (ConvgitError, OSError) as exc:  # git cannot stage the files (a failing filter)
+            result.files_error = exc.message if isinstance(exc, ConvgitError) else _os_words(exc)
+            return result
         result.matches = self._matching_entry(current)
         if leaf_snap is not None:
-            result.changed = [c.path for c in ws.changes(leaf_snap.tree, current)]
+            now = {s.path: s.reason for s in skipped}
+            changes = self._compared(ws, leaf_snap.tree, _skipped(leaf_snap), current, now)
+            result.changed = [c.path for c in changes if c.status != LEFT_ALONE]
+            result.left_alone = [
+                {"path": c.path, "reason": c.reason} for c in changes if c.status == LEFT_ALONE
+            ]
         on_path = set(self.tree.path()) if leaf else set()
         result.diverged = result.matches is not None and result.matches not in on_path
         return result
@@ -897,15 +1012,47 @@ class Session:
         return max(found, key=lambda s: s.ts).entry if found else None
 
     def diff(self, a: str, b: str | None = None) -> list[Change]:
-        """Changes from ``a``'s snapshot to ``b``'s (default: the working tree now)."""
+        """Changes from ``a``'s snapshot (or the saved state ``a`` names) to ``b``'s (default:
+        the working tree now). A file that one side left out (over the size cap, unreadable)
+        is ``left alone``, never added or deleted: that side does not know its content."""
         ws = self.workspace()
-        left = self._require_snapshot(a)
+        left, left_skipped = self._files_of(a)
         if b is None:
             with self._workspace_lock():
-                right, _ = ws.scan(self._index(), size_cap=self.size_cap)
+                right, found = ws.scan(self._index(), size_cap=self.size_cap)
+            right_skipped = {s.path: s.reason for s in found}
         else:
-            right = self._require_snapshot(b).tree
-        return ws.changes(left.tree, right)
+            right, right_skipped = self._files_of(b)
+        return self._compared(ws, left, left_skipped, right, right_skipped)
+
+    def _files_of(self, ref: str) -> tuple[str, dict[str, str]]:
+        """The commit or tree of ``ref`` (a snapshot's entry or a saved state) and the paths
+        it left out, with why."""
+        if is_saved_ref(ref):
+            state = self.sidecar.saved_state(ref)
+            return state.commit, state.skipped
+        snap = self._require_snapshot(ref)
+        return snap.tree, _skipped(snap)
+
+    def saved_state(self, ref: str) -> SavedState:
+        """The saved state ``ref`` (``saved:…``) names; see ``convgit.sidecar``."""
+        return self.sidecar.saved_state(ref)
+
+    @staticmethod
+    def _compared(
+        ws: Workspace, a: str, a_skipped: dict[str, str], b: str, b_skipped: dict[str, str]
+    ) -> list[Change]:
+        from convgit.workspace import Change
+
+        out: list[Change] = []
+        for change in ws.changes(a, b):
+            lacking = {"added": a_skipped, "deleted": b_skipped}.get(change.status, {})
+            why = next((lacking[p] for p in _and_above(change.path) if p in lacking), None)
+            if why is None:
+                out.append(change)
+            else:
+                out.append(Change(change.path, LEFT_ALONE, _reason_word(why)))
+        return out
 
     def _require_snapshot(self, ref: str) -> SnapshotInfo:
         target = self.resolve(ref)
@@ -923,88 +1070,23 @@ class Session:
         paths: list[str] | None = None,
         dry_run: bool = False,
         undo: bool = False,
+        force: bool = False,
     ) -> RestoreResult:
-        """Bring the files (or ``paths``) to ``ref``'s snapshot, after saving the current state
-        as a recorded safety snapshot. ``undo``: return to the state before the last restore.
-        The active leaf stays where it is; a note on it tells the model what happened."""
-        ws = self.workspace()
-        if undo:
-            if not self.sidecar.restores:
-                raise NotFoundError("There is no restore to undo.", "convgit status")
-            last = self.sidecar.restores[-1]
-            target_entry, commit = None, str(last["before"])
-            exact_from: str | None = str(last["commit"])
-            paths = last.get("paths") if paths is None else paths
+        """Bring the files (or ``paths``, relative to the root) to ``ref``'s snapshot or to a
+        saved state (``saved:…``), after saving the files now; ``undo``: return to the newest
+        saved state. See ``convgit.restoring`` for what is promised."""
+        return restoring.restore(self, ref, paths=paths, dry_run=dry_run, undo=undo, force=force)
+
+    def add_worktree(self, ref: str, directory: Path) -> str:
+        """Check ``ref``'s snapshot (or the saved state ``ref`` names) out in ``directory`` (a
+        detached git worktree), side by side; the main working tree is not touched. Returns
+        the commit checked out."""
+        if is_saved_ref(ref):
+            commit = self.sidecar.saved_state(ref).commit
         else:
-            if ref is None:
-                raise UsageError("Say which entry's snapshot to restore.", "convgit restore REF")
-            snap = self._require_snapshot(ref)
-            target_entry, commit = snap.entry, snap.commit
-            exact_from = None
-        index = self._index()
-        with self._workspace_lock():
-            if dry_run:
-                ws.scan(index, size_cap=self.size_cap)  # the plan compares with the files now
-                changes = ws.restore(commit, index=index, paths=paths, dry_run=True)
-                return RestoreResult(target_entry, commit, None, changes, True)
-            safety = ws.snapshot(
-                index,
-                message=f"convgit safety snapshot before a restore\n\nConvgit-Session: {self.id}\n",
-                parent=None,
-                size_cap=self.size_cap,
-            )
-            faults.point("restore:before-safety-ref")
-            stamp = entries.now().replace(":", "").replace("-", "").replace(".", "")
-            safety_ref = f"refs/convgit/{self.id}/safety/{stamp}"
-            ws.set_ref(safety_ref, safety.commit)
-            before = safety.commit
-
-            def record(planned: list[Change]) -> None:
-                """Written after planning and before the first file changes: a restore killed
-                half-way is then visible (no `restored` record) and undoable."""
-                nonlocal before
-                # git's view of a file may differ from its bytes (line endings, filters, exec
-                # bits it does not track): keep the exact bytes of what is about to change.
-                before = ws.preserve(safety.commit, [change.path for change in planned])
-                if before != safety.commit:
-                    ws.set_ref(safety_ref, before)
-                faults.point("restore:before-record")
-                counts: dict[str, int] = {}
-                for change in planned:
-                    counts[change.status] = counts.get(change.status, 0) + 1
-                self._sidecar_append(
-                    {
-                        "type": "restore",
-                        "entry": target_entry if target_entry is not None else "",
-                        "commit": commit,
-                        "before": before,
-                        "paths": paths,
-                        "changed": counts,
-                        "undo": undo,
-                        "ts": entries.now(),
-                    }
-                )
-                faults.point("restore:before-files")
-
-            changes = ws.restore(
-                commit, index=index, paths=paths, before_apply=record, exact_from=exact_from
-            )
-            faults.point("restore:before-done")
-            self._sidecar_append({"type": "restored", "before": before, "ts": entries.now()})
-        note = _restore_note(target_entry, changes, paths, undo)
-        if self.tree.leaf is not None and changes:
-            self._write(
-                lambda: [self._new_entry("note", self.tree.leaf, text=note, source="restore")],
-                builds_on_leaf=False,
-            )
-        return RestoreResult(target_entry, commit, before, changes, False, note)
-
-    def add_worktree(self, ref: str, directory: Path) -> SnapshotInfo:
-        """Check ``ref``'s snapshot out in ``directory`` (a detached git worktree), side by side;
-        the main working tree is not touched."""
-        snap = self._require_snapshot(ref)
-        self.workspace().add_worktree(snap.commit, directory)
-        return snap
+            commit = self._require_snapshot(ref).commit
+        self.workspace().add_worktree(commit, directory)
+        return commit
 
     def run(
         self,
@@ -1114,11 +1196,44 @@ class Session:
         return RunReport(noted, unnoted)
 
 
+def find_session(location: store.StoreLocation, ref: str) -> str:
+    """The id of the session ``ref`` names: its id, a unique prefix of it, or its unique name."""
+    if _SESSION_ID.fullmatch(ref):
+        if location.session_path(ref).exists():
+            return ref
+        matches = [s for s in location.session_ids() if s.startswith(ref)]
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            raise AmbiguousRefError(
+                f"'{ref}' matches {len(matches)} sessions.", "give more characters of the id"
+            )
+    named = [row["id"] for row in _rows(location) if row.get("name") == ref]
+    if len(named) > 1:
+        raise AmbiguousRefError(
+            f"{len(named)} sessions are named '{ref}'.", "give the session's id (convgit sessions)"
+        )
+    if not named:
+        raise NotFoundError(f"There is no session '{ref}' here.", "convgit sessions")
+    return str(named[0])
+
+
+def use(path: str | Path, ref: str, store_dir: str | Path | None = None) -> str:
+    """Make the session ``ref`` names (id, prefix or unique name) current here; its id."""
+    location = store.locate(path, store_dir)
+    sid = find_session(location, ref)
+    location.set_current(sid)
+    return sid
+
+
 def list_sessions(
     path: str | Path = ".", store_dir: str | Path | None = None
 ) -> list[dict[str, Any]]:
     """Every session of the store, with what a listing shows; a corrupt one says why."""
-    location = store.locate(path, store_dir)
+    return _rows(store.locate(path, store_dir))
+
+
+def _rows(location: store.StoreLocation) -> list[dict[str, Any]]:
     current = location.current()
     found: list[dict[str, Any]] = []
     for sid in location.session_ids():
@@ -1322,6 +1437,69 @@ def _check_imported(records: list[dict[str, Any]], known: dict[str, Any], title:
             )
 
 
+def _resent(raw: list[dict[str, Any]], known: dict[str, Any]) -> set[int]:
+    """The numbers (from 1) of the records that repeat an entry already in the session, with
+    its id and content (a retry: appended once, the resend is a no-op). The same id with other
+    content is refused; so is a new id that could be read as a saved state's."""
+    resent: set[int] = set()
+    for number, record in enumerate(raw, 1):
+        ident = record.get("id")
+        if not isinstance(ident, str):
+            continue
+        if ident.startswith(SAVED_PREFIX):
+            raise InvalidEntryError(
+                f"Entry {number} has the id {ident}, which names a saved state; nothing was"
+                " appended."
+            )
+        existing = known.get(ident)
+        if existing is None:
+            continue
+        ignored = {"ts"} if "parentId" in record else {"ts", "parentId"}
+        mine = {k: v for k, v in record.items() if k not in ignored}
+        theirs = {k: v for k, v in existing.items() if k not in ignored}
+        if mine != theirs:
+            raise InvalidEntryError(
+                f"Entry {number} repeats the id {ident} with other content; nothing was appended.",
+                "an id names one entry: send the same entry, or choose another id",
+            )
+        resent.add(number)
+    return resent
+
+
+LEFT_ALONE = "left alone"  # a change's status when one side does not know the file's content
+
+
+def _skipped(snap: SnapshotInfo) -> dict[str, str]:
+    return {str(s["path"]): str(s.get("reason", "")) for s in snap.skipped}
+
+
+def _and_above(path: str) -> list[str]:
+    parts = path.split("/")
+    return ["/".join(parts[:i]) for i in range(len(parts), 0, -1)]
+
+
+def _reason_word(reason: str) -> str:
+    """A skipped path's reason in a word or two: "size cap" for every file above the cap."""
+    return "size cap" if "size cap" in reason else reason
+
+
+def caller_id(ident: str) -> str:
+    """A caller-chosen entry id (``--id``), as every appended id must be: reference-safe
+    (``appending.id_problem``), so it also names a git ref."""
+    if appending.id_problem(ident) is not None:
+        raise UsageError(
+            f"'{ident}' cannot be an entry id: use lowercase letters, digits, '-' and '_'"
+            " (starting with a letter or digit; not 'root')."
+        )
+    return ident
+
+
+def _os_words(exc: OSError) -> str:
+    """An operating system error as one sentence."""
+    where = f" ({os.fsdecode(exc.filename)})" if exc.filename is not None else ""
+    return f"{exc.strerror or exc}{where}."
+
+
 def _fresh_id(known: dict[str, Any], made: dict[str, Any]) -> str:
     while True:
         candidate = entries.new_id(known)
@@ -1347,10 +1525,11 @@ def _check_label(name: str) -> None:
             "root",
             WORKING_TREE,
         )
+        or name.startswith(SAVED_PREFIX)
     ):
         raise UsageError(
             f"'{name}' cannot be a label: use a word without spaces or '~' (not @, HEAD, root"
-            " or .)."
+            f" or ., nor starting with {SAVED_PREFIX}, which names saved states)."
         )
 
 

@@ -1,13 +1,81 @@
 """The workspace sidecar as values: ``<sid>.files.jsonl`` read into snapshots by entry, restores
-in order, and every damaged line by number. Reading only; ``session`` appends the records."""
+and the saved states before them in order, and every damaged line by number. Reading only;
+``session`` appends the records.
+
+A saved state (the files as they were just before a restore changed them) is named
+``saved:`` and the first 12 hex digits of its commit; any unique prefix of 4 or more digits
+after ``saved:`` names it too. No entry reference starts with ``saved:`` (labels and
+caller-chosen ids that do are refused), so the two can never be confused.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from convgit import entries, tree
-from convgit.errors import CorruptStoreError
+from convgit import codec, entries, tree
+from convgit.errors import AmbiguousRefError, CorruptStoreError, NotFoundError
+
+SAVED_PREFIX = "saved:"
+
+
+def saved_id(commit: str) -> str:
+    """The name a saved state is printed and addressed by."""
+    return SAVED_PREFIX + commit[:12]
+
+
+def is_saved_ref(ref: str) -> bool:
+    """True for a reference to a saved state rather than to an entry."""
+    return ref.strip().startswith(SAVED_PREFIX)
+
+
+@dataclass(frozen=True)
+class SavedState:
+    """The files just before a restore changed them, as the ``restore`` record that saved
+    them says (line ``line`` of the sidecar)."""
+
+    commit: str
+    restored_to: str  # the commit that restore brought the files to
+    ts: str
+    entry: str | None  # the entry whose snapshot that restore brought back (None: no entry)
+    undo: bool
+    paths: list[str] | None
+    files: list[str]  # the files that restore changed (the first 200)
+    changed: dict[str, int]
+    skipped: dict[str, str] = field(default_factory=dict)  # paths the saved state left out
+    target: str | None = None  # the saved state that restore brought back, if it was one
+    line: int = 0
+
+    @property
+    def id(self) -> str:
+        return saved_id(self.commit)
+
+    @property
+    def preceded(self) -> str:
+        """What the restore it preceded did, in words."""
+        if self.undo:
+            what = "restore --undo"
+        elif self.target:
+            what = f"restore {self.target}"
+        else:
+            what = f"restore {self.entry}" if self.entry else "restore"
+        return what + (f" --path {' --path '.join(self.paths)}" if self.paths else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "commit": self.commit,
+            "ts": self.ts,
+            "before": {
+                "entry": self.entry,
+                "saved": self.target,
+                "undo": self.undo,
+                "paths": self.paths,
+                "commit": self.restored_to,
+            },
+            "changed": self.changed,
+            "files": self.files,
+        }
 
 
 @dataclass(frozen=True)
@@ -20,9 +88,15 @@ class SnapshotInfo:
     files: int
     skipped: list[dict[str, str]]
     ts: str
+    replaces: str | None = None  # the entry's previous snapshot (this one's parent)
 
     def to_json(self) -> dict[str, Any]:
-        return {"commit": self.commit, "tree": self.tree, "skipped": self.skipped}
+        return {
+            "commit": self.commit,
+            "tree": self.tree,
+            "skipped": self.skipped,
+            "replaces": self.replaces,
+        }
 
 
 class Sidecar:
@@ -32,7 +106,11 @@ class Sidecar:
         self.enabled = False
         self.snapshots: dict[str, SnapshotInfo] = {}
         self.restores: list[dict[str, Any]] = []
+        self.saved: list[SavedState] = []  # the state before each restore, oldest first
         self.finished: set[str] = set()  # `before` commits of completed restores
+        # entry -> the snapshot that could not be taken for it, since the last one recorded
+        self.failed: dict[str, dict[str, Any]] = {}
+        self.lines: dict[str, int] = {}  # commit -> the line of the record that names it
         self.problems: list[tree.Problem] = []
 
     def add(self, number: int, record: Any) -> None:
@@ -54,11 +132,18 @@ class Sidecar:
                 record["files"],
                 record["skipped"],
                 record["ts"],
+                record.get("replaces") if isinstance(record.get("replaces"), str) else None,
             )
+            self.failed.clear()  # the files are recorded again
+            self.lines[record["commit"]] = number
         elif kind == "restore":
             self.restores.append(record)
+            self.saved.append(_saved_state(number, record))
+            self.lines.setdefault(record["before"], number)
         elif kind == "restored" and isinstance(record.get("before"), str):
             self.finished.add(record["before"])
+        elif kind == "snapshot_failed" and isinstance(record.get("entry"), str):
+            self.failed[record["entry"]] = record
 
     def check(self, sid: str) -> None:
         """Refuse to act on a damaged sidecar: a lost record could make undo pick a wrong state."""
@@ -76,3 +161,47 @@ class Sidecar:
         if self.restores and self.restores[-1]["before"] not in self.finished:
             return self.restores[-1]
         return None
+
+    def saved_state(self, ref: str) -> SavedState:
+        """The saved state ``ref`` names (``saved:`` and a prefix of its commit)."""
+        wanted = ref.strip()[len(SAVED_PREFIX) :].lower()
+        if len(wanted) < 4 or any(c not in "0123456789abcdef" for c in wanted):
+            raise NotFoundError(
+                f"'{ref}' is not a saved state: give saved: and at least 4 hex digits.",
+                "convgit restores",
+            )
+        found = {s.commit: s for s in self.saved if s.commit.startswith(wanted)}
+        if not found:
+            raise NotFoundError(f"There is no saved state {ref}.", "convgit restores")
+        if len(found) > 1:
+            raise AmbiguousRefError(
+                f"'{ref}' matches {len(found)} saved states.", "give more digits of the id"
+            )
+        return next(iter(found.values()))
+
+
+def _saved_state(number: int, record: dict[str, Any]) -> SavedState:
+    paths = record.get("paths")
+    if paths is not None and record.get("escaped"):
+        paths = [codec.unshown(p) for p in paths]
+    files = record.get("files")
+    skipped = record.get("skipped")
+    return SavedState(
+        commit=record["before"],
+        restored_to=str(record.get("commit", "")),
+        ts=record["ts"],
+        entry=record["entry"] or None,
+        undo=bool(record.get("undo")),
+        paths=paths,
+        files=[str(f) for f in files] if isinstance(files, list) else [],
+        changed=record["changed"],
+        skipped={
+            str(s["path"]): str(s.get("reason", ""))
+            for s in skipped
+            if isinstance(s, dict) and "path" in s
+        }
+        if isinstance(skipped, list)
+        else {},
+        target=record.get("saved") if isinstance(record.get("saved"), str) else None,
+        line=number,
+    )

@@ -127,11 +127,16 @@ class StoreLocation:
         return self.root / "current" / self.worktree_key
 
     def current(self) -> str | None:
-        try:
-            sid = self.current_pointer.read_text().strip()
-        except OSError:
-            return None
-        return sid or None
+        """The session made current in this worktree (or, in a store made outside git before
+        the folder became a repository, the one made current then)."""
+        for pointer in (self.current_pointer, self.root / "current" / "store"):
+            try:
+                sid = pointer.read_text().strip()
+            except OSError:
+                continue
+            if sid:
+                return sid
+        return None
 
     def set_current(self, sid: str) -> None:
         self.current_pointer.parent.mkdir(parents=True, exist_ok=True)
@@ -160,16 +165,25 @@ class StoreLocation:
 
 
 def locate(start: Path | str = ".", store: Path | str | None = None) -> StoreLocation:
-    """The store for ``start``: ``--store``/``CONVGIT_STORE``, else ``<git-common-dir>/convgit``,
-    else the nearest ``.convgit`` folder above ``start``, else ``<start>/.convgit``."""
+    """The store for ``start``: ``--store``/``CONVGIT_STORE``; else, in git, a ``.convgit`` store
+    between ``start`` and the worktree's root (made before the folder became a repository), else
+    ``<git-common-dir>/convgit``; outside git, the nearest ``.convgit`` folder above ``start``,
+    else ``<start>/.convgit``."""
     start = Path(start)
     git = find_git(start)
     chosen = store or os.environ.get("CONVGIT_STORE")
     if chosen:
         return StoreLocation(Path(chosen).resolve(), git)
-    if git is not None:
-        return StoreLocation(git.common_dir / "convgit", git)
     here = start.resolve()
+    if git is not None:
+        # a store started here before `git init` keeps its sessions (and stays out of snapshots)
+        top = git.worktree.resolve() if git.worktree is not None else None
+        for folder in (here, *here.parents) if top is not None else ():
+            if (folder / ".convgit" / "sessions").is_dir():
+                return StoreLocation(folder / ".convgit", git)
+            if folder == top:
+                break
+        return StoreLocation(git.common_dir / "convgit", git)
     for folder in (here, *here.parents):
         if (folder / ".convgit").is_dir():
             return StoreLocation(folder / ".convgit", None)

@@ -390,16 +390,19 @@ class Tree:
 
     def open_tool_calls(self, ident: str) -> list[str]:
         """The tool calls still waiting for a result at ``ident``: when ``ident`` is an
-        assistant message with tool calls, or one of the tool results that follow it, the calls
-        no result up to ``ident`` answers. Anything but a tool result appended below ``ident``
-        would then come between a call and its result."""
+        assistant message with tool calls, or one of the tool results or other entries (a note,
+        a setting) that follow it, the calls no result up to ``ident`` answers. Anything but a
+        tool result appended below ``ident`` would then come between a call and its result."""
         answered: set[str] = set()
         node: str | None = ident
         for _ in range(len(self.entries)):  # bounded: the parent chain may loop in a broken file
             if node is None:
                 break
             record = self.entries[node]
-            if record["type"] != "message" or record["role"] == "user":
+            if record["type"] != "message":
+                node = record["parentId"]
+                continue
+            if record["role"] == "user":
                 break
             if record["role"] == "assistant":
                 return [call for call in tool_call_ids(record) if call not in answered]

@@ -29,13 +29,14 @@ import stat
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from convgit import faults, gitindex, restoreplan, treediff, treepatch
+from convgit import codec, faults, gitindex, restoreplan, treediff, treepatch
 from convgit.errors import ConvgitError, NotFoundError, NoWorkspaceError, RefusedError
 from convgit.gitindex import IndexState
 from convgit.gitindex import entries as _index_entries
@@ -50,6 +51,7 @@ from convgit.restoreplan import (
     RestoreBlockedError,
     Skipped,
     lstat,
+    real_folders,
     repository_above,
 )
 from convgit.treediff import Entry, HostileSnapshotError
@@ -78,6 +80,9 @@ WORKTREE_MARKER = "convgit-worktree"
 # `git worktree add` and `remove` read every worktree's admin folder and die on one another
 # git is still writing (an empty commondir): one at a time in this process.
 _WORKTREE_ADMIN = threading.Lock()
+
+STORE_NAME = ".convgit"  # a folder of this name is a convgit store, wherever it is
+STORE_REASON = "convgit's store"
 
 
 # Variables that point git at another repository, index or object store, or change what a
@@ -163,30 +168,42 @@ class WorkspaceError(ConvgitError):
 
 @dataclass(frozen=True)
 class Snapshot:
-    """A snapshot commit. ``reused`` is true when the parent had the same tree and was returned."""
+    """A snapshot commit. ``reused`` is true when the parent had the same tree and was returned;
+    ``written`` is about how many objects the snapshot added to the repository."""
 
     commit: str
     tree: str
     files: int
     skipped: tuple[Skipped, ...]
     reused: bool
+    written: int = 0
 
 
 @dataclass(frozen=True)
 class Change:
-    """One path that differs from side a to side b: added, modified, deleted or typechange."""
+    """One path that differs from side a to side b: added, modified, deleted or typechange
+    (or "left alone", with ``reason``, where one side does not know the file's content)."""
 
     path: str
     status: str
+    reason: str = ""
 
 
 class Restored(list[Change]):
     """The changes a restore made (or would make), plus the paths it left alone on purpose
-    (ignored or skipped files that differ from the snapshot, paths inside nested repositories)."""
+    (ignored or skipped files that differ from the snapshot, paths inside nested repositories,
+    files the snapshot does not account for, convgit's store) and, for an undo, the files it
+    replaced that had changed since the restore it undid."""
 
-    def __init__(self, changes: Sequence[Change], left_alone: Sequence[Skipped] = ()) -> None:
+    def __init__(
+        self,
+        changes: Sequence[Change],
+        left_alone: Sequence[Skipped] = (),
+        replaced: Sequence[str] = (),
+    ) -> None:
         super().__init__(changes)
         self.left_alone: tuple[Skipped, ...] = tuple(left_alone)
+        self.replaced: tuple[str, ...] = tuple(replaced)
 
 
 def _mib(size: int) -> str:
@@ -227,6 +244,15 @@ def _delete_tree(path: Path) -> None:
         shutil.rmtree(path, onerror=writable_and_retry)
 
 
+def _git_words(err: bytes, code: int) -> str:
+    """git's reason in one line: its fatal line (else its last line), ending in a full stop."""
+    lines = [line.strip() for line in os.fsdecode(err).splitlines() if line.strip()]
+    fatal = [line for line in lines if line.startswith("fatal:")]
+    words = (fatal or lines or [f"exit status {code}"])[0 if fatal else -1]
+    words = words.removeprefix("fatal: ").removeprefix("error: ")
+    return words if words.endswith(".") else words + "."
+
+
 def _git_env() -> dict[str, str]:
     env = {
         name: value
@@ -254,8 +280,35 @@ class Workspace:
         self.root = root
         self.git_dir = git_dir
         self.common_dir = common_dir
+        self.object_format = object_format
         self._hash_len = 32 if object_format == "sha256" else 20
         self._env = _git_env()
+        self._stores: tuple[bytes, ...] = ()
+
+    def keep_out(self, store: Path) -> None:
+        """Never snapshot or restore ``store`` (convgit's own folder) when it is inside the
+        working tree; folders named ``.convgit`` are kept out wherever they are."""
+        store = Path(store).resolve()
+        if any(store.is_relative_to(git.resolve()) for git in (self.git_dir, self.common_dir)):
+            return  # git never stages its own folder
+        try:
+            inside = store.relative_to(self.root.resolve())
+        except ValueError:
+            return
+        if inside.parts:
+            self._stores = (*self._stores, os.fsencode(inside.as_posix()))
+
+    def store_above(self, path: bytes) -> bytes | None:
+        """The store folder (relative to the root) that holds ``path``, if any."""
+        for store in self._stores:
+            if path.startswith(store + b"/"):
+                return store
+        if STORE_NAME.encode() in path:
+            parts = path.split(b"/")
+            for depth, part in enumerate(parts[:-1]):
+                if part == STORE_NAME.encode():
+                    return b"/".join(parts[: depth + 1])
+        return None
 
     def __repr__(self) -> str:
         return f"Workspace(root={str(self.root)!r})"
@@ -354,9 +407,9 @@ class Workspace:
         done = subprocess.CompletedProcess(proc.args, proc.wait(), out, err)
         if check and done.returncode != 0:
             code = done.returncode
-            status = f"killed by {_signal_name(-code)}" if code < 0 else f"exit status {code}"
-            words = os.fsdecode(err).strip() or status
-            raise WorkspaceError(f"git {verb} failed: {words}")
+            if code < 0 and not err.strip():
+                raise WorkspaceError(f"git {verb} failed: killed by {_signal_name(-code)}.")
+            raise WorkspaceError(f"git {verb} failed: {_git_words(err, code)}")
         return done
 
     def _objects(self) -> treediff.Objects:
@@ -384,7 +437,7 @@ class Workspace:
         as a stat cache. Writes objects only: no ref, no hook, no signature, no file touched."""
         index = index.absolute()
         with gitindex.locked(index):
-            tree, skipped = self._stage(index, size_cap)
+            tree, skipped, hashed = self._stage(index, size_cap)
             files = gitindex.entry_count(index, self._hash_len)
             if files is None:  # a split index whose cache tree git left out of date
                 listed = self._git("ls-files", "-z", index=index, config=_INDEX_CONFIG).stdout
@@ -407,7 +460,8 @@ class Workspace:
             )  # fmt: skip
             made = os.fsdecode(proc.stdout).strip()
             gitindex.save_state(index, dataclasses.replace(state, snapshot=f"{made} {tree}"))
-        return Snapshot(made, tree, files, skipped, reused=False)
+        # a blob per file git hashed, and about two trees and a commit
+        return Snapshot(made, tree, files, skipped, reused=False, written=hashed + 3)
 
     def _commit_and_tree(self, rev: str) -> tuple[str, str]:
         """The full id of commit ``rev`` and of its tree; NotFoundError when it is no commit."""
@@ -427,9 +481,11 @@ class Workspace:
         are written, no commit is made) and the paths left out."""
         index = index.absolute()
         with gitindex.locked(index):
-            return self._stage(index, size_cap)
+            tree, skipped, _ = self._stage(index, size_cap)
+            return tree, skipped
 
-    def _stage(self, index: Path, size_cap: int) -> tuple[str, tuple[Skipped, ...]]:
+    def _stage(self, index: Path, size_cap: int) -> tuple[str, tuple[Skipped, ...], int]:
+        """The tree of the working tree, the paths left out, and how many paths git hashed."""
         try:
             return self._stage_once(index, size_cap)
         except WorkspaceError:
@@ -437,7 +493,7 @@ class Workspace:
             self._forget(index)
             return self._stage_once(index, size_cap)
 
-    def _stage_once(self, index: Path, size_cap: int) -> tuple[str, tuple[Skipped, ...]]:
+    def _stage_once(self, index: Path, size_cap: int) -> tuple[str, tuple[Skipped, ...], int]:
         state = self._ensure_index(index, size_cap)
         # The shared indexes git made for this index as it went (it may split afresh on any
         # write): the ones it no longer builds on at the end are deleted. Never by listing the
@@ -461,7 +517,7 @@ class Workspace:
             found = self._finish(status, "status", out, err)
             updates, drops, skipped, nested = self._survey(found, size_cap)
             track()
-            if nested:  # whatever we tracked inside a folder that became a repository goes
+            if nested:  # what we tracked inside a new repository or convgit's store goes
                 pathspecs = [b":(literal)" + folder + b"/" for folder in sorted(nested)]
                 inside = self._git(
                     "ls-files", "-z", "--", *map(os.fsdecode, pathspecs),
@@ -519,7 +575,7 @@ class Workspace:
         )
         if fresh != state:
             gitindex.save_state(index, fresh)
-        return tree, tuple(sorted(skipped, key=lambda s: s.path))
+        return tree, tuple(sorted(skipped, key=lambda s: s.path)), len(updates)
 
     def _ignore_fingerprint(self) -> str:
         """Identity (path, mtime, size) of the ignore files that live outside the worktree."""
@@ -544,14 +600,17 @@ class Workspace:
         self, proc: subprocess.CompletedProcess[bytes], size_cap: int
     ) -> tuple[list[bytes], list[bytes], list[Skipped], set[bytes]]:
         """From ``git status`` output against the private index: the paths to stage, the
-        tracked paths to drop (now too big or unreadable), the paths left out, and the folders
-        we track files in that have become nested repositories (`git init` run inside)."""
+        tracked paths to drop (gone, now too big or unreadable), the paths left out, and the
+        folders whose tracked files must all go: nested repositories (`git init` run inside)
+        and convgit's store."""
         updates: list[bytes] = []
         drops: list[bytes] = []
         skipped: list[Skipped] = []
         nested: set[bytes] = set()
+        stores: set[bytes] = set()
         root = os.fsencode(self.root)
         repository_at: dict[bytes, bool] = {}
+        folder_at: dict[bytes, bool] = {}
         records = iter(proc.stdout.split(b"\0"))
         for record in records:
             kind = record[:1]
@@ -570,6 +629,10 @@ class Workspace:
             else:
                 continue
             name = os.fsdecode(path)
+            store = self.store_above(path)
+            if store is not None:
+                stores.add(store)
+                continue
             if path.endswith(b"/"):
                 skipped.append(Skipped(name.rstrip("/"), "nested repository"))
                 continue
@@ -579,6 +642,11 @@ class Workspace:
                 nested.add(repository)
                 continue
             info = lstat(os.path.join(root, path))
+            if kind != b"?" and (info is None or not real_folders(root, path, folder_at)):
+                # gone, or with a symlink now where its folder was: git refuses to update a
+                # path "beyond a symbolic link", and only forgets it
+                drops.append(path)
+                continue
             if info is not None and stat.S_ISREG(info.st_mode):
                 reason = None
                 if info.st_size > size_cap:
@@ -596,7 +664,8 @@ class Workspace:
             if "could not open directory" in line and "'" in line:
                 skipped.append(Skipped(line.split("'")[1].rstrip("/"), "unreadable"))
         skipped += [Skipped(os.fsdecode(folder), "nested repository") for folder in nested]
-        return updates, drops, skipped, nested
+        skipped += [Skipped(os.fsdecode(folder), STORE_REASON) for folder in stores]
+        return updates, drops, skipped, nested | stores
 
     # -- the private index --
 
@@ -682,6 +751,14 @@ class Workspace:
                 lines.append(f"0 {zero}\t".encode() + path)
             elif flags & 0x40008000:
                 lines.append(f"{mode:o} {oid.hex()}\t".encode() + path)
+        if self._stores or os.path.lexists(self.root / STORE_NAME):
+            # the user may have committed convgit's store: a snapshot never holds it
+            stores = [f":(literal){os.fsdecode(store)}/" for store in self._stores]
+            listed = self._git(
+                "ls-files", "-z", "--", *stores, f":(glob)**/{STORE_NAME}/**",
+                index=index, config=_WHOLE_INDEX_CONFIG,
+            ).stdout  # fmt: skip
+            lines += [f"0 {zero}\t".encode() + path for path in listed.split(b"\0") if path]
         if lines:
             self._set_index_entries(index, lines)
 
@@ -724,6 +801,13 @@ class Workspace:
     def _check_ref(self, ref: str) -> None:
         if not ref.startswith(REF_PREFIX) or _BAD_REF.search(ref):
             raise RefusedError(f"convgit only writes refs under {REF_PREFIX}, not {ref!r}.")
+
+    def missing(self, commits: list[str]) -> list[str]:
+        """The ``commits`` (full ids) that are not in the repository."""
+        ids = [c for c in commits if c and all(x in "0123456789abcdef" for x in c)]
+        proc = self._git("cat-file", "--batch-check", stdin="".join(f"{c}\n" for c in ids).encode())
+        answers = os.fsdecode(proc.stdout).splitlines()
+        return [c for c, line in zip(ids, answers, strict=False) if line.endswith(" missing")]
 
     def _resolve(self, rev: str, kind: str) -> str:
         """The id of the commit or tree (``kind``) that ``rev`` names; NotFoundError."""
@@ -789,6 +873,7 @@ class Workspace:
         dry_run: bool = False,
         before_apply: Callable[[list[Change]], None] | None = None,
         exact_from: str | None = None,
+        target_skipped: Mapping[str, str] | None = None,
     ) -> Restored:
         """Bring the working tree (or only ``paths``: files or folders relative to the root) to
         the tree of commit ``target``, and return the changes (current -> target).
@@ -804,7 +889,14 @@ class Workspace:
         (the caller records the restore there, so a crash half-way can be undone).
         ``exact_from``: undoing a restore that went to that commit, with ``target`` its safety
         snapshot made by ``preserve``: the files that restore changed are compared and written
-        byte for byte, bypassing git's filters and line-ending conversion.
+        byte for byte, bypassing git's filters and line-ending conversion; the files that
+        changed since that restore are listed in ``replaced``.
+
+        A file absent from the target is deleted only when the target accounts for it: not
+        when the snapshot left that path out (``target_skipped``: path -> reason, for files
+        over the size cap or unreadable then, nested repositories), nor when the target's own
+        ignore rules match it (an emptied .gitignore let the current state take it in).
+        Nothing inside convgit's store is ever written or deleted.
         """
         index = index.absolute()
         with self._objects() as objects:
@@ -813,7 +905,7 @@ class Workspace:
                 state = gitindex.read_state(index)
                 current_tree = state.tree if index.exists() else None
                 if current_tree is None:  # no snapshot since the files last changed here
-                    current_tree, _ = self._stage(index, state.cap or DEFAULT_SIZE_CAP)
+                    current_tree, _, _ = self._stage(index, state.cap or DEFAULT_SIZE_CAP)
                 deltas = treediff.diff(
                     objects,
                     current_tree,
@@ -831,7 +923,35 @@ class Workspace:
                     deltas = restoreplan.select(
                         deltas, paths, lambda p: any(objects.lookup(t, p) for t in trees)
                     )
-                deltas, left_alone = restoreplan.plan(self.root, deltas, self._ignored)
+                ours = [d for d in deltas if self.store_above(os.fsencode(d.path)) is not None]
+                deltas = [d for d in deltas if d not in ours]
+
+                def unaccounted(paths: list[str]) -> dict[str, str]:
+                    return self._unaccounted(
+                        objects, target_tree, current_tree, paths, target_skipped or {}
+                    )
+
+                def on_disk(delta: Delta) -> bool:
+                    raw = self._raw_entry(delta.path)
+                    return raw is not None and raw[:2] == delta.new
+
+                deltas, left_alone = restoreplan.plan(
+                    self.root, deltas, self._ignored, unaccounted, on_disk
+                )
+                if ours:
+                    left_alone = sorted(
+                        [
+                            *left_alone,
+                            *(Skipped(d.path, f"{STORE_REASON}; left alone") for d in ours),
+                        ],
+                        key=lambda s: s.path,
+                    )
+                replaced: list[str] = []
+                if exact_from is not None:
+                    restored_tree = objects.peel(exact_from, "tree")
+                    replaced = [
+                        d.path for d in deltas if objects.lookup(restored_tree, d.path) != d.old
+                    ]
                 changes = [Change(d.path, d.status) for d in deltas]
                 if not dry_run and before_apply is not None:
                     before_apply(changes)
@@ -842,7 +962,69 @@ class Workspace:
                     # wrote: the ones left empty go with the restore
                     for path in created:
                         self._prune(path)
-        return Restored(changes, left_alone)
+        return Restored(changes, left_alone, replaced)
+
+    def _unaccounted(
+        self,
+        objects: treediff.Objects,
+        target_tree: str,
+        current_tree: str,
+        paths: list[str],
+        skipped: Mapping[str, str],
+    ) -> dict[str, str]:
+        """Why the target does not account for each of ``paths`` (files it lacks), if it
+        does not: its snapshot left the path (or a folder above it) out, or its ignore rules
+        match the path."""
+        found: dict[str, str] = {}
+        for path in paths:
+            for lead in (path, *restoreplan.leading(path)):
+                why = skipped.get(lead) or skipped.get(codec.shown(lead))  # records show names
+                if why is not None:
+                    found[path] = f"not in the snapshot: {why}"
+                    break
+        rest = [p for p in paths if p not in found]
+        for path in self._ignored_by_tree(objects, target_tree, current_tree, rest):
+            found[path] = "ignored by the snapshot's .gitignore"
+        return dict(sorted(found.items()))
+
+    def _ignored_by_tree(
+        self, objects: treediff.Objects, tree: str, current_tree: str, paths: list[str]
+    ) -> set[str]:
+        """The ``paths`` that the .gitignore files of ``tree`` (with the rules outside the
+        working tree: info/exclude, core.excludesFile) would ignore. Asks git only when a
+        .gitignore on their way differs from ``current_tree``'s, which the files now obey."""
+        if not paths:
+            return set()
+        folders = {lead for path in paths for lead in ("", *restoreplan.leading(path))}
+        rules: dict[str, str] = {}
+        differs = False
+        for folder in sorted(folders):
+            name = f"{folder}/.gitignore" if folder else ".gitignore"
+            theirs = objects.lookup(tree, name)
+            differs = differs or theirs != objects.lookup(current_tree, name)
+            if theirs is not None and theirs[0] in (BLOB, EXEC, LEGACY_BLOB):
+                rules[name] = theirs[1]
+        if not differs:
+            return set()
+        with tempfile.TemporaryDirectory(prefix="convgit-rules-") as scratch:
+            for name, oid in rules.items():
+                target = Path(scratch, name)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(objects.blob(oid))
+            proc = subprocess.run(
+                [
+                    "git", f"--git-dir={self.git_dir}", f"--work-tree={scratch}",
+                    *(part for setting in _SAFE_CONFIG for part in ("-c", setting)),
+                    "check-ignore", "-z", "--no-index", "--stdin",
+                ],
+                cwd=scratch, env=self._env, capture_output=True,
+                input=b"\0".join(map(os.fsencode, paths)) + b"\0", check=False,
+            )  # fmt: skip
+        if proc.returncode not in (0, 1):
+            raise WorkspaceError(
+                f"git check-ignore failed: {_git_words(proc.stderr, proc.returncode)}"
+            )
+        return {os.fsdecode(p) for p in proc.stdout.split(b"\0") if p}
 
     # -- exact bytes for undo --
 
@@ -1153,27 +1335,39 @@ class Workspace:
     # -- housekeeping --
 
     def maintain(self, *, threshold: int = 2048) -> bool:
-        """Pack loose objects once there are more than about ``threshold`` of them (estimated
-        from one fan-out folder, as `git gc --auto` does; 0 packs whatever is loose), so long
-        sessions do not leave tens of thousands of loose files. Cheap when there is nothing to
-        do; True when it packed. Packs exactly the loose objects, without walking history;
-        unreachable ones stay prunable by `git gc`."""
+        """Pack convgit's own loose objects (reachable from ``refs/convgit/`` and from none of
+        the user's refs) once there are more than ``threshold`` of them, and delete their loose
+        copies; the user's objects are never packed or touched. True when it packed. Walks the
+        snapshots' history: run it away from the commands a user waits on (see
+        ``convgit.maintenance``)."""
+        own = self._own_loose()
+        if not own or len(own) <= threshold:
+            return False
         objects = self.common_dir / "objects"
-        name_len = 2 * self._hash_len - 2
-
-        def loose_in(fan: str) -> list[str]:
-            try:
-                return [fan + n for n in os.listdir(objects / fan) if len(n) == name_len]
-            except (FileNotFoundError, NotADirectoryError):
-                return []
-
-        if threshold > 0 and len(loose_in("17")) <= (threshold + 255) // 256:
-            return False
-        loose = [name.encode() for i in range(256) for name in loose_in(f"{i:02x}")]
-        if not loose:
-            return False
         self._git(
-            "pack-objects", "-q", str(objects / "pack" / "pack"), stdin=b"\n".join(loose) + b"\n"
+            "pack-objects", "-q", str(objects / "pack" / "pack"), stdin=b"\n".join(own) + b"\n"
         )
-        self._git("prune-packed", "-q")
+        for oid in own:  # now in the pack: git reads them from there
+            with suppress(OSError):
+                os.unlink(objects / os.fsdecode(oid[:2]) / os.fsdecode(oid[2:]))
         return True
+
+    def _own_loose(self) -> list[bytes]:
+        """The loose objects reachable from convgit's refs and not from the user's."""
+        listed = self._git("for-each-ref", "--format=%(objectname) %(refname)").stdout
+        ours: list[bytes] = []
+        theirs: list[bytes] = []
+        for line in listed.splitlines():
+            oid, _, name = line.partition(b" ")
+            (ours if name.startswith(REF_PREFIX.encode()) else theirs).append(oid)
+        if not ours:
+            return []
+        head = self._git("rev-parse", "--verify", "-q", "HEAD", check=False).stdout.strip()
+        theirs += [head] if head else []
+        revs = b"".join([*(oid + b"\n" for oid in ours), *(b"^" + oid + b"\n" for oid in theirs)])
+        # aggressive edges: the trees of the user's tips count as theirs, though no snapshot
+        # descends from a user's commit (lines starting with "-" name those tips)
+        found = self._git(
+            "rev-list", "--objects-edge-aggressive", "--unpacked", "--stdin", stdin=revs
+        ).stdout  # fmt: skip
+        return [line[: 2 * self._hash_len] for line in found.splitlines() if line[:1] != b"-"]

@@ -177,10 +177,11 @@ def _cli_command(env: dict[str, str]) -> list[str]:
 # -- generating --------------------------------------------------------------------------------
 
 
-def make_tree(bench: Bench, root: Path, files: int) -> Path:
+def make_tree(bench: Bench, root: Path, files: int, *, functions: int = 0) -> Path:
     """A committed repository: ``files`` files in nested folders (50 per folder, 3 levels), a
-    .gitignore and a few ignored files. File times are set in the past so git's racy-entry
-    check does not rehash what it just indexed."""
+    .gitignore and a few ignored files; with ``functions``, each file holds that many small
+    functions (about 40 bytes each) instead of three lines. File times are set in the past so
+    git's racy-entry check does not rehash what it just indexed."""
     root.mkdir(parents=True)
     past = time.time() - 60
     made: set[str] = set()
@@ -190,7 +191,8 @@ def make_tree(bench: Bench, root: Path, files: int) -> Path:
             os.makedirs(root / folder)
             made.add(folder)
         path = root / folder / f"file{k % 50}.py"
-        path.write_bytes(f"# file {k}\nVALUE = {k}\n".encode() * 3)
+        body = "".join(f"def f{k}_{i}(x):\n    return x * {i}\n\n" for i in range(functions))
+        path.write_bytes(body.encode() or f"# file {k}\nVALUE = {k}\n".encode() * 3)
         os.utime(path, (past, past))
     (root / ".gitignore").write_text("*.log\nbuild/\n__pycache__/\n")
     os.makedirs(root / "build")
@@ -433,6 +435,34 @@ def bench_objects(bench: Bench, files: int) -> None:
         f"+{(packed[1] - before[1]) / 1024:.0f} KiB over the start "
         f"(packs {packed[2] / 1024:.0f} KiB in all)"
     )
+
+
+def bench_first_turn(bench: Bench, files: int = 2_500) -> None:
+    """The first turn in a project of source files (about 4 KB each) just committed, its objects
+    still loose, against a warm turn: the first turn builds the private index, and must not pay
+    for packing the user's objects."""
+    warm = make_tree(bench, bench.root / f"warm-{files}", files, functions=100)
+    turns = Turns(warm)
+    bench.convgit(warm, "init")
+    bench.convgit(warm, "user", "task")
+    fresh = iter(range(1_000))
+
+    def first_turn() -> float:
+        root = make_tree(bench, bench.root / f"first-{files}-{next(fresh)}", files, functions=100)
+        bench.convgit(root, "init")
+        elapsed = bench.timed([*bench.cli, "user", "the task"], root)
+        shutil.rmtree(root, ignore_errors=True)
+        return elapsed
+
+    def warm_turn() -> float:
+        turns.change()
+        return bench.timed([*bench.cli, "assistant", f"turn {turns.n}"], warm)
+
+    a, b = bench.alternate(first_turn, warm_turn)
+    bench.add(
+        "first turn after committing a project (objects loose)", f"{files:,} files", a, b,
+        "a warm turn (one-file change, same CLI)", 1.5,
+    )  # fmt: skip
 
 
 def bench_log(bench: Bench) -> None:
@@ -709,7 +739,7 @@ def main() -> int:
     parser.add_argument(
         "--only",
         default="",
-        help="comma list of: snapshot, run, objects, log, load, append, import, page",
+        help="comma list of: snapshot, first, run, objects, log, load, append, import, page",
     )
     args = parser.parse_args()
     only = set(filter(None, args.only.split(",")))
@@ -733,6 +763,8 @@ def main() -> int:
                     "restore": 1.0,
                 }
                 bench_snapshots(bench, files, goals)
+        if not only or "first" in only:
+            bench_first_turn(bench)
         if not only or "run" in only:
             bench_run(bench, 10_000)
         if not only or "objects" in only:

@@ -95,6 +95,8 @@ class ConversationModel(RuleBasedStateMachine):
     def label(self, data: st.DataObject, name: str) -> None:
         target = data.draw(st.sampled_from(sorted(self.parent)))
         self.session.label(target, name)
+        # a label names one entry: given to another, it moves there
+        self.labels = {t: n for t, n in self.labels.items() if n != name}
         self.labels[target] = name
 
     # -- what must hold after every step -----------------------------------------------------

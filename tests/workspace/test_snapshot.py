@@ -622,15 +622,30 @@ def test_set_ref_refuses_refs_outside_refs_convgit(repo: GitRepo):
 
 
 def test_maintain_packs_loose_objects(repo: GitRepo):
+    """It packs convgit's own objects (a snapshot is kept by its ref) and none of the user's."""
     workspace = repo.workspace
     assert workspace.maintain() is False  # few loose objects: nothing to do
+    users = loose_objects(repo)  # the user's commit, still loose
     for i in range(40):
         repo.write(f"many/{i}.txt", f"{i}\n")
-    workspace.snapshot(repo.index, message="m\n", parent=None)
+    shot = workspace.snapshot(repo.index, message="m\n", parent=None)
+    workspace.set_ref("refs/convgit/session/entry1", shot.commit)
     loose_before = int(repo.git("count-objects").split()[0])
     assert workspace.maintain(threshold=0) is True
     assert int(repo.git("count-objects").split()[0]) < loose_before
     assert repo.git("fsck", "--no-dangling", "--no-progress").strip() == ""
+    assert users <= loose_objects(repo), "the user's loose objects were packed"
+    assert shot.commit not in loose_objects(repo) and repo.has_object(shot.commit)
+
+
+def loose_objects(repo: GitRepo) -> set[str]:
+    objects = repo.path / ".git" / "objects"
+    return {
+        fan.name + name.name
+        for fan in objects.iterdir()
+        if len(fan.name) == 2
+        for name in fan.iterdir()
+    }
 
 
 EXAMPLES = itertools.count()

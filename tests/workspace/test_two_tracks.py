@@ -261,7 +261,7 @@ def test_restore_says_which_files_it_left_alone(story: dict[str, Any]) -> None:
     repo.write("notes.txt", "my private notes, now ignored\n")
     planned = cli(repo, "restore", story["a"], "--dry-run").stdout
     assert "left alone: notes.txt (ignored by git" in planned
-    result = cli_json(repo, "restore", story["a"])
+    result = cli_json(repo, "restore", story["a"], "--yes")
     assert (repo.path / "notes.txt").read_text() == "my private notes, now ignored\n"
     assert [row["path"] for row in result["left_alone"]] == ["notes.txt"]
     assert "ignored by git" in result["left_alone"][0]["reason"]

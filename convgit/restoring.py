@@ -1,0 +1,220 @@
+"""The restore use-case: bring the files to a snapshot or a saved state, saving the files now first.
+
+Promises kept here (``Session.restore`` is this module's ``restore``):
+* a restore that changes files saves them first, as a saved state that is recorded (the
+  ``restore`` record, before any file changes) and kept by a ref; a restore that would change
+  nothing saves nothing, records nothing and moves no undo point;
+* ``undo`` returns to the newest saved state, and lists the files it replaces that changed
+  since the restore it undoes (they are saved again first, like any restore's);
+* while the active path ends in tool calls whose results are not all recorded, a restore is
+  refused unless forced, and its note never lands between a call and its result;
+* the leaf stays on its branch; a ``note`` under it tells the model what happened.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from convgit import codec, entries, faults
+from convgit.errors import RefusedError, UsageError
+from convgit.sidecar import SavedState, is_saved_ref, saved_id
+
+if TYPE_CHECKING:
+    from convgit.session import Session
+    from convgit.workspace import Change, Restored
+
+FILES_RECORDED = 200  # the changed paths a restore record lists (its counts cover them all)
+
+
+@dataclass(frozen=True)
+class RestoreResult:
+    target: str | None  # entry whose snapshot was restored (None for a saved state or an undo)
+    commit: str
+    before: str | None  # the saved state's commit (None: a dry run, or nothing to change)
+    changes: Restored
+    dry_run: bool
+    note: str | None = None
+    saved_target: str | None = None  # the saved state restored (``undo``: the newest one)
+    undo: bool = False
+    note_skipped: str | None = None  # why no note was written although files changed
+
+    @property
+    def saved(self) -> str | None:
+        """The id of the state saved before this restore changed files."""
+        return saved_id(self.before) if self.before else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entry": self.target,
+            "saved_state": self.saved_target,
+            "undo": self.undo,
+            "commit": self.commit,
+            "before": self.before,
+            "saved": self.saved,
+            "dry_run": self.dry_run,
+            "note": self.note,
+            "note_skipped": self.note_skipped,
+            "changes": [{"path": c.path, "status": c.status} for c in self.changes],
+            "replaced": list(self.changes.replaced),
+            "left_alone": [{"path": s.path, "reason": s.reason} for s in self.changes.left_alone],
+        }
+
+
+def open_tool_calls(session: Session) -> list[str]:
+    """The ids of the tool calls at the end of the active path that have no result yet."""
+    leaf = session.tree.leaf
+    return [] if leaf is None else session.tree.open_tool_calls(leaf)
+
+
+def restore(
+    session: Session,
+    ref: str | None,
+    *,
+    paths: list[str] | None = None,
+    dry_run: bool = False,
+    undo: bool = False,
+    force: bool = False,
+) -> RestoreResult:
+    """Bring the files (or ``paths``, relative to the root) to ``ref``'s snapshot or to the
+    saved state ``ref`` names (``saved:…``); ``undo``: to the newest saved state."""
+    ws = session.workspace()
+    sidecar = session.sidecar
+    size_cap = session.size_cap
+    target_entry: str | None = None
+    state: SavedState | None = None
+    if undo:
+        if not sidecar.saved:
+            raise RefusedError("There is no saved state to return to.", "convgit restores")
+        state = sidecar.saved[-1]
+        paths = state.paths if paths is None else paths
+    elif ref is None:
+        raise UsageError("Say which entry's snapshot to restore.", "convgit restore REF")
+    elif is_saved_ref(ref):
+        state = sidecar.saved_state(ref)
+    if state is not None:
+        commit, exact_from, skipped = state.commit, state.restored_to or None, state.skipped
+    else:
+        assert ref is not None
+        snap = session._require_snapshot(ref)
+        target_entry, commit, exact_from = snap.entry, snap.commit, None
+        skipped = {str(s["path"]): str(s.get("reason", "")) for s in snap.skipped}
+    waiting = open_tool_calls(session)
+    if waiting and not force and not dry_run:
+        raise RefusedError(
+            f"The conversation is waiting for the result of tool call {', '.join(waiting)}; "
+            "restore once it is recorded.",
+            "record the result with `convgit tool`, or restore anyway with --force",
+        )
+    index = session._index()
+    saved_target = state.id if state is not None else None
+    with session._workspace_lock():
+        if dry_run:
+            ws.scan(index, size_cap=size_cap)  # the plan compares with the files now
+            changes = ws.restore(
+                commit, index=index, paths=paths, dry_run=True, exact_from=exact_from,
+                target_skipped=skipped,
+            )  # fmt: skip
+            return RestoreResult(
+                target_entry, commit, None, changes, True, None, saved_target, undo
+            )
+        safety = ws.snapshot(
+            index,
+            message=f"convgit safety snapshot before a restore\n\nConvgit-Session: {session.id}\n",
+            parent=None,
+            size_cap=size_cap,
+        )
+        saved: list[str] = []
+
+        def record(planned: list[Change]) -> None:
+            """Written after planning and before the first file changes: a restore killed
+            half-way is then visible (no `restored` record) and undoable. Nothing to change:
+            nothing is saved."""
+            if not planned:
+                return
+            faults.point("restore:before-safety-ref")
+            stamp = entries.now().replace(":", "").replace("-", "").replace(".", "")
+            safety_ref = f"refs/convgit/{session.id}/safety/{stamp}"
+            ws.set_ref(safety_ref, safety.commit)
+            # git's view of a file may differ from its bytes (line endings, filters, exec
+            # bits it does not track): keep the exact bytes of what is about to change.
+            before = ws.preserve(safety.commit, [change.path for change in planned])
+            if before != safety.commit:
+                ws.set_ref(safety_ref, before)
+            saved.append(before)
+            faults.point("restore:before-record")
+            counts: dict[str, int] = {}
+            for change in planned:
+                counts[change.status] = counts.get(change.status, 0) + 1
+            shown = None if paths is None else [codec.shown(p) for p in paths]
+            session._sidecar_append(
+                {
+                    "type": "restore",
+                    "entry": target_entry if target_entry is not None else "",
+                    "saved": saved_target,
+                    "commit": commit,
+                    "before": before,
+                    "paths": shown,
+                    "escaped": shown != paths,
+                    "changed": counts,
+                    "files": [change.path for change in planned[:FILES_RECORDED]],
+                    "skipped": [{"path": s.path, "reason": s.reason} for s in safety.skipped],
+                    "undo": undo,
+                    "ts": entries.now(),
+                }
+            )
+            faults.point("restore:before-files")
+
+        changes = ws.restore(
+            commit, index=index, paths=paths, before_apply=record, exact_from=exact_from,
+            target_skipped=skipped,
+        )  # fmt: skip
+        if not saved:
+            interrupted = sidecar.interrupted
+            if undo and interrupted is not None:  # killed before it changed a file: settled
+                session._sidecar_append(
+                    {"type": "restored", "before": interrupted["before"], "ts": entries.now()}
+                )
+            return RestoreResult(
+                target_entry, commit, None, changes, False, None, saved_target, undo
+            )
+        faults.point("restore:before-done")
+        session._sidecar_append({"type": "restored", "before": saved[0], "ts": entries.now()})
+    note = _note(target_entry, saved_target, changes, paths, undo)
+    skipped_note = None
+    if waiting:
+        skipped_note = (
+            f"no note for the model: the conversation waits for tool call {', '.join(waiting)}"
+        )
+    elif session.tree.leaf is not None:
+        session._write(
+            lambda: [session._new_entry("note", session.tree.leaf, text=note, source="restore")],
+            builds_on_leaf=False,
+        )
+    return RestoreResult(
+        target_entry, commit, saved[0], changes, False,
+        None if skipped_note else note, saved_target, undo, skipped_note,
+    )  # fmt: skip
+
+
+def _note(
+    target: str | None,
+    saved: str | None,
+    changes: list[Change],
+    paths: list[str] | None,
+    undo: bool,
+) -> str:
+    scope = "" if not paths else f" (only {', '.join(map(codec.shown, paths))})"
+    if undo:
+        what = "the state before the last restore"
+    elif saved is not None:
+        what = f"the saved state {saved}"
+    else:
+        what = f"the snapshot of entry {target}"
+    names = ", ".join(codec.shown(c.path) for c in changes[:10])
+    names += ", ..." if len(changes) > 10 else ""
+    count = f"{len(changes)} file" + ("" if len(changes) == 1 else "s")
+    return (
+        f"The files were restored to {what}{scope}: {count} changed ({names})."
+        " The conversation above was not changed; files may differ from what it describes."
+    )
