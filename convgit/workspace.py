@@ -541,6 +541,8 @@ class Workspace:
         if ignored:
             drops += sorted(ignored)
             updates = [p for p in updates if p not in ignored]
+            # an ignored file is outside the snapshots' view, whatever its size: not "skipped"
+            skipped = [s for s in skipped if os.fsencode(s.path) not in ignored]
         tree = state.tree
         if updates or drops:
             # stale if we stop midway

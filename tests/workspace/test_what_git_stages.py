@@ -142,3 +142,22 @@ def test_a_user_message_records_hand_edits_since_the_last_snapshot(repo: GitRepo
     convgit(repo.path, "assistant", "rewrote")
     convgit(repo.path, "restore", asked["id"], "--yes")
     assert files_only(repo.path) == hand
+
+
+def test_a_file_the_rules_now_ignore_is_not_called_skipped_whatever_its_size(
+    repo: GitRepo,
+) -> None:
+    """A snapshotted file that the ignore rules come to cover is outside the view, like any
+    ignored file: not listed as skipped for the size cap when it also grew past it."""
+    convgit(repo.path, "init")
+    convgit(repo.path, "user", "task")
+    (repo.path / "logs").mkdir()
+    (repo.path / "logs" / "run.txt").write_text("small\n")
+    first = convgit(repo.path, "assistant", "logs kept", "--json").json()
+    assert first["snapshot"]["skipped"] == []
+    with open(repo.path / ".gitignore", "a") as rules:
+        rules.write("logs/\n")
+    (repo.path / "logs" / "run.txt").write_bytes(b"x" * (11 * 1024 * 1024))
+    reply = convgit(repo.path, "assistant", "logs ignored and big", "--json").json()
+    assert reply["snapshot"]["tree"] == oracle_tree(repo.path)
+    assert reply["snapshot"]["skipped"] == []
