@@ -348,6 +348,30 @@ def append(json: JsonFlag = False) -> None:
         show(f"appended {len(ids)} entries; leaf is {session.leaf}")
 
 
+@command("import")
+def import_cmd(
+    agent: Annotated[str, typer.Argument(help="The agent that wrote the file: claude-code.")],
+    file: Annotated[Path, typer.Argument(help="The agent's session file (its transcript).")],
+    json: JsonFlag = False,
+) -> None:
+    """Import an agent's session into the convgit session that mirrors it (one per agent
+    session; found again on the next import, which adds only what is new). Nothing is
+    snapshotted: today's files are not those of the turns imported."""
+    from convgit.formats import importing
+
+    importer = importing.importer(agent)
+    results = Session.import_file(
+        agent, file, options.directory, store_dir=options.store, fsync=options.fsync
+    )
+    if json:
+        out(results[0].to_json() if len(results) == 1 else [r.to_json() for r in results])
+        return
+    from convgit import render
+
+    for result in results:
+        show(*render.import_words(result, importer.title))
+
+
 # -- reading ---------------------------------------------------------------------------------
 
 

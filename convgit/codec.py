@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from itertools import compress, count
 from typing import Any
 
@@ -10,10 +9,8 @@ import orjson
 
 from convgit.errors import ConvgitError
 
-# orjson writes at most 255 levels of nesting: a deeper record could be read but never shown
-MAX_DEPTH = 255
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
-_BRACKET = re.compile(rb"[\[\]{}]")
+# orjson writes at most 254 levels of nesting: a deeper record could be read but never shown
+MAX_DEPTH = 254
 # a JSON text nested deeper than MAX_DEPTH opens and closes more than MAX_DEPTH brackets
 _SHALLOW = 2 * MAX_DEPTH + 1
 _TOO_DEEP = f"is nested deeper than {MAX_DEPTH} levels"
@@ -31,7 +28,7 @@ def encode(record: dict[str, Any]) -> bytes:
 def decode(line: bytes | str) -> Any:
     """Parse one line; raises ValueError on anything that is not JSON convgit can write back."""
     value = orjson.loads(line)
-    if _too_deep(line.encode() if isinstance(line, str) else line):
+    if _too_deep(line.encode() if isinstance(line, str) else line, value):
         raise TooDeepError(f"nested deeper than {MAX_DEPTH} levels")
     return value
 
@@ -73,13 +70,26 @@ def decode_lines(lines: list[bytes]) -> list[Any]:
     if max(map(len, lines), default=0) > _SHALLOW:
         for number in compress(count(), map(_SHALLOW.__lt__, map(len, lines))):
             line = lines[number]
-            if not isinstance(out[number], Unparsable) and _too_deep(line):
+            if not isinstance(out[number], Unparsable) and _too_deep(line, out[number]):
                 out[number] = Unparsable(line, _TOO_DEEP)
     return out
 
 
-def _too_deep(raw: bytes) -> bool:
-    return raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and _depth(raw) > MAX_DEPTH
+def _too_deep(raw: bytes, value: Any) -> bool:
+    """True when ``value`` (parsed from ``raw``) nests deeper than ``MAX_DEPTH``: only a line
+    with that many brackets can, and then its containers are walked (not its text, whose
+    strings may hold any number of brackets)."""
+    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH or type(value) not in (dict, list):
+        return False
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        for child in node.values() if type(node) is dict else node:
+            if type(child) is dict or type(child) is list:
+                stack.append((child, depth + 1))
+    return False
 
 
 def _why_unparsable(line: bytes, exc: ValueError) -> str:
@@ -92,14 +102,6 @@ def _why_unparsable(line: bytes, exc: ValueError) -> str:
     except UnicodeDecodeError:
         return "is not valid UTF-8"
     return f"is not valid JSON ({str(exc).split(':')[0]})"
-
-
-def _depth(raw: bytes) -> int:
-    deepest = depth = 0
-    for bracket in _BRACKET.findall(_STRING.sub(b"", raw)):
-        depth += 1 if bracket in (b"[", b"{") else -1
-        deepest = max(deepest, depth)
-    return deepest
 
 
 def dumps(value: Any, *, pretty: bool = False) -> str:

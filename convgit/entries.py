@@ -47,6 +47,22 @@ META_FIELDS: dict[str, dict[str, FieldSpec]] = {
     "leaf": {"target": (_S, True), "ts": (_S, True)},
     "label": {"target": (_S, True), "label": (_S_OR_NULL, True), "ts": (_S, True)},
     "name": {"name": (_S, True), "ts": (_S, True)},
+    # an agent's record that became no entry, kept with its exact text (convgit.formats.importing)
+    "native": {
+        "key": (_S, True),
+        "at": (_S_OR_NULL, True),
+        "text": (_S, False),
+        "base64": (_S, False),
+        "ts": (_S, True),
+    },
+    # how far an import of an agent's file got, so the next one continues from there
+    "import": {
+        "agent": (_S, True),
+        "source": (_S, True),
+        "offset": ((int,), True),
+        "state": ((dict,), True),
+        "ts": (_S, True),
+    },
 }
 HEADER_FIELDS: dict[str, FieldSpec] = {
     "v": ((int,), True),
@@ -54,6 +70,8 @@ HEADER_FIELDS: dict[str, FieldSpec] = {
     "created": (_S, True),
     "cwd": (_S, False),
     "forkedFrom": ((dict, type(None)), False),
+    "agent": (_S, False),  # the agent whose session this one mirrors, e.g. "claude-code"
+    "agentSession": (_S, False),  # and that agent's own session id
 }
 SIDECAR_FIELDS: dict[str, dict[str, FieldSpec]] = {
     "snapshot": {
@@ -368,7 +386,13 @@ def entry_from_wire(record: dict[str, Any]) -> Entry:
     return cls(record["id"], record["parentId"], record["ts"], extra, **kwargs)
 
 
-def header(sid: str, cwd: str, forked_from: dict[str, str] | None = None) -> dict[str, Any]:
+def header(
+    sid: str,
+    cwd: str,
+    forked_from: dict[str, str] | None = None,
+    agent: tuple[str, str] | None = None,
+) -> dict[str, Any]:
+    """The first line of a session; ``agent`` is (agent name, the agent's session id)."""
     record: dict[str, Any] = {
         "type": "session",
         "v": FORMAT_VERSION,
@@ -378,6 +402,8 @@ def header(sid: str, cwd: str, forked_from: dict[str, str] | None = None) -> dic
     }
     if forked_from is not None:
         record["forkedFrom"] = forked_from
+    if agent is not None:
+        record["agent"], record["agentSession"] = agent
     return record
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convgit import tree as tree_mod
@@ -16,11 +17,12 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
 
-    from convgit.session import RestoreResult, Session, Status
+    from convgit.session import ImportResult, RestoreResult, Session, Status
     from convgit.sidecar import SnapshotInfo
     from convgit.workspace import Change
 
 SNAPSHOT_MARK = "◆"
+SHORT_ID = 8  # characters of a long id a listing shows
 STATUS_LETTERS = {"added": "A", "modified": "M", "deleted": "D", "typechange": "T"}
 
 
@@ -131,7 +133,7 @@ def entry_line(
 ) -> Styled:
     record = session.tree.entries[ident]
     line = Styled()
-    line.append(ident, style="yellow" if on_path else "dim yellow")
+    line.append(shown_id(session.tree, ident), style="yellow" if on_path else "dim yellow")
     line.append(" ")
     line.append(summary(record), style="bold" if on_path else "dim")
     label = session.tree.labels.get(ident)
@@ -144,6 +146,42 @@ def entry_line(
     if ident == session.tree.leaf:
         line.append(" ← context", style="bold green")
     return line
+
+
+def shown_id(tree: tree_mod.Tree, ident: str) -> str:
+    """How a listing shows an id: a long one (an agent's uuid) by its first ``SHORT_ID``
+    characters, or as many more as it takes to name it alone (any prefix is a reference)."""
+    if len(ident) <= SHORT_ID + 4:
+        return ident
+    return _abbreviations(tree).get(ident, ident)
+
+
+_ABBREVIATED: dict[int, tuple[int, dict[str, str]]] = {}
+
+
+def _abbreviations(tree: tree_mod.Tree) -> dict[str, str]:
+    found = _ABBREVIATED.get(id(tree))
+    if found is not None and found[0] == len(tree.entries):
+        return found[1]
+    ids = sorted(tree.entries)
+    shown: dict[str, str] = {}
+    for at, ident in enumerate(ids):
+        if len(ident) <= SHORT_ID + 4:
+            continue
+        neighbours = ids[max(0, at - 1) : at] + ids[at + 1 : at + 2]
+        need = max([SHORT_ID, *(_shared(ident, n) + 1 for n in neighbours)])
+        shown[ident] = ident[:need]
+    _ABBREVIATED.clear()  # one tree is drawn per command
+    _ABBREVIATED[id(tree)] = (len(tree.entries), shown)
+    return shown
+
+
+def _shared(a: str, b: str) -> int:
+    """How many leading characters two ids share."""
+    for at, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return at
+    return min(len(a), len(b))
 
 
 def draw_tree(session: Session, files_at: str | None = None) -> Styled:
@@ -301,3 +339,25 @@ def snapshot_words(snap: SnapshotInfo) -> list[str]:
 
 def problem_lines(problems: list[tree_mod.Problem]) -> list[str]:
     return [("error: " if p.fatal else "warning: ") + p.sentence() for p in problems]
+
+
+def import_words(result: ImportResult, title: str) -> list[str]:
+    """What an import of one file did, what it kept without interpreting, and its notes."""
+    new = len(result.new)
+    entry_word = "entry" if new == 1 else "entries"
+    head = (
+        f"{Path(result.source).name}: {new} new {entry_word} in session {result.session}"
+        f" ({title} session {result.agent_session_id}), {result.entries} in all"
+    )
+    if result.skipped:
+        head += f"; {result.skipped} already there"
+    lines = [head]
+    kept = result.report.kept
+    if kept:
+        counted = sorted(kept.items(), key=lambda item: (-len(item[1]), item[0]))
+        lines.append(
+            "  kept, not interpreted: " + ", ".join(f"{len(ls)} {kind}" for kind, ls in counted)
+        )
+    for line, what in result.report.notes:
+        lines.append(f"  {'line ' + str(line) if line is not None else 'the file'} {what}")
+    return lines

@@ -85,7 +85,7 @@ def _with_dependents(found: tree.Tree) -> set[int]:
                 removed.add(child)
                 queue.append(child)
     bad |= {found.lines[i] for i in removed}
-    for number, target in (*found.leaf_records, *found.label_records):
+    for number, target in (*found.leaf_records, *found.label_records, *found.kept_records):
         if target in removed or target not in found.entries:
             bad.add(number)
     return bad

@@ -35,6 +35,7 @@ from convgit.errors import (
 from convgit.sidecar import Sidecar, SnapshotInfo
 
 if TYPE_CHECKING:
+    from convgit.formats import importing
     from convgit.workspace import Change, Restored, Workspace
 
 MIB = 1024 * 1024
@@ -89,6 +90,34 @@ class RestoreResult:
             "note": self.note,
             "changes": [{"path": c.path, "status": c.status} for c in self.changes],
             "left_alone": [{"path": s.path, "reason": s.reason} for s in self.changes.left_alone],
+        }
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """What an import of an agent's file did: the session, what it added, what it kept."""
+
+    session: str
+    agent: str
+    agent_session_id: str
+    source: str  # the file imported
+    entries: int  # entries in the session afterwards
+    new: list[str]  # ids of the entries this import added, in order
+    skipped: int  # records the session had already
+    leaf: str | None
+    report: importing.Report
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session": self.session,
+            "entries": self.entries,
+            "new": len(self.new),
+            "known": self.skipped,
+            "agent": self.agent,
+            "agent_session_id": self.agent_session_id,
+            "source": self.source,
+            "leaf": self.leaf,
+            **self.report.to_json(),
         }
 
 
@@ -154,8 +183,11 @@ class Session:
         snapshots: bool | None = None,
         fsync: bool = False,
         forked_from: dict[str, str] | None = None,
+        agent: tuple[str, str] | None = None,
+        make_current: bool = True,
     ) -> Session:
-        """Start a new session and make it current. Snapshots default to on inside git."""
+        """Start a new session and make it current. Snapshots default to on inside git.
+        ``agent``: (agent name, the agent's session id) of the session this one mirrors."""
         location = store.locate(path, store_dir)
         if snapshots and location.git is None:
             raise NoWorkspaceError(
@@ -168,14 +200,15 @@ class Session:
         while location.session_path(sid).exists():
             sid = _new_session_id()
         cwd = str(location.git.worktree if location.git and location.git.worktree else Path.cwd())
-        store.create(location.session_path(sid), entries.header(sid, cwd, forked_from))
+        store.create(location.session_path(sid), entries.header(sid, cwd, forked_from, agent))
         self = cls(location, sid, fsync=fsync)
         self.reload()
         if location.git is not None and snapshots is not False:
             self.sidecar_file.append([{"type": "sidecar", "enabled": True, "ts": entries.now()}])
         if name:
             self.name(name)
-        location.set_current(sid)
+        if make_current:
+            location.set_current(sid)
         return self
 
     def reload(self) -> None:
@@ -327,12 +360,19 @@ class Session:
         return [entries.entry_from_wire(self.tree.entries[i]) for i in ids]
 
     def append_records(
-        self, raw: list[dict[str, Any]], *, force: bool = False, follow: bool = False
+        self,
+        raw: list[dict[str, Any]],
+        *,
+        force: bool = False,
+        follow: bool = False,
+        snapshot: bool = True,
     ) -> list[str]:
         """Append raw records in order under one lock and return their ids. A record without
         ``parentId`` hangs off the leaf (with ``follow``, the leaf at the moment it is written,
         whoever moved it); missing ids and ``ts`` are filled in; every record is validated
-        before anything is written, so a bad one means nothing is appended."""
+        before anything is written, so a bad one means nothing is appended. With snapshots on
+        and ``snapshot``, the files are snapshotted as the turn's (pass False for records of
+        the past: today's files are not theirs)."""
         explicit = all("parentId" in r for r in raw)
 
         def build() -> list[dict[str, Any]]:
@@ -364,7 +404,7 @@ class Session:
             return raw
 
         written = self._write(build, builds_on_leaf=not (follow or explicit), force=force)
-        if self.snapshots_enabled:
+        if snapshot and self.snapshots_enabled:
             self._snapshot_turn(written)
         return [r["id"] for r in written]
 
@@ -405,6 +445,135 @@ class Session:
 
     def _new_message(self, role: str, content: Any) -> dict[str, Any]:
         return {"type": "message", "role": role, "content": content}
+
+    # -- importing an agent's session ----------------------------------------------------------
+
+    @classmethod
+    def for_agent(
+        cls,
+        agent: str,
+        agent_session_id: str,
+        path: str | Path = ".",
+        *,
+        store_dir: str | Path | None = None,
+        fsync: bool = False,
+        make_current: bool = True,
+    ) -> Session:
+        """The session that mirrors ``agent``'s session ``agent_session_id`` (its header names
+        both), started when there is none; one per agent session, whoever asks first."""
+        location = store.locate(path, store_dir)
+        pointer = location.agent_pointer(agent, agent_session_id)
+        lock = location.lock_path(f"agent-{agent}-{pointer.name}")
+        with store.exclusive(lock, f"the {agent} session {agent_session_id}"):
+            found = _agent_session(location, agent, agent_session_id, pointer)
+            if found is not None:
+                self = cls(location, found, fsync=fsync)
+                self.reload()
+                if make_current:
+                    location.set_current(found)
+                return self
+            self = cls.create(
+                path,
+                store_dir=store_dir,
+                fsync=fsync,
+                agent=(agent, agent_session_id),
+                make_current=make_current,
+            )
+            store.write_pointer(pointer, self.id)
+            return self
+
+    @classmethod
+    def import_file(
+        cls,
+        agent: str,
+        source: str | Path,
+        path: str | Path = ".",
+        *,
+        agent_session_id: str | None = None,
+        store_dir: str | Path | None = None,
+        fsync: bool = False,
+        make_current: bool = True,
+    ) -> list[ImportResult]:
+        """Import ``agent``'s session file ``source`` into the session that mirrors it (then the
+        files the importer names as its companions: a session's subagent files). Only what is
+        new is added; nothing is snapshotted. ``agent_session_id`` spares reading the whole
+        file to learn it (the live hooks know it)."""
+        from convgit.formats import importing  # only imports need the importers
+
+        importer = importing.importer(agent)
+        source = Path(source).absolute()
+        whole = None
+        if agent_session_id is None:
+            whole = _read_source(source, importer.title)
+            agent_session_id = importer.session_id(whole)
+            if agent_session_id is None:
+                raise RefusedError(
+                    f"{source.name} is not a {importer.title} session file: no record in it"
+                    " names its session.",
+                    f"give the path of a {importer.title} transcript",
+                )
+        session = cls.for_agent(
+            agent,
+            agent_session_id,
+            path,
+            store_dir=store_dir,
+            fsync=fsync,
+            make_current=make_current,
+        )
+        results = [session.import_source(importer, source, whole)]
+        for companion in importer.companions(source):
+            results.append(session.import_source(importer, companion))
+        return results
+
+    def import_source(
+        self, importer: importing.Importer, source: Path, whole: bytes | None = None
+    ) -> ImportResult:
+        """Under the lock: read ``source`` from where its last import stopped (all of it when
+        it was rewritten, or ``whole`` when given), append what is new, the leaf the agent
+        would continue from, and where this import stopped."""
+        from convgit.formats import importing
+
+        name = str(source)
+        outcome: dict[str, Any] = {}
+
+        def build() -> list[dict[str, Any]]:
+            saved = self.tree.imports.get((importer.agent, name))
+            data, cursor, before = _read_from(source, importer, saved, whole)
+            header = self.tree.header or {}
+            known = importing.Known(self.tree.entries, self.tree.kept, header.get("agentSession"))
+            batch = importer.parse(data, cursor, known)
+            records, outcome["skipped"] = importing.fresh(batch.records, known)
+            new = [r["id"] for r in records if "parentId" in r]
+            leaf = batch.leaf if batch.leaf is not None else self.tree.leaf
+            if new and leaf is not None and leaf != new[-1]:
+                records.append(entries.leaf(leaf))  # appending alone would move it to new[-1]
+            if records or batch.cursor.offset != cursor.offset:
+                head_now, before_now = before(batch.cursor)
+                records.append(
+                    importing.checkpoint(importer.agent, name, batch.cursor, head_now, before_now)
+                )
+            _check_imported(records, self.tree.entries, importer.title)
+            outcome.update(new=new, report=batch.report)
+            return records
+
+        collecting = gc.isenabled()
+        gc.disable()  # thousands of small dicts, all kept: collections would find nothing
+        try:
+            self._write(build, builds_on_leaf=False)
+        finally:
+            if collecting:
+                gc.enable()
+        return ImportResult(
+            self.id,
+            importer.agent,
+            str((self.tree.header or {}).get("agentSession")),
+            name,
+            len(self.tree.entries),
+            outcome["new"],
+            outcome["skipped"],
+            self.tree.leaf,
+            outcome["report"],
+        )
 
     # -- moving in the conversation (never changes a file) --------------------------------------
 
@@ -780,16 +949,141 @@ def list_sessions(
                 leaf=t.leaf,
                 name=t.name,
                 created=(t.header or {}).get("created"),
+                agent=(t.header or {}).get("agent"),
+                agent_session_id=(t.header or {}).get("agentSession"),
                 snapshots=session.snapshots_enabled,
                 error=t.fatal[0].sentence() if t.fatal else None,
             )
         except ConvgitError as exc:
-            row.update(entries=0, leaf=None, name=None, created=None, error=exc.message)
+            row.update(
+                entries=0,
+                leaf=None,
+                name=None,
+                created=None,
+                agent=None,
+                agent_session_id=None,
+                error=exc.message,
+            )
         found.append(row)
     return found
 
 
 # -- small pure pieces ------------------------------------------------------------------------
+
+
+def _agent_session(
+    location: store.StoreLocation, agent: str, agent_session_id: str, pointer: Path
+) -> str | None:
+    """The session whose header names ``agent``'s session: the pointer's, else found by
+    reading every header (and the pointer written again)."""
+    try:
+        hinted: str | None = pointer.read_text().strip()
+    except OSError:
+        hinted = None
+    candidates = [hinted] if hinted else []
+    candidates += [sid for sid in location.session_ids() if sid != hinted]
+    for sid in candidates:
+        if not _SESSION_ID.fullmatch(sid):
+            continue
+        header = store.read_header(location.session_path(sid)) or {}
+        if header.get("agent") == agent and header.get("agentSession") == agent_session_id:
+            if sid != hinted:
+                store.write_pointer(pointer, sid)
+            return sid
+    return None
+
+
+def _read_source(source: Path, title: str) -> bytes:
+    try:
+        return store.read_bytes(source, f"{title} transcript")
+    except NotFoundError as exc:
+        raise NotFoundError(exc.message, f"give the path of a {title} session file") from None
+
+
+def _read_from(
+    source: Path,
+    importer: importing.Importer,
+    saved: dict[str, Any] | None,
+    whole: bytes | None,
+) -> tuple[bytes, importing.Cursor, Callable[[importing.Cursor], tuple[bytes, bytes]]]:
+    """The bytes to import and where they start: after the saved offset when the agent only
+    appends and the file still starts as it did (only those bytes are read), else all of it;
+    and a reader of the file's first bytes and those before an offset, for the checkpoint."""
+    from convgit.formats import importing
+
+    check = importing.CHECK_BYTES
+    offset = saved.get("offset") if importer.appends and saved is not None else None
+    if type(offset) is int and offset > 0:
+        head, before, tail, size = _read_after(source, importer.title, offset, whole)
+        cursor = importing.resume(saved, size, head, before)
+        if cursor is not None:
+            start = offset - len(before)
+            known = before + tail  # the file from ``start`` on
+
+            def around_tail(at: importing.Cursor) -> tuple[bytes, bytes]:
+                end = at.offset - start
+                return head, known[max(0, end - check) : end]
+
+            return tail, cursor, around_tail
+    data = whole if whole is not None else _read_source(source, importer.title)
+
+    def around(at: importing.Cursor) -> tuple[bytes, bytes]:
+        return data[:check], data[max(0, at.offset - check) : at.offset]
+
+    return data, importing.Cursor(), around
+
+
+def _read_after(
+    source: Path, title: str, offset: int, whole: bytes | None
+) -> tuple[bytes, bytes, bytes, int]:
+    """The file's first ``CHECK_BYTES``, the ``CHECK_BYTES`` before ``offset``, everything
+    after it, and the file's size."""
+    from convgit.formats.importing import CHECK_BYTES
+
+    start = max(0, offset - CHECK_BYTES)
+    if whole is None:
+        try:
+            fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except OSError:
+            whole = _read_source(source, title)  # says plainly why it cannot be read
+        else:
+            try:
+                size = os.fstat(fd).st_size
+                if size < offset:
+                    return b"", b"", b"", size
+                head = os.pread(fd, CHECK_BYTES, 0)
+                before = os.pread(fd, offset - start, start)
+                chunks, at = [], offset
+                while at < size:
+                    chunk = os.pread(fd, size - at, at)
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                    at += len(chunk)
+                return head, before, b"".join(chunks), size
+            finally:
+                os.close(fd)
+    return whole[:CHECK_BYTES], whole[start:offset], whole[offset:], len(whole)
+
+
+def _check_imported(records: list[dict[str, Any]], known: dict[str, Any], title: str) -> None:
+    """Every record an importer made must be one the store accepts: nothing is written
+    otherwise (an importer's mistake must not damage the session)."""
+    made: set[str] = set()
+    for record in records:
+        problem = entries.kind_error(record)
+        if problem is None and "parentId" in record:
+            ident, parent = record["id"], record["parentId"]
+            if ident in known or ident in made:
+                problem = f"repeats the existing id {ident}"
+            elif parent is not None and parent not in known and parent not in made:
+                problem = f"has a parent {parent} that does not exist"
+            made.add(ident)
+        if problem is not None:
+            raise InvalidEntryError(
+                f"The {title} importer made a record that {problem}; nothing was appended.",
+                "report this with the transcript that caused it",
+            )
 
 
 def _fresh_id(known: dict[str, Any], made: dict[str, Any]) -> str:

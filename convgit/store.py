@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import re
 import shutil
 import stat
 import sys
@@ -31,6 +32,8 @@ from convgit.errors import CorruptStoreError, NotFoundError, RefusedError
 BOM = codecs.BOM_UTF8
 LOCK_TIMEOUT = 60.0
 _CHUNK = 1 << 20
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_HEADER_PEEK = 1 << 16
 
 
 class StoreLockedError(RefusedError):
@@ -124,6 +127,16 @@ class StoreLocation:
         tmp = self.current_pointer.with_suffix(".tmp")
         tmp.write_text(sid + "\n")
         os.replace(tmp, self.current_pointer)
+
+    def agent_pointer(self, agent: str, agent_session: str) -> Path:
+        """Where the id of the session that mirrors ``agent``'s session ``agent_session`` is
+        kept (a hint: the session's header is what counts)."""
+        name = agent_session
+        if not _SAFE_NAME.fullmatch(name):
+            import hashlib  # here: only imports of odd ids need it
+
+            name = hashlib.sha1(name.encode()).hexdigest()
+        return self.root / "agents" / agent / name
 
     def session_ids(self) -> list[str]:
         if not self.sessions.is_dir():
@@ -254,6 +267,30 @@ def read_bytes(path: Path, what: str = "session") -> bytes:
     except OSError as exc:
         msg = f"The {what} file {path.name} cannot be read ({exc.strerror})."
         raise CorruptStoreError(msg) from None
+
+
+def read_header(path: Path) -> dict[str, Any] | None:
+    """The header of a session file, read from its first line only (None: none readable)."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(_HEADER_PEEK)
+    except OSError:
+        return None
+    if first.startswith(BOM):
+        first = first[len(BOM) :]
+    try:
+        record = codec.decode(first)
+    except ValueError:
+        return None
+    return record if type(record) is dict and record.get("type") == "session" else None
+
+
+def write_pointer(path: Path, value: str) -> None:
+    """Write a small pointer file atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(value + "\n")
+    os.replace(tmp, path)
 
 
 # -- writing ----------------------------------------------------------------------------------

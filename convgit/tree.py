@@ -109,6 +109,10 @@ class Tree:
     bad_lines: set[int] = field(default_factory=set)
     leaf_records: list[tuple[int, str]] = field(default_factory=list)
     label_records: list[tuple[int, str]] = field(default_factory=list)
+    # an agent's records kept beside the entries, by key; where each import of a file got to
+    kept: dict[str, dict[str, Any]] = field(default_factory=dict)
+    kept_records: list[tuple[int, str]] = field(default_factory=list)
+    imports: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     # positions in ``entries`` of the entries whose parent is not the entry just before them
     _starts: list[int] = field(default_factory=list)
     # position and line of the first entry of each run of entries on consecutive lines
@@ -256,6 +260,12 @@ class Tree:
                 self.labels.pop(target, None)
             else:
                 self.labels[target] = name
+        elif kind == "native":
+            self.kept.setdefault(record["key"], record)
+            if record["at"] is not None:
+                self.kept_records.append((number, record["at"]))
+        elif kind == "import":
+            self.imports[(record["agent"], record["source"])] = record
         else:
             self.name = record["name"]
 
@@ -289,6 +299,9 @@ class Tree:
         for number, target in self.label_records:
             if number >= since and target not in entries:
                 self._bad(number, f"labels {target}, which does not exist")
+        for number, target in self.kept_records:
+            if number >= since and target not in entries:
+                self._bad(number, f"keeps an agent's record at {target}, which does not exist")
         return self
 
     def _before_on_path(self, ancestor: str, ident: str) -> bool:
@@ -540,8 +553,10 @@ def tool_call_ids(message: dict[str, Any]) -> list[str]:
 
 
 def pair_tool_calls(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every tool call is answered before the next non-tool message (a call with no result gets
-    an explicit error placeholder); a result that answers no open call is dropped."""
+    """Every tool call is answered before the next message that is neither a tool result nor
+    more of the same reply (assistant messages in a row are one reply, as agents that write a
+    reply block by block record it); a call with no result gets an explicit error placeholder;
+    a result that answers no open call is dropped."""
     out: list[dict[str, Any]] = []
     pending: list[str] = []
 
@@ -558,7 +573,8 @@ def pair_tool_calls(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 pending.remove(message["toolCallId"])
                 out.append(message)
             continue
-        flush()
+        if message["role"] != "assistant" or not out or out[-1]["role"] != "assistant":
+            flush()
         out.append(message)
         pending.extend(tool_call_ids(message))
     flush()

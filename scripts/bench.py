@@ -506,6 +506,67 @@ def bench_append(bench: Bench, entries: int) -> None:
     )  # fmt: skip
 
 
+SAMPLES = REPO.parent / "shared" / "samples" / "transcripts"
+
+_IMPORT = """
+import gc, sys, time
+from convgit.session import Session
+import convgit.formats.claude_code  # modules load at start, as orjson does for the baseline
+best = None
+for n in range(5):
+    gc.collect()
+    start = time.perf_counter()
+    Session.import_file("claude-code", sys.argv[1], sys.argv[2], store_dir=f"{sys.argv[3]}-{n}")
+    took = time.perf_counter() - start
+    best = took if best is None else min(best, took)
+print(best)
+"""
+
+_PARSE_LINES = """
+import gc, sys, time, orjson
+best = None
+for n in range(5):
+    gc.collect()
+    start = time.perf_counter()
+    with open(sys.argv[1], "rb") as f:
+        records = [orjson.loads(line) for line in f.read().splitlines() if line.strip()]
+    took = time.perf_counter() - start
+    best = took if best is None else min(best, took)
+print(best)
+"""
+
+
+def bench_import(bench: Bench) -> None:
+    """Importing the largest Claude Code sample into a new session, in one process (the
+    interpreter's start is not the import's); each sample is the best of five in a process."""
+    found = sorted((SAMPLES / "claude-code").rglob("*.jsonl"), key=lambda p: p.stat().st_size)
+    if not found:
+        bench.notes.append(f"import: no Claude Code samples in {SAMPLES}; row skipped")
+        return
+    sample = found[-1]
+    folder = bench.root / "import"
+    folder.mkdir()
+    counter = iter(range(1_000_000))
+
+    def ours() -> float:
+        store = folder / f"store-{next(counter)}"
+        out = bench.run(
+            [sys.executable, "-c", _IMPORT, str(sample), str(folder), str(store)], folder
+        )
+        return float(out.stdout)
+
+    def base() -> float:
+        return float(bench.run([sys.executable, "-c", _PARSE_LINES, str(sample)], folder).stdout)
+
+    a, b = bench.alternate(ours, base)
+    lines = len(sample.read_bytes().splitlines())
+    bench.add(
+        "`convgit import claude-code` of the largest sample, in-process",
+        f"{lines} lines, {sample.stat().st_size // 1024} KiB", a, b,
+        "orjson.loads of every line", 3.0,
+    )  # fmt: skip
+
+
 # -- reporting ---------------------------------------------------------------------------------
 
 
@@ -547,7 +608,7 @@ def main() -> int:
     parser.add_argument("--reps", type=int, help="repetitions per target (default 5, quick 3)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     parser.add_argument(
-        "--only", default="", help="comma list of: snapshot, objects, log, load, append"
+        "--only", default="", help="comma list of: snapshot, objects, log, load, append, import"
     )
     args = parser.parse_args()
     only = set(filter(None, args.only.split(",")))
@@ -578,6 +639,8 @@ def main() -> int:
                 bench_load(bench, entries)
         if not only or "append" in only:
             bench_append(bench, 10_000 if args.quick else 100_000)
+        if not only or "import" in only:
+            bench_import(bench)
     finally:
         gc.collect()
         if not args.keep:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -20,6 +21,18 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("CONVGIT_HYPOTHESIS_PROFILE", "default"))
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def samples() -> Path:
+    """The real agents' transcripts in ../shared/samples/transcripts (beside the checkout in
+    CI; never copied into the project)."""
+    folder = ROOT.parent / "shared" / "samples" / "transcripts"
+    if not folder.is_dir():
+        pytest.skip("../shared/samples/transcripts is not beside the checkout")
+    return folder
 
 
 @pytest.fixture(autouse=True, scope="session")

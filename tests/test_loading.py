@@ -191,3 +191,13 @@ def test_loading_leaves_the_collector_as_it_found_it(tmp_path: Path) -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_the_deepest_line_read_is_one_that_can_be_written_back() -> None:
+    deepest = b"[" * codec.MAX_DEPTH + b"]" * codec.MAX_DEPTH
+    assert codec.encode({"x": codec.decode(deepest)[0]}) is not None  # room for one more level
+    assert codec.dumps(codec.decode(deepest)) == deepest.decode()
+    deeper = b"[" + deepest + b"]"
+    assert isinstance(codec.decode_line(deeper), codec.Unparsable)
+    with pytest.raises(codec.TooDeepError):
+        codec.decode(b'{"a":' + deepest + b"}")

@@ -1,4 +1,6 @@
-"""The OpenAI chat-completions shape: tool calls as ``tool_calls``, results as ``tool`` messages."""
+"""The OpenAI chat-completions shape: tool calls as ``tool_calls``, results as ``tool`` messages.
+Assistant messages in a row are one reply, so they become one message: OpenAI wants a call's
+result right after the message that made it."""
 
 from __future__ import annotations
 
@@ -23,20 +25,27 @@ def to_openai(ctx: Context) -> dict[str, Any]:
                 {"role": "tool", "tool_call_id": message["toolCallId"], "content": _text(content)}
             )
             continue
-        out: dict[str, Any] = {"role": role, "content": _text(content)}
-        if role == "assistant" and isinstance(content, list):
-            calls = [
-                {
-                    "id": p["id"],
-                    "type": "function",
-                    "function": {"name": p["name"], "arguments": codec.dumps(p.get("input", {}))},
-                }
-                for p in content
-                if p.get("type") == "tool_call"
-            ]
+        calls = [
+            {
+                "id": p["id"],
+                "type": "function",
+                "function": {"name": p["name"], "arguments": codec.dumps(p.get("input", {}))},
+            }
+            for p in (content if role == "assistant" and isinstance(content, list) else [])
+            if p.get("type") == "tool_call"
+        ]
+        text = _text(content)
+        if role == "assistant" and messages and messages[-1]["role"] == "assistant":
+            previous = messages[-1]
+            joined = "\n".join(t for t in (previous["content"], text) if t)
+            previous["content"] = joined or None
             if calls:
-                out["tool_calls"] = calls
-                out["content"] = out["content"] or None
+                previous["tool_calls"] = previous.get("tool_calls", []) + calls
+            continue
+        out: dict[str, Any] = {"role": role, "content": text}
+        if calls:
+            out["tool_calls"] = calls
+            out["content"] = out["content"] or None
         messages.append(out)
     request: dict[str, Any] = {"messages": messages}
     if ctx.model:

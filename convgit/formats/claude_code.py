@@ -1,0 +1,539 @@
+"""Claude Code transcripts (``~/.claude/projects/<dir>/<session id>.jsonl`` and the subagent
+files beside them) as convgit entries.
+
+What becomes what:
+* ``user`` lines: a prompt or in-turn text (caveats, skill text, slash-command output) becomes
+  a user message; each ``tool_result`` block a tool message (``isError`` from ``is_error``);
+  the ``isCompactSummary`` message a ``compaction`` entry whose summary is its text.
+* ``assistant`` lines: one assistant message each (text, thinking with its signature,
+  tool_use as ``tool_call``); the lines of one API reply (one ``message.id``) stay one message
+  per line, in a row, which replay reads as one reply. Synthetic replies (``<synthetic>``
+  model: "No response requested." written on resume, API error stand-ins) are kept, not
+  entries.
+* Everything else (progress, attachment and system lines, file-history snapshots, summaries,
+  queue operations, titles, permission modes, last-prompt) is kept as a ``native`` record at
+  the entry it follows, and what hangs below it hangs below that entry. A chain that starts
+  with such a record gets it as a ``custom`` entry at its root, so a rewind to the very start
+  is still a branch of one tree.
+* Every entry's id is Claude's ``uuid`` (a second tool result on one line gets ``<uuid>_2``)
+  and its ``native`` field keeps the line's exact text.
+
+Parents, so that recording artifacts make no branches: an entry hangs below its own parent
+(through kept records), except when that parent lies in the current turn and the turn has
+moved on, where it continues the turn instead (parallel tool results, the next block of a
+reply written after a tool result, slash-command side chains). A prompt whose parent lies
+before the current turn is a rewind: a branch. A subagent's work is a side branch below the
+assistant entry that called ``Task``/``Agent``: from its ``agent_progress`` mirrors in the
+main file, or from its own file when the main file has no mirrors of it.
+
+The active leaf is the last entry of the main chain (Claude resumes the newest leaf), or
+``last-prompt.leafUuid`` where Claude wrote one after it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from convgit import codec
+from convgit.entries import kind_error
+from convgit.formats import claude_blocks as blocks
+from convgit.formats.importing import (
+    Batch,
+    Cursor,
+    Importer,
+    Known,
+    Record,
+    Report,
+    alternate_key,
+    derived_id,
+    entry_id,
+    kept_record,
+    kept_text,
+    native_field,
+    part_id,
+    read_jsonl,
+)
+
+AGENT = "claude-code"
+MAIN = ""  # the chain of the session itself; a subagent's chain is its agentId
+_SPAWNING_TOOLS = ("Task", "Agent")
+# kinds Claude writes that are kept without being interpreted (anything else is also noted)
+_KNOWN_KINDS = frozenset(
+    {
+        "summary",
+        "file-history-snapshot",
+        "queue-operation",
+        "pr-link",
+        "custom-title",
+        "agent-name",
+        "ai-title",
+        "last-prompt",
+        "permission-mode",
+        "progress",
+        "attachment",
+        "system",
+        "assistant",
+        "user",
+    }
+)
+_SESSION_ID = re.compile(rb'"sessionId":\s*"([A-Za-z0-9_.:-]{1,128})"')
+_WALK = 5000  # how far up a turn is searched for a parent (turns are far shorter)
+_EPOCH = "1970-01-01T00:00:00.000Z"  # the time of a record that carries none, when none came before
+_AUTO = object()  # "find the parent": what ``_Fold._entries`` does when given none
+_ODD_CONTENT = "has a message convgit cannot read (odd content blocks): kept, not interpreted"
+
+
+def session_id(data: bytes) -> str | None:
+    """The session id most lines carry (a file may hold a few lines of another session)."""
+    counts = Counter(_SESSION_ID.findall(data))  # a quote inside a JSON string is escaped
+    return counts.most_common(1)[0][0].decode() if counts else None
+
+
+def subagent_files(path: Path) -> list[Path]:
+    """The subagent files Claude Code writes beside a session: ``<id>/subagents/*.jsonl``."""
+    folder = path.with_suffix("") / "subagents"
+    return sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+
+
+def parse(data: bytes, cursor: Cursor, known: Known) -> Batch:
+    """The batch for ``data``, the transcript's bytes from ``cursor.offset``."""
+    fold = _Fold(cursor, known)
+    read = read_jsonl(data, cursor)
+    for record in read.records:
+        fold.take(record)
+    if read.torn is not None:
+        fold.report.note(
+            read.torn, "is incomplete (still being written?): left for the next import"
+        )
+    state = fold.state()
+    return Batch(
+        fold.out,
+        Cursor(read.offset, read.line, read.index, state),
+        fold.leaf if fold.moved else None,
+        fold.report,
+    )
+
+
+IMPORTER = Importer(
+    agent=AGENT,
+    title="Claude Code",
+    session_id=session_id,
+    parse=parse,
+    companions=subagent_files,
+)
+
+
+class _Fold:
+    """One pass over a transcript's records in file order, carrying what the next record
+    needs: where each chain's turn is, which calls spawned subagents, the leaf."""
+
+    def __init__(self, cursor: Cursor, known: Known) -> None:
+        state = cursor.state
+        self.known = known
+        self.continuing = cursor.offset > 0
+        self.session: str | None = state.get("session") or known.agent_session
+        self.tips: dict[str, str] = dict(state.get("tips", {}))
+        self.starts: dict[str, str | None] = dict(state.get("starts", {}))
+        self.spawns: dict[str, str] = dict(state.get("spawns", {}))  # tool_use id -> entry
+        self.agents: dict[str, str] = dict(state.get("agents", {}))  # agentId -> tool_use id
+        self.leaf: str | None = state.get("leaf")
+        self.ts: str = state.get("ts") or _EPOCH
+        self.moved = False
+        self.out: list[dict[str, Any]] = []
+        self.report = Report()
+        self.anchors: dict[str, str | None] = {}  # uuid -> entry a child of it hangs below
+        self.parents: dict[str, str | None] = {}  # entry made here -> its parent
+        self.texts: dict[str, bytes] = {}  # uuid -> exact text of its first line here
+        self._known_calls: dict[str, str] | None = None
+        self._known_mirrors: set[str] | None = None
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "session": self.session,
+            "tips": self.tips,
+            "starts": self.starts,
+            "spawns": self.spawns,
+            "agents": self.agents,
+            "leaf": self.leaf,
+            "ts": self.ts,
+        }
+
+    # -- one record ---------------------------------------------------------------------------
+
+    def take(self, record: Record) -> None:
+        value = record.value
+        if value is None:
+            self.report.note(record.line, f"{record.problem}: kept as it is, not interpreted")
+            self._keep(record, derived_id(record), self.tips.get(MAIN))
+            return
+        stamp = value.get("timestamp")
+        if isinstance(stamp, str) and stamp:
+            self.ts = stamp
+        kind = value.get("type")
+        label = kind if isinstance(kind, str) else "(no type)"
+        uuid = value.get("uuid")
+        if not isinstance(uuid, str) or not uuid:
+            self._outside(record, value, label)
+            return
+        if self._repeated(record, uuid):
+            return
+        if self.session is None and isinstance(value.get("sessionId"), str):
+            self.session = value["sessionId"]
+        if value.get("sessionId") not in (None, self.session):
+            self._artifact(record, value, uuid, "line of another session")
+            return
+        if label not in _KNOWN_KINDS:
+            self.report.note(record.line, f"has the unknown type {label!r}: kept, not interpreted")
+        self.texts[uuid] = record.raw
+        chain = self._chain(value)
+        if chain != MAIN and kind in ("user", "assistant") and self._mirrored(chain, uuid):
+            self._artifact(record, value, uuid, "subagent line its mirrors did not carry")
+            return
+        if kind == "user":
+            self._user(record, value, uuid)
+        elif kind == "assistant":
+            self._assistant(record, value, uuid)
+        elif kind == "system" and value.get("subtype") == "compact_boundary":
+            self._boundary(record, value, uuid)
+        elif kind == "progress" and blocks.mirrored_message(value) is not None:
+            self._mirror(record, value, uuid)
+        else:
+            sub = value.get("subtype") or blocks.field_of(value, "data", "type")
+            sub = sub or blocks.field_of(value, "attachment", "type")
+            self._artifact(record, value, uuid, f"{label}/{sub}" if isinstance(sub, str) else label)
+
+    def _outside(self, record: Record, value: dict[str, Any], label: str) -> None:
+        """A line that is no node of Claude's tree (no uuid): kept where it was written."""
+        if label == "last-prompt" and isinstance(value.get("leafUuid"), str):
+            at = self._anchor(value["leafUuid"])
+            if at is not None:
+                self.leaf, self.moved = at, True
+        self.report.keep(label, record.line)
+        if label not in _KNOWN_KINDS:
+            self.report.note(record.line, f"has the unknown type {label!r}: kept, not interpreted")
+        self._keep(record, derived_id(record), self.tips.get(MAIN))
+
+    def _repeated(self, record: Record, uuid: str) -> bool:
+        """A uuid seen before in this file (here, or before the cursor) is kept beside the
+        first: the same text under its place, other text under the key ``fresh`` would give
+        it (noted, unless the first came inside another record, as a mirror)."""
+        if uuid in self.anchors:
+            at, first = self.anchors[uuid], self.texts.get(uuid)
+        elif self.continuing and (entry_id(uuid) in self.known.entries or uuid in self.known.kept):
+            at, first = self._known_anchor(uuid), self._known_text(uuid)
+        else:
+            return False
+        if first == record.raw:
+            self.report.keep("repeated line", record.line)
+            self._keep(record, f"{uuid}@{derived_id(record)}", at)
+            return True
+        if first is not None:
+            self.report.note(
+                record.line,
+                f"repeats the uuid {uuid} with other content: kept beside the first, not"
+                " interpreted",
+            )
+        self._keep(record, alternate_key(uuid, record.raw), at)
+        return True
+
+    def _known_text(self, uuid: str) -> bytes | None:
+        entry = self.known.entries.get(entry_id(uuid))
+        holder = entry.get("native") if entry is not None else self.known.kept.get(uuid)
+        return kept_text(holder) if isinstance(holder, dict) else None
+
+    # -- user and assistant lines ---------------------------------------------------------------
+
+    def _user(self, record: Record, value: dict[str, Any], uuid: str) -> None:
+        message = value.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        chain = self._chain(value)
+        if value.get("isCompactSummary"):
+            summary = blocks.plain_text(content)
+            made = {"type": "compaction", "summary": summary, "firstKeptId": None}
+            self._entries(record, value, uuid, chain, [made], turn=True)
+            return
+        made_list = blocks.user_messages(content)
+        if made_list is None:
+            self._artifact(record, value, uuid, "user line not understood", note=_ODD_CONTENT)
+            return
+        starts = not value.get("isMeta") and not blocks.is_local_command(content)
+        if any(m["role"] == "tool" for m in made_list):
+            starts = False
+            self._note_spawn(value)
+        self._entries(record, value, uuid, chain, made_list, turn=starts)
+
+    def _assistant(self, record: Record, value: dict[str, Any], uuid: str) -> None:
+        message = value.get("message")
+        if not isinstance(message, dict):
+            self._artifact(record, value, uuid, "assistant line not understood", note=_ODD_CONTENT)
+            return
+        if message.get("model") == "<synthetic>" or value.get("isApiErrorMessage"):
+            self._artifact(record, value, uuid, "assistant/synthetic")
+            return
+        content = blocks.assistant_content(message.get("content"))
+        if content is None:
+            self._artifact(record, value, uuid, "assistant line not understood", note=_ODD_CONTENT)
+            return
+        made = blocks.assistant_message(content)
+        ident = self._entries(record, value, uuid, self._chain(value), [made], turn=False)
+        if ident is not None and isinstance(content, list):
+            for part in content:
+                if part.get("type") == "tool_call" and part.get("name") in _SPAWNING_TOOLS:
+                    self.spawns[part["id"]] = ident
+
+    def _entries(
+        self,
+        record: Record,
+        value: dict[str, Any],
+        uuid: str,
+        chain: str,
+        made: list[dict[str, Any]],
+        *,
+        turn: bool,
+        parent: Any = _AUTO,
+        native: dict[str, Any] | None = None,
+    ) -> str | None:
+        """Append the entries made from one record, in a row; returns the last one's id."""
+        if parent is _AUTO:
+            parent = self._attach(chain, self._parent_anchor(record, value, chain))
+        first = entry_id(uuid)
+        built: list[dict[str, Any]] = []
+        above = parent
+        for number, fields in enumerate(made, 1):
+            entry: dict[str, Any] = {"type": fields["type"], "id": part_id(first, number)}
+            entry.update(parentId=above, ts=self.ts)
+            entry.update((k, v) for k, v in fields.items() if k != "type")
+            entry["native"] = (native or native_field(record, uuid)) if number == 1 else {}
+            if number > 1:
+                entry["native"] = {"key": uuid, "part": number}
+            if chain != MAIN:
+                entry["native"]["subagent"] = chain
+            built.append(entry)
+            above = entry["id"]
+        if any(kind_error(entry) is not None for entry in built):  # a hostile line's content
+            self.report.keep(f"{value.get('type')} line not understood", record.line)
+            self.report.note(record.line, _ODD_CONTENT)
+            self._keep(record, uuid, parent)
+            self.anchors[uuid] = parent
+            return None
+        for entry in built:
+            self.out.append(entry)
+            self.parents[entry["id"]] = entry["parentId"]
+        ident = str(above)
+        self.anchors[uuid] = ident
+        self.tips[chain] = ident
+        if turn or chain not in self.starts:
+            self.starts[chain] = first
+        if chain == MAIN:
+            self.leaf, self.moved = ident, True
+        return ident
+
+    # -- what is kept -------------------------------------------------------------------------
+
+    def _artifact(
+        self, record: Record, value: dict[str, Any], uuid: str, label: str, *, note: str = ""
+    ) -> None:
+        """A node of Claude's tree that becomes no entry: kept; its children hang where it
+        would. At the root of a chain it becomes a ``custom`` entry, the chain's root."""
+        self.report.keep(label, record.line)
+        if note:
+            self.report.note(record.line, note)
+        chain = self._chain(value)
+        at = self._parent_anchor(record, value, chain)
+        if at is None and chain == MAIN and value.get("sessionId") in (None, self.session):
+            made = {"type": "custom", "kind": f"{AGENT}/{label}"}
+            self._entries(record, value, uuid, chain, [made], turn=False, parent=None)
+            return
+        self._keep(record, uuid, at)
+        self.anchors[uuid] = at
+
+    def _keep(self, record: Record, key: str, at: str | None) -> None:
+        self.out.append(kept_record(record, key, at, self.ts))
+
+    def _boundary(self, record: Record, value: dict[str, Any], uuid: str) -> None:
+        """A compaction boundary starts a new root in Claude's file; here it stands where the
+        conversation was (``logicalParentUuid``, else the last entry), and the summary that
+        follows becomes the compaction entry."""
+        self.report.keep("system/compact_boundary", record.line)
+        logical = value.get("logicalParentUuid")
+        at = self._anchor(logical) if isinstance(logical, str) else None
+        if at is None:
+            at = self.tips.get(self._chain(value))
+            if isinstance(logical, str):
+                self.report.note(
+                    record.line,
+                    f"is a compaction whose logicalParentUuid {logical} is not in the file:"
+                    " it follows the entry before it",
+                )
+        self._keep(record, uuid, at)
+        self.anchors[uuid] = at
+
+    def _mirror(self, record: Record, value: dict[str, Any], uuid: str) -> None:
+        """An ``agent_progress`` line: kept on the main chain; the subagent message it carries
+        becomes an entry of the subagent's side branch."""
+        data = value["data"]
+        inner = blocks.mirrored_message(value)
+        assert inner is not None
+        agent = data.get("agentId") if isinstance(data.get("agentId"), str) else "subagent"
+        call = value.get("parentToolUseID")
+        if isinstance(call, str):
+            self.agents.setdefault(agent, call)
+        at = self._parent_anchor(record, value, MAIN)
+        self._keep(record, uuid, at)
+        self.anchors[uuid] = at
+        inner_uuid = inner["uuid"]
+        seen = self.continuing and entry_id(inner_uuid) in self.known.entries
+        if inner_uuid in self.anchors or seen:
+            return
+        parent = self.tips.get(agent) or self._spawner(agent) or at
+        kind = inner.get("type")
+        message = inner.get("message")
+        if not isinstance(message, dict):
+            message = {}
+        if kind == "assistant":
+            content = blocks.assistant_content(message.get("content"))
+            made = None if content is None else [blocks.assistant_message(content)]
+        else:
+            made = blocks.user_messages(message.get("content"))
+        if not made:
+            return
+        saved, self.ts = self.ts, inner.get("timestamp") or self.ts
+        self._entries(
+            record,
+            inner,
+            inner_uuid,
+            agent,
+            made,
+            turn=kind == "user" and all(m["role"] == "user" for m in made),
+            parent=parent,
+            native={"key": inner_uuid, "in": uuid},
+        )
+        self.ts = saved
+
+    # -- parents ------------------------------------------------------------------------------
+
+    def _chain(self, value: dict[str, Any]) -> str:
+        if not value.get("isSidechain"):
+            return MAIN
+        agent = value.get("agentId")
+        return agent if isinstance(agent, str) and agent else "sidechain"
+
+    def _parent_anchor(self, record: Record, value: dict[str, Any], chain: str) -> str | None:
+        """The entry the record's ``parentUuid`` stands for: that entry, or where the kept
+        record it names stands; a subagent's first line hangs below the call that spawned it."""
+        parent = value.get("parentUuid")
+        if parent is None:
+            return self._spawner(chain) if chain != MAIN else None
+        if not isinstance(parent, str):
+            return None
+        known = entry_id(parent) in self.known.entries or parent in self.known.kept
+        if parent not in self.anchors and not known:
+            self.report.note(
+                record.line,
+                f"has a parent {parent} that is in neither the file nor the session:"
+                " what hangs below it starts a new root",
+            )
+        return self._anchor(parent)
+
+    def _anchor(self, uuid: str) -> str | None:
+        if uuid in self.anchors:
+            return self.anchors[uuid]
+        return self._known_anchor(uuid)
+
+    def _known_anchor(self, uuid: str) -> str | None:
+        entries = self.known.entries
+        first = entry_id(uuid)
+        if first in entries:
+            number = 2
+            while part_id(first, number) in entries:
+                number += 1
+            return part_id(first, number - 1)
+        return self.known.anchor(uuid)
+
+    def _attach(self, chain: str, anchor: str | None) -> str | None:
+        """Below ``anchor``, or below the chain's tip when the anchor lies in the current
+        turn (the turn went on from there: a parallel result, a slash command's side chain)."""
+        tip = self.tips.get(chain)
+        if anchor is None or tip is None or anchor == tip:
+            return anchor
+        start = self.starts.get(chain)
+        node: str | None = tip
+        for _ in range(_WALK):
+            if node is None:
+                return anchor
+            if node == anchor:
+                return tip
+            if node == start:
+                return anchor
+            node = self._parent_of(node)
+        return anchor
+
+    def _parent_of(self, ident: str) -> str | None:
+        if ident in self.parents:
+            return self.parents[ident]
+        found = self.known.entries.get(ident)
+        parent = None if found is None else found.get("parentId")
+        return parent if isinstance(parent, str) else None
+
+    # -- subagents ----------------------------------------------------------------------------
+
+    def _note_spawn(self, value: dict[str, Any]) -> None:
+        result = value.get("toolUseResult")
+        message = value.get("message") or {}
+        if not isinstance(result, dict) or not isinstance(result.get("agentId"), str):
+            return
+        for block in message.get("content") or []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                call = block.get("tool_use_id")
+                if isinstance(call, str):
+                    self.agents.setdefault(result["agentId"], call)
+
+    def _spawner(self, agent: str) -> str | None:
+        """The entry whose tool call spawned subagent ``agent``, if it is known."""
+        call = self.agents.get(agent)
+        if call is not None and call in self.spawns:
+            return self.spawns[call]
+        calls = self._calls_in_session()
+        call = call or calls.get(f"agent:{agent}")
+        return None if call is None else calls.get(call)
+
+    def _mirrored(self, agent: str, uuid: str) -> bool:
+        """True for a line of a subagent file whose subagent came into the session from its
+        ``agent_progress`` mirrors, and which none of them carried: kept, so the side branch
+        the mirrors made stays one line."""
+        if self._known_mirrors is None:
+            self._known_mirrors = {
+                str(native["subagent"])
+                for entry in self.known.entries.values()
+                if isinstance(native := entry.get("native"), dict)
+                and "in" in native
+                and "subagent" in native
+            }
+        return agent in self._known_mirrors and entry_id(uuid) not in self.known.entries
+
+    def _calls_in_session(self) -> dict[str, str]:
+        """Spawning calls of entries imported before: tool_use id -> entry, and
+        ``agent:<agentId>`` -> tool_use id (read once, for a subagent file)."""
+        if self._known_calls is None:
+            calls: dict[str, str] = {}
+            for ident, entry in self.known.entries.items():
+                if entry.get("type") != "message":
+                    continue
+                content = entry.get("content")
+                if entry.get("role") == "assistant" and isinstance(content, list):
+                    for part in content:
+                        if part.get("type") == "tool_call" and part.get("name") in _SPAWNING_TOOLS:
+                            calls[part["id"]] = ident
+                text = (entry.get("native") or {}).get("text")
+                if entry.get("role") == "tool" and isinstance(text, str) and '"agentId"' in text:
+                    result = (codec.decode(text) or {}).get("toolUseResult")
+                    if isinstance(result, dict) and isinstance(result.get("agentId"), str):
+                        calls[f"agent:{result['agentId']}"] = str(entry.get("toolCallId"))
+            self._known_calls = calls
+        return self._known_calls
+
+
+# -- content --------------------------------------------------------------------------------------
