@@ -4,7 +4,9 @@ files beside them) as convgit entries.
 What becomes what:
 * ``user`` lines: a prompt or in-turn text (caveats, skill text, slash-command output) becomes
   a user message; each ``tool_result`` block a tool message (``isError`` from ``is_error``);
-  the ``isCompactSummary`` message a ``compaction`` entry whose summary is its text.
+  the ``isCompactSummary`` message a ``compaction`` entry whose summary is its text. A prompt
+  the user sent while a turn ran (a ``queued_command`` attachment, handed to the model inside
+  that turn) is a user message in the turn too.
 * ``assistant`` lines: one assistant message each (text, thinking with its signature,
   tool_use as ``tool_call``); the lines of one API reply (one ``message.id``) stay one message
   per line, in a row, which replay reads as one reply. Synthetic replies (``<synthetic>``
@@ -77,6 +79,14 @@ _KNOWN_KINDS = frozenset(
         "system",
         "assistant",
         "user",
+        # written by 2.1.3xx between the lines above: request and cost bookkeeping
+        "mode",
+        "atis-latch",
+        "tools-used",
+        "api-request",
+        "api-request-shape",
+        "api-request-blob",
+        "cost-state",
     }
 )
 _SESSION_ID = re.compile(rb'"sessionId":\s*"([A-Za-z0-9_.:-]{1,128})"')
@@ -182,7 +192,7 @@ class _Fold:
             return
         if self.session is None and isinstance(value.get("sessionId"), str):
             self.session = value["sessionId"]
-        if value.get("sessionId") not in (None, self.session):
+        if not self._ours(value.get("sessionId")):
             self._artifact(record, value, uuid, "line of another session")
             return
         if label not in _KNOWN_KINDS:
@@ -200,10 +210,16 @@ class _Fold:
             self._boundary(record, value, uuid)
         elif kind == "progress" and blocks.mirrored_message(value) is not None:
             self._mirror(record, value, uuid)
+        elif kind == "attachment" and (queued := blocks.queued_prompt(value)) is not None:
+            self._entries(record, value, uuid, chain, queued, turn=False)
         else:
             sub = value.get("subtype") or blocks.field_of(value, "data", "type")
             sub = sub or blocks.field_of(value, "attachment", "type")
             self._artifact(record, value, uuid, f"{label}/{sub}" if isinstance(sub, str) else label)
+
+    def _ours(self, session: object) -> bool:
+        """A line of this session (or of one this session mirrors too, resumed or forked)."""
+        return session is None or session == self.session or session in self.known.agent_sessions
 
     def _outside(self, record: Record, value: dict[str, Any], label: str) -> None:
         """A line that is no node of Claude's tree (no uuid): kept where it was written."""
@@ -343,7 +359,7 @@ class _Fold:
             self.report.note(record.line, note)
         chain = self._chain(value)
         at = self._parent_anchor(record, value, chain)
-        if at is None and chain == MAIN and value.get("sessionId") in (None, self.session):
+        if at is None and chain == MAIN and self._ours(value.get("sessionId")):
             made = {"type": "custom", "kind": f"{AGENT}/{label}"}
             self._entries(record, value, uuid, chain, [made], turn=False, parent=None)
             return
