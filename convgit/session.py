@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convgit import entries, faults, repair, store, tree
+from convgit import codec, entries, faults, repair, store, tree
 from convgit.entries import Entry
 from convgit.errors import (
     ConvgitError,
@@ -36,7 +36,7 @@ from convgit.sidecar import Sidecar, SnapshotInfo
 
 if TYPE_CHECKING:
     from convgit.formats import importing
-    from convgit.workspace import Change, Restored, Workspace
+    from convgit.workspace import Change, Restored, Snapshot, Workspace
 
 MIB = 1024 * 1024
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
@@ -460,18 +460,16 @@ class Session:
         make_current: bool = True,
     ) -> Session:
         """The session that mirrors ``agent``'s session ``agent_session_id`` (its header names
-        both), started when there is none; one per agent session, whoever asks first."""
+        both, or it records that session as resumed or forked from it), started when there is
+        none; one per agent session, whoever asks first."""
         location = store.locate(path, store_dir)
         pointer = location.agent_pointer(agent, agent_session_id)
-        lock = location.lock_path(f"agent-{agent}-{pointer.name}")
-        with store.exclusive(lock, f"the {agent} session {agent_session_id}"):
-            found = _agent_session(location, agent, agent_session_id, pointer)
+        with store.exclusive(agent_lock(location, agent, agent_session_id), "the agent session"):
+            found = cls.find_for_agent(location, agent, agent_session_id, fsync=fsync)
             if found is not None:
-                self = cls(location, found, fsync=fsync)
-                self.reload()
                 if make_current:
-                    location.set_current(found)
-                return self
+                    location.set_current(found.id)
+                return found
             self = cls.create(
                 path,
                 store_dir=store_dir,
@@ -481,6 +479,60 @@ class Session:
             )
             store.write_pointer(pointer, self.id)
             return self
+
+    @classmethod
+    def find_for_agent(
+        cls,
+        location: store.StoreLocation,
+        agent: str,
+        agent_session_id: str,
+        *,
+        fsync: bool = False,
+    ) -> Session | None:
+        """The session that mirrors ``agent``'s session ``agent_session_id``, if one does."""
+        pointer = location.agent_pointer(agent, agent_session_id)
+        found = _agent_session(location, agent, agent_session_id, pointer)
+        if found is None:
+            return None
+        self = cls(location, found, fsync=fsync)
+        self.reload()
+        return self
+
+    def agent_sessions(self, agent: str) -> frozenset[str]:
+        """The sessions of ``agent`` this one mirrors: its header's, and those that continue it
+        (resumed from one of its entries, or forked from it)."""
+        found = {ident for name, ident in self.tree.agent_sessions if name == agent}
+        header = self.tree.header or {}
+        if header.get("agent") == agent and isinstance(header.get("agentSession"), str):
+            found.add(header["agentSession"])
+        return frozenset(found)
+
+    def mirror_agent_session(
+        self,
+        agent: str,
+        agent_session_id: str,
+        *,
+        start: str | None,
+        how: str,
+        leaf: str | None = None,
+    ) -> None:
+        """Record that ``agent``'s session ``agent_session_id`` continues this one, from entry
+        ``start`` (``how``: "resume", "fork"…): its file is imported here, its turns a branch.
+        With ``leaf``, the active leaf moves there (files are not touched)."""
+        record: dict[str, Any] = {
+            "type": "agent_session",
+            "agent": agent,
+            "agentSession": agent_session_id,
+            "from": start,
+            "how": how,
+            "ts": entries.now(),
+        }
+        moved = [] if leaf is None else [entries.leaf(self.resolve(leaf))]
+        if (agent, agent_session_id) not in self.tree.agent_sessions:
+            self._write(lambda: [record, *moved], builds_on_leaf=False)
+        elif moved:
+            self._write(lambda: moved, builds_on_leaf=False)
+        store.write_pointer(self.location.agent_pointer(agent, agent_session_id), self.id)
 
     @classmethod
     def import_file(
@@ -526,11 +578,18 @@ class Session:
         return results
 
     def import_source(
-        self, importer: importing.Importer, source: Path, whole: bytes | None = None
+        self,
+        importer: importing.Importer,
+        source: Path,
+        whole: bytes | None = None,
+        *,
+        agent_session: str | None = None,
     ) -> ImportResult:
         """Under the lock: read ``source`` from where its last import stopped (all of it when
         it was rewritten, or ``whole`` when given), append what is new, the leaf the agent
-        would continue from, and where this import stopped."""
+        would continue from, and where this import stopped. ``agent_session``: the agent's
+        session that wrote ``source``, when it is not the one the header names (a resumed or
+        forked one)."""
         from convgit.formats import importing
 
         name = str(source)
@@ -540,7 +599,12 @@ class Session:
             saved = self.tree.imports.get((importer.agent, name))
             data, cursor, before = _read_from(source, importer, saved, whole)
             header = self.tree.header or {}
-            known = importing.Known(self.tree.entries, self.tree.kept, header.get("agentSession"))
+            known = importing.Known(
+                self.tree.entries,
+                self.tree.kept,
+                agent_session or header.get("agentSession"),
+                self.agent_sessions(importer.agent),
+            )
             batch = importer.parse(data, cursor, known)
             records, outcome["skipped"] = importing.fresh(batch.records, known)
             new = [r["id"] for r in records if "parentId" in r]
@@ -566,7 +630,7 @@ class Session:
         return ImportResult(
             self.id,
             importer.agent,
-            str((self.tree.header or {}).get("agentSession")),
+            agent_session or str((self.tree.header or {}).get("agentSession")),
             name,
             len(self.tree.entries),
             outcome["new"],
@@ -755,6 +819,34 @@ class Session:
             faults.point("snapshot:before-ref")
             ws.set_ref(f"refs/convgit/{self.id}/{target}", snap.commit)
             faults.point("snapshot:before-record")
+        info = self._record_snapshot(target, snap)
+        ws.maintain()
+        return info
+
+    def take_snapshot(self, parent: str | None, what: str) -> Snapshot:
+        """The working tree now as a commit whose parent is the snapshot commit ``parent``
+        (``reused``: the files are that snapshot's), for no entry yet: ``record_snapshot``
+        records it once the entry exists (the files a user had when sending a prompt the agent
+        has not written down). ``what`` goes into the commit message."""
+        with self._workspace_lock():
+            return self.workspace().snapshot(
+                self._index(),
+                message=f"convgit snapshot {what}\n\nConvgit-Session: {self.id}\n",
+                parent=parent,
+                size_cap=self.size_cap,
+            )
+
+    def record_snapshot(self, ref: str, snap: Snapshot) -> SnapshotInfo:
+        """Record ``snap`` (from ``take_snapshot``, or another entry's) as entry ``ref``'s."""
+        target = self.resolve(ref)
+        ws = self.workspace()
+        with self._workspace_lock():
+            ws.set_ref(f"refs/convgit/{self.id}/{target}", snap.commit)
+        info = self._record_snapshot(target, snap)
+        ws.maintain()
+        return info
+
+    def _record_snapshot(self, target: str, snap: Snapshot) -> SnapshotInfo:
         record = {
             "type": "snapshot",
             "entry": target,
@@ -765,7 +857,6 @@ class Session:
             "skipped": [{"path": s.path, "reason": s.reason} for s in snap.skipped],
         }
         self._sidecar_append(record)
-        ws.maintain()
         return self.sidecar.snapshots[target]
 
     def _index(self) -> Path:
@@ -971,22 +1062,43 @@ def list_sessions(
 # -- small pure pieces ------------------------------------------------------------------------
 
 
+def agent_lock(location: store.StoreLocation, agent: str, agent_session_id: str) -> Path:
+    """The lock that makes one process at a time find, start or update the session that
+    mirrors ``agent``'s session ``agent_session_id``."""
+    name = location.agent_pointer(agent, agent_session_id).name
+    return location.lock_path(f"agent-{agent}-{name}")
+
+
 def _agent_session(
     location: store.StoreLocation, agent: str, agent_session_id: str, pointer: Path
 ) -> str | None:
-    """The session whose header names ``agent``'s session: the pointer's, else found by
-    reading every header (and the pointer written again)."""
+    """The session that mirrors ``agent``'s session: the one whose header names it (the
+    pointer's, else found by reading every header), else one whose file records it as
+    continuing (``mirror_agent_session``); the pointer is written again when it was wrong."""
     try:
         hinted: str | None = pointer.read_text().strip()
     except OSError:
         hinted = None
     candidates = [hinted] if hinted else []
     candidates += [sid for sid in location.session_ids() if sid != hinted]
+    candidates = [sid for sid in candidates if _SESSION_ID.fullmatch(sid)]
     for sid in candidates:
-        if not _SESSION_ID.fullmatch(sid):
-            continue
         header = store.read_header(location.session_path(sid)) or {}
         if header.get("agent") == agent and header.get("agentSession") == agent_session_id:
+            if sid != hinted:
+                store.write_pointer(pointer, sid)
+            return sid
+    marker = b'"agentSession":' + codec.dumps(agent_session_id).encode()
+    for sid in candidates:
+        try:
+            data = store.read_bytes(location.session_path(sid))
+        except ConvgitError:
+            continue
+        if marker not in data:
+            continue
+        session = Session(location, sid)
+        session.reload()
+        if (agent, agent_session_id) in session.tree.agent_sessions:
             if sid != hinted:
                 store.write_pointer(pointer, sid)
             return sid
