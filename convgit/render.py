@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
 
+    from convgit.agents.hooks import Change as HooksChange
+    from convgit.agents.hooks import ScopeState
+    from convgit.live import Resumed
     from convgit.session import ImportResult, RestoreResult, Session, Status
     from convgit.sidecar import SnapshotInfo
     from convgit.workspace import Change
@@ -361,3 +364,68 @@ def import_words(result: ImportResult, title: str) -> list[str]:
     for line, what in result.report.notes:
         lines.append(f"  {'line ' + str(line) if line is not None else 'the file'} {what}")
     return lines
+
+
+def hooks_change_words(change: HooksChange, verb: str) -> list[str]:
+    """What `convgit hooks install|uninstall` did to one settings file."""
+    where = _home_relative(change.path)
+    if verb == "install":
+        events = ", ".join(change.events)
+        head = (
+            f"installed convgit's hooks in {where} ({len(change.events)} events: {events})"
+            if change.changed
+            else f"convgit's hooks are in {where} already; nothing changed"
+        )
+    else:
+        head = (
+            f"removed convgit's hooks from {where}; everything else in it is as it was"
+            if change.changed
+            else f"there are no convgit hooks in {where}; nothing changed"
+        )
+    lines = [head]
+    if change.backup is not None:
+        lines.append(f"the file as it was is kept as {change.backup}")
+    return lines
+
+
+def hooks_status_words(
+    found: dict[str, list[ScopeState]], on_path: str | None, log: str, report: dict[str, Any]
+) -> list[str]:
+    """`convgit hooks status`: every settings file, convgit on PATH, and the hook log."""
+    lines = []
+    for agent, states in found.items():
+        lines.append(f"{agent} hooks:")
+        for state in states:
+            words = state.state if state.problem is None else f"{state.state}: {state.problem}"
+            if state.state == "out of date":
+                words += f" (`convgit hooks install {agent} --scope {state.scope}` updates it)"
+            lines.append(f"  {state.scope:<8}{_home_relative(state.path)}: {words}")
+    lines.append(
+        f"convgit on PATH: {on_path}"
+        if on_path
+        else "convgit on PATH: not found; the hooks do nothing until it is"
+    )
+    counted = f"{report['events']} events, {report['problems']} problems"
+    lines.append(f"hook log: {log} ({counted})")
+    if report["last"]:
+        lines.append(f"  last: {report['last']}")
+    if report["last_problem"] and report["last_problem"] != report["last"]:
+        lines.append(f"  last problem: {report['last_problem']}")
+    return lines
+
+
+def resume_words(result: Resumed) -> list[str]:
+    """What `convgit resume` wrote, and the command that continues there."""
+    return [
+        f"wrote a Claude Code session of the path to {result.entry} ({result.lines} lines):"
+        f" {_home_relative(result.path)}",
+        f"to continue there: {result.command}",
+    ]
+
+
+def _home_relative(path: Path) -> str:
+    home = Path.home()
+    try:
+        return "~/" + path.relative_to(home).as_posix()
+    except ValueError:
+        return str(path)
