@@ -1,0 +1,209 @@
+"""convgit live beside the real Claude Code CLI, its hooks installed by `convgit hooks install`:
+every prompt, reply and tool call lands in the tree, each turn's snapshot is what `git add -A`
+stages at its Stop (a Bash edit included), any reply can be resumed in Claude as a new branch,
+and the files change only when restored. The user's git state is guarded by `project`."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.agents.runners import ClaudeCode
+from tests.agents.script import call, say
+from tests.agents.server import ModelServer
+from tests.workspace.gitrepo import GitRepo
+
+ROOT = Path(__file__).resolve().parents[2]
+# A Stop hook of the user's own: git's own answer to `git add -A` at that moment, logged.
+ORACLE = f"""
+import json, sys
+sys.path.insert(0, {str(ROOT)!r})
+from tests.workspace.gitrepo import oracle_tree
+event = json.load(sys.stdin)
+with open(sys.argv[1], "a") as log:
+    log.write(json.dumps({{"reply": event.get("last_assistant_message"), "tree": oracle_tree(
+        __import__("pathlib").Path(event["cwd"]))}}) + "\\n")
+"""
+
+
+def convgit(cwd: Path, *args: str, code: int = 0) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "convgit", *args], cwd=cwd, capture_output=True, text=True
+    )
+    assert done.returncode == code, (args, done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr
+    return done.stdout
+
+
+def convgit_json(cwd: Path, *args: str) -> Any:
+    return json.loads(convgit(cwd, *args, "--json"))
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def user_stop_hook(project: Path, log: Path) -> dict[str, Any]:
+    """The user's settings before convgit: their own Stop hook (with a timeout and a status
+    message) and a setting convgit knows nothing of."""
+    command = f"{shlex.quote(sys.executable)} -c {shlex.quote(ORACLE)} {shlex.quote(str(log))}"
+    settings = {
+        "permissions": {"allow": ["Bash(git status)"]},
+        "hooks": {
+            "Stop": [
+                {"hooks": [{"type": "command", "command": command, "timeout": 60}]},
+            ]
+        },
+    }
+    (project / ".claude").mkdir(exist_ok=True)
+    (project / ".claude" / "settings.local.json").write_text(json.dumps(settings))
+    return settings
+
+
+def reply_text(entry: dict[str, Any]) -> str:
+    content = entry["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") for p in content if p.get("type") == "text")
+
+
+def calls_of(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    content = entry["content"]
+    return [p for p in content if p.get("type") == "tool_call"] if isinstance(content, list) else []
+
+
+def transcript_messages(path: Path) -> list[tuple[str, str]]:
+    """The conversation as the transcript holds it: (role, prompt text | reply text | tool_use
+    id | tool_result id), in file order, synthetic replies left out."""
+    found = []
+    for line in records(path):
+        message = line.get("message")
+        if line.get("type") not in ("user", "assistant") or not isinstance(message, dict):
+            continue
+        if message.get("model") == "<synthetic>":
+            continue
+        content = message["content"]
+        if isinstance(content, str):
+            found.append((line["type"], content))
+            continue
+        for block in content:
+            if block["type"] == "text":
+                found.append((line["type"], block["text"]))
+            elif block["type"] == "tool_use":
+                found.append(("call", block["id"]))
+            elif block["type"] == "tool_result":
+                found.append(("result", block["tool_use_id"]))
+    return found
+
+
+def path_messages(path: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The same reading of convgit's active path."""
+    found = []
+    for entry in path:
+        if entry["type"] != "message":
+            continue
+        if entry["role"] == "tool":
+            found.append(("result", entry["toolCallId"]))
+            continue
+        if text := reply_text(entry):
+            found.append((entry["role"], text))
+        found += [("call", part["id"]) for part in calls_of(entry)]
+    return found
+
+
+def test_three_turns_are_recorded_snapshotted_and_any_reply_resumes_as_a_branch(
+    model_server: ModelServer, claude_code: ClaudeCode, project: GitRepo, tmp_path: Path
+) -> None:
+    oracle_log = tmp_path / "oracle.jsonl"
+    theirs = user_stop_hook(project.path, oracle_log)
+    installed = convgit(project.path, "hooks", "install", "claude-code")
+    assert "installed convgit's hooks" in installed
+    settings = json.loads((project.path / ".claude" / "settings.local.json").read_text())
+    assert settings["permissions"] == theirs["permissions"]
+    assert theirs["hooks"]["Stop"][0] in settings["hooks"]["Stop"]
+
+    notes = project.path / "notes.txt"
+    model_server.expect(
+        call("Write", {"file_path": str(notes), "content": "one\n"}),
+        say("I wrote notes.txt."),
+        call("Edit", {"file_path": str(notes), "old_string": "one", "new_string": "two"}),
+        say("I edited notes.txt."),
+        call("Bash", {"command": "echo three > made-by-bash.txt && rm README.md"}),
+        say("I ran the command."),
+    )
+    prompts = ["Write notes.txt", "Edit notes.txt", "Run the command"]
+    first = claude_code.run(prompts[0])
+    for prompt in prompts[1:]:
+        claude_code.run(prompt, resume=first.session_id)
+    assert first.transcript is not None
+    assert (project.path / "made-by-bash.txt").read_text() == "three\n"
+
+    # one convgit session for the Claude session, its tree the transcript's conversation
+    (found,) = convgit_json(project.path, "sessions")
+    assert found["agent"] == "claude-code" and found["agent_session_id"] == first.session_id
+    path = convgit_json(project.path, "log")
+    assert path_messages(path) == transcript_messages(first.transcript)
+    by_role = [(e["role"], reply_text(e)) for e in path if e["type"] == "message"]
+    assert [t for r, t in by_role if r == "user"] == prompts
+    calls = [(p["name"], p["id"]) for e in path for p in calls_of(e)]
+    assert [name for name, _ in calls] == ["Write", "Edit", "Bash"]
+    results = [e for e in path if e["type"] == "message" and e["role"] == "tool"]
+    assert [r["toolCallId"] for r in results] == [ident for _, ident in calls]
+    for result in results:  # each result right after the reply that called it
+        before = path[path.index(result) - 1]
+        assert result["toolCallId"] in [p["id"] for p in calls_of(before)]
+    uuids = {line["uuid"] for line in records(first.transcript) if line.get("type") == "user"}
+    assert uuids <= {e["id"] for e in path}  # entries are Claude's own uuids
+
+    # each turn's reply has the snapshot git stages at that turn's Stop (the Bash edit too)
+    oracle = records(oracle_log)
+    assert [o["reply"] for o in oracle] == [
+        "I wrote notes.txt.",
+        "I edited notes.txt.",
+        "I ran the command.",
+    ]
+    replies = [e for e in path if e["type"] == "message" and e["role"] == "assistant"]
+    replies = [e for e in replies if reply_text(e)]
+    for reply, seen in zip(replies, oracle, strict=True):
+        shown = convgit_json(project.path, "show", reply["id"])
+        assert shown["snapshot"]["tree"] == seen["tree"], reply_text(reply)
+    assert "made-by-bash.txt" in project.tree_paths(oracle[2]["tree"])
+    assert "README.md" not in project.tree_paths(oracle[2]["tree"])
+    # the first prompt has the files as they were before Claude touched them
+    start = convgit_json(project.path, "show", path[0]["id"])["snapshot"]
+    assert "notes.txt" not in project.tree_paths(start["tree"])
+
+    # resume at the first reply: Claude is sent that turn and nothing after it
+    before = project.digest()
+    resumed = convgit_json(project.path, "resume", replies[0]["id"], "--agent", "claude-code")
+    assert resumed["command"] == f"claude -r {resumed['agent_session_id']}"
+    assert Path(resumed["path"]).parent == first.transcript.parent
+    assert project.digest() == before, "resume without --restore changed files"
+    model_server.expect(say("Back at the first reply."))
+    again = claude_code.run("Start over from here", resume=resumed["agent_session_id"])
+    sent = model_server.scripted[-1]
+    assert sent.prompts() == ["Write notes.txt", "Start over from here"]
+    assert sent.replies() == ["I wrote notes.txt."]
+    assert [c.name for c in sent.calls()] == ["Write"]
+    assert again.output == "Back at the first reply."
+
+    # its turn is a sibling branch of the second prompt, in the same convgit session
+    assert len(convgit_json(project.path, "sessions")) == 1
+    tree = {e["id"]: e for e in convgit_json(project.path, "tree")}
+    prompt_entries = [e for e in tree.values() if e.get("role") == "user"]
+    new_prompt = next(e for e in prompt_entries if reply_text(e) == "Start over from here")
+    second_prompt = next(e for e in prompt_entries if reply_text(e) == "Edit notes.txt")
+    assert new_prompt["parentId"] == second_prompt["parentId"] == replies[0]["id"]
+    assert project.digest() == before, "the resumed turn changed files it did not touch"
+    status = convgit_json(project.path, "status")
+    assert status["files"]["changed"] == []  # the new reply's snapshot: the files as they are
+
+    # restore brings the first reply's files back (saved first, undoable)
+    convgit(project.path, "restore", replies[0]["id"], "--yes")
+    assert project.oracle() == oracle[0]["tree"]
+    convgit(project.path, "restore", "--undo", "--yes")
+    assert project.digest() == before
