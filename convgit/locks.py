@@ -32,6 +32,11 @@ def cap_waits(seconds: float) -> None:
     _cap[:] = [seconds]
 
 
+def limit(timeout: float) -> float:
+    """How long a wait of ``timeout`` seconds lasts in this process (see ``cap_waits``)."""
+    return min(timeout, *_cap) if _cap else timeout
+
+
 @contextmanager
 def held(path: Path, timeout: float) -> Iterator[None]:
     """Hold the exclusive lock on ``path`` (created, with its folder, when missing) for the
@@ -63,7 +68,7 @@ def held(path: Path, timeout: float) -> Iterator[None]:
 
 
 def _acquire(fd: int, timeout: float) -> None:
-    deadline = time.monotonic() + (min(timeout, *_cap) if _cap else timeout)
+    deadline = time.monotonic() + limit(timeout)
     delay = 0.001
     while True:
         try:

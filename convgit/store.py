@@ -303,8 +303,9 @@ def exclusive(lock_path: Path, what: str) -> Iterator[None]:
         with locks.held(lock_path, LOCK_TIMEOUT):
             yield
     except locks.LockTimeout:
+        waited = locks.limit(LOCK_TIMEOUT)
         raise StoreLockedError(
-            f"Another convgit process has held the lock on {what} for over {LOCK_TIMEOUT:.0f} s.",
+            f"Another convgit process has held the lock on {what} for over {waited:.0f} s.",
             "a convgit process is still running (a lock goes with its process)",
         ) from None
 

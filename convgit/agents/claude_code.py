@@ -49,6 +49,8 @@ SCOPES = {
     "user": "~/.claude/settings.json (every project, only you)",
 }
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
+_GUARD = r"(command -v convgit [^;|]*\|\| exit 0; )?"
+_OURS = re.compile(_GUARD + re.escape(COMMAND) + r"( [^;|&]*)?")
 
 
 def handler() -> dict[str, Any]:
@@ -61,11 +63,12 @@ def wanted() -> dict[str, tuple[str | None, dict[str, Any]]]:
 
 
 def is_ours(found: Any) -> bool:
-    """A handler convgit installed (this version or another): its command runs the hook."""
-    if not isinstance(found, dict):
+    """A handler convgit installed (this version or another): its command is the hook's,
+    guarded or not. A command of the user's that runs the hook among other things is theirs."""
+    if not isinstance(found, dict) or found.get("type", "command") != "command":
         return False
     command = found.get("command")
-    return isinstance(command, str) and COMMAND in command
+    return isinstance(command, str) and _OURS.fullmatch(command.strip()) is not None
 
 
 def config_dir(env: Mapping[str, str] = os.environ) -> Path:

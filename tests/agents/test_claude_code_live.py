@@ -6,13 +6,16 @@ and the files change only when restored. The user's git state is guarded by `pro
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
-from tests.agents.runners import ClaudeCode
+from tests.agents.runners import ClaudeCode, claude_project_dir
 from tests.agents.script import call, say
 from tests.agents.server import ModelServer
 from tests.workspace.gitrepo import GitRepo
@@ -207,3 +210,195 @@ def test_three_turns_are_recorded_snapshotted_and_any_reply_resumes_as_a_branch(
     assert project.oracle() == oracle[0]["tree"]
     convgit(project.path, "restore", "--undo", "--yes")
     assert project.digest() == before
+
+
+def hook_log(project: GitRepo) -> list[str]:
+    log = project.path / ".git" / "convgit" / "logs" / "hooks.log"
+    return [line for line in log.read_text().splitlines() if line[:1].isdigit()]
+
+
+def test_a_failing_hook_exits_0_logs_and_claude_finishes_and_the_next_turn_catches_up(
+    model_server: ModelServer, claude_code: ClaudeCode, project: GitRepo
+) -> None:
+    # a handler of the user's that feeds convgit's hook what is not an event
+    garbage = {"type": "command", "command": "echo 'not an event' | convgit hook claude-code"}
+    (project.path / ".claude").mkdir()
+    (project.path / ".claude" / "settings.local.json").write_text(
+        json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [garbage]}]}})
+    )
+    convgit(project.path, "hooks", "install", "claude-code")
+    model_server.expect(say("One."), say("Two."), say("Three."), say("Four."))
+    first = claude_code.run("turn one")
+    assert first.output == "One." and first.stdout.count('"type":"result"') == 1
+    (bad,) = [line for line in hook_log(project) if "problem" in line]
+    assert "the event on stdin is not JSON" in bad
+    (sid,) = [s["id"] for s in convgit_json(project.path, "sessions")]
+
+    # the session is locked by another process: the hooks that write give up in a moment
+    from convgit import locks
+
+    lock = project.path / ".git" / "convgit" / "locks" / f"{sid}.lock"
+    with locks.held(lock, 5):
+        second = claude_code.run("turn two", resume=first.session_id)
+    assert second.output == "Two." and second.seconds < 25
+    stuck = [line for line in hook_log(project) if "problem" in line and "lock" in line]
+    assert {line.split()[2] for line in stuck} >= {"Stop", "SessionEnd"}
+    assert "Two." not in [reply_text(e) for e in convgit_json(project.path, "log")]
+
+    # the repository is broken: git fails, the conversation is still kept
+    head = project.path / ".git" / "HEAD"
+    saved = head.read_bytes()
+    head.write_text("not a ref\n")
+    try:
+        third = claude_code.run("turn three", resume=first.session_id)
+    finally:
+        head.write_bytes(saved)
+    assert third.output == "Three."
+    broken = [line for line in hook_log(project) if "problem" in line and "git" in line]
+    assert any(line.split()[2] == "Stop" for line in broken)
+    texts = [reply_text(e) for e in convgit_json(project.path, "log")]
+    assert texts[-2:] == ["turn three", "Three."]  # turn two came in with it
+
+    # all well again: the next turn records and snapshots as always
+    fourth = claude_code.run("turn four", resume=first.session_id)
+    assert fourth.output == "Four."
+    path = convgit_json(project.path, "log")
+    assert [reply_text(e) for e in path if e["role"] == "user"] == [
+        "turn one",
+        "turn two",
+        "turn three",
+        "turn four",
+    ]
+    assert convgit_json(project.path, "show", path[-1]["id"])["snapshot"]["tree"] == (
+        project.oracle()
+    )
+    assert convgit_json(project.path, "status")["files"]["changed"] == []
+
+
+# A hook of the user's that keeps every event it is given, to deliver them again.
+KEEPER = "import sys; open(sys.argv[1], 'ab').write(sys.stdin.buffer.read().strip() + b'\\n')"
+
+
+def keep_events(project: Path, log: Path, events: list[str]) -> None:
+    command = f"{shlex.quote(sys.executable)} -c {shlex.quote(KEEPER)} {shlex.quote(str(log))}"
+    handler = {"type": "command", "command": command}
+    (project / ".claude").mkdir(exist_ok=True)
+    (project / ".claude" / "settings.local.json").write_text(
+        json.dumps({"hooks": {event: [{"hooks": [handler]}] for event in events}})
+    )
+
+
+def wait_for(done: Any, what: str, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < deadline, f"waited {seconds:.0f} s for {what}"
+        time.sleep(0.05)
+
+
+def snapshot_records(project: GitRepo) -> list[str]:
+    """The entries of every snapshot record of the store's one session, in order."""
+    (sidecar,) = (project.path / ".git" / "convgit" / "sessions").glob("*.files.jsonl")
+    return [r["entry"] for r in records(sidecar) if r["type"] == "snapshot"]
+
+
+def store_bytes(project: GitRepo) -> dict[str, bytes]:
+    sessions = project.path / ".git" / "convgit" / "sessions"
+    return {p.name: p.read_bytes() for p in sorted(sessions.iterdir())}
+
+
+def test_a_prompt_typed_while_a_tool_runs_and_a_retried_delivery_record_nothing_twice(
+    model_server: ModelServer, claude_code: ClaudeCode, project: GitRepo, tmp_path: Path
+) -> None:
+    kept = tmp_path / "events.jsonl"
+    keep_events(project.path, kept, ["UserPromptSubmit", "Stop"])
+    convgit(project.path, "hooks", "install", "claude-code")
+    go = tmp_path / "go"
+    model_server.expect(
+        call("Bash", {"command": f"while [ ! -f {go} ]; do sleep 0.05; done; echo a > a.txt"}),
+        say("Done, and I read your second message."),
+    )
+    # one Claude process reading prompts as stream-json: the second is sent while Bash runs
+    argv = [
+        *claude_code.binary(),
+        *["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"],
+        *["--permission-mode", "acceptEdits", "--allowedTools", "Bash"],
+    ]
+    output = (tmp_path / "claude.out").open("w")
+    claude = subprocess.Popen(
+        argv,
+        cwd=project.path,
+        env=claude_code.env(),
+        stdin=subprocess.PIPE,
+        stdout=output,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+
+        def send(text: str) -> None:
+            assert claude.stdin is not None
+            message = {"type": "user", "message": {"role": "user", "content": text}}
+            claude.stdin.write(json.dumps(message) + "\n")
+            claude.stdin.flush()
+
+        def queued() -> bool:  # Claude has taken the message in, to hand to the running turn
+            return any(
+                line.get("operation") == "enqueue" and line.get("content") == "Also, thank you"
+                for found in claude_dir.glob("*.jsonl")
+                for line in records(found)
+            )
+
+        claude_dir = claude_project_dir(claude_code.home, project.path.resolve())
+        send("Make a.txt")
+        wait_for(lambda: len(model_server.scripted) == 1, "the Bash call")
+        send("Also, thank you")
+        wait_for(queued, "the second message to be queued")
+        go.write_text("")
+        wait_for(lambda: kept.exists() and '"Stop"' in kept.read_text(), "the Stop hook")
+        assert claude.stdin is not None
+        claude.stdin.close()
+        claude.wait(timeout=60)
+    finally:
+        if claude.poll() is None:
+            os.killpg(claude.pid, signal.SIGKILL)
+            claude.wait()
+        output.close()
+    assert claude.returncode == 0, (tmp_path / "claude.out").read_text()[-2000:]
+
+    # the typed message is in the turn, once; the turn has one prompt snapshot and one reply's
+    path = convgit_json(project.path, "log")
+    users = [e for e in path if e["type"] == "message" and e["role"] == "user"]
+    assert [reply_text(e) for e in users] == ["Make a.txt", "Also, thank you"]
+    assert snapshot_records(project) == [path[0]["id"], path[-1]["id"]]
+    assert reply_text(path[-1]) == "Done, and I read your second message."
+    assert convgit_json(project.path, "show", path[-1]["id"])["snapshot"]["tree"] == (
+        project.oracle()
+    )
+
+    # every event delivered once more, as Claude would run the hook: nothing new is recorded
+    before = store_bytes(project)
+    events = kept.read_text().splitlines()
+    assert [json.loads(e)["hook_event_name"] for e in events] == [
+        "UserPromptSubmit",
+        "UserPromptSubmit",
+        "Stop",
+    ]
+    for event in events:
+        again = subprocess.run(
+            ["bash", "-c", claude_code_hook_command()],
+            cwd=project.path,
+            env=claude_code.env(),
+            input=event,
+            capture_output=True,
+            text=True,
+        )
+        assert again.returncode == 0 and again.stdout == ""
+    assert store_bytes(project) == before
+    assert all("problem" not in line for line in hook_log(project))
+
+
+def claude_code_hook_command() -> str:
+    from convgit.agents import claude_code
+
+    return str(claude_code.handler()["command"])
