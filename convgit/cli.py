@@ -503,12 +503,13 @@ def resume(
     """Write a new session of the agent holding exactly the path to REF, and print the command
     that resumes it; its turns become a new branch below REF. Files are not changed unless
     --restore is given (then it is a restore, saved first)."""
-    from convgit import live, render
+    from convgit import render
+    from convgit import resume as handback
 
     session = open_session()
     session.tree.check(f"Session {session.id}")
-    chosen = agent or (session.tree.header or {}).get("agent") or live.AGENT
-    result = live.resume(session, ref, str(chosen), restore=restore_files)
+    chosen = agent or (session.tree.header or {}).get("agent") or handback.AGENT
+    result = handback.resume(session, ref, str(chosen), restore=restore_files)
     if json:
         out(result.to_json())
         return

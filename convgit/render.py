@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from convgit.agents.hooks import Change as HooksChange
     from convgit.agents.hooks import ScopeState
-    from convgit.live import Resumed
+    from convgit.resume import Resumed
     from convgit.session import ImportResult, RestoreResult, Session, Status
     from convgit.sidecar import SnapshotInfo
     from convgit.workspace import Change

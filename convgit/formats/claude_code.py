@@ -442,7 +442,7 @@ class _Fold:
         record it names stands; a subagent's first line hangs below the call that spawned it."""
         parent = value.get("parentUuid")
         if parent is None:
-            return self._spawner(chain) if chain != MAIN else None
+            return self._spawner(chain, value) if chain != MAIN else None
         if not isinstance(parent, str):
             return None
         known = entry_id(parent) in self.known.entries or parent in self.known.kept
@@ -507,13 +507,22 @@ class _Fold:
                 if isinstance(call, str):
                     self.agents.setdefault(result["agentId"], call)
 
-    def _spawner(self, agent: str) -> str | None:
-        """The entry whose tool call spawned subagent ``agent``, if it is known."""
+    def _spawner(self, agent: str, first: dict[str, Any] | None = None) -> str | None:
+        """The entry whose tool call spawned subagent ``agent``, if it is known: by the
+        ``agentId`` of the call's result, else (a subagent's file read before the call has
+        its result: a live import at SubagentStop) by the call's prompt, the subagent's
+        ``first`` line, among the calls no subagent answered yet."""
         call = self.agents.get(agent)
         if call is not None and call in self.spawns:
             return self.spawns[call]
         calls = self._calls_in_session()
         call = call or calls.get(f"agent:{agent}")
+        if call is None and first is not None:
+            message = first.get("message")
+            text = blocks.plain_text(message.get("content")) if isinstance(message, dict) else ""
+            call = calls.get(f"prompt:{text}") if text else None
+            if call is not None:
+                self.agents[agent] = call
         return None if call is None else calls.get(call)
 
     def _mirrored(self, agent: str, uuid: str) -> bool:
@@ -531,8 +540,10 @@ class _Fold:
         return agent in self._known_mirrors and entry_id(uuid) not in self.known.entries
 
     def _calls_in_session(self) -> dict[str, str]:
-        """Spawning calls of entries imported before: tool_use id -> entry, and
-        ``agent:<agentId>`` -> tool_use id (read once, for a subagent file)."""
+        """Spawning calls of entries imported before: tool_use id -> entry,
+        ``agent:<agentId>`` -> tool_use id, and ``prompt:<prompt>`` -> the tool_use id of the
+        last call with that prompt whose subagent is not known (read once, for a subagent
+        file)."""
         if self._known_calls is None:
             calls: dict[str, str] = {}
             for ident, entry in self.known.entries.items():
@@ -543,11 +554,18 @@ class _Fold:
                     for part in content:
                         if part.get("type") == "tool_call" and part.get("name") in _SPAWNING_TOOLS:
                             calls[part["id"]] = ident
+                            prompt = (part.get("input") or {}).get("prompt")
+                            if isinstance(prompt, str) and prompt:
+                                calls[f"prompt:{prompt}"] = part["id"]
                 text = (entry.get("native") or {}).get("text")
                 if entry.get("role") == "tool" and isinstance(text, str) and '"agentId"' in text:
                     result = (codec.decode(text) or {}).get("toolUseResult")
                     if isinstance(result, dict) and isinstance(result.get("agentId"), str):
                         calls[f"agent:{result['agentId']}"] = str(entry.get("toolCallId"))
+            answered = {call for key, call in calls.items() if key.startswith("agent:")}
+            for key in [k for k, call in calls.items() if k.startswith("prompt:")]:
+                if calls[key] in answered:  # that call's subagent is known: no other is its
+                    del calls[key]
             self._known_calls = calls
         return self._known_calls
 

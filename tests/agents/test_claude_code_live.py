@@ -1,59 +1,42 @@
 """convgit live beside the real Claude Code CLI, its hooks installed by `convgit hooks install`:
 every prompt, reply and tool call lands in the tree, each turn's snapshot is what `git add -A`
 stages at its Stop (a Bash edit included), any reply can be resumed in Claude as a new branch,
-and the files change only when restored. The user's git state is guarded by `project`."""
+and the files change only when restored; a hook that fails never stops Claude, and nothing is
+recorded twice. The user's git state is guarded by `project`."""
 
 from __future__ import annotations
 
 import json
 import os
-import shlex
 import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
+from tests.agents.hooked import (
+    calls_of,
+    claude_code_hook_command,
+    convgit,
+    convgit_json,
+    hook_log,
+    keep_events,
+    oracle_command,
+    records,
+    reply_text,
+    snapshot_records,
+    store_bytes,
+    wait_for,
+)
 from tests.agents.runners import ClaudeCode, claude_project_dir
 from tests.agents.script import call, say
 from tests.agents.server import ModelServer
 from tests.workspace.gitrepo import GitRepo
 
-ROOT = Path(__file__).resolve().parents[2]
-# A Stop hook of the user's own: git's own answer to `git add -A` at that moment, logged.
-ORACLE = f"""
-import json, sys
-sys.path.insert(0, {str(ROOT)!r})
-from tests.workspace.gitrepo import oracle_tree
-event = json.load(sys.stdin)
-with open(sys.argv[1], "a") as log:
-    log.write(json.dumps({{"reply": event.get("last_assistant_message"), "tree": oracle_tree(
-        __import__("pathlib").Path(event["cwd"]))}}) + "\\n")
-"""
-
-
-def convgit(cwd: Path, *args: str, code: int = 0) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "convgit", *args], cwd=cwd, capture_output=True, text=True
-    )
-    assert done.returncode == code, (args, done.stdout, done.stderr)
-    assert "Traceback" not in done.stderr
-    return done.stdout
-
-
-def convgit_json(cwd: Path, *args: str) -> Any:
-    return json.loads(convgit(cwd, *args, "--json"))
-
-
-def records(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
 
 def user_stop_hook(project: Path, log: Path) -> dict[str, Any]:
     """The user's settings before convgit: their own Stop hook (with a timeout and a status
     message) and a setting convgit knows nothing of."""
-    command = f"{shlex.quote(sys.executable)} -c {shlex.quote(ORACLE)} {shlex.quote(str(log))}"
+    command = oracle_command(log)
     settings = {
         "permissions": {"allow": ["Bash(git status)"]},
         "hooks": {
@@ -65,18 +48,6 @@ def user_stop_hook(project: Path, log: Path) -> dict[str, Any]:
     (project / ".claude").mkdir(exist_ok=True)
     (project / ".claude" / "settings.local.json").write_text(json.dumps(settings))
     return settings
-
-
-def reply_text(entry: dict[str, Any]) -> str:
-    content = entry["content"]
-    if isinstance(content, str):
-        return content
-    return "".join(p.get("text", "") for p in content if p.get("type") == "text")
-
-
-def calls_of(entry: dict[str, Any]) -> list[dict[str, Any]]:
-    content = entry["content"]
-    return [p for p in content if p.get("type") == "tool_call"] if isinstance(content, list) else []
 
 
 def transcript_messages(path: Path) -> list[tuple[str, str]]:
@@ -212,11 +183,6 @@ def test_three_turns_are_recorded_snapshotted_and_any_reply_resumes_as_a_branch(
     assert project.digest() == before
 
 
-def hook_log(project: GitRepo) -> list[str]:
-    log = project.path / ".git" / "convgit" / "logs" / "hooks.log"
-    return [line for line in log.read_text().splitlines() if line[:1].isdigit()]
-
-
 def test_a_failing_hook_exits_0_logs_and_claude_finishes_and_the_next_turn_catches_up(
     model_server: ModelServer, claude_code: ClaudeCode, project: GitRepo
 ) -> None:
@@ -273,37 +239,6 @@ def test_a_failing_hook_exits_0_logs_and_claude_finishes_and_the_next_turn_catch
         project.oracle()
     )
     assert convgit_json(project.path, "status")["files"]["changed"] == []
-
-
-# A hook of the user's that keeps every event it is given, to deliver them again.
-KEEPER = "import sys; open(sys.argv[1], 'ab').write(sys.stdin.buffer.read().strip() + b'\\n')"
-
-
-def keep_events(project: Path, log: Path, events: list[str]) -> None:
-    command = f"{shlex.quote(sys.executable)} -c {shlex.quote(KEEPER)} {shlex.quote(str(log))}"
-    handler = {"type": "command", "command": command}
-    (project / ".claude").mkdir(exist_ok=True)
-    (project / ".claude" / "settings.local.json").write_text(
-        json.dumps({"hooks": {event: [{"hooks": [handler]}] for event in events}})
-    )
-
-
-def wait_for(done: Any, what: str, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while not done():
-        assert time.monotonic() < deadline, f"waited {seconds:.0f} s for {what}"
-        time.sleep(0.05)
-
-
-def snapshot_records(project: GitRepo) -> list[str]:
-    """The entries of every snapshot record of the store's one session, in order."""
-    (sidecar,) = (project.path / ".git" / "convgit" / "sessions").glob("*.files.jsonl")
-    return [r["entry"] for r in records(sidecar) if r["type"] == "snapshot"]
-
-
-def store_bytes(project: GitRepo) -> dict[str, bytes]:
-    sessions = project.path / ".git" / "convgit" / "sessions"
-    return {p.name: p.read_bytes() for p in sorted(sessions.iterdir())}
 
 
 def test_a_prompt_typed_while_a_tool_runs_and_a_retried_delivery_record_nothing_twice(
@@ -396,9 +331,3 @@ def test_a_prompt_typed_while_a_tool_runs_and_a_retried_delivery_record_nothing_
         assert again.returncode == 0 and again.stdout == ""
     assert store_bytes(project) == before
     assert all("problem" not in line for line in hook_log(project))
-
-
-def claude_code_hook_command() -> str:
-    from convgit.agents import claude_code
-
-    return str(claude_code.handler()["command"])
