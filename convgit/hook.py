@@ -83,9 +83,9 @@ def run(args: list[str]) -> int:
         from convgit import agents, codec, live, locks, store
 
         locks.cap_waits(LOCK_WAIT)
+        root = store.locate(os.getcwd()).root
         integration = agents.integration(agent)
         raw = sys.stdin.buffer.read(MAX_EVENT + 1)
-        root = store.locate(os.getcwd()).root
         if len(raw) > MAX_EVENT:
             raise ValueError(f"the event is over {MAX_EVENT >> 20} MiB")
         try:

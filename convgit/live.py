@@ -331,7 +331,14 @@ def _close(session: Session, live: Live, how: str, missing: str | None = None) -
         return f"turn {how}"
     prompt, reply = _turn(session, live)
     _settle_prompt(session, live, prompt)
-    target = reply or prompt or session.tree.leaf
+    leaf = session.tree.leaf
+    if reply is None and missing is not None:  # no reply of the turn in the transcript yet
+        nearest = session.nearest_snapshot(leaf)
+        snap = session.take_snapshot(nearest.commit if nearest else None, "at a turn's end")
+        live.set("last", {"commit": snap.commit, "tree": snap.tree})
+        live.set("unsettled", _snapshot_json(snap, entry=leaf, reply=missing))
+        return f"the reply is not in the transcript yet: its snapshot waits for it; turn {how}"
+    target = reply or prompt or leaf
     if target in session.sidecar.snapshots:
         return f"turn {how}"
     info = session.snapshot(target)
