@@ -16,7 +16,6 @@ import os
 import signal
 import sys
 import time
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -99,6 +98,8 @@ def run(args: list[str]) -> int:
         done = live.handle(location, event)
         _log(root, f"{what}: ok in {_ms(started)}: {done}")
     except BaseException as exc:  # the agent must go on, whatever went wrong here
+        import traceback
+
         problem = _problem(exc)
         _log(root, f"{what}: problem after {_ms(started)}: {problem}", traceback.format_exc())
     finally:

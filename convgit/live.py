@@ -23,74 +23,32 @@ The turn, per agent session, in a small state file beside the pointer
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from convgit import codec, entries, store
+from convgit import codec, store
 from convgit.agents import claude_code as cc
 from convgit.errors import RefusedError
-from convgit.formats import importing
-from convgit.restoreplan import Skipped
-from convgit.session import Session, agent_lock
-from convgit.sidecar import SnapshotInfo
-from convgit.workspace import Snapshot
+from convgit.live_state import (
+    Live,
+    now,
+    prompt_message,
+    quick_prompt,
+    snapshot_json,
+    snapshot_of,
+)
+
+if TYPE_CHECKING:  # imported where used: the common prompt reads neither the session nor git
+    from convgit.formats import importing
+    from convgit.session import Session
+    from convgit.workspace import Snapshot
 
 AGENT = cc.AGENT
 REPLY_WAIT = 0.25  # seconds the end of a turn waits for its reply to reach the transcript
 _POLL = 0.02
 _WALK = 5000  # how far up from the leaf a turn is looked for
-
-
-# -- the state of one agent session ---------------------------------------------------------------
-
-
-class Live:
-    """The live state of one agent session, read and written under its lock."""
-
-    def __init__(self, path: Path, data: dict[str, Any]) -> None:
-        self.path = path
-        self.data = data
-        self._saved = dict(data)
-
-    @classmethod
-    def load(cls, location: store.StoreLocation, agent_session: str) -> Live:
-        pointer = location.agent_pointer(AGENT, agent_session)
-        path = pointer.with_name(pointer.name + ".live")
-        try:
-            data = codec.decode(path.read_bytes())
-        except (OSError, ValueError):
-            data = {}
-        return cls(path, data if isinstance(data, dict) else {})
-
-    def save(self) -> None:
-        if self.data != self._saved:
-            store.write_pointer(self.path, codec.dumps(self.data))
-            self._saved = dict(self.data)
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        """A part of the state that is an object (turn, pending, last, unsettled)."""
-        value = self.data.get(key)
-        return value if isinstance(value, dict) else None
-
-    def set(self, key: str, value: Any) -> None:
-        if value is None:
-            self.data.pop(key, None)
-        else:
-            self.data[key] = value
-
-
-def _snapshot_json(snap: Snapshot | SnapshotInfo, **more: Any) -> dict[str, Any]:
-    skipped = [
-        {"path": s.path, "reason": s.reason} if isinstance(s, Skipped) else s for s in snap.skipped
-    ]
-    found = {"commit": snap.commit, "tree": snap.tree, "files": snap.files, "skipped": skipped}
-    return {**found, **more}
-
-
-def _snapshot_of(data: dict[str, Any]) -> Snapshot:
-    skipped = tuple(Skipped(str(s["path"]), str(s["reason"])) for s in data.get("skipped", []))
-    return Snapshot(str(data["commit"]), str(data["tree"]), int(data["files"]), skipped, True)
 
 
 # -- events ---------------------------------------------------------------------------------------
@@ -101,19 +59,28 @@ def handle(location: store.StoreLocation, event: cc.Event) -> str:
     done, in a few words, for the hook log."""
     if event.name == "PostToolUse" and not _tool_snapshots(location):
         return "per-tool snapshots are off"
-    lock = agent_lock(location, AGENT, event.session_id)
+    lock = location.agent_lock(AGENT, event.session_id)
     with store.exclusive(lock, f"the {cc.TITLE} session {event.session_id}"):
-        live = Live.load(location, event.session_id)
+        live = Live.load(location, AGENT, event.session_id)
+        quick = None
+        if event.name == "UserPromptSubmit":
+            quick = quick_prompt(location, live, cc.TITLE, event.prompt_id)
+        if quick is not None:
+            live.save()
+            return quick
         if event.name == "SessionStart" and event.source is not None:
             live.set("source", event.source)
         session = _attach(location, event, live)
         if session is None:
             done = "waiting for the transcript to show which session this one continues"
             if event.name == "UserPromptSubmit":
-                live.set("turn", {"prompt": event.prompt_id, "open": True, "ts": entries.now()})
+                live.open_turn(event.prompt_id)
         else:
             step = _STEPS.get(event.name, _catch_up)
             done = f"session {session.id}: {step(session, event, live)}"
+            live.remember(location, session.id, session.snapshots_enabled)
+            if session.snapshots_enabled:
+                live.remember_workspace(session.workspace())
         live.save()
         return done
 
@@ -126,9 +93,12 @@ def _tool_snapshots(location: store.StoreLocation) -> bool:
 def _attach(location: store.StoreLocation, event: cc.Event, live: Live) -> Session | None:
     """The session that mirrors the event's agent session; None while a fork or resume under a
     new id cannot be told yet (its transcript is still empty)."""
+    from convgit.session import Session
+
     known = live.data.get("session")
     if isinstance(known, str) and location.session_path(known).exists():
-        return Session(location, known)  # read when a step needs it (`_read_tree`)
+        # read when a step needs it (`_read_tree`); the working tree as found before
+        return Session(location, known, workspace=live.workspace())
     found = Session.find_for_agent(location, AGENT, event.session_id)
     if found is None:
         copied = cc.line_uuids(_read(event.transcript))
@@ -171,6 +141,9 @@ def _continued(
 ) -> Session | None:
     """The session whose lines the transcript starts with (a fork, a resume under a new id),
     recorded as continued by the event's agent session from where the two part."""
+    from convgit.formats import importing
+    from convgit.session import Session
+
     first = copied[0][0]
     marker = codec.dumps(first).encode()
     for sid in location.session_ids():
@@ -200,12 +173,16 @@ def _continued(
 
 
 def _anchor(known: importing.Known, uuid_: str) -> str | None:
+    from convgit.formats import importing
+
     ident = importing.entry_id(uuid_)
     return ident if ident in known.entries else known.anchor(uuid_)
 
 
 def _import(session: Session, event: cc.Event, live: Live) -> int:
     """Import what the transcript and its subagent files gained; the number of new entries."""
+    from convgit.formats import importing
+
     importer = importing.importer(AGENT)
     transcript = event.transcript
     if transcript is None or not transcript.is_file():
@@ -239,7 +216,7 @@ def _prompt(session: Session, event: cc.Event, live: Live) -> str:
             return "the turn of this prompt is open already"
         _import(session, event, live)
         done.append(_close(session, live, "interrupted"))
-    live.set("turn", {"prompt": event.prompt_id, "open": True, "ts": entries.now()})
+    live.open_turn(event.prompt_id)
     if not session.snapshots_enabled:
         return "; ".join([*done, "turn open"])
     last = live.get("last")
@@ -248,11 +225,11 @@ def _prompt(session: Session, event: cc.Event, live: Live) -> str:
     else:
         nearest = _read_tree(session).nearest_snapshot(session.tree.leaf)
         base = None if nearest is None else nearest.commit
-    snap = session.take_snapshot(base, f"at a prompt of {cc.TITLE} ({event.prompt_id})")
+    snap = session.take_snapshot(base, prompt_message(cc.TITLE, event.prompt_id))
     if snap.reused:
         done.append("files unchanged")
     else:
-        live.set("pending", _snapshot_json(snap, prompt=event.prompt_id))
+        live.set("pending", snapshot_json(snap, prompt=event.prompt_id))
         live.set("last", {"commit": snap.commit, "tree": snap.tree})
         done.append("files changed: snapshot taken for the prompt")
     return "; ".join([*done, "turn open"])
@@ -260,17 +237,58 @@ def _prompt(session: Session, event: cc.Event, live: Live) -> str:
 
 def _stop(session: Session, event: cc.Event, live: Live) -> str:
     """The end of a turn: import (the reply may reach the file just after the event), then
-    snapshot the files as the reply's and close the turn."""
+    snapshot the files as the reply's and close the turn. The files are final now, so their
+    snapshot is taken on another thread while the transcript is read."""
     deadline = time.monotonic() + REPLY_WAIT
-    new = _import(session, event, live)
-    missing = None
-    while event.last_reply and not _reply_seen(session, event.last_reply):
-        if time.monotonic() >= deadline:
-            missing = event.last_reply
-            break
-        time.sleep(_POLL)
-        new += _import(session, event, live)
-    return f"{new} new entries; {_close(session, live, 'stopped', missing)}"
+    early = _Early.start(session, live)
+    try:
+        new = _import(session, event, live)
+        missing = None
+        while event.last_reply and not _reply_seen(session, event.last_reply):
+            if time.monotonic() >= deadline:
+                missing = event.last_reply
+                break
+            time.sleep(_POLL)
+            new += _import(session, event, live)
+        return f"{new} new entries; {_close(session, live, 'stopped', missing, early)}"
+    finally:
+        if early is not None:
+            early.wait()
+
+
+class _Early:
+    """A snapshot of the files taken on another thread, its parent the last snapshot."""
+
+    def __init__(self, session: Session, parent: str) -> None:
+        self.parent = parent
+        self._snap: Snapshot | None = None
+        self._error: BaseException | None = None
+        session.workspace()  # found before the thread starts: it is not shared while found
+        self._thread = threading.Thread(target=self._take, args=(session,), daemon=True)
+        self._thread.start()
+
+    @classmethod
+    def start(cls, session: Session, live: Live) -> _Early | None:
+        last = live.get("last")
+        if last is None or not session.snapshots_enabled:
+            return None
+        return cls(session, str(last["commit"]))
+
+    def _take(self, session: Session) -> None:
+        try:
+            self._snap = session.take_snapshot(self.parent, "at a turn's end")
+        except BaseException as exc:  # given to the thread that asks for the result
+            self._error = exc
+
+    def wait(self) -> None:
+        self._thread.join()
+
+    def result(self) -> Snapshot:
+        self.wait()
+        if self._error is not None:
+            raise self._error
+        assert self._snap is not None
+        return self._snap
 
 
 def _failed(session: Session, event: cc.Event, live: Live) -> str:
@@ -320,12 +338,19 @@ _STEPS = {
 # -- turns ----------------------------------------------------------------------------------------
 
 
-def _close(session: Session, live: Live, how: str, missing: str | None = None) -> str:
+def _close(
+    session: Session,
+    live: Live,
+    how: str,
+    missing: str | None = None,
+    early: _Early | None = None,
+) -> str:
     """Close the open turn: the pending prompt snapshot recorded, the files snapshotted as the
     snapshot of the turn's last reply (once: an entry that has a snapshot keeps it). ``missing``:
-    the text of a reply not in the transcript yet, which gets the same snapshot later."""
+    the text of a reply not in the transcript yet, which gets the same snapshot later.
+    ``early``: the files' snapshot, taken already."""
     turn = live.get("turn") or {}
-    live.set("turn", {**turn, "open": False, "closed": how, "ts": entries.now()})
+    live.set("turn", {**turn, "open": False, "closed": how, "ts": now()})
     _read_tree(session)
     if not session.snapshots_enabled or session.tree.leaf is None:
         return f"turn {how}"
@@ -333,18 +358,25 @@ def _close(session: Session, live: Live, how: str, missing: str | None = None) -
     _settle_prompt(session, live, prompt)
     leaf = session.tree.leaf
     if reply is None and missing is not None:  # no reply of the turn in the transcript yet
-        nearest = session.nearest_snapshot(leaf)
-        snap = session.take_snapshot(nearest.commit if nearest else None, "at a turn's end")
+        if early is not None:
+            snap = early.result()
+        else:
+            nearest = session.nearest_snapshot(leaf)
+            snap = session.take_snapshot(nearest.commit if nearest else None, "at a turn's end")
         live.set("last", {"commit": snap.commit, "tree": snap.tree})
-        live.set("unsettled", _snapshot_json(snap, entry=leaf, reply=missing))
+        live.set("unsettled", snapshot_json(snap, entry=leaf, reply=missing))
         return f"the reply is not in the transcript yet: its snapshot waits for it; turn {how}"
     target = reply or prompt or leaf
     if target in session.sidecar.snapshots:
         return f"turn {how}"
-    info = session.snapshot(target)
+    above = session.nearest_snapshot(session.tree.entries[target]["parentId"])
+    if early is not None and above is not None and above.commit == early.parent:
+        info = session.record_snapshot(target, early.result())
+    else:  # the turn hangs elsewhere than the last snapshot (a rewind): its own parent
+        info = session.snapshot(target)
     live.set("last", {"commit": info.commit, "tree": info.tree})
     if missing is not None:
-        live.set("unsettled", _snapshot_json(info, entry=target, reply=missing))
+        live.set("unsettled", snapshot_json(info, entry=target, reply=missing))
     return f"snapshot of {target}; turn {how}"
 
 
@@ -381,7 +413,7 @@ def _settle_prompt(session: Session, live: Live, prompt: str | None = None) -> N
     if prompt is None:
         return
     if prompt not in session.sidecar.snapshots:
-        session.record_snapshot(prompt, _snapshot_of(pending))
+        session.record_snapshot(prompt, snapshot_of(pending))
     live.set("pending", None)
 
 
@@ -398,7 +430,7 @@ def _settle_reply(session: Session, live: Live) -> None:
         record = tree.entries[node]
         if _is_reply(record, str(unsettled["reply"])):
             if node not in session.sidecar.snapshots:
-                session.record_snapshot(node, _snapshot_of(unsettled))
+                session.record_snapshot(node, snapshot_of(unsettled))
             break
         node = record["parentId"]
     live.set("unsettled", None)
@@ -423,8 +455,9 @@ def _reply_seen(session: Session, reply: str) -> bool:
 def _is_reply(record: dict[str, Any], reply: str) -> bool:
     if record["type"] != "message" or record["role"] != "assistant":
         return False
-    text = entries.entry_from_wire(record)
-    said = text.text.strip() if isinstance(text, entries.Message) else ""
+    content = record["content"]
+    parts = [content] if isinstance(content, str) else [p.get("text", "") for p in content]
+    said = "".join(str(p) for p in parts).strip()
     return bool(said) and said in reply
 
 

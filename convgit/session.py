@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convgit import codec, entries, faults, repair, store, tree
+from convgit import codec, entries, faults, store, tree
 from convgit.entries import Entry
 from convgit.errors import (
     ConvgitError,
@@ -35,6 +35,7 @@ from convgit.errors import (
 from convgit.sidecar import Sidecar, SnapshotInfo
 
 if TYPE_CHECKING:
+    from convgit import repair
     from convgit.formats import importing
     from convgit.workspace import Change, Restored, Snapshot, Workspace
 
@@ -128,7 +129,16 @@ def _new_session_id() -> str:
 class Session:
     """One conversation tree and its optional workspace sidecar."""
 
-    def __init__(self, location: store.StoreLocation, sid: str, *, fsync: bool = False) -> None:
+    def __init__(
+        self,
+        location: store.StoreLocation,
+        sid: str,
+        *,
+        fsync: bool = False,
+        workspace: Workspace | None = None,
+    ) -> None:
+        """``workspace``: the working tree, when the caller knows it already (found once by
+        ``Workspace.discover``); otherwise it is discovered when first needed."""
         self.location = location
         self.id = sid
         self.file = store.JsonlFile(
@@ -140,7 +150,7 @@ class Session:
         self.tree = tree.Tree()
         self._built_on: str | None = None
         self._sidecar: Sidecar | None = None
-        self._workspace: Workspace | None = None
+        self._workspace: Workspace | None = workspace
 
     # -- opening --------------------------------------------------------------------------------
 
@@ -294,10 +304,14 @@ class Session:
 
     def problems(self) -> list[tree.Problem]:
         """Everything fsck reports: fatal problems and tolerated ones, by line."""
+        from convgit import repair
+
         return repair.problems(self)
 
     def repair(self) -> repair.RepairReport:
         """Move every line fsck rejects aside, keeping a backup; see ``repair.repair``."""
+        from convgit import repair
+
         return repair.repair(self)
 
     # -- writing the conversation -------------------------------------------------------------
@@ -464,7 +478,7 @@ class Session:
         none; one per agent session, whoever asks first."""
         location = store.locate(path, store_dir)
         pointer = location.agent_pointer(agent, agent_session_id)
-        with store.exclusive(agent_lock(location, agent, agent_session_id), "the agent session"):
+        with store.exclusive(location.agent_lock(agent, agent_session_id), "the agent session"):
             found = cls.find_for_agent(location, agent, agent_session_id, fsync=fsync)
             if found is not None:
                 if make_current:
@@ -781,9 +795,7 @@ class Session:
 
     @property
     def size_cap(self) -> int:
-        return int(
-            store.load_config(self.location).get("snapshots", {}).get("size_cap_mib", 10) * MIB
-        )
+        return store.size_cap(self.location)
 
     def snapshot_of(self, ref: str) -> SnapshotInfo | None:
         return self.sidecar.snapshots.get(self.resolve(ref))
@@ -866,8 +878,7 @@ class Session:
 
     def _workspace_lock(self) -> AbstractContextManager[None]:
         """One snapshot or restore at a time per session and worktree."""
-        lock = self.location.lock_path(f"{self.id}-{self.location.worktree_key}")
-        return store.exclusive(lock, "the private index")
+        return store.exclusive(self.location.workspace_lock(self.id), "the private index")
 
     def status(self) -> Status:
         """Where the conversation is, and which snapshot (if any) the files match right now."""
@@ -1060,13 +1071,6 @@ def list_sessions(
 
 
 # -- small pure pieces ------------------------------------------------------------------------
-
-
-def agent_lock(location: store.StoreLocation, agent: str, agent_session_id: str) -> Path:
-    """The lock that makes one process at a time find, start or update the session that
-    mirrors ``agent``'s session ``agent_session_id``."""
-    name = location.agent_pointer(agent, agent_session_id).name
-    return location.lock_path(f"agent-{agent}-{name}")
 
 
 def _agent_session(

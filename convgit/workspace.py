@@ -24,7 +24,6 @@ import dataclasses
 import hashlib
 import os
 import re
-import shutil
 import stat
 import struct
 import subprocess
@@ -212,6 +211,7 @@ class Workspace:
         self.root = root
         self.git_dir = git_dir
         self.common_dir = common_dir
+        self.object_format = object_format
         self._hash_len = 32 if object_format == "sha256" else 20
         self._env = _git_env()
 
@@ -569,6 +569,8 @@ class Workspace:
             user_index = self.git_dir / "index"
             if user_index.exists():
                 seed = Path(f"{index}.seed")
+                import shutil
+
                 shutil.copy2(user_index, seed)  # keeps the mtime: git's racy-entry check needs it
                 os.replace(seed, index)
         elif state.cap == size_cap:
@@ -1025,6 +1027,8 @@ class Workspace:
         if admin is None or not (admin / WORKTREE_MARKER).exists():
             raise RefusedError(f"{directory} is not a worktree made by convgit.")
         if not directory.exists():
+            import shutil
+
             shutil.rmtree(admin)  # its folder is gone: forget it, as `git worktree prune` would
             return
         proc = self._git(
