@@ -513,7 +513,7 @@ def resume(
     if json:
         out(result.to_json())
         return
-    show(*render.resume_words(result))
+    show(*render.resume_words(result, render.shown_id(session.tree, result.entry)))
     if result.restored is not None:
         show(*render.restore_words(result.restored))
     else:

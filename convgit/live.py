@@ -80,7 +80,10 @@ def handle(location: store.StoreLocation, event: cc.Event) -> str:
             done = f"session {session.id}: {step(session, event, live)}"
             live.remember(location, session.id, session.snapshots_enabled)
             if session.snapshots_enabled:
-                live.remember_workspace(session.workspace())
+                ws = session.workspace()
+                live.remember_workspace(ws)
+                if ws.maintenance_due():
+                    ws.maintain_detached()
         live.save()
         return done
 
@@ -305,7 +308,7 @@ def _tool(session: Session, event: cc.Event, live: Live) -> str:
     entry = _caller(session, event.tool_use_id)
     if entry is None or entry in session.sidecar.snapshots:
         return f"{new} new entries"
-    info = session.snapshot(entry)
+    info = session.snapshot(entry, maintain=False)
     live.set("last", {"commit": info.commit, "tree": info.tree})
     return f"{new} new entries; snapshot of {entry} after {event.tool_name}"
 
@@ -320,7 +323,7 @@ def _subagent(session: Session, event: cc.Event, live: Live) -> str:
     if entry is None or entry in session.sidecar.snapshots:
         return f"{new} new entries"
     _settle_prompt(session, live)
-    info = session.snapshot(entry)
+    info = session.snapshot(entry, maintain=False)
     live.set("last", {"commit": info.commit, "tree": info.tree})
     return f"{new} new entries; snapshot of the subagent's {entry}"
 
@@ -354,12 +357,14 @@ def _close(
     _read_tree(session)
     if not session.snapshots_enabled or session.tree.leaf is None:
         return f"turn {how}"
+    # locks are reentrant within a process, not a thread: nothing below may run beside it
+    taken = early.result() if early is not None else None
     prompt, reply = _turn(session, live)
     _settle_prompt(session, live, prompt)
     leaf = session.tree.leaf
     if reply is None and missing is not None:  # no reply of the turn in the transcript yet
-        if early is not None:
-            snap = early.result()
+        if taken is not None:
+            snap = taken
         else:
             nearest = session.nearest_snapshot(leaf)
             snap = session.take_snapshot(nearest.commit if nearest else None, "at a turn's end")
@@ -370,10 +375,15 @@ def _close(
     if target in session.sidecar.snapshots:
         return f"turn {how}"
     above = session.nearest_snapshot(session.tree.entries[target]["parentId"])
-    if early is not None and above is not None and above.commit == early.parent:
-        info = session.record_snapshot(target, early.result())
+    if (
+        taken is not None
+        and early is not None
+        and above is not None
+        and above.commit == early.parent
+    ):
+        info = session.record_snapshot(target, taken, maintain=False)
     else:  # the turn hangs elsewhere than the last snapshot (a rewind): its own parent
-        info = session.snapshot(target)
+        info = session.snapshot(target, maintain=False)
     live.set("last", {"commit": info.commit, "tree": info.tree})
     if missing is not None:
         live.set("unsettled", snapshot_json(info, entry=target, reply=missing))
@@ -413,7 +423,7 @@ def _settle_prompt(session: Session, live: Live, prompt: str | None = None) -> N
     if prompt is None:
         return
     if prompt not in session.sidecar.snapshots:
-        session.record_snapshot(prompt, snapshot_of(pending))
+        session.record_snapshot(prompt, snapshot_of(pending), maintain=False)
     live.set("pending", None)
 
 
@@ -430,7 +440,7 @@ def _settle_reply(session: Session, live: Live) -> None:
         record = tree.entries[node]
         if _is_reply(record, str(unsettled["reply"])):
             if node not in session.sidecar.snapshots:
-                session.record_snapshot(node, snapshot_of(unsettled))
+                session.record_snapshot(node, snapshot_of(unsettled), maintain=False)
             break
         node = record["parentId"]
     live.set("unsettled", None)

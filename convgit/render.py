@@ -368,7 +368,7 @@ def import_words(result: ImportResult, title: str) -> list[str]:
 
 def hooks_change_words(change: HooksChange, verb: str) -> list[str]:
     """What `convgit hooks install|uninstall` did to one settings file."""
-    where = _home_relative(change.path)
+    where = _shown_path(change.path)
     if verb == "install":
         events = ", ".join(change.events)
         head = (
@@ -384,7 +384,7 @@ def hooks_change_words(change: HooksChange, verb: str) -> list[str]:
         )
     lines = [head]
     if change.backup is not None:
-        lines.append(f"the file as it was is kept as {change.backup}")
+        lines.append(f"the file as it was is kept as {_shown_path(change.backup)}")
     return lines
 
 
@@ -399,14 +399,14 @@ def hooks_status_words(
             words = state.state if state.problem is None else f"{state.state}: {state.problem}"
             if state.state == "out of date":
                 words += f" (`convgit hooks install {agent} --scope {state.scope}` updates it)"
-            lines.append(f"  {state.scope:<8}{_home_relative(state.path)}: {words}")
+            lines.append(f"  {state.scope:<8}{_shown_path(state.path)}: {words}")
     lines.append(
         f"convgit on PATH: {on_path}"
         if on_path
         else "convgit on PATH: not found; the hooks do nothing until it is"
     )
     counted = f"{report['events']} events, {report['problems']} problems"
-    lines.append(f"hook log: {log} ({counted})")
+    lines.append(f"hook log: {_shown_path(Path(log))} ({counted})")
     if report["last"]:
         lines.append(f"  last: {report['last']}")
     if report["last_problem"] and report["last_problem"] != report["last"]:
@@ -414,18 +414,22 @@ def hooks_status_words(
     return lines
 
 
-def resume_words(result: Resumed) -> list[str]:
-    """What `convgit resume` wrote, and the command that continues there."""
+def resume_words(result: Resumed, shown: str) -> list[str]:
+    """What `convgit resume` wrote, and the command that continues there (``shown``: how the
+    entry is listed)."""
     return [
-        f"wrote a Claude Code session of the path to {result.entry} ({result.lines} lines):"
-        f" {_home_relative(result.path)}",
+        f"wrote a Claude Code session of the path to {shown} ({result.lines} lines):"
+        f" {_shown_path(result.path)}",
         f"to continue there: {result.command}",
     ]
 
 
-def _home_relative(path: Path) -> str:
-    home = Path.home()
-    try:
-        return "~/" + path.relative_to(home).as_posix()
-    except ValueError:
-        return str(path)
+def _shown_path(path: Path) -> str:
+    """A path as a person would type it here: from the current folder when it is below it,
+    else from the home folder, else whole."""
+    for base, shown in ((Path.cwd(), ""), (Path.home(), "~/")):
+        try:
+            return shown + path.relative_to(base).as_posix()
+        except ValueError:
+            continue
+    return str(path)

@@ -810,9 +810,11 @@ class Session:
             node = self.tree.entries[node]["parentId"]
         return None
 
-    def snapshot(self, ref: str = "@") -> SnapshotInfo:
+    def snapshot(self, ref: str = "@", *, maintain: bool = True) -> SnapshotInfo:
         """Record the working tree as a commit for entry ``ref`` (parent: the snapshot of the
-        nearest ancestor that has one). Never touches HEAD, the index, branches or files."""
+        nearest ancestor that has one). Never touches HEAD, the index, branches or files.
+        ``maintain``: pack loose objects now when there are many (see ``Workspace.maintain``);
+        a hook passes False and leaves it to a process of its own."""
         target = self.resolve(ref)
         ws = self.workspace()
         parent_entry = self.tree.entries[target]["parentId"]
@@ -832,7 +834,8 @@ class Session:
             ws.set_ref(f"refs/convgit/{self.id}/{target}", snap.commit)
             faults.point("snapshot:before-record")
         info = self._record_snapshot(target, snap)
-        ws.maintain()
+        if maintain:
+            ws.maintain()
         return info
 
     def take_snapshot(self, parent: str | None, what: str) -> Snapshot:
@@ -848,14 +851,15 @@ class Session:
                 size_cap=self.size_cap,
             )
 
-    def record_snapshot(self, ref: str, snap: Snapshot) -> SnapshotInfo:
+    def record_snapshot(self, ref: str, snap: Snapshot, *, maintain: bool = True) -> SnapshotInfo:
         """Record ``snap`` (from ``take_snapshot``, or another entry's) as entry ``ref``'s."""
         target = self.resolve(ref)
         ws = self.workspace()
         with self._workspace_lock():
             ws.set_ref(f"refs/convgit/{self.id}/{target}", snap.commit)
         info = self._record_snapshot(target, snap)
-        ws.maintain()
+        if maintain:
+            ws.maintain()
         return info
 
     def _record_snapshot(self, target: str, snap: Snapshot) -> SnapshotInfo:

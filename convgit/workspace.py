@@ -1058,22 +1058,59 @@ class Workspace:
         sessions do not leave tens of thousands of loose files. Cheap when there is nothing to
         do; True when it packed. Packs exactly the loose objects, without walking history;
         unreachable ones stay prunable by `git gc`."""
-        objects = self.common_dir / "objects"
-        name_len = 2 * self._hash_len - 2
-
-        def loose_in(fan: str) -> list[str]:
-            try:
-                return [fan + n for n in os.listdir(objects / fan) if len(n) == name_len]
-            except (FileNotFoundError, NotADirectoryError):
-                return []
-
-        if threshold > 0 and len(loose_in("17")) <= (threshold + 255) // 256:
+        if threshold > 0 and not self.maintenance_due(threshold):
             return False
-        loose = [name.encode() for i in range(256) for name in loose_in(f"{i:02x}")]
+        loose = [name.encode() for i in range(256) for name in self._loose_in(f"{i:02x}")]
         if not loose:
             return False
         self._git(
-            "pack-objects", "-q", str(objects / "pack" / "pack"), stdin=b"\n".join(loose) + b"\n"
+            "pack-objects",
+            "-q",
+            str(self.common_dir / "objects" / "pack" / "pack"),
+            stdin=b"\n".join(loose) + b"\n",
         )
         self._git("prune-packed", "-q")
         return True
+
+    def maintain_alone(self) -> bool:
+        """``maintain``, unless another process is at it (then False at once)."""
+        from convgit import locks
+
+        try:
+            with locks.held(self.common_dir / "convgit-maintain.lock", 0):
+                return self.maintain()
+        except locks.LockTimeout:
+            return False
+
+    def maintenance_due(self, threshold: int = 2048) -> bool:
+        """True when ``maintain`` would pack (the estimate from one fan-out folder)."""
+        return len(self._loose_in("17")) > (threshold + 255) // 256
+
+    def _loose_in(self, fan: str) -> list[str]:
+        name_len = 2 * self._hash_len - 2
+        try:
+            return [
+                fan + n for n in os.listdir(self.common_dir / "objects" / fan) if len(n) == name_len
+            ]
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+
+    def maintain_detached(self) -> None:
+        """Run ``maintain`` in a process of its own that outlives this one: a hook the agent
+        waits on must not wait for a pack of thousands of objects."""
+        import sys
+
+        code = (
+            "import sys; from pathlib import Path; from convgit.workspace import Workspace; "
+            "Workspace(*map(Path, sys.argv[1:4]), object_format=sys.argv[4]).maintain_alone()"
+        )
+        where = (str(self.root), str(self.git_dir), str(self.common_dir), self.object_format)
+        subprocess.Popen(
+            [sys.executable, "-c", code, *where],
+            cwd=self.root,
+            env=self._env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
