@@ -486,7 +486,8 @@ def hook_cmd(
     Always exits 0 and prints nothing; problems go to the hook log (`convgit hooks status`)."""
     from convgit import hook
 
-    raise typer.Exit(hook.run([agent]))
+    os.chdir(options.directory)
+    raise typer.Exit(hook.run([agent], options.store))
 
 
 @command()

@@ -70,8 +70,9 @@ def read_log(path: Path) -> LogReport:
     )
 
 
-def run(args: list[str]) -> int:
-    """``convgit hook AGENT``: handle the event on stdin; always 0."""
+def run(args: list[str], store_dir: Path | None = None) -> int:
+    """``convgit hook AGENT``: handle the event on stdin; always 0. ``store_dir``: the store
+    (``--store``), else the one of the event's folder (``CONVGIT_STORE`` honoured)."""
     started = time.monotonic()
     _silence_stdout()
     agent = args[0] if args else ""
@@ -82,7 +83,7 @@ def run(args: list[str]) -> int:
         from convgit import agents, codec, live, locks, store
 
         locks.cap_waits(LOCK_WAIT)
-        root = store.locate(os.getcwd()).root
+        root = store.locate(os.getcwd(), store_dir).root
         integration = agents.integration(agent)
         raw = sys.stdin.buffer.read(MAX_EVENT + 1)
         if len(raw) > MAX_EVENT:
@@ -93,7 +94,7 @@ def run(args: list[str]) -> int:
             raise ValueError("the event on stdin is not JSON") from None
         event = integration.event(payload)
         what = f"{agent} {event.name} {event.session_id}"
-        location = store.locate(event.cwd or os.getcwd())
+        location = store.locate(event.cwd or os.getcwd(), store_dir)
         root = location.root
         done = live.handle(location, event)
         _log(root, f"{what}: ok in {_ms(started)}: {done}")

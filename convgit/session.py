@@ -1057,6 +1057,7 @@ def list_sessions(
                 created=(t.header or {}).get("created"),
                 agent=(t.header or {}).get("agent"),
                 agent_session_id=(t.header or {}).get("agentSession"),
+                agent_sessions=sorted(ident for _, ident in t.agent_sessions),
                 snapshots=session.snapshots_enabled,
                 error=t.fatal[0].sentence() if t.fatal else None,
             )
@@ -1068,6 +1069,7 @@ def list_sessions(
                 created=None,
                 agent=None,
                 agent_session_id=None,
+                agent_sessions=[],
                 error=exc.message,
             )
         found.append(row)

@@ -150,3 +150,27 @@ def test_a_reply_that_reaches_the_transcript_after_stop_gets_the_turns_snapshot(
     before = {p.name: p.read_bytes() for p in sessions.iterdir()}
     hook(repo.path, stop)
     assert {p.name: p.read_bytes() for p in sessions.iterdir()} == before
+
+
+def test_a_turn_without_a_stop_is_closed_by_the_next_prompt(repo: GitRepo, tmp_path: Path) -> None:
+    """Claude fires no Stop for a turn the user interrupts: the next prompt imports it and
+    snapshots its last reply with the files then, before opening its own turn."""
+    transcript = tmp_path / f"{SESSION}.jsonl"
+    transcript.write_text("")
+    hook(repo.path, event("SessionStart", transcript, repo.path, source="startup"))
+    hook(repo.path, event("UserPromptSubmit", transcript, repo.path, prompt_id="p-1"))
+    repo.write("half.txt", "written before the interrupt\n")
+    with transcript.open("a") as out:
+        out.write(line("user", "u-1", None, "Start", promptId="p-1"))
+        out.write(line("assistant", "a-1", "u-1", [{"type": "text", "text": "Starting."}]))
+    interrupted = repo.oracle()
+    hook(repo.path, event("UserPromptSubmit", transcript, repo.path, prompt_id="p-2"))
+    assert "turn interrupted" in log_lines(repo)[-1]
+    assert convgit_json(repo.path, "show", "a-1")["snapshot"]["tree"] == interrupted
+    with transcript.open("a") as out:
+        out.write(line("user", "u-2", "a-1", "Go on", promptId="p-2"))
+        out.write(line("assistant", "a-2", "u-2", [{"type": "text", "text": "Done."}]))
+    stop = event("Stop", transcript, repo.path, prompt_id="p-2", last_assistant_message="Done.")
+    hook(repo.path, stop)
+    assert convgit_json(repo.path, "show", "a-2")["snapshot"]["tree"] == interrupted
+    assert convgit_json(repo.path, "show", "u-2")["snapshot"] is None  # the files did not change

@@ -176,6 +176,18 @@ def test_three_turns_are_recorded_snapshotted_and_any_reply_resumes_as_a_branch(
     status = convgit_json(project.path, "status")
     assert status["files"]["changed"] == []  # the new reply's snapshot: the files as they are
 
+    # diff and worktree read these snapshots as any others
+    diff = convgit_json(project.path, "diff", replies[0]["id"], replies[2]["id"])
+    assert sorted((c["path"], c["status"]) for c in diff) == [
+        ("README.md", "deleted"),
+        ("made-by-bash.txt", "added"),
+        ("notes.txt", "modified"),
+    ]
+    side = tmp_path / "side-by-side"
+    convgit(project.path, "worktree", replies[0]["id"], str(side))
+    assert (side / "notes.txt").read_text() == "one\n" and not (side / "made-by-bash.txt").exists()
+    convgit(project.path, "worktree", "--remove", str(side))
+
     # restore brings the first reply's files back (saved first, undoable)
     convgit(project.path, "restore", replies[0]["id"], "--yes")
     assert project.oracle() == oracle[0]["tree"]

@@ -34,6 +34,7 @@ def test_a_forked_claude_session_is_a_branch_of_the_same_convgit_session(
 
     (found,) = convgit_json(project.path, "sessions")
     assert found["agent_session_id"] == first.session_id
+    assert found["agent_sessions"] == [fork.session_id]
     tree = convgit_json(project.path, "tree")
     reply = next(e for e in tree if e.get("role") == "assistant" and reply_text(e) == "First.")
     below = {reply_text(e): e for e in tree if e.get("parentId") == reply["id"]}
