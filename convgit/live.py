@@ -23,7 +23,6 @@ The turn, per agent session, in a small state file beside the pointer
 
 from __future__ import annotations
 
-import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +31,7 @@ from convgit import codec, store
 from convgit.agents import claude_code as cc
 from convgit.errors import RefusedError
 from convgit.live_state import (
+    BackgroundSnapshot,
     Live,
     now,
     prompt_message,
@@ -43,7 +43,6 @@ from convgit.live_state import (
 if TYPE_CHECKING:  # imported where used: the common prompt reads neither the session nor git
     from convgit.formats import importing
     from convgit.session import Session
-    from convgit.workspace import Snapshot
 
 AGENT = cc.AGENT
 REPLY_WAIT = 0.25  # seconds the end of a turn waits for its reply to reach the transcript
@@ -243,7 +242,7 @@ def _stop(session: Session, event: cc.Event, live: Live) -> str:
     snapshot the files as the reply's and close the turn. The files are final now, so their
     snapshot is taken on another thread while the transcript is read."""
     deadline = time.monotonic() + REPLY_WAIT
-    early = _Early.start(session, live)
+    early = BackgroundSnapshot.start(session, live)
     try:
         new = _import(session, event, live)
         missing = None
@@ -257,41 +256,6 @@ def _stop(session: Session, event: cc.Event, live: Live) -> str:
     finally:
         if early is not None:
             early.wait()
-
-
-class _Early:
-    """A snapshot of the files taken on another thread, its parent the last snapshot."""
-
-    def __init__(self, session: Session, parent: str) -> None:
-        self.parent = parent
-        self._snap: Snapshot | None = None
-        self._error: BaseException | None = None
-        session.workspace()  # found before the thread starts: it is not shared while found
-        self._thread = threading.Thread(target=self._take, args=(session,), daemon=True)
-        self._thread.start()
-
-    @classmethod
-    def start(cls, session: Session, live: Live) -> _Early | None:
-        last = live.get("last")
-        if last is None or not session.snapshots_enabled:
-            return None
-        return cls(session, str(last["commit"]))
-
-    def _take(self, session: Session) -> None:
-        try:
-            self._snap = session.take_snapshot(self.parent, "at a turn's end")
-        except BaseException as exc:  # given to the thread that asks for the result
-            self._error = exc
-
-    def wait(self) -> None:
-        self._thread.join()
-
-    def result(self) -> Snapshot:
-        self.wait()
-        if self._error is not None:
-            raise self._error
-        assert self._snap is not None
-        return self._snap
 
 
 def _failed(session: Session, event: cc.Event, live: Live) -> str:
@@ -346,7 +310,7 @@ def _close(
     live: Live,
     how: str,
     missing: str | None = None,
-    early: _Early | None = None,
+    early: BackgroundSnapshot | None = None,
 ) -> str:
     """Close the open turn: the pending prompt snapshot recorded, the files snapshotted as the
     snapshot of the turn's last reply (once: an entry that has a snapshot keeps it). ``missing``:

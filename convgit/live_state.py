@@ -11,10 +11,12 @@ sidecar file it was read from: the file only grows, so another size means read i
 
 ``quick_prompt`` is the common prompt: the turn was closed, the files are compared with the
 last snapshot, and nothing else is read (no session, no transcript, no ``git rev-parse``).
+``BackgroundSnapshot`` takes the files at the end of a turn while the transcript is read.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from convgit import codec, store
 
 if TYPE_CHECKING:
+    from convgit.session import Session
     from convgit.sidecar import SnapshotInfo
     from convgit.workspace import Snapshot, Workspace
 
@@ -166,3 +169,40 @@ def quick_prompt(
     live.set("pending", snapshot_json(snap, prompt=prompt))
     live.set("last", {"commit": snap.commit, "tree": snap.tree})
     return f"session {sid}: files changed: snapshot taken for the prompt; turn open"
+
+
+class BackgroundSnapshot:
+    """The files snapshotted on another thread (at the end of a turn, while the transcript is
+    imported), the parent being the last snapshot. Locks are reentrant within a process, not a
+    thread: the caller takes no workspace lock until ``result()`` returned."""
+
+    def __init__(self, session: Session, parent: str) -> None:
+        self.parent = parent
+        self._snap: Snapshot | None = None
+        self._error: BaseException | None = None
+        session.workspace()  # found before the thread starts: it is not shared while found
+        self._thread = threading.Thread(target=self._take, args=(session,), daemon=True)
+        self._thread.start()
+
+    @classmethod
+    def start(cls, session: Session, live: Live) -> BackgroundSnapshot | None:
+        last = live.get("last")
+        if last is None or not session.snapshots_enabled:
+            return None
+        return cls(session, str(last["commit"]))
+
+    def _take(self, session: Session) -> None:
+        try:
+            self._snap = session.take_snapshot(self.parent, "at a turn's end")
+        except BaseException as exc:  # given to the thread that asks for the result
+            self._error = exc
+
+    def wait(self) -> None:
+        self._thread.join()
+
+    def result(self) -> Snapshot:
+        self.wait()
+        if self._error is not None:
+            raise self._error
+        assert self._snap is not None
+        return self._snap
