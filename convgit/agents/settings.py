@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from convgit.errors import CorruptStoreError, RefusedError
+from convgit.errors import RefusedError
 
 Handler = dict[str, Any]
 IsOurs = Callable[[Any], bool]
@@ -195,7 +195,7 @@ def _write_atomically(path: Path, data: bytes, mode: int | None) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
-        raise CorruptStoreError(f"{path} cannot be written ({exc.strerror}).") from None
+        raise RefusedError(f"{path} cannot be written ({exc.strerror}).") from None
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
@@ -205,7 +205,7 @@ def _write_atomically(path: Path, data: bytes, mode: int | None) -> None:
         os.replace(tmp, path)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
-        raise CorruptStoreError(f"{path} cannot be written ({exc.strerror}).") from None
+        raise RefusedError(f"{path} cannot be written ({exc.strerror}).") from None
 
 
 def _umask() -> int:

@@ -67,6 +67,7 @@ _KNOWN_KINDS = frozenset(
     {
         "summary",
         "file-history-snapshot",
+        "file-history-delta",  # 2.1.220+
         "queue-operation",
         "pr-link",
         "custom-title",
