@@ -74,7 +74,9 @@ def load(path: Path) -> Settings:
     if not raw.strip():
         return Settings(real, {}, raw, mode)
     try:
-        value = json.loads(raw, object_pairs_hook=_pairs, parse_constant=_constant)
+        # decoded first: a byte-order mark, which the agent's JSON reader refuses, is refused
+        text = raw.decode("utf-8")
+        value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant)
     except _Refused as exc:
         raise _refusal(path, str(exc)) from None
     except ValueError as exc:  # JSONDecodeError, or bytes that are not UTF-8
