@@ -1,5 +1,9 @@
 """convgit: a conversation tree beside git snapshots of the files. Branching is not rollback."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from convgit.errors import (
     AmbiguousRefError,
     ConvgitError,
@@ -12,7 +16,9 @@ from convgit.errors import (
     RunInterruptedError,
     UsageError,
 )
-from convgit.session import Session
+
+if TYPE_CHECKING:
+    from convgit.session import Session
 
 __all__ = [
     "AmbiguousRefError",
@@ -28,3 +34,12 @@ __all__ = [
     "UsageError",
 ]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """``Session`` is imported when first asked for: a hook that never needs it starts lean."""
+    if name == "Session":
+        from convgit.session import Session
+
+        return Session
+    raise AttributeError(f"module 'convgit' has no attribute {name!r}")

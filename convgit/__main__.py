@@ -1,3 +1,23 @@
-from convgit.cli import main
+"""``convgit`` and ``python -m convgit``. A command an agent's hook runs every turn takes a lean
+path (no typer, rich or pydantic); every other goes to the command line app (``convgit.cli``)."""
 
-main()
+from __future__ import annotations
+
+import importlib
+import sys
+
+# command -> the module whose ``run(args) -> exit code`` handles it without the typer app
+LEAN = {"hook": "convgit.hook"}
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    if args and args[0] in LEAN and not {"--help", "-h"} & set(args):
+        sys.exit(importlib.import_module(LEAN[args[0]]).run(args[1:]))
+    from convgit.cli import main as app
+
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -524,6 +524,155 @@ def _give_id(records: list[dict[str, Any]], ident: str) -> None:
     records[0]["id"] = caller_id(ident)
 
 
+# -- beside an agent ---------------------------------------------------------------------------
+
+hooks_app = typer.Typer(
+    cls=_Group,
+    name="hooks",
+    help="Install, remove or check convgit's hooks in an agent's settings.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(hooks_app)
+ScopeOption = Annotated[
+    str,
+    typer.Option("--scope", help="local (.claude/settings.local.json), project or user."),
+]
+
+
+def _project() -> Path:
+    from convgit import store
+
+    found = store.find_git(options.directory)
+    return found.worktree if found and found.worktree else options.directory.resolve()
+
+
+def _backups() -> Path:
+    from convgit import store
+
+    return store.locate(options.directory, options.store).root / "backups"
+
+
+def _hooks_command(name: str) -> Callable[[F], F]:
+    """Register a `convgit hooks NAME` command (expected errors as for every command)."""
+
+    def decorate(fn: F) -> F:
+        @functools.wraps(fn)
+        def guarded(*args: Any, **kw: Any) -> Any:
+            try:
+                return fn(*args, **kw)
+            except ConvgitError as exc:
+                fail(exc)
+
+        hooks_app.command(name, cls=_Command)(guarded)
+        return fn
+
+    return decorate
+
+
+@_hooks_command("install")
+def hooks_install(
+    agent: Annotated[str, typer.Argument(help="The agent: claude-code.")],
+    scope: ScopeOption = "local",
+    json: JsonFlag = False,
+) -> None:
+    """Add convgit's hooks to the agent's settings (every other setting and hook is kept):
+    from then on every prompt, reply and tool call is recorded, with a snapshot per turn."""
+    from convgit import agents, render
+    from convgit.agents import hooks
+
+    change = hooks.install(agents.integration(agent), scope, _project(), _backups())
+    if json:
+        out(change.to_json())
+    else:
+        show(*render.hooks_change_words(change, "install"))
+
+
+@_hooks_command("uninstall")
+def hooks_uninstall(
+    agent: Annotated[str, typer.Argument(help="The agent: claude-code.")],
+    scope: ScopeOption = "local",
+    json: JsonFlag = False,
+) -> None:
+    """Take convgit's hooks out of the agent's settings, and nothing else."""
+    from convgit import agents, render
+    from convgit.agents import hooks
+
+    change = hooks.uninstall(agents.integration(agent), scope, _project(), _backups())
+    if json:
+        out(change.to_json())
+    else:
+        show(*render.hooks_change_words(change, "uninstall"))
+
+
+@_hooks_command("status")
+def hooks_status(json: JsonFlag = False) -> None:
+    """Where convgit's hooks are installed, whether the agent can run them, and the hook log."""
+    import shutil
+
+    from convgit import agents, hook, render, store
+    from convgit.agents import hooks
+
+    found = {name: hooks.status(agents.integration(name), _project()) for name in agents.AGENTS}
+    log = hook.log_path(store.locate(options.directory, options.store).root)
+    report = hook.read_log(log)
+    on_path = shutil.which("convgit")
+    if json:
+        out(
+            {
+                "agents": {n: [s.to_json() for s in states] for n, states in found.items()},
+                "on_path": on_path,
+                "log": str(log),
+                **report.to_json(),
+            }
+        )
+    else:
+        show(*render.hooks_status_words(found, on_path, str(log), report.to_json()))
+
+
+@command("hook")
+def hook_cmd(
+    agent: Annotated[str, typer.Argument(help="The agent whose hook this is: claude-code.")],
+) -> None:
+    """Record one hook event of the agent, read on stdin (what `convgit hooks install` sets up).
+    Always exits 0 and prints nothing; problems go to the hook log (`convgit hooks status`)."""
+    from convgit import hook
+
+    os.chdir(options.directory)
+    raise typer.Exit(hook.run([agent], options.store))
+
+
+@command()
+def resume(
+    ref: Annotated[str, typer.Argument(help="The entry to continue from in the agent.")],
+    agent: Annotated[
+        str | None, typer.Option("--agent", help="The agent (default: the session's): claude-code.")
+    ] = None,
+    restore_files: Annotated[
+        bool, typer.Option("--restore", help="Also restore the files to REF's snapshot.")
+    ] = False,
+    json: JsonFlag = False,
+) -> None:
+    """Write a new session of the agent holding exactly the path to REF, and print the command
+    that resumes it; its turns become a new branch below REF. Files are not changed unless
+    --restore is given (then it is a restore, saved first)."""
+    from convgit import render
+    from convgit import resume as handback
+
+    session = open_session()
+    session.tree.check(f"Session {session.id}")
+    chosen = agent or (session.tree.header or {}).get("agent") or handback.AGENT
+    result = handback.resume(session, ref, str(chosen), restore=restore_files)
+    if json:
+        out(result.to_json())
+        return
+    show(*render.resume_words(result, render.shown_id(session.tree, result.entry)))
+    if result.restored is not None:
+        show(*render.restore_words(result.restored))
+    else:
+        boundary(session)
+
+
 # -- reading ---------------------------------------------------------------------------------
 
 

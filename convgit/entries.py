@@ -63,6 +63,14 @@ META_FIELDS: dict[str, dict[str, FieldSpec]] = {
         "state": ((dict,), True),
         "ts": (_S, True),
     },
+    # another session of the agent this one mirrors too: resumed from an entry, or forked
+    "agent_session": {
+        "agent": (_S, True),
+        "agentSession": (_S, True),
+        "from": (_S_OR_NULL, False),
+        "how": (_S, False),
+        "ts": (_S, True),
+    },
 }
 HEADER_FIELDS: dict[str, FieldSpec] = {
     "v": ((int,), True),

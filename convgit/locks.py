@@ -23,6 +23,18 @@ class LockTimeout(Exception):
 
 
 _held: dict[str, tuple[int, int, int]] = {}  # lock path -> (descriptor, depth, owning pid)
+_cap: list[float] = []  # the longest this process waits for any lock, when set
+
+
+def cap_waits(seconds: float) -> None:
+    """From now on this process waits at most ``seconds`` for any lock, whatever the caller
+    asks: a hook the agent waits on gives up rather than keep the agent waiting."""
+    _cap[:] = [seconds]
+
+
+def limit(timeout: float) -> float:
+    """How long a wait of ``timeout`` seconds lasts in this process (see ``cap_waits``)."""
+    return min(timeout, *_cap) if _cap else timeout
 
 
 @contextmanager
@@ -56,7 +68,7 @@ def held(path: Path, timeout: float) -> Iterator[None]:
 
 
 def _acquire(fd: int, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + limit(timeout)
     delay = 0.001
     while True:
         try:

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
 
+    from convgit.agents.hooks import Change as HooksChange
+    from convgit.agents.hooks import ScopeState
+    from convgit.resume import Resumed
     from convgit.session import ImportResult, RestoreResult, RunReport, Session, Status
     from convgit.sidecar import SavedState, SnapshotInfo
     from convgit.workspace import Change
@@ -445,3 +448,72 @@ def run_lines(session: Session, report: RunReport) -> list[Styled]:
         noted = f" (recorded as note {row.note})" if row.note else ""
         out.append(Styled(f"{indent}log: {outcome.log}{noted}", style="dim"))
     return out
+
+
+def hooks_change_words(change: HooksChange, verb: str) -> list[str]:
+    """What `convgit hooks install|uninstall` did to one settings file."""
+    where = _shown_path(change.path)
+    if verb == "install":
+        events = ", ".join(change.events)
+        head = (
+            f"installed convgit's hooks in {where} ({len(change.events)} events: {events})"
+            if change.changed
+            else f"convgit's hooks are in {where} already; nothing changed"
+        )
+    else:
+        head = (
+            f"removed convgit's hooks from {where}; everything else in it is as it was"
+            if change.changed
+            else f"there are no convgit hooks in {where}; nothing changed"
+        )
+    lines = [head]
+    if change.backup is not None:
+        lines.append(f"the file as it was is kept as {_shown_path(change.backup)}")
+    return lines
+
+
+def hooks_status_words(
+    found: dict[str, list[ScopeState]], on_path: str | None, log: str, report: dict[str, Any]
+) -> list[str]:
+    """`convgit hooks status`: every settings file, convgit on PATH, and the hook log."""
+    lines = []
+    for agent, states in found.items():
+        lines.append(f"{agent} hooks:")
+        for state in states:
+            words = state.state if state.problem is None else f"{state.state}: {state.problem}"
+            if state.state == "out of date":
+                words += f" (`convgit hooks install {agent} --scope {state.scope}` updates it)"
+            lines.append(f"  {state.scope:<8}{_shown_path(state.path)}: {words}")
+    lines.append(
+        f"convgit on PATH: {on_path}"
+        if on_path
+        else "convgit on PATH: not found; the hooks do nothing until it is"
+    )
+    counted = f"{report['events']} events, {report['problems']} problems"
+    lines.append(f"hook log: {_shown_path(Path(log))} ({counted})")
+    if report["last"]:
+        lines.append(f"  last: {report['last']}")
+    if report["last_problem"] and report["last_problem"] != report["last"]:
+        lines.append(f"  last problem: {report['last_problem']}")
+    return lines
+
+
+def resume_words(result: Resumed, shown: str) -> list[str]:
+    """What `convgit resume` wrote, and the command that continues there (``shown``: how the
+    entry is listed)."""
+    return [
+        f"wrote a Claude Code session of the path to {shown} ({result.lines} lines):"
+        f" {_shown_path(result.path)}",
+        f"to continue there: {result.command}",
+    ]
+
+
+def _shown_path(path: Path) -> str:
+    """A path as a person would type it here: from the current folder when it is below it,
+    else from the home folder, else whole."""
+    for base, shown in ((Path.cwd(), ""), (Path.home(), "~/")):
+        try:
+            return shown + path.relative_to(base).as_posix()
+        except ValueError:
+            continue
+    return str(path)

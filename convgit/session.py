@@ -28,12 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from convgit import appending, entries, faults, repair, replay, restoring, store, tree
+from convgit import appending, codec, entries, faults, repair, replay, restoring, store, tree
 from convgit.entries import Entry
 from convgit.errors import (
     AmbiguousRefError,
     ConvgitError,
-    CorruptStoreError,
     InvalidEntryError,
     LeafMovedError,
     NotFoundError,
@@ -45,9 +44,10 @@ from convgit.restoring import RestoreResult
 from convgit.sidecar import SAVED_PREFIX, SavedState, Sidecar, SnapshotInfo, is_saved_ref
 
 if TYPE_CHECKING:
+    from convgit import repair
     from convgit.formats import importing
     from convgit.sidebyside import Outcome
-    from convgit.workspace import Change, Workspace
+    from convgit.workspace import Change, Snapshot, Workspace
 
 __all__ = [
     "DEFAULT_SIZE_CAP",
@@ -169,7 +169,16 @@ def _new_session_id() -> str:
 class Session:
     """One conversation tree and its optional workspace sidecar."""
 
-    def __init__(self, location: store.StoreLocation, sid: str, *, fsync: bool = False) -> None:
+    def __init__(
+        self,
+        location: store.StoreLocation,
+        sid: str,
+        *,
+        fsync: bool = False,
+        workspace: Workspace | None = None,
+    ) -> None:
+        """``workspace``: the working tree, when the caller knows it already (found once by
+        ``Workspace.discover``); otherwise it is discovered when first needed."""
         self.location = location
         self.id = sid
         self.file = store.JsonlFile(
@@ -181,7 +190,7 @@ class Session:
         self.tree = tree.Tree()
         self._built_on: str | None = None
         self._sidecar: Sidecar | None = None
-        self._workspace: Workspace | None = None
+        self._workspace: Workspace | None = workspace
         self.snapshot_error: str | None = None  # why the last turn's snapshot was not taken
 
     # -- opening --------------------------------------------------------------------------------
@@ -358,6 +367,8 @@ class Session:
 
     def repair(self) -> repair.RepairReport:
         """Move every line fsck rejects aside, keeping a backup; see ``repair.repair``."""
+        from convgit import repair
+
         return repair.repair(self)
 
     # -- writing the conversation -------------------------------------------------------------
@@ -567,19 +578,17 @@ class Session:
         forked_from: Callable[[], dict[str, str] | None] | None = None,
     ) -> Session:
         """The session that mirrors ``agent``'s session ``agent_session_id`` (its header names
-        both), started when there is none; one per agent session, whoever asks first.
-        ``forked_from``: asked only when the session is started, for its ``forkedFrom``."""
+        both, or it records that session as resumed or forked from it), started when there is
+        none; one per agent session, whoever asks first. ``forked_from``: asked only when the
+        session is started, for its ``forkedFrom``."""
         location = store.locate(path, store_dir)
         pointer = location.agent_pointer(agent, agent_session_id)
-        lock = location.lock_path(f"agent-{agent}-{pointer.name}")
-        with store.exclusive(lock, f"the {agent} session {agent_session_id}"):
-            found = _agent_session(location, agent, agent_session_id, pointer)
+        with store.exclusive(location.agent_lock(agent, agent_session_id), "the agent session"):
+            found = cls.find_for_agent(location, agent, agent_session_id, fsync=fsync)
             if found is not None:
-                self = cls(location, found, fsync=fsync)
-                self.reload()
                 if make_current:
-                    location.set_current(found)
-                return self
+                    location.set_current(found.id)
+                return found
             self = cls.create(
                 path,
                 store_dir=store_dir,
@@ -590,6 +599,60 @@ class Session:
             )
             store.write_pointer(pointer, self.id)
             return self
+
+    @classmethod
+    def find_for_agent(
+        cls,
+        location: store.StoreLocation,
+        agent: str,
+        agent_session_id: str,
+        *,
+        fsync: bool = False,
+    ) -> Session | None:
+        """The session that mirrors ``agent``'s session ``agent_session_id``, if one does."""
+        pointer = location.agent_pointer(agent, agent_session_id)
+        found = _agent_session(location, agent, agent_session_id, pointer)
+        if found is None:
+            return None
+        self = cls(location, found, fsync=fsync)
+        self.reload()
+        return self
+
+    def agent_sessions(self, agent: str) -> frozenset[str]:
+        """The sessions of ``agent`` this one mirrors: its header's, and those that continue it
+        (resumed from one of its entries, or forked from it)."""
+        found = {ident for name, ident in self.tree.agent_sessions if name == agent}
+        header = self.tree.header or {}
+        if header.get("agent") == agent and isinstance(header.get("agentSession"), str):
+            found.add(header["agentSession"])
+        return frozenset(found)
+
+    def mirror_agent_session(
+        self,
+        agent: str,
+        agent_session_id: str,
+        *,
+        start: str | None,
+        how: str,
+        leaf: str | None = None,
+    ) -> None:
+        """Record that ``agent``'s session ``agent_session_id`` continues this one, from entry
+        ``start`` (``how``: "resume", "fork"…): its file is imported here, its turns a branch.
+        With ``leaf``, the active leaf moves there (files are not touched)."""
+        record: dict[str, Any] = {
+            "type": "agent_session",
+            "agent": agent,
+            "agentSession": agent_session_id,
+            "from": start,
+            "how": how,
+            "ts": entries.now(),
+        }
+        moved = [] if leaf is None else [entries.leaf(self.resolve(leaf))]
+        if (agent, agent_session_id) not in self.tree.agent_sessions:
+            self._write(lambda: [record, *moved], builds_on_leaf=False)
+        elif moved:
+            self._write(lambda: moved, builds_on_leaf=False)
+        store.write_pointer(self.location.agent_pointer(agent, agent_session_id), self.id)
 
     @classmethod
     def import_file(
@@ -652,11 +715,18 @@ class Session:
         return results
 
     def import_source(
-        self, importer: importing.Importer, source: Path, whole: bytes | None = None
+        self,
+        importer: importing.Importer,
+        source: Path,
+        whole: bytes | None = None,
+        *,
+        agent_session: str | None = None,
     ) -> ImportResult:
         """Under the lock: read ``source`` from where its last import stopped (all of it when
         it was rewritten, or ``whole`` when given), append what is new, the leaf the agent
-        would continue from, and where this import stopped."""
+        would continue from, and where this import stopped. ``agent_session``: the agent's
+        session that wrote ``source``, when it is not the one the header names (a resumed or
+        forked one)."""
         from convgit.formats import importing
 
         name = str(source)
@@ -666,7 +736,12 @@ class Session:
             saved = self.tree.imports.get((importer.agent, name))
             data, cursor, before = _read_from(source, importer, saved, whole)
             header = self.tree.header or {}
-            known = importing.Known(self.tree.entries, self.tree.kept, header.get("agentSession"))
+            known = importing.Known(
+                self.tree.entries,
+                self.tree.kept,
+                agent_session or header.get("agentSession"),
+                self.agent_sessions(importer.agent),
+            )
             batch = importer.parse(data, cursor, known)
             records, outcome["skipped"] = importing.fresh(batch.records, known)
             new = [r["id"] for r in records if "parentId" in r]
@@ -692,7 +767,7 @@ class Session:
         return ImportResult(
             self.id,
             importer.agent,
-            str((self.tree.header or {}).get("agentSession")),
+            agent_session or str((self.tree.header or {}).get("agentSession")),
             name,
             len(self.tree.entries),
             outcome["new"],
@@ -875,13 +950,7 @@ class Session:
     def size_cap(self) -> int:
         """``[snapshots] size_cap_mib`` of config.toml (default 10) in bytes; a value that is
         not a positive number is refused (CorruptStoreError)."""
-        value = store.load_config(self.location).get("snapshots", {}).get("size_cap_mib", 10)
-        if type(value) not in (int, float) or not 0 < value < 1 << 40:
-            raise CorruptStoreError(
-                f"config.toml sets size_cap_mib to {value!r}; it must be a positive number of MiB.",
-                f"edit {self.location.root / 'config.toml'}",
-            )
-        return int(value * MIB)
+        return store.size_cap(self.location)
 
     def snapshot_of(self, ref: str) -> SnapshotInfo | None:
         return self.sidecar.snapshots.get(self.resolve(ref))
@@ -931,6 +1000,39 @@ class Session:
             faults.point("snapshot:before-ref")
             ws.set_ref(f"refs/convgit/{self.id}/{target}", snap.commit)
             faults.point("snapshot:before-record")
+        return self._record_snapshot(target, snap)
+
+    def take_snapshot(self, parent: str | None, what: str) -> Snapshot:
+        """The working tree now as a commit whose parent is the snapshot commit ``parent``
+        (``reused``: the files are that snapshot's), for no entry yet: ``record_snapshot``
+        records it once the entry exists (the files a user had when sending a prompt the agent
+        has not written down). ``what`` goes into the commit message."""
+        with self._workspace_lock():
+            return self.workspace().snapshot(
+                self._index(),
+                message=f"convgit snapshot {what}\n\nConvgit-Session: {self.id}\n",
+                parent=parent,
+                size_cap=self.size_cap,
+            )
+
+    def record_snapshot(self, ref: str, snap: Snapshot) -> SnapshotInfo:
+        """Record ``snap`` (from ``take_snapshot``, or another entry's) as entry ``ref``'s. A
+        snapshot the entry had already stays reachable (``replaces`` names it, and a ref under
+        ``refs/convgit/<sid>/replaced/`` keeps it unless the new commit descends from it)."""
+        target = self.resolve(ref)
+        ws = self.workspace()
+        existing = self.sidecar.snapshots.get(target)
+        with self._workspace_lock():
+            if existing is not None and existing.commit != snap.commit:
+                kept = f"refs/convgit/{self.id}/replaced/{target}-{existing.commit[:12]}"
+                ws.set_ref(kept, existing.commit)
+            ws.set_ref(f"refs/convgit/{self.id}/{target}", snap.commit)
+        return self._record_snapshot(target, snap)
+
+    def _record_snapshot(self, target: str, snap: Snapshot) -> SnapshotInfo:
+        """Write the sidecar's record of ``snap`` as ``target``'s snapshot (its ref is set), and
+        count its objects for the background packing (``convgit.maintenance``)."""
+        existing = self.sidecar.snapshots.get(target)
         record = {
             "type": "snapshot",
             "entry": target,
@@ -946,7 +1048,7 @@ class Session:
         if not snap.reused:
             from convgit import maintenance
 
-            maintenance.note(ws, self.location.root, snap.written)
+            maintenance.note(self.workspace(), self.location.root, snap.written)
         return self.sidecar.snapshots[target]
 
     def _index(self) -> Path:
@@ -956,8 +1058,7 @@ class Session:
 
     def _workspace_lock(self) -> AbstractContextManager[None]:
         """One snapshot or restore at a time per session and worktree."""
-        lock = self.location.lock_path(f"{self.id}-{self.location.worktree_key}")
-        return store.exclusive(lock, "the private index")
+        return store.exclusive(self.location.workspace_lock(self.id), "the private index")
 
     def status(self) -> Status:
         """Where the conversation is, and which snapshot (if any) the files match right now."""
@@ -1253,6 +1354,7 @@ def _rows(location: store.StoreLocation) -> list[dict[str, Any]]:
                 created=(t.header or {}).get("created"),
                 agent=(t.header or {}).get("agent"),
                 agent_session_id=(t.header or {}).get("agentSession"),
+                agent_sessions=sorted(ident for _, ident in t.agent_sessions),
                 snapshots=session.snapshots_enabled,
                 error=t.fatal[0].sentence() if t.fatal else None,
             )
@@ -1264,6 +1366,7 @@ def _rows(location: store.StoreLocation) -> list[dict[str, Any]]:
                 created=None,
                 agent=None,
                 agent_session_id=None,
+                agent_sessions=[],
                 error=exc.message,
             )
         found.append(row)
@@ -1276,19 +1379,33 @@ def _rows(location: store.StoreLocation) -> list[dict[str, Any]]:
 def _agent_session(
     location: store.StoreLocation, agent: str, agent_session_id: str, pointer: Path
 ) -> str | None:
-    """The session whose header names ``agent``'s session: the pointer's, else found by
-    reading every header (and the pointer written again)."""
+    """The session that mirrors ``agent``'s session: the one whose header names it (the
+    pointer's, else found by reading every header), else one whose file records it as
+    continuing (``mirror_agent_session``); the pointer is written again when it was wrong."""
     try:
         hinted: str | None = pointer.read_text().strip()
     except OSError:
         hinted = None
     candidates = [hinted] if hinted else []
     candidates += [sid for sid in location.session_ids() if sid != hinted]
+    candidates = [sid for sid in candidates if _SESSION_ID.fullmatch(sid)]
     for sid in candidates:
-        if not _SESSION_ID.fullmatch(sid):
-            continue
         header = store.read_header(location.session_path(sid)) or {}
         if header.get("agent") == agent and header.get("agentSession") == agent_session_id:
+            if sid != hinted:
+                store.write_pointer(pointer, sid)
+            return sid
+    marker = b'"agentSession":' + codec.dumps(agent_session_id).encode()
+    for sid in candidates:
+        try:
+            data = store.read_bytes(location.session_path(sid))
+        except ConvgitError:
+            continue
+        if marker not in data:
+            continue
+        session = Session(location, sid)
+        session.reload()
+        if (agent, agent_session_id) in session.tree.agent_sessions:
             if sid != hinted:
                 store.write_pointer(pointer, sid)
             return sid

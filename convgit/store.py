@@ -16,7 +16,6 @@ from __future__ import annotations
 import codecs
 import os
 import re
-import shutil
 import stat
 import sys
 import time
@@ -26,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from convgit import codec, entries, faults, locks
+from convgit import codec, faults, locks
 from convgit.errors import CorruptStoreError, InvalidEntryError, NotFoundError, RefusedError
 
 BOM = codecs.BOM_UTF8
@@ -154,6 +153,15 @@ class StoreLocation:
             name = hashlib.sha1(name.encode()).hexdigest()
         return self.root / "agents" / agent / name
 
+    def agent_lock(self, agent: str, agent_session: str) -> Path:
+        """The lock that makes one process at a time find, start or update the session that
+        mirrors ``agent``'s session ``agent_session`` (and its live state)."""
+        return self.lock_path(f"agent-{agent}-{self.agent_pointer(agent, agent_session).name}")
+
+    def workspace_lock(self, sid: str) -> Path:
+        """One snapshot or restore at a time per session and worktree (its private index)."""
+        return self.lock_path(f"{sid}-{self.worktree_key}")
+
     def session_ids(self) -> list[str]:
         if not self.sessions.is_dir():
             return []
@@ -204,6 +212,18 @@ def load_config(location: StoreLocation) -> dict[str, Any]:
     except (OSError, ValueError) as exc:
         raise CorruptStoreError(f"{path.name} cannot be read: {exc}.") from None
     return config
+
+
+def size_cap(location: StoreLocation) -> int:
+    """Bytes above which a file is left out of snapshots (``[snapshots] size_cap_mib``, default
+    10); a value that is not a positive number is refused (CorruptStoreError)."""
+    value = load_config(location).get("snapshots", {}).get("size_cap_mib", 10)
+    if type(value) not in (int, float) or not 0 < value < 1 << 40:
+        raise CorruptStoreError(
+            f"config.toml sets size_cap_mib to {value!r}; it must be a positive number of MiB.",
+            f"edit {location.root / 'config.toml'}",
+        )
+    return int(value * 1024 * 1024)
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -328,8 +348,9 @@ def exclusive(lock_path: Path, what: str) -> Iterator[None]:
         with locks.held(lock_path, LOCK_TIMEOUT):
             yield
     except locks.LockTimeout:
+        waited = locks.limit(LOCK_TIMEOUT)
         raise StoreLockedError(
-            f"Another convgit process has held the lock on {what} for over {LOCK_TIMEOUT:.0f} s.",
+            f"Another convgit process has held the lock on {what} for over {waited:.0f} s.",
             "a convgit process is still running (a lock goes with its process)",
         ) from None
 
@@ -492,6 +513,8 @@ def _unwritable(records: list[dict[str, Any]]) -> str:
 
 def quarantine_record(line: int | None, raw: bytes, reason: str) -> dict[str, Any]:
     """A quarantined line, kept exactly: as text when it is UTF-8, else as base64."""
+    from convgit import entries  # only a writer that found a torn line needs the schema
+
     record: dict[str, Any] = {"type": "quarantined", "ts": entries.now(), "reason": reason}
     if line is not None:
         record["line"] = line
@@ -539,6 +562,8 @@ def replace_with(file: JsonlFile, keep: list[bytes], moved: list[dict[str, Any]]
     try:
         os.link(file.path, backup)
     except OSError:  # a file system without hard links
+        import shutil
+
         shutil.copy2(file.path, backup)
     if moved:
         _append_durably(file.quarantine_path, moved)

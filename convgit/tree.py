@@ -109,6 +109,8 @@ class Tree:
     kept: dict[str, dict[str, Any]] = field(default_factory=dict)
     kept_records: list[tuple[int, str]] = field(default_factory=list)
     imports: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    # (agent, agent session id) of the other agent sessions this one mirrors: resumed, forked
+    agent_sessions: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     # positions in ``entries`` of the entries whose parent is not the entry just before them
     _starts: list[int] = field(default_factory=list)
     # position and line of the first entry of each run of entries on consecutive lines
@@ -262,6 +264,8 @@ class Tree:
                 self.kept_records.append((number, record["at"]))
         elif kind == "import":
             self.imports[(record["agent"], record["source"])] = record
+        elif kind == "agent_session":
+            self.agent_sessions.setdefault((record["agent"], record["agentSession"]), record)
         else:
             self.name = record["name"]
 

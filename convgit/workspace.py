@@ -24,7 +24,6 @@ import dataclasses
 import hashlib
 import os
 import re
-import shutil
 import stat
 import struct
 import subprocess
@@ -238,6 +237,8 @@ def _delete_tree(path: Path) -> None:
     if os.path.islink(path) or not path.is_dir():
         path.unlink()
         return
+    import shutil  # only removing a worktree needs it
+
     if sys.version_info >= (3, 12):
         shutil.rmtree(path, onexc=writable_and_retry)
     else:
@@ -684,6 +685,8 @@ class Workspace:
             user_index = self.git_dir / "index"
             if user_index.exists():
                 seed = Path(f"{index}.seed")
+                import shutil
+
                 shutil.copy2(user_index, seed)  # keeps the mtime: git's racy-entry check needs it
                 os.replace(seed, index)
         elif state.cap == size_cap:
@@ -1287,6 +1290,8 @@ class Workspace:
         if admin is None or not (admin / WORKTREE_MARKER).exists():
             raise RefusedError(f"{directory} is not a worktree made by convgit.")
         if not directory.exists():
+            import shutil
+
             shutil.rmtree(admin)  # its folder is gone: forget it, as `git worktree prune` would
             return
         with _WORKTREE_ADMIN:

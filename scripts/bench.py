@@ -696,6 +696,145 @@ def bench_import(bench: Bench) -> None:
         )  # fmt: skip
 
 
+class ClaudeTurns:
+    """A Claude Code session that grows as Claude writes it: each turn appends ``lines``
+    transcript lines (a prompt, calls and results, a reply) and names its reply."""
+
+    def __init__(self, root: Path, cwd: Path) -> None:
+        self.session = "bench-0000-4000-8000-claudecode"
+        self.transcript = root / f"{self.session}.jsonl"
+        self.transcript.write_bytes(b"")
+        self.cwd = cwd
+        self.n = 0
+        self.parent: str | None = None
+
+    def event(self, name: str, **more: Any) -> bytes:
+        payload = {
+            "session_id": self.session,
+            "transcript_path": str(self.transcript),
+            "cwd": str(self.cwd),
+            "hook_event_name": name,
+            "prompt_id": f"prompt-{self.n}",
+            **more,
+        }
+        return orjson.dumps(payload)
+
+    def append_turn(self, lines: int) -> str:
+        """Append one turn of ``lines`` lines; returns its reply's text."""
+        self.n += 1
+        out = []
+        for k in range(lines):
+            uuid = f"{self.n:06d}-{k:04d}-4000-8000-000000000000"
+            if k == 0:
+                kind, content = "user", f"prompt {self.n}"
+            elif k == lines - 1:
+                kind, content = "assistant", [{"type": "text", "text": f"reply {self.n}"}]
+            elif k % 2:
+                call = {"type": "tool_use", "id": f"t{self.n}-{k}", "name": "Bash"}
+                kind, content = "assistant", [{**call, "input": {"command": f"echo {k}"}}]
+            else:
+                result = {"type": "tool_result", "tool_use_id": f"t{self.n}-{k - 1}"}
+                kind, content = "user", [{**result, "content": f"{k - 1}\n" * 20}]
+            message: dict[str, Any] = {"role": kind, "content": content}
+            if kind == "assistant":
+                message.update(id=f"msg_{self.n}_{k}", type="message", model="bench")
+            line = {
+                "parentUuid": self.parent,
+                "isSidechain": False,
+                "type": kind,
+                "message": message,
+                "uuid": uuid,
+                "timestamp": "2026-12-01T10:00:00.000Z",
+                "sessionId": self.session,
+                "cwd": str(self.cwd),
+            }
+            out.append(orjson.dumps(line) + b"\n")
+            self.parent = uuid
+        with self.transcript.open("ab") as f:
+            f.write(b"".join(out))
+        return f"reply {self.n}"
+
+
+def bench_hooks(bench: Bench, file_sizes: tuple[int, ...]) -> None:
+    """`convgit hook claude-code` as Claude Code runs it: a prompt with no file change against
+    starting Python itself; the end of a turn (a one-file change, 200 new transcript lines)
+    against git's own snapshot pipeline on the same tree."""
+    hook = [*bench.cli, "hook", "claude-code"]
+    root = make_tree(bench, bench.root / "hooks-1000", 1_000)
+    claude = ClaudeTurns(bench.root, root)
+    bench.run(hook, root, input=claude.event("SessionStart", source="startup"))
+
+    def turn() -> None:
+        bench.run(hook, root, input=claude.event("UserPromptSubmit"))
+        reply = claude.append_turn(4)
+        bench.run(hook, root, input=claude.event("Stop", last_assistant_message=reply))
+
+    def prompt_unchanged() -> float:
+        turn()  # closes the last turn; the next prompt finds the files as its snapshot left them
+        claude.n += 1
+        return bench.timed(hook, root, input=claude.event("UserPromptSubmit"))
+
+    a, b = bench.alternate(
+        prompt_unchanged,
+        lambda: bench.timed([sys.executable, "-c", "import orjson"], root),
+        max(bench.reps, 10),
+    )
+    log = (root / ".git" / "convgit" / "logs" / "hooks.log").read_text()
+    if "problem" in log or log.count("files unchanged") < len(a):
+        bench.notes.append("hook rows: a prompt with no change did not find the files unchanged")
+    bench.add(
+        "hook event with no file change (UserPromptSubmit)", "1,000 files", a, b,
+        'python -c "import orjson"', 2.0,
+    )  # fmt: skip
+
+    for files in file_sizes:
+        if files >= 10_000:
+            bench_hook_stop(bench, files)
+
+
+def bench_hook_stop(bench: Bench, files: int) -> None:
+    hook = [*bench.cli, "hook", "claude-code"]
+    root = make_tree(bench, bench.root / f"hooks-{files}", files)
+    folder = bench.root / f"hooks-{files}-claude"
+    folder.mkdir()
+    claude = ClaudeTurns(folder, root)
+    bench.run(hook, root, input=claude.event("SessionStart", source="startup"))
+    turns = Turns(root)
+
+    def stop() -> float:
+        bench.run(hook, root, input=claude.event("UserPromptSubmit"))
+        turns.change()
+        reply = claude.append_turn(200)
+        return bench.timed(hook, root, input=claude.event("Stop", last_assistant_message=reply))
+
+    kept = bench.root / f"hooks-kept-index-{files}"
+    env = {**bench.env, **IDENTITY, "GIT_INDEX_FILE": str(kept)}
+    split = ["-c", "core.splitIndex=true"]
+    state = {"parent": bench.run(["git", "rev-parse", "HEAD"], root).stdout.decode().strip()}
+
+    def git_pipeline() -> float:
+        turns.change()
+        start = time.perf_counter()
+        bench.run(["git", *split, "add", "-A"], root, env=env)
+        tree = bench.run(["git", *split, "write-tree"], root, env=env).stdout.decode().strip()
+        commit = bench.run(
+            ["git", "commit-tree", tree, "-p", state["parent"], "-m", "bench"], root, env=env
+        )
+        state["parent"] = commit.stdout.decode().strip()
+        bench.run(["git", "update-ref", "refs/bench/hook", state["parent"]], root, env=env)
+        return time.perf_counter() - start
+
+    reps = max(2, bench.reps // 2) if files >= 100_000 else None
+    a, b = bench.alternate(stop, git_pipeline, reps)
+    log = (root / ".git" / "convgit" / "logs" / "hooks.log").read_text()
+    if "problem" in log or log.count(": 200 new entries; snapshot of") < len(a):
+        bench.notes.append(f"hook rows at {files:,} files: a Stop did not import and snapshot")
+    bench.add(
+        "hook at Stop: one-file change, 200 new transcript lines", f"{files:,} files", a, b,
+        "git add -A/write-tree/commit-tree/update-ref, kept index + split index", 1.3,
+    )  # fmt: skip
+
+
 # -- reporting ---------------------------------------------------------------------------------
 
 
@@ -739,7 +878,7 @@ def main() -> int:
     parser.add_argument(
         "--only",
         default="",
-        help="comma list of: snapshot, first, run, objects, log, load, append, import, page",
+        help="comma list of: snapshot, first, run, objects, log, load, append, import, page, hooks",
     )
     args = parser.parse_args()
     only = set(filter(None, args.only.split(",")))
@@ -780,6 +919,8 @@ def main() -> int:
             from bench_page import bench_page  # beside this file; needs the dev extra
 
             bench_page(bench)
+        if not only or "hooks" in only:
+            bench_hooks(bench, file_sizes)
     finally:
         gc.collect()
         if not args.keep:

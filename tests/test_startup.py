@@ -15,12 +15,13 @@ from typer.testing import CliRunner
 from convgit.cli import app
 
 HEAVY = ("pygit2", "filelock", "rich", "pydantic", "asyncio")
+LEAN = (*HEAVY, "typer", "click")  # a hook the agent waits on every turn
 
 # Runs the console script's main() and reports which heavy libraries it imported.
 _IMPORTED = """
 import sys
 sys.argv = ["convgit", *sys.argv[1:]]
-from convgit.cli import main
+from convgit.__main__ import main
 try:
     main()
 except SystemExit as done:
@@ -33,10 +34,13 @@ sys.exit(code)
 """
 
 
-def _imported(folder: Path, *args: str) -> set[str]:
+def _imported(
+    folder: Path, *args: str, heavy: tuple[str, ...] = HEAVY, stdin: bytes | None = None
+) -> set[str]:
     done = subprocess.run(
-        [sys.executable, "-c", _IMPORTED.format(heavy=HEAVY), *args],
+        [sys.executable, "-c", _IMPORTED.format(heavy=heavy), *args],
         cwd=folder,
+        input=stdin,
         capture_output=True,
         timeout=120,
     )
@@ -117,3 +121,44 @@ def test_one_command_parser_matches_the_whole_app(command: str) -> None:
 
 def _words(help_text: str) -> list[str]:
     return help_text.split("\n", 1)[1].split()
+
+
+def test_the_console_script_takes_the_lean_entry() -> None:
+    """The installed `convgit` reaches ``convgit.__main__`` before typer is imported."""
+    from importlib.metadata import entry_points
+
+    (script,) = [e for e in entry_points(group="console_scripts") if e.name == "convgit"]
+    assert script.value == "convgit.__main__:main"
+
+
+def test_a_hook_event_imports_neither_typer_nor_rich_nor_pydantic(tmp_path: Path) -> None:
+    """Every event of a session, each in a fresh interpreter as Claude Code runs it: a new
+    session, a prompt with a snapshot, the end of the turn with an import and a snapshot."""
+    from tests.workspace.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "repo")
+    transcript = tmp_path / "t.jsonl"
+    line = {
+        "type": "user",
+        "uuid": "u1",
+        "parentUuid": None,
+        "sessionId": "s1",
+        "message": {"role": "user", "content": "hi"},
+    }
+    reply = {**line, "type": "assistant", "uuid": "a1", "parentUuid": "u1"}
+    reply["message"] = {"role": "assistant", "content": [{"type": "text", "text": "hello"}]}
+    transcript.write_bytes(orjson.dumps(line) + b"\n" + orjson.dumps(reply) + b"\n")
+    for name in ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"):
+        repo.write("plan.txt", name)
+        event = {
+            "hook_event_name": name,
+            "session_id": "s1",
+            "transcript_path": str(transcript),
+            "cwd": str(repo.path),
+            "prompt_id": "p1",
+        }
+        found = _imported(repo.path, "hook", "claude-code", heavy=LEAN, stdin=orjson.dumps(event))
+        assert found == set(), name
+    log = (repo.path / ".git" / "convgit" / "logs" / "hooks.log").read_text()
+    assert log.count(": ok in ") == 4, log
+    assert len(repo.git("for-each-ref", "refs/convgit").splitlines()) == 2, "no snapshots"

@@ -30,6 +30,20 @@ def mirrored_message(value: dict[str, Any]) -> dict[str, Any] | None:
     return inner
 
 
+def queued_prompt(value: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """A prompt the user sent while a turn was running, which Claude hands the model inside
+    that turn (a ``queued_command`` attachment), as a user message; None for any other line."""
+    attachment = value.get("attachment")
+    if not isinstance(attachment, dict) or attachment.get("type") != "queued_command":
+        return None
+    if attachment.get("commandMode", "prompt") != "prompt":
+        return None
+    made = user_messages(attachment.get("prompt"))
+    if made is None or any(m["role"] != "user" for m in made):
+        return None
+    return made
+
+
 def user_messages(content: Any) -> list[dict[str, Any]] | None:
     """A user line's content as convgit messages: a tool message per ``tool_result`` block,
     then a user message with the rest; None when it is not a string or a list of blocks."""

@@ -4,7 +4,9 @@ files beside them) as convgit entries.
 What becomes what:
 * ``user`` lines: a prompt or in-turn text (caveats, skill text, slash-command output) becomes
   a user message; each ``tool_result`` block a tool message (``isError`` from ``is_error``);
-  the ``isCompactSummary`` message a ``compaction`` entry whose summary is its text.
+  the ``isCompactSummary`` message a ``compaction`` entry whose summary is its text. A prompt
+  the user sent while a turn ran (a ``queued_command`` attachment, handed to the model inside
+  that turn) is a user message in the turn too.
 * ``assistant`` lines: one assistant message each (text, thinking with its signature,
   tool_use as ``tool_call``); the lines of one API reply (one ``message.id``) stay one message
   per line, in a row, which replay reads as one reply. Synthetic replies (``<synthetic>``
@@ -65,6 +67,7 @@ _KNOWN_KINDS = frozenset(
     {
         "summary",
         "file-history-snapshot",
+        "file-history-delta",  # 2.1.220+
         "queue-operation",
         "pr-link",
         "custom-title",
@@ -77,6 +80,14 @@ _KNOWN_KINDS = frozenset(
         "system",
         "assistant",
         "user",
+        # written by 2.1.3xx between the lines above: request and cost bookkeeping
+        "mode",
+        "atis-latch",
+        "tools-used",
+        "api-request",
+        "api-request-shape",
+        "api-request-blob",
+        "cost-state",
     }
 )
 _SESSION_ID = re.compile(rb'"sessionId":\s*"([A-Za-z0-9_.:-]{1,128})"')
@@ -182,7 +193,7 @@ class _Fold:
             return
         if self.session is None and isinstance(value.get("sessionId"), str):
             self.session = value["sessionId"]
-        if value.get("sessionId") not in (None, self.session):
+        if not self._ours(value.get("sessionId")):
             self._artifact(record, value, uuid, "line of another session")
             return
         if label not in _KNOWN_KINDS:
@@ -200,10 +211,16 @@ class _Fold:
             self._boundary(record, value, uuid)
         elif kind == "progress" and blocks.mirrored_message(value) is not None:
             self._mirror(record, value, uuid)
+        elif kind == "attachment" and (queued := blocks.queued_prompt(value)) is not None:
+            self._entries(record, value, uuid, chain, queued, turn=False)
         else:
             sub = value.get("subtype") or blocks.field_of(value, "data", "type")
             sub = sub or blocks.field_of(value, "attachment", "type")
             self._artifact(record, value, uuid, f"{label}/{sub}" if isinstance(sub, str) else label)
+
+    def _ours(self, session: object) -> bool:
+        """A line of this session (or of one this session mirrors too, resumed or forked)."""
+        return session is None or session == self.session or session in self.known.agent_sessions
 
     def _outside(self, record: Record, value: dict[str, Any], label: str) -> None:
         """A line that is no node of Claude's tree (no uuid): kept where it was written."""
@@ -343,7 +360,7 @@ class _Fold:
             self.report.note(record.line, note)
         chain = self._chain(value)
         at = self._parent_anchor(record, value, chain)
-        if at is None and chain == MAIN and value.get("sessionId") in (None, self.session):
+        if at is None and chain == MAIN and self._ours(value.get("sessionId")):
             made = {"type": "custom", "kind": f"{AGENT}/{label}"}
             self._entries(record, value, uuid, chain, [made], turn=False, parent=None)
             return
@@ -426,7 +443,7 @@ class _Fold:
         record it names stands; a subagent's first line hangs below the call that spawned it."""
         parent = value.get("parentUuid")
         if parent is None:
-            return self._spawner(chain) if chain != MAIN else None
+            return self._spawner(chain, value) if chain != MAIN else None
         if not isinstance(parent, str):
             return None
         known = entry_id(parent) in self.known.entries or parent in self.known.kept
@@ -491,13 +508,22 @@ class _Fold:
                 if isinstance(call, str):
                     self.agents.setdefault(result["agentId"], call)
 
-    def _spawner(self, agent: str) -> str | None:
-        """The entry whose tool call spawned subagent ``agent``, if it is known."""
+    def _spawner(self, agent: str, first: dict[str, Any] | None = None) -> str | None:
+        """The entry whose tool call spawned subagent ``agent``, if it is known: by the
+        ``agentId`` of the call's result, else (a subagent's file read before the call has
+        its result: a live import at SubagentStop) by the call's prompt, the subagent's
+        ``first`` line, among the calls no subagent answered yet."""
         call = self.agents.get(agent)
         if call is not None and call in self.spawns:
             return self.spawns[call]
         calls = self._calls_in_session()
         call = call or calls.get(f"agent:{agent}")
+        if call is None and first is not None:
+            message = first.get("message")
+            text = blocks.plain_text(message.get("content")) if isinstance(message, dict) else ""
+            call = calls.get(f"prompt:{text}") if text else None
+            if call is not None:
+                self.agents[agent] = call
         return None if call is None else calls.get(call)
 
     def _mirrored(self, agent: str, uuid: str) -> bool:
@@ -515,8 +541,10 @@ class _Fold:
         return agent in self._known_mirrors and entry_id(uuid) not in self.known.entries
 
     def _calls_in_session(self) -> dict[str, str]:
-        """Spawning calls of entries imported before: tool_use id -> entry, and
-        ``agent:<agentId>`` -> tool_use id (read once, for a subagent file)."""
+        """Spawning calls of entries imported before: tool_use id -> entry,
+        ``agent:<agentId>`` -> tool_use id, and ``prompt:<prompt>`` -> the tool_use id of the
+        last call with that prompt whose subagent is not known (read once, for a subagent
+        file)."""
         if self._known_calls is None:
             calls: dict[str, str] = {}
             for ident, entry in self.known.entries.items():
@@ -527,11 +555,18 @@ class _Fold:
                     for part in content:
                         if part.get("type") == "tool_call" and part.get("name") in _SPAWNING_TOOLS:
                             calls[part["id"]] = ident
+                            prompt = (part.get("input") or {}).get("prompt")
+                            if isinstance(prompt, str) and prompt:
+                                calls[f"prompt:{prompt}"] = part["id"]
                 text = (entry.get("native") or {}).get("text")
                 if entry.get("role") == "tool" and isinstance(text, str) and '"agentId"' in text:
                     result = (codec.decode(text) or {}).get("toolUseResult")
                     if isinstance(result, dict) and isinstance(result.get("agentId"), str):
                         calls[f"agent:{result['agentId']}"] = str(entry.get("toolCallId"))
+            answered = {call for key, call in calls.items() if key.startswith("agent:")}
+            for key in [k for k, call in calls.items() if k.startswith("prompt:")]:
+                if calls[key] in answered:  # that call's subagent is known: no other is its
+                    del calls[key]
             self._known_calls = calls
         return self._known_calls
 

@@ -297,12 +297,14 @@ def kept_text(found: Mapping[str, Any]) -> bytes | None:
 @dataclass(frozen=True)
 class Known:
     """What the session already holds, read-only: its entries by id (each with the ``native``
-    field it was imported with), its kept records by key, and the agent's session id it
-    mirrors (from its header; None for a new session)."""
+    field it was imported with), its kept records by key, the agent's session id of the file
+    being read (from the session's header; None for a new session), and the other agent
+    sessions the session mirrors too (resumed or forked from it: their lines belong here)."""
 
     entries: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     kept: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     agent_session: str | None = None
+    agent_sessions: frozenset[str] = frozenset()
 
     def anchor(self, key: str) -> str | None:
         """The entry a kept record stands at, if it still exists."""

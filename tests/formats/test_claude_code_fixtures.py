@@ -112,6 +112,9 @@ EXPECT = {
         },
         "a2",
     ),
+    "queued-prompt.jsonl": Expect(
+        {"p1": None, "a1": "p1", "r1": "a1", "q1": "r1", "a2": "q1"}, "a2", {"queue-operation": 3}
+    ),
     "image.jsonl": Expect({"p1": None, "a1": "p1"}, "a1"),
     "thinking-signature.jsonl": Expect({"p1": None, "a1": "p1", "a2": "a1"}, "a2"),
     "is-error-result.jsonl": Expect({"p1": None, "a1": "p1", "r1": "a1", "a2": "r1"}, "a2"),
@@ -303,3 +306,35 @@ def test_a_subagent_both_mirrored_and_in_its_own_file_is_one_side_branch(tmp_pat
     assert kept == {"s-p1", "s-a1", "s-r1", "s-a2"}  # the file's own text of each, beside
     again = cli_json(tmp_path, "import", "claude-code", str(main))
     assert [r["new"] for r in again] == [0, 0]
+
+
+@pytest.mark.parametrize("imported", ["queued-prompt.jsonl"], indirect=True)
+def test_a_message_typed_while_a_tool_ran_is_a_user_message_of_the_turn(
+    imported: tuple[Path, Any],
+) -> None:
+    messages = _context(imported[0])
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
+    assert messages[2]["content"][0]["type"] == "tool_result"
+    assert messages[2]["content"][1] == {"type": "text", "text": "Also, thank you"}
+
+
+def test_a_subagent_file_read_before_its_call_has_a_result_hangs_below_the_call(
+    tmp_path: Path,
+) -> None:
+    """Live, SubagentStop imports the subagent's file before Claude writes the call's result
+    (which names the subagent): the call is found by its prompt."""
+    import shutil
+
+    source = FIXTURES / "subagent-file"
+    copy = tmp_path / "claude"
+    shutil.copytree(source, copy)
+    lines = (source / "main.jsonl").read_bytes().splitlines(keepends=True)
+    main = copy / "main.jsonl"
+    main.write_bytes(b"".join(lines[:2]))  # the Task call, no result yet
+    first = cli_json(tmp_path, "import", "claude-code", str(main))
+    assert [r["new"] for r in first] == [2, 4] and first[1]["notes"] == []
+    main.write_bytes(b"".join(lines))
+    second = cli_json(tmp_path, "import", "claude-code", str(main))
+    assert [r["new"] for r in second] == [2, 0]
+    tree = {e["id"]: e["parentId"] for e in cli_json(tmp_path, "tree")}
+    assert tree == EXPECT["subagent-mirrors.jsonl"].parents

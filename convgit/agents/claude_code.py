@@ -1,0 +1,214 @@
+"""Claude Code, live: its hook events as values, its settings files, the handler convgit
+installs there, and the transcript that hands a convgit path back to it.
+
+The hooks (one command for every event; the event's name comes on stdin):
+* ``SessionStart``: attach (a new Claude session gets a new convgit session; a resumed one
+  finds its own; a fork is attached when its file shows whose lines it copied);
+* ``UserPromptSubmit``: the files are snapshotted if they changed since the last snapshot
+  (the user's own edits), the turn is open;
+* ``PostToolUse`` on the tools that edit files: a snapshot per tool call, when
+  ``[hooks] tool_snapshots = true`` in config.toml (otherwise it returns at once);
+* ``Stop``: the new part of the transcript is imported and the files snapshotted as the
+  snapshot of the turn's last reply; the turn is closed;
+* ``SubagentStop``: the subagent's file is imported (its side branch) and snapshotted;
+* ``SessionEnd``: whatever the transcript gained since is imported.
+A compaction needs no hook of its own: the transcript's boundary and summary become a
+``compaction`` entry at the next import (``SessionStart`` with ``source: compact`` is one).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from convgit import codec
+
+AGENT = "claude-code"
+TITLE = "Claude Code"
+COMMAND = "convgit hook claude-code"
+# a machine (or a teammate) without convgit: the hook does nothing, and the agent goes on
+GUARDED_COMMAND = f"command -v convgit >/dev/null 2>&1 || exit 0; {COMMAND}"
+TIMEOUT = 30  # seconds, Claude's unit; the handler gives up well before (convgit.hook)
+EDITING_TOOLS = "Write|Edit|MultiEdit|NotebookEdit|Bash"
+# event -> matcher (None: every occurrence)
+EVENTS: dict[str, str | None] = {
+    "SessionStart": None,
+    "UserPromptSubmit": None,
+    "PostToolUse": EDITING_TOOLS,
+    "Stop": None,
+    "SubagentStop": None,
+    "SessionEnd": None,
+}
+SCOPES = {
+    "local": ".claude/settings.local.json (this project, only you)",
+    "project": ".claude/settings.json (this project, committed: everyone)",
+    "user": "~/.claude/settings.json (every project, only you)",
+}
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
+_GUARD = r"(command -v convgit [^;|]*\|\| exit 0; )?"
+_OURS = re.compile(_GUARD + re.escape(COMMAND) + r"( [^;|&]*)?")
+
+
+def handler() -> dict[str, Any]:
+    """The handler convgit installs for every event."""
+    return {"type": "command", "command": GUARDED_COMMAND, "timeout": TIMEOUT}
+
+
+def wanted() -> dict[str, tuple[str | None, dict[str, Any]]]:
+    return {event: (matcher, handler()) for event, matcher in EVENTS.items()}
+
+
+def is_ours(found: Any) -> bool:
+    """A handler convgit installed (this version or another): its command is the hook's,
+    guarded or not. A command of the user's that runs the hook among other things is theirs."""
+    if not isinstance(found, dict) or found.get("type", "command") != "command":
+        return False
+    command = found.get("command")
+    return isinstance(command, str) and _OURS.fullmatch(command.strip()) is not None
+
+
+def config_dir(env: Mapping[str, str] = os.environ) -> Path:
+    """Claude Code's own folder: ``CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
+    chosen = env.get("CLAUDE_CONFIG_DIR")
+    return Path(chosen).expanduser() if chosen else Path("~/.claude").expanduser()
+
+
+def settings_file(scope: str, project: Path, env: Mapping[str, str] = os.environ) -> Path:
+    """The settings file of ``scope`` (a key of SCOPES) for the project at ``project``."""
+    if scope == "user":
+        return config_dir(env) / "settings.json"
+    name = "settings.local.json" if scope == "local" else "settings.json"
+    return project / ".claude" / name
+
+
+# -- events -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Event:
+    """One hook event, the fields convgit uses (every other is ignored)."""
+
+    name: str  # hook_event_name
+    session_id: str
+    transcript: Path | None
+    cwd: Path | None
+    source: str | None = None  # SessionStart: startup, resume, clear, compact, fork
+    prompt_id: str | None = None
+    last_reply: str | None = None  # Stop: last_assistant_message
+    tool_name: str | None = None
+    tool_use_id: str | None = None
+    agent_id: str | None = None  # SubagentStop
+    agent_type: str | None = None
+
+
+def event(payload: Any) -> Event:
+    """The event a hook was given; ValueError, in one sentence, for one convgit cannot use."""
+    if not isinstance(payload, dict):
+        raise ValueError("the event is not a JSON object")
+    name = payload.get("hook_event_name")
+    if not isinstance(name, str) or not name:
+        raise ValueError("the event has no hook_event_name")
+    session = payload.get("session_id")
+    if not isinstance(session, str) or not _ID.fullmatch(session):
+        raise ValueError(f"the {name} event has no usable session_id")
+
+    def text(key: str) -> str | None:
+        value = payload.get(key)
+        return value if isinstance(value, str) and value else None
+
+    def path(key: str) -> Path | None:
+        value = text(key)
+        return Path(value).expanduser() if value is not None and "\0" not in value else None
+
+    transcript = path("transcript_path")
+    if transcript is not None and not transcript.is_absolute():
+        raise ValueError(f"the {name} event's transcript_path is not absolute")
+    cwd = path("cwd")
+    return Event(
+        name=name,
+        session_id=session,
+        transcript=transcript,
+        cwd=cwd if cwd is not None and cwd.is_absolute() else None,
+        source=text("source"),
+        prompt_id=text("prompt_id"),
+        last_reply=payload.get("last_assistant_message")
+        if isinstance(payload.get("last_assistant_message"), str)
+        else None,
+        tool_name=text("tool_name"),
+        tool_use_id=text("tool_use_id"),
+        agent_id=text("agent_id"),
+        agent_type=text("agent_type"),
+    )
+
+
+def carries_prompt(native_text: str, prompt_id: str) -> bool:
+    """True when a transcript line (an entry's kept text) is the prompt ``prompt_id``."""
+    return f'"promptId":{codec.dumps(prompt_id)}' in native_text
+
+
+# -- the transcript of a resumed path ---------------------------------------------------------
+
+
+def line_uuids(data: bytes) -> list[tuple[str, str | None]]:
+    """(uuid, parentUuid) of every line of a transcript that has a uuid, in file order."""
+    found: list[tuple[str, str | None]] = []
+    for line in data.splitlines():
+        if b'"uuid"' not in line:
+            continue
+        try:
+            value = codec.decode(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict) and isinstance(value.get("uuid"), str):
+            parent = value.get("parentUuid")
+            found.append((value["uuid"], parent if isinstance(parent, str) else None))
+    return found
+
+
+def resume_lines(path: Iterable[bytes], kept: Callable[[str], bytes | None]) -> list[bytes]:
+    """The lines of a transcript that holds exactly ``path`` (the exact text of each line of a
+    root-to-entry path, in order) in Claude's own tree: before each line, the lines it hangs
+    below through records that became no entry (attachments, system lines, a compaction's
+    boundary), found by uuid with ``kept``. Claude resumes it at its last line."""
+    lines = list(path)
+    seen = {uuid for line in lines if (uuid := _uuid_of(line)) is not None}
+    out: list[bytes] = []
+    for line in lines:
+        above: list[bytes] = []
+        parent = _parent_of(line)
+        while parent is not None and parent not in seen:
+            found = kept(parent)
+            if found is None:
+                break
+            seen.add(parent)
+            above.append(found)
+            parent = _parent_of(found)
+        out.extend(reversed(above))
+        out.append(line)
+    return out
+
+
+def _fields(line: bytes) -> dict[str, Any]:
+    try:
+        value = codec.decode(line)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _uuid_of(line: bytes) -> str | None:
+    uuid = _fields(line).get("uuid")
+    return uuid if isinstance(uuid, str) else None
+
+
+def _parent_of(line: bytes) -> str | None:
+    parent = _fields(line).get("parentUuid")
+    return parent if isinstance(parent, str) else None
+
+
+def resume_command(agent_session: str) -> str:
+    return f"claude -r {agent_session}"

@@ -1,0 +1,161 @@
+"""The lean entry of an agent's hooks: ``convgit hook AGENT`` reads one event on stdin and
+records it in the session that mirrors the agent's (``convgit.live``).
+
+It never stands in the agent's way: it exits 0 whatever happens, writes nothing on stdout (the
+agent hands some events' stdout to the model), waits at most ``LOCK_WAIT`` for a lock and gives
+up after ``DEADLINE``, well inside the agent's timeout. One line per event, and every problem
+with its traceback, go to the hook log of the store (``logs/hooks.log``, which ``convgit hooks
+status`` names); a problem left an event unrecorded, and the next event catches up on the
+transcript. The path imports neither typer nor rich nor pydantic.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+DEADLINE = 20.0  # seconds; the agent's own timeout for these hooks is 30
+LOCK_WAIT = 2.0  # seconds a hook waits for a lock another convgit process holds
+MAX_EVENT = 16 << 20  # bytes of stdin read at most
+LOG_LIMIT = 1 << 20  # bytes after which the log moves to hooks.log.1
+
+
+class LateError(Exception):
+    """The hook ran past its deadline."""
+
+
+def log_path(root: Path) -> Path:
+    """The hook log of the store at ``root``."""
+    return root / "logs" / "hooks.log"
+
+
+@dataclass(frozen=True)
+class LogReport:
+    """What the hook log says: events logged, problems among them, the last of each."""
+
+    events: int
+    problems: int
+    last: str | None
+    last_problem: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "events": self.events,
+            "problems": self.problems,
+            "last": self.last,
+            "last_problem": self.last_problem,
+        }
+
+
+def read_log(path: Path) -> LogReport:
+    """The hook log at ``path`` summed up (nothing when there is none)."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return LogReport(0, 0, None, None)
+    events = [line for line in text.splitlines() if line[:1].isdigit()]
+    problems = [line for line in events if ": problem after " in line]
+    return LogReport(
+        len(events),
+        len(problems),
+        events[-1] if events else None,
+        problems[-1] if problems else None,
+    )
+
+
+def run(args: list[str], store_dir: Path | None = None) -> int:
+    """``convgit hook AGENT``: handle the event on stdin; always 0. ``store_dir``: the store
+    (``--store``), else the one of the event's folder (``CONVGIT_STORE`` honoured)."""
+    started = time.monotonic()
+    _silence_stdout()
+    agent = args[0] if args else ""
+    root: Path | None = None
+    what = f"{agent or '(no agent)'} (unread event)"
+    try:
+        _deadline(DEADLINE)
+        from convgit import agents, codec, live, locks, store
+
+        locks.cap_waits(LOCK_WAIT)
+        root = store.locate(os.getcwd(), store_dir).root
+        integration = agents.integration(agent)
+        raw = sys.stdin.buffer.read(MAX_EVENT + 1)
+        if len(raw) > MAX_EVENT:
+            raise ValueError(f"the event is over {MAX_EVENT >> 20} MiB")
+        try:
+            payload: Any = codec.decode(raw)
+        except ValueError:
+            raise ValueError("the event on stdin is not JSON") from None
+        event = integration.event(payload)
+        what = f"{agent} {event.name} {event.session_id}"
+        location = store.locate(event.cwd or os.getcwd(), store_dir)
+        root = location.root
+        done = live.handle(location, event)
+        _log(root, f"{what}: ok in {_ms(started)}: {done}")
+    except BaseException as exc:  # the agent must go on, whatever went wrong here
+        import traceback
+
+        problem = _problem(exc)
+        _log(root, f"{what}: problem after {_ms(started)}: {problem}", traceback.format_exc())
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    return 0
+
+
+def _silence_stdout() -> None:
+    """Nothing, not even a child process, can write to the agent's stdout from here on."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
+
+
+def _deadline(seconds: float) -> None:
+    def late(signum: int, frame: FrameType | None) -> None:
+        raise LateError(f"the hook ran past its {seconds:.0f} s deadline")
+
+    signal.signal(signal.SIGALRM, late)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+
+
+def _problem(exc: BaseException) -> str:
+    message = getattr(exc, "message", None)  # a ConvgitError's sentence
+    if isinstance(message, str):
+        return message
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def _ms(started: float) -> str:
+    return f"{(time.monotonic() - started) * 1000:.0f} ms"
+
+
+def _log(root: Path | None, line: str, details: str = "") -> None:
+    """Append to the hook log (stderr when there is no store to log to)."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    text = f"{stamp} {line}\n"
+    if details:
+        text += "".join(f"  {row}\n" for row in details.rstrip().splitlines())
+    if root is not None:
+        path = log_path(root)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.exists() and path.stat().st_size > LOG_LIMIT:
+                os.replace(path, path.with_name(path.name + ".1"))
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, text.encode("utf-8", "replace"))
+            finally:
+                os.close(fd)
+            return
+        except OSError:
+            pass
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(text)

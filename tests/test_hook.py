@@ -1,0 +1,176 @@
+"""`convgit hook claude-code`, run as Claude Code runs it (one event on stdin, in the project),
+on events written here by hand: whatever it is given it exits 0, prints nothing and logs a
+problem; the end of a turn does not wait for a reply that is late, which gets the turn's
+snapshot at the next event; `convgit hooks status` names the log."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.workspace.gitrepo import GitRepo, UserStateGuard, init_repo
+
+SESSION = "0b9c3f4e-1111-4222-8333-944445555666"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Any:
+    made = init_repo(tmp_path / "project")
+    guard = UserStateGuard()
+    guard.watch(made.path)
+    yield made
+    guard.verify()
+
+
+def hook(cwd: Path, stdin: bytes, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "convgit", "hook", *(args or ("claude-code",))],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        timeout=60,
+    )
+
+
+def log_lines(repo: GitRepo) -> list[str]:
+    text = (repo.path / ".git" / "convgit" / "logs" / "hooks.log").read_text()
+    return [line for line in text.splitlines() if line[:1].isdigit()]
+
+
+def convgit_json(cwd: Path, *args: str) -> Any:
+    done = subprocess.run(
+        [sys.executable, "-m", "convgit", *args, "--json"], cwd=cwd, capture_output=True
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize(
+    ("stdin", "args", "problem"),
+    [
+        (b"", (), "is not JSON"),
+        (b"not an event at all", (), "is not JSON"),
+        (b'{"hook_event_name": "Stop"', (), "is not JSON"),
+        (b"\xff\xfe\x00garbage", (), "is not JSON"),
+        (b"[1, 2, 3]", (), "is not a JSON object"),
+        (b'{"session_id": "abc"}', (), "has no hook_event_name"),
+        (b'{"hook_event_name": "Stop", "session_id": "../../etc"}', (), "no usable session_id"),
+        (
+            b'{"hook_event_name": "Stop", "session_id": "a", "transcript_path": "t.jsonl"}',
+            (),
+            "not absolute",
+        ),
+        (
+            b'{"hook_event_name": "Stop", "session_id": "a"}',
+            ("nope",),
+            "does not run beside 'nope'",
+        ),
+    ],
+    ids=["empty", "text", "cut", "binary", "array", "no-event", "bad-id", "relative", "agent"],
+)
+def test_whatever_comes_on_stdin_the_hook_exits_0_prints_nothing_and_logs(
+    repo: GitRepo, stdin: bytes, args: tuple[str, ...], problem: str
+) -> None:
+    done = hook(repo.path, stdin, *args)
+    assert (done.returncode, done.stdout) == (0, b"")
+    (line,) = log_lines(repo)
+    assert "problem" in line and problem in line
+    status = subprocess.run(
+        [sys.executable, "-m", "convgit", "hooks", "status"], cwd=repo.path, capture_output=True
+    )
+    assert b"hooks.log (1 events, 1 problems)" in status.stdout
+
+
+def event(name: str, transcript: Path, cwd: Path, **more: Any) -> bytes:
+    payload = {
+        "session_id": SESSION,
+        "transcript_path": str(transcript),
+        "cwd": str(cwd),
+        "hook_event_name": name,
+        **more,
+    }
+    return json.dumps(payload).encode()
+
+
+def line(kind: str, uuid: str, parent: str | None, content: Any, **more: Any) -> str:
+    message: dict[str, Any] = {"role": kind, "content": content}
+    if kind == "assistant":
+        message.update(id=f"msg_{uuid}", type="message", model="claude-test")
+    record = {
+        "parentUuid": parent,
+        "isSidechain": False,
+        "type": kind,
+        "message": message,
+        "uuid": uuid,
+        "timestamp": "2026-12-01T10:00:00.000Z",
+        "sessionId": SESSION,
+        **more,
+    }
+    return json.dumps(record) + "\n"
+
+
+def test_a_reply_that_reaches_the_transcript_after_stop_gets_the_turns_snapshot(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    transcript = tmp_path / "claude" / f"{SESSION}.jsonl"
+    transcript.parent.mkdir()
+    transcript.write_text("")
+    for done in (
+        hook(repo.path, event("SessionStart", transcript, repo.path, source="startup")),
+        hook(repo.path, event("UserPromptSubmit", transcript, repo.path, prompt_id="p-1")),
+    ):
+        assert (done.returncode, done.stdout) == (0, b"")
+    with transcript.open("a") as out:
+        out.write(line("user", "u-1", None, "Make notes.txt", promptId="p-1"))
+    repo.write("notes.txt", "made by the agent\n")
+    at_stop = repo.oracle()
+    stop = event("Stop", transcript, repo.path, prompt_id="p-1", last_assistant_message="Made it.")
+    done = hook(repo.path, stop)
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert "the reply is not in the transcript yet" in log_lines(repo)[-1]
+    prompt = convgit_json(repo.path, "show", "u-1")
+    assert "notes.txt" not in repo.tree_paths(prompt["snapshot"]["tree"])  # before the turn
+
+    with transcript.open("a") as out:  # the reply lands; the user edits before the next event
+        out.write(line("assistant", "a-1", "u-1", [{"type": "text", "text": "Made it."}]))
+    repo.write("notes.txt", "edited by the user afterwards\n")
+    done = hook(repo.path, event("SessionEnd", transcript, repo.path, reason="other"))
+    assert (done.returncode, done.stdout) == (0, b"")
+    reply = convgit_json(repo.path, "show", "a-1")
+    assert reply["snapshot"]["tree"] == at_stop
+    assert all("problem" not in entry for entry in log_lines(repo))
+
+    # delivered again, the Stop records nothing more
+    sessions = repo.path / ".git" / "convgit" / "sessions"
+    before = {p.name: p.read_bytes() for p in sessions.iterdir()}
+    hook(repo.path, stop)
+    assert {p.name: p.read_bytes() for p in sessions.iterdir()} == before
+
+
+def test_a_turn_without_a_stop_is_closed_by_the_next_prompt(repo: GitRepo, tmp_path: Path) -> None:
+    """Claude fires no Stop for a turn the user interrupts: the next prompt imports it and
+    snapshots its last reply with the files then, before opening its own turn."""
+    transcript = tmp_path / f"{SESSION}.jsonl"
+    transcript.write_text("")
+    hook(repo.path, event("SessionStart", transcript, repo.path, source="startup"))
+    hook(repo.path, event("UserPromptSubmit", transcript, repo.path, prompt_id="p-1"))
+    repo.write("half.txt", "written before the interrupt\n")
+    with transcript.open("a") as out:
+        out.write(line("user", "u-1", None, "Start", promptId="p-1"))
+        out.write(line("assistant", "a-1", "u-1", [{"type": "text", "text": "Starting."}]))
+    interrupted = repo.oracle()
+    hook(repo.path, event("UserPromptSubmit", transcript, repo.path, prompt_id="p-2"))
+    assert "turn interrupted" in log_lines(repo)[-1]
+    assert convgit_json(repo.path, "show", "a-1")["snapshot"]["tree"] == interrupted
+    with transcript.open("a") as out:
+        out.write(line("user", "u-2", "a-1", "Go on", promptId="p-2"))
+        out.write(line("assistant", "a-2", "u-2", [{"type": "text", "text": "Done."}]))
+    stop = event("Stop", transcript, repo.path, prompt_id="p-2", last_assistant_message="Done.")
+    hook(repo.path, stop)
+    assert convgit_json(repo.path, "show", "a-2")["snapshot"]["tree"] == interrupted
+    assert convgit_json(repo.path, "show", "u-2")["snapshot"] is None  # the files did not change

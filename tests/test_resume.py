@@ -1,0 +1,122 @@
+"""`convgit resume REF --agent claude-code` on imported transcripts (the live path with the
+real CLI is in tests/agents): the new transcript holds exactly the lines of the path to REF,
+byte for byte, in Claude's own tree; it lands beside the transcript it came from; only
+--restore changes files; an entry Claude cannot resume at is refused plainly."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.workspace.gitrepo import GitRepo, UserStateGuard, init_repo
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "claude-code"
+
+
+def run(cwd: Path, *args: str, code: int = 0) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "convgit", *args], cwd=cwd, capture_output=True, text=True
+    )
+    assert done.returncode == code, (args, done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr
+    return done.stdout if code == 0 else done.stderr
+
+
+def imported(tmp_path: Path, fixture: str) -> tuple[Path, Path]:
+    """A folder with the fixture imported; the transcript copied where Claude keeps it."""
+    folder = tmp_path / "work"
+    folder.mkdir(exist_ok=True)
+    transcript = tmp_path / "claude" / "projects" / "-work" / fixture
+    transcript.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(FIXTURES / fixture, transcript)
+    run(folder, "import", "claude-code", str(transcript))
+    return folder, transcript
+
+
+def resumed(folder: Path, ref: str, *more: str) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads(
+        run(folder, "resume", ref, "--agent", "claude-code", *more, "--json")
+    )
+    return found
+
+
+@pytest.mark.parametrize(
+    ("fixture", "ref", "lines"),
+    [
+        # attachments and system lines the path goes through come with it; uuid-less lines do not
+        ("progress-and-attachments.jsonl", "p2", [1, 3, 4, 5, 6, 7, 9]),
+        ("progress-and-attachments.jsonl", "a1", [1, 3, 4, 5]),
+        # the boundary a compaction's summary hangs below, and what came before it
+        ("compaction.jsonl", "a2", [1, 2, 3, 4, 5, 6]),
+        ("parallel-tool-results.jsonl", "r2", [1, 2, 3, 4, 5]),
+        ("rewind.jsonl", "a1", [1, 2, 3, 4]),
+        ("rewind.jsonl", "a2", [1, 2, 5, 6]),
+    ],
+)
+def test_the_transcript_holds_exactly_the_lines_of_the_path_byte_for_byte(
+    tmp_path: Path, fixture: str, ref: str, lines: list[int]
+) -> None:
+    folder, transcript = imported(tmp_path, fixture)
+    result = resumed(folder, ref)
+    assert set(result) == {"agent_session_id", "path", "command", "entry"}
+    assert result["command"] == f"claude -r {result['agent_session_id']}"
+    written = Path(result["path"])
+    assert written == transcript.parent / f"{result['agent_session_id']}.jsonl"
+    original = transcript.read_bytes().splitlines(keepends=True)
+    assert written.read_bytes() == b"".join(original[n - 1] for n in lines)
+    last = json.loads(written.read_bytes().splitlines()[-1])
+    assert last["uuid"] == ref
+    (session,) = json.loads(run(folder, "sessions", "--json"))
+    assert session["leaf"] == ref  # the conversation moved there; nothing else
+    again = resumed(folder, ref)  # a second resume is a second Claude session
+    assert again["agent_session_id"] != result["agent_session_id"]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Any:
+    made = init_repo(tmp_path / "work")
+    guard = UserStateGuard()
+    guard.watch(made.path)
+    yield made
+    guard.verify()
+
+
+def test_only_restore_changes_files_and_it_saves_them_first(repo: GitRepo, tmp_path: Path) -> None:
+    folder, _ = imported(tmp_path, "rewind.jsonl")
+    assert folder == repo.path
+    repo.write("notes.txt", "at a1\n")
+    run(folder, "snapshot", "a1")
+    repo.write("notes.txt", "later\n")
+    before = repo.digest()
+    out = run(folder, "resume", "a1", "--agent", "claude-code")
+    assert "files: not changed; 1 file differs from the snapshot of a1 (notes.txt)" in out
+    assert repo.digest() == before
+    result = resumed(folder, "a1", "--restore")
+    assert result["restore"]["changes"] == [{"path": "notes.txt", "status": "modified"}]
+    assert (repo.path / "notes.txt").read_text() == "at a1\n"
+    run(folder, "restore", "--undo", "--yes")
+    assert repo.digest() == before
+    no_snapshot = run(folder, "resume", "p0", "--restore", code=1)
+    assert "has no snapshot above it" in no_snapshot
+
+
+def test_an_entry_claude_cannot_resume_at_is_refused_plainly(tmp_path: Path) -> None:
+    folder, _ = imported(tmp_path, "subagent-mirrors.jsonl")
+    assert "subagent's side branch" in run(folder, "resume", "s-a1", code=1)
+    run(folder, "fork", "a1", "--summary", "left behind")
+    made = json.loads(run(folder, "log", "--json"))[-1]["id"]
+    assert "written by convgit" in run(folder, "resume", made, code=1)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    run(plain, "init")
+    run(plain, "user", "hello")
+    assert "does not mirror a Claude Code session" in run(plain, "resume", "@", code=1)
+    assert "cannot hand a session back to 'pi'" in run(
+        folder, "resume", "a1", "--agent", "pi", code=1
+    )
