@@ -258,14 +258,26 @@ def open_session(create: bool = False) -> Session:
     )
 
 
+def echo(text: str) -> None:
+    """Write ``text`` and a newline on stdout; a stdout that refuses it (a full disk, a closed
+    pipe) is one sentence and exit 1, never taken for the store's file system refusing."""
+    try:
+        typer.echo(text)
+    except OSError as exc:
+        _output_failed(exc)
+
+
 def out(value: Any) -> None:
-    typer.echo(codec.dumps(value))
+    echo(codec.dumps(value))
 
 
 def show(*lines: Any) -> None:
     from convgit import render
 
-    render.print_lines(lines)
+    try:
+        render.print_lines(lines)
+    except OSError as exc:
+        _output_failed(exc)
 
 
 def entry_json(session: Session, ident: str) -> dict[str, Any]:
@@ -499,8 +511,11 @@ def export_cmd(
         raise NotFoundError("The session has no entries to export.", 'convgit user "..."')
     data = pi_export.export(session.tree.header or {}, path, session.tree.kept)
     if output is None:
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
+        try:
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+        except OSError as exc:
+            _output_failed(exc)
         return
     try:
         with open(output, "xb") as written:
@@ -721,7 +736,7 @@ def show_cmd(
         if json:
             out(state)
         else:
-            typer.echo(codec.dumps(state, pretty=True))
+            echo(codec.dumps(state, pretty=True))
         return
     ident = session.resolve(ref)
     value = entry_json(session, ident)
@@ -731,7 +746,7 @@ def show_cmd(
     if json:
         out(value)
         return
-    typer.echo(codec.dumps(value, pretty=True))
+    echo(codec.dumps(value, pretty=True))
 
 
 @command()
@@ -782,7 +797,7 @@ def context(
         content = message["content"]
         text = content if isinstance(content, str) else codec.dumps(content)
         lines.append(f"{message['role']}: {text}")
-    typer.echo("\n".join(lines))
+    echo("\n".join(lines))
     _report_dropped(ctx.dropped, "the model")
 
 
@@ -977,7 +992,10 @@ def fsck(json: JsonFlag = False) -> None:
             )
         else:
             lines.append(f"session {session.id}: ok ({len(session.tree.entries)} entries)")
-        typer.echo("\n".join(lines), err=bool(fatal))
+        if fatal:
+            typer.echo("\n".join(lines), err=True)
+        else:
+            echo("\n".join(lines))
     if fatal:
         raise typer.Exit(3)
 

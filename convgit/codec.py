@@ -22,8 +22,14 @@ class TooDeepError(ValueError):
 
 
 def encode(record: dict[str, Any]) -> bytes:
-    """One record as one whole line, newline included (written with a single write). A file
-    name that is not UTF-8 is written as ``shown`` writes it."""
+    """One record as one whole line, newline included (written with a single write); text that
+    is not UTF-8 raises TypeError."""
+    return orjson.dumps(record) + b"\n"
+
+
+def encode_names(record: dict[str, Any]) -> bytes:
+    """``encode`` for records that carry file names: a name that is not UTF-8 is written as
+    ``shown`` writes it."""
     try:
         return orjson.dumps(record) + b"\n"
     except TypeError:

@@ -185,7 +185,7 @@ class Session:
             location.session_path(sid), location.lock_path(sid), fsync=fsync
         )
         self.sidecar_file = store.JsonlFile(
-            location.sidecar_path(sid), location.lock_path(sid + ".files"), fsync=fsync
+            location.sidecar_path(sid), location.lock_path(sid + ".files"), fsync=fsync, names=True
         )
         self.tree = tree.Tree()
         self._built_on: str | None = None
@@ -1678,9 +1678,11 @@ def _run_note(row: RunRow, command: Sequence[str]) -> str:
 def _restore_note(
     target: str | None, changes: list[Change], paths: list[str] | None, undo: bool
 ) -> str:
-    scope = "" if not paths else f" (only {', '.join(paths)})"
+    # file names become text the model reads: one that is not UTF-8 is written as shown
+    scope = "" if not paths else f" (only {', '.join(map(codec.shown, paths))})"
     what = "the state before the last restore" if undo else f"the snapshot of entry {target}"
-    names = ", ".join(c.path for c in changes[:10]) + (", ..." if len(changes) > 10 else "")
+    shown = ", ".join(codec.shown(c.path) for c in changes[:10])
+    names = shown + (", ..." if len(changes) > 10 else "")
     count = f"{len(changes)} file" + ("" if len(changes) == 1 else "s")
     return (
         f"The files were restored to {what}{scope}: {count} changed ({names})."

@@ -359,10 +359,15 @@ class JsonlFile:
     """One append-only JSONL file and its lock. Remembers how far it has read, so a writer can
     see, under the lock, exactly the lines other processes appended since."""
 
-    def __init__(self, path: Path, lock_path: Path, *, fsync: bool = False) -> None:
+    def __init__(
+        self, path: Path, lock_path: Path, *, fsync: bool = False, names: bool = False
+    ) -> None:
+        """``names``: the records carry file names, which may not be UTF-8 (they are written as
+        ``codec.shown`` writes them); anything else must be UTF-8 text or is refused."""
         self.path = path
         self.lock_path = lock_path
         self.fsync = fsync
+        self.encode = codec.encode_names if names else codec.encode
         self.size = 0  # bytes read and understood (complete lines only)
         self.lines = 0  # complete lines read
         self.identity: tuple[int, int] | None = None  # (device, inode) of the file read
@@ -475,7 +480,7 @@ class Appender:
     def write(self, records: list[dict[str, Any]]) -> None:
         """Write whole lines; every record is encoded before the first byte is written."""
         try:
-            lines = list(map(codec.encode, records))
+            lines = list(map(self.owner.encode, records))
         except TypeError:
             raise InvalidEntryError(_unwritable(records)) from None
         buffer: list[bytes] = []
@@ -505,7 +510,7 @@ class Appender:
 def _unwritable(records: list[dict[str, Any]]) -> str:
     for number, record in enumerate(records, 1):
         try:
-            codec.encode(record)
+            codec.encode(record)  # the session's own entries: strict
         except TypeError as exc:
             return f"Entry {number} cannot be written as JSON ({exc}); nothing was appended."
     return "An entry cannot be written as JSON; nothing was appended."
