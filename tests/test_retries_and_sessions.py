@@ -28,10 +28,15 @@ def entries(folder: Path) -> list[dict[str, object]]:
 @pytest.mark.parametrize("command", ["user", "assistant", "tool"])
 def test_sending_an_entry_again_with_its_id_is_a_no_op(folder: Path, command: str) -> None:
     args = ["call-1", "output"] if command == "tool" else ["the text"]
+    if command == "tool":  # a result answers a call on the active path
+        call = {"type": "tool_call", "id": "call-1", "name": "pytest", "input": {}}
+        reply = {"type": "message", "role": "assistant", "content": [call], "id": "asks"}
+        convgit(folder, "append", input=orjson.dumps(reply) + b"\n")
+    before = [e["id"] for e in entries(folder)]
     first = convgit(folder, command, "--id", f"{command}-1", *args, "--json").json()
     again = convgit(folder, command, "--id", f"{command}-1", *args, "--json").json()
     assert first["id"] == again["id"] == f"{command}-1" and first["ts"] == again["ts"]
-    assert [e["id"] for e in entries(folder)] == [f"{command}-1"]
+    assert [e["id"] for e in entries(folder)] == [*before, f"{command}-1"]
 
 
 def test_the_same_id_with_other_content_is_refused(folder: Path) -> None:
@@ -76,6 +81,9 @@ def test_dash_reads_a_text_longer_than_a_command_line_allows_from_stdin(folder: 
     for command in ("user", "assistant"):
         made = convgit(folder, command, "-", "--json", input=text).json()
         assert made["content"] == text
+    call = {"type": "tool_call", "id": "call-9", "name": "pytest", "input": {}}
+    reply = {"type": "message", "role": "assistant", "content": [call]}
+    convgit(folder, "append", input=orjson.dumps(reply) + b"\n")  # the call the result answers
     result = convgit(folder, "tool", "call-9", "-", "--json", input="tool output\n").json()
     assert result["content"] == "tool output\n" and result["toolCallId"] == "call-9"
 
