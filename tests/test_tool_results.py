@@ -71,7 +71,9 @@ def test_parallel_results_recorded_in_any_order_follow_their_calls(tmp_path: Pat
     sent(s.context())
 
 
-def test_a_result_after_a_restore_note_is_paired_through_the_cli(tmp_path: Path) -> None:
+def test_a_result_after_a_note_is_paired_through_the_cli(tmp_path: Path) -> None:
+    """A note that landed while the tool ran (here appended by a harness; restore itself waits
+    for the result) does not separate the result from its call."""
     guard = UserStateGuard()
     repo = init_repo(tmp_path / "repo")
     guard.watch(repo.path)
@@ -80,12 +82,13 @@ def test_a_result_after_a_restore_note_is_paired_through_the_cli(tmp_path: Path)
     task = sh.json("user", "run the tests")["id"]
     sh.append(asks(call("c1")))
     repo.write("src/app.py", "print('changed while the tests ran')\n")
-    sh.run("restore", task, "--yes")  # appends a note telling the model
+    sh.run("restore", task, "--yes", code=1)  # the conversation waits for c1's result
+    sh.append({"type": "note", "text": "src/app.py was edited by hand", "source": "user"})
     sh.run("tool", "c1", "5 passed")
     body = orjson.loads(sh.run("context", "--format", "anthropic").stdout)
     result = body["messages"][2]["content"][0]
     assert result == {"type": "tool_result", "tool_use_id": "c1", "content": "5 passed"}
-    assert "restored" in body["messages"][2]["content"][1]["text"]
+    assert "edited by hand" in body["messages"][2]["content"][1]["text"]
     assert sh.run("fsck").returncode == 0
     guard.verify()
 
