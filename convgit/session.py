@@ -995,8 +995,10 @@ class Session:
                 parent=parent.commit if parent else None,
                 size_cap=size_cap,
             )
-            if snap.reused and (existing is not None or only_if_changed):
-                return existing
+            if snap.reused and existing is None and only_if_changed:
+                return None
+            if snap.reused and existing is not None and existing.skipped == _skipped(snap):
+                return existing  # the same files, and the same ones left out: nothing new
             faults.point("snapshot:before-ref")
             ws.set_ref(f"refs/convgit/{self.id}/{target}", snap.commit)
             faults.point("snapshot:before-record")
@@ -1040,10 +1042,12 @@ class Session:
             "tree": snap.tree,
             "ts": entries.now(),
             "files": snap.files,
-            "skipped": [{"path": s.path, "reason": s.reason} for s in snap.skipped],
+            "skipped": _skipped(snap),
         }
-        if existing is not None:
-            record["replaces"] = existing.commit
+        if existing is not None:  # a record of the same commit (what it left out changed) keeps
+            replaces = existing.commit if existing.commit != snap.commit else existing.replaces
+            if replaces is not None:
+                record["replaces"] = replaces
         self._sidecar_append(record)
         if not snap.reused:
             from convgit import maintenance
@@ -1688,3 +1692,8 @@ def _restore_note(
         f"The files were restored to {what}{scope}: {count} changed ({names})."
         " The conversation above was not changed; files may differ from what it describes."
     )
+
+
+def _skipped(snap: Snapshot) -> list[dict[str, str]]:
+    """The sidecar's record of the files ``snap`` left out."""
+    return [{"path": s.path, "reason": s.reason} for s in snap.skipped]

@@ -161,3 +161,21 @@ def test_a_file_the_rules_now_ignore_is_not_called_skipped_whatever_its_size(
     reply = convgit(repo.path, "assistant", "logs ignored and big", "--json").json()
     assert reply["snapshot"]["tree"] == oracle_tree(repo.path)
     assert reply["snapshot"]["skipped"] == []
+
+
+def test_snapshotting_an_entry_again_lists_a_new_file_over_the_cap_though_its_tree_is_the_same(
+    repo: GitRepo,
+) -> None:
+    """`convgit snapshot` on an entry whose files git sees are unchanged still records what it
+    leaves out now: a file that appeared over the size cap is named (found by the two-track
+    model), and the record keeps the same commit."""
+    convgit(repo.path, "init")
+    convgit(repo.path, "user", "task")
+    first = convgit(repo.path, "snapshot", "--json").json()
+    assert first["skipped"] == [] and first["tree"] == oracle_tree(repo.path)
+    (repo.path / "big.bin").write_bytes(b"x" * (11 * 1024 * 1024))
+    again = convgit(repo.path, "snapshot", "--json").json()
+    assert (again["commit"], again["tree"]) == (first["commit"], first["tree"])
+    assert [s["path"] for s in again["skipped"]] == ["big.bin"]
+    kept = convgit(repo.path, "snapshot", "--json").json()  # nothing new: the record is read back
+    assert kept == again
