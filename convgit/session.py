@@ -997,7 +997,7 @@ class Session:
             )
             if snap.reused and existing is None and only_if_changed:
                 return None
-            if snap.reused and existing is not None and existing.skipped == _skipped(snap):
+            if snap.reused and existing is not None and existing.skipped == _skipped_record(snap):
                 return existing  # the same files, and the same ones left out: nothing new
             faults.point("snapshot:before-ref")
             ws.set_ref(f"refs/convgit/{self.id}/{target}", snap.commit)
@@ -1042,7 +1042,7 @@ class Session:
             "tree": snap.tree,
             "ts": entries.now(),
             "files": snap.files,
-            "skipped": _skipped(snap),
+            "skipped": _skipped_record(snap),
         }
         if existing is not None:  # a record of the same commit (what it left out changed) keeps
             replaces = existing.commit if existing.commit != snap.commit else existing.replaces
@@ -1694,6 +1694,6 @@ def _restore_note(
     )
 
 
-def _skipped(snap: Snapshot) -> list[dict[str, str]]:
+def _skipped_record(snap: Snapshot) -> list[dict[str, str]]:
     """The sidecar's record of the files ``snap`` left out."""
     return [{"path": s.path, "reason": s.reason} for s in snap.skipped]
