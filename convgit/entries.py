@@ -41,6 +41,8 @@ TREE_FIELDS: dict[str, dict[str, FieldSpec]] = {
     "compaction": {"summary": (_S, True), "firstKeptId": (_S_OR_NULL, True)},
     "branch_summary": {"fromId": (_S, True), "summary": (_S, True)},
     "note": {"text": (_S, True), "source": (_S, False)},
+    # the system prompt from here on down the path (null: none)
+    "system": {"text": (_S_OR_NULL, True)},
     "custom": {"kind": (_S, True), "data": (_ANY, False)},
 }
 META_FIELDS: dict[str, dict[str, FieldSpec]] = {
@@ -284,7 +286,7 @@ class Entry:
         return record
 
 
-_NULLABLE_REQUIRED = {"firstKeptId", "label", "parentId"}
+_NULLABLE_REQUIRED = {"firstKeptId", "label", "parentId", "text"}
 
 
 @dataclass(frozen=True)
@@ -357,6 +359,15 @@ class Note(Entry):
 
 
 @dataclass(frozen=True)
+class SystemPrompt(Entry):
+    """The system prompt the model is sent from this entry on down its path (None: none)."""
+
+    kind: ClassVar[str] = "system"
+    _wire: ClassVar[dict[str, str]] = {"text": "text"}
+    text: str | None = None
+
+
+@dataclass(frozen=True)
 class Custom(Entry):
     kind: ClassVar[str] = "custom"
     _wire: ClassVar[dict[str, str]] = {"custom_kind": "kind", "data": "data"}
@@ -377,7 +388,16 @@ class Unknown(Entry):
 
 ENTRY_CLASSES: dict[str, type[Entry]] = {
     cls.kind: cls
-    for cls in (Message, ModelChange, ThinkingLevel, Compaction, BranchSummary, Note, Custom)
+    for cls in (
+        Message,
+        ModelChange,
+        ThinkingLevel,
+        SystemPrompt,
+        Compaction,
+        BranchSummary,
+        Note,
+        Custom,
+    )
 }
 
 

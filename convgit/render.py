@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
 
+    from convgit.branching import Fork
     from convgit.session import ImportResult, RestoreResult, RunReport, Session, Status
     from convgit.sidecar import SnapshotInfo
     from convgit.workspace import Change
@@ -113,6 +114,9 @@ def summary(record: dict[str, Any], width: int = 72) -> str:
         head, text = "model", f"{record.get('provider')}/{record.get('model')}"
     elif kind == "thinking":
         head, text = "thinking", str(record.get("level"))
+    elif kind == "system":
+        prompt = record.get("text")
+        head, text = "system prompt", "(none)" if prompt is None else str(prompt)
     elif kind == "compaction":
         head, text = "compaction", str(record.get("summary"))
     elif kind == "branch_summary":
@@ -389,4 +393,63 @@ def run_lines(session: Session, report: RunReport) -> list[Styled]:
         out += [Styled(f"{indent}│ {text}") for text in outcome.tail or ("(no output)",)]
         noted = f" (recorded as note {row.note})" if row.note else ""
         out.append(Styled(f"{indent}log: {outcome.log}{noted}", style="dim"))
+    return out
+
+
+def session_lines(found: list[dict[str, Any]]) -> list[str]:
+    """A line per session of ``list_sessions``: current mark, id, name, size, leaf, when it was
+    created, and where it comes from (the session and entry it was forked from, the agent's
+    session it mirrors)."""
+    out = []
+    for s in found:
+        mark = "*" if s["current"] else " "
+        name = f"  {s['name']}" if s.get("name") else ""
+        facts = [f"{s['entries']} entries", f"leaf {s['leaf']}"]
+        if s.get("created"):
+            facts.append(f"created {_when(str(s['created']))}")
+        source = s.get("source")
+        if isinstance(source, dict):
+            facts.append(f"forked from {source.get('session')} at {source.get('entry')}")
+        if s.get("agent"):
+            facts.append(f"mirrors {s['agent']} session {s.get('agent_session_id')}")
+        problem = f"  ({s['error']})" if s.get("error") else ""
+        out.append(f"{mark} {s['id']}{name}  {', '.join(facts)}{problem}")
+    return out
+
+
+def _when(ts: str) -> str:
+    """An ISO 8601 UTC time as a listing shows it: to the minute."""
+    return ts[:16].replace("T", " ") + " UTC" if ts.endswith("Z") and len(ts) >= 16 else ts
+
+
+def branch_lines(session: Session, fork: Fork, ref: str | None = None) -> list[Styled]:
+    """``convgit branches``: the fork point, then a row per branch: its number (``*`` where the
+    active leaf is), first entry and newest deepest leaf, how many entries lead there, the
+    leaf's first line, the branch's labels and its newest snapshot."""
+    tree = session.tree
+    if fork.at is None:
+        head = Styled("branches at the roots of the tree", style="bold")
+    else:
+        head = Styled("branches at ", style="bold").append_text(
+            entry_line(session, fork.at, on_path=fork.at in set(tree.path()))
+        )
+    out = [head]
+    for branch in fork.branches:
+        line = Styled("* " if branch.active else "  ", style="bold green")
+        line.append(f"{branch.number}  ", style="bold")
+        line.append(shown_id(tree, branch.first), style="yellow")
+        if branch.leaf != branch.first:
+            line.append(" … ", style="dim").append(shown_id(tree, branch.leaf), style="yellow")
+        count = f"{branch.length} entr{'y' if branch.length == 1 else 'ies'}"
+        line.append(f"  {count}  ").append(summary(tree.entries[branch.leaf], width=60))
+        for label in branch.labels.values():
+            line.append(f" [{label}]", style="cyan")
+        if branch.snapshot is not None:
+            line.append(f" {SNAPSHOT_MARK} {shown_id(tree, branch.snapshot)}", style="magenta")
+        if branch.leaf == tree.leaf:
+            line.append(" ← context", style="bold green")
+        out.append(line)
+    if fork.branches:
+        at = "" if ref is None else f"{ref} "
+        out.append(Styled(f"`convgit switch {at}--branch N` goes to the end of branch N", "dim"))
     return out

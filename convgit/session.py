@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
-from convgit import appending, entries, faults, repair, replay, store, tree
+from convgit import appending, branching, entries, faults, repair, replay, store, tree
 from convgit.entries import Entry
 from convgit.errors import (
     ConvgitError,
@@ -229,7 +229,28 @@ class Session:
     ) -> Session:
         """Start a new session and make it current. Snapshots default to on inside git.
         ``agent``: (agent name, the agent's session id) of the session this one mirrors."""
-        location = store.locate(path, store_dir)
+        return cls._start(
+            store.locate(path, store_dir),
+            name=name,
+            snapshots=snapshots,
+            fsync=fsync,
+            forked_from=forked_from,
+            agent=agent,
+            make_current=make_current,
+        )
+
+    @classmethod
+    def _start(
+        cls,
+        location: store.StoreLocation,
+        *,
+        name: str | None = None,
+        snapshots: bool | None = None,
+        fsync: bool = False,
+        forked_from: dict[str, str] | None = None,
+        agent: tuple[str, str] | None = None,
+        make_current: bool = True,
+    ) -> Session:
         if snapshots and location.git is None:
             raise NoWorkspaceError(
                 "Snapshots need a git repository, and this folder is not in one.",
@@ -503,6 +524,11 @@ class Session:
             record["parentId"] = branch
         return self.append(record, force=force)
 
+    def set_system(self, text: str | None, *, force: bool = False) -> Entry:
+        """Record the system prompt the model is sent from here on (None: none) as a settings
+        entry at the active leaf; replay takes the last one on the path, as for ``model``."""
+        return self.append({"type": "system", "text": text}, force=force)
+
     def _new_message(self, role: str, content: Any) -> dict[str, Any]:
         return {"type": "message", "role": role, "content": content}
 
@@ -657,17 +683,42 @@ class Session:
 
     # -- moving in the conversation (never changes a file) --------------------------------------
 
-    def switch(self, ref: str) -> str:
-        """Make ``ref`` the active leaf. Files are not touched."""
+    def switch(self, ref: str, *, tip: bool = False) -> str:
+        """Make ``ref`` the active leaf; with ``tip``, the newest deepest leaf below ``ref`` (the
+        end of its branch written to last). Files are not touched."""
         target = self.resolve(ref)
+        if tip:
+            target = self.tree.newest_leaf(target)
+        self._write(lambda: [entries.leaf(target)], builds_on_leaf=False)
+        return target
+
+    def branches(self, ref: str | None = None) -> branching.Fork:
+        """The branches that start at ``ref`` (default: the nearest fork point at or above the
+        active leaf), numbered in the order they were started; see ``branching``."""
+        self.tree.check(f"Session {self.id}")
+        if ref is not None:
+            at: str | None = self.resolve(ref)
+        elif self.tree.leaf is None:
+            raise NotFoundError("The session has no entries yet.", 'convgit user "..."')
+        else:
+            at = branching.fork_point(self.tree, self.tree.leaf)
+        return branching.fork_at(self.tree, at, self.read_sidecar().snapshots)
+
+    def switch_branch(self, number: int, ref: str | None = None) -> str:
+        """Make the newest deepest leaf of branch ``number`` of ``branches(ref)`` the leaf."""
+        target = self.branches(ref).branch(number).leaf
         self._write(lambda: [entries.leaf(target)], builds_on_leaf=False)
         return target
 
     def fork(self, ref: str, text: str | None = None, summary: str | None = None) -> str:
         """Go back to ``ref`` and branch from there. With ``summary``, a ``branch_summary``
         (carrying what the branch left behind learned) is appended under ``ref``; with ``text``,
-        a user message starts the new branch. Nothing is copied; files are not touched."""
+        a user message starts the new branch. Nothing is copied; files are not touched. Refused
+        inside a tool run (``branching.refusal``): the branch would leave a tool call waiting."""
         target = self.resolve(ref)
+        refused = branching.refusal(self.tree, target, f"A fork from {target}")
+        if refused is not None:
+            raise refused
         left = self.tree.leaf
 
         def build() -> list[dict[str, Any]]:
@@ -694,26 +745,60 @@ class Session:
 
     def edit(self, ref: str, text: str) -> str:
         """A new version of message ``ref``: a sibling with the same role and new text, which
-        becomes the leaf. The original stays in the tree."""
+        becomes the leaf. The original stays in the tree. Refused for a tool result, an
+        assistant message whose tool calls are not all answered, and a message whose new version
+        would come between a tool call and its result; the hint names where to branch instead."""
         target = self.resolve(ref)
         record = self.tree.entries[target]
         if record["type"] != "message" or record["role"] == "tool":
+            caller = _caller(self.tree, target)
             raise RefusedError(
                 f"Entry {target} is a {_describe(record)}; only user and assistant messages can"
-                " be edited."
+                " be edited.",
+                None if caller is None else f"edit or retry {caller}, the call it answers",
+            )
+        run = branching.tool_run(self.tree, target)
+        if run is not None:
+            caller, waiting = run
+            raise RefusedError(
+                f"Entry {target} is an assistant message whose tool calls are not all answered"
+                f" ({', '.join(waiting)}): a new version beside it would leave its run unfinished.",
+                branching.right_points(self.tree, caller, target),
             )
         parent = record["parentId"]
+        if parent is not None:
+            what = f"A new version of {target} (beside it, below {parent})"
+            refused = branching.refusal(self.tree, parent, what)
+            if refused is not None:
+                raise refused
         made = self._write(
             lambda: [self._new_entry("message", parent, role=record["role"], content=text)],
             builds_on_leaf=False,
         )
         return str(made[0]["id"])
 
-    def retry(self, ref: str = "@") -> str:
+    def retry(self, ref: str = "@", *, turn: bool = False) -> str:
         """Get ready to ask again: for an assistant reply, the leaf moves to the message it
-        answered (the next reply becomes its sibling); for any other entry, to that entry."""
+        answered (the next reply becomes its sibling); for any other entry, to that entry. With
+        ``turn``, to just before the last user message at or above ``ref`` (tool results are not
+        user messages), so the next user message starts the new attempt and the turn left
+        behind, tool runs and all, is not in its context."""
         target = self.resolve(ref)
         record = self.tree.entries[target]
+        if turn:
+            asked = branching.last_user_message(self.tree, target)
+            before: str | None = self.tree.entries[asked]["parentId"]
+            if before is None:
+                raise RefusedError(
+                    f"The last user message, {asked}, is the first entry: there is nothing before"
+                    " it to go back to.",
+                    f"`convgit edit {asked} TEXT` starts the new attempt beside it",
+                )
+            refused = branching.refusal(self.tree, before, f"Going back to {before}")
+            if refused is not None:
+                raise refused
+            self._write(lambda: [entries.leaf(before)], builds_on_leaf=False)
+            return before
         if record["type"] == "message" and record["role"] == "assistant":
             parent = record["parentId"]
             if parent is None:
@@ -721,6 +806,51 @@ class Session:
             target = parent
         self._write(lambda: [entries.leaf(target)], builds_on_leaf=False)
         return target
+
+    def fork_session(self, ref: str, *, name: str | None = None) -> Session:
+        """A new session, made current, whose history is the root-to-``ref`` path of this one
+        (the same entries with their ids, and their labels) and whose header records where it
+        came from (``forkedFrom``: this session and ``ref``). This session is not changed. The
+        snapshots of the shared path are shared, not copied: the new session's records and refs
+        name the same commits. Refused inside a tool run, as ``fork`` is."""
+        target = self.resolve(ref)
+        refused = branching.refusal(self.tree, target, f"A fork from {target}")
+        if refused is not None:
+            raise refused
+        path = self.tree.path(target)
+        labels = self.tree.labels
+        copied = [self.tree.entries[i] for i in path]
+        copied += [entries.label(i, labels[i]) for i in path if i in labels]
+        snapshots = self.sidecar.snapshots if self.sidecar_file.path.exists() else {}
+        shared = [snapshots[i] for i in path if i in snapshots]
+        ws = self.workspace() if shared else None  # refuses before anything is made
+        new = Session._start(
+            self.location,
+            name=name,
+            snapshots=self.snapshots_enabled,
+            fsync=self.file.fsync,
+            forked_from={"session": self.id, "entry": target},
+        )
+        new._write(lambda: copied, builds_on_leaf=False)
+        if ws is not None:
+            for snap in shared:
+                ws.set_ref(f"refs/convgit/{new.id}/{snap.entry}", snap.commit)
+            new.sidecar_file.append(
+                [
+                    {
+                        "type": "snapshot",
+                        "entry": snap.entry,
+                        "commit": snap.commit,
+                        "tree": snap.tree,
+                        "ts": snap.ts,
+                        "files": snap.files,
+                        "skipped": snap.skipped,
+                    }
+                    for snap in shared
+                ]
+            )
+            new._sidecar = None
+        return new
 
     def label(self, ref: str, name: str | None) -> str:
         """Bookmark ``ref`` as ``name`` (None clears its label)."""
@@ -1138,6 +1268,7 @@ def list_sessions(
                 created=(t.header or {}).get("created"),
                 agent=(t.header or {}).get("agent"),
                 agent_session_id=(t.header or {}).get("agentSession"),
+                source=(t.header or {}).get("forkedFrom"),
                 snapshots=session.snapshots_enabled,
                 error=t.fatal[0].sentence() if t.fatal else None,
             )
@@ -1149,6 +1280,7 @@ def list_sessions(
                 created=None,
                 agent=None,
                 agent_session_id=None,
+                source=None,
                 error=exc.message,
             )
         found.append(row)
@@ -1329,6 +1461,20 @@ def _fresh_id(known: dict[str, Any], made: dict[str, Any]) -> str:
             return candidate
 
 
+def _caller(found: tree.Tree, ident: str) -> str | None:
+    """The assistant message that made the call tool result ``ident`` answers, above it."""
+    record = found.entries[ident]
+    if record["type"] != "message" or record["role"] != "tool":
+        return None
+    node: str | None = record["parentId"]
+    while node is not None:
+        above = found.entries[node]
+        if above["type"] == "message" and record["toolCallId"] in entries.tool_call_ids(above):
+            return node
+        node = above["parentId"]
+    return None
+
+
 def _describe(record: dict[str, Any]) -> str:
     if record["type"] == "message":
         return f"{record['role']} message"
@@ -1340,17 +1486,12 @@ def _check_label(name: str) -> None:
         not name
         or name != name.strip()
         or any(c in name for c in "~ \t\n")
-        or name
-        in (
-            "@",
-            "HEAD",
-            "root",
-            WORKING_TREE,
-        )
+        or name.startswith(":")  # `:N` is the N-th user message
+        or name in ("@", "HEAD", "root", WORKING_TREE)
     ):
         raise UsageError(
-            f"'{name}' cannot be a label: use a word without spaces or '~' (not @, HEAD, root"
-            " or .)."
+            f"'{name}' cannot be a label: use a word without spaces or '~', not starting with"
+            " ':' (and not @, HEAD, root or .)."
         )
 
 
