@@ -65,7 +65,9 @@ def test_convgit_system_through_the_command_line(tmp_path: Path) -> None:
     assert shown in sh.run("tree").stdout.decode()
     assert shown in sh.run("log").stdout.decode()
     assert orjson.loads(sh.run("show", made["id"]).stdout)["text"] == made["text"]
-    exported = [orjson.loads(line) for line in sh.run("export", "--format", "pi").stdout.splitlines()]
+    exported = [
+        orjson.loads(line) for line in sh.run("export", "--format", "pi").stdout.splitlines()
+    ]
     (kept,) = [e for e in exported if e.get("id") == made["id"]]
     assert kept["type"] == "custom" and kept["customType"] == "convgit-system"
 
