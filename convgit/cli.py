@@ -227,6 +227,7 @@ def _utf8(value: Any) -> Any:
 
 def fail(exc: ConvgitError) -> None:
     message = f"convgit: {exc.message}"
+    message += "".join(f"\n  {line}" for line in exc.report)
     if exc.hint:
         message += f"\n  hint: {exc.hint}"
     typer.echo(message, err=True)

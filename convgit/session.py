@@ -202,13 +202,13 @@ class Session:
         if sid is None:
             if create:
                 return cls.create(path, store_dir=store_dir, fsync=fsync)
-            raise NotFoundError("There is no current convgit session here.", "convgit init")
+            raise _no_session(location, "There is no current convgit session here.")
         if not _SESSION_ID.fullmatch(sid):
-            raise NotFoundError(f"'{sid}' is not a session id.", "convgit sessions")
+            raise _no_session(location, f"'{sid}' is not a session id.")
         if not location.session_path(sid).exists():
             matches = [s for s in location.session_ids() if s.startswith(sid)]
             if len(matches) != 1:
-                raise NotFoundError(f"There is no session '{sid}' here.", "convgit sessions")
+                raise _no_session(location, f"There is no session '{sid}' here.")
             sid = matches[0]
         self = cls(location, sid, fsync=fsync)
         self.reload()
@@ -1288,6 +1288,17 @@ def list_sessions(
 
 
 # -- small pure pieces ------------------------------------------------------------------------
+
+
+def _no_session(location: store.StoreLocation, sentence: str) -> NotFoundError:
+    """Not found (exit 1), with the sessions there are; reading them may find the store
+    damaged instead (exit 3)."""
+    found = list_sessions(location.root, location.root)
+    if not found:
+        return NotFoundError(sentence, "there are no sessions here: `convgit init` starts one")
+    shown = [s["id"] + (f" ({s['name']})" if s.get("name") else "") for s in found[:10]]
+    more = f" and {len(found) - 10} more" if len(found) > 10 else ""
+    return NotFoundError(sentence, f"the sessions here: {', '.join(shown)}{more}")
 
 
 def _agent_session(

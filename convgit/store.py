@@ -127,10 +127,17 @@ class StoreLocation:
         return self.root / "current" / self.worktree_key
 
     def current(self) -> str | None:
+        """The session ``init`` made current here; None when there is none. A pointer that
+        exists but cannot be read is a damaged store (exit 3), never "no session"."""
         try:
-            sid = self.current_pointer.read_text().strip()
-        except OSError:
+            sid = self.current_pointer.read_text(errors="replace").strip()
+        except FileNotFoundError:
             return None
+        except OSError as exc:
+            raise CorruptStoreError(
+                f"The store's pointer to the current session, {self.current_pointer}, cannot be"
+                f" read ({exc.strerror or exc})."
+            ) from None
         return sid or None
 
     def set_current(self, sid: str) -> None:
@@ -150,12 +157,22 @@ class StoreLocation:
         return self.root / "agents" / agent / name
 
     def session_ids(self) -> list[str]:
-        if not self.sessions.is_dir():
+        """The sessions of the store; [] when it has none yet. A store or sessions folder that
+        exists but cannot be listed is a damaged store (exit 3), never an empty one."""
+        try:
+            names = os.listdir(self.sessions)
+        except FileNotFoundError:
             return []
+        except OSError as exc:
+            raise CorruptStoreError(
+                f"The store's sessions folder {self.sessions} cannot be read"
+                f" ({exc.strerror or exc}).",
+                "check the folder given by --store or CONVGIT_STORE",
+            ) from None
         return sorted(
-            p.name[: -len(".jsonl")]
-            for p in self.sessions.iterdir()
-            if p.name.endswith(".jsonl") and p.name.count(".") == 1
+            name[: -len(".jsonl")]
+            for name in names
+            if name.endswith(".jsonl") and name.count(".") == 1
         )
 
 

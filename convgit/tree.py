@@ -352,9 +352,14 @@ class Tree:
         if fatal:
             extra = len(fatal) - 1
             more = f" (and {extra} more problem{'s' if extra > 1 else ''})" if extra else ""
+            report = tuple(
+                ("error: " if p.fatal else "warning: ") + p.sentence()
+                for p in sorted(self.problems, key=lambda p: p.line or 0)
+            )
             raise CorruptStoreError(
                 f"{what} cannot be read safely: {fatal[0].sentence()}{more}.",
                 "run `convgit fsck` for the full report and `convgit repair` to fix it",
+                report,
             )
 
     @property
