@@ -80,3 +80,75 @@ def system(
     from convgit import render
 
     show(render.entry_line(session, made.id, on_path=True))
+
+
+@command()
+def redact(
+    pattern: Annotated[
+        str | None, typer.Argument(help="A regular expression (Python's) to replace.")
+    ] = None,
+    secrets: Annotated[
+        bool,
+        typer.Option(
+            "--secrets", help="Use the built-in patterns: API keys, private keys, tokens."
+        ),
+    ] = False,
+    session_id: Annotated[
+        str | None, typer.Option("--session", "-s", help="The session (default: current).")
+    ] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Every session of the store.")] = False,
+    snapshots: Annotated[
+        bool,
+        typer.Option("--snapshots", help="Rewrite the snapshot and saved-state commits too."),
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List what would change, change nothing.")
+    ] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+    json: JsonFlag = False,
+) -> None:
+    """Replace every match of PATTERN with [redacted] in the session's history, keeping every
+    id and the tree's shape, and leave no copy of it in the store (with --snapshots, in its
+    snapshot commits either). The one command that rewrites history."""
+    import sys
+
+    from convgit import redact as redacting
+    from convgit import render
+    from convgit.cli import options
+    from convgit.errors import RefusedError, UsageError
+    from convgit.scrub import Scrubber
+    from convgit.session import Session
+
+    scrubber = Scrubber(pattern, secrets=secrets)
+    if all_ and session_id is not None:
+        raise UsageError("Give --session or --all, not both.")
+    if all_:
+        from convgit import store
+
+        location = store.locate(options.directory, options.store)
+        chosen = [Session(location, sid) for sid in location.session_ids()]
+    else:
+        chosen = [
+            Session.open(
+                options.directory,
+                session=session_id or options.session,
+                store_dir=options.store,
+            )
+        ]
+    if not (yes or dry_run):
+        if not sys.stdin.isatty():
+            raise RefusedError(
+                "convgit redact rewrites history, and with no terminal to ask on it needs --yes.",
+                "`convgit redact … --dry-run` lists what would change",
+            )
+        preview = redacting.redact(chosen, scrubber, snapshots=snapshots, dry_run=True)
+        show(*render.redact_lines(preview, scrubber.described))
+        if not any(found.changed for found in preview.sessions) and not preview.runs:
+            return
+        if not typer.confirm("rewrite these files?", default=False):
+            raise typer.Exit(1)
+    report = redacting.redact(chosen, scrubber, snapshots=snapshots, dry_run=dry_run)
+    if json:
+        out(report.to_json())
+    else:
+        show(*render.redact_lines(report, scrubber.described))

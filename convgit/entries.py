@@ -57,6 +57,8 @@ META_FIELDS: dict[str, dict[str, FieldSpec]] = {
         "base64": (_S, False),
         "ts": (_S, True),
     },
+    # what a redaction rewrote (the entries changed and how many matches), never the text
+    "redaction": {"entries": ((list,), True), "matches": ((int,), True), "ts": (_S, True)},
     # how far an import of an agent's file got, so the next one continues from there
     "import": {
         "agent": (_S, True),

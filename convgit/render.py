@@ -453,3 +453,51 @@ def branch_lines(session: Session, fork: Fork, ref: str | None = None) -> list[S
         at = "" if ref is None else f"{ref} "
         out.append(Styled(f"`convgit switch {at}--branch N` goes to the end of branch N", "dim"))
     return out
+
+
+def redact_lines(report: Any, described: str) -> list[str]:
+    """What a redaction did (or would do): per session, the entries and other lines rewritten,
+    the files of the store scrubbed, the snapshots rewritten and the page removed; then the run
+    logs, what it did not cover, and how the old git objects go."""
+    would = report.dry_run
+    out = []
+    for found in report.sessions:
+        if not found.changed:
+            out.append(f"session {found.session}: no match of {described}")
+            continue
+        verb = "would redact" if would else "redacted"
+        count = found.matches + sum(found.files.values())
+        out.append(
+            f"session {found.session}: {verb} {count} match{'es' if count != 1 else ''} of"
+            f" {described}"
+        )
+        out += [f"  entry {e}: {', '.join(fields)}" for e, fields in found.entries.items()]
+        out += [f"  line {n} of the session file" for n in found.lines]
+        out += [f"  {name}: {n} match{'es' if n != 1 else ''}" for name, n in found.files.items()]
+        for ref, paths in found.snapshots.items():
+            what = "saved state" if "/" in ref else "snapshot of"
+            out.append(f"  {what} {ref}: {', '.join(paths) or 'rewritten (its parent was)'}")
+        if found.page is not None:
+            out.append(
+                f"  {'would remove' if would else 'removed'} the page {Path(found.page).name}"
+                " (`convgit html` writes it again)"
+            )
+        if found.agent is not None:
+            out.append(
+                f"  it mirrors {found.agent}: that agent's own transcript still holds the text"
+            )
+    for path, n in report.runs.items():
+        out.append(f"run log {path}: {'would redact' if would else 'redacted'} {n}")
+    out += [f"warning: {sentence}" for sentence in report.elsewhere]
+    out += [
+        f"warning: {path} in the working tree still holds a match (redact never changes your files)"
+        for path in report.working_tree
+    ]
+    if report.rewrote_commits and not would:
+        out.append(
+            "the old snapshot commits are unreachable now: `git gc --prune=now` removes them"
+            " from the repository"
+        )
+    if would:
+        out.append("dry run: nothing was changed")
+    return out

@@ -983,6 +983,10 @@ class Session:
         path.parent.mkdir(parents=True, exist_ok=True)
         return path
 
+    def workspace_lock(self) -> AbstractContextManager[None]:
+        """Held by whatever reads or rewrites this session's snapshots as a whole (redaction)."""
+        return self._workspace_lock()
+
     def _workspace_lock(self) -> AbstractContextManager[None]:
         """One snapshot or restore at a time per session and worktree."""
         lock = self.location.lock_path(f"{self.id}-{self.location.worktree_key}")

@@ -109,6 +109,7 @@ class Tree:
     kept: dict[str, dict[str, Any]] = field(default_factory=dict)
     kept_records: list[tuple[int, str]] = field(default_factory=list)
     imports: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    redactions: list[dict[str, Any]] = field(default_factory=list)  # what `redact` rewrote
     # positions in ``entries`` of the entries whose parent is not the entry just before them
     _starts: list[int] = field(default_factory=list)
     # position and line of the first entry of each run of entries on consecutive lines
@@ -262,6 +263,8 @@ class Tree:
                 self.kept_records.append((number, record["at"]))
         elif kind == "import":
             self.imports[(record["agent"], record["source"])] = record
+        elif kind == "redaction":
+            self.redactions.append(record)
         else:
             self.name = record["name"]
 
