@@ -641,6 +641,10 @@ def _moved(session: Session, leaf: str, json: bool, verb: str) -> None:
     boundary(session)
 
 
+def _entries(count: int) -> str:
+    return f"{count} entr{'y' if count == 1 else 'ies'}"
+
+
 def _prefixed(verb: str, line: Styled) -> Styled:
     from convgit.render import Styled
 
@@ -689,7 +693,7 @@ def fork(
 
     show(
         f"started session {made.id} from session {session.id} at {made.leaf}"
-        f" ({len(made.tree.entries)} entries); it is now current, and {session.id} is unchanged"
+        f" ({_entries(len(made.tree.entries))}); it is now current, and {session.id} is unchanged"
     )
     show(render.entry_line(made, str(made.leaf), on_path=True))
     boundary(made)

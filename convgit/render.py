@@ -404,7 +404,8 @@ def session_lines(found: list[dict[str, Any]]) -> list[str]:
     for s in found:
         mark = "*" if s["current"] else " "
         name = f"  {s['name']}" if s.get("name") else ""
-        facts = [f"{s['entries']} entries", f"leaf {s['leaf']}"]
+        count = s["entries"]
+        facts = [f"{count} entr{'y' if count == 1 else 'ies'}", f"leaf {s['leaf']}"]
         if s.get("created"):
             facts.append(f"created {_when(str(s['created']))}")
         source = s.get("source")
