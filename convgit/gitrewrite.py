@@ -1,6 +1,6 @@
 """Rewriting commits whose files hold what must go, for redaction: every blob the caller's scrub
 changes is replaced, and so is every tree above it and every commit whose tree or parents
-changed, down to the refs, which are moved. Commits, trees and paths only: what to scrub is the
+changed, down to the refs (``move_refs``). Commits, trees and paths only: what to scrub is the
 caller's business. A commit keeps its message, author, committer and dates byte for byte (only
 its tree and parent lines change); objects are written by git (`git hash-object -w`), refs moved
 by ``Workspace.set_ref``. The old objects stay in the repository until git's gc prunes them.
@@ -120,9 +120,9 @@ def rewrite(
     ws: Workspace, refs: Mapping[str, str], scrub: Scrub, *, write: bool = True
 ) -> Rewritten:
     """Rewrite every commit reachable from ``refs`` (ref -> commit) whose files ``scrub``
-    changes, or whose parents were rewritten, parents first, and move the refs. With ``write``
-    False nothing is written and no ref moves: the result says what would change (the ids are
-    those git would give)."""
+    changes, or whose parents were rewritten, parents first; ``move_refs`` then moves the refs
+    (after the caller has recorded the new ids). With ``write`` False nothing is written: the
+    result says what would change (the ids are those git would give)."""
     done = Rewritten()
     tips = sorted(set(refs.values()))
     if not tips:
@@ -141,6 +141,10 @@ def rewrite(
     for ref, commit in sorted(refs.items()):
         if commit in done.commits:
             done.refs[ref] = done.commits[commit]
-            if write:
-                ws.set_ref(ref, done.commits[commit])
     return done
+
+
+def move_refs(ws: Workspace, done: Rewritten) -> None:
+    """Point each ref ``rewrite`` names at its new commit."""
+    for ref, commit in done.refs.items():
+        ws.set_ref(ref, commit)

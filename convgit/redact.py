@@ -99,10 +99,15 @@ def redact(
     with ExitStack() as held:
         for session in sessions:
             held.enter_context(_locks(session, snapshots))
+        for session in sessions:  # every session readable before anything is rewritten
+            lines = session.file.read()
+            tree.build_records(list(lines.records), lines.first).check(f"Session {session.id}")
         rewritten = _rewrite_commits(sessions, scrubber, dry_run) if snapshots else None
         report.rewrote_commits = bool(rewritten and rewritten.commits)
         for session in sessions:
             report.sessions.append(_session(session, scrubber, rewritten, dry_run))
+        if rewritten is not None and rewritten.commits and not dry_run:
+            _move(sessions, rewritten)
     report.runs = _scrub_folder(location.root / "runs", scrubber, dry_run)
     report.elsewhere = _elsewhere(sessions, scrubber, rewritten)
     if rewritten is not None:
@@ -141,17 +146,23 @@ def _rewrite_commits(sessions: list[Session], scrubber: scrub.Scrubber, dry_run:
         new, count = scrubber.data(data)
         return new if count else None
 
-    done = gitrewrite.rewrite(ws, refs, scrubbed, write=not dry_run)
-    if done.commits and not dry_run:
-        logs = ws.common_dir / "logs"
-        for ref in done.refs:
-            if (logs / ref).exists():  # core.logAllRefUpdates=always: the log keeps old commits
-                ws.git("reflog", "expire", "--expire=now", "--expire-unreachable=now", ref)
-        for session in sessions:
-            for index in (session.location.root / "index").glob(f"{session.id}-*"):
-                if "." not in index.name:
-                    ws.forget_index(index)  # it names the old blobs: rebuilt at the next snapshot
-    return done
+    return gitrewrite.rewrite(ws, refs, scrubbed, write=not dry_run)
+
+
+def _move(sessions: list[Session], done: Rewritten) -> None:
+    """Once the records name the new commits: move the refs, drop what keeps the old ones."""
+    from convgit import gitrewrite
+
+    ws = sessions[0].workspace()
+    gitrewrite.move_refs(ws, done)
+    logs = ws.common_dir / "logs"
+    for ref in done.refs:
+        if (logs / ref).exists():  # core.logAllRefUpdates=always: the log keeps old commits
+            ws.git("reflog", "expire", "--expire=now", "--expire-unreachable=now", ref)
+    for session in sessions:
+        for index in (session.location.root / "index").glob(f"{session.id}-*"):
+            if "." not in index.name:
+                ws.forget_index(index)  # it names the old blobs: rebuilt at the next snapshot
 
 
 def _prefix(session: Session) -> str:

@@ -72,7 +72,10 @@ def secret_everywhere(repo: GitRepo) -> Shell:
     sh.run("restore", "ask", "--yes")  # its saved state holds the file; the restore removes it
     with sh.session_file().open("ab") as f:
         f.write(f"not JSON, and the key {SECRET}\n".encode())
-    sh.run("repair")  # the line goes to the quarantine; the original file stays as a backup
+    sidecar = sh.session_file().with_suffix(".files.jsonl")
+    with sidecar.open("ab") as f:
+        f.write(f'{{"type": "snapshot", "entry": "{SECRET}"}}\n'.encode())
+    sh.run("repair")  # the lines go to the quarantines; the original files stay as backups
     sh.run("html")
     sh.run("run", ".", "--", "sh", "-c", f"echo using {SECRET}")
     return sh
@@ -93,7 +96,10 @@ def test_a_secret_is_gone_from_the_store_and_from_git_after_snapshots_and_gc(
 
     (found,) = done["sessions"]
     assert found["matches"] == 4 and done["gc"] is True
-    assert set(found["files"]) >= {f"{found['session']}.quarantine.jsonl"}
+    assert set(found["files"]) >= {
+        f"{found['session']}.quarantine.jsonl",
+        f"{found['session']}.files.quarantine.jsonl",
+    }
     assert any(".bak-" in name for name in found["files"])
     assert sorted(p for paths in found["snapshots"].values() for p in paths) >= ["config/app.env"]
     assert any(ref.startswith("safety/") for ref in found["snapshots"])
@@ -123,8 +129,9 @@ def test_dry_run_lists_what_would_change_and_changes_nothing(repo: GitRepo) -> N
     sh = secret_everywhere(repo)
     files, refs = store_files(repo), convgit_refs(repo)
     text = sh.run("redact", SECRET, "--snapshots", "--dry-run").stdout.decode()
-    # 4 in the session file, 1 in the quarantine and 5 in the backup repair kept
-    assert text.splitlines()[0].endswith("would redact 10 matches of the pattern")
+    # 4 in the session file, 1 in its quarantine and 5 in the backup repair kept of it; 1 in
+    # the snapshot records' quarantine and 1 in their backup
+    assert text.splitlines()[0].endswith("would redact 12 matches of the pattern")
     assert "  saved state safety/" in text and "config/app.env" in text
     assert text.splitlines()[-1] == "dry run: nothing was changed"
     assert SECRET not in text, "the report never repeats the text"
