@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convgit import codec, entries, scrub, store, tree
-from convgit.errors import NoWorkspaceError
+from convgit.errors import NoWorkspaceError, RefusedError
 
 if TYPE_CHECKING:
     from convgit.gitrewrite import Rewritten
@@ -47,7 +47,7 @@ class Found:
 
     @property
     def changed(self) -> bool:
-        return bool(self.matches or self.files or self.snapshots)
+        return bool(self.matches or self.files or self.snapshots or self.page)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -104,10 +104,21 @@ def redact(
             tree.build_records(list(lines.records), lines.first).check(f"Session {session.id}")
         rewritten = _rewrite_commits(sessions, scrubber, dry_run) if snapshots else None
         report.rewrote_commits = bool(rewritten and rewritten.commits)
-        for session in sessions:
-            report.sessions.append(_session(session, scrubber, rewritten, dry_run))
-        if rewritten is not None and rewritten.commits and not dry_run:
-            _move(sessions, rewritten)
+        writes: dict[Path, bytes | None] = {}  # None: remove the file
+        for session in sessions:  # every file planned before the first is written
+            found, planned = _session(session, scrubber, rewritten)
+            report.sessions.append(found)
+            writes.update(planned)
+        if not dry_run:
+            for path, data in writes.items():
+                if data is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    _replace(path, data)
+            if rewritten is not None and rewritten.commits:
+                _move(sessions, rewritten)
+    for session in sessions:
+        session.reload()  # the files it had read were replaced
     report.runs = _scrub_folder(location.root / "runs", scrubber, dry_run)
     report.elsewhere = _elsewhere(sessions, scrubber, rewritten)
     if rewritten is not None:
@@ -170,8 +181,9 @@ def _prefix(session: Session) -> str:
 
 
 def _session(
-    session: Session, scrubber: scrub.Scrubber, rewritten: Rewritten | None, dry_run: bool
-) -> Found:
+    session: Session, scrubber: scrub.Scrubber, rewritten: Rewritten | None
+) -> tuple[Found, dict[Path, bytes | None]]:
+    """What redaction changes in one session, and the files to write (None: to remove)."""
     found = Found(session.id)
     lines = session.file.read()
     built = tree.build_records(list(lines.records), lines.first)
@@ -179,7 +191,7 @@ def _session(
     header = built.header or {}
     if header.get("agent"):
         found.agent = f"{header['agent']} session {header.get('agentSession')}"
-    new_raw = _session_lines(session, scrubber, lines, found)
+    new_raw = _session_lines(scrubber, lines, found)
     if rewritten is not None:
         for ref, commit in rewritten.refs.items():
             if ref.startswith(_prefix(session)):
@@ -190,33 +202,30 @@ def _session(
     page = session.location.root / "pages" / f"{session.id}.html"
     if page.is_file() and (found.changed or scrubber.found(page.read_bytes())):
         found.page = str(page)
-    if dry_run or not found.changed:
-        return found
+    if not found.changed:
+        return found, {}
     record = {
         "type": "redaction",
         "entries": list(found.entries),
         "matches": found.matches + sum(found.files.values()),
         "snapshots": sorted(found.snapshots),
-        "by": "secrets" if scrubber.described.startswith("the built-in") else "pattern",
+        "by": "secrets" if scrubber.builtin else "pattern",
         "ts": entries.now(),
     }
     new_raw.append(codec.encode(record).rstrip(b"\n"))
     _check_shape(built, new_raw)
-    _replace(session.file.path, b"".join(line + b"\n" for line in new_raw))
+    writes: dict[Path, bytes | None] = {session.file.path: b"".join(x + b"\n" for x in new_raw)}
     if quarantined is not None:
-        _replace(session.file.quarantine_path, quarantined)
+        writes[session.file.quarantine_path] = quarantined
     if sidecar is not None:
-        _replace(session.sidecar_file.path, sidecar)
-    for path, data in others.items():
-        _replace(path, data)
+        writes[session.sidecar_file.path] = sidecar
+    writes.update(others)
     if found.page is not None:
-        Path(found.page).unlink(missing_ok=True)
-    return found
+        writes[Path(found.page)] = None
+    return found, writes
 
 
-def _session_lines(
-    session: Session, scrubber: scrub.Scrubber, lines: store.Lines, found: Found
-) -> list[bytes]:
+def _session_lines(scrubber: scrub.Scrubber, lines: store.Lines, found: Found) -> list[bytes]:
     """The session file's lines scrubbed; a line with no match keeps its exact bytes."""
     out = []
     for number, (raw, record) in enumerate(zip(lines.raw, lines.records, strict=True), 1):
@@ -240,7 +249,12 @@ def _check_shape(before: tree.Tree, new_raw: list[bytes]) -> None:
     same = {i: r["parentId"] for i, r in before.entries.items()} == {
         i: r["parentId"] for i, r in after.entries.items()
     }
-    assert same and after.leaf == before.leaf and not after.fatal, "redaction kept the tree"
+    if not same or after.leaf != before.leaf or after.fatal:
+        raise RefusedError(
+            "The redacted session would not be the same tree (ids, parents, active leaf); its"
+            " file was not rewritten.",
+            "report this with a pattern that shows it",
+        )
 
 
 def _sidecar(
@@ -256,8 +270,8 @@ def _sidecar(
     if rewritten is not None:
         renamed = {**rewritten.commits, **rewritten.trees}
     out, changed, matches = [], False, 0
-    for raw in data.split(b"\n"):
-        new, count = scrub.any_line(scrubber, raw) if raw.strip() else (raw, 0)
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        new, count = scrub.sidecar_line(scrubber, raw, number) if raw.strip() else (raw, 0)
         if renamed and raw.strip():
             try:
                 record = codec.decode(new)

@@ -63,6 +63,7 @@ class Scrubber:
             raise UsageError(f"The pattern is not a regular expression: {exc}.") from None
         if self.pattern.fullmatch(""):
             raise UsageError("The pattern matches the empty string: it would match everywhere.")
+        self.builtin = secrets
         self.described = "the built-in secret patterns" if secrets else "the pattern"
 
     def text(self, value: str) -> tuple[str, int]:
@@ -193,6 +194,32 @@ def _message(scrub: Scrubber, record: dict[str, Any]) -> Scrubbed:
 
 def _part_key(key: str) -> bool:
     return key in _PART_KEYS or key == "id"
+
+
+_SIDECAR_KEYS = frozenset(
+    {"type", "ts", "entry", "commit", "tree", "before", "files", "enabled", "undo", "changed"}
+)
+
+
+def sidecar_line(scrub: Scrubber, raw: bytes, number: int) -> tuple[bytes, int]:
+    """A line of the snapshot records: the entries, commits and trees it names are kept (a
+    pattern that matches one is refused); paths and other text are scrubbed."""
+    try:
+        record = codec.decode(raw)
+    except ValueError:
+        return scrub.data(raw)
+    if not isinstance(record, dict):
+        return any_line(scrub, raw)
+    for key in _SIDECAR_KEYS & record.keys():
+        if scrub.text(codec.dumps(record[key]))[1]:
+            raise RefusedError(
+                f"{scrub.described.capitalize()} matches the '{key}' field of line {number} of"
+                " the snapshot records; redact keeps the entries and commits they name, and"
+                " rewrote nothing.",
+                "use a pattern that matches only text",
+            )
+    done = _value(scrub, record, _SIDECAR_KEYS.__contains__, "")
+    return (codec.dumps(done.value).encode(), done.matches) if done.matches else (raw, 0)
 
 
 def any_line(scrub: Scrubber, raw: bytes) -> tuple[bytes, int]:

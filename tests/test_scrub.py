@@ -93,6 +93,15 @@ def test_a_pattern_that_matches_a_tree_field_is_refused() -> None:
         scrub.session_line(scrub.Scrubber("secret"), {**message, "content": [call]}, 3)
 
 
+def test_snapshot_records_keep_the_entries_and_commits_they_name() -> None:
+    commit = "0f" * 20
+    line = f'{{"type":"snapshot","entry":"e1","commit":"{commit}","skipped":[{{"path":"k.pem"}}]}}'
+    new, count = scrub.sidecar_line(scrub.Scrubber(r"k\.pem"), line.encode(), 3)
+    assert count == 1 and commit.encode() in new and b'"path":"[redacted]"' in new
+    with pytest.raises(RefusedError, match="'commit' field of line 3 of the snapshot records"):
+        scrub.sidecar_line(scrub.Scrubber("0f0f0f"), line.encode(), 3)
+
+
 def test_lines_of_other_files_are_scrubbed_whole_json_or_not() -> None:
     hide = scrub.Scrubber("hunter2")
     quarantined = b'{"type":"quarantined","line":4,"text":"{\\"pw\\": \\"hunter2\\""}'
