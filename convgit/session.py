@@ -1299,7 +1299,7 @@ def _no_session(location: store.StoreLocation, sentence: str) -> NotFoundError:
     damaged instead (exit 3)."""
     found = list_sessions(location.root, location.root)
     if not found:
-        return NotFoundError(sentence, "there are no sessions here: `convgit init` starts one")
+        return NotFoundError(sentence, "convgit init")
     shown = [s["id"] + (f" ({s['name']})" if s.get("name") else "") for s in found[:10]]
     more = f" and {len(found) - 10} more" if len(found) > 10 else ""
     return NotFoundError(sentence, f"the sessions here: {', '.join(shown)}{more}")

@@ -64,7 +64,7 @@ def test_no_session_at_all_says_how_to_start_one(tmp_path: Path) -> None:
     done = Shell(tmp_path).run("log", code=1)
     assert done.stderr.decode().splitlines() == [
         "convgit: There is no current convgit session here.",
-        "  hint: there are no sessions here: `convgit init` starts one",
+        "  hint: convgit init",
     ]
     with pytest.raises(NotFoundError, match="no current convgit session"):
         Session.open(tmp_path, store_dir=tmp_path / "store")
