@@ -461,7 +461,7 @@ def redact_lines(report: Any, described: str) -> list[str]:
     the files of the store scrubbed, the snapshots rewritten and the page removed; then the run
     logs, what it did not cover, and how the old git objects go."""
     would = report.dry_run
-    out = []
+    out = [] if report.sessions else ["no sessions here to redact"]
     for found in report.sessions:
         if not found.changed:
             out.append(f"session {found.session}: no match of {described}")
