@@ -242,6 +242,7 @@ def _os_sentence(exc: OSError) -> str:
 
 def fail(exc: ConvgitError) -> None:
     message = f"convgit: {exc.message}"
+    message += "".join(f"\n  {line}" for line in exc.report)
     if exc.hint:
         message += f"\n  hint: {exc.hint}"
     typer.echo(codec.shown(message), err=True)
@@ -786,13 +787,11 @@ def context(
     if json or format == "json":
         out(ctx.to_json())
         return
-    lines = []
+    lines = [] if ctx.system is None else [f"system: {ctx.system}"]
     if ctx.model:
         lines.append(f"[model {ctx.model['provider']}/{ctx.model['model']}]")
     if ctx.thinking is not None:
         lines.append(f"[thinking {ctx.thinking}]")
-    if ctx.system is not None:
-        lines.append(f"system: {ctx.system}")
     for message in ctx.messages:
         content = message["content"]
         text = content if isinstance(content, str) else codec.dumps(content)
@@ -840,11 +839,9 @@ def sessions(json: JsonFlag = False) -> None:
         return
     if not found:
         show("no sessions here (`convgit init` starts one)")
-    for s in found:
-        mark = "*" if s["current"] else " "
-        name = f" {s['name']}" if s.get("name") else ""
-        problem = f"  ({s['error']})" if s.get("error") else ""
-        show(f"{mark} {s['id']}{name}  {s['entries']} entries, leaf {s['leaf']}{problem}")
+    from convgit import render
+
+    show(*render.session_lines(found))
 
 
 # -- moving in the conversation (never changes a file) ------------------------------------------
@@ -852,12 +849,29 @@ def sessions(json: JsonFlag = False) -> None:
 
 @command()
 def switch(
-    ref: Annotated[str, typer.Argument(help="The entry to make the active leaf.")],
+    ref: Annotated[
+        str | None,
+        typer.Argument(help="The entry to make the active leaf (with --branch: the fork point)."),
+    ] = None,
+    tip: Annotated[
+        bool, typer.Option("--tip", help="Go to the newest deepest leaf below REF instead.")
+    ] = False,
+    branch: Annotated[
+        str | None,
+        typer.Option(
+            "--branch", help="Go to the newest leaf of branch N of `convgit branches`.", metavar="N"
+        ),
+    ] = None,
     json: JsonFlag = False,
 ) -> None:
     """Move the active leaf. The files are not changed."""
     session = open_session()
-    leaf = session.switch(ref)
+    if branch is not None:
+        leaf = session.switch_branch(_positive(branch, "--branch"), ref)
+    elif ref is None:
+        raise UsageError("Say where to switch to.", "convgit switch REF, or --branch N")
+    else:
+        leaf = session.switch(ref, tip=tip)
     _moved(session, leaf, json, "switched to")
 
 
@@ -869,6 +883,10 @@ def _moved(session: Session, leaf: str, json: bool, verb: str) -> None:
 
     show(_prefixed(verb, render.entry_line(session, leaf, on_path=True)))
     boundary(session)
+
+
+def _entries(count: int) -> str:
+    return f"{count} entr{'y' if count == 1 else 'ies'}"
 
 
 def _prefixed(verb: str, line: Styled) -> Styled:
@@ -885,12 +903,44 @@ def fork(
         str | None,
         typer.Option("--summary", help="What the branch left behind learned (a branch_summary)."),
     ] = None,
+    new_session: Annotated[
+        bool,
+        typer.Option(
+            "--new-session", help="Start a new session from the root-to-REF path; this one stays."
+        ),
+    ] = False,
+    name: Annotated[
+        str | None, typer.Option("--name", help="With --new-session: its display name.")
+    ] = None,
     json: JsonFlag = False,
 ) -> None:
-    """Go back to an entry and branch from there. The files are not changed."""
+    """Go back to an entry and branch from there (or, with --new-session, into a new session
+    that keeps the path up to it). The files are not changed."""
     session = open_session()
-    leaf = session.fork(ref, text, summary)
-    _moved(session, leaf, json, "forked:")
+    if not new_session:
+        if name is not None:
+            raise UsageError("--name goes with --new-session.", "convgit name NAME names a session")
+        leaf = session.fork(ref, text, summary)
+        _moved(session, leaf, json, "forked:")
+        return
+    if text is not None or summary is not None:
+        raise UsageError(
+            "--new-session takes no TEXT or --summary: the new session starts at REF.",
+            "add the next message there with `convgit user TEXT`",
+        )
+    made = session.fork_session(ref, name=name)
+    source = (made.tree.header or {}).get("forkedFrom")
+    if json:
+        out({"session": made.id, "source": source, "leaf": made.leaf, "files_changed": False})
+        return
+    from convgit import render
+
+    show(
+        f"started session {made.id} from session {session.id} at {made.leaf}"
+        f" ({_entries(len(made.tree.entries))}); it is now current, and {session.id} is unchanged"
+    )
+    show(render.entry_line(made, str(made.leaf), on_path=True))
+    boundary(made)
 
 
 @command()
@@ -908,11 +958,19 @@ def edit(
 @command()
 def retry(
     ref: Annotated[str, typer.Argument(help="The reply to try again (default: the leaf).")] = "@",
+    turn: Annotated[
+        bool,
+        typer.Option(
+            "--turn",
+            help="Go back to before the last user message: the next one starts a new attempt.",
+        ),
+    ] = False,
     json: JsonFlag = False,
 ) -> None:
-    """Move the leaf so the next reply is a new sibling of REF. Files are not changed."""
+    """Move the leaf so the next reply is a new sibling of REF (with --turn, so the next user
+    message is a new sibling of the last one). Files are not changed."""
     session = open_session()
-    leaf = session.retry(ref)
+    leaf = session.retry(ref, turn=turn)
     _moved(session, leaf, json, "ready to retry from")
 
 
@@ -1419,3 +1477,6 @@ def _run() -> None:
     one.registered_callback = app.registered_callback
     one.registered_commands = chosen
     one()
+
+
+from convgit import cli_history  # noqa: E402, F401  (registers its commands on app)

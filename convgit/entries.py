@@ -41,6 +41,8 @@ TREE_FIELDS: dict[str, dict[str, FieldSpec]] = {
     "compaction": {"summary": (_S, True), "firstKeptId": (_S_OR_NULL, True)},
     "branch_summary": {"fromId": (_S, True), "summary": (_S, True)},
     "note": {"text": (_S, True), "source": (_S, False)},
+    # the system prompt from here on down the path (null: none)
+    "system": {"text": (_S_OR_NULL, True)},
     "custom": {"kind": (_S, True), "data": (_ANY, False)},
 }
 META_FIELDS: dict[str, dict[str, FieldSpec]] = {
@@ -55,6 +57,8 @@ META_FIELDS: dict[str, dict[str, FieldSpec]] = {
         "base64": (_S, False),
         "ts": (_S, True),
     },
+    # what a redaction rewrote (the entries changed and how many matches), never the text
+    "redaction": {"entries": ((list,), True), "matches": ((int,), True), "ts": (_S, True)},
     # how far an import of an agent's file got, so the next one continues from there
     "import": {
         "agent": (_S, True),
@@ -292,7 +296,7 @@ class Entry:
         return record
 
 
-_NULLABLE_REQUIRED = {"firstKeptId", "label", "parentId"}
+_NULLABLE_REQUIRED = {"firstKeptId", "label", "parentId", "text"}
 
 
 @dataclass(frozen=True)
@@ -365,6 +369,15 @@ class Note(Entry):
 
 
 @dataclass(frozen=True)
+class SystemPrompt(Entry):
+    """The system prompt the model is sent from this entry on down its path (None: none)."""
+
+    kind: ClassVar[str] = "system"
+    _wire: ClassVar[dict[str, str]] = {"text": "text"}
+    text: str | None = None
+
+
+@dataclass(frozen=True)
 class Custom(Entry):
     kind: ClassVar[str] = "custom"
     _wire: ClassVar[dict[str, str]] = {"custom_kind": "kind", "data": "data"}
@@ -385,7 +398,16 @@ class Unknown(Entry):
 
 ENTRY_CLASSES: dict[str, type[Entry]] = {
     cls.kind: cls
-    for cls in (Message, ModelChange, ThinkingLevel, Compaction, BranchSummary, Note, Custom)
+    for cls in (
+        Message,
+        ModelChange,
+        ThinkingLevel,
+        SystemPrompt,
+        Compaction,
+        BranchSummary,
+        Note,
+        Custom,
+    )
 }
 
 

@@ -8,6 +8,7 @@ class ConvgitError(Exception):
     """Base class: an expected failure with one clear sentence for the user."""
 
     exit_code = 1
+    report: tuple[str, ...] = ()  # lines printed after the sentence (fsck's, for a corrupt store)
 
     def __init__(self, message: str, hint: str | None = None) -> None:
         super().__init__(message)
@@ -49,9 +50,14 @@ class UsageError(ConvgitError):
 
 
 class CorruptStoreError(ConvgitError):
-    """The store cannot be read without guessing: fsck names the problem, repair fixes it."""
+    """The store cannot be read without guessing: fsck names the problem, repair fixes it.
+    ``report`` holds fsck's lines for it, when there is more to say than the first problem."""
 
     exit_code = 3
+
+    def __init__(self, message: str, hint: str | None = None, report: tuple[str, ...] = ()) -> None:
+        super().__init__(message, hint)
+        self.report = report
 
 
 class RunInterruptedError(ConvgitError):

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from convgit.agents.hooks import Change as HooksChange
     from convgit.agents.hooks import ScopeState
+    from convgit.branching import Fork
     from convgit.resume import Resumed
     from convgit.session import ImportResult, RestoreResult, RunReport, Session, Status
     from convgit.sidecar import SavedState, SnapshotInfo
@@ -117,6 +118,9 @@ def summary(record: dict[str, Any], width: int = 72) -> str:
         head, text = "model", f"{record.get('provider')}/{record.get('model')}"
     elif kind == "thinking":
         head, text = "thinking", str(record.get("level"))
+    elif kind == "system":
+        prompt = record.get("text")
+        head, text = "system prompt", "(none)" if prompt is None else str(prompt)
     elif kind == "compaction":
         head, text = "compaction", str(record.get("summary"))
     elif kind == "branch_summary":
@@ -517,3 +521,111 @@ def _shown_path(path: Path) -> str:
         except ValueError:
             continue
     return str(path)
+
+
+def session_lines(found: list[dict[str, Any]]) -> list[str]:
+    """A line per session of ``list_sessions``: current mark, id, name, size, leaf, when it was
+    created, and where it comes from (the session and entry it was forked from, the agent's
+    session it mirrors)."""
+    out = []
+    for s in found:
+        mark = "*" if s["current"] else " "
+        name = f"  {s['name']}" if s.get("name") else ""
+        count = s["entries"]
+        facts = [f"{count} entr{'y' if count == 1 else 'ies'}", f"leaf {s['leaf']}"]
+        if s.get("created"):
+            facts.append(f"created {_when(str(s['created']))}")
+        source = s.get("source")
+        if isinstance(source, dict):
+            facts.append(f"forked from {source.get('session')} at {source.get('entry')}")
+        if s.get("agent"):
+            facts.append(f"mirrors {s['agent']} session {s.get('agent_session_id')}")
+        problem = f"  ({s['error']})" if s.get("error") else ""
+        out.append(f"{mark} {s['id']}{name}  {', '.join(facts)}{problem}")
+    return out
+
+
+def _when(ts: str) -> str:
+    """An ISO 8601 UTC time as a listing shows it: to the minute."""
+    return ts[:16].replace("T", " ") + " UTC" if ts.endswith("Z") and len(ts) >= 16 else ts
+
+
+def branch_lines(session: Session, fork: Fork, ref: str | None = None) -> list[Styled]:
+    """``convgit branches``: the fork point, then a row per branch: its number (``*`` where the
+    active leaf is), first entry and newest deepest leaf, how many entries lead there, the
+    leaf's first line, the branch's labels and its newest snapshot."""
+    tree = session.tree
+    if fork.at is None:
+        head = Styled("branches at the roots of the tree", style="bold")
+    else:
+        head = Styled("branches at ", style="bold").append_text(
+            entry_line(session, fork.at, on_path=fork.at in set(tree.path()))
+        )
+    out = [head]
+    for branch in fork.branches:
+        line = Styled("* " if branch.active else "  ", style="bold green")
+        line.append(f"{branch.number}  ", style="bold")
+        line.append(shown_id(tree, branch.first), style="yellow")
+        if branch.leaf != branch.first:
+            line.append(" … ", style="dim").append(shown_id(tree, branch.leaf), style="yellow")
+        count = f"{branch.length} entr{'y' if branch.length == 1 else 'ies'}"
+        line.append(f"  {count}  ").append(summary(tree.entries[branch.leaf], width=60))
+        for label in branch.labels.values():
+            line.append(f" [{label}]", style="cyan")
+        if branch.snapshot is not None:
+            line.append(f" {SNAPSHOT_MARK} {shown_id(tree, branch.snapshot)}", style="magenta")
+        if branch.leaf == tree.leaf:
+            line.append(" ← context", style="bold green")
+        out.append(line)
+    if fork.branches:
+        at = "" if ref is None else f"{ref} "
+        out.append(Styled(f"`convgit switch {at}--branch N` goes to the end of branch N", "dim"))
+    return out
+
+
+def redact_lines(report: Any, described: str) -> list[str]:
+    """What a redaction did (or would do): per session, the entries and other lines rewritten,
+    the files of the store scrubbed, the snapshots rewritten and the page removed; then the run
+    logs, what it did not cover, and how the old git objects go."""
+    would = report.dry_run
+    out = [] if report.sessions else ["no sessions here to redact"]
+    for found in report.sessions:
+        if not found.changed:
+            out.append(f"session {found.session}: no match of {described}")
+            continue
+        verb = "would redact" if would else "redacted"
+        count = found.matches + sum(found.files.values())
+        out.append(
+            f"session {found.session}: {verb} {count} match{'es' if count != 1 else ''} of"
+            f" {described}"
+        )
+        out += [f"  entry {e}: {', '.join(fields)}" for e, fields in found.entries.items()]
+        out += [f"  line {n} of the session file" for n in found.lines]
+        out += [f"  {name}: {n} match{'es' if n != 1 else ''}" for name, n in found.files.items()]
+        for ref, paths in found.snapshots.items():
+            what = "saved state" if "/" in ref else "snapshot of"
+            out.append(f"  {what} {ref}: {', '.join(paths) or 'rewritten (its parent was)'}")
+        if found.page is not None:
+            out.append(
+                f"  {'would remove' if would else 'removed'} the page {Path(found.page).name}"
+                " (`convgit html` writes it again)"
+            )
+        if found.agent is not None:
+            out.append(
+                f"  it mirrors {found.agent}: that agent's own transcript still holds the text"
+            )
+    for path, n in report.runs.items():
+        out.append(f"run log {path}: {'would redact' if would else 'redacted'} {n}")
+    out += [f"warning: {sentence}" for sentence in report.elsewhere]
+    out += [
+        f"warning: {path} in the working tree still holds a match (redact never changes your files)"
+        for path in report.working_tree
+    ]
+    if report.rewrote_commits and not would:
+        out.append(
+            "the old snapshot commits are unreachable now: `git gc --prune=now` removes them"
+            " from the repository"
+        )
+    if would:
+        out.append("dry run: nothing was changed")
+    return out

@@ -67,6 +67,8 @@ def replay(tree: Tree, leaf: str | None = None) -> Context:
             ctx.model = {"provider": record["provider"], "model": record["model"]}
         elif kind == "thinking":
             ctx.thinking = record["level"]
+        elif kind == "system":
+            ctx.system = record["text"]
         elif kind == "compaction":
             kept = record["firstKeptId"]
             if kept is None:

@@ -28,7 +28,18 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from convgit import appending, codec, entries, faults, repair, replay, restoring, store, tree
+from convgit import (
+    appending,
+    branching,
+    codec,
+    entries,
+    faults,
+    repair,
+    replay,
+    restoring,
+    store,
+    tree,
+)
 from convgit.entries import Entry
 from convgit.errors import (
     AmbiguousRefError,
@@ -212,7 +223,7 @@ class Session:
         if sid is None:
             if create:
                 return cls.create(path, store_dir=store_dir, fsync=fsync)
-            raise NotFoundError("There is no current convgit session here.", "convgit init")
+            raise _no_session(location, "There is no current convgit session here.")
         self = cls(location, find_session(location, sid), fsync=fsync)
         self.reload()
         return self
@@ -232,7 +243,28 @@ class Session:
     ) -> Session:
         """Start a new session and make it current. Snapshots default to on inside git.
         ``agent``: (agent name, the agent's session id) of the session this one mirrors."""
-        location = store.locate(path, store_dir)
+        return cls._start(
+            store.locate(path, store_dir),
+            name=name,
+            snapshots=snapshots,
+            fsync=fsync,
+            forked_from=forked_from,
+            agent=agent,
+            make_current=make_current,
+        )
+
+    @classmethod
+    def _start(
+        cls,
+        location: store.StoreLocation,
+        *,
+        name: str | None = None,
+        snapshots: bool | None = None,
+        fsync: bool = False,
+        forked_from: dict[str, str] | None = None,
+        agent: tuple[str, str] | None = None,
+        make_current: bool = True,
+    ) -> Session:
         if snapshots and location.git is None:
             raise NoWorkspaceError(
                 "Snapshots need a git repository, and this folder is not in one.",
@@ -557,6 +589,11 @@ class Session:
             record["parentId"] = branch
         return self.append(record, force=force)
 
+    def set_system(self, text: str | None, *, force: bool = False) -> Entry:
+        """Record the system prompt the model is sent from here on (None: none) as a settings
+        entry at the active leaf; replay takes the last one on the path, as for ``model``."""
+        return self.append({"type": "system", "text": text}, force=force)
+
     def _new_message(self, role: str, content: Any, ident: str | None = None) -> dict[str, Any]:
         record = {"type": "message", "role": role, "content": content}
         if ident is not None:
@@ -778,17 +815,42 @@ class Session:
 
     # -- moving in the conversation (never changes a file) --------------------------------------
 
-    def switch(self, ref: str) -> str:
-        """Make ``ref`` the active leaf. Files are not touched."""
+    def switch(self, ref: str, *, tip: bool = False) -> str:
+        """Make ``ref`` the active leaf; with ``tip``, the newest deepest leaf below ``ref`` (the
+        end of its branch written to last). Files are not touched."""
         target = self.resolve(ref)
+        if tip:
+            target = self.tree.newest_leaf(target)
+        self._write(lambda: [entries.leaf(target)], builds_on_leaf=False)
+        return target
+
+    def branches(self, ref: str | None = None) -> branching.Fork:
+        """The branches that start at ``ref`` (default: the nearest fork point at or above the
+        active leaf), numbered in the order they were started; see ``branching``."""
+        self.tree.check(f"Session {self.id}")
+        if ref is not None:
+            at: str | None = self.resolve(ref)
+        elif self.tree.leaf is None:
+            raise NotFoundError("The session has no entries yet.", 'convgit user "..."')
+        else:
+            at = branching.fork_point(self.tree, self.tree.leaf)
+        return branching.fork_at(self.tree, at, self.read_sidecar().snapshots)
+
+    def switch_branch(self, number: int, ref: str | None = None) -> str:
+        """Make the newest deepest leaf of branch ``number`` of ``branches(ref)`` the leaf."""
+        target = self.branches(ref).branch(number).leaf
         self._write(lambda: [entries.leaf(target)], builds_on_leaf=False)
         return target
 
     def fork(self, ref: str, text: str | None = None, summary: str | None = None) -> str:
         """Go back to ``ref`` and branch from there. With ``summary``, a ``branch_summary``
         (carrying what the branch left behind learned) is appended under ``ref``; with ``text``,
-        a user message starts the new branch. Nothing is copied; files are not touched."""
+        a user message starts the new branch. Nothing is copied; files are not touched. Refused
+        inside a tool run (``branching.refusal``): the branch would leave a tool call waiting."""
         target = self.resolve(ref)
+        refused = branching.refusal(self.tree, target, f"A fork from {target}")
+        if refused is not None:
+            raise refused
         left = self.tree.leaf
 
         def build() -> list[dict[str, Any]]:
@@ -815,26 +877,60 @@ class Session:
 
     def edit(self, ref: str, text: str) -> str:
         """A new version of message ``ref``: a sibling with the same role and new text, which
-        becomes the leaf. The original stays in the tree."""
+        becomes the leaf. The original stays in the tree. Refused for a tool result, an
+        assistant message whose tool calls are not all answered, and a message whose new version
+        would come between a tool call and its result; the hint names where to branch instead."""
         target = self.resolve(ref)
         record = self.tree.entries[target]
         if record["type"] != "message" or record["role"] == "tool":
+            caller = _caller(self.tree, target)
             raise RefusedError(
                 f"Entry {target} is a {_describe(record)}; only user and assistant messages can"
-                " be edited."
+                " be edited.",
+                None if caller is None else f"edit or retry {caller}, the call it answers",
+            )
+        run = branching.tool_run(self.tree, target)
+        if run is not None:
+            caller, waiting = run
+            raise RefusedError(
+                f"Entry {target} is an assistant message whose tool calls are not all answered"
+                f" ({', '.join(waiting)}): a new version beside it would leave its run unfinished.",
+                branching.right_points(self.tree, caller, target),
             )
         parent = record["parentId"]
+        if parent is not None:
+            what = f"A new version of {target} (beside it, below {parent})"
+            refused = branching.refusal(self.tree, parent, what)
+            if refused is not None:
+                raise refused
         made = self._write(
             lambda: [self._new_entry("message", parent, role=record["role"], content=text)],
             builds_on_leaf=False,
         )
         return str(made[0]["id"])
 
-    def retry(self, ref: str = "@") -> str:
+    def retry(self, ref: str = "@", *, turn: bool = False) -> str:
         """Get ready to ask again: for an assistant reply, the leaf moves to the message it
-        answered (the next reply becomes its sibling); for any other entry, to that entry."""
+        answered (the next reply becomes its sibling); for any other entry, to that entry. With
+        ``turn``, to just before the last user message at or above ``ref`` (tool results are not
+        user messages), so the next user message starts the new attempt and the turn left
+        behind, tool runs and all, is not in its context."""
         target = self.resolve(ref)
         record = self.tree.entries[target]
+        if turn:
+            asked = branching.last_user_message(self.tree, target)
+            before: str | None = self.tree.entries[asked]["parentId"]
+            if before is None:
+                raise RefusedError(
+                    f"The last user message, {asked}, is the first entry: there is nothing before"
+                    " it to go back to.",
+                    f"`convgit edit {asked} TEXT` starts the new attempt beside it",
+                )
+            refused = branching.refusal(self.tree, before, f"Going back to {before}")
+            if refused is not None:
+                raise refused
+            self._write(lambda: [entries.leaf(before)], builds_on_leaf=False)
+            return before
         if record["type"] == "message" and record["role"] == "assistant":
             parent = record["parentId"]
             if parent is None:
@@ -842,6 +938,51 @@ class Session:
             target = parent
         self._write(lambda: [entries.leaf(target)], builds_on_leaf=False)
         return target
+
+    def fork_session(self, ref: str, *, name: str | None = None) -> Session:
+        """A new session, made current, whose history is the root-to-``ref`` path of this one
+        (the same entries with their ids, and their labels) and whose header records where it
+        came from (``forkedFrom``: this session and ``ref``). This session is not changed. The
+        snapshots of the shared path are shared, not copied: the new session's records and refs
+        name the same commits. Refused inside a tool run, as ``fork`` is."""
+        target = self.resolve(ref)
+        refused = branching.refusal(self.tree, target, f"A fork from {target}")
+        if refused is not None:
+            raise refused
+        path = self.tree.path(target)
+        labels = self.tree.labels
+        copied = [self.tree.entries[i] for i in path]
+        copied += [entries.label(i, labels[i]) for i in path if i in labels]
+        snapshots = self.sidecar.snapshots if self.sidecar_file.path.exists() else {}
+        shared = [snapshots[i] for i in path if i in snapshots]
+        ws = self.workspace() if shared else None  # refuses before anything is made
+        new = Session._start(
+            self.location,
+            name=name,
+            snapshots=self.snapshots_enabled,
+            fsync=self.file.fsync,
+            forked_from={"session": self.id, "entry": target},
+        )
+        new._write(lambda: copied, builds_on_leaf=False)
+        if ws is not None:
+            for snap in shared:
+                ws.set_ref(f"refs/convgit/{new.id}/{snap.entry}", snap.commit)
+            new.sidecar_file.append(
+                [
+                    {
+                        "type": "snapshot",
+                        "entry": snap.entry,
+                        "commit": snap.commit,
+                        "tree": snap.tree,
+                        "ts": snap.ts,
+                        "files": snap.files,
+                        "skipped": snap.skipped,
+                    }
+                    for snap in shared
+                ]
+            )
+            new._sidecar = None
+        return new
 
     def label(self, ref: str, name: str | None) -> str:
         """Bookmark ``ref`` as ``name`` (None clears its label). A label names one entry:
@@ -1059,6 +1200,10 @@ class Session:
         path = self.location.index_path(self.id)
         path.parent.mkdir(parents=True, exist_ok=True)
         return path
+
+    def workspace_lock(self) -> AbstractContextManager[None]:
+        """Held by whatever reads or rewrites this session's snapshots as a whole (redaction)."""
+        return self._workspace_lock()
 
     def _workspace_lock(self) -> AbstractContextManager[None]:
         """One snapshot or restore at a time per session and worktree."""
@@ -1319,7 +1464,7 @@ def find_session(location: store.StoreLocation, ref: str) -> str:
             f"{len(named)} sessions are named '{ref}'.", "give the session's id (convgit sessions)"
         )
     if not named:
-        raise NotFoundError(f"There is no session '{ref}' here.", "convgit sessions")
+        raise _no_session(location, f"There is no session '{ref}' here.")
     return str(named[0])
 
 
@@ -1359,6 +1504,7 @@ def _rows(location: store.StoreLocation) -> list[dict[str, Any]]:
                 agent=(t.header or {}).get("agent"),
                 agent_session_id=(t.header or {}).get("agentSession"),
                 agent_sessions=sorted(ident for _, ident in t.agent_sessions),
+                source=(t.header or {}).get("forkedFrom"),
                 snapshots=session.snapshots_enabled,
                 error=t.fatal[0].sentence() if t.fatal else None,
             )
@@ -1371,6 +1517,7 @@ def _rows(location: store.StoreLocation) -> list[dict[str, Any]]:
                 agent=None,
                 agent_session_id=None,
                 agent_sessions=[],
+                source=None,
                 error=exc.message,
             )
         found.append(row)
@@ -1378,6 +1525,17 @@ def _rows(location: store.StoreLocation) -> list[dict[str, Any]]:
 
 
 # -- small pure pieces ------------------------------------------------------------------------
+
+
+def _no_session(location: store.StoreLocation, sentence: str) -> NotFoundError:
+    """Not found (exit 1), with the sessions there are; reading them may find the store
+    damaged instead (exit 3)."""
+    found = list_sessions(location.root, location.root)
+    if not found:
+        return NotFoundError(sentence, "convgit init")
+    shown = [s["id"] + (f" ({s['name']})" if s.get("name") else "") for s in found[:10]]
+    more = f" and {len(found) - 10} more" if len(found) > 10 else ""
+    return NotFoundError(sentence, f"the sessions here: {', '.join(shown)}{more}")
 
 
 def _agent_session(
@@ -1628,6 +1786,20 @@ def _fresh_id(known: dict[str, Any], made: dict[str, Any]) -> str:
             return candidate
 
 
+def _caller(found: tree.Tree, ident: str) -> str | None:
+    """The assistant message that made the call tool result ``ident`` answers, above it."""
+    record = found.entries[ident]
+    if record["type"] != "message" or record["role"] != "tool":
+        return None
+    node: str | None = record["parentId"]
+    while node is not None:
+        above = found.entries[node]
+        if above["type"] == "message" and record["toolCallId"] in entries.tool_call_ids(above):
+            return node
+        node = above["parentId"]
+    return None
+
+
 def _describe(record: dict[str, Any]) -> str:
     if record["type"] == "message":
         return f"{record['role']} message"
@@ -1639,18 +1811,14 @@ def _check_label(name: str) -> None:
         not name
         or name != name.strip()
         or any(c in name for c in "~ \t\n")
-        or name
-        in (
-            "@",
-            "HEAD",
-            "root",
-            WORKING_TREE,
-        )
+        or name.startswith(":")  # `:N` is the N-th user message
+        or name in ("@", "HEAD", "root", WORKING_TREE)
         or name.startswith(SAVED_PREFIX)
     ):
         raise UsageError(
-            f"'{name}' cannot be a label: use a word without spaces or '~' (not @, HEAD, root"
-            f" or ., nor starting with {SAVED_PREFIX}, which names saved states)."
+            f"'{name}' cannot be a label: use a word without spaces or '~', not starting with"
+            f" ':' or {SAVED_PREFIX} (which name user messages and saved states), and not @,"
+            " HEAD, root or ."
         )
 
 

@@ -127,12 +127,18 @@ class StoreLocation:
 
     def current(self) -> str | None:
         """The session made current in this worktree (or, in a store made outside git before
-        the folder became a repository, the one made current then)."""
+        the folder became a repository, the one made current then); None when there is none. A
+        pointer that exists but cannot be read is a damaged store (exit 3), never "no session"."""
         for pointer in (self.current_pointer, self.root / "current" / "store"):
             try:
-                sid = pointer.read_text().strip()
-            except OSError:
+                sid = pointer.read_text(errors="replace").strip()
+            except (FileNotFoundError, NotADirectoryError):
                 continue
+            except OSError as exc:
+                raise CorruptStoreError(
+                    f"The store's pointer to the current session, {pointer}, cannot be read"
+                    f" ({exc.strerror or exc})."
+                ) from None
             if sid:
                 return sid
         return None
@@ -163,12 +169,22 @@ class StoreLocation:
         return self.lock_path(f"{sid}-{self.worktree_key}")
 
     def session_ids(self) -> list[str]:
-        if not self.sessions.is_dir():
+        """The sessions of the store; [] when it has none yet. A store or sessions folder that
+        exists but cannot be listed is a damaged store (exit 3), never an empty one."""
+        try:
+            names = os.listdir(self.sessions)
+        except FileNotFoundError:
             return []
+        except OSError as exc:
+            raise CorruptStoreError(
+                f"The store's sessions folder {self.sessions} cannot be read"
+                f" ({exc.strerror or exc}).",
+                "check the folder given by --store or CONVGIT_STORE",
+            ) from None
         return sorted(
-            p.name[: -len(".jsonl")]
-            for p in self.sessions.iterdir()
-            if p.name.endswith(".jsonl") and p.name.count(".") == 1
+            name[: -len(".jsonl")]
+            for name in names
+            if name.endswith(".jsonl") and name.count(".") == 1
         )
 
 

@@ -111,6 +111,7 @@ class Tree:
     imports: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     # (agent, agent session id) of the other agent sessions this one mirrors: resumed, forked
     agent_sessions: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    redactions: list[dict[str, Any]] = field(default_factory=list)  # what `redact` rewrote
     # positions in ``entries`` of the entries whose parent is not the entry just before them
     _starts: list[int] = field(default_factory=list)
     # position and line of the first entry of each run of entries on consecutive lines
@@ -266,6 +267,8 @@ class Tree:
             self.imports[(record["agent"], record["source"])] = record
         elif kind == "agent_session":
             self.agent_sessions.setdefault((record["agent"], record["agentSession"]), record)
+        elif kind == "redaction":
+            self.redactions.append(record)
         else:
             self.name = record["name"]
 
@@ -356,9 +359,14 @@ class Tree:
         if fatal:
             extra = len(fatal) - 1
             more = f" (and {extra} more problem{'s' if extra > 1 else ''})" if extra else ""
+            report = tuple(
+                ("error: " if p.fatal else "warning: ") + p.sentence()
+                for p in sorted(self.problems, key=lambda p: p.line or 0)
+            )
             raise CorruptStoreError(
                 f"{what} cannot be read safely: {fatal[0].sentence()}{more}.",
                 "run `convgit fsck` for the full report and `convgit repair` to fix it",
+                report,
             )
 
     @property
@@ -459,7 +467,8 @@ class Tree:
         return self._run_positions[run] + line - self._run_lines[run]
 
     def resolve(self, ref: str) -> str:
-        """An entry id from ``@``, ``@~N``, ``root``, a label, a unique id prefix, or ``X~N``."""
+        """An entry id from ``@``, ``@~N``, ``root``, ``:N`` (the N-th user message of the active
+        path; ``:-N`` counts from its end), a label, a unique id prefix, or ``X~N``."""
         ref = ref.strip()
         base, _, back = ref.partition("~")
         steps = 0
@@ -475,6 +484,29 @@ class Tree:
             ident = parent
         return ident
 
+    def _user_message(self, base: str) -> str:
+        number = _count(base[1:])
+        if number is None:
+            raise UsageError(
+                f"'{base}' is not a reference: ':N' takes a whole number other than 0 (':1' is"
+                " the first user message of the active path, ':-1' the last)."
+            )
+        if self.leaf is None:
+            raise NotFoundError("The session has no entries yet.", 'convgit user "..."')
+        users = [
+            ident
+            for ident in self.path()
+            if self.entries[ident]["type"] == "message" and self.entries[ident]["role"] == "user"
+        ]
+        if not 1 <= abs(number) <= len(users):
+            count = len(users)
+            raise NotFoundError(
+                f"The active path has {count} user message{'' if count == 1 else 's'}; '{base}'"
+                " is not one of them.",
+                "convgit log",
+            )
+        return users[number - 1 if number > 0 else number]
+
     def _resolve_base(self, base: str) -> str:
         if base in ("@", "HEAD", ""):
             if self.leaf is None:
@@ -484,6 +516,8 @@ class Tree:
             if self.leaf is None:
                 raise NotFoundError("The session has no entries yet.", 'convgit user "..."')
             return self.path()[0]
+        if base.startswith(":"):
+            return self._user_message(base)
         if base in self.entries:
             return base
         labelled = [ident for ident, name in self.labels.items() if name == base]
@@ -499,6 +533,14 @@ class Tree:
             f"'{base}' matches {len(matches)} entries ({shown}).",
             "give more characters of the id",
         )
+
+
+def _count(text: str) -> int | None:
+    """``N`` or ``-N`` as a whole number other than 0, else None."""
+    digits = text[1:] if text.startswith("-") else text
+    if not (digits.isascii() and digits.isdigit()) or int(digits) == 0:
+        return None
+    return int(text)
 
 
 def build(parsed: Iterable[tuple[int, Any]]) -> Tree:

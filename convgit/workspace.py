@@ -413,6 +413,23 @@ class Workspace:
             raise WorkspaceError(f"git {verb} failed: {_git_words(err, code)}")
         return done
 
+    def git(self, *args: str, stdin: bytes | None = None) -> bytes:
+        """git's output for ``args`` on this repository, with convgit's environment and safe
+        settings (no hook, no user index); a failure raises ``WorkspaceError`` in git's words.
+        For the git-level modules beside this one; every ref they write goes through
+        ``set_ref``."""
+        return self._git(*args, stdin=stdin).stdout
+
+    def objects(self) -> treediff.Objects:
+        """A reader of this repository's objects (one `git cat-file --batch`), for a ``with``."""
+        return self._objects()
+
+    def forget_index(self, index: Path) -> None:
+        """Remove a private index and what is kept beside it: the next snapshot rebuilds it
+        (after objects it named were rewritten, it must not trust them)."""
+        with gitindex.locked(index.absolute()):
+            self._forget(index.absolute())
+
     def _objects(self) -> treediff.Objects:
         """A reader of this repository's objects (one `git cat-file --batch`): use it in a
         ``with`` block."""

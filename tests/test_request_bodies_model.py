@@ -134,7 +134,16 @@ class Conversations(RuleBasedStateMachine):
     @precondition(lambda self: self.s.leaf)
     @rule(data=st.data(), text=st.none() | TEXT, summary=st.none() | TEXT)
     def fork(self, data: st.DataObject, text: str | None, summary: str | None) -> None:
-        self.s.fork(data.draw(st.sampled_from(self._ids())), text, summary)
+        target = data.draw(st.sampled_from(self._ids()))
+        if self.s.tree.open_tool_calls(target):  # inside a tool run: refused, nothing written
+            before = self.s.file.path.read_bytes()
+            try:
+                self.s.fork(target, text, summary)
+            except RefusedError:
+                assert self.s.file.path.read_bytes() == before
+                return
+            raise AssertionError(f"a fork from {target}, inside a tool run, was made")
+        self.s.fork(target, text, summary)
 
     @precondition(lambda self: self.s.leaf)
     @rule(data=st.data())

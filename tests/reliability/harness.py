@@ -82,12 +82,17 @@ def no_crash(result: Result) -> None:
 
 
 def one_sentence_error(stderr: str) -> str:
-    """Assert ``stderr`` is one ``convgit: ...`` sentence and at most one ``  hint:`` line;
-    return the whole text."""
+    """Assert ``stderr`` is one ``convgit: ...`` sentence, then (for a corrupt store) fsck's
+    report of it, one ``  error:`` or ``  warning:`` line per problem, and at most one
+    ``  hint:`` line; return the whole text."""
     lines = stderr.rstrip("\n").split("\n")
+    report = [line for line in lines[1:] if line.startswith(("  error: ", "  warning: "))]
+    lines = [lines[0], *lines[1 + len(report) :]]
     assert 1 <= len(lines) <= 2, f"expected one sentence and maybe a hint, got {stderr!r}"
     assert lines[0].startswith("convgit: "), stderr
     assert lines[0].rstrip().endswith("."), f"not a sentence: {lines[0]!r}"
+    if report:
+        assert lines[0].startswith("convgit: Session ") and "cannot be read" in lines[0], stderr
     if len(lines) == 2:
         assert lines[1].startswith("  hint: "), stderr
     assert "Traceback" not in stderr

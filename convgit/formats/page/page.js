@@ -120,6 +120,9 @@
     } else if (kind === "thinking") {
       head = "thinking";
       text = pyStr(r.level);
+    } else if (kind === "system") {
+      head = "system prompt";
+      text = r.text === null || r.text === undefined ? "(none)" : pyStr(r.text);
     } else if (kind === "compaction") {
       head = "compaction";
       text = pyStr(r.summary);
@@ -612,6 +615,9 @@
       out.push(bodyText(`${pyStr(r.provider)}/${pyStr(r.model)}`));
     } else if (r.type === "thinking") {
       out.push(bodyText(`thinking level ${pyStr(r.level)}`));
+    } else if (r.type === "system") {
+      out.push(el("p", "said", "the system prompt from here on (the model is sent it first):"));
+      out.push(bodyText(r.text === null || r.text === undefined ? "(none)" : pyStr(r.text)));
     } else {
       out.push(bodyText(JSON.stringify(r, null, 2)));
     }
