@@ -12,8 +12,9 @@ so, naming the entries a branch can start from instead.
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Container, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from convgit.errors import NotFoundError, RefusedError
 from convgit.tree import Tree
@@ -112,12 +113,16 @@ def tool_run(tree: Tree, ident: str) -> tuple[str, list[str]] | None:
     waiting = tree.open_tool_calls(ident)
     if not waiting:
         return None
-    node = ident
-    while tree.entries[node]["role"] == "tool":
+    node = ident  # up past the results and settings entries to the message that made the calls
+    while not _is_message(tree.entries[node], "assistant"):
         parent = tree.entries[node]["parentId"]
         assert parent is not None, "open calls have their assistant message above"
         node = parent
     return node, waiting
+
+
+def _is_message(record: Mapping[str, Any], role: str) -> bool:
+    return record["type"] == "message" and record.get("role") == role
 
 
 def right_points(tree: Tree, caller: str, ident: str) -> str:
@@ -144,7 +149,7 @@ def _answered_below(tree: Tree, ident: str) -> str | None:
         todo += [
             child
             for child in tree.children.get(node, ())
-            if tree.entries[child]["type"] == "message" and tree.entries[child]["role"] == "tool"
+            if _is_message(tree.entries[child], "tool")
         ]
     return None
 

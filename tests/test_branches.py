@@ -184,6 +184,15 @@ def test_fork_refuses_a_point_inside_a_tool_run_and_names_the_right_points(
     assert said(s) == ["task", "start over"]
 
 
+def test_a_settings_entry_inside_a_tool_run_is_refused_as_the_run_itself(tmp_path: Path) -> None:
+    """A model change recorded while calls wait is inside the run: the fork names the calls'
+    message, not a crash (found by the random request-body model)."""
+    s, ids = tool_run(tmp_path)
+    setting = s.append({"type": "model", "provider": "anthropic", "model": "m"}).id
+    with pytest.raises(RefusedError, match=f"tool call c2 of {ids['call']} has no result at"):
+        s.fork(setting, "another way")
+
+
 def test_edit_refuses_results_unfinished_calls_and_messages_inside_a_tool_run(
     tmp_path: Path,
 ) -> None:
