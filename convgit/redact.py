@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convgit import codec, entries, scrub, store, tree
+from convgit import codec, schema, scrub, store, tree
 from convgit.errors import NoWorkspaceError, RefusedError
 
 if TYPE_CHECKING:
@@ -210,7 +210,7 @@ def _session(
         "matches": found.matches + sum(found.files.values()),
         "snapshots": sorted(found.snapshots),
         "by": "secrets" if scrubber.builtin else "pattern",
-        "ts": entries.now(),
+        "ts": schema.now(),
     }
     new_raw.append(codec.encode(record).rstrip(b"\n"))
     _check_shape(built, new_raw)

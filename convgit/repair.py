@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convgit import codec, entries, store, tree
+from convgit import codec, schema, store, tree
 from convgit.sidecar import Sidecar
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ def repair(session: Session) -> RepairReport:
         found = tree.build(lines.parsed)
         header = None
         if found.header is None:
-            header = codec.encode(entries.header(session.id, str(Path.cwd()))).rstrip(b"\n")
+            header = codec.encode(schema.header(session.id, str(Path.cwd()))).rstrip(b"\n")
         moved, backup = _move_aside(
             session.file, lines, _with_dependents(found), found.problems, header
         )

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from convgit.entries import tool_call_ids
 from convgit.errors import CorruptStoreError
+from convgit.schema import tool_call_ids
 from convgit.tree import Tree
 
 COMPACTION_PREFIX = "The conversation before this point was compacted into this summary:\n\n"

@@ -32,15 +32,14 @@ from convgit import (
     appending,
     branching,
     codec,
-    entries,
     faults,
     repair,
     replay,
     restoring,
+    schema,
     store,
     tree,
 )
-from convgit.entries import Entry
 from convgit.errors import (
     AmbiguousRefError,
     ConvgitError,
@@ -52,6 +51,7 @@ from convgit.errors import (
     UsageError,
 )
 from convgit.restoring import RestoreResult
+from convgit.schema import Entry
 from convgit.sidecar import SAVED_PREFIX, SavedState, Sidecar, SnapshotInfo, is_saved_ref
 
 if TYPE_CHECKING:
@@ -276,11 +276,11 @@ class Session:
         while location.session_path(sid).exists():
             sid = _new_session_id()
         cwd = str(location.git.worktree if location.git and location.git.worktree else Path.cwd())
-        store.create(location.session_path(sid), entries.header(sid, cwd, forked_from, agent))
+        store.create(location.session_path(sid), schema.header(sid, cwd, forked_from, agent))
         self = cls(location, sid, fsync=fsync)
         self.reload()
         if location.git is not None and snapshots is not False:
-            self.sidecar_file.append([{"type": "sidecar", "enabled": True, "ts": entries.now()}])
+            self.sidecar_file.append([schema.sidecar_switch(True)])
         if name:
             self.name(name)
         if make_current:
@@ -349,18 +349,18 @@ class Session:
         return self.tree.resolve(ref)
 
     def entry(self, ref: str) -> Entry:
-        return entries.entry_from_wire(self.tree.entries[self.resolve(ref)])
+        return schema.entry_from_wire(self.tree.entries[self.resolve(ref)])
 
     def path(self, ref: str | None = None) -> list[Entry]:
         """The entries from the root to ``ref`` (default: the active leaf)."""
         self.tree.check(f"Session {self.id}")
         leaf = None if ref is None else self.resolve(ref)
-        return [entries.entry_from_wire(self.tree.entries[i]) for i in self.tree.path(leaf)]
+        return [schema.entry_from_wire(self.tree.entries[i]) for i in self.tree.path(leaf)]
 
     def all_entries(self) -> list[Entry]:
         """Every entry, in file order."""
         self.tree.check(f"Session {self.id}")
-        return [entries.entry_from_wire(r) for r in self.tree.entries.values()]
+        return [schema.entry_from_wire(r) for r in self.tree.entries.values()]
 
     def context(self, ref: str | None = None) -> replay.Context:
         """What the model is sent at ``ref`` (default: the active leaf); see ``replay``."""
@@ -436,9 +436,9 @@ class Session:
     def _new_entry(self, kind: str, parent: str | None, **fields: Any) -> dict[str, Any]:
         record: dict[str, Any] = {
             "type": kind,
-            "id": entries.new_id(self.tree.entries),
+            "id": schema.new_id(self.tree.entries),
             "parentId": parent,
-            "ts": entries.now(),
+            "ts": schema.now(),
         }
         record.update(fields)
         return record
@@ -460,7 +460,7 @@ class Session:
             force=force,
             follow=follow,
         )
-        return [entries.entry_from_wire(self.tree.entries[i]) for i in ids]
+        return [schema.entry_from_wire(self.tree.entries[i]) for i in ids]
 
     def append_records(
         self,
@@ -488,7 +488,7 @@ class Session:
             resent = _resent(raw, known)
             made: dict[str, dict[str, Any]] = {}
             leaf = self.tree.leaf if follow else self._built_on
-            stamp = entries.now()  # one batch, one moment
+            stamp = schema.now()  # one batch, one moment
             for number, record in enumerate(raw, 1):
                 if number in resent:
                     leaf = record["id"]
@@ -500,9 +500,9 @@ class Session:
                 if "parentId" not in record:
                     record["parentId"] = leaf
                 kind = record.get("type")
-                if type(kind) is str and (kind in entries.META_FIELDS or kind == "session"):
+                if type(kind) is str and (kind in schema.META_FIELDS or kind == "session"):
                     raise InvalidEntryError(f"Entry {number} is a '{kind}' record, not an entry.")
-                problem = entries.kind_error(record)
+                problem = schema.kind_error(record)
                 if problem is None and (record["id"] in known or record["id"] in made):
                     problem = f"repeats the existing id {record['id']}"
                 parent = record["parentId"]
@@ -541,9 +541,8 @@ class Session:
         except (ConvgitError, OSError) as exc:
             why = exc.message if isinstance(exc, ConvgitError) else _os_words(exc)
             self.snapshot_error = why
-            record = {"type": "snapshot_failed", "entry": target["id"], "error": why}
             with suppress(ConvgitError, OSError):  # a full disk may refuse this line too
-                self._sidecar_append({**record, "ts": entries.now()})
+                self._sidecar_append(schema.snapshot_failed(target["id"], why))
 
     def append_user(self, text: str, *, force: bool = False, ident: str | None = None) -> Entry:
         return self.append(self._new_message("user", text, ident), force=force)
@@ -676,15 +675,8 @@ class Session:
         """Record that ``agent``'s session ``agent_session_id`` continues this one, from entry
         ``start`` (``how``: "resume", "fork"…): its file is imported here, its turns a branch.
         With ``leaf``, the active leaf moves there (files are not touched)."""
-        record: dict[str, Any] = {
-            "type": "agent_session",
-            "agent": agent,
-            "agentSession": agent_session_id,
-            "from": start,
-            "how": how,
-            "ts": entries.now(),
-        }
-        moved = [] if leaf is None else [entries.leaf(self.resolve(leaf))]
+        record = schema.agent_session(agent, agent_session_id, start, how)
+        moved = [] if leaf is None else [schema.leaf(self.resolve(leaf))]
         if (agent, agent_session_id) not in self.tree.agent_sessions:
             self._write(lambda: [record, *moved], builds_on_leaf=False)
         elif moved:
@@ -784,7 +776,7 @@ class Session:
             new = [r["id"] for r in records if "parentId" in r]
             leaf = batch.leaf if batch.leaf is not None else self.tree.leaf
             if new and leaf is not None and leaf != new[-1]:
-                records.append(entries.leaf(leaf))  # appending alone would move it to new[-1]
+                records.append(schema.leaf(leaf))  # appending alone would move it to new[-1]
             if records or batch.cursor.offset != cursor.offset:
                 head_now, before_now = before(batch.cursor)
                 records.append(
@@ -821,7 +813,7 @@ class Session:
         target = self.resolve(ref)
         if tip:
             target = self.tree.newest_leaf(target)
-        self._write(lambda: [entries.leaf(target)], builds_on_leaf=False)
+        self._write(lambda: [schema.leaf(target)], builds_on_leaf=False)
         return target
 
     def branches(self, ref: str | None = None) -> branching.Fork:
@@ -839,7 +831,7 @@ class Session:
     def switch_branch(self, number: int, ref: str | None = None) -> str:
         """Make the newest deepest leaf of branch ``number`` of ``branches(ref)`` the leaf."""
         target = self.branches(ref).branch(number).leaf
-        self._write(lambda: [entries.leaf(target)], builds_on_leaf=False)
+        self._write(lambda: [schema.leaf(target)], builds_on_leaf=False)
         return target
 
     def fork(self, ref: str, text: str | None = None, summary: str | None = None) -> str:
@@ -869,7 +861,7 @@ class Session:
                     made["id"] = _fresh_id(self.tree.entries, {records[0]["id"]: records[0]})
                 records.append(made)
             if not records:
-                records.append(entries.leaf(target))
+                records.append(schema.leaf(target))
             return records
 
         self._write(build, builds_on_leaf=False)
@@ -929,14 +921,14 @@ class Session:
             refused = branching.refusal(self.tree, before, f"Going back to {before}")
             if refused is not None:
                 raise refused
-            self._write(lambda: [entries.leaf(before)], builds_on_leaf=False)
+            self._write(lambda: [schema.leaf(before)], builds_on_leaf=False)
             return before
         if record["type"] == "message" and record["role"] == "assistant":
             parent = record["parentId"]
             if parent is None:
                 raise RefusedError(f"Entry {target} is a root; there is nothing to retry from.")
             target = parent
-        self._write(lambda: [entries.leaf(target)], builds_on_leaf=False)
+        self._write(lambda: [schema.leaf(target)], builds_on_leaf=False)
         return target
 
     def fork_session(self, ref: str, *, name: str | None = None) -> Session:
@@ -952,7 +944,7 @@ class Session:
         path = self.tree.path(target)
         labels = self.tree.labels
         copied = [self.tree.entries[i] for i in path]
-        copied += [entries.label(i, labels[i]) for i in path if i in labels]
+        copied += [schema.label(i, labels[i]) for i in path if i in labels]
         snapshots = self.sidecar.snapshots if self.sidecar_file.path.exists() else {}
         shared = [snapshots[i] for i in path if i in snapshots]
         ws = self.workspace() if shared else None  # refuses before anything is made
@@ -969,15 +961,9 @@ class Session:
                 ws.set_ref(f"refs/convgit/{new.id}/{snap.entry}", snap.commit)
             new.sidecar_file.append(
                 [
-                    {
-                        "type": "snapshot",
-                        "entry": snap.entry,
-                        "commit": snap.commit,
-                        "tree": snap.tree,
-                        "ts": snap.ts,
-                        "files": snap.files,
-                        "skipped": snap.skipped,
-                    }
+                    schema.snapshot(
+                        snap.entry, snap.commit, snap.tree, snap.files, snap.skipped, ts=snap.ts
+                    )
                     for snap in shared
                 ]
             )
@@ -993,7 +979,7 @@ class Session:
 
         def build() -> list[dict[str, Any]]:
             held = [] if name is None else [i for i in self.labelled(name) if i != target]
-            return [*(entries.label(i, None) for i in held), entries.label(target, name)]
+            return [*(schema.label(i, None) for i in held), schema.label(target, name)]
 
         self._write(build, builds_on_leaf=False)
         return target
@@ -1004,7 +990,7 @@ class Session:
 
     def name(self, text: str) -> None:
         """Set the session's display name."""
-        self._write(lambda: [entries.session_name(text)], builds_on_leaf=False)
+        self._write(lambda: [schema.session_name(text)], builds_on_leaf=False)
 
     # -- the workspace track --------------------------------------------------------------------
 
@@ -1041,7 +1027,7 @@ class Session:
     def set_snapshots(self, enabled: bool) -> None:
         if enabled:
             self.workspace()  # refuses outside git
-        self._sidecar_append({"type": "sidecar", "enabled": enabled, "ts": entries.now()})
+        self._sidecar_append(schema.sidecar_switch(enabled))
 
     def _sidecar_append(self, record: dict[str, Any]) -> None:
         sidecar = self.sidecar  # read first: the append then catches up from where it ended
@@ -1176,20 +1162,13 @@ class Session:
         """Write the sidecar's record of ``snap`` as ``target``'s snapshot (its ref is set), and
         count its objects for the background packing (``convgit.maintenance``)."""
         existing = self.sidecar.snapshots.get(target)
-        record = {
-            "type": "snapshot",
-            "entry": target,
-            "commit": snap.commit,
-            "tree": snap.tree,
-            "ts": entries.now(),
-            "files": snap.files,
-            "skipped": _skipped_record(snap),
-        }
+        replaces = None
         if existing is not None:  # a record of the same commit (what it left out changed) keeps
             replaces = existing.commit if existing.commit != snap.commit else existing.replaces
-            if replaces is not None:
-                record["replaces"] = replaces
-        self._sidecar_append(record)
+        skipped = _skipped_record(snap)
+        self._sidecar_append(
+            schema.snapshot(target, snap.commit, snap.tree, snap.files, skipped, replaces=replaces)
+        )
         if not snap.reused:
             from convgit import maintenance
 
@@ -1439,7 +1418,7 @@ class Session:
             records = list(made.values())
             wanted = None if leaf is None else ends.get(leaf, leaf)
             if records and wanted is not None and records[-1]["id"] != wanted:
-                records.append(entries.leaf(wanted))
+                records.append(schema.leaf(wanted))
             return records
 
         self._write(build, builds_on_leaf=False)
@@ -1701,7 +1680,7 @@ def _check_imported(records: list[dict[str, Any]], known: dict[str, Any], title:
     otherwise (an importer's mistake must not damage the session)."""
     made: set[str] = set()
     for record in records:
-        problem = entries.kind_error(record)
+        problem = schema.kind_error(record)
         if problem is None and "parentId" in record:
             ident, parent = record["id"], record["parentId"]
             if ident in known or ident in made:
@@ -1781,7 +1760,7 @@ def _os_words(exc: OSError) -> str:
 
 def _fresh_id(known: dict[str, Any], made: dict[str, Any]) -> str:
     while True:
-        candidate = entries.new_id(known)
+        candidate = schema.new_id(known)
         if candidate not in made:
             return candidate
 
@@ -1794,7 +1773,7 @@ def _caller(found: tree.Tree, ident: str) -> str | None:
     node: str | None = record["parentId"]
     while node is not None:
         above = found.entries[node]
-        if above["type"] == "message" and record["toolCallId"] in entries.tool_call_ids(above):
+        if above["type"] == "message" and record["toolCallId"] in schema.tool_call_ids(above):
             return node
         node = above["parentId"]
     return None

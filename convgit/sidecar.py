@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from convgit import codec, entries, tree
+from convgit import codec, schema, tree
 from convgit.errors import AmbiguousRefError, CorruptStoreError, NotFoundError
 
 SAVED_PREFIX = "saved:"
@@ -119,7 +119,7 @@ class Sidecar:
             self.problems.append(tree.Problem(number, f"of the sidecar {what}"))
             return
         kind = record.get("type")
-        problem = entries.kind_error_sidecar(record) if type(kind) is str else "has no 'type'"
+        problem = schema.kind_error_sidecar(record) if type(kind) is str else "has no 'type'"
         if problem is not None:
             self.problems.append(tree.Problem(number, f"of the sidecar {problem}"))
         elif kind == "sidecar":

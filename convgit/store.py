@@ -533,19 +533,10 @@ def _unwritable(records: list[dict[str, Any]]) -> str:
 
 
 def quarantine_record(line: int | None, raw: bytes, reason: str) -> dict[str, Any]:
-    """A quarantined line, kept exactly: as text when it is UTF-8, else as base64."""
-    from convgit import entries  # only a writer that found a torn line needs the schema
+    """A quarantined line, kept exactly (``schema.quarantined``)."""
+    from convgit import schema  # only a writer that found a torn line needs the schema
 
-    record: dict[str, Any] = {"type": "quarantined", "ts": entries.now(), "reason": reason}
-    if line is not None:
-        record["line"] = line
-    try:
-        record["text"] = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        import base64
-
-        record["base64"] = base64.b64encode(raw).decode()
-    return record
+    return schema.quarantined(line, raw, reason)
 
 
 def _append_durably(path: Path, records: list[dict[str, Any]]) -> None:
