@@ -33,12 +33,13 @@ from convgit import (
     branching,
     codec,
     faults,
-    repair,
+    load,
     replay,
     restoring,
     schema,
     store,
     tree,
+    verify,
 )
 from convgit.errors import (
     AmbiguousRefError,
@@ -55,7 +56,6 @@ from convgit.schema import Entry
 from convgit.sidecar import SAVED_PREFIX, SavedState, Sidecar, SnapshotInfo, is_saved_ref
 
 if TYPE_CHECKING:
-    from convgit import repair
     from convgit.formats import importing
     from convgit.sidebyside import Outcome
     from convgit.workspace import Change, Snapshot, Workspace
@@ -289,44 +289,7 @@ class Session:
 
     def reload(self) -> None:
         """Read the whole session again; the leaf this Session builds on becomes the active one."""
-        collecting = gc.isenabled()
-        gc.disable()  # a million small dicts would trigger dozens of useless full collections
-        try:
-            lines = self.file.read()
-            self.tree = tree.build_records(lines.records, lines.first)
-            if collecting and not gc.get_freeze_count():
-                # what was loaded lives as long as the session: move it to the oldest generation
-                # now, rather than let the next young collections walk it entry by entry
-                gc.freeze()
-                gc.unfreeze()
-        finally:
-            if collecting:
-                gc.enable()
-        if lines.torn is not None:
-            self.tree.tolerate(
-                tree.Problem(
-                    len(lines.records) + 1,
-                    "is torn (a writer stopped mid-line); readers ignore it and the next write"
-                    " moves it to the quarantine file",
-                    fatal=False,
-                )
-            )
-        if lines.bom:
-            self.tree.tolerate(
-                tree.Problem(1, "starts with a UTF-8 byte-order mark; read without it", fatal=False)
-            )
-        if lines.unterminated:
-            self.tree.tolerate(
-                tree.Problem(
-                    len(lines.records), "has no final newline; the next write adds it", fatal=False
-                )
-            )
-        for number in lines.crlf:
-            self.tree.tolerate(tree.Problem(number, "ends with CRLF; read as LF", fatal=False))
-        if self.tree.header is not None and self.tree.header.get("id") != self.id:
-            self.tree.tolerate(
-                tree.Problem(1, f"names session {self.tree.header.get('id')!r}", fatal=False)
-            )
+        self.tree = load.session(self.file, self.id)[1]
         self._built_on = self.tree.leaf
         self._sidecar = None
 
@@ -367,13 +330,13 @@ class Session:
         self.tree.check(f"Session {self.id}")
         return replay.replay(self.tree, None if ref is None else self.resolve(ref))
 
-    # -- verification (fsck and repair live in repair.py) ------------------------------------
+    # -- verification (fsck and repair live in verify.py) ------------------------------------
 
     def problems(self) -> list[tree.Problem]:
         """Everything fsck reports: fatal problems and tolerated ones, by line; in git, also
         every snapshot and saved state the sidecar names whose commit git no longer has
         (``lost_commits``)."""
-        found = repair.problems(self)
+        found = verify.problems(self.tree, self.read_sidecar())
         if not any(p.fatal for p in found):
             found += self.lost_commits()
         return sorted(found, key=lambda p: (p.line or 0, p.what))
@@ -397,11 +360,12 @@ class Session:
             for commit in sorted(missing, key=lambda c: sidecar.lines[c])
         ]
 
-    def repair(self) -> repair.RepairReport:
-        """Move every line fsck rejects aside, keeping a backup; see ``repair.repair``."""
-        from convgit import repair
-
-        return repair.repair(self)
+    def repair(self) -> verify.RepairReport:
+        """Move every line fsck rejects aside, keeping a backup (``verify.repair``); the session
+        is read again afterwards."""
+        report = verify.repair(self.file, self.sidecar_file, self.id)
+        self.reload()
+        return report
 
     # -- writing the conversation -------------------------------------------------------------
 
@@ -1004,20 +968,7 @@ class Session:
     def read_sidecar(self) -> Sidecar:
         """The snapshot records as they are, damaged lines listed in ``problems``."""
         if self._sidecar is None:
-            sidecar = Sidecar()
-            if self.sidecar_file.path.exists():
-                lines = self.sidecar_file.read()
-                for number, record in lines.parsed:
-                    sidecar.add(number, record)
-                if lines.torn is not None:
-                    sidecar.problems.append(
-                        tree.Problem(
-                            len(lines.records) + 1,
-                            "of the sidecar is torn; the next write moves it to the quarantine",
-                            fatal=False,
-                        )
-                    )
-            self._sidecar = sidecar
+            self._sidecar = load.sidecar(self.sidecar_file)[1]
         return self._sidecar
 
     @property
