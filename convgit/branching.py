@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Container
 from dataclasses import dataclass
 
+from convgit.conversation.tree import Tree
 from convgit.errors import NotFoundError, RefusedError
-from convgit.tree import Tree
 
 ROOTS = None  # the fork point of a tree with several roots: the branches are the roots
 

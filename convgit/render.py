@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convgit import codec, layout
-from convgit import tree as tree_mod
+from convgit.conversation import tree as tree_mod
 from convgit.schema import tool_calls_of
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from convgit.branching import Fork
     from convgit.resume import Resumed
     from convgit.session import ImportResult, RestoreResult, RunReport, Session, Status
-    from convgit.sidecar import SavedState, SnapshotInfo
+    from convgit.store.sidecar import SavedState, SnapshotInfo
     from convgit.workspace import Change
 
 SNAPSHOT_MARK = "◆"

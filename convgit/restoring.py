@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from convgit import codec, faults, schema
 from convgit.errors import RefusedError, UsageError
-from convgit.sidecar import SavedState, is_saved_ref, saved_id
+from convgit.store.sidecar import SavedState, is_saved_ref, saved_id
 
 if TYPE_CHECKING:
     from convgit.session import Session

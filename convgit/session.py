@@ -20,29 +20,16 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
-import re
 import shlex
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass, field
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from convgit import (
-    appending,
-    branching,
-    codec,
-    faults,
-    load,
-    replay,
-    restoring,
-    schema,
-    store,
-    tree,
-    verify,
-)
+from convgit import branching, codec, faults, restoring, schema, verify
+from convgit.conversation import appending, replay, tree
 from convgit.errors import (
-    AmbiguousRefError,
     ConvgitError,
     InvalidEntryError,
     LeafMovedError,
@@ -53,7 +40,9 @@ from convgit.errors import (
 )
 from convgit.restoring import RestoreResult
 from convgit.schema import Entry
-from convgit.sidecar import SAVED_PREFIX, SavedState, Sidecar, SnapshotInfo, is_saved_ref
+from convgit.store import jsonl, load, sessions
+from convgit.store.location import StoreLocation, find_git, locate, size_cap, write_pointer
+from convgit.store.sidecar import SAVED_PREFIX, SavedState, Sidecar, SnapshotInfo, is_saved_ref
 
 if TYPE_CHECKING:
     from convgit.formats import importing
@@ -69,11 +58,9 @@ __all__ = [
     "RunRow",
     "Session",
     "Status",
-    "list_sessions",
 ]
 
 MIB = 1024 * 1024
-_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 DEFAULT_SIZE_CAP = 10 * MIB
 WORKING_TREE = "."  # the REF of `run` that means the files of the working tree now
 
@@ -182,7 +169,7 @@ class Session:
 
     def __init__(
         self,
-        location: store.StoreLocation,
+        location: StoreLocation,
         sid: str,
         *,
         fsync: bool = False,
@@ -192,12 +179,8 @@ class Session:
         ``Workspace.discover``); otherwise it is discovered when first needed."""
         self.location = location
         self.id = sid
-        self.file = store.JsonlFile(
-            location.session_path(sid), location.lock_path(sid), fsync=fsync
-        )
-        self.sidecar_file = store.JsonlFile(
-            location.sidecar_path(sid), location.lock_path(sid + ".files"), fsync=fsync, names=True
-        )
+        self.file = sessions.session_file(location, sid, fsync=fsync)
+        self.sidecar_file = sessions.sidecar_file(location, sid, fsync=fsync)
         self.tree = tree.Tree()
         self._built_on: str | None = None
         self._sidecar: Sidecar | None = None
@@ -218,13 +201,13 @@ class Session:
     ) -> Session:
         """Open ``session`` (default: ``CONVGIT_SESSION``, else the one ``init`` made current);
         with ``create=True`` and no current session, start one."""
-        location = store.locate(path, store_dir)
+        location = locate(path, store_dir)
         sid = session or os.environ.get("CONVGIT_SESSION") or location.current()
         if sid is None:
             if create:
                 return cls.create(path, store_dir=store_dir, fsync=fsync)
-            raise _no_session(location, "There is no current convgit session here.")
-        self = cls(location, find_session(location, sid), fsync=fsync)
+            raise sessions.no_session(location, "There is no current convgit session here.")
+        self = cls(location, sessions.find_session(location, sid), fsync=fsync)
         self.reload()
         return self
 
@@ -244,7 +227,7 @@ class Session:
         """Start a new session and make it current. Snapshots default to on inside git.
         ``agent``: (agent name, the agent's session id) of the session this one mirrors."""
         return cls._start(
-            store.locate(path, store_dir),
+            locate(path, store_dir),
             name=name,
             snapshots=snapshots,
             fsync=fsync,
@@ -256,7 +239,7 @@ class Session:
     @classmethod
     def _start(
         cls,
-        location: store.StoreLocation,
+        location: StoreLocation,
         *,
         name: str | None = None,
         snapshots: bool | None = None,
@@ -276,13 +259,13 @@ class Session:
         while location.session_path(sid).exists():
             sid = _new_session_id()
         cwd = str(location.git.worktree if location.git and location.git.worktree else Path.cwd())
-        store.create(location.session_path(sid), schema.header(sid, cwd, forked_from, agent))
+        jsonl.create(location.session_path(sid), schema.header(sid, cwd, forked_from, agent))
         self = cls(location, sid, fsync=fsync)
         self.reload()
         if location.git is not None and snapshots is not False:
             self.sidecar_file.append([schema.sidecar_switch(True)])
         if name:
-            self.name(name)
+            self.rename(name)
         if make_current:
             location.set_current(sid)
         return self
@@ -581,9 +564,9 @@ class Session:
         both, or it records that session as resumed or forked from it), started when there is
         none; one per agent session, whoever asks first. ``forked_from``: asked only when the
         session is started, for its ``forkedFrom``."""
-        location = store.locate(path, store_dir)
+        location = locate(path, store_dir)
         pointer = location.agent_pointer(agent, agent_session_id)
-        with store.exclusive(location.agent_lock(agent, agent_session_id), "the agent session"):
+        with jsonl.exclusive(location.agent_lock(agent, agent_session_id), "the agent session"):
             found = cls.find_for_agent(location, agent, agent_session_id, fsync=fsync)
             if found is not None:
                 if make_current:
@@ -597,13 +580,13 @@ class Session:
                 agent=(agent, agent_session_id),
                 make_current=make_current,
             )
-            store.write_pointer(pointer, self.id)
+            write_pointer(pointer, self.id)
             return self
 
     @classmethod
     def find_for_agent(
         cls,
-        location: store.StoreLocation,
+        location: StoreLocation,
         agent: str,
         agent_session_id: str,
         *,
@@ -611,7 +594,7 @@ class Session:
     ) -> Session | None:
         """The session that mirrors ``agent``'s session ``agent_session_id``, if one does."""
         pointer = location.agent_pointer(agent, agent_session_id)
-        found = _agent_session(location, agent, agent_session_id, pointer)
+        found = sessions.agent_session(location, agent, agent_session_id, pointer)
         if found is None:
             return None
         self = cls(location, found, fsync=fsync)
@@ -645,7 +628,7 @@ class Session:
             self._write(lambda: [record, *moved], builds_on_leaf=False)
         elif moved:
             self._write(lambda: moved, builds_on_leaf=False)
-        store.write_pointer(self.location.agent_pointer(agent, agent_session_id), self.id)
+        write_pointer(self.location.agent_pointer(agent, agent_session_id), self.id)
 
     @classmethod
     def import_file(
@@ -682,7 +665,7 @@ class Session:
         def fork_link() -> dict[str, str] | None:
             data = whole if whole is not None else _read_source(source, importer.title)
             fork = importer.fork_source(data)
-            link = None if fork is None else _fork_link(store.locate(path, store_dir), fork)
+            link = None if fork is None else _fork_link(locate(path, store_dir), fork)
             if fork is not None and link is None:
                 unlinked.append(fork.path or fork.session or "another session")
             return link
@@ -952,8 +935,8 @@ class Session:
         """The entries labelled ``name`` (one, unless an older writer labelled several)."""
         return [ident for ident, label in self.tree.labels.items() if label == name]
 
-    def name(self, text: str) -> None:
-        """Set the session's display name."""
+    def rename(self, text: str) -> None:
+        """Set the session's display name (``display_name`` reads it)."""
         self._write(lambda: [schema.session_name(text)], builds_on_leaf=False)
 
     # -- the workspace track --------------------------------------------------------------------
@@ -1016,7 +999,7 @@ class Session:
         home = Path(recorded)
         if home == git.worktree or not (home / ".git").exists():
             return  # the same worktree, or one that is gone (a moved repository)
-        theirs = store.find_git(home)
+        theirs = find_git(home)
         if theirs is not None and theirs.worktree == home and theirs.common_dir == git.common_dir:
             raise RefusedError(
                 f"Session {self.id} belongs to the worktree at {home}; convgit will not use its"
@@ -1028,7 +1011,7 @@ class Session:
     def size_cap(self) -> int:
         """``[snapshots] size_cap_mib`` of config.toml (default 10) in bytes; a value that is
         not a positive number is refused (CorruptStoreError)."""
-        return store.size_cap(self.location)
+        return size_cap(self.location)
 
     def snapshot_of(self, ref: str) -> SnapshotInfo | None:
         return self.sidecar.snapshots.get(self.resolve(ref))
@@ -1137,7 +1120,7 @@ class Session:
 
     def _workspace_lock(self) -> AbstractContextManager[None]:
         """One snapshot or restore at a time per session and worktree."""
-        return store.exclusive(self.location.workspace_lock(self.id), "the private index")
+        return jsonl.exclusive(self.location.workspace_lock(self.id), "the private index")
 
     def status(self) -> Status:
         """Where the conversation is, and which snapshot (if any) the files match right now."""
@@ -1215,7 +1198,7 @@ class Session:
         return snap.tree, _skipped(snap)
 
     def saved_state(self, ref: str) -> SavedState:
-        """The saved state ``ref`` (``saved:…``) names; see ``convgit.sidecar``."""
+        """The saved state ``ref`` (``saved:…``) names; see ``convgit.store.sidecar``."""
         return self.sidecar.saved_state(ref)
 
     @staticmethod
@@ -1376,135 +1359,10 @@ class Session:
         return RunReport(noted, unnoted)
 
 
-def find_session(location: store.StoreLocation, ref: str) -> str:
-    """The id of the session ``ref`` names: its id, a unique prefix of it, or its unique name."""
-    if _SESSION_ID.fullmatch(ref):
-        if location.session_path(ref).exists():
-            return ref
-        matches = [s for s in location.session_ids() if s.startswith(ref)]
-        if len(matches) == 1:
-            return matches[0]
-        if len(matches) > 1:
-            raise AmbiguousRefError(
-                f"'{ref}' matches {len(matches)} sessions.", "give more characters of the id"
-            )
-    named = [row["id"] for row in _rows(location) if row.get("name") == ref]
-    if len(named) > 1:
-        raise AmbiguousRefError(
-            f"{len(named)} sessions are named '{ref}'.", "give the session's id (convgit sessions)"
-        )
-    if not named:
-        raise _no_session(location, f"There is no session '{ref}' here.")
-    return str(named[0])
-
-
-def use(path: str | Path, ref: str, store_dir: str | Path | None = None) -> str:
-    """Make the session ``ref`` names (id, prefix or unique name) current here; its id."""
-    location = store.locate(path, store_dir)
-    sid = find_session(location, ref)
-    location.set_current(sid)
-    return sid
-
-
-def list_sessions(
-    path: str | Path = ".", store_dir: str | Path | None = None
-) -> list[dict[str, Any]]:
-    """Every session of the store, with what a listing shows; a corrupt one says why."""
-    return _rows(store.locate(path, store_dir))
-
-
-def _rows(location: store.StoreLocation) -> list[dict[str, Any]]:
-    current = location.current()
-    found: list[dict[str, Any]] = []
-    for sid in location.session_ids():
-        row: dict[str, Any] = {
-            "id": sid,
-            "path": str(location.session_path(sid)),
-            "current": sid == current,
-        }
-        try:
-            session = Session(location, sid)
-            session.reload()
-            t = session.tree
-            row.update(
-                entries=len(t.entries),
-                leaf=t.leaf,
-                name=t.name,
-                created=(t.header or {}).get("created"),
-                agent=(t.header or {}).get("agent"),
-                agent_session_id=(t.header or {}).get("agentSession"),
-                agent_sessions=sorted(ident for _, ident in t.agent_sessions),
-                source=(t.header or {}).get("forkedFrom"),
-                snapshots=session.snapshots_enabled,
-                error=t.fatal[0].sentence() if t.fatal else None,
-            )
-        except ConvgitError as exc:
-            row.update(
-                entries=0,
-                leaf=None,
-                name=None,
-                created=None,
-                agent=None,
-                agent_session_id=None,
-                agent_sessions=[],
-                source=None,
-                error=exc.message,
-            )
-        found.append(row)
-    return found
-
-
 # -- small pure pieces ------------------------------------------------------------------------
 
 
-def _no_session(location: store.StoreLocation, sentence: str) -> NotFoundError:
-    """Not found (exit 1), with the sessions there are; reading them may find the store
-    damaged instead (exit 3)."""
-    found = list_sessions(location.root, location.root)
-    if not found:
-        return NotFoundError(sentence, "convgit init")
-    shown = [s["id"] + (f" ({s['name']})" if s.get("name") else "") for s in found[:10]]
-    more = f" and {len(found) - 10} more" if len(found) > 10 else ""
-    return NotFoundError(sentence, f"the sessions here: {', '.join(shown)}{more}")
-
-
-def _agent_session(
-    location: store.StoreLocation, agent: str, agent_session_id: str, pointer: Path
-) -> str | None:
-    """The session that mirrors ``agent``'s session: the one whose header names it (the
-    pointer's, else found by reading every header), else one whose file records it as
-    continuing (``mirror_agent_session``); the pointer is written again when it was wrong."""
-    try:
-        hinted: str | None = pointer.read_text().strip()
-    except OSError:
-        hinted = None
-    candidates = [hinted] if hinted else []
-    candidates += [sid for sid in location.session_ids() if sid != hinted]
-    candidates = [sid for sid in candidates if _SESSION_ID.fullmatch(sid)]
-    for sid in candidates:
-        header = store.read_header(location.session_path(sid)) or {}
-        if header.get("agent") == agent and header.get("agentSession") == agent_session_id:
-            if sid != hinted:
-                store.write_pointer(pointer, sid)
-            return sid
-    marker = b'"agentSession":' + codec.dumps(agent_session_id).encode()
-    for sid in candidates:
-        try:
-            data = store.read_bytes(location.session_path(sid))
-        except ConvgitError:
-            continue
-        if marker not in data:
-            continue
-        session = Session(location, sid)
-        session.reload()
-        if (agent, agent_session_id) in session.tree.agent_sessions:
-            if sid != hinted:
-                store.write_pointer(pointer, sid)
-            return sid
-    return None
-
-
-def _fork_link(location: store.StoreLocation, fork: importing.ForkSource) -> dict[str, str] | None:
+def _fork_link(location: StoreLocation, fork: importing.ForkSource) -> dict[str, str] | None:
     """``forkedFrom`` for a session forked from ``fork``: the session that mirrors the source
     (by the agent's session id, else by the file it was imported from) and the entry forked
     from; None while the source is not imported here."""
@@ -1513,14 +1371,13 @@ def _fork_link(location: store.StoreLocation, fork: importing.ForkSource) -> dic
     found = None
     if fork.session:
         pointer = location.agent_pointer(fork.agent, fork.session)
-        found = _agent_session(location, fork.agent, fork.session, pointer)
+        found = sessions.agent_session(location, fork.agent, fork.session, pointer)
     if found is None and fork.path:
-        found = _imported_from(location, fork.agent, fork.path)
+        found = sessions.imported_from(location, fork.agent, fork.path)
     if found is None:
         return None
-    source = Session(location, found)
-    source.reload()
-    known = source.tree.entries
+    source = sessions.read_tree(location, found)
+    known = source.entries
     entry = next((ident for ident in reversed(fork.shared) if ident in known), None)
     if entry is None and fork.mention:
         mention = fork.mention.encode()
@@ -1531,31 +1388,13 @@ def _fork_link(location: store.StoreLocation, fork: importing.ForkSource) -> dic
     if entry is None and fork.before:
         earlier = [i for i, r in known.items() if str(r["ts"]) <= fork.before]
         entry = earlier[-1] if earlier else None
-    entry = entry or source.tree.leaf
+    entry = entry or source.leaf
     return None if entry is None else {"session": found, "entry": entry}
-
-
-def _imported_from(location: store.StoreLocation, agent: str, path: str) -> str | None:
-    """The session of ``agent`` imported from the file at ``path`` (as the agent wrote the
-    path, maybe on another machine): the same path, else a file of the same name in a folder
-    of the same name (the agent's session folder, copied)."""
-    wanted = PurePath(path.replace("\\", "/"))
-    for sid in location.session_ids():
-        header = store.read_header(location.session_path(sid)) or {}
-        if header.get("agent") != agent:
-            continue
-        candidate = Session(location, sid)
-        candidate.reload()
-        for kind, imported in candidate.tree.imports:
-            got = PurePath(imported)
-            if kind == agent and (str(got) == str(wanted) or got.parts[-2:] == wanted.parts[-2:]):
-                return sid
-    return None
 
 
 def _read_source(source: Path, title: str) -> bytes:
     try:
-        return store.read_bytes(source, f"{title} transcript")
+        return jsonl.read_bytes(source, f"{title} transcript")
     except NotFoundError as exc:
         raise NotFoundError(exc.message, f"give the path of a {title} session file") from None
 

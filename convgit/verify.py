@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from convgit import codec, load, schema, store, tree
-from convgit.sidecar import Sidecar
+from convgit import codec, schema
+from convgit.conversation import tree
+from convgit.store import jsonl, load
+from convgit.store.sidecar import Sidecar
 
 
 @dataclass(frozen=True)
@@ -49,9 +51,9 @@ def problems(found: tree.Tree, sidecar: Sidecar) -> list[tree.Problem]:
     return sorted(listed, key=lambda p: (p.line or 0, p.what))
 
 
-def repair(file: store.JsonlFile, sidecar_file: store.JsonlFile, sid: str) -> RepairReport:
+def repair(file: jsonl.JsonlFile, sidecar_file: jsonl.JsonlFile, sid: str) -> RepairReport:
     """Repair the session file ``sid``, then its sidecar, each under its lock, read through the
-    one load path (``convgit.load``)."""
+    one load path (``convgit.store.load``)."""
     with file.lock():
         lines, found = load.session(file, sid)
         header = None
@@ -84,26 +86,26 @@ def _with_dependents(found: tree.Tree) -> set[int]:
 
 
 def _move_aside(
-    file: store.JsonlFile,
-    lines: store.Lines,
+    file: jsonl.JsonlFile,
+    lines: jsonl.Lines,
     bad: set[int],
     found: list[tree.Problem],
     header: bytes | None = None,
 ) -> tuple[int, Path | None]:
     """Quarantine ``bad`` lines (and a torn tail) and replace the file; call with its lock."""
     moved = [
-        store.quarantine_record(n, lines.raw[n - 1], _reason(found, n))
+        jsonl.quarantine_record(n, lines.raw[n - 1], _reason(found, n))
         for n in sorted(bad)
         if n <= len(lines.raw)
     ]
     if lines.torn is not None:
-        moved.append(store.quarantine_record(len(lines.raw) + 1, lines.torn, "torn last line"))
+        moved.append(jsonl.quarantine_record(len(lines.raw) + 1, lines.torn, "torn last line"))
     if not moved and header is None and not lines.bom:
         return 0, None
     keep = [line for n, line in enumerate(lines.raw, 1) if n not in bad]
     if header is not None:
         keep.insert(0, header)
-    return len(moved), store.replace_with(file, keep, moved)
+    return len(moved), jsonl.replace_with(file, keep, moved)
 
 
 def _reason(found: list[tree.Problem], number: int) -> str:

@@ -13,8 +13,10 @@ from typing import Any
 import orjson
 import pytest
 
-from convgit import Session, codec, schema, store, tree
+from convgit import Session, codec, schema
+from convgit.conversation import tree
 from convgit.errors import ConvgitError
+from convgit.store import jsonl
 from tests.reliability.bad_corpus import CORPUS, NOT_FIXTURES
 
 TS = "2025-01-01T00:00:00.000Z"
@@ -34,12 +36,12 @@ def _careful_only(
         found._careful(number, record)
 
 
-def _read(data: bytes, careful: bool) -> tuple[store.Lines, tree.Tree]:
+def _read(data: bytes, careful: bool) -> tuple[jsonl.Lines, tree.Tree]:
     with pytest.MonkeyPatch.context() as patch:
         if careful:
             patch.setattr(codec, "decode_lines", lambda lines: list(map(codec.decode_line, lines)))
             patch.setattr(tree, "_add_fast", _careful_only)
-        lines = store.parse_lines(data)
+        lines = jsonl.parse_lines(data)
         return lines, tree.build_records(lines.records, lines.first)
 
 

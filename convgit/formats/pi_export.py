@@ -17,8 +17,8 @@ from datetime import datetime
 from typing import Any
 
 from convgit import codec
+from convgit.conversation.replay import NOTE_PREFIX
 from convgit.formats.importing import kept_text
-from convgit.replay import NOTE_PREFIX
 from convgit.schema import tool_calls_of
 
 VERSION = 3

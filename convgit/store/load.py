@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import gc
 
-from convgit import store, tree
-from convgit.sidecar import Sidecar
+from convgit.conversation import tree
+from convgit.store import jsonl
+from convgit.store.sidecar import Sidecar
 
 
-def session(file: store.JsonlFile, sid: str) -> tuple[store.Lines, tree.Tree]:
+def session(file: jsonl.JsonlFile, sid: str) -> tuple[jsonl.Lines, tree.Tree]:
     """Read, index and validate the whole session file ``sid`` in one pass."""
     collecting = gc.isenabled()
     gc.disable()  # a million small dicts would trigger dozens of useless full collections
@@ -34,11 +35,11 @@ def session(file: store.JsonlFile, sid: str) -> tuple[store.Lines, tree.Tree]:
     return lines, found
 
 
-def sidecar(file: store.JsonlFile) -> tuple[store.Lines, Sidecar]:
+def sidecar(file: jsonl.JsonlFile) -> tuple[jsonl.Lines, Sidecar]:
     """Read the sidecar file (none: no records) into snapshots, restores and problems."""
     found = Sidecar()
     if not file.path.exists():
-        return store.Lines(), found
+        return jsonl.Lines(), found
     lines = file.read()
     for number, record in lines.parsed:
         found.add(number, record)
@@ -53,7 +54,7 @@ def sidecar(file: store.JsonlFile) -> tuple[store.Lines, Sidecar]:
     return lines, found
 
 
-def _quirks(lines: store.Lines) -> list[tree.Problem]:
+def _quirks(lines: jsonl.Lines) -> list[tree.Problem]:
     """What a session file's bytes do that its readers tolerate."""
     found = []
     if lines.torn is not None:

@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 from itertools import chain, islice
 from typing import Any
 
-from convgit.errors import AmbiguousRefError, CorruptStoreError, NotFoundError, UsageError
+from convgit.errors import (
+    AmbiguousRefError,
+    CorruptStoreError,
+    NotFoundError,
+    UnsupportedVersionError,
+    UsageError,
+)
 from convgit.schema import (
     FORMAT_VERSION,
     HEADER_FIELDS,
@@ -39,10 +45,6 @@ class Problem:
         where = f"line {self.line}" if self.line is not None else "the file"
         about = f" (entry {self.entry})" if self.entry else ""
         return f"{where}{about} {self.what}"
-
-
-class UnsupportedVersionError(CorruptStoreError):
-    """The header names a format version this convgit does not know."""
 
 
 _NO_ENTRY = object()  # "no entry before this one": equal to no parentId, not even null

@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from convgit import codec, schema, tree
+from convgit import codec, schema
+from convgit.conversation import tree
 from convgit.errors import AmbiguousRefError, CorruptStoreError, NotFoundError
 
 SAVED_PREFIX = "saved:"
@@ -84,7 +85,7 @@ class SnapshotInfo:
 
     entry: str
     commit: str
-    tree: str
+    tree: str  # the git tree id of ``commit``
     files: int
     skipped: list[dict[str, str]]
     ts: str
