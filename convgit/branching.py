@@ -113,7 +113,8 @@ def tool_run(tree: Tree, ident: str) -> tuple[str, list[str]] | None:
     if not waiting:
         return None
     node = ident
-    while tree.entries[node]["role"] == "tool":
+    # up past the results and the other entries (a note, a setting) below the calls' message
+    while tree.entries[node].get("role") != "assistant":
         parent = tree.entries[node]["parentId"]
         assert parent is not None, "open calls have their assistant message above"
         node = parent
