@@ -14,11 +14,14 @@ from convgit.errors import (
     NoWorkspaceError,
     RefusedError,
     RunInterruptedError,
+    StoreLockedError,
+    UnsupportedVersionError,
     UsageError,
 )
 
 if TYPE_CHECKING:
     from convgit.session import Session
+    from convgit.store.sessions import list_sessions
 
 __all__ = [
     "AmbiguousRefError",
@@ -31,15 +34,23 @@ __all__ = [
     "RefusedError",
     "RunInterruptedError",
     "Session",
+    "StoreLockedError",
+    "UnsupportedVersionError",
     "UsageError",
+    "list_sessions",
 ]
 __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:
-    """``Session`` is imported when first asked for: a hook that never needs it starts lean."""
+    """``Session`` and ``list_sessions`` are imported when first asked for: a hook that never
+    needs them starts lean."""
     if name == "Session":
         from convgit.session import Session
 
         return Session
+    if name == "list_sessions":
+        from convgit.store.sessions import list_sessions
+
+        return list_sessions
     raise AttributeError(f"module 'convgit' has no attribute {name!r}")

@@ -16,8 +16,8 @@ from collections.abc import Container, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from convgit.conversation.tree import Tree
 from convgit.errors import NotFoundError, RefusedError
-from convgit.tree import Tree
 
 ROOTS = None  # the fork point of a tree with several roots: the branches are the roots
 

@@ -27,7 +27,7 @@ from convgit.errors import (
     UsageError,
 )
 from convgit.session import WORKING_TREE, Session, caller_id
-from convgit.sidecar import is_saved_ref
+from convgit.store.sidecar import is_saved_ref
 
 if TYPE_CHECKING:
     from convgit.render import Styled
@@ -557,16 +557,16 @@ ScopeOption = Annotated[
 
 
 def _project() -> Path:
-    from convgit import store
+    from convgit.store.location import find_git
 
-    found = store.find_git(options.directory)
+    found = find_git(options.directory)
     return found.worktree if found and found.worktree else options.directory.resolve()
 
 
 def _backups() -> Path:
-    from convgit import store
+    from convgit.store.location import locate
 
-    return store.locate(options.directory, options.store).root / "backups"
+    return locate(options.directory, options.store).root / "backups"
 
 
 def _hooks_command(name: str) -> Callable[[F], F]:
@@ -626,11 +626,12 @@ def hooks_status(json: JsonFlag = False) -> None:
     """Where convgit's hooks are installed, whether the agent can run them, and the hook log."""
     import shutil
 
-    from convgit import agents, hook, render, store
+    from convgit import agents, hook, render
     from convgit.agents import hooks
+    from convgit.store.location import locate
 
     found = {name: hooks.status(agents.integration(name), _project()) for name in agents.AGENTS}
-    log = hook.log_path(store.locate(options.directory, options.store).root)
+    log = hook.log_path(locate(options.directory, options.store).root)
     report = hook.read_log(log)
     on_path = shutil.which("convgit")
     if json:
@@ -819,7 +820,7 @@ def use(
     json: JsonFlag = False,
 ) -> None:
     """Make a session current here again (by id, prefix or unique name)."""
-    from convgit.session import use as make_current
+    from convgit.store.sessions import use as make_current
 
     sid = make_current(options.directory, ref, options.store)
     if json:
@@ -831,7 +832,7 @@ def use(
 @command()
 def sessions(json: JsonFlag = False) -> None:
     """Every session in this store."""
-    from convgit.session import list_sessions
+    from convgit.store.sessions import list_sessions
 
     found = list_sessions(options.directory, options.store)
     if json:
@@ -1008,7 +1009,7 @@ def name(
 ) -> None:
     """Name the session."""
     session = open_session()
-    session.name(text)
+    session.rename(text)
     if json:
         out({"session": session.id, "name": text})
     else:

@@ -123,9 +123,9 @@ def redact(
     if all_ and session_id is not None:
         raise UsageError("Give --session or --all, not both.")
     if all_:
-        from convgit import store
+        from convgit.store.location import locate
 
-        location = store.locate(options.directory, options.store)
+        location = locate(options.directory, options.store)
         chosen = [Session(location, sid) for sid in location.session_ids()]
     else:
         chosen = [

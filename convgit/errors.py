@@ -35,6 +35,10 @@ class LeafMovedError(RefusedError):
     """Another writer moved the active leaf since this Session loaded it."""
 
 
+class StoreLockedError(RefusedError):
+    """A session's (or another store file's) lock could not be taken in time."""
+
+
 class InvalidEntryError(ConvgitError):
     """An entry given to append that breaks the schema or the tree; nothing is written."""
 
@@ -58,6 +62,10 @@ class CorruptStoreError(ConvgitError):
     def __init__(self, message: str, hint: str | None = None, report: tuple[str, ...] = ()) -> None:
         super().__init__(message, hint)
         self.report = report
+
+
+class UnsupportedVersionError(CorruptStoreError):
+    """The header names a format version this convgit does not know."""
 
 
 class RunInterruptedError(ConvgitError):

@@ -80,10 +80,11 @@ def run(args: list[str], store_dir: Path | None = None) -> int:
     what = f"{agent or '(no agent)'} (unread event)"
     try:
         _deadline(DEADLINE)
-        from convgit import agents, codec, live, locks, store
+        from convgit import agents, codec, live, locks
+        from convgit.store.location import locate
 
         locks.cap_waits(LOCK_WAIT)
-        root = store.locate(os.getcwd(), store_dir).root
+        root = locate(os.getcwd(), store_dir).root
         integration = agents.integration(agent)
         raw = sys.stdin.buffer.read(MAX_EVENT + 1)
         if len(raw) > MAX_EVENT:
@@ -94,7 +95,7 @@ def run(args: list[str], store_dir: Path | None = None) -> int:
             raise ValueError("the event on stdin is not JSON") from None
         event = integration.event(payload)
         what = f"{agent} {event.name} {event.session_id}"
-        location = store.locate(event.cwd or os.getcwd(), store_dir)
+        location = locate(event.cwd or os.getcwd(), store_dir)
         root = location.root
         done = live.handle(location, event)
         _log(root, f"{what}: ok in {_ms(started)}: {done}")

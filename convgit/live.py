@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convgit import codec, store
+from convgit import codec
 from convgit.agents import claude_code as cc
 from convgit.errors import RefusedError
 from convgit.live_state import (
@@ -39,6 +39,8 @@ from convgit.live_state import (
     snapshot_json,
     snapshot_of,
 )
+from convgit.store import jsonl
+from convgit.store.location import StoreLocation, load_config
 
 if TYPE_CHECKING:  # imported where used: the common prompt reads neither the session nor git
     from convgit.formats import importing
@@ -53,13 +55,13 @@ _WALK = 5000  # how far up from the leaf a turn is looked for
 # -- events ---------------------------------------------------------------------------------------
 
 
-def handle(location: store.StoreLocation, event: cc.Event) -> str:
+def handle(location: StoreLocation, event: cc.Event) -> str:
     """Do what ``event`` asks of the session that mirrors its agent session; returns what was
     done, in a few words, for the hook log."""
     if event.name == "PostToolUse" and not _tool_snapshots(location):
         return "per-tool snapshots are off"
     lock = location.agent_lock(AGENT, event.session_id)
-    with store.exclusive(lock, f"the {cc.TITLE} session {event.session_id}"):
+    with jsonl.exclusive(lock, f"the {cc.TITLE} session {event.session_id}"):
         live = Live.load(location, AGENT, event.session_id)
         quick = None
         if event.name == "UserPromptSubmit":
@@ -85,12 +87,12 @@ def handle(location: store.StoreLocation, event: cc.Event) -> str:
         return done
 
 
-def _tool_snapshots(location: store.StoreLocation) -> bool:
-    hooks = store.load_config(location).get("hooks", {})
+def _tool_snapshots(location: StoreLocation) -> bool:
+    hooks = load_config(location).get("hooks", {})
     return isinstance(hooks, dict) and hooks.get("tool_snapshots") is True
 
 
-def _attach(location: store.StoreLocation, event: cc.Event, live: Live) -> Session | None:
+def _attach(location: StoreLocation, event: cc.Event, live: Live) -> Session | None:
     """The session that mirrors the event's agent session; None while a fork or resume under a
     new id cannot be told yet (its transcript is still empty)."""
     from convgit.session import Session
@@ -134,7 +136,7 @@ def _read(path: Path | None) -> bytes:
 
 
 def _continued(
-    location: store.StoreLocation,
+    location: StoreLocation,
     event: cc.Event,
     copied: list[tuple[str, str | None]],
     live: Live,
@@ -147,11 +149,11 @@ def _continued(
     first = copied[0][0]
     marker = codec.dumps(first).encode()
     for sid in location.session_ids():
-        header = store.read_header(location.session_path(sid)) or {}
+        header = jsonl.read_header(location.session_path(sid)) or {}
         if header.get("agent") != AGENT:
             continue
         try:
-            if marker not in store.read_bytes(location.session_path(sid)):
+            if marker not in jsonl.read_bytes(location.session_path(sid)):
                 continue
         except RefusedError:
             continue

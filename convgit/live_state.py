@@ -21,11 +21,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convgit import codec, store
+from convgit import codec
+from convgit.store import jsonl
+from convgit.store.location import StoreLocation, size_cap, write_pointer
 
 if TYPE_CHECKING:
     from convgit.session import Session
-    from convgit.sidecar import SnapshotInfo
+    from convgit.store.sidecar import SnapshotInfo
     from convgit.workspace import Snapshot, Workspace
 
 
@@ -38,7 +40,7 @@ class Live:
         self._saved = dict(data)
 
     @classmethod
-    def load(cls, location: store.StoreLocation, agent: str, agent_session: str) -> Live:
+    def load(cls, location: StoreLocation, agent: str, agent_session: str) -> Live:
         pointer = location.agent_pointer(agent, agent_session)
         path = pointer.with_name(pointer.name + ".live")
         try:
@@ -49,7 +51,7 @@ class Live:
 
     def save(self) -> None:
         if self.data != self._saved:
-            store.write_pointer(self.path, codec.dumps(self.data))
+            write_pointer(self.path, codec.dumps(self.data))
             self._saved = dict(self.data)
 
     def get(self, key: str) -> dict[str, Any] | None:
@@ -66,7 +68,7 @@ class Live:
     def open_turn(self, prompt: str | None) -> None:
         self.set("turn", {"prompt": prompt, "open": True, "ts": now()})
 
-    def remember(self, location: store.StoreLocation, sid: str, snapshots: bool) -> None:
+    def remember(self, location: StoreLocation, sid: str, snapshots: bool) -> None:
         """Whether session ``sid`` snapshots, as of its sidecar file's present size."""
         self.set("sidecar", {"size": _size(location.sidecar_path(sid)), "enabled": snapshots})
 
@@ -122,24 +124,22 @@ def prompt_message(title: str, prompt: str | None) -> str:
 
 
 def take(
-    location: store.StoreLocation, sid: str, ws: Workspace, parent: str | None, what: str
+    location: StoreLocation, sid: str, ws: Workspace, parent: str | None, what: str
 ) -> Snapshot:
     """The files now as a commit with parent ``parent`` (``Session.take_snapshot``, without
     the session: its private index, its lock and the size cap are all it needs)."""
     index = location.index_path(sid)
     index.parent.mkdir(parents=True, exist_ok=True)
-    with store.exclusive(location.workspace_lock(sid), "the private index"):
+    with jsonl.exclusive(location.workspace_lock(sid), "the private index"):
         return ws.snapshot(
             index,
             message=f"convgit snapshot {what}\n\nConvgit-Session: {sid}\n",
             parent=parent,
-            size_cap=store.size_cap(location),
+            size_cap=size_cap(location),
         )
 
 
-def quick_prompt(
-    location: store.StoreLocation, live: Live, title: str, prompt: str | None
-) -> str | None:
+def quick_prompt(location: StoreLocation, live: Live, title: str, prompt: str | None) -> str | None:
     """A prompt whose turn is closed, told from the state alone: the files are snapshotted if
     they changed since the last snapshot (kept ``pending`` for the prompt's entry) and the
     turn opens. None when the state does not say enough (the caller reads the session)."""

@@ -24,8 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convgit import codec, entries, scrub, store, tree
+from convgit import codec, schema, scrub
+from convgit.conversation import tree
 from convgit.errors import NoWorkspaceError, RefusedError
+from convgit.store import jsonl
 
 if TYPE_CHECKING:
     from convgit.gitrewrite import Rewritten
@@ -210,7 +212,7 @@ def _session(
         "matches": found.matches + sum(found.files.values()),
         "snapshots": sorted(found.snapshots),
         "by": "secrets" if scrubber.builtin else "pattern",
-        "ts": entries.now(),
+        "ts": schema.now(),
     }
     new_raw.append(codec.encode(record).rstrip(b"\n"))
     _check_shape(built, new_raw)
@@ -225,7 +227,7 @@ def _session(
     return found, writes
 
 
-def _session_lines(scrubber: scrub.Scrubber, lines: store.Lines, found: Found) -> list[bytes]:
+def _session_lines(scrubber: scrub.Scrubber, lines: jsonl.Lines, found: Found) -> list[bytes]:
     """The session file's lines scrubbed; a line with no match keeps its exact bytes."""
     out = []
     for number, (raw, record) in enumerate(zip(lines.raw, lines.records, strict=True), 1):
@@ -244,7 +246,7 @@ def _session_lines(scrubber: scrub.Scrubber, lines: store.Lines, found: Found) -
 
 def _check_shape(before: tree.Tree, new_raw: list[bytes]) -> None:
     """The rewritten file must be the same tree: every id, parent and the active leaf."""
-    parsed = store.parse_lines(b"".join(line + b"\n" for line in new_raw))
+    parsed = jsonl.parse_lines(b"".join(line + b"\n" for line in new_raw))
     after = tree.build_records(parsed.records, parsed.first)
     same = {i: r["parentId"] for i, r in before.entries.items()} == {
         i: r["parentId"] for i, r in after.entries.items()
@@ -265,7 +267,7 @@ def _sidecar(
     path = session.sidecar_file.path
     if not path.exists():
         return None
-    data = store.read_bytes(path, "snapshot records")
+    data = jsonl.read_bytes(path, "snapshot records")
     renamed: dict[str, str] = {}
     if rewritten is not None:
         renamed = {**rewritten.commits, **rewritten.trees}
@@ -296,7 +298,7 @@ def _renamed(renamed: dict[str, str], value: Any) -> Any:
 
 
 def _quarantine(
-    lines: store.Lines, scrubber: scrub.Scrubber, found: Found, session: Session
+    lines: jsonl.Lines, scrubber: scrub.Scrubber, found: Found, session: Session
 ) -> bytes | None:
     """The session's quarantine scrubbed, with a torn last line of the session file moved into
     it (scrubbed) as the next writer would; None when nothing changes."""
@@ -306,7 +308,7 @@ def _quarantine(
     if lines.torn is not None and scrubber.found(lines.torn):
         torn, torn_count = scrubber.data(lines.torn)
         reason = "torn last line (a writer stopped mid-line), redacted"
-        new += codec.encode(store.quarantine_record(len(lines.raw) + 1, torn, reason))
+        new += codec.encode(jsonl.quarantine_record(len(lines.raw) + 1, torn, reason))
         count += torn_count
     if count:
         found.files[path.name] = count

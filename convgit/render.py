@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convgit import codec, layout
-from convgit import tree as tree_mod
+from convgit.conversation import tree as tree_mod
+from convgit.schema import tool_calls_of
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from convgit.branching import Fork
     from convgit.resume import Resumed
     from convgit.session import ImportResult, RestoreResult, RunReport, Session, Status
-    from convgit.sidecar import SavedState, SnapshotInfo
+    from convgit.store.sidecar import SavedState, SnapshotInfo
     from convgit.workspace import Change
 
 SNAPSHOT_MARK = "◆"
@@ -106,9 +107,7 @@ def summary(record: dict[str, Any], width: int = 72) -> str:
                 for p in parts
                 if isinstance(p, dict)
             )
-            calls = [
-                p.get("name") for p in parts if isinstance(p, dict) and p.get("type") == "tool_call"
-            ]
+            calls = [p.get("name") for p in tool_calls_of(record)]
             if calls:
                 text = (text + " " if text else "") + "→ " + ", ".join(str(c) for c in calls)
         head = str(record.get("role"))

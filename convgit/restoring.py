@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from convgit import codec, entries, faults
+from convgit import codec, faults, schema
 from convgit.errors import RefusedError, UsageError
-from convgit.sidecar import SavedState, is_saved_ref, saved_id
+from convgit.store.sidecar import SavedState, is_saved_ref, saved_id
 
 if TYPE_CHECKING:
     from convgit.session import Session
@@ -133,7 +133,7 @@ def restore(
             if not planned:
                 return
             faults.point("restore:before-safety-ref")
-            stamp = entries.now().replace(":", "").replace("-", "").replace(".", "")
+            stamp = schema.now().replace(":", "").replace("-", "").replace(".", "")
             safety_ref = f"refs/convgit/{session.id}/safety/{stamp}"
             ws.set_ref(safety_ref, safety.commit)
             # git's view of a file may differ from its bytes (line endings, filters, exec
@@ -160,7 +160,7 @@ def restore(
                     "files": [change.path for change in planned[:FILES_RECORDED]],
                     "skipped": [{"path": s.path, "reason": s.reason} for s in safety.skipped],
                     "undo": undo,
-                    "ts": entries.now(),
+                    "ts": schema.now(),
                 }
             )
             faults.point("restore:before-files")
@@ -173,13 +173,13 @@ def restore(
             interrupted = sidecar.interrupted
             if undo and interrupted is not None:  # killed before it changed a file: settled
                 session._sidecar_append(
-                    {"type": "restored", "before": interrupted["before"], "ts": entries.now()}
+                    {"type": "restored", "before": interrupted["before"], "ts": schema.now()}
                 )
             return RestoreResult(
                 target_entry, commit, None, changes, False, None, saved_target, undo
             )
         faults.point("restore:before-done")
-        session._sidecar_append({"type": "restored", "before": saved[0], "ts": entries.now()})
+        session._sidecar_append({"type": "restored", "before": saved[0], "ts": schema.now()})
     note = _note(target_entry, saved_target, changes, paths, undo)
     skipped_note = None
     if waiting:

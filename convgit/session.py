@@ -20,29 +20,16 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
-import re
 import shlex
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass, field
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from convgit import (
-    appending,
-    branching,
-    codec,
-    entries,
-    faults,
-    repair,
-    replay,
-    restoring,
-    store,
-    tree,
-)
-from convgit.entries import Entry
+from convgit import branching, codec, faults, restoring, schema, verify
+from convgit.conversation import appending, replay, tree
 from convgit.errors import (
-    AmbiguousRefError,
     ConvgitError,
     InvalidEntryError,
     LeafMovedError,
@@ -52,10 +39,12 @@ from convgit.errors import (
     UsageError,
 )
 from convgit.restoring import RestoreResult
-from convgit.sidecar import SAVED_PREFIX, SavedState, Sidecar, SnapshotInfo, is_saved_ref
+from convgit.schema import Entry
+from convgit.store import jsonl, load, sessions
+from convgit.store.location import StoreLocation, find_git, locate, size_cap, write_pointer
+from convgit.store.sidecar import SAVED_PREFIX, SavedState, Sidecar, SnapshotInfo, is_saved_ref
 
 if TYPE_CHECKING:
-    from convgit import repair
     from convgit.formats import importing
     from convgit.sidebyside import Outcome
     from convgit.workspace import Change, Snapshot, Workspace
@@ -69,11 +58,9 @@ __all__ = [
     "RunRow",
     "Session",
     "Status",
-    "list_sessions",
 ]
 
 MIB = 1024 * 1024
-_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 DEFAULT_SIZE_CAP = 10 * MIB
 WORKING_TREE = "."  # the REF of `run` that means the files of the working tree now
 
@@ -182,7 +169,7 @@ class Session:
 
     def __init__(
         self,
-        location: store.StoreLocation,
+        location: StoreLocation,
         sid: str,
         *,
         fsync: bool = False,
@@ -192,12 +179,8 @@ class Session:
         ``Workspace.discover``); otherwise it is discovered when first needed."""
         self.location = location
         self.id = sid
-        self.file = store.JsonlFile(
-            location.session_path(sid), location.lock_path(sid), fsync=fsync
-        )
-        self.sidecar_file = store.JsonlFile(
-            location.sidecar_path(sid), location.lock_path(sid + ".files"), fsync=fsync, names=True
-        )
+        self.file = sessions.session_file(location, sid, fsync=fsync)
+        self.sidecar_file = sessions.sidecar_file(location, sid, fsync=fsync)
         self.tree = tree.Tree()
         self._built_on: str | None = None
         self._sidecar: Sidecar | None = None
@@ -218,13 +201,13 @@ class Session:
     ) -> Session:
         """Open ``session`` (default: ``CONVGIT_SESSION``, else the one ``init`` made current);
         with ``create=True`` and no current session, start one."""
-        location = store.locate(path, store_dir)
+        location = locate(path, store_dir)
         sid = session or os.environ.get("CONVGIT_SESSION") or location.current()
         if sid is None:
             if create:
                 return cls.create(path, store_dir=store_dir, fsync=fsync)
-            raise _no_session(location, "There is no current convgit session here.")
-        self = cls(location, find_session(location, sid), fsync=fsync)
+            raise sessions.no_session(location, "There is no current convgit session here.")
+        self = cls(location, sessions.find_session(location, sid), fsync=fsync)
         self.reload()
         return self
 
@@ -244,7 +227,7 @@ class Session:
         """Start a new session and make it current. Snapshots default to on inside git.
         ``agent``: (agent name, the agent's session id) of the session this one mirrors."""
         return cls._start(
-            store.locate(path, store_dir),
+            locate(path, store_dir),
             name=name,
             snapshots=snapshots,
             fsync=fsync,
@@ -256,7 +239,7 @@ class Session:
     @classmethod
     def _start(
         cls,
-        location: store.StoreLocation,
+        location: StoreLocation,
         *,
         name: str | None = None,
         snapshots: bool | None = None,
@@ -276,57 +259,20 @@ class Session:
         while location.session_path(sid).exists():
             sid = _new_session_id()
         cwd = str(location.git.worktree if location.git and location.git.worktree else Path.cwd())
-        store.create(location.session_path(sid), entries.header(sid, cwd, forked_from, agent))
+        jsonl.create(location.session_path(sid), schema.header(sid, cwd, forked_from, agent))
         self = cls(location, sid, fsync=fsync)
         self.reload()
         if location.git is not None and snapshots is not False:
-            self.sidecar_file.append([{"type": "sidecar", "enabled": True, "ts": entries.now()}])
+            self.sidecar_file.append([schema.sidecar_switch(True)])
         if name:
-            self.name(name)
+            self.rename(name)
         if make_current:
             location.set_current(sid)
         return self
 
     def reload(self) -> None:
         """Read the whole session again; the leaf this Session builds on becomes the active one."""
-        collecting = gc.isenabled()
-        gc.disable()  # a million small dicts would trigger dozens of useless full collections
-        try:
-            lines = self.file.read()
-            self.tree = tree.build_records(lines.records, lines.first)
-            if collecting and not gc.get_freeze_count():
-                # what was loaded lives as long as the session: move it to the oldest generation
-                # now, rather than let the next young collections walk it entry by entry
-                gc.freeze()
-                gc.unfreeze()
-        finally:
-            if collecting:
-                gc.enable()
-        if lines.torn is not None:
-            self.tree.tolerate(
-                tree.Problem(
-                    len(lines.records) + 1,
-                    "is torn (a writer stopped mid-line); readers ignore it and the next write"
-                    " moves it to the quarantine file",
-                    fatal=False,
-                )
-            )
-        if lines.bom:
-            self.tree.tolerate(
-                tree.Problem(1, "starts with a UTF-8 byte-order mark; read without it", fatal=False)
-            )
-        if lines.unterminated:
-            self.tree.tolerate(
-                tree.Problem(
-                    len(lines.records), "has no final newline; the next write adds it", fatal=False
-                )
-            )
-        for number in lines.crlf:
-            self.tree.tolerate(tree.Problem(number, "ends with CRLF; read as LF", fatal=False))
-        if self.tree.header is not None and self.tree.header.get("id") != self.id:
-            self.tree.tolerate(
-                tree.Problem(1, f"names session {self.tree.header.get('id')!r}", fatal=False)
-            )
+        self.tree = load.session(self.file, self.id)[1]
         self._built_on = self.tree.leaf
         self._sidecar = None
 
@@ -349,31 +295,31 @@ class Session:
         return self.tree.resolve(ref)
 
     def entry(self, ref: str) -> Entry:
-        return entries.entry_from_wire(self.tree.entries[self.resolve(ref)])
+        return schema.entry_from_wire(self.tree.entries[self.resolve(ref)])
 
     def path(self, ref: str | None = None) -> list[Entry]:
         """The entries from the root to ``ref`` (default: the active leaf)."""
         self.tree.check(f"Session {self.id}")
         leaf = None if ref is None else self.resolve(ref)
-        return [entries.entry_from_wire(self.tree.entries[i]) for i in self.tree.path(leaf)]
+        return [schema.entry_from_wire(self.tree.entries[i]) for i in self.tree.path(leaf)]
 
     def all_entries(self) -> list[Entry]:
         """Every entry, in file order."""
         self.tree.check(f"Session {self.id}")
-        return [entries.entry_from_wire(r) for r in self.tree.entries.values()]
+        return [schema.entry_from_wire(r) for r in self.tree.entries.values()]
 
     def context(self, ref: str | None = None) -> replay.Context:
         """What the model is sent at ``ref`` (default: the active leaf); see ``replay``."""
         self.tree.check(f"Session {self.id}")
         return replay.replay(self.tree, None if ref is None else self.resolve(ref))
 
-    # -- verification (fsck and repair live in repair.py) ------------------------------------
+    # -- verification (fsck and repair live in verify.py) ------------------------------------
 
     def problems(self) -> list[tree.Problem]:
         """Everything fsck reports: fatal problems and tolerated ones, by line; in git, also
         every snapshot and saved state the sidecar names whose commit git no longer has
         (``lost_commits``)."""
-        found = repair.problems(self)
+        found = verify.problems(self.tree, self.read_sidecar())
         if not any(p.fatal for p in found):
             found += self.lost_commits()
         return sorted(found, key=lambda p: (p.line or 0, p.what))
@@ -397,11 +343,12 @@ class Session:
             for commit in sorted(missing, key=lambda c: sidecar.lines[c])
         ]
 
-    def repair(self) -> repair.RepairReport:
-        """Move every line fsck rejects aside, keeping a backup; see ``repair.repair``."""
-        from convgit import repair
-
-        return repair.repair(self)
+    def repair(self) -> verify.RepairReport:
+        """Move every line fsck rejects aside, keeping a backup (``verify.repair``); the session
+        is read again afterwards."""
+        report = verify.repair(self.file, self.sidecar_file, self.id)
+        self.reload()
+        return report
 
     # -- writing the conversation -------------------------------------------------------------
 
@@ -436,9 +383,9 @@ class Session:
     def _new_entry(self, kind: str, parent: str | None, **fields: Any) -> dict[str, Any]:
         record: dict[str, Any] = {
             "type": kind,
-            "id": entries.new_id(self.tree.entries),
+            "id": schema.new_id(self.tree.entries),
             "parentId": parent,
-            "ts": entries.now(),
+            "ts": schema.now(),
         }
         record.update(fields)
         return record
@@ -460,7 +407,7 @@ class Session:
             force=force,
             follow=follow,
         )
-        return [entries.entry_from_wire(self.tree.entries[i]) for i in ids]
+        return [schema.entry_from_wire(self.tree.entries[i]) for i in ids]
 
     def append_records(
         self,
@@ -488,7 +435,7 @@ class Session:
             resent = _resent(raw, known)
             made: dict[str, dict[str, Any]] = {}
             leaf = self.tree.leaf if follow else self._built_on
-            stamp = entries.now()  # one batch, one moment
+            stamp = schema.now()  # one batch, one moment
             for number, record in enumerate(raw, 1):
                 if number in resent:
                     leaf = record["id"]
@@ -500,9 +447,9 @@ class Session:
                 if "parentId" not in record:
                     record["parentId"] = leaf
                 kind = record.get("type")
-                if type(kind) is str and (kind in entries.META_FIELDS or kind == "session"):
+                if type(kind) is str and (kind in schema.META_FIELDS or kind == "session"):
                     raise InvalidEntryError(f"Entry {number} is a '{kind}' record, not an entry.")
-                problem = entries.kind_error(record)
+                problem = schema.kind_error(record)
                 if problem is None and (record["id"] in known or record["id"] in made):
                     problem = f"repeats the existing id {record['id']}"
                 parent = record["parentId"]
@@ -541,9 +488,8 @@ class Session:
         except (ConvgitError, OSError) as exc:
             why = exc.message if isinstance(exc, ConvgitError) else _os_words(exc)
             self.snapshot_error = why
-            record = {"type": "snapshot_failed", "entry": target["id"], "error": why}
             with suppress(ConvgitError, OSError):  # a full disk may refuse this line too
-                self._sidecar_append({**record, "ts": entries.now()})
+                self._sidecar_append(schema.snapshot_failed(target["id"], why))
 
     def append_user(self, text: str, *, force: bool = False, ident: str | None = None) -> Entry:
         return self.append(self._new_message("user", text, ident), force=force)
@@ -618,9 +564,9 @@ class Session:
         both, or it records that session as resumed or forked from it), started when there is
         none; one per agent session, whoever asks first. ``forked_from``: asked only when the
         session is started, for its ``forkedFrom``."""
-        location = store.locate(path, store_dir)
+        location = locate(path, store_dir)
         pointer = location.agent_pointer(agent, agent_session_id)
-        with store.exclusive(location.agent_lock(agent, agent_session_id), "the agent session"):
+        with jsonl.exclusive(location.agent_lock(agent, agent_session_id), "the agent session"):
             found = cls.find_for_agent(location, agent, agent_session_id, fsync=fsync)
             if found is not None:
                 if make_current:
@@ -634,13 +580,13 @@ class Session:
                 agent=(agent, agent_session_id),
                 make_current=make_current,
             )
-            store.write_pointer(pointer, self.id)
+            write_pointer(pointer, self.id)
             return self
 
     @classmethod
     def find_for_agent(
         cls,
-        location: store.StoreLocation,
+        location: StoreLocation,
         agent: str,
         agent_session_id: str,
         *,
@@ -648,7 +594,7 @@ class Session:
     ) -> Session | None:
         """The session that mirrors ``agent``'s session ``agent_session_id``, if one does."""
         pointer = location.agent_pointer(agent, agent_session_id)
-        found = _agent_session(location, agent, agent_session_id, pointer)
+        found = sessions.agent_session(location, agent, agent_session_id, pointer)
         if found is None:
             return None
         self = cls(location, found, fsync=fsync)
@@ -676,20 +622,13 @@ class Session:
         """Record that ``agent``'s session ``agent_session_id`` continues this one, from entry
         ``start`` (``how``: "resume", "fork"…): its file is imported here, its turns a branch.
         With ``leaf``, the active leaf moves there (files are not touched)."""
-        record: dict[str, Any] = {
-            "type": "agent_session",
-            "agent": agent,
-            "agentSession": agent_session_id,
-            "from": start,
-            "how": how,
-            "ts": entries.now(),
-        }
-        moved = [] if leaf is None else [entries.leaf(self.resolve(leaf))]
+        record = schema.agent_session(agent, agent_session_id, start, how)
+        moved = [] if leaf is None else [schema.leaf(self.resolve(leaf))]
         if (agent, agent_session_id) not in self.tree.agent_sessions:
             self._write(lambda: [record, *moved], builds_on_leaf=False)
         elif moved:
             self._write(lambda: moved, builds_on_leaf=False)
-        store.write_pointer(self.location.agent_pointer(agent, agent_session_id), self.id)
+        write_pointer(self.location.agent_pointer(agent, agent_session_id), self.id)
 
     @classmethod
     def import_file(
@@ -726,7 +665,7 @@ class Session:
         def fork_link() -> dict[str, str] | None:
             data = whole if whole is not None else _read_source(source, importer.title)
             fork = importer.fork_source(data)
-            link = None if fork is None else _fork_link(store.locate(path, store_dir), fork)
+            link = None if fork is None else _fork_link(locate(path, store_dir), fork)
             if fork is not None and link is None:
                 unlinked.append(fork.path or fork.session or "another session")
             return link
@@ -784,7 +723,7 @@ class Session:
             new = [r["id"] for r in records if "parentId" in r]
             leaf = batch.leaf if batch.leaf is not None else self.tree.leaf
             if new and leaf is not None and leaf != new[-1]:
-                records.append(entries.leaf(leaf))  # appending alone would move it to new[-1]
+                records.append(schema.leaf(leaf))  # appending alone would move it to new[-1]
             if records or batch.cursor.offset != cursor.offset:
                 head_now, before_now = before(batch.cursor)
                 records.append(
@@ -821,7 +760,7 @@ class Session:
         target = self.resolve(ref)
         if tip:
             target = self.tree.newest_leaf(target)
-        self._write(lambda: [entries.leaf(target)], builds_on_leaf=False)
+        self._write(lambda: [schema.leaf(target)], builds_on_leaf=False)
         return target
 
     def branches(self, ref: str | None = None) -> branching.Fork:
@@ -839,7 +778,7 @@ class Session:
     def switch_branch(self, number: int, ref: str | None = None) -> str:
         """Make the newest deepest leaf of branch ``number`` of ``branches(ref)`` the leaf."""
         target = self.branches(ref).branch(number).leaf
-        self._write(lambda: [entries.leaf(target)], builds_on_leaf=False)
+        self._write(lambda: [schema.leaf(target)], builds_on_leaf=False)
         return target
 
     def fork(self, ref: str, text: str | None = None, summary: str | None = None) -> str:
@@ -869,7 +808,7 @@ class Session:
                     made["id"] = _fresh_id(self.tree.entries, {records[0]["id"]: records[0]})
                 records.append(made)
             if not records:
-                records.append(entries.leaf(target))
+                records.append(schema.leaf(target))
             return records
 
         self._write(build, builds_on_leaf=False)
@@ -929,14 +868,14 @@ class Session:
             refused = branching.refusal(self.tree, before, f"Going back to {before}")
             if refused is not None:
                 raise refused
-            self._write(lambda: [entries.leaf(before)], builds_on_leaf=False)
+            self._write(lambda: [schema.leaf(before)], builds_on_leaf=False)
             return before
         if record["type"] == "message" and record["role"] == "assistant":
             parent = record["parentId"]
             if parent is None:
                 raise RefusedError(f"Entry {target} is a root; there is nothing to retry from.")
             target = parent
-        self._write(lambda: [entries.leaf(target)], builds_on_leaf=False)
+        self._write(lambda: [schema.leaf(target)], builds_on_leaf=False)
         return target
 
     def fork_session(self, ref: str, *, name: str | None = None) -> Session:
@@ -952,7 +891,7 @@ class Session:
         path = self.tree.path(target)
         labels = self.tree.labels
         copied = [self.tree.entries[i] for i in path]
-        copied += [entries.label(i, labels[i]) for i in path if i in labels]
+        copied += [schema.label(i, labels[i]) for i in path if i in labels]
         snapshots = self.sidecar.snapshots if self.sidecar_file.path.exists() else {}
         shared = [snapshots[i] for i in path if i in snapshots]
         ws = self.workspace() if shared else None  # refuses before anything is made
@@ -969,15 +908,9 @@ class Session:
                 ws.set_ref(f"refs/convgit/{new.id}/{snap.entry}", snap.commit)
             new.sidecar_file.append(
                 [
-                    {
-                        "type": "snapshot",
-                        "entry": snap.entry,
-                        "commit": snap.commit,
-                        "tree": snap.tree,
-                        "ts": snap.ts,
-                        "files": snap.files,
-                        "skipped": snap.skipped,
-                    }
+                    schema.snapshot(
+                        snap.entry, snap.commit, snap.tree, snap.files, snap.skipped, ts=snap.ts
+                    )
                     for snap in shared
                 ]
             )
@@ -993,7 +926,7 @@ class Session:
 
         def build() -> list[dict[str, Any]]:
             held = [] if name is None else [i for i in self.labelled(name) if i != target]
-            return [*(entries.label(i, None) for i in held), entries.label(target, name)]
+            return [*(schema.label(i, None) for i in held), schema.label(target, name)]
 
         self._write(build, builds_on_leaf=False)
         return target
@@ -1002,9 +935,9 @@ class Session:
         """The entries labelled ``name`` (one, unless an older writer labelled several)."""
         return [ident for ident, label in self.tree.labels.items() if label == name]
 
-    def name(self, text: str) -> None:
-        """Set the session's display name."""
-        self._write(lambda: [entries.session_name(text)], builds_on_leaf=False)
+    def rename(self, text: str) -> None:
+        """Set the session's display name (``display_name`` reads it)."""
+        self._write(lambda: [schema.session_name(text)], builds_on_leaf=False)
 
     # -- the workspace track --------------------------------------------------------------------
 
@@ -1018,20 +951,7 @@ class Session:
     def read_sidecar(self) -> Sidecar:
         """The snapshot records as they are, damaged lines listed in ``problems``."""
         if self._sidecar is None:
-            sidecar = Sidecar()
-            if self.sidecar_file.path.exists():
-                lines = self.sidecar_file.read()
-                for number, record in lines.parsed:
-                    sidecar.add(number, record)
-                if lines.torn is not None:
-                    sidecar.problems.append(
-                        tree.Problem(
-                            len(lines.records) + 1,
-                            "of the sidecar is torn; the next write moves it to the quarantine",
-                            fatal=False,
-                        )
-                    )
-            self._sidecar = sidecar
+            self._sidecar = load.sidecar(self.sidecar_file)[1]
         return self._sidecar
 
     @property
@@ -1041,7 +961,7 @@ class Session:
     def set_snapshots(self, enabled: bool) -> None:
         if enabled:
             self.workspace()  # refuses outside git
-        self._sidecar_append({"type": "sidecar", "enabled": enabled, "ts": entries.now()})
+        self._sidecar_append(schema.sidecar_switch(enabled))
 
     def _sidecar_append(self, record: dict[str, Any]) -> None:
         sidecar = self.sidecar  # read first: the append then catches up from where it ended
@@ -1079,7 +999,7 @@ class Session:
         home = Path(recorded)
         if home == git.worktree or not (home / ".git").exists():
             return  # the same worktree, or one that is gone (a moved repository)
-        theirs = store.find_git(home)
+        theirs = find_git(home)
         if theirs is not None and theirs.worktree == home and theirs.common_dir == git.common_dir:
             raise RefusedError(
                 f"Session {self.id} belongs to the worktree at {home}; convgit will not use its"
@@ -1091,7 +1011,7 @@ class Session:
     def size_cap(self) -> int:
         """``[snapshots] size_cap_mib`` of config.toml (default 10) in bytes; a value that is
         not a positive number is refused (CorruptStoreError)."""
-        return store.size_cap(self.location)
+        return size_cap(self.location)
 
     def snapshot_of(self, ref: str) -> SnapshotInfo | None:
         return self.sidecar.snapshots.get(self.resolve(ref))
@@ -1176,20 +1096,13 @@ class Session:
         """Write the sidecar's record of ``snap`` as ``target``'s snapshot (its ref is set), and
         count its objects for the background packing (``convgit.maintenance``)."""
         existing = self.sidecar.snapshots.get(target)
-        record = {
-            "type": "snapshot",
-            "entry": target,
-            "commit": snap.commit,
-            "tree": snap.tree,
-            "ts": entries.now(),
-            "files": snap.files,
-            "skipped": _skipped_record(snap),
-        }
+        replaces = None
         if existing is not None:  # a record of the same commit (what it left out changed) keeps
             replaces = existing.commit if existing.commit != snap.commit else existing.replaces
-            if replaces is not None:
-                record["replaces"] = replaces
-        self._sidecar_append(record)
+        skipped = _skipped_record(snap)
+        self._sidecar_append(
+            schema.snapshot(target, snap.commit, snap.tree, snap.files, skipped, replaces=replaces)
+        )
         if not snap.reused:
             from convgit import maintenance
 
@@ -1207,7 +1120,7 @@ class Session:
 
     def _workspace_lock(self) -> AbstractContextManager[None]:
         """One snapshot or restore at a time per session and worktree."""
-        return store.exclusive(self.location.workspace_lock(self.id), "the private index")
+        return jsonl.exclusive(self.location.workspace_lock(self.id), "the private index")
 
     def status(self) -> Status:
         """Where the conversation is, and which snapshot (if any) the files match right now."""
@@ -1285,7 +1198,7 @@ class Session:
         return snap.tree, _skipped(snap)
 
     def saved_state(self, ref: str) -> SavedState:
-        """The saved state ``ref`` (``saved:…``) names; see ``convgit.sidecar``."""
+        """The saved state ``ref`` (``saved:…``) names; see ``convgit.store.sidecar``."""
         return self.sidecar.saved_state(ref)
 
     @staticmethod
@@ -1439,142 +1352,17 @@ class Session:
             records = list(made.values())
             wanted = None if leaf is None else ends.get(leaf, leaf)
             if records and wanted is not None and records[-1]["id"] != wanted:
-                records.append(entries.leaf(wanted))
+                records.append(schema.leaf(wanted))
             return records
 
         self._write(build, builds_on_leaf=False)
         return RunReport(noted, unnoted)
 
 
-def find_session(location: store.StoreLocation, ref: str) -> str:
-    """The id of the session ``ref`` names: its id, a unique prefix of it, or its unique name."""
-    if _SESSION_ID.fullmatch(ref):
-        if location.session_path(ref).exists():
-            return ref
-        matches = [s for s in location.session_ids() if s.startswith(ref)]
-        if len(matches) == 1:
-            return matches[0]
-        if len(matches) > 1:
-            raise AmbiguousRefError(
-                f"'{ref}' matches {len(matches)} sessions.", "give more characters of the id"
-            )
-    named = [row["id"] for row in _rows(location) if row.get("name") == ref]
-    if len(named) > 1:
-        raise AmbiguousRefError(
-            f"{len(named)} sessions are named '{ref}'.", "give the session's id (convgit sessions)"
-        )
-    if not named:
-        raise _no_session(location, f"There is no session '{ref}' here.")
-    return str(named[0])
-
-
-def use(path: str | Path, ref: str, store_dir: str | Path | None = None) -> str:
-    """Make the session ``ref`` names (id, prefix or unique name) current here; its id."""
-    location = store.locate(path, store_dir)
-    sid = find_session(location, ref)
-    location.set_current(sid)
-    return sid
-
-
-def list_sessions(
-    path: str | Path = ".", store_dir: str | Path | None = None
-) -> list[dict[str, Any]]:
-    """Every session of the store, with what a listing shows; a corrupt one says why."""
-    return _rows(store.locate(path, store_dir))
-
-
-def _rows(location: store.StoreLocation) -> list[dict[str, Any]]:
-    current = location.current()
-    found: list[dict[str, Any]] = []
-    for sid in location.session_ids():
-        row: dict[str, Any] = {
-            "id": sid,
-            "path": str(location.session_path(sid)),
-            "current": sid == current,
-        }
-        try:
-            session = Session(location, sid)
-            session.reload()
-            t = session.tree
-            row.update(
-                entries=len(t.entries),
-                leaf=t.leaf,
-                name=t.name,
-                created=(t.header or {}).get("created"),
-                agent=(t.header or {}).get("agent"),
-                agent_session_id=(t.header or {}).get("agentSession"),
-                agent_sessions=sorted(ident for _, ident in t.agent_sessions),
-                source=(t.header or {}).get("forkedFrom"),
-                snapshots=session.snapshots_enabled,
-                error=t.fatal[0].sentence() if t.fatal else None,
-            )
-        except ConvgitError as exc:
-            row.update(
-                entries=0,
-                leaf=None,
-                name=None,
-                created=None,
-                agent=None,
-                agent_session_id=None,
-                agent_sessions=[],
-                source=None,
-                error=exc.message,
-            )
-        found.append(row)
-    return found
-
-
 # -- small pure pieces ------------------------------------------------------------------------
 
 
-def _no_session(location: store.StoreLocation, sentence: str) -> NotFoundError:
-    """Not found (exit 1), with the sessions there are; reading them may find the store
-    damaged instead (exit 3)."""
-    found = list_sessions(location.root, location.root)
-    if not found:
-        return NotFoundError(sentence, "convgit init")
-    shown = [s["id"] + (f" ({s['name']})" if s.get("name") else "") for s in found[:10]]
-    more = f" and {len(found) - 10} more" if len(found) > 10 else ""
-    return NotFoundError(sentence, f"the sessions here: {', '.join(shown)}{more}")
-
-
-def _agent_session(
-    location: store.StoreLocation, agent: str, agent_session_id: str, pointer: Path
-) -> str | None:
-    """The session that mirrors ``agent``'s session: the one whose header names it (the
-    pointer's, else found by reading every header), else one whose file records it as
-    continuing (``mirror_agent_session``); the pointer is written again when it was wrong."""
-    try:
-        hinted: str | None = pointer.read_text().strip()
-    except OSError:
-        hinted = None
-    candidates = [hinted] if hinted else []
-    candidates += [sid for sid in location.session_ids() if sid != hinted]
-    candidates = [sid for sid in candidates if _SESSION_ID.fullmatch(sid)]
-    for sid in candidates:
-        header = store.read_header(location.session_path(sid)) or {}
-        if header.get("agent") == agent and header.get("agentSession") == agent_session_id:
-            if sid != hinted:
-                store.write_pointer(pointer, sid)
-            return sid
-    marker = b'"agentSession":' + codec.dumps(agent_session_id).encode()
-    for sid in candidates:
-        try:
-            data = store.read_bytes(location.session_path(sid))
-        except ConvgitError:
-            continue
-        if marker not in data:
-            continue
-        session = Session(location, sid)
-        session.reload()
-        if (agent, agent_session_id) in session.tree.agent_sessions:
-            if sid != hinted:
-                store.write_pointer(pointer, sid)
-            return sid
-    return None
-
-
-def _fork_link(location: store.StoreLocation, fork: importing.ForkSource) -> dict[str, str] | None:
+def _fork_link(location: StoreLocation, fork: importing.ForkSource) -> dict[str, str] | None:
     """``forkedFrom`` for a session forked from ``fork``: the session that mirrors the source
     (by the agent's session id, else by the file it was imported from) and the entry forked
     from; None while the source is not imported here."""
@@ -1583,14 +1371,13 @@ def _fork_link(location: store.StoreLocation, fork: importing.ForkSource) -> dic
     found = None
     if fork.session:
         pointer = location.agent_pointer(fork.agent, fork.session)
-        found = _agent_session(location, fork.agent, fork.session, pointer)
+        found = sessions.agent_session(location, fork.agent, fork.session, pointer)
     if found is None and fork.path:
-        found = _imported_from(location, fork.agent, fork.path)
+        found = sessions.imported_from(location, fork.agent, fork.path)
     if found is None:
         return None
-    source = Session(location, found)
-    source.reload()
-    known = source.tree.entries
+    source = sessions.read_tree(location, found)
+    known = source.entries
     entry = next((ident for ident in reversed(fork.shared) if ident in known), None)
     if entry is None and fork.mention:
         mention = fork.mention.encode()
@@ -1601,31 +1388,13 @@ def _fork_link(location: store.StoreLocation, fork: importing.ForkSource) -> dic
     if entry is None and fork.before:
         earlier = [i for i, r in known.items() if str(r["ts"]) <= fork.before]
         entry = earlier[-1] if earlier else None
-    entry = entry or source.tree.leaf
+    entry = entry or source.leaf
     return None if entry is None else {"session": found, "entry": entry}
-
-
-def _imported_from(location: store.StoreLocation, agent: str, path: str) -> str | None:
-    """The session of ``agent`` imported from the file at ``path`` (as the agent wrote the
-    path, maybe on another machine): the same path, else a file of the same name in a folder
-    of the same name (the agent's session folder, copied)."""
-    wanted = PurePath(path.replace("\\", "/"))
-    for sid in location.session_ids():
-        header = store.read_header(location.session_path(sid)) or {}
-        if header.get("agent") != agent:
-            continue
-        candidate = Session(location, sid)
-        candidate.reload()
-        for kind, imported in candidate.tree.imports:
-            got = PurePath(imported)
-            if kind == agent and (str(got) == str(wanted) or got.parts[-2:] == wanted.parts[-2:]):
-                return sid
-    return None
 
 
 def _read_source(source: Path, title: str) -> bytes:
     try:
-        return store.read_bytes(source, f"{title} transcript")
+        return jsonl.read_bytes(source, f"{title} transcript")
     except NotFoundError as exc:
         raise NotFoundError(exc.message, f"give the path of a {title} session file") from None
 
@@ -1701,7 +1470,7 @@ def _check_imported(records: list[dict[str, Any]], known: dict[str, Any], title:
     otherwise (an importer's mistake must not damage the session)."""
     made: set[str] = set()
     for record in records:
-        problem = entries.kind_error(record)
+        problem = schema.kind_error(record)
         if problem is None and "parentId" in record:
             ident, parent = record["id"], record["parentId"]
             if ident in known or ident in made:
@@ -1781,7 +1550,7 @@ def _os_words(exc: OSError) -> str:
 
 def _fresh_id(known: dict[str, Any], made: dict[str, Any]) -> str:
     while True:
-        candidate = entries.new_id(known)
+        candidate = schema.new_id(known)
         if candidate not in made:
             return candidate
 
@@ -1794,7 +1563,7 @@ def _caller(found: tree.Tree, ident: str) -> str | None:
     node: str | None = record["parentId"]
     while node is not None:
         above = found.entries[node]
-        if above["type"] == "message" and record["toolCallId"] in entries.tool_call_ids(above):
+        if above["type"] == "message" and record["toolCallId"] in schema.tool_call_ids(above):
             return node
         node = above["parentId"]
     return None

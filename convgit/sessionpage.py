@@ -13,7 +13,7 @@ from convgit.restoreplan import GITLINK
 if TYPE_CHECKING:
     from convgit.restoreplan import Delta
     from convgit.session import Session, Status
-    from convgit.sidecar import Sidecar, SnapshotInfo
+    from convgit.store.sidecar import Sidecar, SnapshotInfo
 
 
 def gather(session: Session, status: Status, words: list[str]) -> html.Page:

@@ -209,12 +209,12 @@ def make_tree(bench: Bench, root: Path, files: int, *, functions: int = 0) -> Pa
 
 def make_session(store: Path, sid: str, entries: int) -> Path:
     """A session file of ``entries`` messages (~300 bytes each) with a branch every 100."""
-    from convgit import entries as entries_mod
+    from convgit import schema
 
     path = store / "sessions" / f"{sid}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
-    ts = entries_mod.now()
-    lines = [orjson.dumps(entries_mod.header(sid, str(store)))]
+    ts = schema.now()
+    lines = [orjson.dumps(schema.header(sid, str(store)))]
     ids: list[str] = []
     filler = "lorem ipsum dolor sit amet " * 8
     parent: str | None = None

@@ -56,7 +56,7 @@ _KEEPS = (
 _VERSION = "tree._add_header only refuses v > 1; v 0 (an unknown version) is read as v1"
 _BOOL_VERSION = (
     "tree._add_header checks header fields with a bare isinstance, so JSON true passes as the"
-    " int version 1 (entries._fields_error excludes bools; the header check does not)"
+    " int version 1 (schema.fields_error excludes bools; the header check does not)"
 )
 _NO_WARNING = "fsck says ok with no warning line for this tolerated defect"
 _NO_NEWLINE = (

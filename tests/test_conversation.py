@@ -9,8 +9,8 @@ import orjson
 import pytest
 
 from convgit import CorruptStoreError, LeafMovedError, NotFoundError, Session
+from convgit.conversation.replay import MISSING_RESULT
 from convgit.errors import AmbiguousRefError, InvalidEntryError, RefusedError
-from convgit.replay import MISSING_RESULT
 
 
 def new(tmp_path: Path) -> Session:
@@ -266,7 +266,7 @@ def test_label_can_be_cleared(tmp_path: Path) -> None:
 
 def test_name_is_kept(tmp_path: Path) -> None:
     s = new(tmp_path)
-    s.name("experiment 1")
+    s.rename("experiment 1")
     assert reopen(s).display_name == "experiment 1"
 
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from convgit import Session
-from convgit.replay import BRANCH_SUMMARY_PREFIX
+from convgit.conversation.replay import BRANCH_SUMMARY_PREFIX
 
 TEXT = st.text(alphabet='abcxyz é\n"\\{}', min_size=0, max_size=12)
 

@@ -1,5 +1,5 @@
-"""Loading takes shortcuts (many lines parsed in one call, compiled checks inlined in one loop,
-paths copied by runs); they must read every file exactly as the careful path does: the same
+"""Loading takes shortcuts (many lines parsed in one call, a message's check written inline in the
+loop, paths copied by runs); they must read every file exactly as the careful path does: the same
 values, the same problems on the same line numbers, the same lines, leaf and paths."""
 
 from __future__ import annotations
@@ -13,8 +13,10 @@ from typing import Any
 import orjson
 import pytest
 
-from convgit import Session, codec, store, tree
+from convgit import Session, codec, schema
+from convgit.conversation import tree
 from convgit.errors import ConvgitError
+from convgit.store import jsonl
 from tests.reliability.bad_corpus import CORPUS, NOT_FIXTURES
 
 TS = "2025-01-01T00:00:00.000Z"
@@ -34,12 +36,12 @@ def _careful_only(
         found._careful(number, record)
 
 
-def _read(data: bytes, careful: bool) -> tuple[store.Lines, tree.Tree]:
+def _read(data: bytes, careful: bool) -> tuple[jsonl.Lines, tree.Tree]:
     with pytest.MonkeyPatch.context() as patch:
         if careful:
             patch.setattr(codec, "decode_lines", lambda lines: list(map(codec.decode_line, lines)))
             patch.setattr(tree, "_add_fast", _careful_only)
-        lines = store.parse_lines(data)
+        lines = jsonl.parse_lines(data)
         return lines, tree.build_records(lines.records, lines.first)
 
 
@@ -134,6 +136,49 @@ def test_an_odd_line_among_entries_is_read_as_the_careful_path_reads_it(odd: byt
 )
 def test_every_hostile_file_is_read_as_the_careful_path_reads_it(name: str) -> None:
     _assert_read_alike((CORPUS / name).read_bytes())
+
+
+# one JSON value of each type, to put in every field of every kind
+VALUES_OF_EVERY_TYPE = ["text", "", None, True, False, 0, 1.5, [], [{"type": "text"}], {}]
+
+
+def _odd_records() -> Iterator[dict[str, Any]]:
+    """For every entry kind of the schema: a valid record, then that record with each of its
+    fields missing or holding a value of each JSON type; messages with each role and odd parts."""
+    good: dict[str, Any] = {"id": "odd", "parentId": "00000009", "ts": TS}
+    valid = {
+        "message": {"role": "tool", "content": "x", "toolCallId": "c", "isError": False},
+        "model": {"provider": "p", "model": "m"},
+        "thinking": {"level": "high"},
+        "compaction": {"summary": "s", "firstKeptId": None},
+        "branch_summary": {"fromId": "00000001", "summary": "s"},
+        "note": {"text": "t", "source": "s"},
+        "system": {"text": None},
+        "custom": {"kind": "k", "data": 1},
+    }
+    assert set(valid) == set(schema.TREE_FIELDS)  # a new kind is tested here too
+    for kind, fields in valid.items():
+        record = {"type": kind, **good, **fields}
+        yield record
+        for name in [*record, "toolCallId", "isError"]:
+            yield {k: v for k, v in record.items() if k != name}
+            for value in VALUES_OF_EVERY_TYPE:
+                yield {**record, name: value}
+    for role in ("user", "assistant", "tool", "system", "", None, 1):
+        for content in ("x", [], [{"type": "text", "text": "a"}], [{"type": "text"}], [1]):
+            yield {"type": "message", **good, "role": role, "content": content}
+            yield {"type": "message", **good, "role": role, "content": content, "toolCallId": "c"}
+    call = {"type": "tool_call", "id": "c", "name": "n", "input": {}}
+    for part in (call, {**call, "id": 1}, {"type": "thinking"}, {"type": "image"}, {"x": 1}):
+        yield {"type": "message", **good, "role": "assistant", "content": [part]}
+
+
+def test_every_odd_field_of_every_kind_is_read_as_the_careful_path_reads_it() -> None:
+    good = [entry(f"{n:08x}", f"{n - 1:08x}" if n else None) for n in range(10)]
+    for number, record in enumerate(_odd_records()):
+        record = {**record, "id": f"odd{number}"} if record.get("id") == "odd" else record
+        line = orjson.dumps(record)
+        _assert_read_alike(b"\n".join([HEADER, *good, line, *good[:2], line]) + b"\n")
 
 
 def test_paths_and_lines_across_far_forks_later_parents_and_meta_records(tmp_path: Path) -> None:

@@ -15,9 +15,9 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from convgit import Session, entries
+from convgit import Session, schema
+from convgit.conversation.parts import image_source
 from convgit.errors import RefusedError
-from convgit.parts import image_source
 from tests.request_bodies import PNG, sent
 
 TEXT = st.sampled_from(["", " ", "\n", "ok", "run it", "ça marche", "tabs\tand\nlines"])
@@ -182,7 +182,7 @@ class Conversations(RuleBasedStateMachine):
             if record["type"] != "message":
                 continue
             if record["role"] == "assistant":
-                called.update(entries.tool_call_ids(record))
+                called.update(schema.tool_call_ids(record))
             elif record["role"] == "tool":
                 call = record["toolCallId"]
                 expected = call in called and call not in answered

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from convgit.conversation.replay import Context
 from convgit.errors import UsageError
-from convgit.replay import Context
 
 FORMATS = ("openai", "anthropic")
 

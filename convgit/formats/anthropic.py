@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from convgit.entries import tool_call_ids
+from convgit.conversation.parts import image_source, tool_input
+from convgit.conversation.replay import Context
 from convgit.errors import UsageError
 from convgit.formats.request import (
     BUDGETS,
@@ -28,8 +29,7 @@ from convgit.formats.request import (
     level,
     model_for,
 )
-from convgit.parts import image_source, tool_input
-from convgit.replay import Context
+from convgit.schema import tool_call_ids
 
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
 

@@ -40,7 +40,6 @@ from pathlib import Path
 from typing import Any
 
 from convgit import codec
-from convgit.entries import kind_error
 from convgit.formats import claude_blocks as blocks
 from convgit.formats.importing import (
     Batch,
@@ -58,6 +57,7 @@ from convgit.formats.importing import (
     part_id,
     read_jsonl,
 )
+from convgit.schema import kind_error, tool_calls_of
 
 AGENT = "claude-code"
 MAIN = ""  # the chain of the session itself; a subagent's chain is its agentId
@@ -296,9 +296,9 @@ class _Fold:
             return
         made = blocks.assistant_message(content)
         ident = self._entries(record, value, uuid, self._chain(value), [made], turn=False)
-        if ident is not None and isinstance(content, list):
-            for part in content:
-                if part.get("type") == "tool_call" and part.get("name") in _SPAWNING_TOOLS:
+        if ident is not None:
+            for part in tool_calls_of(made):
+                if part.get("name") in _SPAWNING_TOOLS:
                     self.spawns[part["id"]] = ident
 
     def _entries(
@@ -550,10 +550,9 @@ class _Fold:
             for ident, entry in self.known.entries.items():
                 if entry.get("type") != "message":
                     continue
-                content = entry.get("content")
-                if entry.get("role") == "assistant" and isinstance(content, list):
-                    for part in content:
-                        if part.get("type") == "tool_call" and part.get("name") in _SPAWNING_TOOLS:
+                if entry.get("role") == "assistant":
+                    for part in tool_calls_of(entry):
+                        if part.get("name") in _SPAWNING_TOOLS:
                             calls[part["id"]] = ident
                             prompt = (part.get("input") or {}).get("prompt")
                             if isinstance(prompt, str) and prompt:

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from convgit import codec, entries
+from convgit import codec, schema
 from convgit.errors import UsageError
 
 # agent name -> the module whose ``IMPORTER`` reads that agent's files
@@ -463,7 +463,7 @@ def checkpoint(
         "index": cursor.index,
         "check": _check(head, before, cursor.offset),
         "state": dict(cursor.state),
-        "ts": entries.now(),
+        "ts": schema.now(),
     }
 
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 from typing import Any
 
 from convgit import codec
+from convgit.conversation.parts import image_source, tool_input
+from convgit.conversation.replay import Context
 from convgit.formats.request import (
     NO_OUTPUT,
     START_PLACEHOLDER,
@@ -26,8 +28,6 @@ from convgit.formats.request import (
     level,
     model_for,
 )
-from convgit.parts import image_source, tool_input
-from convgit.replay import Context
 
 TOOL_ERROR_PREFIX = "[tool error] "
 IMAGES_OF = "The tool result for call {call} included these images:"

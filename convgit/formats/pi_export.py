@@ -17,8 +17,9 @@ from datetime import datetime
 from typing import Any
 
 from convgit import codec
+from convgit.conversation.replay import NOTE_PREFIX
 from convgit.formats.importing import kept_text
-from convgit.replay import NOTE_PREFIX
+from convgit.schema import tool_calls_of
 
 VERSION = 3
 # pi needs usage on an assistant message; a converted one has no token counts of its own
@@ -106,11 +107,9 @@ class _Writer:
     def _follow(self, record: Mapping[str, Any]) -> None:
         if record.get("type") == "model":
             self.model = (str(record.get("provider")), str(record.get("model")))
-        content = record.get("content")
-        if record.get("role") == "assistant" and isinstance(content, list):
-            for part in content:
-                if isinstance(part, dict) and part.get("type") == "tool_call":
-                    self.tools[str(part.get("id"))] = str(part.get("name"))
+        if record.get("role") == "assistant":
+            for part in tool_calls_of(record):
+                self.tools[str(part.get("id"))] = str(part.get("name"))
 
     def _convert(self, record: Mapping[str, Any], base: dict[str, Any]) -> dict[str, Any]:
         kind = record.get("type")

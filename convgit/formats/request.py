@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from convgit.replay import dropped
+from convgit.conversation.replay import dropped
 
 # the APIs refuse a body that starts with the assistant, and empty text blocks
 START_PLACEHOLDER = "(The conversation begins with the assistant's message that follows.)"

@@ -13,9 +13,9 @@ import orjson
 from typer.testing import CliRunner
 
 from convgit.cli import app
+from convgit.conversation.replay import MISSING_RESULT
 from convgit.formats.importing import kept_text
 from convgit.formats.openai import TOOL_ERROR_PREFIX
-from convgit.replay import MISSING_RESULT
 
 _OWN_PROCESS = ("import", "export")
 

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from convgit.cli import app
-from convgit.replay import BRANCH_SUMMARY_PREFIX, COMPACTION_PREFIX
+from convgit.conversation.replay import BRANCH_SUMMARY_PREFIX, COMPACTION_PREFIX
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "claude-code"
 runner = CliRunner()

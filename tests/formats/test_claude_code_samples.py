@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 import pytest
 
-from convgit.replay import MISSING_RESULT
+from convgit.conversation.replay import MISSING_RESULT
 
 FOLDER = "claude-code"
 

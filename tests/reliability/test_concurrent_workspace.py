@@ -18,7 +18,7 @@ import pygit2
 import pytest
 
 from convgit import Session
-from convgit.entries import Message, Note
+from convgit.schema import Message, Note
 from tests.reliability.repos import git_fsck
 from tests.workspace.gitrepo import GitRepo, oracle_tree
 

@@ -1,15 +1,18 @@
-"""The wire schema, declared once: every record kind of ``<sid>.jsonl`` and ``<sid>.files.jsonl``.
+"""The wire schema, declared once: every record kind of ``<sid>.jsonl`` (the header, entries and
+meta records), of ``<sid>.files.jsonl`` (the sidecar) and of the quarantine files; the builders
+writers use; and ``text_of`` / ``tool_calls_of``, the one reading of a message's content.
 
 Records are pure values; identity and order are the store's business. On the wire a record is a
-JSON object with camelCase keys; here it is a frozen dataclass. ``FIELDS`` is the same schema as
-a table, which ``tree.validate`` checks raw records against without building objects (loading a
-million lines must cost little more than parsing them). Unknown kinds and unknown fields are kept
-(``Unknown``, ``extra``) so a newer writer's records survive an older reader.
+JSON object with camelCase keys; here an entry is also a frozen dataclass. The ``*_FIELDS``
+tables are the schema ``kind_error`` checks raw records against without building objects. Unknown
+kinds and unknown fields are kept (``Unknown``, ``extra``) so a newer writer's records survive an
+older reader.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, ClassVar
@@ -86,6 +89,9 @@ HEADER_FIELDS: dict[str, FieldSpec] = {
     "agentSession": (_S, False),  # and that agent's own session id
 }
 SIDECAR_FIELDS: dict[str, dict[str, FieldSpec]] = {
+    # snapshots on or off for this session from here on
+    "sidecar": {"enabled": ((bool,), True), "ts": (_S, True)},
+    # the files after ``entry``: ``replaces`` names the entry's previous snapshot commit
     "snapshot": {
         "entry": (_S, True),
         "commit": (_S, True),
@@ -93,14 +99,42 @@ SIDECAR_FIELDS: dict[str, dict[str, FieldSpec]] = {
         "ts": (_S, True),
         "files": ((int,), True),
         "skipped": ((list,), True),
+        "replaces": (_S, False),
     },
+    # a snapshot that could not be taken for ``entry`` (``status`` names it until the next one)
+    "snapshot_failed": {"entry": (_S, True), "error": (_S, True), "ts": (_S, True)},
+    # a restore about to change files: ``before`` is the saved state of the files it changes
     "restore": {
         "entry": (_S, True),
         "before": (_S, True),
         "paths": ((list, type(None)), True),
         "changed": ((dict,), True),
         "ts": (_S, True),
+        "saved": (_S_OR_NULL, False),
+        "commit": (_S, False),
+        "escaped": ((bool,), False),
+        "files": ((list,), False),
+        "skipped": ((list,), False),
+        "undo": ((bool,), False),
     },
+    # the restore that saved ``before`` finished; a restore without one was interrupted
+    "restored": {"before": (_S, True), "ts": (_S, True)},
+}
+# The required fields of these kinds are checked: damage there makes the sidecar unreadable (an
+# undo could pick a wrong state). Other kinds and optional fields are read leniently: a wrong
+# field counts as not written.
+SIDECAR_CHECKED = frozenset({"snapshot", "restore"})
+_SIDECAR_REQUIRED = {
+    kind: {name: spec for name, spec in SIDECAR_FIELDS[kind].items() if spec[1]}
+    for kind in SIDECAR_CHECKED
+}
+# a line moved out of a session or sidecar file by a writer or ``repair``, kept exactly
+QUARANTINE_FIELDS: dict[str, FieldSpec] = {
+    "ts": (_S, True),
+    "reason": (_S, True),
+    "line": ((int,), False),
+    "text": (_S, False),
+    "base64": (_S, False),
 }
 
 
@@ -117,64 +151,10 @@ def new_id(taken: Any = ()) -> str:
             return candidate
 
 
-def _check_sources() -> tuple[dict[str, str], dict[str, Any]]:
-    """One boolean expression per kind, built from the table: loading a million lines must not
-    pay a loop and a call per field."""
-    namespace: dict[str, Any] = {"_message_parts_error": _message_parts_error, "ROLES": ROLES}
-    sources = {}
-    for kind, spec in TREE_FIELDS.items():
-        terms, optional = [], []
-        fields = {**COMMON_TREE_FIELDS, **spec}
-        for name, (types, required) in fields.items():
-            if kind == "message" and name in ("role", "content"):
-                continue  # checked below, with their values
-            constant = f"T_{kind}_{name}"
-            namespace[constant] = types[0] if len(types) == 1 else frozenset(types)
-            value = {"id": "ident := r['id']", "parentId": "parent := r['parentId']"}.get(
-                name, f"r[{name!r}]"
-            )
-            if types == _ANY:
-                test = f"{name!r} in r" if required else ""
-            elif len(types) == 1:
-                test = f"type({value}) is {constant}"
-            else:
-                test = f"type({value}) in {constant}"
-            if required:
-                terms.append(test)
-            elif test:
-                optional.append(f"({name!r} not in r or {test})")
-            if name == "id":
-                terms.append("ident != ''")
-        terms += optional
-        if kind == "message":
-            terms.append(
-                "(role := r['role']) in ROLES and (type(content := r['content']) is str or"
-                " type(content) is list and _message_parts_error(content) is None)"
-                " and (role != 'tool' or type(r.get('toolCallId')) is str)"
-            )
-        sources[kind] = " and ".join(terms)
-    return sources, namespace
-
-
-def _compile_checks() -> dict[str, Any]:
-    """``CHECK_SOURCES`` as functions, for checking one record at a time."""
-    source = [
-        f"def check_{kind}(r):\n    try:\n        return {test}\n"
-        "    except (KeyError, TypeError):\n        return False\n"
-        for kind, test in CHECK_SOURCES.items()
-    ]
-    namespace = dict(CHECK_NAMESPACE)
-    exec("\n".join(source), namespace)  # compiled from the constant schema above, never input
-    return {kind: namespace[f"check_{kind}"] for kind in TREE_FIELDS}
-
-
 def kind_error(record: dict[str, Any]) -> str | None:
     """What is wrong with a raw record's shape, or None. Checks field types and required fields
     of the kinds this version knows; unknown kinds only need the fields every entry has."""
     kind = record.get("type")
-    fast = FAST_CHECKS.get(kind) if type(kind) is str else None
-    if fast is not None and fast(record):
-        return None
     if not isinstance(kind, str):
         return "has no string 'type'"
     if kind in META_FIELDS:
@@ -200,8 +180,9 @@ def kind_error(record: dict[str, Any]) -> str | None:
 
 
 def kind_error_sidecar(record: dict[str, Any]) -> str | None:
-    """What is wrong with a sidecar record of a kind this version knows, or None."""
-    spec = SIDECAR_FIELDS.get(record.get("type"))  # type: ignore[arg-type]
+    """What is wrong with a sidecar record of a kind in ``SIDECAR_CHECKED``, or None."""
+    kind = record.get("type")
+    spec = _SIDECAR_REQUIRED.get(kind) if type(kind) is str else None
     return None if spec is None else fields_error(record, spec)
 
 
@@ -212,6 +193,8 @@ def fields_error(record: dict[str, Any], spec: dict[str, FieldSpec]) -> str | No
                 return f"lacks the field '{name}'"
             continue
         value = record[name]
+        if types is _ANY:
+            continue
         # bool is an int in Python; JSON true is never a valid number or string here
         if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
             return f"has a '{name}' of the wrong type ({_json_type(value)})"
@@ -225,10 +208,10 @@ def _message_error(record: dict[str, Any]) -> str | None:
     if role == "tool" and not isinstance(record.get("toolCallId"), str):
         return "is a tool result without a string 'toolCallId'"
     content = record["content"]
-    return _message_parts_error(content) if isinstance(content, list) else None
+    return message_parts_error(content) if isinstance(content, list) else None
 
 
-def _message_parts_error(content: list[Any]) -> str | None:
+def message_parts_error(content: list[Any]) -> str | None:
     for number, part in enumerate(content, 1):
         if not isinstance(part, dict) or not isinstance(part.get("type"), str):
             return f"has content part {number} that is not an object with a 'type'"
@@ -241,25 +224,43 @@ def _message_parts_error(content: list[Any]) -> str | None:
     return None
 
 
-def tool_call_ids(message: dict[str, Any]) -> list[str]:
-    """The ids of the tool calls an assistant message (a record or a replayed message) makes."""
-    content = message.get("content")
-    if message.get("role") != "assistant" or not isinstance(content, list):
-        return []
-    return [p["id"] for p in content if p.get("type") == "tool_call"]
-
-
 def _json_type(value: Any) -> str:
     names = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
     return names.get(type(value), "number")
 
 
-# The fast check of each tree kind as Python source: a boolean expression over a raw record
-# ``r`` of that kind, true only when ``kind_error`` would find nothing wrong (false: ask it).
-# It binds ``ident`` and ``parent`` to the id and parentId on the way, and raises KeyError or
-# TypeError for a missing field or a record that is not an object. Its names are in the namespace.
-CHECK_SOURCES, CHECK_NAMESPACE = _check_sources()
-FAST_CHECKS = _compile_checks()
+# -- reading a message's content ---------------------------------------------------------------
+
+
+def text_of(message: Mapping[str, Any]) -> str:
+    """What a person reads of a message (a record or a replayed message): its content when that
+    is a string, else its text parts joined by newlines."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "\n".join(
+        str(part.get("text", ""))
+        for part in content
+        if isinstance(part, dict) and part.get("type") == "text"
+    )
+
+
+def tool_calls_of(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The ``tool_call`` parts of a message's content, in order (only an assistant's are calls
+    that results answer: see ``tool_call_ids``)."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return []
+    return [p for p in content if isinstance(p, dict) and p.get("type") == "tool_call"]
+
+
+def tool_call_ids(message: Mapping[str, Any]) -> list[str]:
+    """The ids of the tool calls an assistant message (a record or a replayed message) makes."""
+    if message.get("role") != "assistant":
+        return []
+    return [part["id"] for part in tool_calls_of(message)]
 
 
 # -- the schema as values ----------------------------------------------------------------------
@@ -316,17 +317,11 @@ class Message(Entry):
     @property
     def text(self) -> str:
         """The message's text parts joined (what a person reads in a listing)."""
-        if isinstance(self.content, str):
-            return self.content
-        return "\n".join(
-            str(part.get("text", "")) for part in self.content if part.get("type") == "text"
-        )
+        return text_of({"content": self.content})
 
     @property
     def tool_calls(self) -> list[dict[str, Any]]:
-        if isinstance(self.content, str):
-            return []
-        return [part for part in self.content if part.get("type") == "tool_call"]
+        return tool_calls_of({"content": self.content})
 
 
 @dataclass(frozen=True)
@@ -455,3 +450,72 @@ def label(target: str, name: str | None) -> dict[str, Any]:
 
 def session_name(name: str) -> dict[str, Any]:
     return {"type": "name", "name": name, "ts": now()}
+
+
+def agent_session(agent: str, agent_session_id: str, start: str | None, how: str) -> dict[str, Any]:
+    """``agent``'s session ``agent_session_id`` continues this one from entry ``start``."""
+    return {
+        "type": "agent_session",
+        "agent": agent,
+        "agentSession": agent_session_id,
+        "from": start,
+        "how": how,
+        "ts": now(),
+    }
+
+
+# -- the sidecar's records ---------------------------------------------------------------------
+
+
+def sidecar_switch(enabled: bool) -> dict[str, Any]:
+    """Snapshots on or off from here on."""
+    return {"type": "sidecar", "enabled": enabled, "ts": now()}
+
+
+def snapshot(
+    entry: str,
+    commit: str,
+    tree_id: str,
+    files: int,
+    skipped: list[dict[str, str]],
+    *,
+    ts: str | None = None,
+    replaces: str | None = None,
+) -> dict[str, Any]:
+    """The files after ``entry``: ``commit`` (whose tree is ``tree_id``) of ``files`` files,
+    leaving out ``skipped`` ({"path", "reason"}); ``replaces``: the entry's previous snapshot."""
+    record: dict[str, Any] = {
+        "type": "snapshot",
+        "entry": entry,
+        "commit": commit,
+        "tree": tree_id,
+        "ts": now() if ts is None else ts,
+        "files": files,
+        "skipped": skipped,
+    }
+    if replaces is not None:
+        record["replaces"] = replaces
+    return record
+
+
+def snapshot_failed(entry: str, error: str) -> dict[str, Any]:
+    return {"type": "snapshot_failed", "entry": entry, "error": error, "ts": now()}
+
+
+def restored(before: str) -> dict[str, Any]:
+    """The restore that saved the state ``before`` finished."""
+    return {"type": "restored", "before": before, "ts": now()}
+
+
+def quarantined(line: int | None, raw: bytes, reason: str) -> dict[str, Any]:
+    """A line moved aside, kept exactly: as text when it is UTF-8, else as base64."""
+    record: dict[str, Any] = {"type": "quarantined", "ts": now(), "reason": reason}
+    if line is not None:
+        record["line"] = line
+    try:
+        record["text"] = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        import base64  # here: only a line that is not UTF-8 needs it
+
+        record["base64"] = base64.b64encode(raw).decode()
+    return record

@@ -1,7 +1,5 @@
-"""The append-only files: where they live, the lock, append, load, torn-line handling, repair.
-
-No git here: the store finds a repository's common dir by reading ``.git`` files the way git
-does, so conversation-only commands never start a git process.
+"""The append-only JSONL files: the lock, append with catch-up, reading, torn-line handling, and
+repair's one write. No git here.
 
 Guarantees:
 * a record is written as one whole line by ``os.write`` calls on an ``O_APPEND`` descriptor while
@@ -15,9 +13,7 @@ from __future__ import annotations
 
 import codecs
 import os
-import re
 import stat
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,220 +22,18 @@ from pathlib import Path
 from typing import Any
 
 from convgit import codec, faults, locks
-from convgit.errors import CorruptStoreError, InvalidEntryError, NotFoundError, RefusedError
+from convgit.errors import (
+    CorruptStoreError,
+    InvalidEntryError,
+    NotFoundError,
+    RefusedError,
+    StoreLockedError,
+)
 
 BOM = codecs.BOM_UTF8
 LOCK_TIMEOUT = 60.0
 _CHUNK = 1 << 20
-_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _HEADER_PEEK = 1 << 16
-
-
-class StoreLockedError(RefusedError):
-    """The session's lock could not be taken in time."""
-
-
-# -- where things live ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class GitPlace:
-    """A repository as git would find it from a directory (no objects are read)."""
-
-    git_dir: Path
-    common_dir: Path
-    worktree: Path | None
-
-
-def find_git(start: Path) -> GitPlace | None:
-    """Find the repository ``start`` is in, honouring ``GIT_DIR``/``GIT_WORK_TREE`` like git."""
-    env_dir = os.environ.get("GIT_DIR")
-    if env_dir:
-        git_dir = Path(env_dir).resolve()
-        work = os.environ.get("GIT_WORK_TREE")
-        worktree = Path(work).resolve() if work else Path.cwd().resolve()
-        return GitPlace(git_dir, _common_dir(git_dir), worktree)
-    for folder in (start.resolve(), *start.resolve().parents):
-        dotgit = folder / ".git"
-        if dotgit.is_dir() and _is_git_directory(dotgit):
-            return GitPlace(dotgit, _common_dir(dotgit), folder)
-        if dotgit.is_file():
-            text = dotgit.read_text(errors="replace").strip()
-            if text.startswith("gitdir:"):
-                git_dir = (folder / text[len("gitdir:") :].strip()).resolve()
-                return GitPlace(git_dir, _common_dir(git_dir), folder)
-    return None
-
-
-def _is_git_directory(git_dir: Path) -> bool:
-    """What git takes for a repository: a HEAD, and objects and refs folders. Any other `.git`
-    folder (a sandbox's empty mount point, say) is passed by, as git passes it by."""
-    common = _common_dir(git_dir)
-    return (
-        (git_dir / "HEAD").is_file()
-        and (common / "objects").is_dir()
-        and (common / "refs").is_dir()
-    )
-
-
-def _common_dir(git_dir: Path) -> Path:
-    pointer = git_dir / "commondir"
-    if pointer.is_file():
-        return (git_dir / pointer.read_text().strip()).resolve()
-    return git_dir
-
-
-@dataclass(frozen=True)
-class StoreLocation:
-    """The store folder, and the repository it belongs to (None outside git)."""
-
-    root: Path
-    git: GitPlace | None
-
-    @property
-    def sessions(self) -> Path:
-        return self.root / "sessions"
-
-    @property
-    def worktree_key(self) -> str:
-        """Tells worktrees of one repository apart (private index, current session)."""
-        if self.git is None or self.git.worktree is None:
-            return "store"
-        import hashlib  # here: reading commands outside git never need it
-
-        return hashlib.sha1(str(self.git.worktree).encode()).hexdigest()[:12]
-
-    def session_path(self, sid: str) -> Path:
-        return self.sessions / f"{sid}.jsonl"
-
-    def sidecar_path(self, sid: str) -> Path:
-        return self.sessions / f"{sid}.files.jsonl"
-
-    def index_path(self, sid: str) -> Path:
-        return self.root / "index" / f"{sid}-{self.worktree_key}"
-
-    def lock_path(self, name: str) -> Path:
-        return self.root / "locks" / f"{name}.lock"
-
-    @property
-    def current_pointer(self) -> Path:
-        return self.root / "current" / self.worktree_key
-
-    def current(self) -> str | None:
-        """The session made current in this worktree (or, in a store made outside git before
-        the folder became a repository, the one made current then); None when there is none. A
-        pointer that exists but cannot be read is a damaged store (exit 3), never "no session"."""
-        for pointer in (self.current_pointer, self.root / "current" / "store"):
-            try:
-                sid = pointer.read_text(errors="replace").strip()
-            except (FileNotFoundError, NotADirectoryError):
-                continue
-            except OSError as exc:
-                raise CorruptStoreError(
-                    f"The store's pointer to the current session, {pointer}, cannot be read"
-                    f" ({exc.strerror or exc})."
-                ) from None
-            if sid:
-                return sid
-        return None
-
-    def set_current(self, sid: str) -> None:
-        self.current_pointer.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.current_pointer.with_suffix(".tmp")
-        tmp.write_text(sid + "\n")
-        os.replace(tmp, self.current_pointer)
-
-    def agent_pointer(self, agent: str, agent_session: str) -> Path:
-        """Where the id of the session that mirrors ``agent``'s session ``agent_session`` is
-        kept (a hint: the session's header is what counts)."""
-        name = agent_session
-        if not _SAFE_NAME.fullmatch(name):
-            import hashlib  # here: only imports of odd ids need it
-
-            name = hashlib.sha1(name.encode()).hexdigest()
-        return self.root / "agents" / agent / name
-
-    def agent_lock(self, agent: str, agent_session: str) -> Path:
-        """The lock that makes one process at a time find, start or update the session that
-        mirrors ``agent``'s session ``agent_session`` (and its live state)."""
-        return self.lock_path(f"agent-{agent}-{self.agent_pointer(agent, agent_session).name}")
-
-    def workspace_lock(self, sid: str) -> Path:
-        """One snapshot or restore at a time per session and worktree (its private index)."""
-        return self.lock_path(f"{sid}-{self.worktree_key}")
-
-    def session_ids(self) -> list[str]:
-        """The sessions of the store; [] when it has none yet. A store or sessions folder that
-        exists but cannot be listed is a damaged store (exit 3), never an empty one."""
-        try:
-            names = os.listdir(self.sessions)
-        except FileNotFoundError:
-            return []
-        except OSError as exc:
-            raise CorruptStoreError(
-                f"The store's sessions folder {self.sessions} cannot be read"
-                f" ({exc.strerror or exc}).",
-                "check the folder given by --store or CONVGIT_STORE",
-            ) from None
-        return sorted(
-            name[: -len(".jsonl")]
-            for name in names
-            if name.endswith(".jsonl") and name.count(".") == 1
-        )
-
-
-def locate(start: Path | str = ".", store: Path | str | None = None) -> StoreLocation:
-    """The store for ``start``: ``--store``/``CONVGIT_STORE``; else, in git, a ``.convgit`` store
-    between ``start`` and the worktree's root (made before the folder became a repository), else
-    ``<git-common-dir>/convgit``; outside git, the nearest ``.convgit`` folder above ``start``,
-    else ``<start>/.convgit``."""
-    start = Path(start)
-    git = find_git(start)
-    chosen = store or os.environ.get("CONVGIT_STORE")
-    if chosen:
-        return StoreLocation(Path(chosen).resolve(), git)
-    here = start.resolve()
-    if git is not None:
-        # a store started here before `git init` keeps its sessions (and stays out of snapshots)
-        top = git.worktree.resolve() if git.worktree is not None else None
-        for folder in (here, *here.parents) if top is not None else ():
-            if (folder / ".convgit" / "sessions").is_dir():
-                return StoreLocation(folder / ".convgit", git)
-            if folder == top:
-                break
-        return StoreLocation(git.common_dir / "convgit", git)
-    for folder in (here, *here.parents):
-        if (folder / ".convgit").is_dir():
-            return StoreLocation(folder / ".convgit", None)
-    return StoreLocation(here / ".convgit", None)
-
-
-def load_config(location: StoreLocation) -> dict[str, Any]:
-    """``config.toml`` of the store, or {} when there is none."""
-    path = location.root / "config.toml"
-    if not path.exists():
-        return {}
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
-    try:
-        config: dict[str, Any] = tomllib.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise CorruptStoreError(f"{path.name} cannot be read: {exc}.") from None
-    return config
-
-
-def size_cap(location: StoreLocation) -> int:
-    """Bytes above which a file is left out of snapshots (``[snapshots] size_cap_mib``, default
-    10); a value that is not a positive number is refused (CorruptStoreError)."""
-    value = load_config(location).get("snapshots", {}).get("size_cap_mib", 10)
-    if type(value) not in (int, float) or not 0 < value < 1 << 40:
-        raise CorruptStoreError(
-            f"config.toml sets size_cap_mib to {value!r}; it must be a positive number of MiB.",
-            f"edit {location.root / 'config.toml'}",
-        )
-    return int(value * 1024 * 1024)
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -344,14 +138,6 @@ def read_header(path: Path) -> dict[str, Any] | None:
     except ValueError:
         return None
     return record if type(record) is dict and record.get("type") == "session" else None
-
-
-def write_pointer(path: Path, value: str) -> None:
-    """Write a small pointer file atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(value + "\n")
-    os.replace(tmp, path)
 
 
 # -- writing ----------------------------------------------------------------------------------
@@ -533,19 +319,10 @@ def _unwritable(records: list[dict[str, Any]]) -> str:
 
 
 def quarantine_record(line: int | None, raw: bytes, reason: str) -> dict[str, Any]:
-    """A quarantined line, kept exactly: as text when it is UTF-8, else as base64."""
-    from convgit import entries  # only a writer that found a torn line needs the schema
+    """A quarantined line, kept exactly (``schema.quarantined``)."""
+    from convgit import schema  # only a writer that found a torn line needs the schema
 
-    record: dict[str, Any] = {"type": "quarantined", "ts": entries.now(), "reason": reason}
-    if line is not None:
-        record["line"] = line
-    try:
-        record["text"] = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        import base64
-
-        record["base64"] = base64.b64encode(raw).decode()
-    return record
+    return schema.quarantined(line, raw, reason)
 
 
 def _append_durably(path: Path, records: list[dict[str, Any]]) -> None:

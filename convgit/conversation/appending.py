@@ -13,10 +13,10 @@ import re
 from itertools import chain
 from typing import Any
 
-from convgit import entries
+from convgit import schema
+from convgit.conversation.parts import PartError, normalised_content
+from convgit.conversation.tree import Tree
 from convgit.errors import InvalidEntryError, NotFoundError
-from convgit.parts import PartError, normalised_content
-from convgit.tree import Tree
 
 # what `resolve` can never read as something else: no '~', '@', spaces, capitals or leading '-'
 REFERENCE_SAFE_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,127}")
@@ -86,14 +86,14 @@ class Batch:
             record = self.get(node)
             if record is None:
                 return None
-            if record["type"] == "message" and call in entries.tool_call_ids(record):
+            if record["type"] == "message" and call in schema.tool_call_ids(record):
                 return node
             node = record["parentId"]
         return None
 
     def call_anywhere(self, call: str) -> str | None:
         for ident, record in chain(self.tree.entries.items(), self.made.items()):
-            if record["type"] == "message" and call in entries.tool_call_ids(record):
+            if record["type"] == "message" and call in schema.tool_call_ids(record):
                 return ident
         return None
 
@@ -149,7 +149,7 @@ def admit(
         if not (filed_elsewhere and record["parentId"] != tip):
             tip = record["id"]
     if records and tip is not None and tip != records[-1]["id"]:
-        return [entries.leaf(tip)]
+        return [schema.leaf(tip)]
     return []
 
 

@@ -1,4 +1,5 @@
-"""Verification: what ``fsck`` reports, and how ``repair`` moves bad lines aside.
+"""Verification over files and what was loaded from them (never a Session): what ``fsck``
+reports, and how ``repair`` moves bad lines aside.
 
 Repair never edits or drops a line: a line fsck rejects, every entry that hangs below a
 rejected entry, and every meta record pointing at one are moved, byte for byte, to the
@@ -10,13 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from convgit import codec, entries, store, tree
-from convgit.sidecar import Sidecar
-
-if TYPE_CHECKING:
-    from convgit.session import Session
+from convgit import codec, schema
+from convgit.conversation import tree
+from convgit.store import jsonl, load
+from convgit.store.sidecar import Sidecar
 
 
 @dataclass(frozen=True)
@@ -33,44 +33,38 @@ class RepairReport:
         }
 
 
-def problems(session: Session) -> list[tree.Problem]:
-    """Everything fsck reports, fatal and tolerated, in line order."""
-    sidecar = session.read_sidecar()
-    found = list(session.tree.problems) + sidecar.problems
-    if not session.tree.fatal:
-        found += tree.orphan_tool_results(session.tree)
-        found += [
+def problems(found: tree.Tree, sidecar: Sidecar) -> list[tree.Problem]:
+    """Everything fsck reports of a session's tree and sidecar, fatal and tolerated, in line
+    order."""
+    listed = list(found.problems) + sidecar.problems
+    if not found.fatal:
+        listed += tree.orphan_tool_results(found)
+        listed += [
             tree.Problem(
                 None,
                 f"has a snapshot of entry {entry} (in the sidecar), which is not in it",
                 fatal=False,
             )
             for entry in sidecar.snapshots
-            if entry not in session.tree.entries
+            if entry not in found.entries
         ]
-    return sorted(found, key=lambda p: (p.line or 0, p.what))
+    return sorted(listed, key=lambda p: (p.line or 0, p.what))
 
 
-def repair(session: Session) -> RepairReport:
-    """Repair the session file, then its sidecar; the session is read again afterwards."""
-    with session.file.lock():
-        lines = session.file.read()
-        found = tree.build(lines.parsed)
+def repair(file: jsonl.JsonlFile, sidecar_file: jsonl.JsonlFile, sid: str) -> RepairReport:
+    """Repair the session file ``sid``, then its sidecar, each under its lock, read through the
+    one load path (``convgit.store.load``)."""
+    with file.lock():
+        lines, found = load.session(file, sid)
         header = None
         if found.header is None:
-            header = codec.encode(entries.header(session.id, str(Path.cwd()))).rstrip(b"\n")
-        moved, backup = _move_aside(
-            session.file, lines, _with_dependents(found), found.problems, header
-        )
-    if session.sidecar_file.path.exists():
-        with session.sidecar_file.lock():
-            lines = session.sidecar_file.read()
-            sidecar = Sidecar()
-            for number, record in lines.parsed:
-                sidecar.add(number, record)
+            header = codec.encode(schema.header(sid, str(Path.cwd()))).rstrip(b"\n")
+        moved, backup = _move_aside(file, lines, _with_dependents(found), found.problems, header)
+    if sidecar_file.path.exists():
+        with sidecar_file.lock():
+            lines, sidecar = load.sidecar(sidecar_file)
             bad = {p.line for p in sidecar.problems if p.fatal and p.line is not None}
-            moved += _move_aside(session.sidecar_file, lines, bad, sidecar.problems)[0]
-    session.reload()
+            moved += _move_aside(sidecar_file, lines, bad, sidecar.problems)[0]
     return RepairReport(moved, backup, header is not None)
 
 
@@ -92,30 +86,30 @@ def _with_dependents(found: tree.Tree) -> set[int]:
 
 
 def _move_aside(
-    file: store.JsonlFile,
-    lines: store.Lines,
+    file: jsonl.JsonlFile,
+    lines: jsonl.Lines,
     bad: set[int],
     found: list[tree.Problem],
     header: bytes | None = None,
 ) -> tuple[int, Path | None]:
     """Quarantine ``bad`` lines (and a torn tail) and replace the file; call with its lock."""
     moved = [
-        store.quarantine_record(n, lines.raw[n - 1], _reason(found, n))
+        jsonl.quarantine_record(n, lines.raw[n - 1], _reason(found, n))
         for n in sorted(bad)
         if n <= len(lines.raw)
     ]
     if lines.torn is not None:
-        moved.append(store.quarantine_record(len(lines.raw) + 1, lines.torn, "torn last line"))
+        moved.append(jsonl.quarantine_record(len(lines.raw) + 1, lines.torn, "torn last line"))
     if not moved and header is None and not lines.bom:
         return 0, None
     keep = [line for n, line in enumerate(lines.raw, 1) if n not in bad]
     if header is not None:
         keep.insert(0, header)
-    return len(moved), store.replace_with(file, keep, moved)
+    return len(moved), jsonl.replace_with(file, keep, moved)
 
 
 def _reason(found: list[tree.Problem], number: int) -> str:
     for problem in found:
-        if problem.line == number:
+        if problem.line == number and problem.fatal:
             return problem.sentence()
     return f"line {number} hangs off a quarantined entry"

@@ -14,17 +14,22 @@ from dataclasses import dataclass, field
 from itertools import chain, islice
 from typing import Any
 
-from convgit.entries import (
-    CHECK_NAMESPACE,
-    CHECK_SOURCES,
+from convgit.errors import (
+    AmbiguousRefError,
+    CorruptStoreError,
+    NotFoundError,
+    UnsupportedVersionError,
+    UsageError,
+)
+from convgit.schema import (
     FORMAT_VERSION,
     HEADER_FIELDS,
     META_FIELDS,
     fields_error,
     kind_error,
+    message_parts_error,
     tool_call_ids,
 )
-from convgit.errors import AmbiguousRefError, CorruptStoreError, NotFoundError, UsageError
 
 
 @dataclass(frozen=True)
@@ -42,31 +47,58 @@ class Problem:
         return f"{where}{about} {self.what}"
 
 
-class UnsupportedVersionError(CorruptStoreError):
-    """The header names a format version this convgit does not know."""
-
-
 _NO_ENTRY = object()  # "no entry before this one": equal to no parentId, not even null
 _NEAR = (64, 4096)  # how far above an entry ``path`` looks for its parent before using ``lines``
 
 
-def _compile_fast_path() -> Any:
-    """``Tree.add_records``'s loop, with every kind's check written into it (compactions take
-    the careful path, which also notes them for ``finish``)."""
-    kinds = [kind for kind in CHECK_SOURCES if kind != "compaction"]
-    dispatch = "".join(
-        f"            {'if' if n == 0 else 'elif'} kind == {kind!r}:\n"
-        f"                ok = {CHECK_SOURCES[kind]}\n"
-        for n, kind in enumerate(kinds)
-    )
-    source = f"""
-def add_fast(tree, records, number, previous, leaf):
+def _add_fast(
+    tree: Tree, records: Iterable[Any], number: int, previous: object, leaf: str | None
+) -> None:
+    """``Tree.add_records``'s loop: the lines after line ``number``, ``previous`` being the id of
+    the last entry indexed and ``leaf`` the active leaf. A valid entry whose id is new costs its
+    check, written out here without a call, and two dict stores; anything else (compactions,
+    which ``finish`` needs noted, included) goes to ``tree._careful``, which records exactly what
+    is wrong or indexes an entry it accepted after all. Each check is true only when
+    ``schema.kind_error`` finds nothing wrong: tests/test_loading.py holds them to that."""
     entries, starts, forward, careful = tree.entries, tree._starts, tree._forward, tree._careful
     for r in records:
         number += 1
         try:
-            kind = r['type']
-{dispatch}            else:
+            kind = r["type"]
+            if not (
+                type(ident := r["id"]) is str
+                and ident != ""
+                and ((parent := r["parentId"]) is None or type(parent) is str)
+                and type(r["ts"]) is str
+            ):
+                ok = False
+            elif kind == "message":
+                ok = (
+                    ("toolCallId" not in r or type(r["toolCallId"]) is str)
+                    and ("isError" not in r or type(r["isError"]) is bool)
+                    and (
+                        (role := r["role"]) == "user"
+                        or role == "assistant"
+                        or (role == "tool" and type(r.get("toolCallId")) is str)
+                    )
+                    and (
+                        type(content := r["content"]) is str
+                        or (type(content) is list and message_parts_error(content) is None)
+                    )
+                )
+            elif kind == "note":
+                ok = type(r["text"]) is str and ("source" not in r or type(r["source"]) is str)
+            elif kind == "model":
+                ok = type(r["provider"]) is str and type(r["model"]) is str
+            elif kind == "thinking":
+                ok = (level := r["level"]) is None or type(level) is str or type(level) is int
+            elif kind == "system":
+                ok = (text := r["text"]) is None or type(text) is str
+            elif kind == "branch_summary":
+                ok = type(r["fromId"]) is str and type(r["summary"]) is str
+            elif kind == "custom":
+                ok = type(r["kind"]) is str
+            else:
                 ok = False
         except (KeyError, TypeError):
             ok = False
@@ -81,15 +113,8 @@ def add_fast(tree, records, number, previous, leaf):
         tree.leaf = leaf
         careful(number, r)
         leaf = tree.leaf
-        previous = next(reversed(entries), NO_ENTRY)
+        previous = next(reversed(entries), _NO_ENTRY)
     tree.leaf = leaf
-"""
-    namespace = {**CHECK_NAMESPACE, "NO_ENTRY": _NO_ENTRY}
-    exec(source, namespace)  # compiled from the constant schema, never input
-    return namespace["add_fast"]
-
-
-_add_fast = _compile_fast_path()
 
 
 @dataclass
@@ -147,7 +172,7 @@ class Tree:
     def add_records(self, records: list[Any], first: int = 1) -> None:
         """Take parsed lines in file order, the first of them being line ``first`` (line 1 is
         the header). The common case, a valid new entry whose parent is the entry before it,
-        costs the compiled check of its kind, one dict lookup and one dict store, with no call;
+        costs the check of its kind, one dict lookup and one dict store;
         anything else takes the careful path, which records exactly what is wrong (or indexes
         an entry it accepted after all)."""
         self._mark_run(first)

@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from convgit import codec, entries, tree
+from convgit import codec, schema
+from convgit.conversation import tree
 from convgit.errors import AmbiguousRefError, CorruptStoreError, NotFoundError
 
 SAVED_PREFIX = "saved:"
@@ -84,7 +85,7 @@ class SnapshotInfo:
 
     entry: str
     commit: str
-    tree: str
+    tree: str  # the git tree id of ``commit``
     files: int
     skipped: list[dict[str, str]]
     ts: str
@@ -119,7 +120,7 @@ class Sidecar:
             self.problems.append(tree.Problem(number, f"of the sidecar {what}"))
             return
         kind = record.get("type")
-        problem = entries.kind_error_sidecar(record) if type(kind) is str else "has no 'type'"
+        problem = schema.kind_error_sidecar(record) if type(kind) is str else "has no 'type'"
         if problem is not None:
             self.problems.append(tree.Problem(number, f"of the sidecar {problem}"))
         elif kind == "sidecar":

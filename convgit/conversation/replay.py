@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from convgit.entries import tool_call_ids
+from convgit.conversation.tree import Tree
 from convgit.errors import CorruptStoreError
-from convgit.tree import Tree
+from convgit.schema import tool_call_ids
 
 COMPACTION_PREFIX = "The conversation before this point was compacted into this summary:\n\n"
 BRANCH_SUMMARY_PREFIX = "A branch of this conversation was left behind; what it learned:\n\n"
