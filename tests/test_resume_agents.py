@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.workspace.gitrepo import UserStateGuard, init_repo
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -125,3 +127,42 @@ def test_refusals_are_one_sentence(tmp_path: Path) -> None:
     assert "written by convgit" in run(codex_repo, "resume", made, code=1)
     sessions = tmp_path / "c" / "codex" / "sessions"
     assert len(list(sessions.rglob("*.jsonl"))) == 1  # a refusal writes no file
+
+
+@pytest.mark.parametrize(
+    "fixture",
+    ["v1-compaction-index.jsonl", "v2-hook-message.jsonl", "v3-tool-calls-and-thinking.jsonl"],
+)
+def test_a_turn_pi_adds_to_the_resumed_file_imports_below_ref(tmp_path: Path, fixture: str) -> None:
+    repo, _ = imported(tmp_path, "pi", fixture, "pi/sessions/--home-dev-proj--")
+    ref = run_json(repo, "log")[-1]["id"]
+    result = run_json(repo, "resume", ref)
+    path = Path(result["path"])
+    last = json.loads(path.read_bytes().splitlines()[-1])
+    prompt = {"type": "message", "id": "f0000001", "parentId": last["id"]}
+    prompt |= {"timestamp": "2026-12-01T00:00:00.000Z"}
+    prompt["message"] = {"role": "user", "content": "Go on from here."}
+    with path.open("a") as file:
+        file.write(json.dumps(prompt) + "\n")
+    again = run_json(repo, "import", "pi", str(path))
+    assert again["new"] == 1 and again["agent_session_id"] == result["agent_session_id"]
+    (added,) = [e for e in run_json(repo, "tree") if text_of(e) == "Go on from here."]
+    assert added["parentId"] == ref
+
+
+def test_a_turn_codex_adds_to_the_resumed_rollout_imports_below_ref(tmp_path: Path) -> None:
+    repo, _ = imported(tmp_path, "codex", CODEX_FILE, "codex/sessions/2026/04/20")
+    tree = run_json(repo, "tree")
+    (ref,) = [e["id"] for e in tree if text_of(e) == "Show the branch and the status."]
+    result = run_json(repo, "resume", ref)
+    path = Path(result["path"])
+    item = {"type": "message", "role": "assistant"}
+    item["content"] = [{"type": "output_text", "text": "Another answer."}]
+    line = {"timestamp": "2026-12-01T00:00:00.000Z", "type": "response_item", "payload": item}
+    with path.open("a") as file:
+        file.write(json.dumps(line) + "\n")
+    again = run_json(repo, "import", "codex", str(path))
+    assert again["new"] == 1 and again["agent_session_id"] == result["agent_session_id"]
+    (added,) = [e for e in run_json(repo, "tree") if text_of(e) == "Another answer."]
+    assert added["parentId"] == ref
+    assert len([e for e in run_json(repo, "tree") if e["parentId"] == ref]) == 2  # a branch
