@@ -113,7 +113,7 @@ def tool_run(tree: Tree, ident: str) -> tuple[str, list[str]] | None:
     if not waiting:
         return None
     node = ident
-    while tree.entries[node]["role"] == "tool":
+    while tree.entries[node].get("role") != "assistant":  # results, settings, notes in the run
         parent = tree.entries[node]["parentId"]
         assert parent is not None, "open calls have their assistant message above"
         node = parent

@@ -184,6 +184,13 @@ def test_fork_refuses_a_point_inside_a_tool_run_and_names_the_right_points(
     assert said(s) == ["task", "start over"]
 
 
+def test_a_settings_entry_inside_a_tool_run_is_refused_as_a_fork_point(tmp_path: Path) -> None:
+    s, ids = tool_run(tmp_path)
+    model = s.append({"type": "model", "provider": "anthropic", "model": "claude-x"}).id
+    with pytest.raises(RefusedError, match=f"tool call c2 of {ids['call']} has no result at"):
+        s.fork(model, "another way")
+
+
 def test_edit_refuses_results_unfinished_calls_and_messages_inside_a_tool_run(
     tmp_path: Path,
 ) -> None:
