@@ -663,7 +663,8 @@ def hook_cmd(
 def resume(
     ref: Annotated[str, typer.Argument(help="The entry to continue from in the agent.")],
     agent: Annotated[
-        str | None, typer.Option("--agent", help="The agent (default: the session's): claude-code.")
+        str | None,
+        typer.Option("--agent", help="The agent (default: the session's): claude-code, codex, pi."),
     ] = None,
     restore_files: Annotated[
         bool, typer.Option("--restore", help="Also restore the files to REF's snapshot.")

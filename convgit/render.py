@@ -504,10 +504,10 @@ def hooks_status_words(
 def resume_words(result: Resumed, shown: str) -> list[str]:
     """What `convgit resume` wrote, and the command that continues there (``shown``: how the
     entry is listed)."""
+    where = _shown_path(result.path)
     return [
-        f"wrote a Claude Code session of the path to {shown} ({result.lines} lines):"
-        f" {_shown_path(result.path)}",
-        f"to continue there: {result.command}",
+        f"wrote a {result.title} session of the path to {shown} ({result.lines} lines): {where}",
+        f"to continue there: {result.command.replace(str(result.path), where)}",
     ]
 
 

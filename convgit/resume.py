@@ -1,37 +1,50 @@
-"""Handing a convgit path back to the agent: a new transcript of the agent's own, holding
-exactly the path from the root to an entry (the records it was imported from), which the agent
-resumes; its turns then come back through the hooks as a new branch below that entry (the
-transcript's session is recorded as continuing the convgit session, ``agent_session``)."""
+"""Handing a convgit path back to the agent it came from: a new session file of the agent's
+own, holding exactly the path from the root to an entry (the records it was imported from, where
+it has them), which the agent resumes; the file's session is recorded as continuing the convgit
+session (``agent_session``), so its turns come back, through the hooks or ``convgit import``, as
+a new branch below that entry. What is particular to each agent is in ``convgit.agents``."""
 
 from __future__ import annotations
 
 import os
 import uuid
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from convgit import branching, codec
 from convgit.agents import claude_code as cc
+from convgit.agents import codex as codex_agent
+from convgit.agents import pi as pi_agent
 from convgit.errors import NotFoundError, RefusedError
-from convgit.formats import importing
+from convgit.formats import codex as codex_format
+from convgit.formats import importing, pi_export
 from convgit.session import RestoreResult, Session
 
 AGENT = cc.AGENT
+TITLES = {cc.AGENT: cc.TITLE, codex_agent.AGENT: codex_agent.TITLE, pi_agent.AGENT: pi_agent.TITLE}
 
 
 @dataclass(frozen=True)
 class Resumed:
-    """A transcript written for the agent: its session id, file and the command that runs it."""
+    """A session file written for the agent: its session id, file and the command that runs it."""
 
     entry: str
+    agent: str
     agent_session_id: str
     path: Path
     command: str
     lines: int
     restored: RestoreResult | None
 
+    @property
+    def title(self) -> str:
+        return TITLES[self.agent]
+
     def to_json(self) -> dict[str, Any]:
         found: dict[str, Any] = {
+            "agent": self.agent,
             "agent_session_id": self.agent_session_id,
             "path": str(self.path),
             "command": self.command,
@@ -42,36 +55,60 @@ class Resumed:
         return found
 
 
+@dataclass(frozen=True)
+class _Written:
+    session: str
+    path: Path
+    data: bytes
+    command: str
+
+
 def resume(session: Session, ref: str, agent: str = AGENT, *, restore: bool = False) -> Resumed:
-    """Write a new transcript of ``agent``'s holding exactly the path from the root to ``ref``,
-    from the records it was imported from; when the agent resumes it, its turns continue here
-    as a new branch below ``ref``. The active leaf moves to ``ref``; the files change only with
-    ``restore`` (to ``ref``'s nearest snapshot, saved first, as ``convgit restore`` does)."""
-    if agent != AGENT:
-        raise RefusedError(f"convgit cannot hand a session back to '{agent}' yet.")
-    header = session.tree.header or {}
-    if header.get("agent") != AGENT:
+    """Write a new session file of ``agent``'s holding exactly the path from the root to
+    ``ref``, from the records it was imported from; when the agent resumes it, its turns
+    continue here as a new branch below ``ref``. The active leaf moves to ``ref``; the files
+    change only with ``restore`` (to ``ref``'s nearest snapshot, saved first, as ``convgit
+    restore`` does). Refused for a session of another agent, and for a path the agent cannot
+    hold."""
+    title = TITLES.get(agent)
+    if title is None:
+        known = ", ".join(sorted(TITLES))
         raise RefusedError(
-            f"Session {session.id} does not mirror a {cc.TITLE} session, so there is nothing"
-            f" {cc.TITLE} could resume.",
-            "convgit sessions  (the ones with agent claude-code)",
+            f"convgit cannot hand a session back to '{agent}': it resumes in {known}."
+        )
+    header = session.tree.header or {}
+    if header.get("agent") != agent:
+        raise RefusedError(
+            f"Session {session.id} does not mirror a {title} session, so there is nothing"
+            f" {title} could resume.",
+            f"convgit sessions  (the ones with agent {agent})",
         )
     target = session.resolve(ref)
-    lines = _path_lines(session, target)
-    folder = _transcript_folder(session)
+    write = {cc.AGENT: _claude_code, pi_agent.AGENT: _pi, codex_agent.AGENT: _codex}[agent]
+    written = write(session, target)
     if restore and session.nearest_snapshot(target) is None:
         raise NotFoundError(f"Entry {target} has no snapshot above it to restore.")
-    new = str(uuid.uuid4())
-    path = folder / f"{new}.jsonl"
-    written = cc.resume_lines(lines, lambda key: _kept_text(session, key))
-    _write_new(path, b"".join(line + b"\n" for line in written))
-    session.mirror_agent_session(AGENT, new, start=target, how="resume", leaf=target)
+    _write_new(written.path, written.data)
+    session.mirror_agent_session(agent, written.session, start=target, how="resume", leaf=target)
     restored = None
     if restore:
         nearest = session.nearest_snapshot(target)
         assert nearest is not None
         restored = session.restore(nearest.entry)
-    return Resumed(target, new, path, cc.resume_command(new), len(written), restored)
+    lines = written.data.count(b"\n")
+    return Resumed(target, agent, written.session, written.path, written.command, lines, restored)
+
+
+# -- Claude Code ---------------------------------------------------------------------------------
+
+
+def _claude_code(session: Session, target: str) -> _Written:
+    lines = _path_lines(session, target)
+    folder = _transcript_folder(session)
+    new = str(uuid.uuid4())
+    written = cc.resume_lines(lines, lambda key: _kept_text(session, key))
+    data = b"".join(line + b"\n" for line in written)
+    return _Written(new, folder / f"{new}.jsonl", data, cc.resume_command(new))
 
 
 def _path_lines(session: Session, target: str) -> list[bytes]:
@@ -119,8 +156,108 @@ def _transcript_folder(session: Session) -> Path:
     )
 
 
+# -- pi ------------------------------------------------------------------------------------------
+
+
+def _pi(session: Session, target: str) -> _Written:
+    """The path as pi's own file (``pi_export``: the records pi wrote, byte for byte), under a
+    header naming a new pi session, beside the file the session was imported from."""
+    tree = session.tree
+    _refuse_tool_run(session, target, pi_agent.TITLE)
+    path = [tree.entries[ident] for ident in tree.path(target)]
+    if not any(r.get("type") == "message" and r.get("role") == "assistant" for r in path):
+        raise RefusedError(
+            f"The path to {target} has no reply of the model, and pi writes such a session"
+            " again, whole, when its first reply comes.",
+            "resume at a reply, or continue in convgit itself",
+        )
+    imported = _imported(session, pi_agent.AGENT)
+    header = tree.header or {}
+    exported = pi_export.export(header, path, tree.kept)
+    now = datetime.now(timezone.utc)
+    new = str(uuid.uuid4())
+    parent = str(imported[0]) if imported else None
+    data = pi_agent.resume_header(exported, new, now, parent)
+    if imported:
+        folder = imported[0].parent
+    else:
+        cwd = codec.decode(exported.partition(b"\n")[0]).get("cwd")
+        folder = pi_agent.sessions_dir(str(cwd or os.getcwd()))
+    file = folder / pi_agent.file_name(new, now)
+    return _Written(new, file, data, pi_agent.resume_command(str(file)))
+
+
+# -- Codex ---------------------------------------------------------------------------------------
+
+
+def _codex(session: Session, target: str) -> _Written:
+    """A rollout of the path's own lines (``codex_agent.rollout``) under the session's
+    ``session_meta`` naming a new thread, in the sessions folder of the rollout imported."""
+    tree = session.tree
+    _refuse_tool_run(session, target, codex_agent.TITLE)
+    meta = _kept_text(session, "session")
+    if meta is None:
+        raise NotFoundError(
+            f"Session {session.id} keeps no session_meta of a Codex rollout, so convgit cannot"
+            " write one Codex would resume."
+        )
+    new = str(uuid.uuid4())
+    steps = [codex_agent.Step(1, codex_agent.resume_meta(meta, new), "")]
+    step_of: dict[str | None, codex_agent.Step] = {None: steps[0]}
+    for ident in tree.path(target):
+        record = tree.entries[ident]
+        native = record.get("native")
+        if not isinstance(native, dict):
+            raise RefusedError(
+                f"Entry {ident} on the path to {target} was written by convgit, not by Codex,"
+                " and a Codex rollout holds only records of Codex's own.",
+                "resume above it, or continue in convgit itself",
+            )
+        if "in" in native:  # a later entry of a record already placed
+            step_of[ident] = steps[-1]
+            continue
+        line, text = codex_format.line_of(str(native.get("key"))), importing.kept_text(native)
+        if line is None or text is None:
+            raise RefusedError(
+                f"Entry {ident} on the path to {target} was not read from a line of a rollout,"
+                " so convgit cannot place it in one."
+            )
+        steps.append(codex_agent.Step(line, text, str(record.get("ts", ""))))
+        step_of[ident] = steps[-1]
+    for key, found in tree.kept.items():
+        step = step_of.get(found.get("at")) if "at" in found else None
+        line = codex_format.line_of(key)
+        text = importing.kept_text(found)
+        if step is not None and line is not None and text is not None:
+            step.after.append((line, text, str(found.get("ts", ""))))
+    try:
+        data = codex_agent.rollout(steps)
+    except codex_agent.NotWholeError as exc:
+        raise RefusedError(
+            f"The records of the path to {target} do not make a whole Codex rollout: {exc}."
+        ) from None
+    root = codex_agent.sessions_root(str(p) for p in _imported(session, codex_agent.AGENT))
+    path = codex_agent.rollout_path(root, new, datetime.now(timezone.utc))
+    return _Written(new, path, data, codex_agent.resume_command(new))
+
+
+# -- shared --------------------------------------------------------------------------------------
+
+
+def _refuse_tool_run(session: Session, target: str, title: str) -> None:
+    refused = branching.refusal(session.tree, target, f"Resuming {title} at {target}")
+    if refused is not None:
+        raise refused
+
+
+def _imported(session: Session, agent: str) -> list[Path]:
+    """The files of ``agent``'s the session was imported from, first imported first."""
+    return [Path(source) for name, source in session.tree.imports if name == agent]
+
+
 def _write_new(path: Path, data: bytes) -> None:
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except OSError as exc:
         raise RefusedError(f"{path} cannot be written ({exc.strerror}).") from None

@@ -679,7 +679,7 @@ class Session:
             make_current=make_current,
             forked_from=fork_link,
         )
-        results = [session.import_source(importer, source, whole)]
+        results = [session.import_source(importer, source, whole, agent_session=agent_session_id)]
         for origin in unlinked:
             results[0].report.note(
                 None,

@@ -64,7 +64,7 @@ def test_the_transcript_holds_exactly_the_lines_of_the_path_byte_for_byte(
 ) -> None:
     folder, transcript = imported(tmp_path, fixture)
     result = resumed(folder, ref)
-    assert set(result) == {"agent_session_id", "path", "command", "entry"}
+    assert set(result) == {"agent", "agent_session_id", "path", "command", "entry"}
     assert result["command"] == f"claude -r {result['agent_session_id']}"
     written = Path(result["path"])
     assert written == transcript.parent / f"{result['agent_session_id']}.jsonl"
@@ -117,6 +117,7 @@ def test_an_entry_claude_cannot_resume_at_is_refused_plainly(tmp_path: Path) -> 
     run(plain, "init")
     run(plain, "user", "hello")
     assert "does not mirror a Claude Code session" in run(plain, "resume", "@", code=1)
-    assert "cannot hand a session back to 'pi'" in run(
-        folder, "resume", "a1", "--agent", "pi", code=1
+    assert "does not mirror a pi session" in run(folder, "resume", "a1", "--agent", "pi", code=1)
+    assert "cannot hand a session back to 'gemini'" in run(
+        folder, "resume", "a1", "--agent", "gemini", code=1
     )

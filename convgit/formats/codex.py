@@ -24,6 +24,7 @@ reasoning summary, the command's output) or mark turns, and are never imported t
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -65,6 +66,7 @@ CONTEXT_MARKS = (
     "<external_",
 )
 ENCRYPTED_SUMMARY = "Codex compacted the conversation here; its summary is encrypted."
+_KEY = re.compile(r"[a-z](\d+)-[0-9a-f]{8}")  # derived_id of the first object of a line
 _MODEL_ITEMS = frozenset({"reasoning", "function_call", "custom_tool_call", "web_search_call"})
 
 
@@ -76,6 +78,13 @@ def session_id(data: bytes) -> str | None:
     """The thread id in the ``session_meta`` first line of a rollout, or None."""
     meta = _meta(data.split(b"\n", 1)[0])
     return None if meta is None else str(meta["id"])
+
+
+def line_of(key: str) -> int | None:
+    """The line of its rollout a record was read from, by the key (or entry id) this importer
+    gave it; None for a key it did not make from a line (the first object of it)."""
+    found = _KEY.fullmatch(key)
+    return None if found is None else int(found.group(1))
 
 
 def _meta(line: bytes) -> dict[str, Any] | None:

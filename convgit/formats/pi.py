@@ -221,6 +221,8 @@ class _Reader:
                 self.report.note(record.line, f"repeats line {line} exactly: imported once")
                 return True
             return False  # the same record, imported before: emitted again for ``fresh``
+        if earlier is None and _exported_as(text, record.value):
+            return False  # convgit wrote it in v3's words (a resumed file): kept beside it
         where = f"line {line}" if line is not None else "an entry imported before"
         raise NotAPiSessionError(
             f"Line {record.line} of this pi session uses the id {ident} of {where} for another"
@@ -357,6 +359,25 @@ class _Reader:
         if entry["kind"] == SESSION_INFO_KIND and isinstance(data["name"], str):
             return [{"type": "name", "name": data["name"], "ts": ts}]
         return []
+
+
+def _exported_as(kept: bytes, value: dict[str, Any] | None) -> bool:
+    """Whether ``value`` is the v1 or v2 record ``kept`` as ``convgit export --format pi`` (and
+    so ``convgit resume``) writes it in v3: with an id and parent, v2's ``hookMessage`` as
+    ``custom``, a compaction keeping from an entry rather than an index."""
+    from convgit.formats import pi_export
+
+    try:
+        old = codec.decode(kept)
+    except ValueError:
+        return False
+    if value is None or type(old) is not dict or not ("id" not in old or pi_export.is_v2(old)):
+        return False
+    first = value.get("firstKeptEntryId")
+    upgraded = pi_export.upgraded(
+        old, str(value.get("id")), value.get("parentId"), str(first) if first else ""
+    )
+    return bool(upgraded == value)
 
 
 # -- pi messages as convgit messages ----------------------------------------------------------

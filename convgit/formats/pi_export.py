@@ -94,11 +94,11 @@ class _Writer:
         if kept is not None and _is_pi_entry(kept):
             ident = kept["id"] if isinstance(kept.get("id"), str) else str(record["id"])
             self.ids[str(record["id"])] = ident
-            if kept.get("id") == ident and kept.get("parentId", 0) == parent_id and not _v2(kept):
+            if kept.get("id") == ident and kept.get("parentId", 0) == parent_id and not is_v2(kept):
                 return kept_text(record["native"]) or b""  # the very bytes pi wrote
             first = record.get("firstKeptId")
             first_id = ident if first is None else self.ids.get(str(first), str(first))
-            return _encode(_upgraded(kept, ident, parent_id, first_id))
+            return _encode(upgraded(kept, ident, parent_id, first_id))
         ident = str(record["id"])
         self.ids[ident] = ident
         base = {"id": ident, "parentId": parent_id, "timestamp": record.get("ts")}
@@ -194,12 +194,12 @@ def _is_pi_entry(value: Mapping[str, Any]) -> bool:
     return isinstance(value.get("type"), str) and value.get("type") != "session"
 
 
-def _v2(value: Mapping[str, Any]) -> bool:
+def is_v2(value: Mapping[str, Any]) -> bool:
     message = value.get("message")
     return isinstance(message, dict) and message.get("role") == "hookMessage"
 
 
-def _upgraded(
+def upgraded(
     value: Mapping[str, Any], ident: str, parent: str | None, first_kept: str
 ) -> dict[str, Any]:
     """A kept pi record with the path's id and parent, in v3's words (``first_kept``: the
@@ -209,7 +209,7 @@ def _upgraded(
     if value["type"] == "compaction" and "firstKeptEntryIndex" in out:
         del out["firstKeptEntryIndex"]
         out["firstKeptEntryId"] = first_kept
-    if _v2(out):
+    if is_v2(out):
         out["message"] = {**out["message"], "role": "custom"}
     return out
 

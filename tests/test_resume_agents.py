@@ -1,0 +1,168 @@
+"""`convgit resume REF` for pi and Codex sessions, through the CLI on imported files (the live
+round trips with the real CLIs are in tests/agents/test_resume_pi_codex.py): the file holds the
+path's own records, files change only with --restore (git status judges), and a session of
+another agent, an unknown entry or a path the agent cannot hold are refused in one sentence."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.workspace.gitrepo import UserStateGuard, init_repo
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+PI_FILE = "v3-tool-calls-and-thinking.jsonl"
+CODEX_FILE = "parallel-function-calls.jsonl"
+
+
+def run(cwd: Path, *args: str, code: int = 0) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "convgit", *args], cwd=cwd, capture_output=True, text=True
+    )
+    assert done.returncode == code, (args, done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr
+    if code:
+        assert done.stderr.startswith("convgit: ") and done.stderr.count("\n") <= 2
+    return done.stdout if code == 0 else done.stderr
+
+
+def run_json(cwd: Path, *args: str) -> Any:
+    return json.loads(run(cwd, *args, "--json"))
+
+
+def git_status(repo: Path) -> str:
+    return subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def text_of(entry: dict[str, Any]) -> str:
+    content = entry.get("content", "")
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") for p in content if p.get("type") == "text")
+
+
+def imported(tmp_path: Path, agent: str, fixture: str, where: str) -> tuple[Path, Path]:
+    """A guarded repository with ``fixture`` imported from where the agent keeps its files."""
+    repo = init_repo(tmp_path / "project").path
+    source = tmp_path / where / fixture
+    source.parent.mkdir(parents=True)
+    shutil.copy(FIXTURES / agent / fixture, source)
+    run(repo, "import", agent, str(source))
+    return repo, source
+
+
+def test_pi_files_change_only_with_restore(tmp_path: Path) -> None:
+    guard = UserStateGuard()
+    repo, source = imported(tmp_path, "pi", PI_FILE, "pi/sessions/--home-dev-proj--")
+    guard.watch(repo)
+    (repo / "a.txt").write_text("alpha\n")
+    run(repo, "snapshot", "10000007")
+    at_snapshot = git_status(repo)
+    (repo / "a.txt").write_text("changed\n")
+    (repo / "new.txt").write_text("new\n")
+    changed = git_status(repo)
+
+    result = run_json(repo, "resume", "10000007")
+    assert git_status(repo) == changed  # without --restore nothing changed
+    path = Path(result["path"])
+    assert path.parent == source.parent and result["agent"] == "pi"
+    written = path.read_bytes().splitlines()
+    assert written[1:] == source.read_bytes().splitlines()[1:]  # pi's records, byte for byte
+    header = json.loads(written[0])
+    assert header["id"] == result["agent_session_id"] and header["parentSession"] == str(source)
+
+    restored = run_json(repo, "resume", "10000007", "--restore")
+    assert "restore" in restored and git_status(repo) == at_snapshot
+    assert (repo / "a.txt").read_text() == "alpha\n"
+    assert restored["agent_session_id"] != result["agent_session_id"]
+    guard.verify()
+
+
+def test_codex_rollout_keeps_every_line_where_it_was(tmp_path: Path) -> None:
+    repo, source = imported(tmp_path, "codex", CODEX_FILE, "codex/sessions/2026/04/20")
+    tree = run_json(repo, "tree")
+    (reply,) = [e for e in tree if text_of(e) == "On main, with a.py modified."]
+    before = git_status(repo)
+    result = run_json(repo, "resume", reply["id"])
+    assert git_status(repo) == before
+    path = Path(result["path"])
+    assert path.parents[3] == tmp_path / "codex" / "sessions"
+    assert path.name.endswith(f"-{result['agent_session_id']}.jsonl")
+    assert result["command"] == f"codex resume {result['agent_session_id']}"
+    original = source.read_bytes().splitlines()
+    written = path.read_bytes().splitlines()
+    assert written[-1] == reply["native"]["text"].encode()  # it ends at REF's record
+    assert written[1:] == original[1 : len(written)]
+    meta, old = json.loads(written[0]), json.loads(original[0])
+    assert meta["payload"]["id"] == result["agent_session_id"] != old["payload"]["id"]
+    assert meta["payload"]["model_provider"] == old["payload"]["model_provider"]
+    assert run_json(repo, "log")[-1]["id"] == reply["id"]
+
+
+def test_refusals_are_one_sentence(tmp_path: Path) -> None:
+    repo, _ = imported(tmp_path, "pi", PI_FILE, "pi/sessions/--home-dev-proj--")
+    assert "does not mirror a Codex session" in run(
+        repo, "resume", "10000007", "--agent", "codex", code=1
+    )
+    assert "nosuch" in run(repo, "resume", "nosuch", code=1)
+    assert "inside a tool run" in run(repo, "resume", "10000004", code=1)
+    assert "no reply of the model" in run(repo, "resume", "10000003", code=1)
+
+    codex_repo, _ = imported(tmp_path / "c", "codex", CODEX_FILE, "codex/sessions/2026/04/20")
+    assert "does not mirror a pi session" in run(codex_repo, "resume", "@", "--agent", "pi", code=1)
+    run(codex_repo, "fork", "@", "--summary", "left behind")
+    made = run_json(codex_repo, "log")[-1]["id"]
+    assert "written by convgit" in run(codex_repo, "resume", made, code=1)
+    sessions = tmp_path / "c" / "codex" / "sessions"
+    assert len(list(sessions.rglob("*.jsonl"))) == 1  # a refusal writes no file
+
+
+@pytest.mark.parametrize(
+    "fixture",
+    ["v1-compaction-index.jsonl", "v2-hook-message.jsonl", "v3-tool-calls-and-thinking.jsonl"],
+)
+def test_a_turn_pi_adds_to_the_resumed_file_imports_below_ref(tmp_path: Path, fixture: str) -> None:
+    repo, _ = imported(tmp_path, "pi", fixture, "pi/sessions/--home-dev-proj--")
+    ref = run_json(repo, "log")[-1]["id"]
+    result = run_json(repo, "resume", ref)
+    path = Path(result["path"])
+    last = json.loads(path.read_bytes().splitlines()[-1])
+    prompt = {"type": "message", "id": "f0000001", "parentId": last["id"]}
+    prompt |= {"timestamp": "2026-12-01T00:00:00.000Z"}
+    prompt["message"] = {"role": "user", "content": "Go on from here."}
+    with path.open("a") as file:
+        file.write(json.dumps(prompt) + "\n")
+    again = run_json(repo, "import", "pi", str(path))
+    assert again["new"] == 1 and again["agent_session_id"] == result["agent_session_id"]
+    (added,) = [e for e in run_json(repo, "tree") if text_of(e) == "Go on from here."]
+    assert added["parentId"] == ref
+
+
+def test_a_turn_codex_adds_to_the_resumed_rollout_imports_below_ref(tmp_path: Path) -> None:
+    repo, _ = imported(tmp_path, "codex", CODEX_FILE, "codex/sessions/2026/04/20")
+    tree = run_json(repo, "tree")
+    (ref,) = [e["id"] for e in tree if text_of(e) == "Show the branch and the status."]
+    result = run_json(repo, "resume", ref)
+    path = Path(result["path"])
+    item = {"type": "message", "role": "assistant"}
+    item["content"] = [{"type": "output_text", "text": "Another answer."}]
+    line = {"timestamp": "2026-12-01T00:00:00.000Z", "type": "response_item", "payload": item}
+    with path.open("a") as file:
+        file.write(json.dumps(line) + "\n")
+    again = run_json(repo, "import", "codex", str(path))
+    assert again["new"] == 1 and again["agent_session_id"] == result["agent_session_id"]
+    (added,) = [e for e in run_json(repo, "tree") if text_of(e) == "Another answer."]
+    assert added["parentId"] == ref
+    assert len([e for e in run_json(repo, "tree") if e["parentId"] == ref]) == 2  # a branch
