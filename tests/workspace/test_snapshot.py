@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from convgit.errors import NotFoundError, RefusedError
-from convgit.workspace import AUTHOR_EMAIL, AUTHOR_NAME, Skipped, Workspace, _index_entries
+from convgit.git.index import entries as _index_entries
+from convgit.workspace import AUTHOR_EMAIL, AUTHOR_NAME, Skipped, Workspace
 from tests.workspace.gitrepo import GitRepo, UserStateGuard, apply_operation, git
 
 
