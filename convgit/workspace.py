@@ -17,10 +17,9 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from pathlib import Path
 
-from convgit.git import patches, restore, worktrees
+from convgit.git import patches, restore, snapshots, worktrees
 from convgit.git.objects import Change, Delta, HostileSnapshotError, Objects, diff
 from convgit.git.private_index import KeptOut, PrivateIndex
 from convgit.git.restore import Restore, Restored
@@ -34,6 +33,7 @@ from convgit.git.run import (
     refuse_home_or_root,
     user_env,
 )
+from convgit.git.snapshots import DEFAULT_SIZE_CAP, Snapshot
 
 __all__ = [
     "AUTHOR_EMAIL",
@@ -52,21 +52,6 @@ __all__ = [
     "user_env",
 ]
 
-DEFAULT_SIZE_CAP = 10 * 1024 * 1024
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """A snapshot commit and its tree id. ``reused`` is true when the parent had the same tree
-    and was returned; ``written`` is about how many objects the snapshot added."""
-
-    commit: str
-    tree: str
-    files: int
-    skipped: tuple[Skipped, ...]
-    reused: bool
-    written: int = 0
-
 
 class Workspace:
     """A git working tree seen by convgit: ``root`` (top level), ``git_dir`` (this worktree's
@@ -77,22 +62,8 @@ class Workspace:
     ) -> None:
         self._git = Git(root, git_dir, common_dir, object_format=object_format)
         self._kept_out = KeptOut()
-
-    @property
-    def root(self) -> Path:
-        return self._git.root
-
-    @property
-    def git_dir(self) -> Path:
-        return self._git.git_dir
-
-    @property
-    def common_dir(self) -> Path:
-        return self._git.common_dir
-
-    @property
-    def object_format(self) -> str:
-        return self._git.object_format
+        self.root, self.git_dir, self.common_dir = root, git_dir, common_dir
+        self.object_format = object_format
 
     def __repr__(self) -> str:
         return f"Workspace(root={str(self.root)!r})"
@@ -168,24 +139,9 @@ class Workspace:
         returned (``reused``) and no commit is made. ``index`` is convgit's private index for
         this session and worktree: created (seeded from the user's index) when missing, kept
         as a stat cache. Writes objects only: no ref, no hook, no signature, no file touched."""
-        private = self.private_index(index)
-        with private.locked():
-            tree_id, skipped, hashed = private.stage(size_cap)
-            files = private.file_count()
-            parents: list[str] = []
-            if parent is not None:
-                known_commit, known_tree_id = private.last_snapshot()
-                if parent == known_commit:  # the last snapshot of this index: no need to ask git
-                    commit, parent_tree_id = known_commit, known_tree_id
-                else:
-                    commit, parent_tree_id = self._git.commit_and_tree(parent)
-                if parent_tree_id == tree_id:
-                    return Snapshot(parent, tree_id, files, skipped, reused=True)
-                parents = [commit]
-            made = self._git.commit_tree(tree_id, parents, message)
-            private.remember_snapshot(made, tree_id)
-        # a blob per file git hashed, and about two trees and a commit
-        return Snapshot(made, tree_id, files, skipped, reused=False, written=hashed + 3)
+        return snapshots.take(
+            self.private_index(index), message=message, parent=parent, size_cap=size_cap
+        )
 
     def scan(
         self, index: Path, *, size_cap: int = DEFAULT_SIZE_CAP

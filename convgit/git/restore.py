@@ -104,6 +104,7 @@ class Restore:
         self._git, self._index, self._objects = git, index, objects
         self._target_tree_id = objects.peel(target, "tree")
         known = index.state.tree_id if staged and index.path.exists() else None
+        self.skipped: tuple[Skipped, ...]
         if known is not None:
             self._current_tree_id, self.skipped = known, ()
         else:  # the plan compares with the files now
