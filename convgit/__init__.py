@@ -8,13 +8,16 @@ from convgit.errors import (
     AmbiguousRefError,
     ConvgitError,
     CorruptStoreError,
+    HostileSnapshotError,
     InvalidEntryError,
     LeafMovedError,
     NotFoundError,
     NoWorkspaceError,
     RefusedError,
+    RestoreBlockedError,
     RunInterruptedError,
     UsageError,
+    WorkspaceError,
 )
 
 if TYPE_CHECKING:
@@ -24,14 +27,17 @@ __all__ = [
     "AmbiguousRefError",
     "ConvgitError",
     "CorruptStoreError",
+    "HostileSnapshotError",
     "InvalidEntryError",
     "LeafMovedError",
     "NoWorkspaceError",
     "NotFoundError",
     "RefusedError",
+    "RestoreBlockedError",
     "RunInterruptedError",
     "Session",
     "UsageError",
+    "WorkspaceError",
 ]
 __version__ = "0.1.0"
 

@@ -19,17 +19,17 @@ from collections.abc import Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 
+from convgit.errors import HostileSnapshotError, RestoreBlockedError, WorkspaceError
 from convgit.git import patches, restore, snapshots, worktrees
-from convgit.git.objects import Change, Delta, HostileSnapshotError, Objects, diff
+from convgit.git.objects import Change, Delta, Objects, diff
 from convgit.git.private_index import KeptOut, PrivateIndex
 from convgit.git.restore import Restore, Restored
-from convgit.git.restoreplan import RestoreBlockedError, Skipped
+from convgit.git.restoreplan import Skipped
 from convgit.git.run import (
     AUTHOR_EMAIL,
     AUTHOR_NAME,
     DIFF,
     Git,
-    WorkspaceError,
     refuse_home_or_root,
     user_env,
 )

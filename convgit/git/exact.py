@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from convgit import faults
+from convgit.errors import RestoreBlockedError
 from convgit.git.objects import BLOB, EXEC, GITLINK, LEGACY_BLOB, TREE, Objects, TreeEntry
-from convgit.git.restoreplan import RestoreBlockedError, lstat
+from convgit.git.restoreplan import lstat
 from convgit.git.run import Git
 
 

@@ -12,7 +12,7 @@ import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from convgit.errors import NotFoundError, RefusedError
+from convgit.errors import HostileSnapshotError, NotFoundError
 
 TREE, BLOB, EXEC, LINK, GITLINK = 0o040000, 0o100644, 0o100755, 0o120000, 0o160000
 LEGACY_BLOB = 0o100664  # old git wrote group-writable blobs; git reads them as 100644
@@ -58,10 +58,6 @@ def bad_name(name: str) -> bool:
         return True
     folded = name.translate(_HFS_IGNORABLE).lower()
     return folded.split(":")[0].rstrip(". ") == ".git" or folded == "git~1"
-
-
-class HostileSnapshotError(RefusedError):
-    """A snapshot whose tree would write outside the working tree, into .git or through a link."""
 
 
 class Objects:

@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 from convgit import locks
-from convgit.errors import RefusedError
+from convgit.errors import RefusedError, WorkspaceError
 from convgit.git import index as index_file
 from convgit.git.objects import KIND_MASK
 from convgit.git.restoreplan import Skipped, lstat, real_folders, repository_above
-from convgit.git.run import INDEX, WHOLE_INDEX, Git, WorkspaceError
+from convgit.git.run import INDEX, WHOLE_INDEX, Git
 
 STORE_NAME = ".convgit"  # a folder of this name is a convgit store, wherever it is
 STORE_REASON = "convgit's store"

@@ -32,11 +32,12 @@ from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 
 from convgit import codec, faults
+from convgit.errors import WorkspaceError
 from convgit.git import exact, restoreplan
 from convgit.git.objects import BLOB, EXEC, LEGACY_BLOB, LINK, Change, Delta, Objects, diff
 from convgit.git.private_index import STORE_REASON, PrivateIndex, forget_files, set_entries
 from convgit.git.restoreplan import Skipped, lstat
-from convgit.git.run import SAFE, WHOLE_INDEX, Git, WorkspaceError, git_words
+from convgit.git.run import SAFE, WHOLE_INDEX, Git, git_words
 
 
 class Restored(list[Change]):

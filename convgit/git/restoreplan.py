@@ -15,12 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from convgit.errors import NotFoundError, RefusedError
+from convgit.errors import NotFoundError, RefusedError, RestoreBlockedError
 from convgit.git.objects import GITLINK, Delta, bad_name
-
-
-class RestoreBlockedError(RefusedError):
-    """A restore that would write through a symlink, or delete files outside the snapshot view."""
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from convgit.errors import ConvgitError, NotFoundError, NoWorkspaceError, RefusedError
+from convgit.errors import NotFoundError, NoWorkspaceError, RefusedError, WorkspaceError
 from convgit.git.objects import Objects
 
 AUTHOR_NAME = "convgit"
@@ -95,10 +95,6 @@ IDENTITY = {
     for who in ("AUTHOR", "COMMITTER")
     for what, value in (("NAME", AUTHOR_NAME), ("EMAIL", AUTHOR_EMAIL))
 }
-
-
-class WorkspaceError(ConvgitError):
-    """A git command that convgit runs failed; the message carries git's own words."""
 
 
 def scrubbed_env() -> dict[str, str]:

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
-from convgit.errors import RefusedError
-from convgit.git.run import Git, WorkspaceError
+from convgit.errors import RefusedError, WorkspaceError
+from convgit.git.run import Git
 
 MARKER = "convgit-worktree"
 # `git worktree add` and `remove` read every worktree's admin folder and die on one another
