@@ -8,15 +8,18 @@ from convgit.errors import (
     AmbiguousRefError,
     ConvgitError,
     CorruptStoreError,
+    HostileSnapshotError,
     InvalidEntryError,
     LeafMovedError,
     NotFoundError,
     NoWorkspaceError,
     RefusedError,
+    RestoreBlockedError,
     RunInterruptedError,
     StoreLockedError,
     UnsupportedVersionError,
     UsageError,
+    WorkspaceError,
 )
 
 if TYPE_CHECKING:
@@ -27,16 +30,19 @@ __all__ = [
     "AmbiguousRefError",
     "ConvgitError",
     "CorruptStoreError",
+    "HostileSnapshotError",
     "InvalidEntryError",
     "LeafMovedError",
     "NoWorkspaceError",
     "NotFoundError",
     "RefusedError",
+    "RestoreBlockedError",
     "RunInterruptedError",
     "Session",
     "StoreLockedError",
     "UnsupportedVersionError",
     "UsageError",
+    "WorkspaceError",
     "list_sessions",
 ]
 __version__ = "0.1.0"

@@ -47,6 +47,18 @@ class NoWorkspaceError(ConvgitError):
     """The workspace track is needed but there is no git repository (or the sidecar is off)."""
 
 
+class WorkspaceError(ConvgitError):
+    """A git command that convgit runs failed; the message carries git's own words."""
+
+
+class HostileSnapshotError(RefusedError):
+    """A snapshot whose tree would write outside the working tree, into .git or through a link."""
+
+
+class RestoreBlockedError(RefusedError):
+    """A restore that would write through a symlink, or delete files outside the snapshot view."""
+
+
 class UsageError(ConvgitError):
     """Bad arguments that the command line parser could not catch."""
 

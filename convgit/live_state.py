@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convgit import codec
-from convgit.store import jsonl
 from convgit.store.location import StoreLocation, size_cap, write_pointer
 
 if TYPE_CHECKING:
@@ -112,7 +111,7 @@ def snapshot_json(snap: Snapshot | SnapshotInfo, **more: Any) -> dict[str, Any]:
 
 
 def snapshot_of(data: dict[str, Any]) -> Snapshot:
-    from convgit.restoreplan import Skipped
+    from convgit.git.restoreplan import Skipped
     from convgit.workspace import Snapshot
 
     skipped = tuple(Skipped(str(s["path"]), str(s["reason"])) for s in data.get("skipped", []))
@@ -130,13 +129,12 @@ def take(
     the session: its private index, its lock and the size cap are all it needs)."""
     index = location.index_path(sid)
     index.parent.mkdir(parents=True, exist_ok=True)
-    with jsonl.exclusive(location.workspace_lock(sid), "the private index"):
-        return ws.snapshot(
-            index,
-            message=f"convgit snapshot {what}\n\nConvgit-Session: {sid}\n",
-            parent=parent,
-            size_cap=size_cap(location),
-        )
+    return ws.snapshot(
+        index,
+        message=f"convgit snapshot {what}\n\nConvgit-Session: {sid}\n",
+        parent=parent,
+        size_cap=size_cap(location),
+    )
 
 
 def quick_prompt(location: StoreLocation, live: Live, title: str, prompt: str | None) -> str | None:

@@ -22,7 +22,7 @@ from convgit.store.sidecar import SavedState, is_saved_ref, saved_id
 
 if TYPE_CHECKING:
     from convgit.session import Session
-    from convgit.workspace import Change, Restored
+    from convgit.workspace import Change, Restore, Restored
 
 FILES_RECORDED = 200  # the changed paths a restore record lists (its counts cover them all)
 
@@ -106,70 +106,18 @@ def restore(
             "restore once it is recorded.",
             "record the result with `convgit tool`, or restore anyway with --force",
         )
-    index = session._index()
     saved_target = state.id if state is not None else None
-    with session._workspace_lock():
+    with ws.restoring(
+        commit, index=session._index(), size_cap=size_cap, paths=paths, exact_from=exact_from,
+        target_skipped=skipped,
+    ) as planned:  # fmt: skip
+        changes = planned.changes
         if dry_run:
-            ws.scan(index, size_cap=size_cap)  # the plan compares with the files now
-            changes = ws.restore(
-                commit, index=index, paths=paths, dry_run=True, exact_from=exact_from,
-                target_skipped=skipped,
-            )  # fmt: skip
             return RestoreResult(
                 target_entry, commit, None, changes, True, None, saved_target, undo
             )
-        safety = ws.snapshot(
-            index,
-            message=f"convgit safety snapshot before a restore\n\nConvgit-Session: {session.id}\n",
-            parent=None,
-            size_cap=size_cap,
-        )
-        saved: list[str] = []
-
-        def record(planned: list[Change]) -> None:
-            """Written after planning and before the first file changes: a restore killed
-            half-way is then visible (no `restored` record) and undoable. Nothing to change:
-            nothing is saved."""
-            if not planned:
-                return
-            faults.point("restore:before-safety-ref")
-            stamp = schema.now().replace(":", "").replace("-", "").replace(".", "")
-            safety_ref = f"refs/convgit/{session.id}/safety/{stamp}"
-            ws.set_ref(safety_ref, safety.commit)
-            # git's view of a file may differ from its bytes (line endings, filters, exec
-            # bits it does not track): keep the exact bytes of what is about to change.
-            before = ws.preserve(safety.commit, [change.path for change in planned])
-            if before != safety.commit:
-                ws.set_ref(safety_ref, before)
-            saved.append(before)
-            faults.point("restore:before-record")
-            counts: dict[str, int] = {}
-            for change in planned:
-                counts[change.status] = counts.get(change.status, 0) + 1
-            shown = None if paths is None else [codec.shown(p) for p in paths]
-            session._sidecar_append(
-                {
-                    "type": "restore",
-                    "entry": target_entry if target_entry is not None else "",
-                    "saved": saved_target,
-                    "commit": commit,
-                    "before": before,
-                    "paths": shown,
-                    "escaped": shown != paths,
-                    "changed": counts,
-                    "files": [change.path for change in planned[:FILES_RECORDED]],
-                    "skipped": [{"path": s.path, "reason": s.reason} for s in safety.skipped],
-                    "undo": undo,
-                    "ts": schema.now(),
-                }
-            )
-            faults.point("restore:before-files")
-
-        changes = ws.restore(
-            commit, index=index, paths=paths, before_apply=record, exact_from=exact_from,
-            target_skipped=skipped,
-        )  # fmt: skip
-        if not saved:
+        if not changes:  # nothing to change: nothing is saved, recorded or moved
+            planned.apply()
             interrupted = sidecar.interrupted
             if undo and interrupted is not None:  # killed before it changed a file: settled
                 session._sidecar_append(
@@ -178,8 +126,19 @@ def restore(
             return RestoreResult(
                 target_entry, commit, None, changes, False, None, saved_target, undo
             )
+        stamp = schema.now().replace(":", "").replace("-", "").replace(".", "")
+        before = planned.save(
+            f"refs/convgit/{session.id}/safety/{stamp}",
+            f"convgit safety snapshot before a restore\n\nConvgit-Session: {session.id}\n",
+        )
+        # recorded before the first file changes: a restore killed half-way is then
+        # visible (no `restored` record) and undoable
+        faults.point("restore:before-record")
+        _record(session, planned, target_entry, saved_target, commit, before, paths, undo)
+        faults.point("restore:before-files")
+        planned.apply()
         faults.point("restore:before-done")
-        session._sidecar_append({"type": "restored", "before": saved[0], "ts": schema.now()})
+        session._sidecar_append({"type": "restored", "before": before, "ts": schema.now()})
     note = _note(target_entry, saved_target, changes, paths, undo)
     skipped_note = None
     if waiting:
@@ -192,9 +151,42 @@ def restore(
             builds_on_leaf=False,
         )
     return RestoreResult(
-        target_entry, commit, saved[0], changes, False,
+        target_entry, commit, before, changes, False,
         None if skipped_note else note, saved_target, undo, skipped_note,
     )  # fmt: skip
+
+
+def _record(
+    session: Session,
+    planned: Restore,
+    target_entry: str | None,
+    saved_target: str | None,
+    commit: str,
+    before: str,
+    paths: list[str] | None,
+    undo: bool,
+) -> None:
+    """The sidecar's ``restore`` record: what is about to change, and the state saved first."""
+    counts: dict[str, int] = {}
+    for change in planned.changes:
+        counts[change.status] = counts.get(change.status, 0) + 1
+    shown = None if paths is None else [codec.shown(p) for p in paths]
+    session._sidecar_append(
+        {
+            "type": "restore",
+            "entry": target_entry if target_entry is not None else "",
+            "saved": saved_target,
+            "commit": commit,
+            "before": before,
+            "paths": shown,
+            "escaped": shown != paths,
+            "changed": counts,
+            "files": [change.path for change in planned.changes[:FILES_RECORDED]],
+            "skipped": [{"path": s.path, "reason": s.reason} for s in planned.skipped],
+            "undo": undo,
+            "ts": schema.now(),
+        }
+    )
 
 
 def _note(

@@ -982,7 +982,7 @@ class Session:
             self._check_worktree()
             from convgit.workspace import Workspace  # only commands that touch files need git
 
-            found = Workspace.discover(git.worktree)
+            found = Workspace.at(git.git_dir, git.worktree)
             if found is None:
                 raise NoWorkspaceError("No git working tree was found for this session.")
             found.keep_out(self.location.root)
@@ -1119,8 +1119,10 @@ class Session:
         return self._workspace_lock()
 
     def _workspace_lock(self) -> AbstractContextManager[None]:
-        """One snapshot or restore at a time per session and worktree."""
-        return jsonl.exclusive(self.location.workspace_lock(self.id), "the private index")
+        """One snapshot or restore at a time per session and worktree: its private index's lock."""
+        from convgit.git import private_index
+
+        return private_index.locked(self._index())
 
     def status(self) -> Status:
         """Where the conversation is, and which snapshot (if any) the files match right now."""
@@ -1594,13 +1596,11 @@ def _check_label(name: str) -> None:
 def _check_workspace_root(worktree: Path | None) -> None:
     if worktree is None:
         return
-    home = Path.home().resolve()
-    if worktree.resolve() in (home, Path("/").resolve()):
-        raise RefusedError(
-            f"The git repository here has its root at {worktree}; convgit will not snapshot a"
-            " whole home directory or file system.",
-            "run convgit inside a project's repository, or use --no-snapshots",
-        )
+    from convgit.git.run import refuse_home_or_root
+
+    refuse_home_or_root(
+        worktree, hint="run convgit inside a project's own repository, or use --no-snapshots"
+    )
 
 
 def _run_note(row: RunRow, command: Sequence[str]) -> str:

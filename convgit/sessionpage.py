@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from convgit.formats import html
-from convgit.restoreplan import GITLINK
+from convgit.git.objects import GITLINK
 
 if TYPE_CHECKING:
-    from convgit.restoreplan import Delta
+    from convgit.git.objects import Delta
     from convgit.session import Session, Status
     from convgit.store.sidecar import Sidecar, SnapshotInfo
 

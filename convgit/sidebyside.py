@@ -42,7 +42,8 @@ from convgit.errors import (
     RunInterruptedError,
     UsageError,
 )
-from convgit.restoreplan import BLOB, LEGACY_BLOB, TREE, relative_path
+from convgit.git.objects import BLOB, LEGACY_BLOB, TREE
+from convgit.git.restoreplan import relative_path
 from convgit.workspace import Workspace, WorkspaceError, user_env
 
 GRACE = 2.0  # seconds a stopped command has to exit before it is killed

@@ -138,10 +138,6 @@ class StoreLocation:
         mirrors ``agent``'s session ``agent_session`` (and its live state)."""
         return self.lock_path(f"agent-{agent}-{self.agent_pointer(agent, agent_session).name}")
 
-    def workspace_lock(self, sid: str) -> Path:
-        """One snapshot or restore at a time per session and worktree (its private index)."""
-        return self.lock_path(f"{sid}-{self.worktree_key}")
-
     def session_ids(self) -> list[str]:
         """The sessions of the store; [] when it has none yet. A store or sessions folder that
         exists but cannot be listed is a damaged store (exit 3), never an empty one."""

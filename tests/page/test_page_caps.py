@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from convgit.formats import html
-from convgit.restoreplan import BLOB
+from convgit.git.objects import BLOB
 from tests.page.conftest import Shown
 
 TS = "2026-01-02T03:04:05.000Z"

@@ -18,8 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from convgit import store
 from convgit.errors import NotFoundError, RefusedError
-from convgit.workspace import AUTHOR_EMAIL, AUTHOR_NAME, Skipped, Workspace, _index_entries
+from convgit.git.index import entries as _index_entries
+from convgit.workspace import AUTHOR_EMAIL, AUTHOR_NAME, Skipped, Workspace
 from tests.workspace.gitrepo import GitRepo, UserStateGuard, apply_operation, git
 
 
@@ -707,6 +709,35 @@ def test_discover_honours_git_dir_and_git_work_tree(
     monkeypatch.setenv("GIT_WORK_TREE", str(repo.path))
     found = Workspace.discover(elsewhere)
     assert found is not None and found.root == repo.path.resolve()
+
+
+def test_the_store_and_the_workspace_are_found_in_the_same_repository(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Wherever convgit starts (a subfolder, a linked worktree, GIT_DIR/GIT_WORK_TREE from
+    elsewhere), the files it snapshots are in the repository whose common dir holds its store,
+    as git itself says."""
+    linked = tmp_path / "linked"
+    repo.git("worktree", "add", "-q", "--detach", str(linked))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for start, env in (
+        (repo.path / "src", {}),
+        (linked, {}),
+        (elsewhere, {"GIT_DIR": str(repo.path / ".git"), "GIT_WORK_TREE": str(repo.path)}),
+    ):
+        with monkeypatch.context() as patched:
+            for name, value in env.items():
+                patched.setenv(name, value)
+            found = Workspace.discover(start)
+            location = store.locate(start)
+        assert found is not None and location.git is not None
+        asked = ("rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir")
+        top, common = git(start if not env else repo.path, *asked).split()
+        assert found.root == Path(top).resolve()
+        assert found.common_dir.resolve() == location.git.common_dir.resolve()
+        assert found.common_dir.resolve() == Path(common).resolve()
+        assert location.root == location.git.common_dir / "convgit"
 
 
 def test_discover_refuses_a_repository_at_the_home_folder(

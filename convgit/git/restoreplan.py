@@ -15,24 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from convgit.errors import NotFoundError, RefusedError
-
-TREE, BLOB, EXEC, LINK, GITLINK = 0o040000, 0o100644, 0o100755, 0o120000, 0o160000
-LEGACY_BLOB = 0o100664  # old git wrote group-writable blobs; git reads them as 100644
-FILE_MODES = frozenset({BLOB, EXEC, LINK, GITLINK, LEGACY_BLOB})
-
-# Code points HFS+ ignores in names, so ".g\u200cit" is ".git" there (git's own list).
-_HFS_IGNORABLE = dict.fromkeys(
-    map(
-        ord,
-        "\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
-        "\u206a\u206b\u206c\u206d\u206e\u206f\ufeff",
-    )
-)
-
-
-class RestoreBlockedError(RefusedError):
-    """A restore that would write through a symlink, or delete files outside the snapshot view."""
+from convgit.errors import NotFoundError, RefusedError, RestoreBlockedError
+from convgit.git.objects import GITLINK, Delta, bad_name
 
 
 @dataclass(frozen=True)
@@ -41,16 +25,6 @@ class Skipped:
 
     path: str
     reason: str
-
-
-@dataclass(frozen=True)
-class Delta:
-    """A change with the (mode, oid) of the non-tree entry on each side (None: absent or folder)."""
-
-    path: str
-    status: str
-    old: tuple[int, str] | None
-    new: tuple[int, str] | None
 
 
 def lstat(path: str | bytes | Path) -> os.stat_result | None:
@@ -90,15 +64,6 @@ def repository_above(root: bytes, path: bytes, known: dict[bytes, bool]) -> byte
         if known[folder]:
             return folder
     return None
-
-
-def bad_name(name: str) -> bool:
-    """True for a tree entry name git itself would refuse to check out (git's verify_path)."""
-    separators = "/\\\0" if os.name == "nt" else "/\0"  # a backslash is a plain character on POSIX
-    if name in ("", ".", "..") or any(c in name for c in separators):
-        return True
-    folded = name.translate(_HFS_IGNORABLE).lower()
-    return folded.split(":")[0].rstrip(". ") == ".git" or folded == "git~1"
 
 
 def relative_path(path: str) -> str:

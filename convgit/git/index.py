@@ -1,53 +1,38 @@
-"""convgit's private index: git's index file format, read in Python, and what convgit keeps
-beside the index (its state file and its lock). No git process here.
+"""git's index file format (versions 2 to 4), read in Python; no git process here.
 
-The private index is a stat cache kept per session and worktree: it is git's own index file,
-written only by git (``GIT_INDEX_FILE``), so the trees it gives are git's answer to ``git add -A``.
-What is read here is only what git cannot tell cheaply: entries git would trust blindly
-(skip-worktree, assume-unchanged), files above the size cap, the entry count, a torn file.
+convgit's private index is git's own index file, written only by git (``GIT_INDEX_FILE``), so
+the trees it gives are git's answer to ``git add -A``. What is read here is only what git
+cannot tell cheaply: entries git would trust blindly (skip-worktree, assume-unchanged), files
+above the size cap, the entry count, the shared index a split index builds on, a torn file.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
-import json
 import os
 import struct
 from collections.abc import Generator, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
-from convgit import locks
-from convgit.errors import RefusedError
-
-
-@dataclass(frozen=True)
-class IndexState:
-    """What convgit knows of its private index, saved beside it as ``<index>.state``: the size
-    cap it was cleaned for, the tree it held at the last write-tree (None: unknown), the
-    identity of the ignore files outside the worktree when their rules were last applied, and
-    the last snapshot commit made from it with that commit's tree ("commit tree", or ""), and
-    the identity of the index file when convgit last saw it whole (its checksum is then not
-    recomputed: only git writes the file, by rename, and only under convgit's lock), and the
-    shared index (``sharedindex.<id>`` in the git dir) that git made for it as a split index."""
-
-    cap: int | None
-    tree: str | None
-    ignores: str
-    snapshot: str = ""
-    checked: str = ""  # the index file's identity (``identity``) when last known intact
-    shared: str = ""  # the shared index convgit's git made for this (split) index, if any
-    shared_checked: str = ""  # that shared index's identity when last known intact
+# Flags of an entry, as git's read-cache.c and dulwich's index.py name them; the extended
+# flags (version 3 and up) are shifted into the high 16 bits.
+FLAG_ASSUME_VALID = 0x8000  # assume-unchanged: git does not look at the file
+FLAG_EXTENDED = 0x4000  # two more bytes of flags follow
+FLAG_STAGEMASK = 0x3000  # the merge stage: non-zero in a conflict
+FLAG_NAMEMASK = 0x0FFF  # the path's length (0xFFF: that long or longer)
+EXTENDED_SKIP_WORKTREE = 0x4000 << 16  # sparse checkout: git does not look at the file
+# entries git would take as they are without looking at the file
+TRUSTED_BLINDLY = FLAG_ASSUME_VALID | EXTENDED_SKIP_WORKTREE
+# what ``entries(above=...)`` always decodes, whatever the entry's size
+FLAGS_OF_NOTE = FLAG_ASSUME_VALID | FLAG_EXTENDED | FLAG_STAGEMASK
 
 
 def entries(
     data: bytes, hash_len: int, *, above: int | None = None
 ) -> Iterator[tuple[bytes, int, int, bytes, int]]:
     """Entries of a git index file (v2-v4) as (path, mode, size, oid, flags); ``flags`` carries
-    0x8000 assume-unchanged, 0x3000 the stage and, from the extended flags, 0x40000000
-    skip-worktree. With ``above``, only entries larger than that or with any of those flags
+    ``FLAG_ASSUME_VALID``, ``FLAG_STAGEMASK`` and, from the extended flags,
+    ``EXTENDED_SKIP_WORKTREE``. With ``above``, only entries larger than that or with any flag
     (the rest is skipped without being decoded). Raises ValueError for what we do not read
     (split or sparse index, unknown version)."""
     offset = yield from _walk(data, hash_len, above)
@@ -71,18 +56,18 @@ def _walk(
     for _ in range(count):
         mode, size, flags = head(data, offset)
         cursor = offset + fixed
-        if flags & 0x4000 and version >= 3:
+        if flags & FLAG_EXTENDED and version >= 3:
             flags |= struct.unpack_from(">H", data, cursor)[0] << 16
             cursor += 2
-        wanted = above is None or size > above or flags & 0xF000
+        wanted = above is None or size > above or flags & FLAGS_OF_NOTE
         if version == 4:  # paths are prefix-compressed: every one must be decoded
             strip, cursor = _varint(data, cursor)
             end = data.index(b"\0", cursor)
             previous = previous[: len(previous) - strip] + data[cursor:end]
             path, start, offset = previous, offset, end + 1
         else:
-            length = flags & 0xFFF
-            end = cursor + length if length < 0xFFF else data.index(b"\0", cursor)
+            length = flags & FLAG_NAMEMASK
+            end = cursor + length if length < FLAG_NAMEMASK else data.index(b"\0", cursor)
             path, start = data[cursor:end] if wanted else b"", offset
             offset += (end - offset + 8) & ~7
         if wanted:
@@ -193,40 +178,3 @@ def entry_count(index: Path, hash_len: int) -> int | None:
         if root.isdigit():
             return int(root)
     return None if b"link" in found else int(struct.unpack(">I", header[8:12])[0])
-
-
-# -- beside the index: state and lock --
-
-
-def read_state(index: Path) -> IndexState:
-    try:
-        return IndexState(**json.loads(Path(f"{index}.state").read_text()))
-    except (FileNotFoundError, ValueError, TypeError):
-        return IndexState(None, None, "")
-
-
-def save_state(index: Path, state: IndexState) -> None:
-    temporary = Path(f"{index}.state.tmp")
-    temporary.write_text(json.dumps(dataclasses.asdict(state)))
-    os.replace(temporary, f"{index}.state")
-
-
-def forget(index: Path) -> None:
-    """Remove the index and what is kept beside it (the next use rebuilds it)."""
-    for suffix in ("", ".state", ".lock"):
-        Path(f"{index}{suffix}").unlink(missing_ok=True)
-
-
-@contextmanager
-def locked(index: Path) -> Iterator[None]:
-    """Hold ``<index>.flock``: only one convgit process uses a private index at a time."""
-    try:
-        with locks.held(Path(f"{index}.flock"), 120):
-            # Only holders of this lock use the index, so a git lock left here is stale.
-            Path(f"{index}.lock").unlink(missing_ok=True)
-            yield
-    except locks.LockTimeout:
-        raise RefusedError(
-            "Another convgit process has been using this session's snapshot index for two minutes.",
-            hint="a convgit process is still running (a lock goes with its process)",
-        ) from None

@@ -1,7 +1,8 @@
-"""Reading and comparing git trees: objects come from one ``git cat-file --batch`` process per
-operation (no git library is imported, so a restore does not pay for loading one), and only
-subtrees whose ids differ are opened, so the cost follows the change, not the size of the tree.
-Validates a tree before a restore writes anything from it.
+"""git's objects as convgit reads them: the modes of tree entries, one ``git cat-file --batch``
+process per operation (no git library is imported, so a restore does not pay for loading one),
+tree parsing, and the file-level diff of two trees. Only subtrees whose ids differ are opened,
+so the cost follows the change, not the size of the tree. Validates a tree before a restore
+writes anything from it.
 """
 
 from __future__ import annotations
@@ -9,15 +10,54 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Iterator
+from dataclasses import dataclass
 
-from convgit.errors import NotFoundError, RefusedError
-from convgit.restoreplan import BLOB, FILE_MODES, LEGACY_BLOB, TREE, Delta, bad_name
+from convgit.errors import HostileSnapshotError, NotFoundError
 
-Entry = tuple[int, str]  # (mode, hex object id)
+TREE, BLOB, EXEC, LINK, GITLINK = 0o040000, 0o100644, 0o100755, 0o120000, 0o160000
+LEGACY_BLOB = 0o100664  # old git wrote group-writable blobs; git reads them as 100644
+FILE_MODES = frozenset({BLOB, EXEC, LINK, GITLINK, LEGACY_BLOB})
+KIND_MASK = 0o170000  # the object-type bits of a mode (file, link, folder, gitlink)
+
+TreeEntry = tuple[int, str]  # (mode, hex object id)
+
+# Code points HFS+ ignores in names, so ".g\u200cit" is ".git" there (git's own list).
+_HFS_IGNORABLE = dict.fromkeys(
+    map(
+        ord,
+        "\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+        "\u206a\u206b\u206c\u206d\u206e\u206f\ufeff",
+    )
+)
 
 
-class HostileSnapshotError(RefusedError):
-    """A snapshot whose tree would write outside the working tree, into .git or through a link."""
+@dataclass(frozen=True)
+class Delta:
+    """A change with the (mode, oid) of the non-tree entry on each side (None: absent or folder)."""
+
+    path: str
+    status: str
+    old: TreeEntry | None
+    new: TreeEntry | None
+
+
+@dataclass(frozen=True)
+class Change:
+    """One path that differs from side a to side b: added, modified, deleted or typechange
+    (or "left alone", with ``reason``, where one side does not know the file's content)."""
+
+    path: str
+    status: str
+    reason: str = ""
+
+
+def bad_name(name: str) -> bool:
+    """True for a tree entry name git itself would refuse to check out (git's verify_path)."""
+    separators = "/\\\0" if os.name == "nt" else "/\0"  # a backslash is a plain character on POSIX
+    if name in ("", ".", "..") or any(c in name for c in separators):
+        return True
+    folded = name.translate(_HFS_IGNORABLE).lower()
+    return folded.split(":")[0].rstrip(". ") == ".git" or folded == "git~1"
 
 
 class Objects:
@@ -86,11 +126,11 @@ class Objects:
             yield os.fsdecode(data[space + 1 : end]), mode, data[end + 1 : end + 1 + size].hex()
             at = end + 1 + size
 
-    def lookup(self, tree: str | None, path: str) -> Entry | None:
+    def lookup(self, tree: str | None, path: str) -> TreeEntry | None:
         """The (mode, id) at ``path`` (``a/b/c``) in tree ``tree``; None when absent."""
         if tree is None:
             return None
-        found: Entry = (TREE, tree)
+        found: TreeEntry = (TREE, tree)
         for part in path.split("/"):
             if found[0] != TREE:
                 return None
@@ -157,7 +197,7 @@ def _diff_into(
         x_file = None if x is None or x_tree else x
         y_file = None if y is None or y_tree else y
         if x_file and y_file:
-            kinds_differ = (x_file[0] ^ y_file[0]) & 0o170000
+            kinds_differ = (x_file[0] ^ y_file[0]) & KIND_MASK
             out.append(Delta(path, "typechange" if kinds_differ else "modified", x_file, y_file))
         elif x_file:
             out.append(Delta(path, "deleted", x_file, None))
@@ -167,8 +207,8 @@ def _diff_into(
 
 def _entries(
     objects: Objects, tree: str | None, prefix: str, validate: bool, ignore_case: bool
-) -> dict[str, Entry]:
-    entries: dict[str, Entry] = {}
+) -> dict[str, TreeEntry]:
+    entries: dict[str, TreeEntry] = {}
     if tree is None:
         return entries
     folded: set[str] = set()

@@ -1,0 +1,116 @@
+"""The exact bytes of files, beside git's view of them. git's view may differ from what is on
+disk (line endings converted on the way in, clean filters, exec bits that core.fileMode=false
+does not record); a restore keeps the exact bytes of what it is about to change (``preserve``)
+so that undoing it gives them back byte for byte (``write``), bypassing git's filters.
+Never through a symlink, never outside the working tree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+
+from convgit import faults
+from convgit.errors import RestoreBlockedError
+from convgit.git.objects import BLOB, EXEC, GITLINK, LEGACY_BLOB, TREE, Objects, TreeEntry
+from convgit.git.restoreplan import lstat
+from convgit.git.run import Git
+
+
+def real_parent(root: Path, path: str) -> bool:
+    """True when every folder above ``path`` is a real folder (no symlink) under ``root``."""
+    current = root
+    for part in path.split("/")[:-1]:
+        current = current / part
+        info = lstat(current)
+        if info is None or not stat.S_ISDIR(info.st_mode):
+            return False
+    return True
+
+
+def on_disk(git: Git, path: str) -> tuple[int, str, bytes] | None:
+    """(mode, blob id, bytes) of the regular file at ``path`` as it is on disk, with no
+    filter or line-ending conversion and its own exec bit; None for anything else."""
+    if not real_parent(git.root, path):
+        return None
+    target = git.root / path
+    info = lstat(target)
+    if info is None or not stat.S_ISREG(info.st_mode):
+        return None
+    try:
+        data = target.read_bytes()
+    except OSError:
+        return None
+    mode = EXEC if info.st_mode & stat.S_IXUSR else BLOB
+    algorithm = "sha256" if git.hash_len == 32 else "sha1"
+    return mode, hashlib.new(algorithm, b"blob %d\0" % len(data) + data).hexdigest(), data
+
+
+def preserve(git: Git, objects: Objects, commit: str, paths: Sequence[str]) -> str:
+    """``commit`` (a snapshot of the files now), or a child of it whose tree holds the exact
+    bytes and exec bits on disk at ``paths`` wherever git's view of them differs."""
+    tree_id = objects.peel(commit, "tree")
+    found: dict[str, TreeEntry] = {}
+    for path in paths:
+        raw = on_disk(git, path)
+        entry = objects.lookup(tree_id, path) if raw is not None else None
+        if raw is None or entry is None:
+            continue
+        mode = BLOB if entry[0] == LEGACY_BLOB else entry[0]
+        if mode in (BLOB, EXEC) and raw[:2] != (mode, entry[1]):
+            stored = git.run("hash-object", "-w", "--no-filters", "--stdin", stdin=raw[2])
+            found[path] = (raw[0], os.fsdecode(stored.stdout).strip())
+    if not found:
+        return commit
+    new_tree_id = _replace_in_tree(git, objects, tree_id, found)
+    message = f"convgit safety snapshot, exact bytes of {len(found)} file(s)\n"
+    return git.commit_tree(new_tree_id, [objects.peel(commit, "commit")], message)
+
+
+def _replace_in_tree(
+    git: Git, objects: Objects, tree_id: str, entries: dict[str, TreeEntry]
+) -> str:
+    """The id of ``tree_id`` with the blobs at ``entries`` (paths it holds) replaced."""
+    here: dict[str, TreeEntry] = {}
+    below: dict[str, dict[str, TreeEntry]] = {}
+    for path, entry in entries.items():
+        head, _, rest = path.partition("/")
+        if rest:
+            below.setdefault(head, {})[rest] = entry
+        else:
+            here[head] = entry
+    lines: list[bytes] = []
+    for name, mode, oid in objects.tree(tree_id):
+        if name in below:
+            mode, oid = TREE, _replace_in_tree(git, objects, oid, below[name])
+        mode, oid = here.get(name, (mode, oid))
+        kind = "tree" if mode == TREE else "commit" if mode == GITLINK else "blob"
+        lines.append(f"{mode:06o} {kind} {oid}\t".encode() + os.fsencode(name))
+    made = git.run("mktree", "-z", stdin=b"\0".join(lines) + b"\0")
+    return os.fsdecode(made.stdout).strip()
+
+
+def write(root: Path, path: str, data: bytes, *, executable: bool) -> None:
+    """Write ``data`` at ``path`` as it is (no filter, no line-ending conversion),
+    replacing whatever file or link stands there."""
+    target = root / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if not real_parent(root, path):  # the plan refused this already; never write through one
+        raise RestoreBlockedError(f"Restoring {path!r} would write through a symlink.")
+    faults.point("restore:exact")
+    temporary = target.parent / f".{target.name}.convgit-{os.getpid()}"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    handle = os.open(temporary, flags, 0o777 if executable else 0o666)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        info = lstat(target)
+        if info is not None and stat.S_ISDIR(info.st_mode):
+            target.rmdir()  # an emptied folder where the file belongs
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise

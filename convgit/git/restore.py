@@ -1,0 +1,331 @@
+"""Restore as one operation: under the private index's one lock, stage the files now, plan the
+restore against them, save them (the safety snapshot, with the exact bytes of what will change,
+kept by a ref), and apply the plan. The caller records the restore between ``save`` and
+``apply``, so a restore killed half-way is visible and undoable::
+
+    with restoring(git, index, target, size_cap=cap) as restore:
+        if restore.changes:
+            saved = restore.save(ref, message)
+            ...  # record the restore, naming ``saved``
+            restore.apply()
+
+Nothing changes on disk before ``apply``; a dry run is the block without it.
+
+What a restore promises: the files git sees (tracked, and untracked but not ignored) become
+the target's; files outside that view (ignored, skipped by the size cap, inside nested
+repositories) are never overwritten or deleted and are listed in ``left_alone``; a hostile
+target tree (``..``, ``.git``, duplicate names, a path below a symlink or a file that is not
+part of the view) is refused before anything changes. A file absent from the target is
+deleted only when the target accounts for it: not when its snapshot left that path out
+(``target_skipped``), nor when the target's own ignore rules match it. Nothing inside
+convgit's store is ever written or deleted.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import tempfile
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager, suppress
+from pathlib import Path
+
+from convgit import codec, faults
+from convgit.errors import WorkspaceError
+from convgit.git import exact, restoreplan
+from convgit.git.objects import BLOB, EXEC, LEGACY_BLOB, LINK, Change, Delta, Objects, diff
+from convgit.git.private_index import STORE_REASON, PrivateIndex, forget_files, set_entries
+from convgit.git.restoreplan import Skipped, lstat
+from convgit.git.run import SAFE, WHOLE_INDEX, Git, git_words
+
+
+class Restored(list[Change]):
+    """The changes a restore made (or would make), plus the paths it left alone on purpose
+    (ignored or skipped files that differ from the snapshot, paths inside nested repositories,
+    files the snapshot does not account for, convgit's store) and, for an undo, the files it
+    replaced that had changed since the restore it undid."""
+
+    def __init__(
+        self,
+        changes: Sequence[Change],
+        left_alone: Sequence[Skipped] = (),
+        replaced: Sequence[str] = (),
+    ) -> None:
+        super().__init__(changes)
+        self.left_alone: tuple[Skipped, ...] = tuple(left_alone)
+        self.replaced: tuple[str, ...] = tuple(replaced)
+
+
+@contextmanager
+def restoring(
+    git: Git,
+    index: PrivateIndex,
+    target: str,
+    *,
+    size_cap: int,
+    paths: list[str] | None = None,
+    exact_from: str | None = None,
+    target_skipped: Mapping[str, str] | None = None,
+    staged: bool = False,
+) -> Iterator[Restore]:
+    """The restore of the working tree (or only ``paths``: files or folders relative to the
+    root) to the tree of commit ``target``, planned with ``index`` locked for the block.
+
+    ``exact_from``: undoing a restore that went to that commit, ``target`` being the state it
+    saved: the files that restore changed are compared and written byte for byte, and the
+    files that changed since it are listed in ``replaced``. ``target_skipped``: path -> why,
+    for what the target's snapshot left out. ``staged``: the caller has just staged the files
+    with ``index`` (a snapshot), so its tree stands for them and they are not staged again."""
+    with ExitStack() as held:
+        held.enter_context(index.locked())
+        objects = held.enter_context(git.objects())
+        yield Restore(
+            git, index, objects, target, size_cap, paths, exact_from, dict(target_skipped or {}),
+            staged,
+        )  # fmt: skip
+
+
+class Restore:
+    """A planned restore: ``changes`` (current -> target, with ``left_alone`` and
+    ``replaced``), and ``skipped``, what the files now leave out. See ``restoring``."""
+
+    def __init__(
+        self,
+        git: Git,
+        index: PrivateIndex,
+        objects: Objects,
+        target: str,
+        size_cap: int,
+        paths: list[str] | None,
+        exact_from: str | None,
+        target_skipped: dict[str, str],
+        staged: bool,
+    ) -> None:
+        self._git, self._index, self._objects = git, index, objects
+        self._target_tree_id = objects.peel(target, "tree")
+        known = index.state.tree_id if staged and index.path.exists() else None
+        self.skipped: tuple[Skipped, ...]
+        if known is not None:
+            self._current_tree_id, self.skipped = known, ()
+        else:  # the plan compares with the files now
+            self._current_tree_id, self.skipped, _ = index.stage(size_cap)
+        self._target_skipped = target_skipped
+        self._exact: set[str] = set()
+        self._created: list[str] = []
+        self.saved: str | None = None
+        self._deltas = self._plan(paths, exact_from)
+
+    def _plan(self, paths: list[str] | None, exact_from: str | None) -> list[Delta]:
+        objects, current, target = self._objects, self._current_tree_id, self._target_tree_id
+        ignore_case = self._git.run(
+            "config", "--type=bool", "--get", "core.ignorecase", check=False
+        )
+        deltas = diff(
+            objects,
+            current,
+            target,
+            validate=True,
+            ignore_case=ignore_case.stdout.strip() == b"true",
+        )
+        if exact_from is not None:
+            deltas = self._with_exact_files(deltas, exact_from)
+        if paths is not None:
+            deltas = restoreplan.select(
+                deltas, paths, lambda p: any(objects.lookup(t, p) for t in (current, target))
+            )
+        kept_out = self._index.kept_out
+        ours = [d for d in deltas if kept_out.above(os.fsencode(d.path)) is not None]
+        deltas = [d for d in deltas if d not in ours]
+        deltas, left_alone = restoreplan.plan(
+            self._git.root, deltas, self._ignored, self._unaccounted, self._holds_target
+        )
+        if ours:
+            left_alone = sorted(
+                [*left_alone, *(Skipped(d.path, f"{STORE_REASON}; left alone") for d in ours)],
+                key=lambda s: s.path,
+            )
+        replaced: list[str] = []
+        if exact_from is not None:
+            restored_tree_id = objects.peel(exact_from, "tree")
+            replaced = [d.path for d in deltas if objects.lookup(restored_tree_id, d.path) != d.old]
+        self.changes = Restored([Change(d.path, d.status) for d in deltas], left_alone, replaced)
+        return deltas
+
+    def _with_exact_files(self, deltas: list[Delta], exact_from: str) -> list[Delta]:
+        """``deltas`` plus the files the undone restore changed whose bytes or exec bit differ
+        from the target though git's view of them does not (a file git converts or whose mode
+        it ignores). Notes the files it was to create, which the target lacks."""
+        objects, target = self._objects, self._target_tree_id
+        undone = diff(objects, objects.peel(exact_from, "tree"), target)
+        self._exact = {d.path for d in undone if d.new is not None and d.new[0] in (BLOB, EXEC)}
+        self._created = [d.path for d in undone if d.new is None]
+        listed = {d.path for d in deltas}
+        extra: list[Delta] = []
+        for path in sorted(self._exact - listed):
+            new = objects.lookup(target, path)
+            raw = exact.on_disk(self._git, path)
+            if new is None or (raw is not None and raw[:2] == new):
+                continue
+            extra.append(Delta(path, "modified", objects.lookup(self._current_tree_id, path), new))
+        return sorted([*deltas, *extra], key=lambda d: d.path) if extra else deltas
+
+    def _holds_target(self, delta: Delta) -> bool:
+        raw = exact.on_disk(self._git, delta.path)
+        return raw is not None and raw[:2] == delta.new
+
+    def _ignored(self, paths: list[str]) -> set[str]:
+        """The paths git's ignore rules match (whether or not any index tracks them)."""
+        proc = self._git.run(
+            "check-ignore", "-z", "--no-index", "--stdin",
+            stdin=b"\0".join(map(os.fsencode, paths)) + b"\0", check=False,
+        )  # fmt: skip
+        return {os.fsdecode(p) for p in proc.stdout.split(b"\0") if p}
+
+    def _unaccounted(self, paths: list[str]) -> dict[str, str]:
+        """Why the target does not account for each of ``paths`` (files it lacks), if it
+        does not: its snapshot left the path (or a folder above it) out, or its ignore rules
+        match the path."""
+        found: dict[str, str] = {}
+        skipped = self._target_skipped
+        for path in paths:
+            for lead in (path, *restoreplan.leading(path)):
+                why = skipped.get(lead) or skipped.get(codec.shown(lead))  # records show names
+                if why is not None:
+                    found[path] = f"not in the snapshot: {why}"
+                    break
+        rest = [p for p in paths if p not in found]
+        for path in self._ignored_by_target(rest):
+            found[path] = "ignored by the snapshot's .gitignore"
+        return dict(sorted(found.items()))
+
+    def _ignored_by_target(self, paths: list[str]) -> set[str]:
+        """The ``paths`` that the target's .gitignore files (with the rules outside the working
+        tree: info/exclude, core.excludesFile) would ignore. Asks git only when a .gitignore
+        on their way differs from the files now, which obey theirs."""
+        if not paths:
+            return set()
+        objects = self._objects
+        folders = {lead for path in paths for lead in ("", *restoreplan.leading(path))}
+        rules: dict[str, str] = {}
+        differs = False
+        for folder in sorted(folders):
+            name = f"{folder}/.gitignore" if folder else ".gitignore"
+            theirs = objects.lookup(self._target_tree_id, name)
+            differs = differs or theirs != objects.lookup(self._current_tree_id, name)
+            if theirs is not None and theirs[0] in (BLOB, EXEC, LEGACY_BLOB):
+                rules[name] = theirs[1]
+        if not differs:
+            return set()
+        with tempfile.TemporaryDirectory(prefix="convgit-rules-") as scratch:
+            for name, oid in rules.items():
+                target = Path(scratch, name)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(objects.blob(oid))
+            proc = subprocess.run(
+                [
+                    "git", f"--git-dir={self._git.git_dir}", f"--work-tree={scratch}",
+                    *(part for setting in SAFE for part in ("-c", setting)),
+                    "check-ignore", "-z", "--no-index", "--stdin",
+                ],
+                cwd=scratch, env=self._git.env, capture_output=True,
+                input=b"\0".join(map(os.fsencode, paths)) + b"\0", check=False,
+            )  # fmt: skip
+        if proc.returncode not in (0, 1):
+            raise WorkspaceError(
+                f"git check-ignore failed: {git_words(proc.stderr, proc.returncode)}"
+            )
+        return {os.fsdecode(p) for p in proc.stdout.split(b"\0") if p}
+
+    # -- saving and applying --
+
+    def save(self, ref: str | None, message: str) -> str:
+        """Save the files now as a commit kept by ``ref`` (the safety snapshot, with the exact
+        bytes of every file about to change): the saved state's commit."""
+        git = self._git
+        commit = git.commit_tree(self._current_tree_id, [], message)
+        self._index.remember_snapshot(commit, self._current_tree_id)
+        faults.point("restore:before-safety-ref")
+        if ref is not None:
+            git.set_ref(ref, commit)
+        saved = exact.preserve(git, self._objects, commit, [d.path for d in self._deltas])
+        if saved != commit and ref is not None:
+            git.set_ref(ref, saved)
+        self.saved = saved
+        return saved
+
+    def apply(self) -> None:
+        """Change the files as planned (``save`` first, when there are changes)."""
+        if self._deltas:
+            if self.saved is None:
+                raise RuntimeError("a restore applied without saving the files first")
+            self._write(self._deltas)
+        # a restore killed half-way may have made folders for files it never wrote: the ones
+        # left empty go with the restore
+        for path in self._created:
+            self._prune(path)
+
+    def _write(self, deltas: list[Delta]) -> None:
+        # The files no longer match the index's tree. Its entries stay as they were (it is a
+        # stat cache): the next snapshot sees every restored file as changed and rehashes it
+        # through git's filters, a restored .gitignore included (which rechecks the ignore
+        # rules for every tracked file).
+        self._index.files_changed()
+        for delta in deltas:
+            if delta.new is None:
+                faults.point("restore:remove")
+                self._remove(delta.path)
+        for delta in deltas:
+            if delta.new is None:
+                self._prune(delta.path)
+        exact_ones = [
+            d for d in deltas if d.path in self._exact and d.new is not None and d.new[0] != LINK
+        ]
+        gone = {d.path for d in exact_ones}
+        lines = [
+            f"{d.new[0]:o} {d.new[1]}\t".encode() + os.fsencode(d.path)
+            for d in deltas
+            if d.new is not None and d.path not in gone
+        ]
+        faults.point("restore:before-checkout")
+        if lines:
+            self._check_out(lines)
+        for delta in exact_ones:  # and the exact files byte for byte, bypassing git's filters
+            assert delta.new is not None
+            data = self._objects.blob(delta.new[1])
+            exact.write(self._git.root, delta.path, data, executable=delta.new[0] == EXEC)
+
+    def _check_out(self, lines: Collection[bytes]) -> None:
+        """Write these entries' files as `git checkout` would (filters, line endings, modes),
+        from a small index of just them, without rewriting the private index."""
+        writes = Path(f"{self._index.path}.restore")
+        forget_files(writes)  # one a killed restore left behind
+        try:
+            set_entries(self._git, writes, list(lines), WHOLE_INDEX)
+            self._git.run("checkout-index", "-f", "--all", index=writes, config=WHOLE_INDEX)
+        finally:
+            forget_files(writes)
+
+    def _remove(self, path: str) -> None:
+        root = self._git.root
+        if not exact.real_parent(root, path):
+            return  # nothing of ours can be below a symlink; never delete through one
+        target = root / path
+        info = lstat(target)
+        if info is None:
+            return
+        if stat.S_ISDIR(info.st_mode):
+            with suppress(OSError):
+                target.rmdir()  # a removed submodule's folder goes only when empty
+        else:
+            target.unlink()
+
+    def _prune(self, path: str) -> None:
+        root = self._git.root
+        parent = (root / path).parent
+        while parent != root and exact.real_parent(root, parent.relative_to(root).as_posix()):
+            try:
+                parent.rmdir()
+            except OSError:
+                return
+            parent = parent.parent

@@ -1,0 +1,47 @@
+"""A snapshot: the files of the working tree as a commit, staged through the private index.
+Writes objects only: no ref, no hook, no signature, no file touched."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from convgit.git.private_index import PrivateIndex
+from convgit.git.restoreplan import Skipped
+
+DEFAULT_SIZE_CAP = 10 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A snapshot commit and its tree id. ``reused`` is true when the parent had the same tree
+    and was returned; ``written`` is about how many objects the snapshot added."""
+
+    commit: str
+    tree: str
+    files: int
+    skipped: tuple[Skipped, ...]
+    reused: bool
+    written: int = 0
+
+
+def take(private: PrivateIndex, *, message: str, parent: str | None, size_cap: int) -> Snapshot:
+    """The files now as a commit with ``parent`` as its only parent (none when None), or the
+    parent itself (``reused``) when it has the same tree."""
+    git = private.git
+    with private.locked():
+        tree_id, skipped, hashed = private.stage(size_cap)
+        files = private.file_count()
+        parents: list[str] = []
+        if parent is not None:
+            known_commit, known_tree_id = private.last_snapshot()
+            if parent == known_commit:  # the last snapshot of this index: no need to ask git
+                commit, parent_tree_id = known_commit, known_tree_id
+            else:
+                commit, parent_tree_id = git.commit_and_tree(parent)
+            if parent_tree_id == tree_id:
+                return Snapshot(parent, tree_id, files, skipped, reused=True)
+            parents = [commit]
+        made = git.commit_tree(tree_id, parents, message)
+        private.remember_snapshot(made, tree_id)
+    # a blob per file git hashed, and about two trees and a commit
+    return Snapshot(made, tree_id, files, skipped, reused=False, written=hashed + 3)
