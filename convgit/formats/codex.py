@@ -70,6 +70,9 @@ _KEY = re.compile(r"[a-z](\d+)-[0-9a-f]{8}")  # derived_id of the first object o
 _MODEL_ITEMS = frozenset({"reasoning", "function_call", "custom_tool_call", "web_search_call"})
 
 
+# What Codex 0.171 writes beside the turns: the workspace state it saw, the tokens of a response.
+_BOOKKEEPING = frozenset({"world_state", "token_usage_record"})
+
 class NotARolloutError(RefusedError):
     """The file is not a Codex rollout."""
 
@@ -249,6 +252,11 @@ class _Reader:
             self.out.append(
                 kept_record(record, derived_id(record, "s"), self.state["previous"], ts)
             )
+        elif kind in _BOOKKEEPING:  # known, kept and counted, nothing to interpret
+            self.out.append(
+                kept_record(record, derived_id(record, "x"), self.state["previous"], ts)
+            )
+            self.report.keep(str(kind), record.line)
         else:
             self._keep(record, str(kind), "is a record kind this importer does not know: kept")
 

@@ -309,6 +309,8 @@ def test_unknown_records_are_kept_and_reported(tmp_path: Path) -> None:
         "world_state": {"count": 1, "lines": [5]},
         "response item image_generation_call": {"count": 1, "lines": [6]},
     }
+    # world_state is what Codex 0.171 writes beside every turn: counted, not called unknown
+    assert result["notes"] == []
     store.fsck_clean(result["session"])
 
 
