@@ -4,16 +4,13 @@ Errors convgit expects (``ConvgitError``) become one sentence on stderr and thei
 1 refused or not found, 2 usage, 3 corrupt or inconsistent store. Never a traceback for them.
 """
 
-from __future__ import annotations
-
 import errno
 import functools
-import inspect
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 import typer.core
@@ -32,95 +29,8 @@ from convgit.sidecar import is_saved_ref
 if TYPE_CHECKING:
     from convgit.render import Styled
 
-# -- parameters without pydantic ---------------------------------------------------------------
-# typer >= 0.25 coerces every non-flag parameter through a pydantic TypeAdapter, and importing
-# pydantic costs more than the rest of a `convgit log`. Our parameters are str, Path, bool and
-# list[str]: they get a plain coercion with the same results; anything else keeps typer's.
 
-try:
-    from typer import _coercion
-except ImportError:  # an older typer coerces through click, without pydantic
-    _coercion = None  # type: ignore[assignment]
-_RuntimeParam: Any = getattr(_coercion, "RuntimeParam", None)
-
-
-def _plain_kind(annotation: Any) -> str | None:
-    if annotation is str or annotation is Path or annotation is bool:
-        return annotation.__name__
-    if get_origin(annotation) is list and get_args(annotation) == (str,):
-        return "list"
-    return None
-
-
-if _RuntimeParam is not None:
-
-    class _PlainParam(_RuntimeParam):  # type: ignore[misc]
-        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
-            kind = _plain_kind(self.annotation)
-            if kind == "bool" and not isinstance(value, bool):
-                return param.get_default_runtime_param()._coerce_value(value, param, ctx)
-            if kind == "list":
-                return [_text(item) for item in value]
-            if kind == "Path" and not isinstance(value, Path):
-                path = Path(_text(value))
-                if os.path.exists(path) and not os.access(path, os.R_OK):
-                    # typer's own words for an unreadable path
-                    return param.get_default_runtime_param()._coerce_value(value, param, ctx)
-                return path
-            return _text(value) if kind == "str" else value
-
-
-def _text(value: Any) -> str:
-    return os.fsdecode(value) if isinstance(value, bytes) else str(value)
-
-
-def _plain_params(params: Iterable[Any]) -> None:
-    if _RuntimeParam is None:
-        return
-    for param in params:
-        descriptor = getattr(param, "type_descriptor", None)
-        info = getattr(descriptor, "parameter_info", None)
-        if descriptor is None or not hasattr(param, "get_runtime_param"):
-            continue
-        kind = _plain_kind(descriptor.annotation)
-        if kind is None or info is None or getattr(info, "parser", None) is not None:
-            continue
-        if kind == "Path" and any(
-            getattr(info, flag, False) for flag in ("exists", "resolve_path", "writable")
-        ):
-            continue
-        param._runtime_param = _PlainParam(parameter_info=info, annotation=descriptor.annotation)
-        param.get_default_runtime_param = functools.partial(_typer_runtime_param, descriptor)
-
-
-def _typer_runtime_param(descriptor: Any) -> Any:
-    return _coercion.build_runtime_param(descriptor)
-
-
-class _PlainParams:
-    """Gives a click command or group the plain coercion above, help option included."""
-
-    params: list[Any]
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        _plain_params(self.params)
-
-    def get_help_option(self, ctx: Any) -> Any:
-        option = super().get_help_option(ctx)  # type: ignore[misc]
-        _plain_params([] if option is None else [option])
-        return option
-
-
-class _Command(_PlainParams, typer.core.TyperCommand):
-    pass
-
-
-class _Group(_PlainParams, typer.core.TyperGroup):
-    pass
-
-
-class _CommandAfterDashes(_Command):
+class _CommandAfterDashes(typer.core.TyperCommand):
     """A command whose arguments end at ``--``: what follows is another program's command
     line, kept whole in ``ctx.meta["convgit.command"]`` (the parser would drop the ``--``)."""
 
@@ -134,7 +44,6 @@ class _CommandAfterDashes(_Command):
 
 
 _APP_SETTINGS: dict[str, Any] = dict(
-    cls=_Group,
     name="convgit",
     help="A conversation tree beside git snapshots of the files. Branching is not rollback.",
     no_args_is_help=True,
@@ -145,6 +54,9 @@ _APP_SETTINGS: dict[str, Any] = dict(
 app = typer.Typer(**_APP_SETTINGS)
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+# command name -> what registers it on a Typer app: main() builds an app with the one asked for
+_REGISTER: dict[str, Callable[[typer.Typer], Any]] = {}
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 IdOption = Annotated[
@@ -213,7 +125,11 @@ def command(*names: str, **kwargs: Any) -> Callable[[F], F]:
             except KeyboardInterrupt:
                 raise typer.Exit(130) from None
 
-        app.command(*names, cls=kwargs.pop("cls", _Command), **kwargs)(guarded)
+        def register(target: typer.Typer) -> None:
+            target.command(*names, **kwargs)(guarded)
+
+        register(app)
+        _REGISTER[names[0] if names else fn.__name__.replace("_", "-")] = register
         return fn
 
     return decorate
@@ -543,13 +459,13 @@ def _give_id(records: list[dict[str, Any]], ident: str) -> None:
 # -- beside an agent ---------------------------------------------------------------------------
 
 hooks_app = typer.Typer(
-    cls=_Group,
     name="hooks",
     help="Install, remove or check convgit's hooks in an agent's settings.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
 app.add_typer(hooks_app)
+_REGISTER["hooks"] = lambda target: target.add_typer(hooks_app)
 ScopeOption = Annotated[
     str,
     typer.Option("--scope", help="local (.claude/settings.local.json), project or user."),
@@ -580,7 +496,7 @@ def _hooks_command(name: str) -> Callable[[F], F]:
             except ConvgitError as exc:
                 fail(exc)
 
-        hooks_app.command(name, cls=_Command)(guarded)
+        hooks_app.command(name)(guarded)
         return fn
 
     return decorate
@@ -889,7 +805,7 @@ def _entries(count: int) -> str:
     return f"{count} entr{'y' if count == 1 else 'ies'}"
 
 
-def _prefixed(verb: str, line: Styled) -> Styled:
+def _prefixed(verb: str, line: "Styled") -> "Styled":
     from convgit.render import Styled
 
     return Styled(f"{verb} ").append_text(line)
@@ -1402,14 +1318,6 @@ def _command_named(args: list[str]) -> str | None:
     return None
 
 
-def _evaluate_annotations(*infos: Any) -> None:
-    """Turn the annotations of these commands from strings into values, once. Left as strings,
-    typer evaluates each one four times (signature and type hints, for two purposes)."""
-    for info in infos:
-        fn = inspect.unwrap(info.callback)
-        fn.__annotations__.update(inspect.get_annotations(fn, eval_str=True))
-
-
 def main() -> None:
     """The console script: runs one command; an output that cannot be written (a closed or full
     stdout) is one sentence on stderr and exit code 1, never a traceback."""
@@ -1460,22 +1368,15 @@ def _output_failed(exc: OSError) -> None:
 
 
 def _run() -> None:
-    # Building every command's parser costs more than running most commands: build the group
-    # with just the one asked for (help, errors and anything unknown get the whole app).
-    name = _command_named(sys.argv[1:])
-    chosen = [
-        info
-        for info in app.registered_commands
-        if name is not None
-        and (info.name or getattr(info.callback, "__name__", "").replace("_", "-")) == name
-    ]
-    if len(chosen) != 1:
+    # Building every command's parser costs more than running most commands: build an app with
+    # just the one asked for (help, errors and anything unknown get the whole app).
+    register = _REGISTER.get(_command_named(sys.argv[1:]) or "")
+    if register is None:
         app()
         return
-    _evaluate_annotations(app.registered_callback, *chosen)
     one = typer.Typer(**_APP_SETTINGS)
-    one.registered_callback = app.registered_callback
-    one.registered_commands = chosen
+    one.callback()(_global)
+    register(one)
     one()
 
 

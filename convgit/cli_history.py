@@ -1,8 +1,6 @@
 """The commands that read and shape the history beyond one move: ``branches``, ``system`` and
 ``redact``. They are registered on ``convgit.cli.app`` like every other command."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer
