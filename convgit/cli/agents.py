@@ -64,10 +64,10 @@ def export_cmd(
     from convgit.formats import pi_export
 
     session = open_session()
-    path = [session.tree.entries[e.id] for e in session.path(ref)]
+    path = session.records(ref)
     if not path:
         raise NotFoundError("The session has no entries to export.", 'convgit user "..."')
-    data = pi_export.export(session.tree.header or {}, path, session.tree.kept)
+    data = pi_export.export(session.header(), path, session.kept())
     if output is None:
         try:
             sys.stdout.buffer.write(data)
@@ -203,13 +203,13 @@ def resume(
     from convgit import resume as handback
 
     session = open_session()
-    session.tree.check(f"Session {session.id}")
-    chosen = agent or (session.tree.header or {}).get("agent") or handback.AGENT
+    session.check()
+    chosen = agent or session.header().get("agent") or handback.AGENT
     result = handback.resume(session, ref, str(chosen), restore=restore_files)
     if json:
         out(result.to_json())
         return
-    show(*render.resume_words(result, render.shown_id(session.tree, result.entry)))
+    show(*render.resume_words(result, render.shown_id(session.view().entries, result.entry)))
     if result.restored is not None:
         show(*render.restore_words(result.restored))
     else:

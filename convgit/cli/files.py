@@ -118,7 +118,7 @@ def _from_here(session: Session, paths: list[str]) -> list[str]:
     """``--path`` values, relative to the folder convgit runs in (as git reads pathspecs), as
     paths relative to the worktree's root (a path outside it keeps its ``..`` and is refused)."""
     here = Path(options.directory).resolve()
-    root = session.workspace().root.resolve()
+    root = session.worktree_root().resolve()
     out: list[str] = []
     for given in paths:
         joined = os.path.normpath(os.path.join(here, given))
@@ -178,16 +178,15 @@ def worktree(
 ) -> None:
     """Check an entry's snapshot out in another folder, side by side (a detached git worktree)."""
     session = open_session()
-    ws = session.workspace()
     if list_:
-        rows = [{"path": str(p), "commit": c} for p, c in ws.list_worktrees()]
+        rows = [{"path": str(p), "commit": c} for p, c in session.worktrees()]
         if json:
             out(rows)
         else:
             show(*(f"{r['path']}  {r['commit'][:12]}" for r in rows))
         return
     if remove is not None:
-        ws.remove_worktree(remove)
+        session.remove_worktree(remove)
         show(f"removed worktree {remove}")
         return
     if ref is None or directory is None:
@@ -256,7 +255,7 @@ def run(
     if json:
         out([row.to_json() for row in report.rows])
     else:
-        show(*render.run_lines(session, report))
+        show(*render.run_lines(session.view(), report))
     for sentence in report.unnoted:
         typer.echo(f"convgit: no note was recorded: {sentence}", err=True)
     if report.unnoted:

@@ -51,7 +51,7 @@ def fsck(json: JsonFlag = False) -> None:
                 " cannot be restored, and repair cannot bring them back"
             )
         else:
-            lines.append(f"session {session.id}: ok ({len(session.tree.entries)} entries)")
+            lines.append(f"session {session.id}: ok ({len(session.view().entries)} entries)")
         if fatal:
             typer.echo("\n".join(lines), err=True)
         else:

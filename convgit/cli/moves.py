@@ -55,7 +55,7 @@ def _moved(session: Session, leaf: str, json: bool, verb: str) -> None:
         return
     from convgit import render
 
-    show(_prefixed(verb, render.entry_line(session, leaf, on_path=True)))
+    show(_prefixed(verb, render.entry_line(session.view(), leaf, on_path=True)))
     boundary(session)
 
 
@@ -103,7 +103,7 @@ def fork(
             "add the next message there with `convgit user TEXT`",
         )
     made = session.fork_session(ref, name=name)
-    source = (made.tree.header or {}).get("forkedFrom")
+    source = made.header().get("forkedFrom")
     if json:
         out({"session": made.id, "source": source, "leaf": made.leaf, "files_changed": False})
         return
@@ -111,9 +111,9 @@ def fork(
 
     show(
         f"started session {made.id} from session {session.id} at {made.leaf}"
-        f" ({_entries(len(made.tree.entries))}); it is now current, and {session.id} is unchanged"
+        f" ({_entries(len(made.view().entries))}); it is now current, and {session.id} is unchanged"
     )
-    show(render.entry_line(made, str(made.leaf), on_path=True))
+    show(render.entry_line(made.view(), str(made.leaf), on_path=True))
     boundary(made)
 
 

@@ -202,14 +202,6 @@ def show(*lines: Any) -> None:
         output_failed(exc)
 
 
-def entry_json(session: Session, ident: str) -> dict[str, Any]:
-    record = dict(session.tree.entries[ident])
-    label = session.tree.labels.get(ident)
-    if label is not None:
-        record["label"] = label
-    return record
-
-
 def boundary(session: Session) -> None:
     """End a move in the conversation with the line that says the files did not change."""
     from convgit import render

@@ -13,7 +13,6 @@ from convgit.cli.program import (
     JsonFlag,
     command,
     echo,
-    entry_json,
     open_session,
     options,
     out,
@@ -32,13 +31,13 @@ def log(
 ) -> None:
     """The active path, root to leaf (what the model sees, before replay)."""
     session = open_session()
-    ids = [e.id for e in session.path(ref)]
+    ids = session.path_ids(ref)
     if json:
-        out([entry_json(session, i) for i in ids])
+        out([session.record(i) for i in ids])
         return
     from convgit import render
 
-    show(*render.log_lines(session, ids))
+    show(*render.log_lines(session.view(), ids))
 
 
 @command("tree")
@@ -46,16 +45,17 @@ def tree_cmd(json: JsonFlag = False) -> None:
     """Every entry as a tree: the active path bold, labels, snapshots (◆), and where the
     context (← context) and the files (← files) are."""
     session = open_session()
-    session.tree.check(f"Session {session.id}")
+    session.check()
+    view = session.view()
     if json:
-        out([entry_json(session, i) for i in session.tree.entries])
+        out([session.record(i) for i in view.entries])
         return
     from convgit import render
 
     files_at = None
     if session.sidecar.snapshots and session.location.git is not None:
         files_at = session.status().matches
-    show(render.draw_tree(session, files_at))
+    show(render.draw_tree(view, session.children(), session.path_ids(), files_at))
 
 
 @command("show")
@@ -73,10 +73,10 @@ def show_cmd(
             echo(codec.dumps(state, pretty=True))
         return
     ident = session.resolve(ref)
-    value = entry_json(session, ident)
+    value = session.record(ident)
     snap = session.sidecar.snapshots.get(ident)
     value["snapshot"] = snap.to_json() if snap else None
-    value["children"] = session.tree.children.get(ident, [])
+    value["children"] = session.children().get(ident, [])
     if json:
         out(value)
         return
@@ -183,6 +183,7 @@ def branches(
     and that leaf's text, its labels and newest snapshot. Numbered for `switch --branch N`."""
     session = open_session()
     fork = session.branches(ref)
+    view = session.view()
     if json:
         out(
             {
@@ -193,7 +194,7 @@ def branches(
                         "first": b.first,
                         "leaf": b.leaf,
                         "entries": b.length,
-                        "text": _leaf_text(session.tree.entries[b.leaf]),
+                        "text": _leaf_text(view.entries[b.leaf]),
                         "labels": b.labels,
                         "snapshot": b.snapshot,
                         "active": b.active,
@@ -205,7 +206,7 @@ def branches(
         return
     from convgit import render
 
-    show(*render.branch_lines(session, fork, ref))
+    show(*render.branch_lines(view, fork, session.path_ids(), ref))
 
 
 def _leaf_text(record: dict[str, object]) -> str:

@@ -12,7 +12,6 @@ from convgit.cli.program import (
     IdOption,
     JsonFlag,
     command,
-    entry_json,
     open_session,
     options,
     out,
@@ -63,13 +62,13 @@ def _appended(session: Session, ident: str, json: bool) -> None:
             codec.shown(f"convgit: warning: the files were not snapshotted: {failed}"), err=True
         )
     if json:
-        value = entry_json(session, ident)
+        value = session.record(ident)
         value["snapshot"] = {"error": failed} if failed else snap.to_json() if snap else None
         out(value)
         return
     from convgit import render
 
-    show(render.entry_line(session, ident, on_path=ident == session.leaf))
+    show(render.entry_line(session.view(), ident, on_path=ident == session.leaf))
     if snap is not None and failed is None:
         show(*render.snapshot_words(snap))
 
@@ -216,8 +215,8 @@ def system(
         raise typer.BadParameter("give a TEXT or --clear, not both")
     made = session.set_system(None if clear else text)
     if json:
-        out(entry_json(session, made.id))
+        out(session.record(made.id))
         return
     from convgit import render
 
-    show(render.entry_line(session, made.id, on_path=True))
+    show(render.entry_line(session.view(), made.id, on_path=True))
