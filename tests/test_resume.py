@@ -109,7 +109,7 @@ def test_only_restore_changes_files_and_it_saves_them_first(repo: GitRepo, tmp_p
 def test_an_entry_claude_cannot_resume_at_is_refused_plainly(tmp_path: Path) -> None:
     folder, _ = imported(tmp_path, "subagent-mirrors.jsonl")
     assert "subagent's side branch" in run(folder, "resume", "s-a1", code=1)
-    run(folder, "fork", "a1", "--summary", "left behind")
+    run(folder, "fork", "a2", "--summary", "left behind")
     made = json.loads(run(folder, "log", "--json"))[-1]["id"]
     assert "written by convgit" in run(folder, "resume", made, code=1)
     plain = tmp_path / "plain"
