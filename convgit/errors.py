@@ -35,12 +35,40 @@ class LeafMovedError(RefusedError):
     """Another writer moved the active leaf since this Session loaded it."""
 
 
+class StoreLockedError(RefusedError):
+    """A lock of the store could not be taken in time (another writer holds it)."""
+
+
+class RestoreBlockedError(RefusedError):
+    """A restore that would write through a symlink, or delete files outside the snapshot view."""
+
+
+class HostileSnapshotError(RefusedError):
+    """A snapshot whose tree would write outside the working tree, into .git or through a link."""
+
+
+class NotARolloutError(RefusedError):
+    """The file is not a Codex rollout."""
+
+
+class NotAPiSessionError(RefusedError):
+    """The file is not a pi session this convgit can read."""
+
+
+class NotAGeminiSessionError(RefusedError):
+    """The file is not a Gemini CLI chat this convgit can read."""
+
+
 class InvalidEntryError(ConvgitError):
     """An entry given to append that breaks the schema or the tree; nothing is written."""
 
 
 class NoWorkspaceError(ConvgitError):
     """The workspace track is needed but there is no git repository (or the sidecar is off)."""
+
+
+class WorkspaceError(ConvgitError):
+    """A git command that convgit runs failed; the message carries git's own words."""
 
 
 class UsageError(ConvgitError):
@@ -58,6 +86,10 @@ class CorruptStoreError(ConvgitError):
     def __init__(self, message: str, hint: str | None = None, report: tuple[str, ...] = ()) -> None:
         super().__init__(message, hint)
         self.report = report
+
+
+class UnsupportedVersionError(CorruptStoreError):
+    """The header names a format version this convgit does not know."""
 
 
 class RunInterruptedError(ConvgitError):

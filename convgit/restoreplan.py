@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from convgit.errors import NotFoundError, RefusedError
+from convgit.errors import NotFoundError, RefusedError, RestoreBlockedError
 
 TREE, BLOB, EXEC, LINK, GITLINK = 0o040000, 0o100644, 0o100755, 0o120000, 0o160000
 LEGACY_BLOB = 0o100664  # old git wrote group-writable blobs; git reads them as 100644
@@ -29,10 +29,6 @@ _HFS_IGNORABLE = dict.fromkeys(
         "\u206a\u206b\u206c\u206d\u206e\u206f\ufeff",
     )
 )
-
-
-class RestoreBlockedError(RefusedError):
-    """A restore that would write through a symlink, or delete files outside the snapshot view."""
 
 
 @dataclass(frozen=True)

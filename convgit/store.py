@@ -26,17 +26,19 @@ from pathlib import Path
 from typing import Any
 
 from convgit import codec, faults, locks
-from convgit.errors import CorruptStoreError, InvalidEntryError, NotFoundError, RefusedError
+from convgit.errors import (
+    CorruptStoreError,
+    InvalidEntryError,
+    NotFoundError,
+    RefusedError,
+    StoreLockedError,
+)
 
 BOM = codecs.BOM_UTF8
 LOCK_TIMEOUT = 60.0
 _CHUNK = 1 << 20
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _HEADER_PEEK = 1 << 16
-
-
-class StoreLockedError(RefusedError):
-    """The session's lock could not be taken in time."""
 
 
 # -- where things live ----------------------------------------------------------------------

@@ -24,7 +24,13 @@ from convgit.entries import (
     kind_error,
     tool_call_ids,
 )
-from convgit.errors import AmbiguousRefError, CorruptStoreError, NotFoundError, UsageError
+from convgit.errors import (
+    AmbiguousRefError,
+    CorruptStoreError,
+    NotFoundError,
+    UnsupportedVersionError,
+    UsageError,
+)
 
 
 @dataclass(frozen=True)
@@ -40,10 +46,6 @@ class Problem:
         where = f"line {self.line}" if self.line is not None else "the file"
         about = f" (entry {self.entry})" if self.entry else ""
         return f"{where}{about} {self.what}"
-
-
-class UnsupportedVersionError(CorruptStoreError):
-    """The header names a format version this convgit does not know."""
 
 
 _NO_ENTRY = object()  # "no entry before this one": equal to no parentId, not even null

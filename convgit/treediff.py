@@ -10,14 +10,10 @@ import os
 import subprocess
 from collections.abc import Iterator
 
-from convgit.errors import NotFoundError, RefusedError
+from convgit.errors import HostileSnapshotError, NotFoundError
 from convgit.restoreplan import BLOB, FILE_MODES, LEGACY_BLOB, TREE, Delta, bad_name
 
 Entry = tuple[int, str]  # (mode, hex object id)
-
-
-class HostileSnapshotError(RefusedError):
-    """A snapshot whose tree would write outside the working tree, into .git or through a link."""
 
 
 class Objects:

@@ -36,7 +36,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from convgit import codec, faults, gitindex, restoreplan, treediff, treepatch
-from convgit.errors import ConvgitError, NotFoundError, NoWorkspaceError, RefusedError
+from convgit.errors import (
+    HostileSnapshotError,
+    NotFoundError,
+    NoWorkspaceError,
+    RefusedError,
+    RestoreBlockedError,
+    WorkspaceError,
+)
 from convgit.gitindex import IndexState
 from convgit.gitindex import entries as _index_entries
 from convgit.restoreplan import (
@@ -47,13 +54,12 @@ from convgit.restoreplan import (
     LINK,
     TREE,
     Delta,
-    RestoreBlockedError,
     Skipped,
     lstat,
     real_folders,
     repository_above,
 )
-from convgit.treediff import Entry, HostileSnapshotError
+from convgit.treediff import Entry
 
 __all__ = [
     "AUTHOR_EMAIL",
@@ -159,10 +165,6 @@ _STATUS = (
 )  # fmt: skip
 # Tracked files that the ignore rules match (run with convgit's private index).
 _LIST_IGNORED = ("ls-files", "-z", "--cached", "--ignored", "--exclude-standard")
-
-
-class WorkspaceError(ConvgitError):
-    """A git command that convgit runs failed; the message carries git's own words."""
 
 
 @dataclass(frozen=True)

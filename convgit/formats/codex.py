@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from convgit import codec
-from convgit.errors import RefusedError
+from convgit.errors import NotARolloutError
 from convgit.formats.importing import (
     Batch,
     Cursor,
@@ -66,10 +66,6 @@ CONTEXT_MARKS = (
 )
 ENCRYPTED_SUMMARY = "Codex compacted the conversation here; its summary is encrypted."
 _MODEL_ITEMS = frozenset({"reasoning", "function_call", "custom_tool_call", "web_search_call"})
-
-
-class NotARolloutError(RefusedError):
-    """The file is not a Codex rollout."""
 
 
 def session_id(data: bytes) -> str | None:
