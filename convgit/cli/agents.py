@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from convgit.cli.output import output_failed, show
 from convgit.cli.program import (
     JsonFlag,
     add_group,
@@ -16,8 +17,6 @@ from convgit.cli.program import (
     open_session,
     options,
     out,
-    output_failed,
-    show,
 )
 from convgit.errors import NotFoundError, RefusedError, UsageError
 from convgit.session import Session

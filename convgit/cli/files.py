@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from convgit.cli.output import show
 from convgit.cli.program import (
     CommandAfterDashes,
     JsonFlag,
@@ -16,7 +17,6 @@ from convgit.cli.program import (
     open_session,
     options,
     out,
-    show,
 )
 from convgit.errors import RefusedError, UsageError
 from convgit.session import WORKING_TREE, Session

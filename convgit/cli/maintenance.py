@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from convgit.cli.output import show
 from convgit.cli.program import (
     JsonFlag,
     command,
@@ -14,7 +15,6 @@ from convgit.cli.program import (
     open_session,
     options,
     out,
-    show,
 )
 from convgit.errors import RefusedError, UsageError
 from convgit.session import Session

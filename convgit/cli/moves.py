@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from convgit.cli.output import show
 from convgit.cli.program import (
     JsonFlag,
     boundary,
@@ -12,7 +13,6 @@ from convgit.cli.program import (
     open_session,
     out,
     positive,
-    show,
 )
 from convgit.errors import UsageError
 from convgit.session import Session

@@ -2,9 +2,7 @@
 registers a command (its expected errors become one sentence and an exit code), the output
 helpers, and ``main``, which builds an app with just the command asked for."""
 
-import errno
 import functools
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +12,8 @@ import typer
 import typer.core
 
 from convgit import codec
+from convgit.cli import output
+from convgit.cli.output import output_failed, show
 from convgit.errors import (
     ConvgitError,
     UsageError,
@@ -107,13 +107,13 @@ def command(*names: str, group: typer.Typer | None = None, **kwargs: Any) -> Cal
     def decorate(fn: F) -> F:
         @functools.wraps(fn)
         def guarded(*args: Any, **kw: Any) -> Any:
-            kw = {name: _utf8(value) for name, value in kw.items()}
+            kw = {name: output.utf8(value) for name, value in kw.items()}
             try:
                 return fn(*args, **kw)
             except ConvgitError as exc:
                 fail(exc)
             except OSError as exc:  # the file system refused: a full disk, a read-only folder
-                fail(ConvgitError(_os_sentence(exc)))
+                fail(ConvgitError(output.os_sentence(exc)))
             except KeyboardInterrupt:
                 raise typer.Exit(130) from None
 
@@ -140,33 +140,8 @@ def add_group(name: str, group: typer.Typer) -> None:
     _REGISTER[name] = register
 
 
-def _utf8(value: Any) -> Any:
-    """A text argument as UTF-8 text: bytes that are not UTF-8 (which Python hands over as lone
-    surrogates) become U+FFFD, the replacement character. Paths are Path values, kept as given."""
-    if not isinstance(value, str) or value.isascii():
-        return value
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        try:
-            raw = value.encode("utf-8", "surrogateescape")  # back to the bytes that were given
-        except UnicodeEncodeError:  # a surrogate no byte made
-            raw = value.encode("utf-8", "replace")
-        return raw.decode("utf-8", "replace")
-    return value
-
-
-def _os_sentence(exc: OSError) -> str:
-    where = f" at {os.fsdecode(exc.filename)}" if exc.filename is not None else ""
-    return f"The file system refused{where}: {exc.strerror or exc}; nothing more was written."
-
-
 def fail(exc: ConvgitError) -> None:
-    message = f"convgit: {exc.message}"
-    message += "".join(f"\n  {line}" for line in exc.report)
-    if exc.hint:
-        message += f"\n  hint: {exc.hint}"
-    typer.echo(codec.shown(message), err=True)
+    typer.echo(output.sentence(exc), err=True)
     raise typer.Exit(exc.exit_code)
 
 
@@ -191,15 +166,6 @@ def echo(text: str) -> None:
 
 def out(value: Any) -> None:
     echo(codec.dumps(value))
-
-
-def show(*lines: Any) -> None:
-    from convgit import render
-
-    try:
-        render.print_lines(lines)
-    except OSError as exc:
-        output_failed(exc)
 
 
 def boundary(session: Session) -> None:
@@ -247,50 +213,15 @@ def _command_named(args: list[str]) -> str | None:
 def main() -> None:
     """The console script: runs one command; an output that cannot be written (a closed or full
     stdout) is one sentence on stderr and exit code 1, never a traceback."""
-    closed = _occupy_closed_stdout()
+    closed = output.occupy_closed_stdout()
     try:
         _run()
     except SystemExit:
-        _flush(closed)
+        output.flush(closed)
         raise
     except OSError as exc:
         output_failed(exc)
-    _flush(closed)
-
-
-def _occupy_closed_stdout() -> bool:
-    """With fd 1 closed, the next file opened would become "stdout": park /dev/null there, and
-    let the output go to it (the run still ends with the sentence saying it was lost)."""
-    if sys.stdout is not None:
-        return False
-    fd = os.open(os.devnull, os.O_WRONLY)
-    if fd != 1:
-        os.dup2(fd, 1)
-        os.close(fd)
-    sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115 - lives as stdout
-    return True
-
-
-def _flush(closed: bool) -> None:
-    try:
-        if sys.stdout is not None:
-            sys.stdout.flush()
-    except OSError as exc:
-        output_failed(exc)
-    if closed:
-        output_failed(OSError(errno.EBADF, "standard output is closed"))
-
-
-def output_failed(exc: OSError) -> None:
-    try:  # Python flushes stdout again at exit: give that flush somewhere to go
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno() if sys.stdout is not None else 1)
-    except (OSError, ValueError):
-        pass
-    if exc.errno != errno.EPIPE:  # a reader that stopped reading (`| head`) needs no sentence
-        reason = exc.strerror or str(exc)
-        sys.stderr.write(f"convgit: the output could not be written ({reason}).\n")
-    raise SystemExit(1)
+    output.flush(closed)
 
 
 def _run() -> None:

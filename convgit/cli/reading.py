@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from convgit import codec
+from convgit.cli.output import show
 from convgit.cli.program import (
     JsonFlag,
     command,
@@ -17,7 +18,6 @@ from convgit.cli.program import (
     options,
     out,
     positive,
-    show,
 )
 from convgit.errors import UsageError
 from convgit.session import Session

@@ -2,11 +2,12 @@
 ``append`` and ``system``."""
 
 import sys
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from convgit import codec
+from convgit.cli.output import show
 from convgit.cli.program import (
     ForceFlag,
     IdOption,
@@ -15,10 +16,9 @@ from convgit.cli.program import (
     open_session,
     options,
     out,
-    show,
 )
-from convgit.errors import InvalidEntryError, UsageError
-from convgit.session import Session, caller_id
+from convgit.errors import InvalidEntryError
+from convgit.session import Session
 
 
 @command()
@@ -146,51 +146,9 @@ def append(ident: IdOption = None, json: JsonFlag = False) -> None:
     """Append entries from stdin, one JSON object per line, in order. An entry without
     parentId hangs off the leaf at the moment it is written; id and ts are filled in. An
     entry sent again with its id (each record's "id", or --id for a single entry) is a no-op."""
-    records = []
-    for number, line in enumerate(sys.stdin.buffer, 1):
-        if not line.strip():
-            continue
-        try:
-            record = codec.decode(line)
-        except ValueError:
-            what = "JSON" if _is_utf8(line) else "UTF-8 (JSON must be)"
-            raise InvalidEntryError(
-                f"Line {number} of the input is not {what}; nothing was appended."
-            ) from None
-        if type(record) is not dict:
-            raise InvalidEntryError(
-                f"Line {number} of the input is not a JSON object; nothing was appended."
-            )
-        records.append(record)
-    if ident is not None:
-        _give_id(records, ident)
-    session = open_session()
-    ids = session.append_records(records, follow=True)
-    if session.snapshot_error is not None:
-        warning = f"convgit: warning: the files were not snapshotted: {session.snapshot_error}"
-        typer.echo(codec.shown(warning), err=True)
-    if json:
-        out({"ids": ids, "leaf": session.leaf})
-    else:
-        show(f"appended {len(ids)} entries; leaf is {session.leaf}")
+    from convgit.cli import appending
 
-
-def _is_utf8(line: bytes) -> bool:
-    try:
-        line.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def _give_id(records: list[dict[str, Any]], ident: str) -> None:
-    """``append --id``: the id of the one entry on stdin."""
-    if len(records) != 1 or records[0].get("id") not in (None, ident):
-        raise UsageError(
-            "--id names one entry: give it with a single entry that has no other id.",
-            'give each record its own "id" instead',
-        )
-    records[0]["id"] = caller_id(ident)
+    appending.append(ident, json, open_session)
 
 
 @command()
