@@ -7,7 +7,7 @@ import importlib
 import sys
 
 # command -> the module whose ``run(args) -> exit code`` handles it without the typer app
-LEAN = {"hook": "convgit.hook"}
+LEAN = {"hook": "convgit.hook", "append": "convgit.cli.appending"}
 
 
 def main() -> None:

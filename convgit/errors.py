@@ -36,7 +36,27 @@ class LeafMovedError(RefusedError):
 
 
 class StoreLockedError(RefusedError):
-    """A session's (or another store file's) lock could not be taken in time."""
+    """A lock of the store could not be taken in time (another writer holds it)."""
+
+
+class RestoreBlockedError(RefusedError):
+    """A restore that would write through a symlink, or delete files outside the snapshot view."""
+
+
+class HostileSnapshotError(RefusedError):
+    """A snapshot whose tree would write outside the working tree, into .git or through a link."""
+
+
+class NotARolloutError(RefusedError):
+    """The file is not a Codex rollout."""
+
+
+class NotAPiSessionError(RefusedError):
+    """The file is not a pi session this convgit can read."""
+
+
+class NotAGeminiSessionError(RefusedError):
+    """The file is not a Gemini CLI chat this convgit can read."""
 
 
 class InvalidEntryError(ConvgitError):
@@ -49,14 +69,6 @@ class NoWorkspaceError(ConvgitError):
 
 class WorkspaceError(ConvgitError):
     """A git command that convgit runs failed; the message carries git's own words."""
-
-
-class HostileSnapshotError(RefusedError):
-    """A snapshot whose tree would write outside the working tree, into .git or through a link."""
-
-
-class RestoreBlockedError(RefusedError):
-    """A restore that would write through a symlink, or delete files outside the snapshot view."""
 
 
 class UsageError(ConvgitError):

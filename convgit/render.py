@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from convgit.agents.hooks import ScopeState
     from convgit.branching import Fork
     from convgit.resume import Resumed
-    from convgit.session import ImportResult, RestoreResult, RunReport, Session, Status
+    from convgit.session import ImportResult, RestoreResult, RunReport, SessionView, Status
     from convgit.store.sidecar import SavedState, SnapshotInfo
     from convgit.workspace import Change
 
@@ -137,41 +137,42 @@ def summary(record: dict[str, Any], width: int = 72) -> str:
 
 
 def entry_line(
-    session: Session, ident: str, *, on_path: bool, files_at: str | None = None
+    view: SessionView, ident: str, *, on_path: bool, files_at: str | None = None
 ) -> Styled:
-    record = session.tree.entries[ident]
+    record = view.entries[ident]
     line = Styled()
-    line.append(shown_id(session.tree, ident), style="yellow" if on_path else "dim yellow")
+    line.append(shown_id(view.entries, ident), style="yellow" if on_path else "dim yellow")
     line.append(" ")
     line.append(summary(record), style="bold" if on_path else "dim")
-    label = session.tree.labels.get(ident)
+    label = view.labels.get(ident)
     if label:
         line.append(f" [{label}]", style="cyan")
-    if ident in session.sidecar.snapshots:
+    if ident in view.snapshots:
         line.append(f" {SNAPSHOT_MARK}", style="magenta")
     if ident == files_at:
         line.append(" ← files", style="bold magenta")
-    if ident == session.tree.leaf:
+    if ident == view.leaf:
         line.append(" ← context", style="bold green")
     return line
 
 
-def shown_id(tree: tree_mod.Tree, ident: str) -> str:
-    """How a listing shows an id: a long one (an agent's uuid) by its first ``SHORT_ID``
-    characters, or as many more as it takes to name it alone (any prefix is a reference)."""
+def shown_id(ids: Collection[str], ident: str) -> str:
+    """How a listing shows an id among the session's ``ids``: a long one (an agent's uuid) by
+    its first ``SHORT_ID`` characters, or as many more as it takes to name it alone (any prefix
+    is a reference)."""
     if len(ident) <= SHORT_ID + 4:
         return ident
-    return _abbreviations(tree).get(ident, ident)
+    return _abbreviations(ids).get(ident, ident)
 
 
 _ABBREVIATED: dict[int, tuple[int, dict[str, str]]] = {}
 
 
-def _abbreviations(tree: tree_mod.Tree) -> dict[str, str]:
-    found = _ABBREVIATED.get(id(tree))
-    if found is not None and found[0] == len(tree.entries):
+def _abbreviations(known: Collection[str]) -> dict[str, str]:
+    found = _ABBREVIATED.get(id(known))
+    if found is not None and found[0] == len(known):
         return found[1]
-    ids = sorted(tree.entries)
+    ids = sorted(known)
     shown: dict[str, str] = {}
     for at, ident in enumerate(ids):
         if len(ident) <= SHORT_ID + 4:
@@ -180,7 +181,7 @@ def _abbreviations(tree: tree_mod.Tree) -> dict[str, str]:
         need = max([SHORT_ID, *(_shared(ident, n) + 1 for n in neighbours)])
         shown[ident] = ident[:need]
     _ABBREVIATED.clear()  # one tree is drawn per command
-    _ABBREVIATED[id(tree)] = (len(tree.entries), shown)
+    _ABBREVIATED[id(known)] = (len(known), shown)
     return shown
 
 
@@ -192,23 +193,27 @@ def _shared(a: str, b: str) -> int:
     return min(len(a), len(b))
 
 
-def draw_tree(session: Session, files_at: str | None = None) -> Styled:
-    """The whole tree, drawn as ``layout.rows`` places it. The active path is bold and listed
-    first, the rest dim."""
-    tree = session.tree
-    title = f"session {session.id}" + (f" — {tree.name}" if tree.name else "")
+def draw_tree(
+    view: SessionView,
+    children: Mapping[str | None, list[str]],
+    path: Sequence[str],
+    files_at: str | None = None,
+) -> Styled:
+    """The whole tree (each entry's ``children``), drawn as ``layout.rows`` places it. The
+    active ``path`` is bold and listed first, the rest dim."""
+    title = f"session {view.id}" + (f" — {view.name}" if view.name else "")
     out = Styled(title, style="bold")
-    on_path = set(tree.path()) if tree.leaf else set()
-    for row in layout.rows(tree.children, on_path):
+    on_path = set(path)
+    for row in layout.rows(children, on_path):
         out.append("\n" + row.prefix, style="dim")
         out.append_text(
-            entry_line(session, row.entry, on_path=row.entry in on_path, files_at=files_at)
+            entry_line(view, row.entry, on_path=row.entry in on_path, files_at=files_at)
         )
     return out
 
 
-def log_lines(session: Session, ids: list[str], files_at: str | None = None) -> list[Styled]:
-    return [entry_line(session, i, on_path=True, files_at=files_at) for i in ids]
+def log_lines(view: SessionView, ids: list[str], files_at: str | None = None) -> list[Styled]:
+    return [entry_line(view, i, on_path=True, files_at=files_at) for i in ids]
 
 
 def status_words(status: Status) -> list[str]:
@@ -422,7 +427,7 @@ def dropped_lines(dropped: list[dict[str, Any]], target: str) -> list[str]:
     return lines
 
 
-def run_lines(session: Session, report: RunReport) -> list[Styled]:
+def run_lines(view: SessionView, report: RunReport) -> list[Styled]:
     """A row per REF of a run: its label (else the REF), entry, how the command ended, how
     long it took and the entry's first line; below it the last lines of the output and the
     path of the log that holds all of it."""
@@ -432,8 +437,8 @@ def run_lines(session: Session, report: RunReport) -> list[Styled]:
         if row.entry is None:
             name, ident, what = row.ref, "files", "the files of the working tree"
         else:
-            name = session.tree.labels.get(row.entry) or row.ref
-            ident, what = row.entry, summary(session.tree.entries[row.entry], width=60)
+            name = view.labels.get(row.entry) or row.ref
+            ident, what = row.entry, summary(view.entries[row.entry], width=60)
         ended = "timed out" if outcome.timed_out else f"exit {outcome.exit_code}"
         heads.append((name, ident, ended, f"{outcome.seconds:.2f} s", what))
     widths = [max(len(head[column]) for head in heads) for column in range(4)]
@@ -549,31 +554,34 @@ def _when(ts: str) -> str:
     return ts[:16].replace("T", " ") + " UTC" if ts.endswith("Z") and len(ts) >= 16 else ts
 
 
-def branch_lines(session: Session, fork: Fork, ref: str | None = None) -> list[Styled]:
-    """``convgit branches``: the fork point, then a row per branch: its number (``*`` where the
-    active leaf is), first entry and newest deepest leaf, how many entries lead there, the
-    leaf's first line, the branch's labels and its newest snapshot."""
-    tree = session.tree
+def branch_lines(
+    view: SessionView, fork: Fork, path: Sequence[str], ref: str | None = None
+) -> list[Styled]:
+    """``convgit branches``: the fork point (bold when on the active ``path``), then a row per
+    branch: its number (``*`` where the active leaf is), first entry and newest deepest leaf,
+    how many entries lead there, the leaf's first line, the branch's labels and its newest
+    snapshot."""
+    ids = view.entries
     if fork.at is None:
         head = Styled("branches at the roots of the tree", style="bold")
     else:
         head = Styled("branches at ", style="bold").append_text(
-            entry_line(session, fork.at, on_path=fork.at in set(tree.path()))
+            entry_line(view, fork.at, on_path=fork.at in set(path))
         )
     out = [head]
     for branch in fork.branches:
         line = Styled("* " if branch.active else "  ", style="bold green")
         line.append(f"{branch.number}  ", style="bold")
-        line.append(shown_id(tree, branch.first), style="yellow")
+        line.append(shown_id(ids, branch.first), style="yellow")
         if branch.leaf != branch.first:
-            line.append(" … ", style="dim").append(shown_id(tree, branch.leaf), style="yellow")
+            line.append(" … ", style="dim").append(shown_id(ids, branch.leaf), style="yellow")
         count = f"{branch.length} entr{'y' if branch.length == 1 else 'ies'}"
-        line.append(f"  {count}  ").append(summary(tree.entries[branch.leaf], width=60))
+        line.append(f"  {count}  ").append(summary(view.entries[branch.leaf], width=60))
         for label in branch.labels.values():
             line.append(f" [{label}]", style="cyan")
         if branch.snapshot is not None:
-            line.append(f" {SNAPSHOT_MARK} {shown_id(tree, branch.snapshot)}", style="magenta")
-        if branch.leaf == tree.leaf:
+            line.append(f" {SNAPSHOT_MARK} {shown_id(ids, branch.snapshot)}", style="magenta")
+        if branch.leaf == view.leaf:
             line.append(" ← context", style="bold green")
         out.append(line)
     if fork.branches:

@@ -21,7 +21,7 @@ import dataclasses
 import gc
 import os
 import shlex
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -1360,6 +1360,68 @@ class Session:
         self._write(build, builds_on_leaf=False)
         return RunReport(noted, unnoted)
 
+    # -- values for the command line and render: what a command reads, without reaching into
+    # the conversation's index or the workspace
+
+    def view(self) -> SessionView:
+        """The conversation as values for showing entries (the index's own records, not copies)."""
+        return SessionView(
+            id=self.id,
+            name=self.tree.name,
+            entries=self.tree.entries,
+            labels=self.tree.labels,
+            leaf=self.tree.leaf,
+            snapshots=self.sidecar.snapshots.keys(),
+        )
+
+    def check(self) -> None:
+        """Refuse a session whose file fsck rejects (CorruptStoreError), as reading commands do."""
+        self.tree.check(f"Session {self.id}")
+
+    def record(self, ident: str) -> dict[str, Any]:
+        """Entry ``ident`` as written in the file (a copy), with its ``label`` when it has one."""
+        record = dict(self.tree.entries[ident])
+        label = self.tree.labels.get(ident)
+        if label is not None:
+            record["label"] = label
+        return record
+
+    def records(self, ref: str | None = None) -> list[dict[str, Any]]:
+        """The records from the root to ``ref`` (default: the active leaf), as written."""
+        self.check()
+        leaf = None if ref is None else self.resolve(ref)
+        return [self.tree.entries[i] for i in self.tree.path(leaf)]
+
+    def path_ids(self, ref: str | None = None) -> list[str]:
+        """The ids from the root to ``ref`` (default: the active leaf)."""
+        self.check()
+        return self.tree.path(None if ref is None else self.resolve(ref))
+
+    def children(self) -> dict[str | None, list[str]]:
+        """Each entry's children (the roots under ``None``), in file order."""
+        return self.tree.children
+
+    def header(self) -> dict[str, Any]:
+        """The session file's header record ({} for a file without one)."""
+        return self.tree.header or {}
+
+    def kept(self) -> dict[str, dict[str, Any]]:
+        """An agent's own records kept beside the entries, by key, for its exporter."""
+        return self.tree.kept
+
+    def worktree_root(self) -> Path:
+        """The root folder of the git working tree beside this session."""
+        return self.workspace().root
+
+    def worktrees(self) -> list[tuple[Path, str]]:
+        """convgit's side-by-side worktrees of this repository: (folder, commit checked out)."""
+        return self.workspace().list_worktrees()
+
+    def remove_worktree(self, directory: Path) -> None:
+        """Remove a worktree ``convgit worktree`` made; one with changes, or one convgit did not
+        make, is refused."""
+        self.workspace().remove_worktree(directory)
+
 
 # -- small pure pieces ------------------------------------------------------------------------
 
@@ -1634,3 +1696,16 @@ def _restore_note(
 def _skipped_record(snap: Snapshot) -> list[dict[str, str]]:
     """The sidecar's record of the files ``snap`` left out."""
     return [{"path": s.path, "reason": s.reason} for s in snap.skipped]
+
+
+@dataclass(frozen=True)
+class SessionView:
+    """A session's conversation as values, for showing its entries: the records by id, labels,
+    the active leaf and the entries that have a snapshot."""
+
+    id: str
+    name: str | None
+    entries: Mapping[str, dict[str, Any]]
+    labels: Mapping[str, str]
+    leaf: str | None
+    snapshots: Collection[str]

@@ -41,10 +41,11 @@ from convgit.errors import (
     RefusedError,
     RunInterruptedError,
     UsageError,
+    WorkspaceError,
 )
 from convgit.git.objects import BLOB, LEGACY_BLOB, TREE
 from convgit.git.restoreplan import relative_path
-from convgit.workspace import Workspace, WorkspaceError, user_env
+from convgit.workspace import Workspace, user_env
 
 GRACE = 2.0  # seconds a stopped command has to exit before it is killed
 TAIL_LINES = 5

@@ -123,6 +123,32 @@ def _words(help_text: str) -> list[str]:
     return help_text.split("\n", 1)[1].split()
 
 
+def test_append_imports_neither_typer_nor_rich_nor_pydantic(conversation: Path) -> None:
+    """A harness appends every turn: ``append``, with its options, starts as a hook does."""
+    line = orjson.dumps({"type": "message", "role": "user", "content": "again"}) + b"\n"
+    assert _imported(conversation, "append", heavy=LEAN, stdin=line) == set()
+    found = _imported(conversation, "append", "--json", "--id", "u-9", heavy=LEAN, stdin=line)
+    assert found == set()
+    shown = subprocess.run(
+        [sys.executable, "-m", "convgit", "show", "u-9", "--json"],
+        cwd=conversation,
+        capture_output=True,
+        check=True,
+    )
+    assert orjson.loads(shown.stdout)["content"] == "again"
+
+
+def test_append_given_what_it_does_not_take_says_so_as_every_command(tmp_path: Path) -> None:
+    """Arguments the lean entry does not know reach the typer app, which names the mistake."""
+    done = subprocess.run(
+        [sys.executable, "-m", "convgit", "append", "--nope"],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and b"--nope" in done.stderr, done.stderr
+
+
 def test_the_console_script_takes_the_lean_entry() -> None:
     """The installed `convgit` reaches ``convgit.__main__`` before typer is imported."""
     from importlib.metadata import entry_points

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from convgit import codec
-from convgit.errors import RefusedError
+from convgit.errors import NotARolloutError
 from convgit.formats.importing import (
     Batch,
     Cursor,
@@ -72,9 +72,6 @@ _MODEL_ITEMS = frozenset({"reasoning", "function_call", "custom_tool_call", "web
 
 # What Codex 0.171 writes beside the turns: the workspace state it saw, the tokens of a response.
 _BOOKKEEPING = frozenset({"world_state", "token_usage_record"})
-
-class NotARolloutError(RefusedError):
-    """The file is not a Codex rollout."""
 
 
 def session_id(data: bytes) -> str | None:

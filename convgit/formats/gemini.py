@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from convgit import codec
-from convgit.errors import RefusedError
+from convgit.errors import NotAGeminiSessionError
 from convgit.formats.importing import (
     Batch,
     Cursor,
@@ -48,10 +48,6 @@ from convgit.formats.importing import (
 
 SHOWN_TO_USER = ("info", "warning", "error")  # message types the model never sees
 PROVIDER = "google"
-
-
-class NotAGeminiSessionError(RefusedError):
-    """The file is not a Gemini CLI chat this convgit can read."""
 
 
 def session_id(data: bytes) -> str | None:

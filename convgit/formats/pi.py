@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from convgit import codec
-from convgit.errors import RefusedError
+from convgit.errors import NotAPiSessionError
 from convgit.formats.importing import (
     Batch,
     Cursor,
@@ -45,10 +45,6 @@ LABEL_KIND = "pi.label"  # a pi label entry, kept as a tree node
 SESSION_INFO_KIND = "pi.session_info"
 _BOM = b"\xef\xbb\xbf"
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-
-
-class NotAPiSessionError(RefusedError):
-    """The file is not a pi session this convgit can read."""
 
 
 def session_id(data: bytes) -> str | None:

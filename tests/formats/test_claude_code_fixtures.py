@@ -279,7 +279,7 @@ def test_long_ids_are_listed_by_a_prefix_that_names_them_alone(tmp_path: Path) -
             | {"content": ident}
         )
         parent = ident
-    shown = {ident: render.shown_id(session.tree, ident) for ident in ids}
+    shown = {ident: render.shown_id(session.view().entries, ident) for ident in ids}
     assert shown == {
         uuid: uuid,  # all of it is a prefix of the next
         uuid + "_2": uuid + "_",

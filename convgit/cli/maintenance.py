@@ -1,85 +1,80 @@
-"""The commands that read and shape the history beyond one move: ``branches``, ``system`` and
-``redact``. They are registered on ``convgit.cli.app`` like every other command."""
+"""Checking and mending the store: ``fsck``, ``repair``, ``redact`` (the one command that
+rewrites history) and the ``demo``."""
 
-from __future__ import annotations
-
+import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from convgit.cli import JsonFlag, command, entry_json, open_session, out, show
+from convgit.cli.output import show
+from convgit.cli.program import (
+    JsonFlag,
+    command,
+    echo,
+    open_session,
+    options,
+    out,
+)
+from convgit.errors import RefusedError, UsageError
+from convgit.session import Session
 
 
 @command()
-def branches(
-    ref: Annotated[
-        str | None,
-        typer.Argument(help="The fork point (default: the nearest at or above the active leaf)."),
-    ] = None,
-    json: JsonFlag = False,
-) -> None:
-    """The branches that start at a fork point: each one's first entry, its newest deepest leaf
-    and that leaf's text, its labels and newest snapshot. Numbered for `switch --branch N`."""
+def fsck(json: JsonFlag = False) -> None:
+    """Check the session file: exit 0 when it is sound, 3 with every problem by line."""
+    from convgit import render
+
     session = open_session()
-    fork = session.branches(ref)
+    problems = session.problems()
+    fatal = [p for p in problems if p.fatal]
     if json:
         out(
             {
-                "at": fork.at,
-                "branches": [
-                    {
-                        "number": b.number,
-                        "first": b.first,
-                        "leaf": b.leaf,
-                        "entries": b.length,
-                        "text": _leaf_text(session.tree.entries[b.leaf]),
-                        "labels": b.labels,
-                        "snapshot": b.snapshot,
-                        "active": b.active,
-                    }
-                    for b in fork.branches
+                "session": session.id,
+                "ok": not fatal,
+                "problems": [
+                    {"line": p.line, "entry": p.entry, "what": p.what, "fatal": p.fatal}
+                    for p in problems
                 ],
             }
         )
-        return
-    from convgit import render
-
-    show(*render.branch_lines(session, fork, ref))
-
-
-def _leaf_text(record: dict[str, object]) -> str:
-    from convgit import render
-
-    return render.summary(record, width=1 << 30)
+    else:
+        lines = render.problem_lines(problems)
+        lost = {(p.line, p.what) for p in session.lost_commits()} if fatal else set()
+        fixable = [p for p in fatal if (p.line, p.what) not in lost]
+        if fixable:
+            lines.append(f"{len(fixable)} problem(s): `convgit repair` moves the bad lines aside")
+        if lost:
+            lines.append(
+                f"{len(lost)} snapshot or saved-state commit(s) lost from git: their files"
+                " cannot be restored, and repair cannot bring them back"
+            )
+        else:
+            lines.append(f"session {session.id}: ok ({len(session.view().entries)} entries)")
+        if fatal:
+            typer.echo("\n".join(lines), err=True)
+        else:
+            echo("\n".join(lines))
+    if fatal:
+        raise typer.Exit(3)
 
 
 @command()
-def system(
-    text: Annotated[
-        str | None, typer.Argument(help="The system prompt (none: show the one in force).")
-    ] = None,
-    clear: Annotated[bool, typer.Option("--clear", help="No system prompt from here on.")] = False,
-    json: JsonFlag = False,
-) -> None:
-    """Record the system prompt the model is sent from the active leaf on (a settings entry,
-    replayed like a model change); without TEXT, show the one in force."""
+def repair(json: JsonFlag = False) -> None:
+    """Move bad lines to <sid>.quarantine.jsonl (never deleted), keep a backup of the file."""
     session = open_session()
-    if text is None and not clear:
-        prompt = session.context().system
-        if json:
-            out({"leaf": session.leaf, "system": prompt})
-        else:
-            show("no system prompt on the active path" if prompt is None else prompt)
-        return
-    if text is not None and clear:
-        raise typer.BadParameter("give a TEXT or --clear, not both")
-    made = session.set_system(None if clear else text)
+    report = session.repair()
     if json:
-        out(entry_json(session, made.id))
-        return
-    from convgit import render
-
-    show(render.entry_line(session, made.id, on_path=True))
+        out(report.to_json())
+    elif report.moved == 0 and report.backup is None:
+        show(f"session {session.id}: nothing to repair")
+    else:
+        show(
+            f"moved {report.moved} line(s) to the quarantine ({session.file.quarantine_path.name})"
+        )
+        if report.backup is not None:
+            show(f"the original is kept as {report.backup.name}")
 
 
 @command()
@@ -110,14 +105,9 @@ def redact(
     """Replace every match of PATTERN with [redacted] in the session's history, keeping every
     id and the tree's shape, and leave no copy of it in the store (with --snapshots, in its
     snapshot commits either). The one command that rewrites history."""
-    import sys
-
     from convgit import redact as redacting
     from convgit import render
-    from convgit.cli import options
-    from convgit.errors import RefusedError, UsageError
     from convgit.scrub import Scrubber
-    from convgit.session import Session
 
     scrubber = Scrubber(pattern, secrets=secrets)
     if all_ and session_id is not None:
@@ -152,3 +142,15 @@ def redact(
         out(report.to_json())
     else:
         show(*render.redact_lines(report, scrubber.described))
+
+
+@command()
+def demo(
+    directory: Annotated[
+        Path | None, typer.Option("--dir", help="Build the demo here (default: a temp folder).")
+    ] = None,
+) -> None:
+    """Walk through the two tracks on a throwaway repository, with real commands."""
+    from convgit.demo import run
+
+    run(directory)

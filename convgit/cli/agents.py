@@ -1,0 +1,217 @@
+"""Beside an agent: ``import`` and ``export`` of its session files, ``hooks`` and ``hook``
+(recording it live), ``resume`` (handing a path back to it)."""
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from convgit.cli.output import output_failed, show
+from convgit.cli.program import (
+    JsonFlag,
+    add_group,
+    boundary,
+    command,
+    open_session,
+    options,
+    out,
+)
+from convgit.errors import NotFoundError, RefusedError, UsageError
+from convgit.session import Session
+
+
+@command("import")
+def import_cmd(
+    agent: Annotated[
+        str, typer.Argument(help="The agent that wrote the file: claude-code, codex, gemini, pi.")
+    ],
+    file: Annotated[Path, typer.Argument(help="The agent's session file (its transcript).")],
+    json: JsonFlag = False,
+) -> None:
+    """Import an agent's session into the convgit session that mirrors it (one per agent
+    session; found again on the next import, which adds only what is new). Nothing is
+    snapshotted: today's files are not those of the turns imported."""
+    from convgit.formats import importing
+
+    importer = importing.importer(agent)
+    results = Session.import_file(
+        agent, file, options.directory, store_dir=options.store, fsync=options.fsync
+    )
+    if json:
+        out(results[0].to_json() if len(results) == 1 else [r.to_json() for r in results])
+        return
+    from convgit import render
+
+    for result in results:
+        show(*render.import_words(result, importer.title))
+
+
+@command("export")
+def export_cmd(
+    ref: Annotated[str | None, typer.Argument(help="The path's last entry (default: @).")] = None,
+    format: Annotated[str, typer.Option("--format", help="pi: a pi v3 session file.")] = "",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write a new file instead of stdout.")
+    ] = None,
+) -> None:
+    """The root-to-REF path as another agent's session file, which that agent continues
+    (`pi --session FILE`). Entries imported from it are written back byte for byte."""
+    if format != "pi":
+        raise UsageError(f"Unknown export format '{format}': use --format pi.")
+    from convgit.formats import pi_export
+
+    session = open_session()
+    path = session.records(ref)
+    if not path:
+        raise NotFoundError("The session has no entries to export.", 'convgit user "..."')
+    data = pi_export.export(session.header(), path, session.kept())
+    if output is None:
+        try:
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+        except OSError as exc:
+            output_failed(exc)
+        return
+    try:
+        with open(output, "xb") as written:
+            written.write(data)
+    except FileExistsError:
+        raise RefusedError(
+            f"{output} exists; convgit export writes only new files.", "choose another name"
+        ) from None
+    except OSError as exc:
+        raise RefusedError(f"{output} cannot be written ({exc.strerror}).") from None
+    show(f"wrote {len(path)} entries, root to {path[-1]['id']}, to {output} (pi v3)")
+
+
+hooks_app = typer.Typer(
+    name="hooks",
+    help="Install, remove or check convgit's hooks in an agent's settings.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+add_group("hooks", hooks_app)
+ScopeOption = Annotated[
+    str,
+    typer.Option("--scope", help="local (.claude/settings.local.json), project or user."),
+]
+
+
+def _project() -> Path:
+    from convgit.store.location import find_git
+
+    found = find_git(options.directory)
+    return found.worktree if found and found.worktree else options.directory.resolve()
+
+
+def _backups() -> Path:
+    from convgit.store.location import locate
+
+    return locate(options.directory, options.store).root / "backups"
+
+
+@command("install", group=hooks_app)
+def hooks_install(
+    agent: Annotated[str, typer.Argument(help="The agent: claude-code.")],
+    scope: ScopeOption = "local",
+    json: JsonFlag = False,
+) -> None:
+    """Add convgit's hooks to the agent's settings (every other setting and hook is kept):
+    from then on every prompt, reply and tool call is recorded, with a snapshot per turn."""
+    from convgit import agents, render
+    from convgit.agents import hooks
+
+    change = hooks.install(agents.integration(agent), scope, _project(), _backups())
+    if json:
+        out(change.to_json())
+    else:
+        show(*render.hooks_change_words(change, "install"))
+
+
+@command("uninstall", group=hooks_app)
+def hooks_uninstall(
+    agent: Annotated[str, typer.Argument(help="The agent: claude-code.")],
+    scope: ScopeOption = "local",
+    json: JsonFlag = False,
+) -> None:
+    """Take convgit's hooks out of the agent's settings, and nothing else."""
+    from convgit import agents, render
+    from convgit.agents import hooks
+
+    change = hooks.uninstall(agents.integration(agent), scope, _project(), _backups())
+    if json:
+        out(change.to_json())
+    else:
+        show(*render.hooks_change_words(change, "uninstall"))
+
+
+@command("status", group=hooks_app)
+def hooks_status(json: JsonFlag = False) -> None:
+    """Where convgit's hooks are installed, whether the agent can run them, and the hook log."""
+    import shutil
+
+    from convgit import agents, hook, render
+    from convgit.agents import hooks
+    from convgit.store.location import locate
+
+    found = {name: hooks.status(agents.integration(name), _project()) for name in agents.AGENTS}
+    log = hook.log_path(locate(options.directory, options.store).root)
+    report = hook.read_log(log)
+    on_path = shutil.which("convgit")
+    if json:
+        out(
+            {
+                "agents": {n: [s.to_json() for s in states] for n, states in found.items()},
+                "on_path": on_path,
+                "log": str(log),
+                **report.to_json(),
+            }
+        )
+    else:
+        show(*render.hooks_status_words(found, on_path, str(log), report.to_json()))
+
+
+@command("hook")
+def hook_cmd(
+    agent: Annotated[str, typer.Argument(help="The agent whose hook this is: claude-code.")],
+) -> None:
+    """Record one hook event of the agent, read on stdin (what `convgit hooks install` sets up).
+    Always exits 0 and prints nothing; problems go to the hook log (`convgit hooks status`)."""
+    from convgit import hook
+
+    os.chdir(options.directory)
+    raise typer.Exit(hook.run([agent], options.store))
+
+
+@command()
+def resume(
+    ref: Annotated[str, typer.Argument(help="The entry to continue from in the agent.")],
+    agent: Annotated[
+        str | None,
+        typer.Option("--agent", help="The agent (default: the session's): claude-code, codex, pi."),
+    ] = None,
+    restore_files: Annotated[
+        bool, typer.Option("--restore", help="Also restore the files to REF's snapshot.")
+    ] = False,
+    json: JsonFlag = False,
+) -> None:
+    """Write a new session of the agent holding exactly the path to REF, and print the command
+    that resumes it; its turns become a new branch below REF. Files are not changed unless
+    --restore is given (then it is a restore, saved first)."""
+    from convgit import render
+    from convgit import resume as handback
+
+    session = open_session()
+    session.check()
+    chosen = agent or session.header().get("agent") or handback.AGENT
+    result = handback.resume(session, ref, str(chosen), restore=restore_files)
+    if json:
+        out(result.to_json())
+        return
+    show(*render.resume_words(result, render.shown_id(session.view().entries, result.entry)))
+    if result.restored is not None:
+        show(*render.restore_words(result.restored))
+    else:
+        boundary(session)

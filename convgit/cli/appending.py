@@ -1,0 +1,107 @@
+"""``convgit append``: entries from stdin, one JSON object per line. A harness runs it every
+turn, so ``python -m convgit append`` starts here without typer (``convgit.__main__``'s lean
+table), as the hook handler does; the typer command (``convgit -s SID append``) calls the same
+``append``. Arguments this entry does not know go to the typer app, which names the mistake."""
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from convgit import codec
+from convgit.cli import output
+from convgit.errors import ConvgitError, InvalidEntryError, UsageError
+from convgit.session import Session, caller_id
+
+
+def append(ident: str | None, json: bool, open_session: Callable[[], Session]) -> None:
+    """Append the records on stdin in order, then say what was appended (``--json``: as JSON)."""
+    records = []
+    for number, line in enumerate(sys.stdin.buffer, 1):
+        if not line.strip():
+            continue
+        try:
+            record = codec.decode(line)
+        except ValueError:
+            what = "JSON" if _is_utf8(line) else "UTF-8 (JSON must be)"
+            raise InvalidEntryError(
+                f"Line {number} of the input is not {what}; nothing was appended."
+            ) from None
+        if type(record) is not dict:
+            raise InvalidEntryError(
+                f"Line {number} of the input is not a JSON object; nothing was appended."
+            )
+        records.append(record)
+    if ident is not None:
+        _give_id(records, ident)
+    session = open_session()
+    ids = session.append_records(records, follow=True)
+    if session.snapshot_error is not None:
+        warning = f"convgit: warning: the files were not snapshotted: {session.snapshot_error}"
+        output.warn(warning)
+    if json:
+        output.write_line(codec.dumps({"ids": ids, "leaf": session.leaf}))
+    else:
+        output.show(f"appended {len(ids)} entries; leaf is {session.leaf}")
+
+
+def run(args: list[str]) -> int:
+    """``convgit append [--id ID] [--json]`` without typer; the exit code, as every command's."""
+    parsed = _parsed(args)
+    if parsed is None:
+        from convgit.cli import main
+
+        main()  # the typer app says what is wrong with the arguments
+        return 2
+    ident, json = parsed
+    closed = output.occupy_closed_stdout()
+    try:
+        append(ident, json, lambda: Session.open(Path(".")))
+    except ConvgitError as exc:
+        output.error(exc)
+        return exc.exit_code
+    except OSError as exc:  # the file system refused: a full disk, a read-only folder
+        output.error(ConvgitError(output.os_sentence(exc)))
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        output.flush(closed)
+    return 0
+
+
+def _parsed(args: list[str]) -> tuple[str | None, bool] | None:
+    """(--id, --json) of these arguments, or None for anything else."""
+    ident, json = None, False
+    words = iter(args)
+    for word in words:
+        if word == "--json":
+            json = True
+        elif word == "--id":
+            given = next(words, None)
+            if given is None:
+                return None
+            ident = output.utf8(given)
+        elif word.startswith("--id="):
+            ident = output.utf8(word[len("--id=") :])
+        else:
+            return None
+    return ident, json
+
+
+def _is_utf8(line: bytes) -> bool:
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _give_id(records: list[dict[str, Any]], ident: str) -> None:
+    """``append --id``: the id of the one entry on stdin."""
+    if len(records) != 1 or records[0].get("id") not in (None, ident):
+        raise UsageError(
+            "--id names one entry: give it with a single entry that has no other id.",
+            'give each record its own "id" instead',
+        )
+    records[0]["id"] = caller_id(ident)

@@ -1,0 +1,262 @@
+"""The workspace track: ``status``, ``snapshot``, ``snapshots``, ``restore``, ``restores``,
+``diff``, ``worktree`` and ``run`` (a command on several snapshots side by side)."""
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from convgit.cli.output import show
+from convgit.cli.program import (
+    CommandAfterDashes,
+    JsonFlag,
+    command,
+    number,
+    open_session,
+    options,
+    out,
+)
+from convgit.errors import RefusedError, UsageError
+from convgit.session import WORKING_TREE, Session
+from convgit.store.sidecar import is_saved_ref
+
+
+@command()
+def status(json: JsonFlag = False) -> None:
+    """Both tracks: where the context is, and which snapshot the files match."""
+    from convgit import render
+
+    st = open_session().status()
+    if json:
+        out(st.to_json())
+    else:
+        show(*render.status_words(st))
+
+
+@command()
+def snapshot(
+    ref: Annotated[str, typer.Argument(help="The entry to attach the snapshot to.")] = "@",
+    json: JsonFlag = False,
+) -> None:
+    """Record the working tree now as the snapshot of an entry (default: the leaf)."""
+    from convgit import render
+
+    session = open_session()
+    had = session.sidecar.snapshots.get(session.resolve(ref))
+    snap = session.snapshot(ref)
+    unchanged = had is not None and had.commit == snap.commit
+    if json:
+        out({"entry": snap.entry, "files": snap.files, "unchanged": unchanged, **snap.to_json()})
+    else:
+        show(*render.snapshot_words(snap, unchanged=unchanged))
+
+
+@command()
+def snapshots(
+    state: Annotated[str, typer.Argument(help="on or off")],
+) -> None:
+    """Turn the automatic snapshot after each assistant reply on or off."""
+    if state not in ("on", "off"):
+        raise UsageError(f"'{state}' is neither on nor off.")
+    session = open_session()
+    session.set_snapshots(state == "on")
+    show(f"snapshots {state} for session {session.id}")
+
+
+@command()
+def restore(
+    ref: Annotated[
+        str | None,
+        typer.Argument(help="The entry whose snapshot to restore, or a saved state (saved:…)."),
+    ] = None,
+    path: Annotated[
+        list[str] | None,
+        typer.Option("--path", help="Restore only this file or folder (relative to here)."),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List changes, change nothing.")
+    ] = False,
+    undo: Annotated[bool, typer.Option("--undo", help="Return to the newest saved state.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Restore while tool calls await their results.")
+    ] = False,
+    json: JsonFlag = False,
+) -> None:
+    """Bring files back to an entry's snapshot or a saved state, after saving the current
+    state (undoable). Asks first (on a terminal; elsewhere it needs --yes). The conversation's
+    leaf does not move; a note tells the model."""
+    from convgit import render
+
+    if undo == (ref is not None):
+        raise UsageError("Give either an entry to restore or --undo.", "convgit restore REF")
+    session = open_session()
+    paths = None if path is None else _from_here(session, path)
+    if not (yes or dry_run):
+        preview = session.restore(ref, paths=paths, dry_run=True, undo=undo)  # checks REF too
+        if not sys.stdin.isatty():
+            raise RefusedError(
+                "restore changes files and there is no terminal to ask; nothing was restored.",
+                "add --yes to restore without asking (--dry-run lists the changes)",
+            )
+        show(*render.restore_words(preview))
+        if not preview.changes:
+            return
+        if not typer.confirm("restore these files?", default=False):
+            typer.echo("nothing was restored", err=True)
+            raise typer.Exit(1)
+    result = session.restore(ref, paths=paths, dry_run=dry_run, undo=undo, force=force)
+    if json:
+        out(result.to_json())
+    else:
+        show(*render.restore_words(result))
+
+
+def _from_here(session: Session, paths: list[str]) -> list[str]:
+    """``--path`` values, relative to the folder convgit runs in (as git reads pathspecs), as
+    paths relative to the worktree's root (a path outside it keeps its ``..`` and is refused)."""
+    here = Path(options.directory).resolve()
+    root = session.worktree_root().resolve()
+    out: list[str] = []
+    for given in paths:
+        joined = os.path.normpath(os.path.join(here, given))
+        relative = os.path.relpath(joined, root)
+        out.append("" if relative == "." else relative)
+    return out
+
+
+@command()
+def restores(json: JsonFlag = False) -> None:
+    """The saved states, newest first: the files as they were before each restore."""
+    from convgit import render
+
+    saved = list(reversed(open_session().sidecar.saved))
+    if json:
+        out([state.to_json() for state in saved])
+    else:
+        show(*render.saved_lines(saved))
+
+
+@command()
+def diff(
+    a: Annotated[str, typer.Argument(help="An entry with a snapshot.")],
+    b: Annotated[str | None, typer.Argument(help="Another (default: the files now).")] = None,
+    stat: Annotated[bool, typer.Option("--stat", help="Counts only.")] = False,
+    name_only: Annotated[bool, typer.Option("--name-only", help="Paths only.")] = False,
+    json: JsonFlag = False,
+) -> None:
+    """Files that differ between two entries' snapshots, or a snapshot and the files now."""
+    from convgit import render
+
+    changes = open_session().diff(a, b)
+    if json:
+        out(
+            [
+                {"path": c.path, "status": c.status, **({"reason": c.reason} if c.reason else {})}
+                for c in changes
+            ]
+        )
+    elif stat:
+        show(*render.changes_lines(changes), render.stat_line(changes))
+    else:
+        show("\n".join(render.changes_lines(changes, name_only=name_only)) or "no changes")
+
+
+@command()
+def worktree(
+    ref: Annotated[
+        str | None, typer.Argument(help="The entry whose snapshot to check out.")
+    ] = None,
+    directory: Annotated[Path | None, typer.Argument(help="Where (a new folder).")] = None,
+    list_: Annotated[bool, typer.Option("--list", help="List convgit's worktrees.")] = False,
+    remove: Annotated[
+        Path | None, typer.Option("--remove", help="Remove this convgit worktree.")
+    ] = None,
+    json: JsonFlag = False,
+) -> None:
+    """Check an entry's snapshot out in another folder, side by side (a detached git worktree)."""
+    session = open_session()
+    if list_:
+        rows = [{"path": str(p), "commit": c} for p, c in session.worktrees()]
+        if json:
+            out(rows)
+        else:
+            show(*(f"{r['path']}  {r['commit'][:12]}" for r in rows))
+        return
+    if remove is not None:
+        session.remove_worktree(remove)
+        show(f"removed worktree {remove}")
+        return
+    if ref is None or directory is None:
+        raise UsageError("Give an entry and a folder.", "convgit worktree REF DIR")
+    commit = session.add_worktree(ref, directory)
+    if is_saved_ref(ref):
+        entry, what = None, f"the saved state {session.saved_state(ref).id}"
+    else:
+        entry = session.resolve(ref)
+        what = f"the snapshot of {entry} ({commit[:12]})"
+    if json:
+        out({"entry": entry, "commit": commit, "path": str(directory)})
+    else:
+        show(f"checked out {what} in {directory}")
+
+
+@command(cls=CommandAfterDashes)
+def run(
+    ctx: typer.Context,
+    refs: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Entries whose snapshots to run on; . is the files now.", metavar="REF"
+        ),
+    ] = None,
+    jobs: Annotated[
+        str | None,
+        typer.Option("--jobs", "-j", help="How many at once (default: the cores).", metavar="N"),
+    ] = None,
+    timeout: Annotated[
+        str | None,
+        typer.Option("--timeout", help="Stop each command after this many seconds.", metavar="S"),
+    ] = None,
+    link: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--link", help="Symlink this path of the working tree in (e.g. .venv).", metavar="PATH"
+        ),
+    ] = None,
+    worktree: Annotated[
+        bool, typer.Option("--worktree", help="Run on the files now too (as REF .), first.")
+    ] = False,
+    note: Annotated[
+        bool, typer.Option("--note", help="Record each result as a note on its REF's branch.")
+    ] = False,
+    json: JsonFlag = False,
+) -> None:
+    """Run a command on several entries' snapshots side by side, each in a temporary worktree
+    (removed afterwards): convgit run REF... -- COMMAND. Exit 0 when every command ran,
+    whatever its own exit code (in the report); 1 when nothing could be run."""
+    from convgit import render
+
+    command_line = ctx.meta.get("convgit.command")
+    if not command_line:
+        raise UsageError("Give the command to run after --.", "convgit run REF... -- COMMAND")
+    chosen = ([WORKING_TREE] if worktree else []) + list(refs or [])
+    session = open_session()
+    report = session.run(
+        chosen,
+        command_line,
+        jobs=None if jobs is None else number(jobs, "--jobs", int),
+        timeout=None if timeout is None else number(timeout, "--timeout", float),
+        links=link or [],
+        note=note,
+    )
+    if json:
+        out([row.to_json() for row in report.rows])
+    else:
+        show(*render.run_lines(session.view(), report))
+    for sentence in report.unnoted:
+        typer.echo(f"convgit: no note was recorded: {sentence}", err=True)
+    if report.unnoted:
+        raise typer.Exit(1)

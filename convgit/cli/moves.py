@@ -1,0 +1,189 @@
+"""Moving in the conversation, which never changes a file: ``switch``, ``fork``, ``edit``,
+``retry``, ``label`` and ``name``. Each ends with the line that says what the files did."""
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from convgit.cli.output import show
+from convgit.cli.program import (
+    JsonFlag,
+    boundary,
+    command,
+    open_session,
+    out,
+    positive,
+)
+from convgit.errors import UsageError
+from convgit.session import Session
+
+if TYPE_CHECKING:
+    from convgit.render import Styled
+
+
+@command()
+def switch(
+    ref: Annotated[
+        str | None,
+        typer.Argument(help="The entry to make the active leaf (with --branch: the fork point)."),
+    ] = None,
+    tip: Annotated[
+        bool, typer.Option("--tip", help="Go to the newest deepest leaf below REF instead.")
+    ] = False,
+    branch: Annotated[
+        str | None,
+        typer.Option(
+            "--branch", help="Go to the newest leaf of branch N of `convgit branches`.", metavar="N"
+        ),
+    ] = None,
+    json: JsonFlag = False,
+) -> None:
+    """Move the active leaf. The files are not changed."""
+    session = open_session()
+    if branch is not None:
+        leaf = session.switch_branch(positive(branch, "--branch"), ref)
+    elif ref is None:
+        raise UsageError("Say where to switch to.", "convgit switch REF, or --branch N")
+    else:
+        leaf = session.switch(ref, tip=tip)
+    _moved(session, leaf, json, "switched to")
+
+
+def _moved(session: Session, leaf: str, json: bool, verb: str) -> None:
+    if json:
+        out({"id": leaf, "leaf": session.leaf, "files_changed": False})
+        return
+    from convgit import render
+
+    show(_prefixed(verb, render.entry_line(session.view(), leaf, on_path=True)))
+    boundary(session)
+
+
+def _entries(count: int) -> str:
+    return f"{count} entr{'y' if count == 1 else 'ies'}"
+
+
+def _prefixed(verb: str, line: "Styled") -> "Styled":
+    from convgit.render import Styled
+
+    return Styled(f"{verb} ").append_text(line)
+
+
+@command()
+def fork(
+    ref: Annotated[str, typer.Argument(help="The entry to branch from.")],
+    text: Annotated[str | None, typer.Argument(help="A user message to start the branch.")] = None,
+    summary: Annotated[
+        str | None,
+        typer.Option("--summary", help="What the branch left behind learned (a branch_summary)."),
+    ] = None,
+    new_session: Annotated[
+        bool,
+        typer.Option(
+            "--new-session", help="Start a new session from the root-to-REF path; this one stays."
+        ),
+    ] = False,
+    name: Annotated[
+        str | None, typer.Option("--name", help="With --new-session: its display name.")
+    ] = None,
+    json: JsonFlag = False,
+) -> None:
+    """Go back to an entry and branch from there (or, with --new-session, into a new session
+    that keeps the path up to it). The files are not changed."""
+    session = open_session()
+    if not new_session:
+        if name is not None:
+            raise UsageError("--name goes with --new-session.", "convgit name NAME names a session")
+        leaf = session.fork(ref, text, summary)
+        _moved(session, leaf, json, "forked:")
+        return
+    if text is not None or summary is not None:
+        raise UsageError(
+            "--new-session takes no TEXT or --summary: the new session starts at REF.",
+            "add the next message there with `convgit user TEXT`",
+        )
+    made = session.fork_session(ref, name=name)
+    source = made.header().get("forkedFrom")
+    if json:
+        out({"session": made.id, "source": source, "leaf": made.leaf, "files_changed": False})
+        return
+    from convgit import render
+
+    show(
+        f"started session {made.id} from session {session.id} at {made.leaf}"
+        f" ({_entries(len(made.view().entries))}); it is now current, and {session.id} is unchanged"
+    )
+    show(render.entry_line(made.view(), str(made.leaf), on_path=True))
+    boundary(made)
+
+
+@command()
+def edit(
+    ref: Annotated[str, typer.Argument(help="The message to edit.")],
+    text: Annotated[str, typer.Argument(help="The new text.")],
+    json: JsonFlag = False,
+) -> None:
+    """A new version of a message, as its sibling; the original stays. Files are not changed."""
+    session = open_session()
+    leaf = session.edit(ref, text)
+    _moved(session, leaf, json, "edited:")
+
+
+@command()
+def retry(
+    ref: Annotated[str, typer.Argument(help="The reply to try again (default: the leaf).")] = "@",
+    turn: Annotated[
+        bool,
+        typer.Option(
+            "--turn",
+            help="Go back to before the last user message: the next one starts a new attempt.",
+        ),
+    ] = False,
+    json: JsonFlag = False,
+) -> None:
+    """Move the leaf so the next reply is a new sibling of REF (with --turn, so the next user
+    message is a new sibling of the last one). Files are not changed."""
+    session = open_session()
+    leaf = session.retry(ref, turn=turn)
+    _moved(session, leaf, json, "ready to retry from")
+
+
+@command()
+def label(
+    ref: Annotated[str, typer.Argument(help="The entry to bookmark.")],
+    name: Annotated[str | None, typer.Argument(help="The label.")] = None,
+    clear: Annotated[bool, typer.Option("--clear", help="Remove the entry's label.")] = False,
+    json: JsonFlag = False,
+) -> None:
+    """Bookmark an entry with a name usable anywhere an id is."""
+    if name is None and not clear:
+        raise typer.BadParameter("give a NAME, or --clear")
+    session = open_session()
+    held = [] if clear or name is None else session.labelled(name)
+    ident = session.label(ref, None if clear else name)
+    moved = [i for i in held if i != ident]
+    if json:
+        out(
+            {
+                "id": ident,
+                "label": None if clear else name,
+                "moved_from": moved[0] if moved else None,
+            }
+        )
+    else:
+        where = f" (moved from {', '.join(moved)})" if moved else ""
+        show(f"{ident} {'unlabelled' if clear else 'labelled ' + str(name)}{where}")
+
+
+@command()
+def name(
+    text: Annotated[str, typer.Argument(help="The session's display name.")],
+    json: JsonFlag = False,
+) -> None:
+    """Name the session."""
+    session = open_session()
+    session.rename(text)
+    if json:
+        out({"session": session.id, "name": text})
+    else:
+        show(f"session {session.id} is now named {text}")

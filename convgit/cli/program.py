@@ -1,0 +1,237 @@
+"""The program every command runs in: the typer app and its global options, the decorator that
+registers a command (its expected errors become one sentence and an exit code), the output
+helpers, and ``main``, which builds an app with just the command asked for."""
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+import typer.core
+
+from convgit import codec
+from convgit.cli import output
+from convgit.cli.output import output_failed, show
+from convgit.errors import (
+    ConvgitError,
+    UsageError,
+)
+from convgit.session import Session
+
+
+class CommandAfterDashes(typer.core.TyperCommand):
+    """A command whose arguments end at ``--``: what follows is another program's command
+    line, kept whole in ``ctx.meta["convgit.command"]`` (the parser would drop the ``--``)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if "--" in args:
+            at = args.index("--")
+            ctx.meta["convgit.command"] = args[at + 1 :]
+            args = args[:at]
+        parsed: list[str] = super().parse_args(ctx, args)
+        return parsed
+
+
+_APP_SETTINGS: dict[str, Any] = dict(
+    name="convgit",
+    help="A conversation tree beside git snapshots of the files. Branching is not rollback.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+app = typer.Typer(**_APP_SETTINGS)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# command name -> what registers it on a Typer app: main() builds an app with the one asked for
+_REGISTER: dict[str, Callable[[typer.Typer], Any]] = {}
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+IdOption = Annotated[
+    str | None,
+    typer.Option("--id", help="The entry's id; sending the same entry again changes nothing."),
+]
+ForceFlag = Annotated[
+    bool, typer.Option("--force", help="Append even if another process moved the leaf.")
+]
+
+
+class Options:
+    """The global options of this run, set by ``_global`` before the command runs. A plain
+    class: a dataclass would compile its methods at every start."""
+
+    def __init__(self) -> None:
+        self.session: str | None = None
+        self.store: Path | None = None
+        self.directory = Path(".")
+        self.fsync = False
+
+
+options = Options()
+
+
+@app.callback()
+def _global(
+    session: Annotated[
+        str | None, typer.Option("--session", "-s", help="Session id (default: current).")
+    ] = None,
+    store: Annotated[
+        Path | None,
+        typer.Option("--store", help="Store folder (default: inside the git dir, or ./.convgit)."),
+    ] = None,
+    directory: Annotated[
+        Path, typer.Option("-C", help="Run as if convgit was started in this folder.")
+    ] = Path("."),
+    fsync: Annotated[
+        bool, typer.Option("--fsync", help="fsync every write (survives power loss).")
+    ] = False,
+) -> None:
+    options.session, options.store, options.directory, options.fsync = (
+        session,
+        store,
+        directory,
+        fsync,
+    )
+    if not directory.is_dir():
+        what = "is not a folder" if directory.exists() else "does not exist"
+        fail(UsageError(f"The folder {directory} given with -C {what}."))
+
+
+def command(*names: str, group: typer.Typer | None = None, **kwargs: Any) -> Callable[[F], F]:
+    """Register a command (on ``group``, a sub-app such as ``convgit hooks``, when given) whose
+    expected errors become one sentence and an exit code."""
+
+    def decorate(fn: F) -> F:
+        @functools.wraps(fn)
+        def guarded(*args: Any, **kw: Any) -> Any:
+            kw = {name: output.utf8(value) for name, value in kw.items()}
+            try:
+                return fn(*args, **kw)
+            except ConvgitError as exc:
+                fail(exc)
+            except OSError as exc:  # the file system refused: a full disk, a read-only folder
+                fail(ConvgitError(output.os_sentence(exc)))
+            except KeyboardInterrupt:
+                raise typer.Exit(130) from None
+
+        def register(target: typer.Typer) -> None:
+            target.command(*names, **kwargs)(guarded)
+
+        if group is not None:
+            register(group)
+            return fn
+        register(app)
+        _REGISTER[names[0] if names else fn.__name__.replace("_", "-")] = register
+        return fn
+
+    return decorate
+
+
+def add_group(name: str, group: typer.Typer) -> None:
+    """Register a group of commands (``convgit NAME ...``), a typer app of its own."""
+
+    def register(target: typer.Typer) -> None:
+        target.add_typer(group, name=name)
+
+    register(app)
+    _REGISTER[name] = register
+
+
+def fail(exc: ConvgitError) -> None:
+    typer.echo(output.sentence(exc), err=True)
+    raise typer.Exit(exc.exit_code)
+
+
+def open_session(create: bool = False) -> Session:
+    return Session.open(
+        options.directory,
+        create=create,
+        session=options.session,
+        store_dir=options.store,
+        fsync=options.fsync,
+    )
+
+
+def echo(text: str) -> None:
+    """Write ``text`` and a newline on stdout; a stdout that refuses it (a full disk, a closed
+    pipe) is one sentence and exit 1, never taken for the store's file system refusing."""
+    try:
+        typer.echo(text)
+    except OSError as exc:
+        output_failed(exc)
+
+
+def out(value: Any) -> None:
+    echo(codec.dumps(value))
+
+
+def boundary(session: Session) -> None:
+    """End a move in the conversation with the line that says the files did not change."""
+    from convgit import render
+
+    try:
+        status = session.status()
+    except ConvgitError as exc:
+        show(f"files: not changed ({exc.message})")
+        return
+    show(render.boundary_line(status))
+
+
+def positive(value: str, option: str) -> int:
+    if not (value.isascii() and value.isdigit()) or int(value) == 0:
+        raise UsageError(f"{option} takes a positive whole number, not '{value}'.")
+    return int(value)
+
+
+N = TypeVar("N", int, float)
+
+
+def number(text: str, option: str, kind: Callable[[str], N]) -> N:
+    try:
+        return kind(text)
+    except ValueError:
+        raise UsageError(f"{option} takes a number, not {text!r}.") from None
+
+
+_GLOBAL_WITH_VALUE = frozenset({"--session", "-s", "--store", "-C"})
+
+
+def _command_named(args: list[str]) -> str | None:
+    """The command word of a command line (the first word that is no global option)."""
+    words = iter(args)
+    for word in words:
+        if word in _GLOBAL_WITH_VALUE:
+            next(words, None)
+        elif word == "--" or not word.startswith("-"):
+            return None if word == "--" else word
+    return None
+
+
+def main() -> None:
+    """The console script: runs one command; an output that cannot be written (a closed or full
+    stdout) is one sentence on stderr and exit code 1, never a traceback."""
+    closed = output.occupy_closed_stdout()
+    try:
+        _run()
+    except SystemExit:
+        output.flush(closed)
+        raise
+    except OSError as exc:
+        output_failed(exc)
+    output.flush(closed)
+
+
+def _run() -> None:
+    # Building every command's parser costs more than running most commands: build an app with
+    # just the one asked for (help, errors and anything unknown get the whole app).
+    register = _REGISTER.get(_command_named(sys.argv[1:]) or "")
+    if register is None:
+        app()
+        return
+    one = typer.Typer(**_APP_SETTINGS)
+    one.callback()(_global)
+    register(one)
+    one()

@@ -1,0 +1,263 @@
+"""Reading a session without changing it: ``log``, ``tree``, ``show``, ``context``,
+``branches``, ``use``, ``sessions`` and the ``html`` page."""
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from convgit import codec
+from convgit.cli.output import show
+from convgit.cli.program import (
+    JsonFlag,
+    command,
+    echo,
+    open_session,
+    options,
+    out,
+    positive,
+)
+from convgit.errors import UsageError
+from convgit.session import Session
+from convgit.store.sidecar import is_saved_ref
+
+
+@command()
+def log(
+    ref: Annotated[str | None, typer.Argument(help="Show the path to this entry instead.")] = None,
+    json: JsonFlag = False,
+) -> None:
+    """The active path, root to leaf (what the model sees, before replay)."""
+    session = open_session()
+    ids = session.path_ids(ref)
+    if json:
+        out([session.record(i) for i in ids])
+        return
+    from convgit import render
+
+    show(*render.log_lines(session.view(), ids))
+
+
+@command("tree")
+def tree_cmd(json: JsonFlag = False) -> None:
+    """Every entry as a tree: the active path bold, labels, snapshots (◆), and where the
+    context (← context) and the files (← files) are."""
+    session = open_session()
+    session.check()
+    view = session.view()
+    if json:
+        out([session.record(i) for i in view.entries])
+        return
+    from convgit import render
+
+    files_at = None
+    if session.sidecar.snapshots and session.location.git is not None:
+        files_at = session.status().matches
+    show(render.draw_tree(view, session.children(), session.path_ids(), files_at))
+
+
+@command("show")
+def show_cmd(
+    ref: Annotated[str, typer.Argument(help="An id prefix, label, @, @~N or root.")] = "@",
+    json: JsonFlag = False,
+) -> None:
+    """One entry in full, with its snapshot if it has one."""
+    session = open_session()
+    if is_saved_ref(ref):  # a saved state, by the id restore printed
+        state = session.saved_state(ref).to_json()
+        if json:
+            out(state)
+        else:
+            echo(codec.dumps(state, pretty=True))
+        return
+    ident = session.resolve(ref)
+    value = session.record(ident)
+    snap = session.sidecar.snapshots.get(ident)
+    value["snapshot"] = snap.to_json() if snap else None
+    value["children"] = session.children().get(ident, [])
+    if json:
+        out(value)
+        return
+    echo(codec.dumps(value, pretty=True))
+
+
+@command()
+def context(
+    ref: Annotated[str | None, typer.Argument(help="Replay at this entry instead.")] = None,
+    json: JsonFlag = False,
+    format: Annotated[
+        str | None, typer.Option("--format", help="openai, anthropic or text.")
+    ] = None,
+    max_tokens: Annotated[
+        str | None,
+        typer.Option(
+            "--max-tokens",
+            help="With openai or anthropic: the caller's output cap (max_tokens for Anthropic).",
+        ),
+    ] = None,
+) -> None:
+    """What the model would be sent at the leaf: settings and messages, replayed. With --format
+    openai or anthropic, the request body; what it leaves out is reported on stderr."""
+    session = open_session()
+    cap = positive(max_tokens, "--max-tokens") if max_tokens is not None else None
+    if format in ("openai", "anthropic"):
+        from convgit.formats import export
+
+        body, dropped = export(session.context(ref), format, max_tokens=cap)
+        if json:
+            out({"request": body, "dropped": dropped})
+        else:
+            out(body)
+            report_dropped(dropped, "OpenAI" if format == "openai" else "Anthropic")
+        return
+    if format not in (None, "text", "json"):
+        raise UsageError(f"Unknown format '{format}': use openai, anthropic or text.")
+    if cap is not None:
+        raise UsageError("--max-tokens goes with --format openai or anthropic.")
+    ctx = session.context(ref)
+    if json or format == "json":
+        out(ctx.to_json())
+        return
+    lines = [] if ctx.system is None else [f"system: {ctx.system}"]
+    if ctx.model:
+        lines.append(f"[model {ctx.model['provider']}/{ctx.model['model']}]")
+    if ctx.thinking is not None:
+        lines.append(f"[thinking {ctx.thinking}]")
+    for message in ctx.messages:
+        content = message["content"]
+        text = content if isinstance(content, str) else codec.dumps(content)
+        lines.append(f"{message['role']}: {text}")
+    echo("\n".join(lines))
+    report_dropped(ctx.dropped, "the model")
+
+
+def report_dropped(dropped: list[dict[str, Any]], target: str) -> None:
+    if dropped:
+        from convgit import render
+
+        typer.echo("\n".join(render.dropped_lines(dropped, target)), err=True)
+
+
+@command()
+def use(
+    ref: Annotated[str, typer.Argument(help="A session id, a unique prefix of one, or its name.")],
+    json: JsonFlag = False,
+) -> None:
+    """Make a session current here again (by id, prefix or unique name)."""
+    from convgit.store.sessions import use as make_current
+
+    sid = make_current(options.directory, ref, options.store)
+    if json:
+        out({"session": sid, "current": True})
+    else:
+        show(f"session {sid} is current")
+
+
+@command()
+def sessions(json: JsonFlag = False) -> None:
+    """Every session in this store."""
+    from convgit.store.sessions import list_sessions
+
+    found = list_sessions(options.directory, options.store)
+    if json:
+        out(found)
+        return
+    if not found:
+        show("no sessions here (`convgit init` starts one)")
+    from convgit import render
+
+    show(*render.session_lines(found))
+
+
+@command()
+def branches(
+    ref: Annotated[
+        str | None,
+        typer.Argument(help="The fork point (default: the nearest at or above the active leaf)."),
+    ] = None,
+    json: JsonFlag = False,
+) -> None:
+    """The branches that start at a fork point: each one's first entry, its newest deepest leaf
+    and that leaf's text, its labels and newest snapshot. Numbered for `switch --branch N`."""
+    session = open_session()
+    fork = session.branches(ref)
+    view = session.view()
+    if json:
+        out(
+            {
+                "at": fork.at,
+                "branches": [
+                    {
+                        "number": b.number,
+                        "first": b.first,
+                        "leaf": b.leaf,
+                        "entries": b.length,
+                        "text": _leaf_text(view.entries[b.leaf]),
+                        "labels": b.labels,
+                        "snapshot": b.snapshot,
+                        "active": b.active,
+                    }
+                    for b in fork.branches
+                ],
+            }
+        )
+        return
+    from convgit import render
+
+    show(*render.branch_lines(view, fork, session.path_ids(), ref))
+
+
+def _leaf_text(record: dict[str, object]) -> str:
+    from convgit import render
+
+    return render.summary(record, width=1 << 30)
+
+
+@command("html")
+def html_cmd(
+    session_ref: Annotated[
+        str | None,
+        typer.Argument(metavar="SESSION", help="A session id or prefix (default: the current)."),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "-o", "--output", help="Where to write it (default: <store>/pages/SID.html; - prints)."
+        ),
+    ] = None,
+    open_: Annotated[bool, typer.Option("--open", help="Open the page in a browser.")] = False,
+    json: JsonFlag = False,
+) -> None:
+    """Write one self-contained HTML page of both tracks: the tree beside the snapshots, each
+    entry in full, the files changed at each snapshot, comparisons, restores."""
+    from convgit import render, sessionpage
+    from convgit.formats import html
+
+    session = Session.open(
+        options.directory,
+        session=session_ref or options.session,
+        store_dir=options.store,
+        fsync=options.fsync,
+    )
+    status = session.status()
+    text = html.render(sessionpage.gather(session, status, render.status_words(status)))
+    if output is not None and str(output) == "-":
+        sys.stdout.write(text)
+        return
+    path = output or session.location.root / "pages" / f"{session.id}.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scratch = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    scratch.write_text(text, encoding="utf-8")
+    os.replace(scratch, path)  # a reader never sees half a page
+    size = len(text.encode())
+    if json:
+        out({"session": session.id, "path": str(path), "bytes": size})
+    else:
+        show(f"wrote the page of session {session.id} to {path} ({size / 1024:.0f} KiB)")
+    if open_:
+        import webbrowser
+
+        if not webbrowser.open(path.resolve().as_uri()):
+            show(f"no browser was found to open it: open {path}")
