@@ -33,6 +33,7 @@ def import_cmd(
     """Import an agent's session into the convgit session that mirrors it (one per agent
     session; found again on the next import, which adds only what is new). Nothing is
     snapshotted: today's files are not those of the turns imported."""
+    from convgit import reports
     from convgit.formats import importing
 
     importer = importing.importer(agent)
@@ -42,10 +43,9 @@ def import_cmd(
     if json:
         out(results[0].to_json() if len(results) == 1 else [r.to_json() for r in results])
         return
-    from convgit import render
 
     for result in results:
-        show(*render.import_words(result, importer.title))
+        show(*reports.import_words(result, importer.title))
 
 
 @command("export")
@@ -120,14 +120,14 @@ def hooks_install(
 ) -> None:
     """Add convgit's hooks to the agent's settings (every other setting and hook is kept):
     from then on every prompt, reply and tool call is recorded, with a snapshot per turn."""
-    from convgit import agents, render
+    from convgit import agents, reports
     from convgit.agents import hooks
 
     change = hooks.install(agents.integration(agent), scope, _project(), _backups())
     if json:
         out(change.to_json())
     else:
-        show(*render.hooks_change_words(change, "install"))
+        show(*reports.hooks_change_words(change, "install"))
 
 
 @command("uninstall", group=hooks_app)
@@ -137,14 +137,14 @@ def hooks_uninstall(
     json: JsonFlag = False,
 ) -> None:
     """Take convgit's hooks out of the agent's settings, and nothing else."""
-    from convgit import agents, render
+    from convgit import agents, reports
     from convgit.agents import hooks
 
     change = hooks.uninstall(agents.integration(agent), scope, _project(), _backups())
     if json:
         out(change.to_json())
     else:
-        show(*render.hooks_change_words(change, "uninstall"))
+        show(*reports.hooks_change_words(change, "uninstall"))
 
 
 @command("status", group=hooks_app)
@@ -152,7 +152,7 @@ def hooks_status(json: JsonFlag = False) -> None:
     """Where convgit's hooks are installed, whether the agent can run them, and the hook log."""
     import shutil
 
-    from convgit import agents, hook, render
+    from convgit import agents, hook, reports
     from convgit.agents import hooks
     from convgit.store.location import locate
 
@@ -170,7 +170,7 @@ def hooks_status(json: JsonFlag = False) -> None:
             }
         )
     else:
-        show(*render.hooks_status_words(found, on_path, str(log), report.to_json()))
+        show(*reports.hooks_status_words(found, on_path, str(log), report.to_json()))
 
 
 @command("hook")
@@ -200,7 +200,7 @@ def resume(
     """Write a new session of the agent holding exactly the path to REF, and print the command
     that resumes it; its turns become a new branch below REF. Files are not changed unless
     --restore is given (then it is a restore, saved first)."""
-    from convgit import render
+    from convgit import render, reports
     from convgit import resume as handback
 
     session = open_session()
@@ -210,7 +210,7 @@ def resume(
     if json:
         out(result.to_json())
         return
-    show(*render.resume_words(result, render.shown_id(session.view().entries, result.entry)))
+    show(*reports.resume_words(result, render.shown_id(session.view().entries, result.entry)))
     if result.restored is not None:
         show(*render.restore_words(result.restored))
     else:

@@ -237,7 +237,7 @@ def run(
     """Run a command on several entries' snapshots side by side, each in a temporary worktree
     (removed afterwards): convgit run REF... -- COMMAND. Exit 0 when every command ran,
     whatever its own exit code (in the report); 1 when nothing could be run."""
-    from convgit import render
+    from convgit import reports
 
     command_line = ctx.meta.get("convgit.command")
     if not command_line:
@@ -255,7 +255,7 @@ def run(
     if json:
         out([row.to_json() for row in report.rows])
     else:
-        show(*render.run_lines(session.view(), report))
+        show(*reports.run_lines(session.view(), report))
     for sentence in report.unnoted:
         typer.echo(f"convgit: no note was recorded: {sentence}", err=True)
     if report.unnoted:

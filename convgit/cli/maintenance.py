@@ -106,7 +106,7 @@ def redact(
     id and the tree's shape, and leave no copy of it in the store (with --snapshots, in its
     snapshot commits either). The one command that rewrites history."""
     from convgit import redact as redacting
-    from convgit import render
+    from convgit import reports
     from convgit.scrub import Scrubber
 
     scrubber = Scrubber(pattern, secrets=secrets)
@@ -132,7 +132,7 @@ def redact(
                 "`convgit redact … --dry-run` lists what would change",
             )
         preview = redacting.redact(chosen, scrubber, snapshots=snapshots, dry_run=True)
-        show(*render.redact_lines(preview, scrubber.described))
+        show(*reports.redact_lines(preview, scrubber.described))
         if not any(found.changed for found in preview.sessions) and not preview.runs:
             return
         if not typer.confirm("rewrite these files?", default=False):
@@ -141,7 +141,7 @@ def redact(
     if json:
         out(report.to_json())
     else:
-        show(*render.redact_lines(report, scrubber.described))
+        show(*reports.redact_lines(report, scrubber.described))
 
 
 @command()

@@ -134,10 +134,10 @@ def context(
 
 
 def report_dropped(dropped: list[dict[str, Any]], target: str) -> None:
-    if dropped:
-        from convgit import render
+    from convgit import reports
 
-        typer.echo("\n".join(render.dropped_lines(dropped, target)), err=True)
+    if dropped:
+        typer.echo("\n".join(reports.dropped_lines(dropped, target)), err=True)
 
 
 @command()
@@ -158,6 +158,7 @@ def use(
 @command()
 def sessions(json: JsonFlag = False) -> None:
     """Every session in this store."""
+    from convgit import reports
     from convgit.store.sessions import list_sessions
 
     found = list_sessions(options.directory, options.store)
@@ -166,9 +167,8 @@ def sessions(json: JsonFlag = False) -> None:
         return
     if not found:
         show("no sessions here (`convgit init` starts one)")
-    from convgit import render
 
-    show(*render.session_lines(found))
+    show(*reports.session_lines(found))
 
 
 @command()
@@ -181,6 +181,8 @@ def branches(
 ) -> None:
     """The branches that start at a fork point: each one's first entry, its newest deepest leaf
     and that leaf's text, its labels and newest snapshot. Numbered for `switch --branch N`."""
+    from convgit import reports
+
     session = open_session()
     fork = session.branches(ref)
     view = session.view()
@@ -204,9 +206,8 @@ def branches(
             }
         )
         return
-    from convgit import render
 
-    show(*render.branch_lines(view, fork, session.path_ids(), ref))
+    show(*reports.branch_lines(view, fork, session.path_ids(), ref))
 
 
 def _leaf_text(record: dict[str, object]) -> str:
