@@ -18,9 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from convgit import store
 from convgit.errors import NotFoundError, RefusedError
 from convgit.git.index import entries as _index_entries
+from convgit.store import location as store_location
 from convgit.workspace import AUTHOR_EMAIL, AUTHOR_NAME, Skipped, Workspace
 from tests.workspace.gitrepo import GitRepo, UserStateGuard, apply_operation, git
 
@@ -730,7 +730,7 @@ def test_the_store_and_the_workspace_are_found_in_the_same_repository(
             for name, value in env.items():
                 patched.setenv(name, value)
             found = Workspace.discover(start)
-            location = store.locate(start)
+            location = store_location.locate(start)
         assert found is not None and location.git is not None
         asked = ("rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir")
         top, common = git(start if not env else repo.path, *asked).split()
