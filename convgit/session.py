@@ -18,7 +18,6 @@ Promises kept here:
 from __future__ import annotations
 
 import dataclasses
-import gc
 import os
 import shlex
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -27,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from convgit import branching, codec, faults, restoring, schema, verify
+from convgit import branching, codec, faults, restoring, schema, session_import, verify
 from convgit.conversation import appending, replay, tree
 from convgit.errors import (
     ConvgitError,
@@ -41,18 +40,18 @@ from convgit.errors import (
 from convgit.restoring import RestoreResult
 from convgit.schema import Entry
 from convgit.store import jsonl, load, sessions
-from convgit.store.location import StoreLocation, find_git, locate, size_cap, write_pointer
+from convgit.store.location import StoreLocation, find_git, locate, size_cap
 from convgit.store.sidecar import SAVED_PREFIX, SavedState, Sidecar, SnapshotInfo, is_saved_ref
 
 if TYPE_CHECKING:
     from convgit.formats import importing
+    from convgit.session_import import ImportResult
     from convgit.sidebyside import Outcome
     from convgit.workspace import Change, Snapshot, Workspace
 
 __all__ = [
     "DEFAULT_SIZE_CAP",
     "WORKING_TREE",
-    "ImportResult",
     "RestoreResult",
     "RunReport",
     "RunRow",
@@ -97,34 +96,6 @@ class Status:
             "interrupted_restore": self.interrupted_restore,
             "not_recorded": self.not_recorded,
             "files_error": self.files_error,
-        }
-
-
-@dataclass(frozen=True)
-class ImportResult:
-    """What an import of an agent's file did: the session, what it added, what it kept."""
-
-    session: str
-    agent: str
-    agent_session_id: str
-    source: str  # the file imported
-    entries: int  # entries in the session afterwards
-    new: list[str]  # ids of the entries this import added, in order
-    skipped: int  # records the session had already
-    leaf: str | None
-    report: importing.Report
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "session": self.session,
-            "entries": self.entries,
-            "new": len(self.new),
-            "known": self.skipped,
-            "agent": self.agent,
-            "agent_session_id": self.agent_session_id,
-            "source": self.source,
-            "leaf": self.leaf,
-            **self.report.to_json(),
         }
 
 
@@ -564,24 +535,16 @@ class Session:
         both, or it records that session as resumed or forked from it), started when there is
         none; one per agent session, whoever asks first. ``forked_from``: asked only when the
         session is started, for its ``forkedFrom``."""
-        location = locate(path, store_dir)
-        pointer = location.agent_pointer(agent, agent_session_id)
-        with jsonl.exclusive(location.agent_lock(agent, agent_session_id), "the agent session"):
-            found = cls.find_for_agent(location, agent, agent_session_id, fsync=fsync)
-            if found is not None:
-                if make_current:
-                    location.set_current(found.id)
-                return found
-            self = cls.create(
-                path,
-                store_dir=store_dir,
-                fsync=fsync,
-                forked_from=None if forked_from is None else forked_from(),
-                agent=(agent, agent_session_id),
-                make_current=make_current,
-            )
-            write_pointer(pointer, self.id)
-            return self
+        return session_import.for_agent(
+            cls,
+            agent,
+            agent_session_id,
+            path,
+            store_dir=store_dir,
+            fsync=fsync,
+            make_current=make_current,
+            forked_from=forked_from,
+        )
 
     @classmethod
     def find_for_agent(
@@ -593,13 +556,7 @@ class Session:
         fsync: bool = False,
     ) -> Session | None:
         """The session that mirrors ``agent``'s session ``agent_session_id``, if one does."""
-        pointer = location.agent_pointer(agent, agent_session_id)
-        found = sessions.agent_session(location, agent, agent_session_id, pointer)
-        if found is None:
-            return None
-        self = cls(location, found, fsync=fsync)
-        self.reload()
-        return self
+        return session_import.find_for_agent(cls, location, agent, agent_session_id, fsync=fsync)
 
     def agent_sessions(self, agent: str) -> frozenset[str]:
         """The sessions of ``agent`` this one mirrors: its header's, and those that continue it
@@ -622,13 +579,9 @@ class Session:
         """Record that ``agent``'s session ``agent_session_id`` continues this one, from entry
         ``start`` (``how``: "resume", "fork"…): its file is imported here, its turns a branch.
         With ``leaf``, the active leaf moves there (files are not touched)."""
-        record = schema.agent_session(agent, agent_session_id, start, how)
-        moved = [] if leaf is None else [schema.leaf(self.resolve(leaf))]
-        if (agent, agent_session_id) not in self.tree.agent_sessions:
-            self._write(lambda: [record, *moved], builds_on_leaf=False)
-        elif moved:
-            self._write(lambda: moved, builds_on_leaf=False)
-        write_pointer(self.location.agent_pointer(agent, agent_session_id), self.id)
+        session_import.mirror_agent_session(
+            self, agent, agent_session_id, start=start, how=how, leaf=leaf
+        )
 
     @classmethod
     def import_file(
@@ -646,49 +599,16 @@ class Session:
         files the importer names as its companions: a session's subagent files). Only what is
         new is added; nothing is snapshotted. ``agent_session_id`` spares reading the whole
         file to learn it (the live hooks know it)."""
-        from convgit.formats import importing  # only imports need the importers
-
-        importer = importing.importer(agent)
-        source = Path(source).absolute()
-        whole = None
-        if agent_session_id is None:
-            whole = _read_source(source, importer.title)
-            agent_session_id = importer.session_id(whole)
-            if agent_session_id is None:
-                raise RefusedError(
-                    f"{source.name} is not a {importer.title} session file: no record in it"
-                    " names its session.",
-                    f"give the path of a {importer.title} transcript",
-                )
-        unlinked: list[str] = []
-
-        def fork_link() -> dict[str, str] | None:
-            data = whole if whole is not None else _read_source(source, importer.title)
-            fork = importer.fork_source(data)
-            link = None if fork is None else _fork_link(locate(path, store_dir), fork)
-            if fork is not None and link is None:
-                unlinked.append(fork.path or fork.session or "another session")
-            return link
-
-        session = cls.for_agent(
+        return session_import.import_file(
+            cls,
             agent,
-            agent_session_id,
+            source,
             path,
+            agent_session_id=agent_session_id,
             store_dir=store_dir,
             fsync=fsync,
             make_current=make_current,
-            forked_from=fork_link,
         )
-        results = [session.import_source(importer, source, whole, agent_session=agent_session_id)]
-        for origin in unlinked:
-            results[0].report.note(
-                None,
-                f"says it was forked from {origin}, which is not imported here: import that"
-                " first to record where this session comes from",
-            )
-        for companion in importer.companions(source):
-            results.append(session.import_source(importer, companion))
-        return results
 
     def import_source(
         self,
@@ -703,53 +623,8 @@ class Session:
         would continue from, and where this import stopped. ``agent_session``: the agent's
         session that wrote ``source``, when it is not the one the header names (a resumed or
         forked one)."""
-        from convgit.formats import importing
-
-        name = str(source)
-        outcome: dict[str, Any] = {}
-
-        def build() -> list[dict[str, Any]]:
-            saved = self.tree.imports.get((importer.agent, name))
-            data, cursor, before = _read_from(source, importer, saved, whole)
-            header = self.tree.header or {}
-            known = importing.Known(
-                self.tree.entries,
-                self.tree.kept,
-                agent_session or header.get("agentSession"),
-                self.agent_sessions(importer.agent),
-            )
-            batch = importer.parse(data, cursor, known)
-            records, outcome["skipped"] = importing.fresh(batch.records, known)
-            new = [r["id"] for r in records if "parentId" in r]
-            leaf = batch.leaf if batch.leaf is not None else self.tree.leaf
-            if new and leaf is not None and leaf != new[-1]:
-                records.append(schema.leaf(leaf))  # appending alone would move it to new[-1]
-            if records or batch.cursor.offset != cursor.offset:
-                head_now, before_now = before(batch.cursor)
-                records.append(
-                    importing.checkpoint(importer.agent, name, batch.cursor, head_now, before_now)
-                )
-            _check_imported(records, self.tree.entries, importer.title)
-            outcome.update(new=new, report=batch.report)
-            return records
-
-        collecting = gc.isenabled()
-        gc.disable()  # thousands of small dicts, all kept: collections would find nothing
-        try:
-            self._write(build, builds_on_leaf=False)
-        finally:
-            if collecting:
-                gc.enable()
-        return ImportResult(
-            self.id,
-            importer.agent,
-            agent_session or str((self.tree.header or {}).get("agentSession")),
-            name,
-            len(self.tree.entries),
-            outcome["new"],
-            outcome["skipped"],
-            self.tree.leaf,
-            outcome["report"],
+        return session_import.import_source(
+            self, importer, source, whole, agent_session=agent_session
         )
 
     # -- moving in the conversation (never changes a file) --------------------------------------
@@ -1424,129 +1299,6 @@ class Session:
 
 
 # -- small pure pieces ------------------------------------------------------------------------
-
-
-def _fork_link(location: StoreLocation, fork: importing.ForkSource) -> dict[str, str] | None:
-    """``forkedFrom`` for a session forked from ``fork``: the session that mirrors the source
-    (by the agent's session id, else by the file it was imported from) and the entry forked
-    from; None while the source is not imported here."""
-    from convgit.formats.importing import kept_text
-
-    found = None
-    if fork.session:
-        pointer = location.agent_pointer(fork.agent, fork.session)
-        found = sessions.agent_session(location, fork.agent, fork.session, pointer)
-    if found is None and fork.path:
-        found = sessions.imported_from(location, fork.agent, fork.path)
-    if found is None:
-        return None
-    source = sessions.read_tree(location, found)
-    known = source.entries
-    entry = next((ident for ident in reversed(fork.shared) if ident in known), None)
-    if entry is None and fork.mention:
-        mention = fork.mention.encode()
-        entry = next(
-            (i for i, r in known.items() if mention in (kept_text(r.get("native") or {}) or b"")),
-            None,
-        )
-    if entry is None and fork.before:
-        earlier = [i for i, r in known.items() if str(r["ts"]) <= fork.before]
-        entry = earlier[-1] if earlier else None
-    entry = entry or source.leaf
-    return None if entry is None else {"session": found, "entry": entry}
-
-
-def _read_source(source: Path, title: str) -> bytes:
-    try:
-        return jsonl.read_bytes(source, f"{title} transcript")
-    except NotFoundError as exc:
-        raise NotFoundError(exc.message, f"give the path of a {title} session file") from None
-
-
-def _read_from(
-    source: Path,
-    importer: importing.Importer,
-    saved: dict[str, Any] | None,
-    whole: bytes | None,
-) -> tuple[bytes, importing.Cursor, Callable[[importing.Cursor], tuple[bytes, bytes]]]:
-    """The bytes to import and where they start: after the saved offset when the agent only
-    appends and the file still starts as it did (only those bytes are read), else all of it;
-    and a reader of the file's first bytes and those before an offset, for the checkpoint."""
-    from convgit.formats import importing
-
-    check = importing.CHECK_BYTES
-    offset = saved.get("offset") if importer.appends and saved is not None else None
-    if type(offset) is int and offset > 0:
-        head, before, tail, size = _read_after(source, importer.title, offset, whole)
-        cursor = importing.resume(saved, size, head, before)
-        if cursor is not None:
-            start = offset - len(before)
-            known = before + tail  # the file from ``start`` on
-
-            def around_tail(at: importing.Cursor) -> tuple[bytes, bytes]:
-                end = at.offset - start
-                return head, known[max(0, end - check) : end]
-
-            return tail, cursor, around_tail
-    data = whole if whole is not None else _read_source(source, importer.title)
-
-    def around(at: importing.Cursor) -> tuple[bytes, bytes]:
-        return data[:check], data[max(0, at.offset - check) : at.offset]
-
-    return data, importing.Cursor(), around
-
-
-def _read_after(
-    source: Path, title: str, offset: int, whole: bytes | None
-) -> tuple[bytes, bytes, bytes, int]:
-    """The file's first ``CHECK_BYTES``, the ``CHECK_BYTES`` before ``offset``, everything
-    after it, and the file's size."""
-    from convgit.formats.importing import CHECK_BYTES
-
-    start = max(0, offset - CHECK_BYTES)
-    if whole is None:
-        try:
-            fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        except OSError:
-            whole = _read_source(source, title)  # says plainly why it cannot be read
-        else:
-            try:
-                size = os.fstat(fd).st_size
-                if size < offset:
-                    return b"", b"", b"", size
-                head = os.pread(fd, CHECK_BYTES, 0)
-                before = os.pread(fd, offset - start, start)
-                chunks, at = [], offset
-                while at < size:
-                    chunk = os.pread(fd, size - at, at)
-                    if not chunk:
-                        break
-                    chunks.append(chunk)
-                    at += len(chunk)
-                return head, before, b"".join(chunks), size
-            finally:
-                os.close(fd)
-    return whole[:CHECK_BYTES], whole[start:offset], whole[offset:], len(whole)
-
-
-def _check_imported(records: list[dict[str, Any]], known: dict[str, Any], title: str) -> None:
-    """Every record an importer made must be one the store accepts: nothing is written
-    otherwise (an importer's mistake must not damage the session)."""
-    made: set[str] = set()
-    for record in records:
-        problem = schema.kind_error(record)
-        if problem is None and "parentId" in record:
-            ident, parent = record["id"], record["parentId"]
-            if ident in known or ident in made:
-                problem = f"repeats the existing id {ident}"
-            elif parent is not None and parent not in known and parent not in made:
-                problem = f"has a parent {parent} that does not exist"
-            made.add(ident)
-        if problem is not None:
-            raise InvalidEntryError(
-                f"The {title} importer made a record that {problem}; nothing was appended.",
-                "report this with the transcript that caused it",
-            )
 
 
 def _resent(raw: list[dict[str, Any]], known: dict[str, Any]) -> set[int]:
