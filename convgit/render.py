@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from convgit.agents.hooks import ScopeState
     from convgit.branching import Fork
     from convgit.resume import Resumed
-    from convgit.session import RestoreResult, RunReport, SessionView, Status
+    from convgit.session import RestoreResult, RunReport, SessionView
+    from convgit.session_files import Status
     from convgit.session_import import ImportResult
     from convgit.store.sidecar import SavedState, SnapshotInfo
     from convgit.workspace import Change

@@ -22,11 +22,18 @@ import os
 import shlex
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from convgit import branching, codec, faults, restoring, schema, session_import, verify
+from convgit import (
+    branching,
+    restoring,
+    schema,
+    session_files,
+    session_import,
+    verify,
+)
 from convgit.conversation import appending, replay, tree
 from convgit.errors import (
     ConvgitError,
@@ -40,11 +47,12 @@ from convgit.errors import (
 from convgit.restoring import RestoreResult
 from convgit.schema import Entry
 from convgit.store import jsonl, load, sessions
-from convgit.store.location import StoreLocation, find_git, locate, size_cap
-from convgit.store.sidecar import SAVED_PREFIX, SavedState, Sidecar, SnapshotInfo, is_saved_ref
+from convgit.store.location import StoreLocation, locate, size_cap
+from convgit.store.sidecar import SAVED_PREFIX, SavedState, Sidecar, SnapshotInfo
 
 if TYPE_CHECKING:
     from convgit.formats import importing
+    from convgit.session_files import Status
     from convgit.session_import import ImportResult
     from convgit.sidebyside import Outcome
     from convgit.workspace import Change, Snapshot, Workspace
@@ -56,47 +64,11 @@ __all__ = [
     "RunReport",
     "RunRow",
     "Session",
-    "Status",
 ]
 
 MIB = 1024 * 1024
 DEFAULT_SIZE_CAP = 10 * MIB
 WORKING_TREE = "."  # the REF of `run` that means the files of the working tree now
-
-
-@dataclass
-class Status:
-    """Both tracks at once: where the conversation is and where the files are."""
-
-    session: str
-    name: str | None
-    leaf: str | None
-    leaf_snapshot: str | None  # entry id of the nearest snapshot at or above the leaf
-    workspace: bool
-    sidecar: bool
-    matches: str | None = None
-    changed: list[str] = field(default_factory=list)
-    diverged: bool = False
-    interrupted_restore: dict[str, Any] | None = None
-    left_alone: list[dict[str, str]] = field(default_factory=list)  # path, reason
-    not_recorded: dict[str, Any] | None = None  # the last failed snapshot: entry, error, ts
-    files_error: str | None = None  # why the files could not be read now
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "session": self.session,
-            "name": self.name,
-            "leaf": self.leaf,
-            "leaf_snapshot": self.leaf_snapshot,
-            "workspace": self.workspace,
-            "snapshots": self.sidecar,
-            "files": {"matches": self.matches, "changed": self.changed},
-            "left_alone": self.left_alone,
-            "diverged": self.diverged,
-            "interrupted_restore": self.interrupted_restore,
-            "not_recorded": self.not_recorded,
-            "files_error": self.files_error,
-        }
 
 
 @dataclass(frozen=True)
@@ -398,7 +370,7 @@ class Session:
         explicit = all("parentId" in r for r in raw)
         placed = ["parentId" in r for r in raw]
         if self.snapshots_enabled:
-            self._check_worktree()
+            session_files.check_worktree(self)
             _ = self.size_cap  # a bad setting is refused before anything is written
 
         def build() -> list[dict[str, Any]]:
@@ -457,7 +429,7 @@ class Session:
         try:
             self.snapshot(target["id"], only_if_changed=reply is None)
         except (ConvgitError, OSError) as exc:
-            why = exc.message if isinstance(exc, ConvgitError) else _os_words(exc)
+            why = exc.message if isinstance(exc, ConvgitError) else session_files.os_words(exc)
             self.snapshot_error = why
             with suppress(ConvgitError, OSError):  # a full disk may refuse this line too
                 self._sidecar_append(schema.snapshot_failed(target["id"], why))
@@ -846,41 +818,7 @@ class Session:
 
     def workspace(self) -> Workspace:
         """The git working tree beside this session; refuses plainly when there is none."""
-        if self._workspace is None:
-            git = self.location.git
-            if git is None or git.worktree is None:
-                raise NoWorkspaceError(
-                    "The workspace track needs a git repository with a working tree, and this"
-                    " session has none.",
-                    "run convgit inside a git repository",
-                )
-            self._check_worktree()
-            from convgit.workspace import Workspace  # only commands that touch files need git
-
-            found = Workspace.at(git.git_dir, git.worktree)
-            if found is None:
-                raise NoWorkspaceError("No git working tree was found for this session.")
-            found.keep_out(self.location.root)
-            self._workspace = found
-        return self._workspace
-
-    def _check_worktree(self) -> None:
-        """Refuse to act on this worktree's files for a session of another worktree of the
-        same repository (its snapshots are of that worktree's files)."""
-        git = self.location.git
-        recorded = (self.tree.header or {}).get("cwd")
-        if git is None or git.worktree is None or not isinstance(recorded, str):
-            return
-        home = Path(recorded)
-        if home == git.worktree or not (home / ".git").exists():
-            return  # the same worktree, or one that is gone (a moved repository)
-        theirs = find_git(home)
-        if theirs is not None and theirs.worktree == home and theirs.common_dir == git.common_dir:
-            raise RefusedError(
-                f"Session {self.id} belongs to the worktree at {home}; convgit will not use its"
-                " snapshots on the files here.",
-                f"run it there: convgit -C {home} …",
-            )
+        return session_files.workspace(self)
 
     @property
     def size_cap(self) -> int:
@@ -915,193 +853,38 @@ class Session:
         snapshot: it is never lost (``replaces`` names it; unchanged files keep it as it is).
         With ``only_if_changed``, nothing is recorded (None) when the files are those of the
         nearest snapshot above. Never touches HEAD, the index, branches or files."""
-        target = self.resolve(ref)
-        ws = self.workspace()
-        size_cap = self.size_cap
-        existing = self.sidecar.snapshots.get(target)
-        parent = existing or self.nearest_snapshot(self.tree.entries[target]["parentId"])
-        message = (
-            f"convgit snapshot of {target}\n\nConvgit-Session: {self.id}\nConvgit-Entry: {target}\n"
-        )
-        with self._workspace_lock():
-            faults.point("snapshot:before-stage")
-            snap = ws.snapshot(
-                self._index(),
-                message=message,
-                parent=parent.commit if parent else None,
-                size_cap=size_cap,
-            )
-            if snap.reused and existing is None and only_if_changed:
-                return None
-            if snap.reused and existing is not None and existing.skipped == _skipped_record(snap):
-                return existing  # the same files, and the same ones left out: nothing new
-            faults.point("snapshot:before-ref")
-            ws.set_ref(f"refs/convgit/{self.id}/{target}", snap.commit)
-            faults.point("snapshot:before-record")
-        return self._record_snapshot(target, snap)
+        return session_files.snapshot(self, ref, only_if_changed=only_if_changed)
 
     def take_snapshot(self, parent: str | None, what: str) -> Snapshot:
         """The working tree now as a commit whose parent is the snapshot commit ``parent``
         (``reused``: the files are that snapshot's), for no entry yet: ``record_snapshot``
         records it once the entry exists (the files a user had when sending a prompt the agent
         has not written down). ``what`` goes into the commit message."""
-        with self._workspace_lock():
-            return self.workspace().snapshot(
-                self._index(),
-                message=f"convgit snapshot {what}\n\nConvgit-Session: {self.id}\n",
-                parent=parent,
-                size_cap=self.size_cap,
-            )
+        return session_files.take_snapshot(self, parent, what)
 
     def record_snapshot(self, ref: str, snap: Snapshot) -> SnapshotInfo:
         """Record ``snap`` (from ``take_snapshot``, or another entry's) as entry ``ref``'s. A
         snapshot the entry had already stays reachable (``replaces`` names it, and a ref under
         ``refs/convgit/<sid>/replaced/`` keeps it unless the new commit descends from it)."""
-        target = self.resolve(ref)
-        ws = self.workspace()
-        existing = self.sidecar.snapshots.get(target)
-        with self._workspace_lock():
-            if existing is not None and existing.commit != snap.commit:
-                kept = f"refs/convgit/{self.id}/replaced/{target}-{existing.commit[:12]}"
-                ws.set_ref(kept, existing.commit)
-            ws.set_ref(f"refs/convgit/{self.id}/{target}", snap.commit)
-        return self._record_snapshot(target, snap)
-
-    def _record_snapshot(self, target: str, snap: Snapshot) -> SnapshotInfo:
-        """Write the sidecar's record of ``snap`` as ``target``'s snapshot (its ref is set), and
-        count its objects for the background packing (``convgit.maintenance``)."""
-        existing = self.sidecar.snapshots.get(target)
-        replaces = None
-        if existing is not None:  # a record of the same commit (what it left out changed) keeps
-            replaces = existing.commit if existing.commit != snap.commit else existing.replaces
-        skipped = _skipped_record(snap)
-        self._sidecar_append(
-            schema.snapshot(target, snap.commit, snap.tree, snap.files, skipped, replaces=replaces)
-        )
-        if not snap.reused:
-            from convgit import maintenance
-
-            maintenance.note(self.workspace(), self.location.root, snap.written)
-        return self.sidecar.snapshots[target]
-
-    def _index(self) -> Path:
-        path = self.location.index_path(self.id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return path
+        return session_files.record_snapshot(self, ref, snap)
 
     def workspace_lock(self) -> AbstractContextManager[None]:
         """Held by whatever reads or rewrites this session's snapshots as a whole (redaction)."""
-        return self._workspace_lock()
-
-    def _workspace_lock(self) -> AbstractContextManager[None]:
-        """One snapshot or restore at a time per session and worktree: its private index's lock."""
-        from convgit.git import private_index
-
-        return private_index.locked(self._index())
+        return session_files.workspace_lock(self)
 
     def status(self) -> Status:
         """Where the conversation is, and which snapshot (if any) the files match right now."""
-        self.tree.check(f"Session {self.id}")
-        leaf = self.tree.leaf
-        leaf_snap = self.nearest_snapshot(leaf)
-        result = Status(
-            session=self.id,
-            name=self.tree.name,
-            leaf=leaf,
-            leaf_snapshot=leaf_snap.entry if leaf_snap else None,
-            workspace=self.location.git is not None,
-            sidecar=self.snapshots_enabled,
-            interrupted_restore=self.sidecar.interrupted,
-        )
-        failed = [f for f in self.sidecar.failed.values() if f["entry"] in self.tree.entries]
-        if failed:
-            last = max(failed, key=lambda f: str(f.get("ts", "")))
-            result.not_recorded = {k: last.get(k) for k in ("entry", "error", "ts")}
-        if self.location.git is None or not self.sidecar.snapshots:
-            return result
-        ws = self.workspace()
-        size_cap = self.size_cap
-        try:
-            with self._workspace_lock():
-                current, skipped = ws.scan(self._index(), size_cap=size_cap)
-        except (ConvgitError, OSError) as exc:  # git cannot stage the files (a failing filter)
-            result.files_error = exc.message if isinstance(exc, ConvgitError) else _os_words(exc)
-            return result
-        result.matches = self._matching_entry(current)
-        if leaf_snap is not None:
-            now = {s.path: s.reason for s in skipped}
-            changes = self._compared(ws, leaf_snap.tree, _skipped(leaf_snap), current, now)
-            result.changed = [c.path for c in changes if c.status != LEFT_ALONE]
-            result.left_alone = [
-                {"path": c.path, "reason": c.reason} for c in changes if c.status == LEFT_ALONE
-            ]
-        on_path = set(self.tree.path()) if leaf else set()
-        result.diverged = result.matches is not None and result.matches not in on_path
-        return result
-
-    def _matching_entry(self, tree_id: str) -> str | None:
-        """An entry whose snapshot tree is ``tree_id``: the nearest on the active path, else the
-        most recent snapshot anywhere."""
-        snapshots = self.sidecar.snapshots
-        for ident in reversed(self.tree.path()) if self.tree.leaf else []:
-            if ident in snapshots and snapshots[ident].tree == tree_id:
-                return ident
-        found = [
-            s for s in snapshots.values() if s.tree == tree_id and s.entry in self.tree.entries
-        ]
-        return max(found, key=lambda s: s.ts).entry if found else None
+        return session_files.status(self)
 
     def diff(self, a: str, b: str | None = None) -> list[Change]:
         """Changes from ``a``'s snapshot (or the saved state ``a`` names) to ``b``'s (default:
         the working tree now). A file that one side left out (over the size cap, unreadable)
         is ``left alone``, never added or deleted: that side does not know its content."""
-        ws = self.workspace()
-        left, left_skipped = self._files_of(a)
-        if b is None:
-            with self._workspace_lock():
-                right, found = ws.scan(self._index(), size_cap=self.size_cap)
-            right_skipped = {s.path: s.reason for s in found}
-        else:
-            right, right_skipped = self._files_of(b)
-        return self._compared(ws, left, left_skipped, right, right_skipped)
-
-    def _files_of(self, ref: str) -> tuple[str, dict[str, str]]:
-        """The commit or tree of ``ref`` (a snapshot's entry or a saved state) and the paths
-        it left out, with why."""
-        if is_saved_ref(ref):
-            state = self.sidecar.saved_state(ref)
-            return state.commit, state.skipped
-        snap = self._require_snapshot(ref)
-        return snap.tree, _skipped(snap)
+        return session_files.diff(self, a, b)
 
     def saved_state(self, ref: str) -> SavedState:
         """The saved state ``ref`` (``saved:…``) names; see ``convgit.store.sidecar``."""
         return self.sidecar.saved_state(ref)
-
-    @staticmethod
-    def _compared(
-        ws: Workspace, a: str, a_skipped: dict[str, str], b: str, b_skipped: dict[str, str]
-    ) -> list[Change]:
-        from convgit.workspace import Change
-
-        out: list[Change] = []
-        for change in ws.changes(a, b):
-            lacking = {"added": a_skipped, "deleted": b_skipped}.get(change.status, {})
-            why = next((lacking[p] for p in _and_above(change.path) if p in lacking), None)
-            if why is None:
-                out.append(change)
-            else:
-                out.append(Change(change.path, LEFT_ALONE, _reason_word(why)))
-        return out
-
-    def _require_snapshot(self, ref: str) -> SnapshotInfo:
-        target = self.resolve(ref)
-        snap = self.sidecar.snapshots.get(target)
-        if snap is None:
-            nearest = self.nearest_snapshot(target)
-            hint = f"its nearest snapshot is at {nearest.entry}" if nearest else "convgit snapshot"
-            raise NotFoundError(f"Entry {target} has no snapshot.", hint)
-        return snap
 
     def restore(
         self,
@@ -1121,12 +904,7 @@ class Session:
         """Check ``ref``'s snapshot (or the saved state ``ref`` names) out in ``directory`` (a
         detached git worktree), side by side; the main working tree is not touched. Returns
         the commit checked out."""
-        if is_saved_ref(ref):
-            commit = self.sidecar.saved_state(ref).commit
-        else:
-            commit = self._require_snapshot(ref).commit
-        self.workspace().add_worktree(commit, directory)
-        return commit
+        return session_files.add_worktree(self, ref, directory)
 
     def run(
         self,
@@ -1148,7 +926,10 @@ class Session:
         if not refs:
             raise UsageError("Give at least one REF to run on.", "convgit run REF... -- COMMAND")
         ws = self.workspace()
-        snaps = [None if ref == WORKING_TREE else self._require_snapshot(ref) for ref in refs]
+        snaps = [
+            None if ref == WORKING_TREE else session_files.require_snapshot(self, ref)
+            for ref in refs
+        ]
         if note:
             for snap in snaps:
                 self._note_parent(None if snap is None else snap.entry)  # refuses before any run
@@ -1172,9 +953,9 @@ class Session:
     def _files_now(self) -> str:
         """A commit of the files of the working tree now (no ref, no sidecar record)."""
         message = f"convgit: the working tree for a run\n\nConvgit-Session: {self.id}\n"
-        with self._workspace_lock():
+        with session_files.workspace_lock(self):
             made = self.workspace().snapshot(
-                self._index(), message=message, parent=None, size_cap=self.size_cap
+                session_files.index(self), message=message, parent=None, size_cap=self.size_cap
             )
         return made.commit
 
@@ -1330,23 +1111,6 @@ def _resent(raw: list[dict[str, Any]], known: dict[str, Any]) -> set[int]:
     return resent
 
 
-LEFT_ALONE = "left alone"  # a change's status when one side does not know the file's content
-
-
-def _skipped(snap: SnapshotInfo) -> dict[str, str]:
-    return {str(s["path"]): str(s.get("reason", "")) for s in snap.skipped}
-
-
-def _and_above(path: str) -> list[str]:
-    parts = path.split("/")
-    return ["/".join(parts[:i]) for i in range(len(parts), 0, -1)]
-
-
-def _reason_word(reason: str) -> str:
-    """A skipped path's reason in a word or two: "size cap" for every file above the cap."""
-    return "size cap" if "size cap" in reason else reason
-
-
 def caller_id(ident: str) -> str:
     """A caller-chosen entry id (``--id``), as every appended id must be: reference-safe
     (``appending.id_problem``), so it also names a git ref."""
@@ -1356,12 +1120,6 @@ def caller_id(ident: str) -> str:
             " (starting with a letter or digit; not 'root')."
         )
     return ident
-
-
-def _os_words(exc: OSError) -> str:
-    """An operating system error as one sentence."""
-    where = f" ({os.fsdecode(exc.filename)})" if exc.filename is not None else ""
-    return f"{exc.strerror or exc}{where}."
 
 
 def _fresh_id(known: dict[str, Any], made: dict[str, Any]) -> str:
@@ -1428,26 +1186,6 @@ def _run_note(row: RunRow, command: Sequence[str]) -> str:
     if outcome.tail:
         text += " Its last lines:\n" + "\n".join(outcome.tail)
     return f"{text}\nFull output: {outcome.log}"
-
-
-def _restore_note(
-    target: str | None, changes: list[Change], paths: list[str] | None, undo: bool
-) -> str:
-    # file names become text the model reads: one that is not UTF-8 is written as shown
-    scope = "" if not paths else f" (only {', '.join(map(codec.shown, paths))})"
-    what = "the state before the last restore" if undo else f"the snapshot of entry {target}"
-    shown = ", ".join(codec.shown(c.path) for c in changes[:10])
-    names = shown + (", ..." if len(changes) > 10 else "")
-    count = f"{len(changes)} file" + ("" if len(changes) == 1 else "s")
-    return (
-        f"The files were restored to {what}{scope}: {count} changed ({names})."
-        " The conversation above was not changed; files may differ from what it describes."
-    )
-
-
-def _skipped_record(snap: Snapshot) -> list[dict[str, str]]:
-    """The sidecar's record of the files ``snap`` left out."""
-    return [{"path": s.path, "reason": s.reason} for s in snap.skipped]
 
 
 @dataclass(frozen=True)
