@@ -23,9 +23,10 @@ if TYPE_CHECKING:
     from convgit.agents.hooks import ScopeState
     from convgit.branching import Fork
     from convgit.resume import Resumed
-    from convgit.session import RestoreResult, RunReport, SessionView
+    from convgit.session import RestoreResult, SessionView
     from convgit.session_files import Status
     from convgit.session_import import ImportResult
+    from convgit.session_runs import RunReport
     from convgit.store.sidecar import SavedState, SnapshotInfo
     from convgit.workspace import Change
 

@@ -17,9 +17,7 @@ Promises kept here:
 
 from __future__ import annotations
 
-import dataclasses
 import os
-import shlex
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass
@@ -32,6 +30,7 @@ from convgit import (
     schema,
     session_files,
     session_import,
+    session_runs,
     verify,
 )
 from convgit.conversation import appending, replay, tree
@@ -46,6 +45,7 @@ from convgit.errors import (
 )
 from convgit.restoring import RestoreResult
 from convgit.schema import Entry
+from convgit.session_runs import WORKING_TREE
 from convgit.store import jsonl, load, sessions
 from convgit.store.location import StoreLocation, locate, size_cap
 from convgit.store.sidecar import SAVED_PREFIX, SavedState, Sidecar, SnapshotInfo
@@ -54,53 +54,17 @@ if TYPE_CHECKING:
     from convgit.formats import importing
     from convgit.session_files import Status
     from convgit.session_import import ImportResult
-    from convgit.sidebyside import Outcome
+    from convgit.session_runs import RunReport
     from convgit.workspace import Change, Snapshot, Workspace
 
 __all__ = [
     "DEFAULT_SIZE_CAP",
-    "WORKING_TREE",
     "RestoreResult",
-    "RunReport",
-    "RunRow",
     "Session",
 ]
 
 MIB = 1024 * 1024
 DEFAULT_SIZE_CAP = 10 * MIB
-WORKING_TREE = "."  # the REF of `run` that means the files of the working tree now
-
-
-@dataclass(frozen=True)
-class RunRow:
-    """One REF of a side-by-side run: the entry whose snapshot it ran on (None: the files of
-    the working tree), how the command ended, and the id of the note that recorded it."""
-
-    ref: str
-    entry: str | None
-    outcome: Outcome
-    note: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        outcome = self.outcome
-        return {
-            "ref": self.ref,
-            "entry": self.entry,
-            "commit": outcome.target.commit,
-            "exit_code": outcome.exit_code,
-            "seconds": round(outcome.seconds, 3),
-            "timed_out": outcome.timed_out,
-            "output": str(outcome.log),
-        }
-
-
-@dataclass(frozen=True)
-class RunReport:
-    """A side-by-side run: a row per REF in the order given, and a sentence for each note
-    that could not be recorded (its branch came to wait for a tool result meanwhile)."""
-
-    rows: list[RunRow]
-    unnoted: list[str]
 
 
 def _new_session_id() -> str:
@@ -384,7 +348,7 @@ class Session:
                     leaf = record["id"]
                     continue
                 if record.get("id") is None:
-                    record["id"] = _fresh_id(known, made)
+                    record["id"] = appending.fresh_id(known, made)
                 if record.get("ts") is None:
                     record["ts"] = stamp
                 if "parentId" not in record:
@@ -652,7 +616,9 @@ class Session:
             if text is not None:
                 made = self._new_entry("message", parent, role="user", content=text)
                 if records and made["id"] == records[0]["id"]:
-                    made["id"] = _fresh_id(self.tree.entries, {records[0]["id"]: records[0]})
+                    made["id"] = appending.fresh_id(
+                        self.tree.entries, {records[0]["id"]: records[0]}
+                    )
                 records.append(made)
             if not records:
                 records.append(schema.leaf(target))
@@ -921,100 +887,9 @@ class Session:
         touched). The REF ``.`` is the files of the working tree now, taken as a snapshot
         would take them. With ``note``, each result is recorded as a ``note`` entry (source
         ``run``) where its REF's branch continues (``_note_parent``)."""
-        from convgit import sidebyside
-
-        if not refs:
-            raise UsageError("Give at least one REF to run on.", "convgit run REF... -- COMMAND")
-        ws = self.workspace()
-        snaps = [
-            None if ref == WORKING_TREE else session_files.require_snapshot(self, ref)
-            for ref in refs
-        ]
-        if note:
-            for snap in snaps:
-                self._note_parent(None if snap is None else snap.entry)  # refuses before any run
-        files = self._files_now() if None in snaps else ""
-        targets = [
-            sidebyside.Target("files", files, "the files of the working tree")
-            if snap is None
-            else sidebyside.Target(snap.entry, snap.commit, f"the snapshot of {snap.entry}")
-            for snap in snaps
-        ]
-        outcomes = sidebyside.run(
-            ws, targets, command, logs=self.location.root / "runs",
-            jobs=jobs, timeout=timeout, links=links,
-        )  # fmt: skip
-        rows = [
-            RunRow(ref, None if snap is None else snap.entry, outcome)
-            for ref, snap, outcome in zip(refs, snaps, outcomes, strict=True)
-        ]
-        return self._note_runs(rows, command) if note else RunReport(rows, [])
-
-    def _files_now(self) -> str:
-        """A commit of the files of the working tree now (no ref, no sidecar record)."""
-        message = f"convgit: the working tree for a run\n\nConvgit-Session: {self.id}\n"
-        with session_files.workspace_lock(self):
-            made = self.workspace().snapshot(
-                session_files.index(self), message=message, parent=None, size_cap=self.size_cap
-            )
-        return made.commit
-
-    def _note_parent(self, entry: str | None) -> str:
-        """Where a note about ``entry``'s files goes: the active leaf when it is at or below
-        ``entry`` (always, for the files of the working tree: ``entry`` None), else the newest
-        deepest leaf below ``entry``. Refused where it would come between a tool call and its
-        result."""
-        leaf = self.tree.leaf
-        if leaf is not None and (entry is None or entry in self.tree.path(leaf)):
-            place = leaf
-        elif entry is None:
-            raise NotFoundError("The session has no entry to record a note on.")
-        else:
-            place = self.tree.newest_leaf(entry)
-        waiting = self.tree.open_tool_calls(place)
-        if waiting:
-            raise RefusedError(
-                f"The branch of {entry or 'the active leaf'} ends at {place}, which waits for the"
-                f" result of tool call {waiting[0]}: a note there would come between the call"
-                " and its result.",
-                "run without --note, or once the tool result is recorded",
-            )
-        return place
-
-    def _note_runs(self, rows: list[RunRow], command: Sequence[str]) -> RunReport:
-        """Append a note per row under its branch's end, in one write. The active leaf stays
-        where it is, unless a note hangs below it: then it follows the note, on its branch."""
-        noted: list[RunRow] = []
-        unnoted: list[str] = []
-
-        def build() -> list[dict[str, Any]]:
-            noted.clear()
-            unnoted.clear()
-            leaf = self.tree.leaf
-            ends: dict[str, str] = {}  # where each branch's notes have got to
-            made: dict[str, dict[str, Any]] = {}
-            for row in rows:
-                try:
-                    place = self._note_parent(row.entry)
-                except (RefusedError, NotFoundError) as exc:  # the branch moved during the run
-                    unnoted.append(exc.message)
-                    noted.append(row)
-                    continue
-                record = self._new_entry(
-                    "note", ends.get(place, place), text=_run_note(row, command), source="run"
-                )
-                record["id"] = _fresh_id(self.tree.entries, made)
-                made[record["id"]] = record
-                ends[place] = record["id"]
-                noted.append(dataclasses.replace(row, note=record["id"]))
-            records = list(made.values())
-            wanted = None if leaf is None else ends.get(leaf, leaf)
-            if records and wanted is not None and records[-1]["id"] != wanted:
-                records.append(schema.leaf(wanted))
-            return records
-
-        self._write(build, builds_on_leaf=False)
-        return RunReport(noted, unnoted)
+        return session_runs.run(
+            self, refs, command, jobs=jobs, timeout=timeout, links=links, note=note
+        )
 
     # -- values for the command line and render: what a command reads, without reaching into
     # the conversation's index or the workspace
@@ -1122,13 +997,6 @@ def caller_id(ident: str) -> str:
     return ident
 
 
-def _fresh_id(known: dict[str, Any], made: dict[str, Any]) -> str:
-    while True:
-        candidate = schema.new_id(known)
-        if candidate not in made:
-            return candidate
-
-
 def _caller(found: tree.Tree, ident: str) -> str | None:
     """The assistant message that made the call tool result ``ident`` answers, above it."""
     record = found.entries[ident]
@@ -1173,19 +1041,6 @@ def _check_workspace_root(worktree: Path | None) -> None:
     refuse_home_or_root(
         worktree, hint="run convgit inside a project's own repository, or use --no-snapshots"
     )
-
-
-def _run_note(row: RunRow, command: Sequence[str]) -> str:
-    outcome = row.outcome
-    on = "the files of the working tree" if row.entry is None else f"the snapshot of {row.entry}"
-    if outcome.timed_out:
-        ended = f"was stopped after {outcome.seconds:.1f} s (timeout)"
-    else:
-        ended = f"exited with code {outcome.exit_code} after {outcome.seconds:.1f} s"
-    text = f"`{shlex.join(command)}` {ended}, run by convgit on {on}."
-    if outcome.tail:
-        text += " Its last lines:\n" + "\n".join(outcome.tail)
-    return f"{text}\nFull output: {outcome.log}"
 
 
 @dataclass(frozen=True)
