@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 from convgit import (
     branching,
+    forking,
     restoring,
     schema,
     session_files,
@@ -597,69 +598,14 @@ class Session:
         (carrying what the branch left behind learned) is appended under ``ref``; with ``text``,
         a user message starts the new branch. Nothing is copied; files are not touched. Refused
         inside a tool run (``branching.refusal``): the branch would leave a tool call waiting."""
-        target = self.resolve(ref)
-        refused = branching.refusal(self.tree, target, f"A fork from {target}")
-        if refused is not None:
-            raise refused
-        left = self.tree.leaf
-
-        def build() -> list[dict[str, Any]]:
-            records: list[dict[str, Any]] = []
-            parent = target
-            if summary is not None:
-                records.append(
-                    self._new_entry(
-                        "branch_summary", parent, fromId=left or target, summary=summary
-                    )
-                )
-                parent = records[-1]["id"]
-            if text is not None:
-                made = self._new_entry("message", parent, role="user", content=text)
-                if records and made["id"] == records[0]["id"]:
-                    made["id"] = appending.fresh_id(
-                        self.tree.entries, {records[0]["id"]: records[0]}
-                    )
-                records.append(made)
-            if not records:
-                records.append(schema.leaf(target))
-            return records
-
-        self._write(build, builds_on_leaf=False)
-        return self.tree.leaf or target
+        return forking.fork(self, ref, text, summary)
 
     def edit(self, ref: str, text: str) -> str:
         """A new version of message ``ref``: a sibling with the same role and new text, which
         becomes the leaf. The original stays in the tree. Refused for a tool result, an
         assistant message whose tool calls are not all answered, and a message whose new version
         would come between a tool call and its result; the hint names where to branch instead."""
-        target = self.resolve(ref)
-        record = self.tree.entries[target]
-        if record["type"] != "message" or record["role"] == "tool":
-            caller = _caller(self.tree, target)
-            raise RefusedError(
-                f"Entry {target} is a {_describe(record)}; only user and assistant messages can"
-                " be edited.",
-                None if caller is None else f"edit or retry {caller}, the call it answers",
-            )
-        run = branching.tool_run(self.tree, target)
-        if run is not None:
-            caller, waiting = run
-            raise RefusedError(
-                f"Entry {target} is an assistant message whose tool calls are not all answered"
-                f" ({', '.join(waiting)}): a new version beside it would leave its run unfinished.",
-                branching.right_points(self.tree, caller, target),
-            )
-        parent = record["parentId"]
-        if parent is not None:
-            what = f"A new version of {target} (beside it, below {parent})"
-            refused = branching.refusal(self.tree, parent, what)
-            if refused is not None:
-                raise refused
-        made = self._write(
-            lambda: [self._new_entry("message", parent, role=record["role"], content=text)],
-            builds_on_leaf=False,
-        )
-        return str(made[0]["id"])
+        return forking.edit(self, ref, text)
 
     def retry(self, ref: str = "@", *, turn: bool = False) -> str:
         """Get ready to ask again: for an assistant reply, the leaf moves to the message it
@@ -667,29 +613,7 @@ class Session:
         ``turn``, to just before the last user message at or above ``ref`` (tool results are not
         user messages), so the next user message starts the new attempt and the turn left
         behind, tool runs and all, is not in its context."""
-        target = self.resolve(ref)
-        record = self.tree.entries[target]
-        if turn:
-            asked = branching.last_user_message(self.tree, target)
-            before: str | None = self.tree.entries[asked]["parentId"]
-            if before is None:
-                raise RefusedError(
-                    f"The last user message, {asked}, is the first entry: there is nothing before"
-                    " it to go back to.",
-                    f"`convgit edit {asked} TEXT` starts the new attempt beside it",
-                )
-            refused = branching.refusal(self.tree, before, f"Going back to {before}")
-            if refused is not None:
-                raise refused
-            self._write(lambda: [schema.leaf(before)], builds_on_leaf=False)
-            return before
-        if record["type"] == "message" and record["role"] == "assistant":
-            parent = record["parentId"]
-            if parent is None:
-                raise RefusedError(f"Entry {target} is a root; there is nothing to retry from.")
-            target = parent
-        self._write(lambda: [schema.leaf(target)], builds_on_leaf=False)
-        return target
+        return forking.retry(self, ref, turn=turn)
 
     def fork_session(self, ref: str, *, name: str | None = None) -> Session:
         """A new session, made current, whose history is the root-to-``ref`` path of this one
@@ -697,38 +621,7 @@ class Session:
         came from (``forkedFrom``: this session and ``ref``). This session is not changed. The
         snapshots of the shared path are shared, not copied: the new session's records and refs
         name the same commits. Refused inside a tool run, as ``fork`` is."""
-        target = self.resolve(ref)
-        refused = branching.refusal(self.tree, target, f"A fork from {target}")
-        if refused is not None:
-            raise refused
-        path = self.tree.path(target)
-        labels = self.tree.labels
-        copied = [self.tree.entries[i] for i in path]
-        copied += [schema.label(i, labels[i]) for i in path if i in labels]
-        snapshots = self.sidecar.snapshots if self.sidecar_file.path.exists() else {}
-        shared = [snapshots[i] for i in path if i in snapshots]
-        ws = self.workspace() if shared else None  # refuses before anything is made
-        new = Session._start(
-            self.location,
-            name=name,
-            snapshots=self.snapshots_enabled,
-            fsync=self.file.fsync,
-            forked_from={"session": self.id, "entry": target},
-        )
-        new._write(lambda: copied, builds_on_leaf=False)
-        if ws is not None:
-            for snap in shared:
-                ws.set_ref(f"refs/convgit/{new.id}/{snap.entry}", snap.commit)
-            new.sidecar_file.append(
-                [
-                    schema.snapshot(
-                        snap.entry, snap.commit, snap.tree, snap.files, snap.skipped, ts=snap.ts
-                    )
-                    for snap in shared
-                ]
-            )
-            new._sidecar = None
-        return new
+        return forking.fork_session(self, ref, name=name)
 
     def label(self, ref: str, name: str | None) -> str:
         """Bookmark ``ref`` as ``name`` (None clears its label). A label names one entry:
@@ -995,26 +888,6 @@ def caller_id(ident: str) -> str:
             " (starting with a letter or digit; not 'root')."
         )
     return ident
-
-
-def _caller(found: tree.Tree, ident: str) -> str | None:
-    """The assistant message that made the call tool result ``ident`` answers, above it."""
-    record = found.entries[ident]
-    if record["type"] != "message" or record["role"] != "tool":
-        return None
-    node: str | None = record["parentId"]
-    while node is not None:
-        above = found.entries[node]
-        if above["type"] == "message" and record["toolCallId"] in schema.tool_call_ids(above):
-            return node
-        node = above["parentId"]
-    return None
-
-
-def _describe(record: dict[str, Any]) -> str:
-    if record["type"] == "message":
-        return f"{record['role']} message"
-    return f"'{record['type']}' entry"
 
 
 def _check_label(name: str) -> None:
