@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager, suppress
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -29,6 +29,7 @@ from convgit import (
     forking,
     restoring,
     schema,
+    session_append,
     session_files,
     session_import,
     session_runs,
@@ -37,11 +38,9 @@ from convgit import (
 from convgit.conversation import appending, replay, tree
 from convgit.errors import (
     ConvgitError,
-    InvalidEntryError,
     LeafMovedError,
     NotFoundError,
     NoWorkspaceError,
-    RefusedError,
     UsageError,
 )
 from convgit.restoring import RestoreResult
@@ -332,72 +331,9 @@ class Session:
         bad one means nothing is appended. With snapshots on and ``snapshot``, the files are
         snapshotted as the turn's (pass False for records of the past: today's files are not
         theirs)."""
-        explicit = all("parentId" in r for r in raw)
-        placed = ["parentId" in r for r in raw]
-        if self.snapshots_enabled:
-            session_files.check_worktree(self)
-            _ = self.size_cap  # a bad setting is refused before anything is written
-
-        def build() -> list[dict[str, Any]]:
-            known = self.tree.entries
-            resent = _resent(raw, known)
-            made: dict[str, dict[str, Any]] = {}
-            leaf = self.tree.leaf if follow else self._built_on
-            stamp = schema.now()  # one batch, one moment
-            for number, record in enumerate(raw, 1):
-                if number in resent:
-                    leaf = record["id"]
-                    continue
-                if record.get("id") is None:
-                    record["id"] = appending.fresh_id(known, made)
-                if record.get("ts") is None:
-                    record["ts"] = stamp
-                if "parentId" not in record:
-                    record["parentId"] = leaf
-                kind = record.get("type")
-                if type(kind) is str and (kind in schema.META_FIELDS or kind == "session"):
-                    raise InvalidEntryError(f"Entry {number} is a '{kind}' record, not an entry.")
-                problem = schema.kind_error(record)
-                if problem is None and (record["id"] in known or record["id"] in made):
-                    problem = f"repeats the existing id {record['id']}"
-                parent = record["parentId"]
-                missing = problem is None and parent is not None and parent not in known
-                if missing and parent not in made:
-                    problem = f"has a parent {parent} that does not exist"
-                if problem is not None:
-                    raise InvalidEntryError(f"Entry {number} {problem}; nothing was appended.")
-                made[record["id"]] = record
-                leaf = record["id"]
-            fresh = [record for number, record in enumerate(raw, 1) if number not in resent]
-            where = [given for number, given in enumerate(placed, 1) if number not in resent]
-            return fresh + appending.admit(self.tree, fresh, where, self.tree.leaf)
-
-        written = self._write(build, builds_on_leaf=not (follow or explicit), force=force)
-        if snapshot and self.snapshots_enabled and written:
-            self._snapshot_turn(written)
-        return [r["id"] for r in raw]
-
-    def _snapshot_turn(self, made: list[dict[str, Any]]) -> None:
-        """After a reply, the files are snapshotted (one snapshot for a batch: its last reply).
-        A user message is snapshotted when the files differ from the nearest snapshot above
-        it (hand edits between turns; at the start, the files before the agent touched
-        anything), so "back to before the reply" is exact. A snapshot that cannot be taken
-        leaves what was appended in place: ``snapshot_error`` says why, and the sidecar
-        records it (``status`` names the entry)."""
-        self.snapshot_error = None
-        messages = [r for r in made if r["type"] == "message"]
-        reply = next((r for r in reversed(messages) if r["role"] == "assistant"), None)
-        first = next((r for r in messages if r["role"] == "user"), None)
-        target = reply if reply is not None else first
-        if target is None:
-            return
-        try:
-            self.snapshot(target["id"], only_if_changed=reply is None)
-        except (ConvgitError, OSError) as exc:
-            why = exc.message if isinstance(exc, ConvgitError) else session_files.os_words(exc)
-            self.snapshot_error = why
-            with suppress(ConvgitError, OSError):  # a full disk may refuse this line too
-                self._sidecar_append(schema.snapshot_failed(target["id"], why))
+        return session_append.append_records(
+            self, raw, force=force, follow=follow, snapshot=snapshot
+        )
 
     def append_user(self, text: str, *, force: bool = False, ident: str | None = None) -> Entry:
         return self.append(self._new_message("user", text, ident), force=force)
@@ -427,21 +363,15 @@ class Session:
         the call. A call on another branch is refused, unless ``on_call_branch``: then the result
         goes under that branch's newest entry and the active leaf stays where it is. A call no
         assistant message made is refused (``NotFoundError``)."""
-        record = self._new_message("tool", content, ident)
-        record["toolCallId"] = call_id
-        record["isError"] = is_error
-        elsewhere = appending.call_branch(self.tree, call_id, self._built_on)
-        if elsewhere is not None:
-            made_in, branch = elsewhere
-            if not on_call_branch:
-                raise RefusedError(
-                    f"Tool call {call_id} was made on another branch (entry {made_in}), not on"
-                    f" the active path: its result would answer nothing here.",
-                    f"`convgit tool {call_id} TEXT --on-call-branch` files it under {branch},"
-                    " the newest entry of that branch, and the active leaf stays",
-                )
-            record["parentId"] = branch
-        return self.append(record, force=force)
+        return session_append.append_tool_result(
+            self,
+            call_id,
+            content,
+            is_error=is_error,
+            force=force,
+            on_call_branch=on_call_branch,
+            ident=ident,
+        )
 
     def set_system(self, text: str | None, *, force: bool = False) -> Entry:
         """Record the system prompt the model is sent from here on (None: none) as a settings
@@ -848,35 +778,6 @@ class Session:
 
 
 # -- small pure pieces ------------------------------------------------------------------------
-
-
-def _resent(raw: list[dict[str, Any]], known: dict[str, Any]) -> set[int]:
-    """The numbers (from 1) of the records that repeat an entry already in the session, with
-    its id and content (a retry: appended once, the resend is a no-op). The same id with other
-    content is refused; so is a new id that could be read as a saved state's."""
-    resent: set[int] = set()
-    for number, record in enumerate(raw, 1):
-        ident = record.get("id")
-        if not isinstance(ident, str):
-            continue
-        if ident.startswith(SAVED_PREFIX):
-            raise InvalidEntryError(
-                f"Entry {number} has the id {ident}, which names a saved state; nothing was"
-                " appended."
-            )
-        existing = known.get(ident)
-        if existing is None:
-            continue
-        ignored = {"ts"} if "parentId" in record else {"ts", "parentId"}
-        mine = {k: v for k, v in record.items() if k not in ignored}
-        theirs = {k: v for k, v in existing.items() if k not in ignored}
-        if mine != theirs:
-            raise InvalidEntryError(
-                f"Entry {number} repeats the id {ident} with other content; nothing was appended.",
-                "an id names one entry: send the same entry, or choose another id",
-            )
-        resent.add(number)
-    return resent
 
 
 def caller_id(ident: str) -> str:
