@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from convgit import branching, schema
+from convgit import branching, opening, schema
 from convgit.conversation import appending, tree
 from convgit.errors import RefusedError
 
@@ -120,7 +120,8 @@ def fork_session(session: Session, ref: str, *, name: str | None = None) -> Sess
     ws = session.workspace() if shared else None  # refuses before anything is made
     from convgit.session import Session  # the class that starts a session; it imports this module
 
-    new = Session._start(
+    new = opening.start(
+        Session,
         session.location,
         name=name,
         snapshots=session.snapshots_enabled,

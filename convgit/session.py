@@ -17,7 +17,6 @@ Promises kept here:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 from convgit import (
     branching,
     forking,
+    opening,
     restoring,
     schema,
     session_append,
@@ -37,16 +37,14 @@ from convgit import (
 )
 from convgit.conversation import appending, replay, tree
 from convgit.errors import (
-    ConvgitError,
     LeafMovedError,
     NotFoundError,
-    NoWorkspaceError,
     UsageError,
 )
 from convgit.restoring import RestoreResult
 from convgit.schema import Entry
 from convgit.session_runs import WORKING_TREE
-from convgit.store import jsonl, load, sessions
+from convgit.store import load, sessions
 from convgit.store.location import StoreLocation, locate, size_cap
 from convgit.store.sidecar import SAVED_PREFIX, SavedState, Sidecar, SnapshotInfo
 
@@ -65,10 +63,6 @@ __all__ = [
 
 MIB = 1024 * 1024
 DEFAULT_SIZE_CAP = 10 * MIB
-
-
-def _new_session_id() -> str:
-    return os.urandom(6).hex()
 
 
 class Session:
@@ -108,15 +102,7 @@ class Session:
     ) -> Session:
         """Open ``session`` (default: ``CONVGIT_SESSION``, else the one ``init`` made current);
         with ``create=True`` and no current session, start one."""
-        location = locate(path, store_dir)
-        sid = session or os.environ.get("CONVGIT_SESSION") or location.current()
-        if sid is None:
-            if create:
-                return cls.create(path, store_dir=store_dir, fsync=fsync)
-            raise sessions.no_session(location, "There is no current convgit session here.")
-        self = cls(location, sessions.find_session(location, sid), fsync=fsync)
-        self.reload()
-        return self
+        return opening.open(cls, path, create, session=session, store_dir=store_dir, fsync=fsync)
 
     @classmethod
     def create(
@@ -133,7 +119,8 @@ class Session:
     ) -> Session:
         """Start a new session and make it current. Snapshots default to on inside git.
         ``agent``: (agent name, the agent's session id) of the session this one mirrors."""
-        return cls._start(
+        return opening.start(
+            cls,
             locate(path, store_dir),
             name=name,
             snapshots=snapshots,
@@ -142,40 +129,6 @@ class Session:
             agent=agent,
             make_current=make_current,
         )
-
-    @classmethod
-    def _start(
-        cls,
-        location: StoreLocation,
-        *,
-        name: str | None = None,
-        snapshots: bool | None = None,
-        fsync: bool = False,
-        forked_from: dict[str, str] | None = None,
-        agent: tuple[str, str] | None = None,
-        make_current: bool = True,
-    ) -> Session:
-        if snapshots and location.git is None:
-            raise NoWorkspaceError(
-                "Snapshots need a git repository, and this folder is not in one.",
-                "run `git init` first, or use --no-snapshots",
-            )
-        if location.git is not None and snapshots is not False:
-            _check_workspace_root(location.git.worktree)
-        sid = _new_session_id()
-        while location.session_path(sid).exists():
-            sid = _new_session_id()
-        cwd = str(location.git.worktree if location.git and location.git.worktree else Path.cwd())
-        jsonl.create(location.session_path(sid), schema.header(sid, cwd, forked_from, agent))
-        self = cls(location, sid, fsync=fsync)
-        self.reload()
-        if location.git is not None and snapshots is not False:
-            self.sidecar_file.append([schema.sidecar_switch(True)])
-        if name:
-            self.rename(name)
-        if make_current:
-            location.set_current(sid)
-        return self
 
     def reload(self) -> None:
         """Read the whole session again; the leaf this Session builds on becomes the active one."""
@@ -234,21 +187,7 @@ class Session:
     def lost_commits(self) -> list[tree.Problem]:
         """The sidecar's records whose snapshot or saved-state commit is not in the repository
         (a ref deleted by hand, then git gc): their files are gone, repair cannot help."""
-        sidecar = self.read_sidecar()
-        if self.location.git is None or not sidecar.lines:
-            return []
-        try:
-            missing = self.workspace().missing(list(sidecar.lines))
-        except ConvgitError:
-            return []
-        return [
-            tree.Problem(
-                sidecar.lines[commit],
-                f"of the sidecar names the commit {commit[:12]}, which is not in the repository"
-                " any more (its ref was deleted and git gc pruned it)",
-            )
-            for commit in sorted(missing, key=lambda c: sidecar.lines[c])
-        ]
+        return session_files.lost_commits(self)
 
     def repair(self) -> verify.RepairReport:
         """Move every line fsck rejects aside, keeping a backup (``verify.repair``); the session
@@ -805,16 +744,6 @@ def _check_label(name: str) -> None:
             f" ':' or {SAVED_PREFIX} (which name user messages and saved states), and not @,"
             " HEAD, root or ."
         )
-
-
-def _check_workspace_root(worktree: Path | None) -> None:
-    if worktree is None:
-        return
-    from convgit.git.run import refuse_home_or_root
-
-    refuse_home_or_root(
-        worktree, hint="run convgit inside a project's own repository, or use --no-snapshots"
-    )
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convgit import faults, schema
+from convgit.conversation import tree
 from convgit.errors import ConvgitError, NotFoundError, NoWorkspaceError, RefusedError
 from convgit.store.location import find_git
 from convgit.store.sidecar import SnapshotInfo, is_saved_ref
@@ -82,6 +83,24 @@ def workspace(session: Session) -> Workspace:
         found.keep_out(session.location.root)
         session._workspace = found
     return session._workspace
+
+
+def lost_commits(session: Session) -> list[tree.Problem]:
+    sidecar = session.read_sidecar()
+    if session.location.git is None or not sidecar.lines:
+        return []
+    try:
+        missing = session.workspace().missing(list(sidecar.lines))
+    except ConvgitError:
+        return []
+    return [
+        tree.Problem(
+            sidecar.lines[commit],
+            f"of the sidecar names the commit {commit[:12]}, which is not in the repository"
+            " any more (its ref was deleted and git gc pruned it)",
+        )
+        for commit in sorted(missing, key=lambda c: sidecar.lines[c])
+    ]
 
 
 def check_worktree(session: Session) -> None:
