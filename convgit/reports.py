@@ -15,7 +15,9 @@ if TYPE_CHECKING:
     from convgit.agents.hooks import ScopeState
     from convgit.branching import Fork
     from convgit.resume import Resumed
-    from convgit.session import ImportResult, RunReport, SessionView
+    from convgit.session import SessionView
+    from convgit.session_import import ImportResult
+    from convgit.session_runs import RunReport
 
 
 def import_words(result: ImportResult, title: str) -> list[str]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from convgit import codec, faults, schema
+from convgit import codec, faults, schema, session_files
 from convgit.errors import RefusedError, UsageError
 from convgit.store.sidecar import SavedState, is_saved_ref, saved_id
 
@@ -96,7 +96,7 @@ def restore(
         commit, exact_from, skipped = state.commit, state.restored_to or None, state.skipped
     else:
         assert ref is not None
-        snap = session._require_snapshot(ref)
+        snap = session_files.require_snapshot(session, ref)
         target_entry, commit, exact_from = snap.entry, snap.commit, None
         skipped = {str(s["path"]): str(s.get("reason", "")) for s in snap.skipped}
     waiting = open_tool_calls(session)
@@ -108,7 +108,8 @@ def restore(
         )
     saved_target = state.id if state is not None else None
     with ws.restoring(
-        commit, index=session._index(), size_cap=size_cap, paths=paths, exact_from=exact_from,
+        commit, index=session_files.index(session), size_cap=size_cap, paths=paths,
+        exact_from=exact_from,
         target_skipped=skipped,
     ) as planned:  # fmt: skip
         changes = planned.changes

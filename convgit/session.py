@@ -17,151 +17,52 @@ Promises kept here:
 
 from __future__ import annotations
 
-import dataclasses
-import gc
-import os
-import shlex
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager, suppress
-from dataclasses import dataclass, field
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from convgit import branching, codec, faults, restoring, schema, verify
+from convgit import (
+    branching,
+    forking,
+    opening,
+    restoring,
+    schema,
+    session_append,
+    session_files,
+    session_import,
+    session_runs,
+    verify,
+)
 from convgit.conversation import appending, replay, tree
 from convgit.errors import (
-    ConvgitError,
-    InvalidEntryError,
     LeafMovedError,
     NotFoundError,
-    NoWorkspaceError,
-    RefusedError,
     UsageError,
 )
 from convgit.restoring import RestoreResult
 from convgit.schema import Entry
-from convgit.store import jsonl, load, sessions
-from convgit.store.location import StoreLocation, find_git, locate, size_cap, write_pointer
-from convgit.store.sidecar import SAVED_PREFIX, SavedState, Sidecar, SnapshotInfo, is_saved_ref
+from convgit.session_runs import WORKING_TREE
+from convgit.store import load, sessions
+from convgit.store.location import StoreLocation, locate, size_cap
+from convgit.store.sidecar import SAVED_PREFIX, SavedState, Sidecar, SnapshotInfo
 
 if TYPE_CHECKING:
     from convgit.formats import importing
-    from convgit.sidebyside import Outcome
+    from convgit.session_files import Status
+    from convgit.session_import import ImportResult
+    from convgit.session_runs import RunReport
     from convgit.workspace import Change, Snapshot, Workspace
 
 __all__ = [
     "DEFAULT_SIZE_CAP",
-    "WORKING_TREE",
-    "ImportResult",
     "RestoreResult",
-    "RunReport",
-    "RunRow",
     "Session",
-    "Status",
 ]
 
 MIB = 1024 * 1024
 DEFAULT_SIZE_CAP = 10 * MIB
-WORKING_TREE = "."  # the REF of `run` that means the files of the working tree now
-
-
-@dataclass
-class Status:
-    """Both tracks at once: where the conversation is and where the files are."""
-
-    session: str
-    name: str | None
-    leaf: str | None
-    leaf_snapshot: str | None  # entry id of the nearest snapshot at or above the leaf
-    workspace: bool
-    sidecar: bool
-    matches: str | None = None
-    changed: list[str] = field(default_factory=list)
-    diverged: bool = False
-    interrupted_restore: dict[str, Any] | None = None
-    left_alone: list[dict[str, str]] = field(default_factory=list)  # path, reason
-    not_recorded: dict[str, Any] | None = None  # the last failed snapshot: entry, error, ts
-    files_error: str | None = None  # why the files could not be read now
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "session": self.session,
-            "name": self.name,
-            "leaf": self.leaf,
-            "leaf_snapshot": self.leaf_snapshot,
-            "workspace": self.workspace,
-            "snapshots": self.sidecar,
-            "files": {"matches": self.matches, "changed": self.changed},
-            "left_alone": self.left_alone,
-            "diverged": self.diverged,
-            "interrupted_restore": self.interrupted_restore,
-            "not_recorded": self.not_recorded,
-            "files_error": self.files_error,
-        }
-
-
-@dataclass(frozen=True)
-class ImportResult:
-    """What an import of an agent's file did: the session, what it added, what it kept."""
-
-    session: str
-    agent: str
-    agent_session_id: str
-    source: str  # the file imported
-    entries: int  # entries in the session afterwards
-    new: list[str]  # ids of the entries this import added, in order
-    skipped: int  # records the session had already
-    leaf: str | None
-    report: importing.Report
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "session": self.session,
-            "entries": self.entries,
-            "new": len(self.new),
-            "known": self.skipped,
-            "agent": self.agent,
-            "agent_session_id": self.agent_session_id,
-            "source": self.source,
-            "leaf": self.leaf,
-            **self.report.to_json(),
-        }
-
-
-@dataclass(frozen=True)
-class RunRow:
-    """One REF of a side-by-side run: the entry whose snapshot it ran on (None: the files of
-    the working tree), how the command ended, and the id of the note that recorded it."""
-
-    ref: str
-    entry: str | None
-    outcome: Outcome
-    note: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        outcome = self.outcome
-        return {
-            "ref": self.ref,
-            "entry": self.entry,
-            "commit": outcome.target.commit,
-            "exit_code": outcome.exit_code,
-            "seconds": round(outcome.seconds, 3),
-            "timed_out": outcome.timed_out,
-            "output": str(outcome.log),
-        }
-
-
-@dataclass(frozen=True)
-class RunReport:
-    """A side-by-side run: a row per REF in the order given, and a sentence for each note
-    that could not be recorded (its branch came to wait for a tool result meanwhile)."""
-
-    rows: list[RunRow]
-    unnoted: list[str]
-
-
-def _new_session_id() -> str:
-    return os.urandom(6).hex()
 
 
 class Session:
@@ -201,15 +102,7 @@ class Session:
     ) -> Session:
         """Open ``session`` (default: ``CONVGIT_SESSION``, else the one ``init`` made current);
         with ``create=True`` and no current session, start one."""
-        location = locate(path, store_dir)
-        sid = session or os.environ.get("CONVGIT_SESSION") or location.current()
-        if sid is None:
-            if create:
-                return cls.create(path, store_dir=store_dir, fsync=fsync)
-            raise sessions.no_session(location, "There is no current convgit session here.")
-        self = cls(location, sessions.find_session(location, sid), fsync=fsync)
-        self.reload()
-        return self
+        return opening.open(cls, path, create, session=session, store_dir=store_dir, fsync=fsync)
 
     @classmethod
     def create(
@@ -226,7 +119,8 @@ class Session:
     ) -> Session:
         """Start a new session and make it current. Snapshots default to on inside git.
         ``agent``: (agent name, the agent's session id) of the session this one mirrors."""
-        return cls._start(
+        return opening.start(
+            cls,
             locate(path, store_dir),
             name=name,
             snapshots=snapshots,
@@ -235,40 +129,6 @@ class Session:
             agent=agent,
             make_current=make_current,
         )
-
-    @classmethod
-    def _start(
-        cls,
-        location: StoreLocation,
-        *,
-        name: str | None = None,
-        snapshots: bool | None = None,
-        fsync: bool = False,
-        forked_from: dict[str, str] | None = None,
-        agent: tuple[str, str] | None = None,
-        make_current: bool = True,
-    ) -> Session:
-        if snapshots and location.git is None:
-            raise NoWorkspaceError(
-                "Snapshots need a git repository, and this folder is not in one.",
-                "run `git init` first, or use --no-snapshots",
-            )
-        if location.git is not None and snapshots is not False:
-            _check_workspace_root(location.git.worktree)
-        sid = _new_session_id()
-        while location.session_path(sid).exists():
-            sid = _new_session_id()
-        cwd = str(location.git.worktree if location.git and location.git.worktree else Path.cwd())
-        jsonl.create(location.session_path(sid), schema.header(sid, cwd, forked_from, agent))
-        self = cls(location, sid, fsync=fsync)
-        self.reload()
-        if location.git is not None and snapshots is not False:
-            self.sidecar_file.append([schema.sidecar_switch(True)])
-        if name:
-            self.rename(name)
-        if make_current:
-            location.set_current(sid)
-        return self
 
     def reload(self) -> None:
         """Read the whole session again; the leaf this Session builds on becomes the active one."""
@@ -327,21 +187,7 @@ class Session:
     def lost_commits(self) -> list[tree.Problem]:
         """The sidecar's records whose snapshot or saved-state commit is not in the repository
         (a ref deleted by hand, then git gc): their files are gone, repair cannot help."""
-        sidecar = self.read_sidecar()
-        if self.location.git is None or not sidecar.lines:
-            return []
-        try:
-            missing = self.workspace().missing(list(sidecar.lines))
-        except ConvgitError:
-            return []
-        return [
-            tree.Problem(
-                sidecar.lines[commit],
-                f"of the sidecar names the commit {commit[:12]}, which is not in the repository"
-                " any more (its ref was deleted and git gc pruned it)",
-            )
-            for commit in sorted(missing, key=lambda c: sidecar.lines[c])
-        ]
+        return session_files.lost_commits(self)
 
     def repair(self) -> verify.RepairReport:
         """Move every line fsck rejects aside, keeping a backup (``verify.repair``); the session
@@ -424,72 +270,9 @@ class Session:
         bad one means nothing is appended. With snapshots on and ``snapshot``, the files are
         snapshotted as the turn's (pass False for records of the past: today's files are not
         theirs)."""
-        explicit = all("parentId" in r for r in raw)
-        placed = ["parentId" in r for r in raw]
-        if self.snapshots_enabled:
-            self._check_worktree()
-            _ = self.size_cap  # a bad setting is refused before anything is written
-
-        def build() -> list[dict[str, Any]]:
-            known = self.tree.entries
-            resent = _resent(raw, known)
-            made: dict[str, dict[str, Any]] = {}
-            leaf = self.tree.leaf if follow else self._built_on
-            stamp = schema.now()  # one batch, one moment
-            for number, record in enumerate(raw, 1):
-                if number in resent:
-                    leaf = record["id"]
-                    continue
-                if record.get("id") is None:
-                    record["id"] = _fresh_id(known, made)
-                if record.get("ts") is None:
-                    record["ts"] = stamp
-                if "parentId" not in record:
-                    record["parentId"] = leaf
-                kind = record.get("type")
-                if type(kind) is str and (kind in schema.META_FIELDS or kind == "session"):
-                    raise InvalidEntryError(f"Entry {number} is a '{kind}' record, not an entry.")
-                problem = schema.kind_error(record)
-                if problem is None and (record["id"] in known or record["id"] in made):
-                    problem = f"repeats the existing id {record['id']}"
-                parent = record["parentId"]
-                missing = problem is None and parent is not None and parent not in known
-                if missing and parent not in made:
-                    problem = f"has a parent {parent} that does not exist"
-                if problem is not None:
-                    raise InvalidEntryError(f"Entry {number} {problem}; nothing was appended.")
-                made[record["id"]] = record
-                leaf = record["id"]
-            fresh = [record for number, record in enumerate(raw, 1) if number not in resent]
-            where = [given for number, given in enumerate(placed, 1) if number not in resent]
-            return fresh + appending.admit(self.tree, fresh, where, self.tree.leaf)
-
-        written = self._write(build, builds_on_leaf=not (follow or explicit), force=force)
-        if snapshot and self.snapshots_enabled and written:
-            self._snapshot_turn(written)
-        return [r["id"] for r in raw]
-
-    def _snapshot_turn(self, made: list[dict[str, Any]]) -> None:
-        """After a reply, the files are snapshotted (one snapshot for a batch: its last reply).
-        A user message is snapshotted when the files differ from the nearest snapshot above
-        it (hand edits between turns; at the start, the files before the agent touched
-        anything), so "back to before the reply" is exact. A snapshot that cannot be taken
-        leaves what was appended in place: ``snapshot_error`` says why, and the sidecar
-        records it (``status`` names the entry)."""
-        self.snapshot_error = None
-        messages = [r for r in made if r["type"] == "message"]
-        reply = next((r for r in reversed(messages) if r["role"] == "assistant"), None)
-        first = next((r for r in messages if r["role"] == "user"), None)
-        target = reply if reply is not None else first
-        if target is None:
-            return
-        try:
-            self.snapshot(target["id"], only_if_changed=reply is None)
-        except (ConvgitError, OSError) as exc:
-            why = exc.message if isinstance(exc, ConvgitError) else _os_words(exc)
-            self.snapshot_error = why
-            with suppress(ConvgitError, OSError):  # a full disk may refuse this line too
-                self._sidecar_append(schema.snapshot_failed(target["id"], why))
+        return session_append.append_records(
+            self, raw, force=force, follow=follow, snapshot=snapshot
+        )
 
     def append_user(self, text: str, *, force: bool = False, ident: str | None = None) -> Entry:
         return self.append(self._new_message("user", text, ident), force=force)
@@ -519,21 +302,15 @@ class Session:
         the call. A call on another branch is refused, unless ``on_call_branch``: then the result
         goes under that branch's newest entry and the active leaf stays where it is. A call no
         assistant message made is refused (``NotFoundError``)."""
-        record = self._new_message("tool", content, ident)
-        record["toolCallId"] = call_id
-        record["isError"] = is_error
-        elsewhere = appending.call_branch(self.tree, call_id, self._built_on)
-        if elsewhere is not None:
-            made_in, branch = elsewhere
-            if not on_call_branch:
-                raise RefusedError(
-                    f"Tool call {call_id} was made on another branch (entry {made_in}), not on"
-                    f" the active path: its result would answer nothing here.",
-                    f"`convgit tool {call_id} TEXT --on-call-branch` files it under {branch},"
-                    " the newest entry of that branch, and the active leaf stays",
-                )
-            record["parentId"] = branch
-        return self.append(record, force=force)
+        return session_append.append_tool_result(
+            self,
+            call_id,
+            content,
+            is_error=is_error,
+            force=force,
+            on_call_branch=on_call_branch,
+            ident=ident,
+        )
 
     def set_system(self, text: str | None, *, force: bool = False) -> Entry:
         """Record the system prompt the model is sent from here on (None: none) as a settings
@@ -564,24 +341,16 @@ class Session:
         both, or it records that session as resumed or forked from it), started when there is
         none; one per agent session, whoever asks first. ``forked_from``: asked only when the
         session is started, for its ``forkedFrom``."""
-        location = locate(path, store_dir)
-        pointer = location.agent_pointer(agent, agent_session_id)
-        with jsonl.exclusive(location.agent_lock(agent, agent_session_id), "the agent session"):
-            found = cls.find_for_agent(location, agent, agent_session_id, fsync=fsync)
-            if found is not None:
-                if make_current:
-                    location.set_current(found.id)
-                return found
-            self = cls.create(
-                path,
-                store_dir=store_dir,
-                fsync=fsync,
-                forked_from=None if forked_from is None else forked_from(),
-                agent=(agent, agent_session_id),
-                make_current=make_current,
-            )
-            write_pointer(pointer, self.id)
-            return self
+        return session_import.for_agent(
+            cls,
+            agent,
+            agent_session_id,
+            path,
+            store_dir=store_dir,
+            fsync=fsync,
+            make_current=make_current,
+            forked_from=forked_from,
+        )
 
     @classmethod
     def find_for_agent(
@@ -593,13 +362,7 @@ class Session:
         fsync: bool = False,
     ) -> Session | None:
         """The session that mirrors ``agent``'s session ``agent_session_id``, if one does."""
-        pointer = location.agent_pointer(agent, agent_session_id)
-        found = sessions.agent_session(location, agent, agent_session_id, pointer)
-        if found is None:
-            return None
-        self = cls(location, found, fsync=fsync)
-        self.reload()
-        return self
+        return session_import.find_for_agent(cls, location, agent, agent_session_id, fsync=fsync)
 
     def agent_sessions(self, agent: str) -> frozenset[str]:
         """The sessions of ``agent`` this one mirrors: its header's, and those that continue it
@@ -622,13 +385,9 @@ class Session:
         """Record that ``agent``'s session ``agent_session_id`` continues this one, from entry
         ``start`` (``how``: "resume", "fork"…): its file is imported here, its turns a branch.
         With ``leaf``, the active leaf moves there (files are not touched)."""
-        record = schema.agent_session(agent, agent_session_id, start, how)
-        moved = [] if leaf is None else [schema.leaf(self.resolve(leaf))]
-        if (agent, agent_session_id) not in self.tree.agent_sessions:
-            self._write(lambda: [record, *moved], builds_on_leaf=False)
-        elif moved:
-            self._write(lambda: moved, builds_on_leaf=False)
-        write_pointer(self.location.agent_pointer(agent, agent_session_id), self.id)
+        session_import.mirror_agent_session(
+            self, agent, agent_session_id, start=start, how=how, leaf=leaf
+        )
 
     @classmethod
     def import_file(
@@ -646,49 +405,16 @@ class Session:
         files the importer names as its companions: a session's subagent files). Only what is
         new is added; nothing is snapshotted. ``agent_session_id`` spares reading the whole
         file to learn it (the live hooks know it)."""
-        from convgit.formats import importing  # only imports need the importers
-
-        importer = importing.importer(agent)
-        source = Path(source).absolute()
-        whole = None
-        if agent_session_id is None:
-            whole = _read_source(source, importer.title)
-            agent_session_id = importer.session_id(whole)
-            if agent_session_id is None:
-                raise RefusedError(
-                    f"{source.name} is not a {importer.title} session file: no record in it"
-                    " names its session.",
-                    f"give the path of a {importer.title} transcript",
-                )
-        unlinked: list[str] = []
-
-        def fork_link() -> dict[str, str] | None:
-            data = whole if whole is not None else _read_source(source, importer.title)
-            fork = importer.fork_source(data)
-            link = None if fork is None else _fork_link(locate(path, store_dir), fork)
-            if fork is not None and link is None:
-                unlinked.append(fork.path or fork.session or "another session")
-            return link
-
-        session = cls.for_agent(
+        return session_import.import_file(
+            cls,
             agent,
-            agent_session_id,
+            source,
             path,
+            agent_session_id=agent_session_id,
             store_dir=store_dir,
             fsync=fsync,
             make_current=make_current,
-            forked_from=fork_link,
         )
-        results = [session.import_source(importer, source, whole, agent_session=agent_session_id)]
-        for origin in unlinked:
-            results[0].report.note(
-                None,
-                f"says it was forked from {origin}, which is not imported here: import that"
-                " first to record where this session comes from",
-            )
-        for companion in importer.companions(source):
-            results.append(session.import_source(importer, companion))
-        return results
 
     def import_source(
         self,
@@ -703,53 +429,8 @@ class Session:
         would continue from, and where this import stopped. ``agent_session``: the agent's
         session that wrote ``source``, when it is not the one the header names (a resumed or
         forked one)."""
-        from convgit.formats import importing
-
-        name = str(source)
-        outcome: dict[str, Any] = {}
-
-        def build() -> list[dict[str, Any]]:
-            saved = self.tree.imports.get((importer.agent, name))
-            data, cursor, before = _read_from(source, importer, saved, whole)
-            header = self.tree.header or {}
-            known = importing.Known(
-                self.tree.entries,
-                self.tree.kept,
-                agent_session or header.get("agentSession"),
-                self.agent_sessions(importer.agent),
-            )
-            batch = importer.parse(data, cursor, known)
-            records, outcome["skipped"] = importing.fresh(batch.records, known)
-            new = [r["id"] for r in records if "parentId" in r]
-            leaf = batch.leaf if batch.leaf is not None else self.tree.leaf
-            if new and leaf is not None and leaf != new[-1]:
-                records.append(schema.leaf(leaf))  # appending alone would move it to new[-1]
-            if records or batch.cursor.offset != cursor.offset:
-                head_now, before_now = before(batch.cursor)
-                records.append(
-                    importing.checkpoint(importer.agent, name, batch.cursor, head_now, before_now)
-                )
-            _check_imported(records, self.tree.entries, importer.title)
-            outcome.update(new=new, report=batch.report)
-            return records
-
-        collecting = gc.isenabled()
-        gc.disable()  # thousands of small dicts, all kept: collections would find nothing
-        try:
-            self._write(build, builds_on_leaf=False)
-        finally:
-            if collecting:
-                gc.enable()
-        return ImportResult(
-            self.id,
-            importer.agent,
-            agent_session or str((self.tree.header or {}).get("agentSession")),
-            name,
-            len(self.tree.entries),
-            outcome["new"],
-            outcome["skipped"],
-            self.tree.leaf,
-            outcome["report"],
+        return session_import.import_source(
+            self, importer, source, whole, agent_session=agent_session
         )
 
     # -- moving in the conversation (never changes a file) --------------------------------------
@@ -786,67 +467,14 @@ class Session:
         (carrying what the branch left behind learned) is appended under ``ref``; with ``text``,
         a user message starts the new branch. Nothing is copied; files are not touched. Refused
         inside a tool run (``branching.refusal``): the branch would leave a tool call waiting."""
-        target = self.resolve(ref)
-        refused = branching.refusal(self.tree, target, f"A fork from {target}")
-        if refused is not None:
-            raise refused
-        left = self.tree.leaf
-
-        def build() -> list[dict[str, Any]]:
-            records: list[dict[str, Any]] = []
-            parent = target
-            if summary is not None:
-                records.append(
-                    self._new_entry(
-                        "branch_summary", parent, fromId=left or target, summary=summary
-                    )
-                )
-                parent = records[-1]["id"]
-            if text is not None:
-                made = self._new_entry("message", parent, role="user", content=text)
-                if records and made["id"] == records[0]["id"]:
-                    made["id"] = _fresh_id(self.tree.entries, {records[0]["id"]: records[0]})
-                records.append(made)
-            if not records:
-                records.append(schema.leaf(target))
-            return records
-
-        self._write(build, builds_on_leaf=False)
-        return self.tree.leaf or target
+        return forking.fork(self, ref, text, summary)
 
     def edit(self, ref: str, text: str) -> str:
         """A new version of message ``ref``: a sibling with the same role and new text, which
         becomes the leaf. The original stays in the tree. Refused for a tool result, an
         assistant message whose tool calls are not all answered, and a message whose new version
         would come between a tool call and its result; the hint names where to branch instead."""
-        target = self.resolve(ref)
-        record = self.tree.entries[target]
-        if record["type"] != "message" or record["role"] == "tool":
-            caller = _caller(self.tree, target)
-            raise RefusedError(
-                f"Entry {target} is a {_describe(record)}; only user and assistant messages can"
-                " be edited.",
-                None if caller is None else f"edit or retry {caller}, the call it answers",
-            )
-        run = branching.tool_run(self.tree, target)
-        if run is not None:
-            caller, waiting = run
-            raise RefusedError(
-                f"Entry {target} is an assistant message whose tool calls are not all answered"
-                f" ({', '.join(waiting)}): a new version beside it would leave its run unfinished.",
-                branching.right_points(self.tree, caller, target),
-            )
-        parent = record["parentId"]
-        if parent is not None:
-            what = f"A new version of {target} (beside it, below {parent})"
-            refused = branching.refusal(self.tree, parent, what)
-            if refused is not None:
-                raise refused
-        made = self._write(
-            lambda: [self._new_entry("message", parent, role=record["role"], content=text)],
-            builds_on_leaf=False,
-        )
-        return str(made[0]["id"])
+        return forking.edit(self, ref, text)
 
     def retry(self, ref: str = "@", *, turn: bool = False) -> str:
         """Get ready to ask again: for an assistant reply, the leaf moves to the message it
@@ -854,29 +482,7 @@ class Session:
         ``turn``, to just before the last user message at or above ``ref`` (tool results are not
         user messages), so the next user message starts the new attempt and the turn left
         behind, tool runs and all, is not in its context."""
-        target = self.resolve(ref)
-        record = self.tree.entries[target]
-        if turn:
-            asked = branching.last_user_message(self.tree, target)
-            before: str | None = self.tree.entries[asked]["parentId"]
-            if before is None:
-                raise RefusedError(
-                    f"The last user message, {asked}, is the first entry: there is nothing before"
-                    " it to go back to.",
-                    f"`convgit edit {asked} TEXT` starts the new attempt beside it",
-                )
-            refused = branching.refusal(self.tree, before, f"Going back to {before}")
-            if refused is not None:
-                raise refused
-            self._write(lambda: [schema.leaf(before)], builds_on_leaf=False)
-            return before
-        if record["type"] == "message" and record["role"] == "assistant":
-            parent = record["parentId"]
-            if parent is None:
-                raise RefusedError(f"Entry {target} is a root; there is nothing to retry from.")
-            target = parent
-        self._write(lambda: [schema.leaf(target)], builds_on_leaf=False)
-        return target
+        return forking.retry(self, ref, turn=turn)
 
     def fork_session(self, ref: str, *, name: str | None = None) -> Session:
         """A new session, made current, whose history is the root-to-``ref`` path of this one
@@ -884,38 +490,7 @@ class Session:
         came from (``forkedFrom``: this session and ``ref``). This session is not changed. The
         snapshots of the shared path are shared, not copied: the new session's records and refs
         name the same commits. Refused inside a tool run, as ``fork`` is."""
-        target = self.resolve(ref)
-        refused = branching.refusal(self.tree, target, f"A fork from {target}")
-        if refused is not None:
-            raise refused
-        path = self.tree.path(target)
-        labels = self.tree.labels
-        copied = [self.tree.entries[i] for i in path]
-        copied += [schema.label(i, labels[i]) for i in path if i in labels]
-        snapshots = self.sidecar.snapshots if self.sidecar_file.path.exists() else {}
-        shared = [snapshots[i] for i in path if i in snapshots]
-        ws = self.workspace() if shared else None  # refuses before anything is made
-        new = Session._start(
-            self.location,
-            name=name,
-            snapshots=self.snapshots_enabled,
-            fsync=self.file.fsync,
-            forked_from={"session": self.id, "entry": target},
-        )
-        new._write(lambda: copied, builds_on_leaf=False)
-        if ws is not None:
-            for snap in shared:
-                ws.set_ref(f"refs/convgit/{new.id}/{snap.entry}", snap.commit)
-            new.sidecar_file.append(
-                [
-                    schema.snapshot(
-                        snap.entry, snap.commit, snap.tree, snap.files, snap.skipped, ts=snap.ts
-                    )
-                    for snap in shared
-                ]
-            )
-            new._sidecar = None
-        return new
+        return forking.fork_session(self, ref, name=name)
 
     def label(self, ref: str, name: str | None) -> str:
         """Bookmark ``ref`` as ``name`` (None clears its label). A label names one entry:
@@ -971,41 +546,7 @@ class Session:
 
     def workspace(self) -> Workspace:
         """The git working tree beside this session; refuses plainly when there is none."""
-        if self._workspace is None:
-            git = self.location.git
-            if git is None or git.worktree is None:
-                raise NoWorkspaceError(
-                    "The workspace track needs a git repository with a working tree, and this"
-                    " session has none.",
-                    "run convgit inside a git repository",
-                )
-            self._check_worktree()
-            from convgit.workspace import Workspace  # only commands that touch files need git
-
-            found = Workspace.at(git.git_dir, git.worktree)
-            if found is None:
-                raise NoWorkspaceError("No git working tree was found for this session.")
-            found.keep_out(self.location.root)
-            self._workspace = found
-        return self._workspace
-
-    def _check_worktree(self) -> None:
-        """Refuse to act on this worktree's files for a session of another worktree of the
-        same repository (its snapshots are of that worktree's files)."""
-        git = self.location.git
-        recorded = (self.tree.header or {}).get("cwd")
-        if git is None or git.worktree is None or not isinstance(recorded, str):
-            return
-        home = Path(recorded)
-        if home == git.worktree or not (home / ".git").exists():
-            return  # the same worktree, or one that is gone (a moved repository)
-        theirs = find_git(home)
-        if theirs is not None and theirs.worktree == home and theirs.common_dir == git.common_dir:
-            raise RefusedError(
-                f"Session {self.id} belongs to the worktree at {home}; convgit will not use its"
-                " snapshots on the files here.",
-                f"run it there: convgit -C {home} …",
-            )
+        return session_files.workspace(self)
 
     @property
     def size_cap(self) -> int:
@@ -1040,193 +581,38 @@ class Session:
         snapshot: it is never lost (``replaces`` names it; unchanged files keep it as it is).
         With ``only_if_changed``, nothing is recorded (None) when the files are those of the
         nearest snapshot above. Never touches HEAD, the index, branches or files."""
-        target = self.resolve(ref)
-        ws = self.workspace()
-        size_cap = self.size_cap
-        existing = self.sidecar.snapshots.get(target)
-        parent = existing or self.nearest_snapshot(self.tree.entries[target]["parentId"])
-        message = (
-            f"convgit snapshot of {target}\n\nConvgit-Session: {self.id}\nConvgit-Entry: {target}\n"
-        )
-        with self._workspace_lock():
-            faults.point("snapshot:before-stage")
-            snap = ws.snapshot(
-                self._index(),
-                message=message,
-                parent=parent.commit if parent else None,
-                size_cap=size_cap,
-            )
-            if snap.reused and existing is None and only_if_changed:
-                return None
-            if snap.reused and existing is not None and existing.skipped == _skipped_record(snap):
-                return existing  # the same files, and the same ones left out: nothing new
-            faults.point("snapshot:before-ref")
-            ws.set_ref(f"refs/convgit/{self.id}/{target}", snap.commit)
-            faults.point("snapshot:before-record")
-        return self._record_snapshot(target, snap)
+        return session_files.snapshot(self, ref, only_if_changed=only_if_changed)
 
     def take_snapshot(self, parent: str | None, what: str) -> Snapshot:
         """The working tree now as a commit whose parent is the snapshot commit ``parent``
         (``reused``: the files are that snapshot's), for no entry yet: ``record_snapshot``
         records it once the entry exists (the files a user had when sending a prompt the agent
         has not written down). ``what`` goes into the commit message."""
-        with self._workspace_lock():
-            return self.workspace().snapshot(
-                self._index(),
-                message=f"convgit snapshot {what}\n\nConvgit-Session: {self.id}\n",
-                parent=parent,
-                size_cap=self.size_cap,
-            )
+        return session_files.take_snapshot(self, parent, what)
 
     def record_snapshot(self, ref: str, snap: Snapshot) -> SnapshotInfo:
         """Record ``snap`` (from ``take_snapshot``, or another entry's) as entry ``ref``'s. A
         snapshot the entry had already stays reachable (``replaces`` names it, and a ref under
         ``refs/convgit/<sid>/replaced/`` keeps it unless the new commit descends from it)."""
-        target = self.resolve(ref)
-        ws = self.workspace()
-        existing = self.sidecar.snapshots.get(target)
-        with self._workspace_lock():
-            if existing is not None and existing.commit != snap.commit:
-                kept = f"refs/convgit/{self.id}/replaced/{target}-{existing.commit[:12]}"
-                ws.set_ref(kept, existing.commit)
-            ws.set_ref(f"refs/convgit/{self.id}/{target}", snap.commit)
-        return self._record_snapshot(target, snap)
-
-    def _record_snapshot(self, target: str, snap: Snapshot) -> SnapshotInfo:
-        """Write the sidecar's record of ``snap`` as ``target``'s snapshot (its ref is set), and
-        count its objects for the background packing (``convgit.maintenance``)."""
-        existing = self.sidecar.snapshots.get(target)
-        replaces = None
-        if existing is not None:  # a record of the same commit (what it left out changed) keeps
-            replaces = existing.commit if existing.commit != snap.commit else existing.replaces
-        skipped = _skipped_record(snap)
-        self._sidecar_append(
-            schema.snapshot(target, snap.commit, snap.tree, snap.files, skipped, replaces=replaces)
-        )
-        if not snap.reused:
-            from convgit import maintenance
-
-            maintenance.note(self.workspace(), self.location.root, snap.written)
-        return self.sidecar.snapshots[target]
-
-    def _index(self) -> Path:
-        path = self.location.index_path(self.id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return path
+        return session_files.record_snapshot(self, ref, snap)
 
     def workspace_lock(self) -> AbstractContextManager[None]:
         """Held by whatever reads or rewrites this session's snapshots as a whole (redaction)."""
-        return self._workspace_lock()
-
-    def _workspace_lock(self) -> AbstractContextManager[None]:
-        """One snapshot or restore at a time per session and worktree: its private index's lock."""
-        from convgit.git import private_index
-
-        return private_index.locked(self._index())
+        return session_files.workspace_lock(self)
 
     def status(self) -> Status:
         """Where the conversation is, and which snapshot (if any) the files match right now."""
-        self.tree.check(f"Session {self.id}")
-        leaf = self.tree.leaf
-        leaf_snap = self.nearest_snapshot(leaf)
-        result = Status(
-            session=self.id,
-            name=self.tree.name,
-            leaf=leaf,
-            leaf_snapshot=leaf_snap.entry if leaf_snap else None,
-            workspace=self.location.git is not None,
-            sidecar=self.snapshots_enabled,
-            interrupted_restore=self.sidecar.interrupted,
-        )
-        failed = [f for f in self.sidecar.failed.values() if f["entry"] in self.tree.entries]
-        if failed:
-            last = max(failed, key=lambda f: str(f.get("ts", "")))
-            result.not_recorded = {k: last.get(k) for k in ("entry", "error", "ts")}
-        if self.location.git is None or not self.sidecar.snapshots:
-            return result
-        ws = self.workspace()
-        size_cap = self.size_cap
-        try:
-            with self._workspace_lock():
-                current, skipped = ws.scan(self._index(), size_cap=size_cap)
-        except (ConvgitError, OSError) as exc:  # git cannot stage the files (a failing filter)
-            result.files_error = exc.message if isinstance(exc, ConvgitError) else _os_words(exc)
-            return result
-        result.matches = self._matching_entry(current)
-        if leaf_snap is not None:
-            now = {s.path: s.reason for s in skipped}
-            changes = self._compared(ws, leaf_snap.tree, _skipped(leaf_snap), current, now)
-            result.changed = [c.path for c in changes if c.status != LEFT_ALONE]
-            result.left_alone = [
-                {"path": c.path, "reason": c.reason} for c in changes if c.status == LEFT_ALONE
-            ]
-        on_path = set(self.tree.path()) if leaf else set()
-        result.diverged = result.matches is not None and result.matches not in on_path
-        return result
-
-    def _matching_entry(self, tree_id: str) -> str | None:
-        """An entry whose snapshot tree is ``tree_id``: the nearest on the active path, else the
-        most recent snapshot anywhere."""
-        snapshots = self.sidecar.snapshots
-        for ident in reversed(self.tree.path()) if self.tree.leaf else []:
-            if ident in snapshots and snapshots[ident].tree == tree_id:
-                return ident
-        found = [
-            s for s in snapshots.values() if s.tree == tree_id and s.entry in self.tree.entries
-        ]
-        return max(found, key=lambda s: s.ts).entry if found else None
+        return session_files.status(self)
 
     def diff(self, a: str, b: str | None = None) -> list[Change]:
         """Changes from ``a``'s snapshot (or the saved state ``a`` names) to ``b``'s (default:
         the working tree now). A file that one side left out (over the size cap, unreadable)
         is ``left alone``, never added or deleted: that side does not know its content."""
-        ws = self.workspace()
-        left, left_skipped = self._files_of(a)
-        if b is None:
-            with self._workspace_lock():
-                right, found = ws.scan(self._index(), size_cap=self.size_cap)
-            right_skipped = {s.path: s.reason for s in found}
-        else:
-            right, right_skipped = self._files_of(b)
-        return self._compared(ws, left, left_skipped, right, right_skipped)
-
-    def _files_of(self, ref: str) -> tuple[str, dict[str, str]]:
-        """The commit or tree of ``ref`` (a snapshot's entry or a saved state) and the paths
-        it left out, with why."""
-        if is_saved_ref(ref):
-            state = self.sidecar.saved_state(ref)
-            return state.commit, state.skipped
-        snap = self._require_snapshot(ref)
-        return snap.tree, _skipped(snap)
+        return session_files.diff(self, a, b)
 
     def saved_state(self, ref: str) -> SavedState:
         """The saved state ``ref`` (``saved:…``) names; see ``convgit.store.sidecar``."""
         return self.sidecar.saved_state(ref)
-
-    @staticmethod
-    def _compared(
-        ws: Workspace, a: str, a_skipped: dict[str, str], b: str, b_skipped: dict[str, str]
-    ) -> list[Change]:
-        from convgit.workspace import Change
-
-        out: list[Change] = []
-        for change in ws.changes(a, b):
-            lacking = {"added": a_skipped, "deleted": b_skipped}.get(change.status, {})
-            why = next((lacking[p] for p in _and_above(change.path) if p in lacking), None)
-            if why is None:
-                out.append(change)
-            else:
-                out.append(Change(change.path, LEFT_ALONE, _reason_word(why)))
-        return out
-
-    def _require_snapshot(self, ref: str) -> SnapshotInfo:
-        target = self.resolve(ref)
-        snap = self.sidecar.snapshots.get(target)
-        if snap is None:
-            nearest = self.nearest_snapshot(target)
-            hint = f"its nearest snapshot is at {nearest.entry}" if nearest else "convgit snapshot"
-            raise NotFoundError(f"Entry {target} has no snapshot.", hint)
-        return snap
 
     def restore(
         self,
@@ -1246,12 +632,7 @@ class Session:
         """Check ``ref``'s snapshot (or the saved state ``ref`` names) out in ``directory`` (a
         detached git worktree), side by side; the main working tree is not touched. Returns
         the commit checked out."""
-        if is_saved_ref(ref):
-            commit = self.sidecar.saved_state(ref).commit
-        else:
-            commit = self._require_snapshot(ref).commit
-        self.workspace().add_worktree(commit, directory)
-        return commit
+        return session_files.add_worktree(self, ref, directory)
 
     def run(
         self,
@@ -1268,97 +649,9 @@ class Session:
         touched). The REF ``.`` is the files of the working tree now, taken as a snapshot
         would take them. With ``note``, each result is recorded as a ``note`` entry (source
         ``run``) where its REF's branch continues (``_note_parent``)."""
-        from convgit import sidebyside
-
-        if not refs:
-            raise UsageError("Give at least one REF to run on.", "convgit run REF... -- COMMAND")
-        ws = self.workspace()
-        snaps = [None if ref == WORKING_TREE else self._require_snapshot(ref) for ref in refs]
-        if note:
-            for snap in snaps:
-                self._note_parent(None if snap is None else snap.entry)  # refuses before any run
-        files = self._files_now() if None in snaps else ""
-        targets = [
-            sidebyside.Target("files", files, "the files of the working tree")
-            if snap is None
-            else sidebyside.Target(snap.entry, snap.commit, f"the snapshot of {snap.entry}")
-            for snap in snaps
-        ]
-        outcomes = sidebyside.run(
-            ws, targets, command, logs=self.location.root / "runs",
-            jobs=jobs, timeout=timeout, links=links,
-        )  # fmt: skip
-        rows = [
-            RunRow(ref, None if snap is None else snap.entry, outcome)
-            for ref, snap, outcome in zip(refs, snaps, outcomes, strict=True)
-        ]
-        return self._note_runs(rows, command) if note else RunReport(rows, [])
-
-    def _files_now(self) -> str:
-        """A commit of the files of the working tree now (no ref, no sidecar record)."""
-        message = f"convgit: the working tree for a run\n\nConvgit-Session: {self.id}\n"
-        with self._workspace_lock():
-            made = self.workspace().snapshot(
-                self._index(), message=message, parent=None, size_cap=self.size_cap
-            )
-        return made.commit
-
-    def _note_parent(self, entry: str | None) -> str:
-        """Where a note about ``entry``'s files goes: the active leaf when it is at or below
-        ``entry`` (always, for the files of the working tree: ``entry`` None), else the newest
-        deepest leaf below ``entry``. Refused where it would come between a tool call and its
-        result."""
-        leaf = self.tree.leaf
-        if leaf is not None and (entry is None or entry in self.tree.path(leaf)):
-            place = leaf
-        elif entry is None:
-            raise NotFoundError("The session has no entry to record a note on.")
-        else:
-            place = self.tree.newest_leaf(entry)
-        waiting = self.tree.open_tool_calls(place)
-        if waiting:
-            raise RefusedError(
-                f"The branch of {entry or 'the active leaf'} ends at {place}, which waits for the"
-                f" result of tool call {waiting[0]}: a note there would come between the call"
-                " and its result.",
-                "run without --note, or once the tool result is recorded",
-            )
-        return place
-
-    def _note_runs(self, rows: list[RunRow], command: Sequence[str]) -> RunReport:
-        """Append a note per row under its branch's end, in one write. The active leaf stays
-        where it is, unless a note hangs below it: then it follows the note, on its branch."""
-        noted: list[RunRow] = []
-        unnoted: list[str] = []
-
-        def build() -> list[dict[str, Any]]:
-            noted.clear()
-            unnoted.clear()
-            leaf = self.tree.leaf
-            ends: dict[str, str] = {}  # where each branch's notes have got to
-            made: dict[str, dict[str, Any]] = {}
-            for row in rows:
-                try:
-                    place = self._note_parent(row.entry)
-                except (RefusedError, NotFoundError) as exc:  # the branch moved during the run
-                    unnoted.append(exc.message)
-                    noted.append(row)
-                    continue
-                record = self._new_entry(
-                    "note", ends.get(place, place), text=_run_note(row, command), source="run"
-                )
-                record["id"] = _fresh_id(self.tree.entries, made)
-                made[record["id"]] = record
-                ends[place] = record["id"]
-                noted.append(dataclasses.replace(row, note=record["id"]))
-            records = list(made.values())
-            wanted = None if leaf is None else ends.get(leaf, leaf)
-            if records and wanted is not None and records[-1]["id"] != wanted:
-                records.append(schema.leaf(wanted))
-            return records
-
-        self._write(build, builds_on_leaf=False)
-        return RunReport(noted, unnoted)
+        return session_runs.run(
+            self, refs, command, jobs=jobs, timeout=timeout, links=links, note=note
+        )
 
     # -- values for the command line and render: what a command reads, without reaching into
     # the conversation's index or the workspace
@@ -1426,175 +719,6 @@ class Session:
 # -- small pure pieces ------------------------------------------------------------------------
 
 
-def _fork_link(location: StoreLocation, fork: importing.ForkSource) -> dict[str, str] | None:
-    """``forkedFrom`` for a session forked from ``fork``: the session that mirrors the source
-    (by the agent's session id, else by the file it was imported from) and the entry forked
-    from; None while the source is not imported here."""
-    from convgit.formats.importing import kept_text
-
-    found = None
-    if fork.session:
-        pointer = location.agent_pointer(fork.agent, fork.session)
-        found = sessions.agent_session(location, fork.agent, fork.session, pointer)
-    if found is None and fork.path:
-        found = sessions.imported_from(location, fork.agent, fork.path)
-    if found is None:
-        return None
-    source = sessions.read_tree(location, found)
-    known = source.entries
-    entry = next((ident for ident in reversed(fork.shared) if ident in known), None)
-    if entry is None and fork.mention:
-        mention = fork.mention.encode()
-        entry = next(
-            (i for i, r in known.items() if mention in (kept_text(r.get("native") or {}) or b"")),
-            None,
-        )
-    if entry is None and fork.before:
-        earlier = [i for i, r in known.items() if str(r["ts"]) <= fork.before]
-        entry = earlier[-1] if earlier else None
-    entry = entry or source.leaf
-    return None if entry is None else {"session": found, "entry": entry}
-
-
-def _read_source(source: Path, title: str) -> bytes:
-    try:
-        return jsonl.read_bytes(source, f"{title} transcript")
-    except NotFoundError as exc:
-        raise NotFoundError(exc.message, f"give the path of a {title} session file") from None
-
-
-def _read_from(
-    source: Path,
-    importer: importing.Importer,
-    saved: dict[str, Any] | None,
-    whole: bytes | None,
-) -> tuple[bytes, importing.Cursor, Callable[[importing.Cursor], tuple[bytes, bytes]]]:
-    """The bytes to import and where they start: after the saved offset when the agent only
-    appends and the file still starts as it did (only those bytes are read), else all of it;
-    and a reader of the file's first bytes and those before an offset, for the checkpoint."""
-    from convgit.formats import importing
-
-    check = importing.CHECK_BYTES
-    offset = saved.get("offset") if importer.appends and saved is not None else None
-    if type(offset) is int and offset > 0:
-        head, before, tail, size = _read_after(source, importer.title, offset, whole)
-        cursor = importing.resume(saved, size, head, before)
-        if cursor is not None:
-            start = offset - len(before)
-            known = before + tail  # the file from ``start`` on
-
-            def around_tail(at: importing.Cursor) -> tuple[bytes, bytes]:
-                end = at.offset - start
-                return head, known[max(0, end - check) : end]
-
-            return tail, cursor, around_tail
-    data = whole if whole is not None else _read_source(source, importer.title)
-
-    def around(at: importing.Cursor) -> tuple[bytes, bytes]:
-        return data[:check], data[max(0, at.offset - check) : at.offset]
-
-    return data, importing.Cursor(), around
-
-
-def _read_after(
-    source: Path, title: str, offset: int, whole: bytes | None
-) -> tuple[bytes, bytes, bytes, int]:
-    """The file's first ``CHECK_BYTES``, the ``CHECK_BYTES`` before ``offset``, everything
-    after it, and the file's size."""
-    from convgit.formats.importing import CHECK_BYTES
-
-    start = max(0, offset - CHECK_BYTES)
-    if whole is None:
-        try:
-            fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        except OSError:
-            whole = _read_source(source, title)  # says plainly why it cannot be read
-        else:
-            try:
-                size = os.fstat(fd).st_size
-                if size < offset:
-                    return b"", b"", b"", size
-                head = os.pread(fd, CHECK_BYTES, 0)
-                before = os.pread(fd, offset - start, start)
-                chunks, at = [], offset
-                while at < size:
-                    chunk = os.pread(fd, size - at, at)
-                    if not chunk:
-                        break
-                    chunks.append(chunk)
-                    at += len(chunk)
-                return head, before, b"".join(chunks), size
-            finally:
-                os.close(fd)
-    return whole[:CHECK_BYTES], whole[start:offset], whole[offset:], len(whole)
-
-
-def _check_imported(records: list[dict[str, Any]], known: dict[str, Any], title: str) -> None:
-    """Every record an importer made must be one the store accepts: nothing is written
-    otherwise (an importer's mistake must not damage the session)."""
-    made: set[str] = set()
-    for record in records:
-        problem = schema.kind_error(record)
-        if problem is None and "parentId" in record:
-            ident, parent = record["id"], record["parentId"]
-            if ident in known or ident in made:
-                problem = f"repeats the existing id {ident}"
-            elif parent is not None and parent not in known and parent not in made:
-                problem = f"has a parent {parent} that does not exist"
-            made.add(ident)
-        if problem is not None:
-            raise InvalidEntryError(
-                f"The {title} importer made a record that {problem}; nothing was appended.",
-                "report this with the transcript that caused it",
-            )
-
-
-def _resent(raw: list[dict[str, Any]], known: dict[str, Any]) -> set[int]:
-    """The numbers (from 1) of the records that repeat an entry already in the session, with
-    its id and content (a retry: appended once, the resend is a no-op). The same id with other
-    content is refused; so is a new id that could be read as a saved state's."""
-    resent: set[int] = set()
-    for number, record in enumerate(raw, 1):
-        ident = record.get("id")
-        if not isinstance(ident, str):
-            continue
-        if ident.startswith(SAVED_PREFIX):
-            raise InvalidEntryError(
-                f"Entry {number} has the id {ident}, which names a saved state; nothing was"
-                " appended."
-            )
-        existing = known.get(ident)
-        if existing is None:
-            continue
-        ignored = {"ts"} if "parentId" in record else {"ts", "parentId"}
-        mine = {k: v for k, v in record.items() if k not in ignored}
-        theirs = {k: v for k, v in existing.items() if k not in ignored}
-        if mine != theirs:
-            raise InvalidEntryError(
-                f"Entry {number} repeats the id {ident} with other content; nothing was appended.",
-                "an id names one entry: send the same entry, or choose another id",
-            )
-        resent.add(number)
-    return resent
-
-
-LEFT_ALONE = "left alone"  # a change's status when one side does not know the file's content
-
-
-def _skipped(snap: SnapshotInfo) -> dict[str, str]:
-    return {str(s["path"]): str(s.get("reason", "")) for s in snap.skipped}
-
-
-def _and_above(path: str) -> list[str]:
-    parts = path.split("/")
-    return ["/".join(parts[:i]) for i in range(len(parts), 0, -1)]
-
-
-def _reason_word(reason: str) -> str:
-    """A skipped path's reason in a word or two: "size cap" for every file above the cap."""
-    return "size cap" if "size cap" in reason else reason
-
-
 def caller_id(ident: str) -> str:
     """A caller-chosen entry id (``--id``), as every appended id must be: reference-safe
     (``appending.id_problem``), so it also names a git ref."""
@@ -1604,39 +728,6 @@ def caller_id(ident: str) -> str:
             " (starting with a letter or digit; not 'root')."
         )
     return ident
-
-
-def _os_words(exc: OSError) -> str:
-    """An operating system error as one sentence."""
-    where = f" ({os.fsdecode(exc.filename)})" if exc.filename is not None else ""
-    return f"{exc.strerror or exc}{where}."
-
-
-def _fresh_id(known: dict[str, Any], made: dict[str, Any]) -> str:
-    while True:
-        candidate = schema.new_id(known)
-        if candidate not in made:
-            return candidate
-
-
-def _caller(found: tree.Tree, ident: str) -> str | None:
-    """The assistant message that made the call tool result ``ident`` answers, above it."""
-    record = found.entries[ident]
-    if record["type"] != "message" or record["role"] != "tool":
-        return None
-    node: str | None = record["parentId"]
-    while node is not None:
-        above = found.entries[node]
-        if above["type"] == "message" and record["toolCallId"] in schema.tool_call_ids(above):
-            return node
-        node = above["parentId"]
-    return None
-
-
-def _describe(record: dict[str, Any]) -> str:
-    if record["type"] == "message":
-        return f"{record['role']} message"
-    return f"'{record['type']}' entry"
 
 
 def _check_label(name: str) -> None:
@@ -1653,49 +744,6 @@ def _check_label(name: str) -> None:
             f" ':' or {SAVED_PREFIX} (which name user messages and saved states), and not @,"
             " HEAD, root or ."
         )
-
-
-def _check_workspace_root(worktree: Path | None) -> None:
-    if worktree is None:
-        return
-    from convgit.git.run import refuse_home_or_root
-
-    refuse_home_or_root(
-        worktree, hint="run convgit inside a project's own repository, or use --no-snapshots"
-    )
-
-
-def _run_note(row: RunRow, command: Sequence[str]) -> str:
-    outcome = row.outcome
-    on = "the files of the working tree" if row.entry is None else f"the snapshot of {row.entry}"
-    if outcome.timed_out:
-        ended = f"was stopped after {outcome.seconds:.1f} s (timeout)"
-    else:
-        ended = f"exited with code {outcome.exit_code} after {outcome.seconds:.1f} s"
-    text = f"`{shlex.join(command)}` {ended}, run by convgit on {on}."
-    if outcome.tail:
-        text += " Its last lines:\n" + "\n".join(outcome.tail)
-    return f"{text}\nFull output: {outcome.log}"
-
-
-def _restore_note(
-    target: str | None, changes: list[Change], paths: list[str] | None, undo: bool
-) -> str:
-    # file names become text the model reads: one that is not UTF-8 is written as shown
-    scope = "" if not paths else f" (only {', '.join(map(codec.shown, paths))})"
-    what = "the state before the last restore" if undo else f"the snapshot of entry {target}"
-    shown = ", ".join(codec.shown(c.path) for c in changes[:10])
-    names = shown + (", ..." if len(changes) > 10 else "")
-    count = f"{len(changes)} file" + ("" if len(changes) == 1 else "s")
-    return (
-        f"The files were restored to {what}{scope}: {count} changed ({names})."
-        " The conversation above was not changed; files may differ from what it describes."
-    )
-
-
-def _skipped_record(snap: Snapshot) -> list[dict[str, str]]:
-    """The sidecar's record of the files ``snap`` left out."""
-    return [{"path": s.path, "reason": s.reason} for s in snap.skipped]
 
 
 @dataclass(frozen=True)

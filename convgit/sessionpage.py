@@ -12,7 +12,8 @@ from convgit.git.objects import GITLINK
 
 if TYPE_CHECKING:
     from convgit.git.objects import Delta
-    from convgit.session import Session, Status
+    from convgit.session import Session
+    from convgit.session_files import Status
     from convgit.store.sidecar import Sidecar, SnapshotInfo
 
 

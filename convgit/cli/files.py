@@ -19,7 +19,8 @@ from convgit.cli.program import (
     out,
 )
 from convgit.errors import RefusedError, UsageError
-from convgit.session import WORKING_TREE, Session
+from convgit.session import Session
+from convgit.session_runs import WORKING_TREE
 from convgit.store.sidecar import is_saved_ref
 
 

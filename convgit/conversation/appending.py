@@ -206,3 +206,11 @@ def _check_result(batch: Batch, record: dict[str, Any], placed: bool, number: in
         f" {made_in}), {where}; nothing was appended.",
         f'give it "parentId": "{branch}" to file it on that branch (the active leaf stays)',
     )
+
+
+def fresh_id(known: dict[str, Any], made: dict[str, Any]) -> str:
+    """A new entry id, neither in the session (``known``) nor among the records being made."""
+    while True:
+        candidate = schema.new_id(known)
+        if candidate not in made:
+            return candidate

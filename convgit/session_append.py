@@ -1,0 +1,156 @@
+"""Appending to a session: records checked against the tree as it will be, then the turn's files.
+
+Promises kept here (``Session.append_records`` and ``append_tool_result`` delegate here):
+* every record is validated before anything is written: a bad one means nothing is appended;
+  a record resent with its id and content is a no-op, the same id with other content refused;
+* a tool result goes only where its call is on the path, or (asked) under its call's branch;
+* with snapshots on, a turn's files are snapshotted after it; a snapshot that cannot be taken
+  leaves what was appended in place and is recorded as failed.
+"""
+
+from __future__ import annotations
+
+from contextlib import suppress
+from typing import TYPE_CHECKING, Any
+
+from convgit import schema, session_files
+from convgit.conversation import appending
+from convgit.errors import ConvgitError, InvalidEntryError, RefusedError
+from convgit.store.sidecar import SAVED_PREFIX
+
+if TYPE_CHECKING:
+    from convgit.schema import Entry
+    from convgit.session import Session
+
+
+def append_records(
+    session: Session,
+    raw: list[dict[str, Any]],
+    *,
+    force: bool = False,
+    follow: bool = False,
+    snapshot: bool = True,
+) -> list[str]:
+    explicit = all("parentId" in r for r in raw)
+    placed = ["parentId" in r for r in raw]
+    if session.snapshots_enabled:
+        session_files.check_worktree(session)
+        _ = session.size_cap  # a bad setting is refused before anything is written
+
+    def build() -> list[dict[str, Any]]:
+        known = session.tree.entries
+        resent = _resent(raw, known)
+        made: dict[str, dict[str, Any]] = {}
+        leaf = session.tree.leaf if follow else session._built_on
+        stamp = schema.now()  # one batch, one moment
+        for number, record in enumerate(raw, 1):
+            if number in resent:
+                leaf = record["id"]
+                continue
+            if record.get("id") is None:
+                record["id"] = appending.fresh_id(known, made)
+            if record.get("ts") is None:
+                record["ts"] = stamp
+            if "parentId" not in record:
+                record["parentId"] = leaf
+            kind = record.get("type")
+            if type(kind) is str and (kind in schema.META_FIELDS or kind == "session"):
+                raise InvalidEntryError(f"Entry {number} is a '{kind}' record, not an entry.")
+            problem = schema.kind_error(record)
+            if problem is None and (record["id"] in known or record["id"] in made):
+                problem = f"repeats the existing id {record['id']}"
+            parent = record["parentId"]
+            missing = problem is None and parent is not None and parent not in known
+            if missing and parent not in made:
+                problem = f"has a parent {parent} that does not exist"
+            if problem is not None:
+                raise InvalidEntryError(f"Entry {number} {problem}; nothing was appended.")
+            made[record["id"]] = record
+            leaf = record["id"]
+        fresh = [record for number, record in enumerate(raw, 1) if number not in resent]
+        where = [given for number, given in enumerate(placed, 1) if number not in resent]
+        return fresh + appending.admit(session.tree, fresh, where, session.tree.leaf)
+
+    written = session._write(build, builds_on_leaf=not (follow or explicit), force=force)
+    if snapshot and session.snapshots_enabled and written:
+        _snapshot_turn(session, written)
+    return [r["id"] for r in raw]
+
+
+def _snapshot_turn(session: Session, made: list[dict[str, Any]]) -> None:
+    """After a reply, the files are snapshotted (one snapshot for a batch: its last reply).
+    A user message is snapshotted when the files differ from the nearest snapshot above
+    it (hand edits between turns; at the start, the files before the agent touched
+    anything), so "back to before the reply" is exact. A snapshot that cannot be taken
+    leaves what was appended in place: ``snapshot_error`` says why, and the sidecar
+    records it (``status`` names the entry)."""
+    session.snapshot_error = None
+    messages = [r for r in made if r["type"] == "message"]
+    reply = next((r for r in reversed(messages) if r["role"] == "assistant"), None)
+    first = next((r for r in messages if r["role"] == "user"), None)
+    target = reply if reply is not None else first
+    if target is None:
+        return
+    try:
+        session.snapshot(target["id"], only_if_changed=reply is None)
+    except (ConvgitError, OSError) as exc:
+        why = exc.message if isinstance(exc, ConvgitError) else session_files.os_words(exc)
+        session.snapshot_error = why
+        with suppress(ConvgitError, OSError):  # a full disk may refuse this line too
+            session._sidecar_append(schema.snapshot_failed(target["id"], why))
+
+
+def append_tool_result(
+    session: Session,
+    call_id: str,
+    content: str | list[dict[str, Any]],
+    *,
+    is_error: bool = False,
+    force: bool = False,
+    on_call_branch: bool = False,
+    ident: str | None = None,
+) -> Entry:
+    record = session._new_message("tool", content, ident)
+    record["toolCallId"] = call_id
+    record["isError"] = is_error
+    elsewhere = appending.call_branch(session.tree, call_id, session._built_on)
+    if elsewhere is not None:
+        made_in, branch = elsewhere
+        if not on_call_branch:
+            raise RefusedError(
+                f"Tool call {call_id} was made on another branch (entry {made_in}), not on"
+                f" the active path: its result would answer nothing here.",
+                f"`convgit tool {call_id} TEXT --on-call-branch` files it under {branch},"
+                " the newest entry of that branch, and the active leaf stays",
+            )
+        record["parentId"] = branch
+    return session.append(record, force=force)
+
+
+def _resent(raw: list[dict[str, Any]], known: dict[str, Any]) -> set[int]:
+    """The numbers (from 1) of the records that repeat an entry already in the session, with
+    its id and content (a retry: appended once, the resend is a no-op). The same id with other
+    content is refused; so is a new id that could be read as a saved state's."""
+    resent: set[int] = set()
+    for number, record in enumerate(raw, 1):
+        ident = record.get("id")
+        if not isinstance(ident, str):
+            continue
+        if ident.startswith(SAVED_PREFIX):
+            raise InvalidEntryError(
+                f"Entry {number} has the id {ident}, which names a saved state; nothing was"
+                " appended."
+            )
+        existing = known.get(ident)
+        if existing is None:
+            continue
+        ignored = {"ts"} if "parentId" in record else {"ts", "parentId"}
+        mine = {k: v for k, v in record.items() if k not in ignored}
+        theirs = {k: v for k, v in existing.items() if k not in ignored}
+        if mine != theirs:
+            raise InvalidEntryError(
+                f"Entry {number} repeats the id {ident} with other content; nothing was appended.",
+                "an id names one entry: send the same entry, or choose another id",
+            )
+        resent.add(number)
+    return resent

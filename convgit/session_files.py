@@ -1,0 +1,337 @@
+"""The workspace track of a session: its git working tree, snapshots, status, diff, worktrees.
+
+Promises kept here (``Session.snapshot``, ``status``, ``diff`` and their kin delegate here):
+* a snapshot never touches HEAD, the index, branches or files, and never loses the snapshot it
+  replaces (``replaces`` names it, a ref keeps it);
+* one snapshot or restore at a time per session and worktree (its private index's lock);
+* a file one side left out (over the size cap, unreadable) is ``left alone`` in a comparison,
+  never added or deleted: that side does not know its content.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from convgit import faults, schema
+from convgit.conversation import tree
+from convgit.errors import ConvgitError, NotFoundError, NoWorkspaceError, RefusedError
+from convgit.store.location import find_git
+from convgit.store.sidecar import SnapshotInfo, is_saved_ref
+
+if TYPE_CHECKING:
+    from convgit.session import Session
+    from convgit.workspace import Change, Snapshot, Workspace
+
+
+@dataclass
+class Status:
+    """Both tracks at once: where the conversation is and where the files are."""
+
+    session: str
+    name: str | None
+    leaf: str | None
+    leaf_snapshot: str | None  # entry id of the nearest snapshot at or above the leaf
+    workspace: bool
+    sidecar: bool
+    matches: str | None = None
+    changed: list[str] = field(default_factory=list)
+    diverged: bool = False
+    interrupted_restore: dict[str, Any] | None = None
+    left_alone: list[dict[str, str]] = field(default_factory=list)  # path, reason
+    not_recorded: dict[str, Any] | None = None  # the last failed snapshot: entry, error, ts
+    files_error: str | None = None  # why the files could not be read now
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session": self.session,
+            "name": self.name,
+            "leaf": self.leaf,
+            "leaf_snapshot": self.leaf_snapshot,
+            "workspace": self.workspace,
+            "snapshots": self.sidecar,
+            "files": {"matches": self.matches, "changed": self.changed},
+            "left_alone": self.left_alone,
+            "diverged": self.diverged,
+            "interrupted_restore": self.interrupted_restore,
+            "not_recorded": self.not_recorded,
+            "files_error": self.files_error,
+        }
+
+
+LEFT_ALONE = "left alone"  # a change's status when one side does not know the file's content
+
+
+def workspace(session: Session) -> Workspace:
+    if session._workspace is None:
+        git = session.location.git
+        if git is None or git.worktree is None:
+            raise NoWorkspaceError(
+                "The workspace track needs a git repository with a working tree, and this"
+                " session has none.",
+                "run convgit inside a git repository",
+            )
+        check_worktree(session)
+        from convgit.workspace import Workspace  # only commands that touch files need git
+
+        found = Workspace.at(git.git_dir, git.worktree)
+        if found is None:
+            raise NoWorkspaceError("No git working tree was found for this session.")
+        found.keep_out(session.location.root)
+        session._workspace = found
+    return session._workspace
+
+
+def lost_commits(session: Session) -> list[tree.Problem]:
+    sidecar = session.read_sidecar()
+    if session.location.git is None or not sidecar.lines:
+        return []
+    try:
+        missing = session.workspace().missing(list(sidecar.lines))
+    except ConvgitError:
+        return []
+    return [
+        tree.Problem(
+            sidecar.lines[commit],
+            f"of the sidecar names the commit {commit[:12]}, which is not in the repository"
+            " any more (its ref was deleted and git gc pruned it)",
+        )
+        for commit in sorted(missing, key=lambda c: sidecar.lines[c])
+    ]
+
+
+def check_worktree(session: Session) -> None:
+    """Refuse to act on this worktree's files for a session of another worktree of the
+    same repository (its snapshots are of that worktree's files)."""
+    git = session.location.git
+    recorded = (session.tree.header or {}).get("cwd")
+    if git is None or git.worktree is None or not isinstance(recorded, str):
+        return
+    home = Path(recorded)
+    if home == git.worktree or not (home / ".git").exists():
+        return  # the same worktree, or one that is gone (a moved repository)
+    theirs = find_git(home)
+    if theirs is not None and theirs.worktree == home and theirs.common_dir == git.common_dir:
+        raise RefusedError(
+            f"Session {session.id} belongs to the worktree at {home}; convgit will not use its"
+            " snapshots on the files here.",
+            f"run it there: convgit -C {home} …",
+        )
+
+
+def take_snapshot(session: Session, parent: str | None, what: str) -> Snapshot:
+    with workspace_lock(session):
+        return session.workspace().snapshot(
+            index(session),
+            message=f"convgit snapshot {what}\n\nConvgit-Session: {session.id}\n",
+            parent=parent,
+            size_cap=session.size_cap,
+        )
+
+
+def record_snapshot(session: Session, ref: str, snap: Snapshot) -> SnapshotInfo:
+    target = session.resolve(ref)
+    ws = session.workspace()
+    existing = session.sidecar.snapshots.get(target)
+    with workspace_lock(session):
+        if existing is not None and existing.commit != snap.commit:
+            kept = f"refs/convgit/{session.id}/replaced/{target}-{existing.commit[:12]}"
+            ws.set_ref(kept, existing.commit)
+        ws.set_ref(f"refs/convgit/{session.id}/{target}", snap.commit)
+    return _record_snapshot(session, target, snap)
+
+
+def _record_snapshot(session: Session, target: str, snap: Snapshot) -> SnapshotInfo:
+    """Write the sidecar's record of ``snap`` as ``target``'s snapshot (its ref is set), and
+    count its objects for the background packing (``convgit.maintenance``)."""
+    existing = session.sidecar.snapshots.get(target)
+    replaces = None
+    if existing is not None:  # a record of the same commit (what it left out changed) keeps
+        replaces = existing.commit if existing.commit != snap.commit else existing.replaces
+    skipped = _skipped_record(snap)
+    session._sidecar_append(
+        schema.snapshot(target, snap.commit, snap.tree, snap.files, skipped, replaces=replaces)
+    )
+    if not snap.reused:
+        from convgit import maintenance
+
+        maintenance.note(session.workspace(), session.location.root, snap.written)
+    return session.sidecar.snapshots[target]
+
+
+def index(session: Session) -> Path:
+    path = session.location.index_path(session.id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def workspace_lock(session: Session) -> AbstractContextManager[None]:
+    """One snapshot or restore at a time per session and worktree: its private index's lock."""
+    from convgit.git import private_index
+
+    return private_index.locked(index(session))
+
+
+def status(session: Session) -> Status:
+    session.tree.check(f"Session {session.id}")
+    leaf = session.tree.leaf
+    leaf_snap = session.nearest_snapshot(leaf)
+    result = Status(
+        session=session.id,
+        name=session.tree.name,
+        leaf=leaf,
+        leaf_snapshot=leaf_snap.entry if leaf_snap else None,
+        workspace=session.location.git is not None,
+        sidecar=session.snapshots_enabled,
+        interrupted_restore=session.sidecar.interrupted,
+    )
+    failed = [f for f in session.sidecar.failed.values() if f["entry"] in session.tree.entries]
+    if failed:
+        last = max(failed, key=lambda f: str(f.get("ts", "")))
+        result.not_recorded = {k: last.get(k) for k in ("entry", "error", "ts")}
+    if session.location.git is None or not session.sidecar.snapshots:
+        return result
+    ws = session.workspace()
+    size_cap = session.size_cap
+    try:
+        with workspace_lock(session):
+            current, skipped = ws.scan(index(session), size_cap=size_cap)
+    except (ConvgitError, OSError) as exc:  # git cannot stage the files (a failing filter)
+        result.files_error = exc.message if isinstance(exc, ConvgitError) else os_words(exc)
+        return result
+    result.matches = _matching_entry(session, current)
+    if leaf_snap is not None:
+        now = {s.path: s.reason for s in skipped}
+        changes = _compared(ws, leaf_snap.tree, _skipped(leaf_snap), current, now)
+        result.changed = [c.path for c in changes if c.status != LEFT_ALONE]
+        result.left_alone = [
+            {"path": c.path, "reason": c.reason} for c in changes if c.status == LEFT_ALONE
+        ]
+    on_path = set(session.tree.path()) if leaf else set()
+    result.diverged = result.matches is not None and result.matches not in on_path
+    return result
+
+
+def _matching_entry(session: Session, tree_id: str) -> str | None:
+    """An entry whose snapshot tree is ``tree_id``: the nearest on the active path, else the
+    most recent snapshot anywhere."""
+    snapshots = session.sidecar.snapshots
+    for ident in reversed(session.tree.path()) if session.tree.leaf else []:
+        if ident in snapshots and snapshots[ident].tree == tree_id:
+            return ident
+    found = [s for s in snapshots.values() if s.tree == tree_id and s.entry in session.tree.entries]
+    return max(found, key=lambda s: s.ts).entry if found else None
+
+
+def diff(session: Session, a: str, b: str | None = None) -> list[Change]:
+    ws = session.workspace()
+    left, left_skipped = _files_of(session, a)
+    if b is None:
+        with workspace_lock(session):
+            right, found = ws.scan(index(session), size_cap=session.size_cap)
+        right_skipped = {s.path: s.reason for s in found}
+    else:
+        right, right_skipped = _files_of(session, b)
+    return _compared(ws, left, left_skipped, right, right_skipped)
+
+
+def _files_of(session: Session, ref: str) -> tuple[str, dict[str, str]]:
+    """The commit or tree of ``ref`` (a snapshot's entry or a saved state) and the paths
+    it left out, with why."""
+    if is_saved_ref(ref):
+        state = session.sidecar.saved_state(ref)
+        return state.commit, state.skipped
+    snap = require_snapshot(session, ref)
+    return snap.tree, _skipped(snap)
+
+
+def require_snapshot(session: Session, ref: str) -> SnapshotInfo:
+    target = session.resolve(ref)
+    snap = session.sidecar.snapshots.get(target)
+    if snap is None:
+        nearest = session.nearest_snapshot(target)
+        hint = f"its nearest snapshot is at {nearest.entry}" if nearest else "convgit snapshot"
+        raise NotFoundError(f"Entry {target} has no snapshot.", hint)
+    return snap
+
+
+def add_worktree(session: Session, ref: str, directory: Path) -> str:
+    if is_saved_ref(ref):
+        commit = session.sidecar.saved_state(ref).commit
+    else:
+        commit = require_snapshot(session, ref).commit
+    session.workspace().add_worktree(commit, directory)
+    return commit
+
+
+def snapshot(
+    session: Session, ref: str = "@", *, only_if_changed: bool = False
+) -> SnapshotInfo | None:
+    target = session.resolve(ref)
+    ws = session.workspace()
+    size_cap = session.size_cap
+    existing = session.sidecar.snapshots.get(target)
+    parent = existing or session.nearest_snapshot(session.tree.entries[target]["parentId"])
+    message = (
+        f"convgit snapshot of {target}\n\nConvgit-Session: {session.id}\nConvgit-Entry: {target}\n"
+    )
+    with workspace_lock(session):
+        faults.point("snapshot:before-stage")
+        snap = ws.snapshot(
+            index(session),
+            message=message,
+            parent=parent.commit if parent else None,
+            size_cap=size_cap,
+        )
+        if snap.reused and existing is None and only_if_changed:
+            return None
+        if snap.reused and existing is not None and existing.skipped == _skipped_record(snap):
+            return existing  # the same files, and the same ones left out: nothing new
+        faults.point("snapshot:before-ref")
+        ws.set_ref(f"refs/convgit/{session.id}/{target}", snap.commit)
+        faults.point("snapshot:before-record")
+    return _record_snapshot(session, target, snap)
+
+
+def _compared(
+    ws: Workspace, a: str, a_skipped: dict[str, str], b: str, b_skipped: dict[str, str]
+) -> list[Change]:
+    from convgit.workspace import Change
+
+    out: list[Change] = []
+    for change in ws.changes(a, b):
+        lacking = {"added": a_skipped, "deleted": b_skipped}.get(change.status, {})
+        why = next((lacking[p] for p in _and_above(change.path) if p in lacking), None)
+        if why is None:
+            out.append(change)
+        else:
+            out.append(Change(change.path, LEFT_ALONE, _reason_word(why)))
+    return out
+
+
+def _skipped(snap: SnapshotInfo) -> dict[str, str]:
+    return {str(s["path"]): str(s.get("reason", "")) for s in snap.skipped}
+
+
+def _and_above(path: str) -> list[str]:
+    parts = path.split("/")
+    return ["/".join(parts[:i]) for i in range(len(parts), 0, -1)]
+
+
+def _reason_word(reason: str) -> str:
+    """A skipped path's reason in a word or two: "size cap" for every file above the cap."""
+    return "size cap" if "size cap" in reason else reason
+
+
+def os_words(exc: OSError) -> str:
+    """An operating system error as one sentence."""
+    where = f" ({os.fsdecode(exc.filename)})" if exc.filename is not None else ""
+    return f"{exc.strerror or exc}{where}."
+
+
+def _skipped_record(snap: Snapshot) -> list[dict[str, str]]:
+    """The sidecar's record of the files ``snap`` left out."""
+    return [{"path": s.path, "reason": s.reason} for s in snap.skipped]
