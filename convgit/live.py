@@ -95,13 +95,14 @@ def _tool_snapshots(location: StoreLocation) -> bool:
 def _attach(location: StoreLocation, event: cc.Event, live: Live) -> Session | None:
     """The session that mirrors the event's agent session; None while a fork or resume under a
     new id cannot be told yet (its transcript is still empty)."""
+    from convgit import session_import
     from convgit.session import Session
 
     known = live.data.get("session")
     if isinstance(known, str) and location.session_path(known).exists():
         # read when a step needs it (`_read_tree`); the working tree as found before
         return Session(location, known, workspace=live.workspace())
-    found = Session.find_for_agent(location, AGENT, event.session_id)
+    found = session_import.find_for_agent(location, AGENT, event.session_id)
     if found is None:
         copied = cc.line_uuids(_read(event.transcript))
         if copied:
@@ -109,7 +110,7 @@ def _attach(location: StoreLocation, event: cc.Event, live: Live) -> Session | N
         elif live.data.get("source") in ("resume", "fork"):
             return None  # the transcript names the session it continues once it has lines
         if found is None:
-            found = Session.for_agent(
+            found = session_import.for_agent(
                 AGENT,
                 event.session_id,
                 event.cwd or ".",
@@ -143,6 +144,7 @@ def _continued(
 ) -> Session | None:
     """The session whose lines the transcript starts with (a fork, a resume under a new id),
     recorded as continued by the event's agent session from where the two part."""
+    from convgit import session_import
     from convgit.formats import importing
     from convgit.session import Session
 
@@ -169,7 +171,7 @@ def _continued(
             start = line
         anchor = None if start is None else _anchor(known, start)
         how = str(live.data.get("source") or "fork")
-        session.mirror_agent_session(AGENT, event.session_id, start=anchor, how=how)
+        session_import.mirror_agent_session(session, AGENT, event.session_id, start=anchor, how=how)
         return session
     return None
 
@@ -183,6 +185,7 @@ def _anchor(known: importing.Known, uuid_: str) -> str | None:
 
 def _import(session: Session, event: cc.Event, live: Live) -> int:
     """Import what the transcript and its subagent files gained; the number of new entries."""
+    from convgit import session_import
     from convgit.formats import importing
 
     importer = importing.importer(AGENT)
@@ -192,7 +195,9 @@ def _import(session: Session, event: cc.Event, live: Live) -> int:
     new = 0
     _read_tree(session)
     for source in (transcript, *importer.companions(transcript)):
-        result = session.import_source(importer, source, agent_session=event.session_id)
+        result = session_import.import_source(
+            session, importer, source, agent_session=event.session_id
+        )
         new += len(result.new)
     if new:
         _settle_reply(session, live)

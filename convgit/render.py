@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
 
-    from convgit.session import RestoreResult, SessionView
+    from convgit.conversation.view import SessionView
+    from convgit.session import RestoreResult
     from convgit.session_files import Status
     from convgit.store.sidecar import SavedState, SnapshotInfo
     from convgit.workspace import Change

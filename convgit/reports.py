@@ -14,8 +14,8 @@ if TYPE_CHECKING:
     from convgit.agents.hooks import Change as HooksChange
     from convgit.agents.hooks import ScopeState
     from convgit.branching import Fork
+    from convgit.conversation.view import SessionView
     from convgit.resume import Resumed
-    from convgit.session import SessionView
     from convgit.session_import import ImportResult
     from convgit.session_runs import RunReport
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from convgit import codec, faults, schema, session_files
+from convgit import codec, faults, schema, session_append, session_files
 from convgit.errors import RefusedError, UsageError
 from convgit.store.sidecar import SavedState, is_saved_ref, saved_id
 
@@ -121,8 +121,9 @@ def restore(
             planned.apply()
             interrupted = sidecar.interrupted
             if undo and interrupted is not None:  # killed before it changed a file: settled
-                session._sidecar_append(
-                    {"type": "restored", "before": interrupted["before"], "ts": schema.now()}
+                session_files.append_sidecar(
+                    session,
+                    [{"type": "restored", "before": interrupted["before"], "ts": schema.now()}],
                 )
             return RestoreResult(
                 target_entry, commit, None, changes, False, None, saved_target, undo
@@ -139,7 +140,9 @@ def restore(
         faults.point("restore:before-files")
         planned.apply()
         faults.point("restore:before-done")
-        session._sidecar_append({"type": "restored", "before": before, "ts": schema.now()})
+        session_files.append_sidecar(
+            session, [{"type": "restored", "before": before, "ts": schema.now()}]
+        )
     note = _note(target_entry, saved_target, changes, paths, undo)
     skipped_note = None
     if waiting:
@@ -147,8 +150,13 @@ def restore(
             f"no note for the model: the conversation waits for tool call {', '.join(waiting)}"
         )
     elif session.tree.leaf is not None:
-        session._write(
-            lambda: [session._new_entry("note", session.tree.leaf, text=note, source="restore")],
+        session_append.write(
+            session,
+            lambda: [
+                session_append.new_entry(
+                    session, "note", session.tree.leaf, text=note, source="restore"
+                )
+            ],
             builds_on_leaf=False,
         )
     return RestoreResult(
@@ -172,21 +180,24 @@ def _record(
     for change in planned.changes:
         counts[change.status] = counts.get(change.status, 0) + 1
     shown = None if paths is None else [codec.shown(p) for p in paths]
-    session._sidecar_append(
-        {
-            "type": "restore",
-            "entry": target_entry if target_entry is not None else "",
-            "saved": saved_target,
-            "commit": commit,
-            "before": before,
-            "paths": shown,
-            "escaped": shown != paths,
-            "changed": counts,
-            "files": [change.path for change in planned.changes[:FILES_RECORDED]],
-            "skipped": [{"path": s.path, "reason": s.reason} for s in planned.skipped],
-            "undo": undo,
-            "ts": schema.now(),
-        }
+    session_files.append_sidecar(
+        session,
+        [
+            {
+                "type": "restore",
+                "entry": target_entry if target_entry is not None else "",
+                "saved": saved_target,
+                "commit": commit,
+                "before": before,
+                "paths": shown,
+                "escaped": shown != paths,
+                "changed": counts,
+                "files": [change.path for change in planned.changes[:FILES_RECORDED]],
+                "skipped": [{"path": s.path, "reason": s.reason} for s in planned.skipped],
+                "undo": undo,
+                "ts": schema.now(),
+            }
+        ],
     )
 
 

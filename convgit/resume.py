@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from convgit import branching, codec
+from convgit import branching, codec, session_import
 from convgit.agents import claude_code as cc
 from convgit.agents import codex as codex_agent
 from convgit.agents import pi as pi_agent
@@ -89,7 +89,9 @@ def resume(session: Session, ref: str, agent: str = AGENT, *, restore: bool = Fa
     if restore and session.nearest_snapshot(target) is None:
         raise NotFoundError(f"Entry {target} has no snapshot above it to restore.")
     _write_new(written.path, written.data)
-    session.mirror_agent_session(agent, written.session, start=target, how="resume", leaf=target)
+    session_import.mirror_agent_session(
+        session, agent, written.session, start=target, how="resume", leaf=target
+    )
     restored = None
     if restore:
         nearest = session.nearest_snapshot(target)

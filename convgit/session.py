@@ -1,68 +1,43 @@
-"""The use-cases that bind both tracks. One screen per use-case.
-
-A ``Session`` is one conversation file (and, in a git repository, its sidecar of snapshots).
-Promises kept here:
-* moving in the conversation (switch, fork, edit, retry, label) never changes a file;
-* an append builds on the leaf this Session last saw; if another process moved it since, the
-  append is refused (``LeafMovedError``) unless ``force=True``;
-* restore saves the working tree first and records it, so ``restore(undo=True)`` returns to
-  the exact prior bytes; it tells the model in a ``note`` entry, and never moves the leaf
-  to another branch;
-* every appended record is checked against the tree as it will be (``appending``), and a tool
-  result goes only where its call is on the path: filed on another branch, it leaves the active
-  leaf where it was.
-* a side-by-side run never touches the working tree; its notes go to the end of each REF's
-  branch and never move the active leaf to another branch.
-"""
+"""``Session``: one conversation file (and, in a git repository, its sidecar of snapshots), the
+facade of the use-cases that bind both tracks. Each method states its contract and delegates to
+the module that keeps it: ``opening``, ``session_append`` (every record checked against the tree
+as it will be; an append builds on the leaf this Session last saw), ``moves`` (switch, fork,
+edit, retry, label: never a file changed), ``session_files`` (snapshots, status, diff),
+``restoring`` (the files saved first, ``undo`` back to their exact bytes) and ``session_runs``
+(side by side, the working tree never touched). ``session_import`` stands above it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from convgit import (
     branching,
-    forking,
+    moves,
     opening,
     restoring,
     schema,
     session_append,
     session_files,
-    session_import,
     session_runs,
     verify,
 )
-from convgit.conversation import appending, replay, tree
-from convgit.errors import (
-    LeafMovedError,
-    NotFoundError,
-    UsageError,
-)
+from convgit.conversation import replay, tree
+from convgit.conversation.view import SessionView
 from convgit.restoring import RestoreResult
 from convgit.schema import Entry
-from convgit.session_runs import WORKING_TREE
 from convgit.store import load, sessions
 from convgit.store.location import StoreLocation, locate, size_cap
-from convgit.store.sidecar import SAVED_PREFIX, SavedState, Sidecar, SnapshotInfo
+from convgit.store.sidecar import SavedState, Sidecar, SnapshotInfo
 
 if TYPE_CHECKING:
-    from convgit.formats import importing
     from convgit.session_files import Status
-    from convgit.session_import import ImportResult
     from convgit.session_runs import RunReport
     from convgit.workspace import Change, Snapshot, Workspace
 
-__all__ = [
-    "DEFAULT_SIZE_CAP",
-    "RestoreResult",
-    "Session",
-]
-
-MIB = 1024 * 1024
-DEFAULT_SIZE_CAP = 10 * MIB
+__all__ = ["RestoreResult", "Session"]
 
 
 class Session:
@@ -83,7 +58,7 @@ class Session:
         self.file = sessions.session_file(location, sid, fsync=fsync)
         self.sidecar_file = sessions.sidecar_file(location, sid, fsync=fsync)
         self.tree = tree.Tree()
-        self._built_on: str | None = None
+        self.built_on: str | None = None  # the leaf the next append builds on
         self._sidecar: Sidecar | None = None
         self._workspace: Workspace | None = workspace
         self.snapshot_error: str | None = None  # why the last turn's snapshot was not taken
@@ -133,7 +108,7 @@ class Session:
     def reload(self) -> None:
         """Read the whole session again; the leaf this Session builds on becomes the active one."""
         self.tree = load.session(self.file, self.id)[1]
-        self._built_on = self.tree.leaf
+        self.built_on = self.tree.leaf
         self._sidecar = None
 
     def refresh(self) -> None:
@@ -198,44 +173,6 @@ class Session:
 
     # -- writing the conversation -------------------------------------------------------------
 
-    def _write(
-        self,
-        build: Callable[[], list[dict[str, Any]]],
-        *,
-        builds_on_leaf: bool,
-        force: bool = False,
-    ) -> list[dict[str, Any]]:
-        """Under the lock: take in others' lines, check the leaf, append what ``build`` makes."""
-        self.tree.check(f"Session {self.id}")
-        with self.file.appending() as appender:
-            news = appender.news
-            if news.records:
-                self.tree.add_records(news.records, news.first)
-                self.tree.finish(since=news.first)
-                self.tree.check(f"Session {self.id}")
-            if builds_on_leaf and not force and self.tree.leaf != self._built_on:
-                raise LeafMovedError(
-                    f"Another process moved the active leaf from {self._built_on} to "
-                    f"{self.tree.leaf} since this session was read.",
-                    "refresh (reopen) and try again, or append anyway with force",
-                )
-            records = build()
-            number = self.file.lines + 1
-            appender.write(records)
-        self.tree.add_records(records, number)
-        self._built_on = self.tree.leaf
-        return records
-
-    def _new_entry(self, kind: str, parent: str | None, **fields: Any) -> dict[str, Any]:
-        record: dict[str, Any] = {
-            "type": kind,
-            "id": schema.new_id(self.tree.entries),
-            "parentId": parent,
-            "ts": schema.now(),
-        }
-        record.update(fields)
-        return record
-
     def append(self, entry: Entry | dict[str, Any], *, force: bool = False) -> Entry:
         """Append one entry. Without a parent it hangs off the leaf this Session built on."""
         return self.append_many([entry], force=force)[0]
@@ -275,7 +212,7 @@ class Session:
         )
 
     def append_user(self, text: str, *, force: bool = False, ident: str | None = None) -> Entry:
-        return self.append(self._new_message("user", text, ident), force=force)
+        return self.append(session_append.new_message("user", text, ident), force=force)
 
     def append_assistant(
         self,
@@ -286,7 +223,7 @@ class Session:
     ) -> Entry:
         """Append the model's reply; with snapshots on, the files are snapshotted right after.
         With ``ident``, sending the same reply again is a no-op (see ``append_records``)."""
-        return self.append(self._new_message("assistant", content, ident), force=force)
+        return self.append(session_append.new_message("assistant", content, ident), force=force)
 
     def append_tool_result(
         self,
@@ -317,164 +254,35 @@ class Session:
         entry at the active leaf; replay takes the last one on the path, as for ``model``."""
         return self.append({"type": "system", "text": text}, force=force)
 
-    def _new_message(self, role: str, content: Any, ident: str | None = None) -> dict[str, Any]:
-        record = {"type": "message", "role": role, "content": content}
-        if ident is not None:
-            record["id"] = caller_id(ident)
-        return record
-
-    # -- importing an agent's session ----------------------------------------------------------
-
-    @classmethod
-    def for_agent(
-        cls,
-        agent: str,
-        agent_session_id: str,
-        path: str | Path = ".",
-        *,
-        store_dir: str | Path | None = None,
-        fsync: bool = False,
-        make_current: bool = True,
-        forked_from: Callable[[], dict[str, str] | None] | None = None,
-    ) -> Session:
-        """The session that mirrors ``agent``'s session ``agent_session_id`` (its header names
-        both, or it records that session as resumed or forked from it), started when there is
-        none; one per agent session, whoever asks first. ``forked_from``: asked only when the
-        session is started, for its ``forkedFrom``."""
-        return session_import.for_agent(
-            cls,
-            agent,
-            agent_session_id,
-            path,
-            store_dir=store_dir,
-            fsync=fsync,
-            make_current=make_current,
-            forked_from=forked_from,
-        )
-
-    @classmethod
-    def find_for_agent(
-        cls,
-        location: StoreLocation,
-        agent: str,
-        agent_session_id: str,
-        *,
-        fsync: bool = False,
-    ) -> Session | None:
-        """The session that mirrors ``agent``'s session ``agent_session_id``, if one does."""
-        return session_import.find_for_agent(cls, location, agent, agent_session_id, fsync=fsync)
-
-    def agent_sessions(self, agent: str) -> frozenset[str]:
-        """The sessions of ``agent`` this one mirrors: its header's, and those that continue it
-        (resumed from one of its entries, or forked from it)."""
-        found = {ident for name, ident in self.tree.agent_sessions if name == agent}
-        header = self.tree.header or {}
-        if header.get("agent") == agent and isinstance(header.get("agentSession"), str):
-            found.add(header["agentSession"])
-        return frozenset(found)
-
-    def mirror_agent_session(
-        self,
-        agent: str,
-        agent_session_id: str,
-        *,
-        start: str | None,
-        how: str,
-        leaf: str | None = None,
-    ) -> None:
-        """Record that ``agent``'s session ``agent_session_id`` continues this one, from entry
-        ``start`` (``how``: "resume", "fork"…): its file is imported here, its turns a branch.
-        With ``leaf``, the active leaf moves there (files are not touched)."""
-        session_import.mirror_agent_session(
-            self, agent, agent_session_id, start=start, how=how, leaf=leaf
-        )
-
-    @classmethod
-    def import_file(
-        cls,
-        agent: str,
-        source: str | Path,
-        path: str | Path = ".",
-        *,
-        agent_session_id: str | None = None,
-        store_dir: str | Path | None = None,
-        fsync: bool = False,
-        make_current: bool = True,
-    ) -> list[ImportResult]:
-        """Import ``agent``'s session file ``source`` into the session that mirrors it (then the
-        files the importer names as its companions: a session's subagent files). Only what is
-        new is added; nothing is snapshotted. ``agent_session_id`` spares reading the whole
-        file to learn it (the live hooks know it)."""
-        return session_import.import_file(
-            cls,
-            agent,
-            source,
-            path,
-            agent_session_id=agent_session_id,
-            store_dir=store_dir,
-            fsync=fsync,
-            make_current=make_current,
-        )
-
-    def import_source(
-        self,
-        importer: importing.Importer,
-        source: Path,
-        whole: bytes | None = None,
-        *,
-        agent_session: str | None = None,
-    ) -> ImportResult:
-        """Under the lock: read ``source`` from where its last import stopped (all of it when
-        it was rewritten, or ``whole`` when given), append what is new, the leaf the agent
-        would continue from, and where this import stopped. ``agent_session``: the agent's
-        session that wrote ``source``, when it is not the one the header names (a resumed or
-        forked one)."""
-        return session_import.import_source(
-            self, importer, source, whole, agent_session=agent_session
-        )
-
     # -- moving in the conversation (never changes a file) --------------------------------------
 
     def switch(self, ref: str, *, tip: bool = False) -> str:
         """Make ``ref`` the active leaf; with ``tip``, the newest deepest leaf below ``ref`` (the
         end of its branch written to last). Files are not touched."""
-        target = self.resolve(ref)
-        if tip:
-            target = self.tree.newest_leaf(target)
-        self._write(lambda: [schema.leaf(target)], builds_on_leaf=False)
-        return target
+        return moves.switch(self, ref, tip=tip)
 
     def branches(self, ref: str | None = None) -> branching.Fork:
         """The branches that start at ``ref`` (default: the nearest fork point at or above the
         active leaf), numbered in the order they were started; see ``branching``."""
-        self.tree.check(f"Session {self.id}")
-        if ref is not None:
-            at: str | None = self.resolve(ref)
-        elif self.tree.leaf is None:
-            raise NotFoundError("The session has no entries yet.", 'convgit user "..."')
-        else:
-            at = branching.fork_point(self.tree, self.tree.leaf)
-        return branching.fork_at(self.tree, at, self.read_sidecar().snapshots)
+        return moves.branches(self, ref)
 
     def switch_branch(self, number: int, ref: str | None = None) -> str:
         """Make the newest deepest leaf of branch ``number`` of ``branches(ref)`` the leaf."""
-        target = self.branches(ref).branch(number).leaf
-        self._write(lambda: [schema.leaf(target)], builds_on_leaf=False)
-        return target
+        return moves.switch_branch(self, number, ref)
 
     def fork(self, ref: str, text: str | None = None, summary: str | None = None) -> str:
         """Go back to ``ref`` and branch from there. With ``summary``, a ``branch_summary``
         (carrying what the branch left behind learned) is appended under ``ref``; with ``text``,
         a user message starts the new branch. Nothing is copied; files are not touched. Refused
         inside a tool run (``branching.refusal``): the branch would leave a tool call waiting."""
-        return forking.fork(self, ref, text, summary)
+        return moves.fork(self, ref, text, summary)
 
     def edit(self, ref: str, text: str) -> str:
         """A new version of message ``ref``: a sibling with the same role and new text, which
         becomes the leaf. The original stays in the tree. Refused for a tool result, an
         assistant message whose tool calls are not all answered, and a message whose new version
         would come between a tool call and its result; the hint names where to branch instead."""
-        return forking.edit(self, ref, text)
+        return moves.edit(self, ref, text)
 
     def retry(self, ref: str = "@", *, turn: bool = False) -> str:
         """Get ready to ask again: for an assistant reply, the leaf moves to the message it
@@ -482,7 +290,7 @@ class Session:
         ``turn``, to just before the last user message at or above ``ref`` (tool results are not
         user messages), so the next user message starts the new attempt and the turn left
         behind, tool runs and all, is not in its context."""
-        return forking.retry(self, ref, turn=turn)
+        return moves.retry(self, ref, turn=turn)
 
     def fork_session(self, ref: str, *, name: str | None = None) -> Session:
         """A new session, made current, whose history is the root-to-``ref`` path of this one
@@ -490,21 +298,12 @@ class Session:
         came from (``forkedFrom``: this session and ``ref``). This session is not changed. The
         snapshots of the shared path are shared, not copied: the new session's records and refs
         name the same commits. Refused inside a tool run, as ``fork`` is."""
-        return forking.fork_session(self, ref, name=name)
+        return moves.fork_session(self, ref, name=name)
 
     def label(self, ref: str, name: str | None) -> str:
         """Bookmark ``ref`` as ``name`` (None clears its label). A label names one entry:
         given to another, it moves (``labelled`` tells where it was)."""
-        target = self.resolve(ref)
-        if name is not None:
-            _check_label(name)
-
-        def build() -> list[dict[str, Any]]:
-            held = [] if name is None else [i for i in self.labelled(name) if i != target]
-            return [*(schema.label(i, None) for i in held), schema.label(target, name)]
-
-        self._write(build, builds_on_leaf=False)
-        return target
+        return moves.label(self, ref, name)
 
     def labelled(self, name: str) -> list[str]:
         """The entries labelled ``name`` (one, unless an older writer labelled several)."""
@@ -512,7 +311,7 @@ class Session:
 
     def rename(self, text: str) -> None:
         """Set the session's display name (``display_name`` reads it)."""
-        self._write(lambda: [schema.session_name(text)], builds_on_leaf=False)
+        moves.rename(self, text)
 
     # -- the workspace track --------------------------------------------------------------------
 
@@ -536,17 +335,13 @@ class Session:
     def set_snapshots(self, enabled: bool) -> None:
         if enabled:
             self.workspace()  # refuses outside git
-        self._sidecar_append(schema.sidecar_switch(enabled))
-
-    def _sidecar_append(self, record: dict[str, Any]) -> None:
-        sidecar = self.sidecar  # read first: the append then catches up from where it ended
-        for number, theirs in self.sidecar_file.append([record]).parsed:
-            sidecar.add(number, theirs)
-        sidecar.add(self.sidecar_file.lines, record)
+        session_files.append_sidecar(self, [schema.sidecar_switch(enabled)])
 
     def workspace(self) -> Workspace:
         """The git working tree beside this session; refuses plainly when there is none."""
-        return session_files.workspace(self)
+        if self._workspace is None:
+            self._workspace = session_files.find_workspace(self)
+        return self._workspace
 
     @property
     def size_cap(self) -> int:
@@ -559,13 +354,7 @@ class Session:
 
     def nearest_snapshot(self, ident: str | None) -> SnapshotInfo | None:
         """The snapshot of ``ident`` or of its nearest ancestor that has one."""
-        snapshots = self.sidecar.snapshots
-        node = ident
-        while node is not None:
-            if node in snapshots:
-                return snapshots[node]
-            node = self.tree.entries[node]["parentId"]
-        return None
+        return session_files.nearest_snapshot(self, ident)
 
     @overload
     def snapshot(
@@ -714,46 +503,3 @@ class Session:
         """Remove a worktree ``convgit worktree`` made; one with changes, or one convgit did not
         make, is refused."""
         self.workspace().remove_worktree(directory)
-
-
-# -- small pure pieces ------------------------------------------------------------------------
-
-
-def caller_id(ident: str) -> str:
-    """A caller-chosen entry id (``--id``), as every appended id must be: reference-safe
-    (``appending.id_problem``), so it also names a git ref."""
-    if appending.id_problem(ident) is not None:
-        raise UsageError(
-            f"'{ident}' cannot be an entry id: use lowercase letters, digits, '-' and '_'"
-            " (starting with a letter or digit; not 'root')."
-        )
-    return ident
-
-
-def _check_label(name: str) -> None:
-    if (
-        not name
-        or name != name.strip()
-        or any(c in name for c in "~ \t\n")
-        or name.startswith(":")  # `:N` is the N-th user message
-        or name in ("@", "HEAD", "root", WORKING_TREE)
-        or name.startswith(SAVED_PREFIX)
-    ):
-        raise UsageError(
-            f"'{name}' cannot be a label: use a word without spaces or '~', not starting with"
-            f" ':' or {SAVED_PREFIX} (which name user messages and saved states), and not @,"
-            " HEAD, root or ."
-        )
-
-
-@dataclass(frozen=True)
-class SessionView:
-    """A session's conversation as values, for showing its entries: the records by id, labels,
-    the active leaf and the entries that have a snapshot."""
-
-    id: str
-    name: str | None
-    entries: Mapping[str, dict[str, Any]]
-    labels: Mapping[str, str]
-    leaf: str | None
-    snapshots: Collection[str]

@@ -1,6 +1,9 @@
 """Appending to a session: records checked against the tree as it will be, then the turn's files.
 
-Promises kept here (``Session.append_records`` and ``append_tool_result`` delegate here):
+Promises kept here (``Session.append_records`` and ``append_tool_result`` delegate here, and
+every use-case writes its records through ``write``):
+* an append builds on the leaf the Session last saw (``built_on``); if another process moved it
+  since, it is refused (``LeafMovedError``) unless forced;
 * every record is validated before anything is written: a bad one means nothing is appended;
   a record resent with its id and content is a no-op, the same id with other content refused;
 * a tool result goes only where its call is on the path, or (asked) under its call's branch;
@@ -10,17 +13,86 @@ Promises kept here (``Session.append_records`` and ``append_tool_result`` delega
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from convgit import schema, session_files
 from convgit.conversation import appending
-from convgit.errors import ConvgitError, InvalidEntryError, RefusedError
+from convgit.errors import (
+    ConvgitError,
+    InvalidEntryError,
+    LeafMovedError,
+    RefusedError,
+    UsageError,
+)
 from convgit.store.sidecar import SAVED_PREFIX
 
 if TYPE_CHECKING:
     from convgit.schema import Entry
     from convgit.session import Session
+
+
+def write(
+    session: Session,
+    build: Callable[[], list[dict[str, Any]]],
+    *,
+    builds_on_leaf: bool,
+    force: bool = False,
+) -> list[dict[str, Any]]:
+    """Under the lock: take in others' lines, check the leaf (when the records ``build`` makes
+    build on it), append them and return them."""
+    found = session.tree
+    session.check()
+    with session.file.appending() as appender:
+        news = appender.news
+        if news.records:
+            found.add_records(news.records, news.first)
+            found.finish(since=news.first)
+            session.check()
+        if builds_on_leaf and not force and found.leaf != session.built_on:
+            raise LeafMovedError(
+                f"Another process moved the active leaf from {session.built_on} to "
+                f"{found.leaf} since this session was read.",
+                "refresh (reopen) and try again, or append anyway with force",
+            )
+        records = build()
+        number = session.file.lines + 1
+        appender.write(records)
+    found.add_records(records, number)
+    session.built_on = found.leaf
+    return records
+
+
+def new_entry(session: Session, kind: str, parent: str | None, **fields: Any) -> dict[str, Any]:
+    """A record of ``kind`` under ``parent`` with a fresh id and the time now."""
+    record: dict[str, Any] = {
+        "type": kind,
+        "id": schema.new_id(session.tree.entries),
+        "parentId": parent,
+        "ts": schema.now(),
+    }
+    record.update(fields)
+    return record
+
+
+def new_message(role: str, content: Any, ident: str | None = None) -> dict[str, Any]:
+    """A message record to append (its id, parent and time are filled in then)."""
+    record = {"type": "message", "role": role, "content": content}
+    if ident is not None:
+        record["id"] = caller_id(ident)
+    return record
+
+
+def caller_id(ident: str) -> str:
+    """A caller-chosen entry id (``--id``), as every appended id must be: reference-safe
+    (``appending.id_problem``), so it also names a git ref."""
+    if appending.id_problem(ident) is not None:
+        raise UsageError(
+            f"'{ident}' cannot be an entry id: use lowercase letters, digits, '-' and '_'"
+            " (starting with a letter or digit; not 'root')."
+        )
+    return ident
 
 
 def append_records(
@@ -41,7 +113,7 @@ def append_records(
         known = session.tree.entries
         resent = _resent(raw, known)
         made: dict[str, dict[str, Any]] = {}
-        leaf = session.tree.leaf if follow else session._built_on
+        leaf = session.tree.leaf if follow else session.built_on
         stamp = schema.now()  # one batch, one moment
         for number, record in enumerate(raw, 1):
             if number in resent:
@@ -71,7 +143,7 @@ def append_records(
         where = [given for number, given in enumerate(placed, 1) if number not in resent]
         return fresh + appending.admit(session.tree, fresh, where, session.tree.leaf)
 
-    written = session._write(build, builds_on_leaf=not (follow or explicit), force=force)
+    written = write(session, build, builds_on_leaf=not (follow or explicit), force=force)
     if snapshot and session.snapshots_enabled and written:
         _snapshot_turn(session, written)
     return [r["id"] for r in raw]
@@ -97,7 +169,7 @@ def _snapshot_turn(session: Session, made: list[dict[str, Any]]) -> None:
         why = exc.message if isinstance(exc, ConvgitError) else session_files.os_words(exc)
         session.snapshot_error = why
         with suppress(ConvgitError, OSError):  # a full disk may refuse this line too
-            session._sidecar_append(schema.snapshot_failed(target["id"], why))
+            session_files.append_sidecar(session, [schema.snapshot_failed(target["id"], why)])
 
 
 def append_tool_result(
@@ -110,10 +182,10 @@ def append_tool_result(
     on_call_branch: bool = False,
     ident: str | None = None,
 ) -> Entry:
-    record = session._new_message("tool", content, ident)
+    record = new_message("tool", content, ident)
     record["toolCallId"] = call_id
     record["isError"] = is_error
-    elsewhere = appending.call_branch(session.tree, call_id, session._built_on)
+    elsewhere = appending.call_branch(session.tree, call_id, session.built_on)
     if elsewhere is not None:
         made_in, branch = elsewhere
         if not on_call_branch:

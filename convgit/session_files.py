@@ -65,24 +65,44 @@ class Status:
 LEFT_ALONE = "left alone"  # a change's status when one side does not know the file's content
 
 
-def workspace(session: Session) -> Workspace:
-    if session._workspace is None:
-        git = session.location.git
-        if git is None or git.worktree is None:
-            raise NoWorkspaceError(
-                "The workspace track needs a git repository with a working tree, and this"
-                " session has none.",
-                "run convgit inside a git repository",
-            )
-        check_worktree(session)
-        from convgit.workspace import Workspace  # only commands that touch files need git
+def find_workspace(session: Session) -> Workspace:
+    """The git working tree beside ``session``, found (``Session.workspace`` keeps it)."""
+    git = session.location.git
+    if git is None or git.worktree is None:
+        raise NoWorkspaceError(
+            "The workspace track needs a git repository with a working tree, and this"
+            " session has none.",
+            "run convgit inside a git repository",
+        )
+    check_worktree(session)
+    from convgit.workspace import Workspace  # only commands that touch files need git
 
-        found = Workspace.at(git.git_dir, git.worktree)
-        if found is None:
-            raise NoWorkspaceError("No git working tree was found for this session.")
-        found.keep_out(session.location.root)
-        session._workspace = found
-    return session._workspace
+    found = Workspace.at(git.git_dir, git.worktree)
+    if found is None:
+        raise NoWorkspaceError("No git working tree was found for this session.")
+    found.keep_out(session.location.root)
+    return found
+
+
+def append_sidecar(session: Session, records: list[dict[str, Any]]) -> None:
+    """Append ``records`` to the sidecar, taking in what other processes appended first."""
+    sidecar = session.sidecar  # read first: the append then catches up from where it ended
+    for number, theirs in session.sidecar_file.append(records).parsed:
+        sidecar.add(number, theirs)
+    first = session.sidecar_file.lines - len(records) + 1
+    for number, record in enumerate(records, first):
+        sidecar.add(number, record)
+
+
+def nearest_snapshot(session: Session, ident: str | None) -> SnapshotInfo | None:
+    """The snapshot of ``ident`` or of its nearest ancestor that has one."""
+    snapshots = session.sidecar.snapshots
+    node = ident
+    while node is not None:
+        if node in snapshots:
+            return snapshots[node]
+        node = session.tree.entries[node]["parentId"]
+    return None
 
 
 def lost_commits(session: Session) -> list[tree.Problem]:
@@ -152,8 +172,9 @@ def _record_snapshot(session: Session, target: str, snap: Snapshot) -> SnapshotI
     if existing is not None:  # a record of the same commit (what it left out changed) keeps
         replaces = existing.commit if existing.commit != snap.commit else existing.replaces
     skipped = _skipped_record(snap)
-    session._sidecar_append(
-        schema.snapshot(target, snap.commit, snap.tree, snap.files, skipped, replaces=replaces)
+    append_sidecar(
+        session,
+        [schema.snapshot(target, snap.commit, snap.tree, snap.files, skipped, replaces=replaces)],
     )
     if not snap.reused:
         from convgit import maintenance

@@ -1,6 +1,6 @@
 """Importing an agent's session file: the session that mirrors it, and what is new in it.
 
-Promises kept here (``Session.for_agent``, ``Session.import_file`` and their kin delegate here):
+Promises kept here (the live hooks, ``convgit import`` and ``convgit resume`` come here):
 * one convgit session per agent session, whoever asks first (under the agent session's lock);
 * an import adds only what is new, reading an appending agent's file from where the last
   import stopped, and writes nothing when the importer made a record the store would refuse;
@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convgit import schema
+from convgit import schema, session_append
 from convgit.errors import InvalidEntryError, NotFoundError, RefusedError
+from convgit.session import Session
 from convgit.store import jsonl, sessions
 from convgit.store.location import StoreLocation, locate, write_pointer
 
 if TYPE_CHECKING:
     from convgit.formats import importing
-    from convgit.session import Session
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,6 @@ class ImportResult:
 
 
 def for_agent(
-    cls: type[Session],
     agent: str,
     agent_session_id: str,
     path: str | Path = ".",
@@ -65,15 +64,19 @@ def for_agent(
     make_current: bool = True,
     forked_from: Callable[[], dict[str, str] | None] | None = None,
 ) -> Session:
+    """The session that mirrors ``agent``'s session ``agent_session_id`` (its header names
+    both, or it records that session as resumed or forked from it), started when there is
+    none; one per agent session, whoever asks first. ``forked_from``: asked only when the
+    session is started, for its ``forkedFrom``."""
     location = locate(path, store_dir)
     pointer = location.agent_pointer(agent, agent_session_id)
     with jsonl.exclusive(location.agent_lock(agent, agent_session_id), "the agent session"):
-        found = cls.find_for_agent(location, agent, agent_session_id, fsync=fsync)
+        found = find_for_agent(location, agent, agent_session_id, fsync=fsync)
         if found is not None:
             if make_current:
                 location.set_current(found.id)
             return found
-        session = cls.create(
+        session = Session.create(
             path,
             store_dir=store_dir,
             fsync=fsync,
@@ -86,18 +89,18 @@ def for_agent(
 
 
 def find_for_agent(
-    cls: type[Session],
     location: StoreLocation,
     agent: str,
     agent_session_id: str,
     *,
     fsync: bool = False,
 ) -> Session | None:
+    """The session that mirrors ``agent``'s session ``agent_session_id``, if one does."""
     pointer = location.agent_pointer(agent, agent_session_id)
     found = sessions.agent_session(location, agent, agent_session_id, pointer)
     if found is None:
         return None
-    session = cls(location, found, fsync=fsync)
+    session = Session(location, found, fsync=fsync)
     session.reload()
     return session
 
@@ -111,17 +114,19 @@ def mirror_agent_session(
     how: str,
     leaf: str | None = None,
 ) -> None:
+    """Record that ``agent``'s session ``agent_session_id`` continues ``session``, from entry
+    ``start`` (``how``: "resume", "fork"…): its file is imported there, its turns a branch.
+    With ``leaf``, the active leaf moves there (files are not touched)."""
     record = schema.agent_session(agent, agent_session_id, start, how)
     moved = [] if leaf is None else [schema.leaf(session.resolve(leaf))]
     if (agent, agent_session_id) not in session.tree.agent_sessions:
-        session._write(lambda: [record, *moved], builds_on_leaf=False)
+        session_append.write(session, lambda: [record, *moved], builds_on_leaf=False)
     elif moved:
-        session._write(lambda: moved, builds_on_leaf=False)
+        session_append.write(session, lambda: moved, builds_on_leaf=False)
     write_pointer(session.location.agent_pointer(agent, agent_session_id), session.id)
 
 
 def import_file(
-    cls: type[Session],
     agent: str,
     source: str | Path,
     path: str | Path = ".",
@@ -131,6 +136,10 @@ def import_file(
     fsync: bool = False,
     make_current: bool = True,
 ) -> list[ImportResult]:
+    """Import ``agent``'s session file ``source`` into the session that mirrors it (then the
+    files the importer names as its companions: a session's subagent files). Only what is
+    new is added; nothing is snapshotted. ``agent_session_id`` spares reading the whole
+    file to learn it (the live hooks know it)."""
     from convgit.formats import importing  # only imports need the importers
 
     importer = importing.importer(agent)
@@ -155,7 +164,7 @@ def import_file(
             unlinked.append(fork.path or fork.session or "another session")
         return link
 
-    session = cls.for_agent(
+    session = for_agent(
         agent,
         agent_session_id,
         path,
@@ -164,7 +173,7 @@ def import_file(
         make_current=make_current,
         forked_from=fork_link,
     )
-    results = [session.import_source(importer, source, whole, agent_session=agent_session_id)]
+    results = [import_source(session, importer, source, whole, agent_session=agent_session_id)]
     for origin in unlinked:
         results[0].report.note(
             None,
@@ -172,7 +181,7 @@ def import_file(
             " first to record where this session comes from",
         )
     for companion in importer.companions(source):
-        results.append(session.import_source(importer, companion))
+        results.append(import_source(session, importer, companion))
     return results
 
 
@@ -184,6 +193,11 @@ def import_source(
     *,
     agent_session: str | None = None,
 ) -> ImportResult:
+    """Under the lock: read ``source`` from where its last import stopped (all of it when
+    it was rewritten, or ``whole`` when given), append what is new, the leaf the agent
+    would continue from, and where this import stopped. ``agent_session``: the agent's
+    session that wrote ``source``, when it is not the one the header names (a resumed or
+    forked one)."""
     from convgit.formats import importing
 
     name = str(source)
@@ -197,7 +211,7 @@ def import_source(
             session.tree.entries,
             session.tree.kept,
             agent_session or header.get("agentSession"),
-            session.agent_sessions(importer.agent),
+            agent_sessions(session, importer.agent),
         )
         batch = importer.parse(data, cursor, known)
         records, outcome["skipped"] = importing.fresh(batch.records, known)
@@ -217,7 +231,7 @@ def import_source(
     collecting = gc.isenabled()
     gc.disable()  # thousands of small dicts, all kept: collections would find nothing
     try:
-        session._write(build, builds_on_leaf=False)
+        session_append.write(session, build, builds_on_leaf=False)
     finally:
         if collecting:
             gc.enable()
@@ -235,6 +249,16 @@ def import_source(
 
 
 # -- small pure pieces ------------------------------------------------------------------------
+
+
+def agent_sessions(session: Session, agent: str) -> frozenset[str]:
+    """The sessions of ``agent`` that ``session`` mirrors: its header's, and those that continue
+    it (resumed from one of its entries, or forked from it)."""
+    found = {ident for name, ident in session.tree.agent_sessions if name == agent}
+    header = session.header()
+    if header.get("agent") == agent and isinstance(header.get("agentSession"), str):
+        found.add(header["agentSession"])
+    return frozenset(found)
 
 
 def _fork_link(location: StoreLocation, fork: importing.ForkSource) -> dict[str, str] | None:

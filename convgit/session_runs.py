@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from convgit import schema, session_files
+from convgit import schema, session_append, session_files
 from convgit.conversation import appending
 from convgit.errors import NotFoundError, RefusedError, UsageError
 
@@ -150,8 +150,8 @@ def _note_runs(session: Session, rows: list[RunRow], command: Sequence[str]) -> 
                 unnoted.append(exc.message)
                 noted.append(row)
                 continue
-            record = session._new_entry(
-                "note", ends.get(place, place), text=_run_note(row, command), source="run"
+            record = session_append.new_entry(
+                session, "note", ends.get(place, place), text=_run_note(row, command), source="run"
             )
             record["id"] = appending.fresh_id(session.tree.entries, made)
             made[record["id"]] = record
@@ -163,7 +163,7 @@ def _note_runs(session: Session, rows: list[RunRow], command: Sequence[str]) -> 
             records.append(schema.leaf(wanted))
         return records
 
-    session._write(build, builds_on_leaf=False)
+    session_append.write(session, build, builds_on_leaf=False)
     return RunReport(noted, unnoted)
 
 

@@ -33,7 +33,8 @@ from convgit.git.run import (
     refuse_home_or_root,
     user_env,
 )
-from convgit.git.snapshots import DEFAULT_SIZE_CAP, Snapshot
+from convgit.git.snapshots import Snapshot
+from convgit.store.location import DEFAULT_SIZE_CAP
 
 __all__ = [
     "AUTHOR_EMAIL",

@@ -584,15 +584,15 @@ SAMPLES = REPO.parent / "shared" / "samples" / "transcripts"
 
 _IMPORT = """
 import gc, sys, time
+from convgit import session_import
 from convgit.formats import importing
-from convgit.session import Session
 agent, source, folder, store = sys.argv[1:]
 importing.importer(agent)  # modules load at start, as orjson does for the baseline
 best = None
 for n in range(5):
     gc.collect()
     start = time.perf_counter()
-    Session.import_file(agent, source, folder, store_dir=f"{store}-{n}")
+    session_import.import_file(agent, source, folder, store_dir=f"{store}-{n}")
     took = time.perf_counter() - start
     best = took if best is None else min(best, took)
 print(best)

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from convgit import session_import
 from convgit.cli.output import output_failed, show
 from convgit.cli.program import (
     JsonFlag,
@@ -19,7 +20,6 @@ from convgit.cli.program import (
     out,
 )
 from convgit.errors import NotFoundError, RefusedError, UsageError
-from convgit.session import Session
 
 
 @command("import")
@@ -37,7 +37,7 @@ def import_cmd(
     from convgit.formats import importing
 
     importer = importing.importer(agent)
-    results = Session.import_file(
+    results = session_import.import_file(
         agent, file, options.directory, store_dir=options.store, fsync=options.fsync
     )
     if json:

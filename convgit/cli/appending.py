@@ -11,7 +11,8 @@ from typing import Any
 from convgit import codec
 from convgit.cli import output
 from convgit.errors import ConvgitError, InvalidEntryError, UsageError
-from convgit.session import Session, caller_id
+from convgit.session import Session
+from convgit.session_append import caller_id
 
 
 def append(ident: str | None, json: bool, open_session: Callable[[], Session]) -> None:

@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from convgit.git.private_index import PrivateIndex
 from convgit.git.restoreplan import Skipped
 
-DEFAULT_SIZE_CAP = 10 * 1024 * 1024
-
 
 @dataclass(frozen=True)
 class Snapshot:

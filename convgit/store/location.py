@@ -200,10 +200,15 @@ def load_config(location: StoreLocation) -> dict[str, Any]:
     return config
 
 
+DEFAULT_SIZE_CAP_MIB = 10
+DEFAULT_SIZE_CAP = DEFAULT_SIZE_CAP_MIB * 1024 * 1024
+
+
 def size_cap(location: StoreLocation) -> int:
     """Bytes above which a file is left out of snapshots (``[snapshots] size_cap_mib``, default
-    10); a value that is not a positive number is refused (CorruptStoreError)."""
-    value = load_config(location).get("snapshots", {}).get("size_cap_mib", 10)
+    ``DEFAULT_SIZE_CAP_MIB``); a value that is not a positive number is refused
+    (CorruptStoreError)."""
+    value = load_config(location).get("snapshots", {}).get("size_cap_mib", DEFAULT_SIZE_CAP_MIB)
     if type(value) not in (int, float) or not 0 < value < 1 << 40:
         raise CorruptStoreError(
             f"config.toml sets size_cap_mib to {value!r}; it must be a positive number of MiB.",

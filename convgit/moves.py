@@ -1,8 +1,10 @@
-"""Branching the conversation: a fork, an edit, a retry, or a new session forked from one.
+"""Moving in the conversation: switching, a fork, an edit, a retry, a label, or a new session
+forked from one.
 
-Promises kept here (``Session.fork``, ``edit``, ``retry`` and ``fork_session`` delegate here):
-* nothing is copied within a session and no file is touched: a branch is new entries under
-  an existing one, and the active leaf moves to it;
+Promises kept here (``Session``'s moves delegate here):
+* no file is touched: only conversation records are written;
+* nothing is copied within a session: a branch is new entries under an existing one, and the
+  active leaf moves to it;
 * a branch is refused inside a tool run (``branching.refusal``): it would leave a call waiting;
 * a forked session shares the snapshots of the shared path (the same commits), never copies.
 """
@@ -11,12 +13,56 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from convgit import branching, opening, schema
+from convgit import branching, opening, schema, session_append, session_files
 from convgit.conversation import appending, tree
-from convgit.errors import RefusedError
+from convgit.errors import NotFoundError, RefusedError, UsageError
+from convgit.session_runs import WORKING_TREE
+from convgit.store.sidecar import SAVED_PREFIX
 
 if TYPE_CHECKING:
     from convgit.session import Session
+
+
+def switch(session: Session, ref: str, *, tip: bool = False) -> str:
+    target = session.resolve(ref)
+    if tip:
+        target = session.tree.newest_leaf(target)
+    session_append.write(session, lambda: [schema.leaf(target)], builds_on_leaf=False)
+    return target
+
+
+def branches(session: Session, ref: str | None = None) -> branching.Fork:
+    session.check()
+    if ref is not None:
+        at: str | None = session.resolve(ref)
+    elif session.tree.leaf is None:
+        raise NotFoundError("The session has no entries yet.", 'convgit user "..."')
+    else:
+        at = branching.fork_point(session.tree, session.tree.leaf)
+    return branching.fork_at(session.tree, at, session.read_sidecar().snapshots)
+
+
+def switch_branch(session: Session, number: int, ref: str | None = None) -> str:
+    target = branches(session, ref).branch(number).leaf
+    session_append.write(session, lambda: [schema.leaf(target)], builds_on_leaf=False)
+    return target
+
+
+def label(session: Session, ref: str, name: str | None) -> str:
+    target = session.resolve(ref)
+    if name is not None:
+        _check_label(name)
+
+    def build() -> list[dict[str, Any]]:
+        held = [] if name is None else [i for i in session.labelled(name) if i != target]
+        return [*(schema.label(i, None) for i in held), schema.label(target, name)]
+
+    session_append.write(session, build, builds_on_leaf=False)
+    return target
+
+
+def rename(session: Session, text: str) -> None:
+    session_append.write(session, lambda: [schema.session_name(text)], builds_on_leaf=False)
 
 
 def fork(session: Session, ref: str, text: str | None = None, summary: str | None = None) -> str:
@@ -31,11 +77,13 @@ def fork(session: Session, ref: str, text: str | None = None, summary: str | Non
         parent = target
         if summary is not None:
             records.append(
-                session._new_entry("branch_summary", parent, fromId=left or target, summary=summary)
+                session_append.new_entry(
+                    session, "branch_summary", parent, fromId=left or target, summary=summary
+                )
             )
             parent = records[-1]["id"]
         if text is not None:
-            made = session._new_entry("message", parent, role="user", content=text)
+            made = session_append.new_entry(session, "message", parent, role="user", content=text)
             if records and made["id"] == records[0]["id"]:
                 made["id"] = appending.fresh_id(
                     session.tree.entries, {records[0]["id"]: records[0]}
@@ -45,7 +93,7 @@ def fork(session: Session, ref: str, text: str | None = None, summary: str | Non
             records.append(schema.leaf(target))
         return records
 
-    session._write(build, builds_on_leaf=False)
+    session_append.write(session, build, builds_on_leaf=False)
     return session.tree.leaf or target
 
 
@@ -73,8 +121,11 @@ def edit(session: Session, ref: str, text: str) -> str:
         refused = branching.refusal(session.tree, parent, what)
         if refused is not None:
             raise refused
-    made = session._write(
-        lambda: [session._new_entry("message", parent, role=record["role"], content=text)],
+    made = session_append.write(
+        session,
+        lambda: [
+            session_append.new_entry(session, "message", parent, role=record["role"], content=text)
+        ],
         builds_on_leaf=False,
     )
     return str(made[0]["id"])
@@ -95,14 +146,14 @@ def retry(session: Session, ref: str = "@", *, turn: bool = False) -> str:
         refused = branching.refusal(session.tree, before, f"Going back to {before}")
         if refused is not None:
             raise refused
-        session._write(lambda: [schema.leaf(before)], builds_on_leaf=False)
+        session_append.write(session, lambda: [schema.leaf(before)], builds_on_leaf=False)
         return before
     if record["type"] == "message" and record["role"] == "assistant":
         parent = record["parentId"]
         if parent is None:
             raise RefusedError(f"Entry {target} is a root; there is nothing to retry from.")
         target = parent
-    session._write(lambda: [schema.leaf(target)], builds_on_leaf=False)
+    session_append.write(session, lambda: [schema.leaf(target)], builds_on_leaf=False)
     return target
 
 
@@ -118,29 +169,27 @@ def fork_session(session: Session, ref: str, *, name: str | None = None) -> Sess
     snapshots = session.sidecar.snapshots if session.sidecar_file.path.exists() else {}
     shared = [snapshots[i] for i in path if i in snapshots]
     ws = session.workspace() if shared else None  # refuses before anything is made
-    from convgit.session import Session  # the class that starts a session; it imports this module
-
     new = opening.start(
-        Session,
+        type(session),
         session.location,
         name=name,
         snapshots=session.snapshots_enabled,
         fsync=session.file.fsync,
         forked_from={"session": session.id, "entry": target},
     )
-    new._write(lambda: copied, builds_on_leaf=False)
+    session_append.write(new, lambda: copied, builds_on_leaf=False)
     if ws is not None:
         for snap in shared:
             ws.set_ref(f"refs/convgit/{new.id}/{snap.entry}", snap.commit)
-        new.sidecar_file.append(
+        session_files.append_sidecar(
+            new,
             [
                 schema.snapshot(
                     snap.entry, snap.commit, snap.tree, snap.files, snap.skipped, ts=snap.ts
                 )
                 for snap in shared
-            ]
+            ],
         )
-        new._sidecar = None
     return new
 
 
@@ -162,3 +211,19 @@ def _describe(record: dict[str, Any]) -> str:
     if record["type"] == "message":
         return f"{record['role']} message"
     return f"'{record['type']}' entry"
+
+
+def _check_label(name: str) -> None:
+    if (
+        not name
+        or name != name.strip()
+        or any(c in name for c in "~ \t\n")
+        or name.startswith(":")  # `:N` is the N-th user message
+        or name in ("@", "HEAD", "root", WORKING_TREE)
+        or name.startswith(SAVED_PREFIX)
+    ):
+        raise UsageError(
+            f"'{name}' cannot be a label: use a word without spaces or '~', not starting with"
+            f" ':' or {SAVED_PREFIX} (which name user messages and saved states), and not @,"
+            " HEAD, root or ."
+        )
