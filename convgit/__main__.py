@@ -6,14 +6,17 @@ from __future__ import annotations
 import importlib
 import sys
 
-# command -> the module whose ``run(args) -> exit code`` handles it without the typer app
+# command -> the module whose ``run(args) -> exit code`` handles it without the typer app (None:
+# arguments the lean path does not take, for the app to explain)
 LEAN = {"hook": "convgit.hook", "append": "convgit.cli.appending"}
 
 
 def main() -> None:
     args = sys.argv[1:]
     if args and args[0] in LEAN and not {"--help", "-h"} & set(args):
-        sys.exit(importlib.import_module(LEAN[args[0]]).run(args[1:]))
+        code = importlib.import_module(LEAN[args[0]]).run(args[1:])
+        if code is not None:
+            sys.exit(code)
     from convgit.cli import main as app
 
     app()

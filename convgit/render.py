@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from rich.text import Text
 
     from convgit.conversation.view import SessionView
-    from convgit.session import RestoreResult
+    from convgit.restoring import RestoreResult
     from convgit.session_files import Status
     from convgit.store.sidecar import SavedState, SnapshotInfo
     from convgit.workspace import Change

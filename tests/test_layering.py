@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import grimp
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "convgit"
@@ -59,3 +60,52 @@ def test_no_module_runs_generated_code() -> None:
             and node.func.id in ("exec", "eval", "compile")
         ]
         assert not calls, f"{path.relative_to(PACKAGE)} calls {calls}"
+
+
+def test_no_two_modules_import_each_other() -> None:
+    """No import cycle, counting imports inside functions (``TYPE_CHECKING`` ones are not run)."""
+    graph = grimp.build_graph("convgit", exclude_type_checking_imports=True)
+    imports = {m: graph.find_modules_directly_imported_by(m) for m in graph.modules}
+    cycles = [group for group in _strongly_connected(imports) if len(group) > 1]
+    assert not cycles, f"modules that import each other: {cycles}"
+
+
+def _strongly_connected(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components, iteratively."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(edges):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                found.append(sorted(group))
+    return found

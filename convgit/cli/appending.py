@@ -46,14 +46,12 @@ def append(ident: str | None, json: bool, open_session: Callable[[], Session]) -
         output.show(f"appended {len(ids)} entries; leaf is {session.leaf}")
 
 
-def run(args: list[str]) -> int:
-    """``convgit append [--id ID] [--json]`` without typer; the exit code, as every command's."""
+def run(args: list[str]) -> int | None:
+    """``convgit append [--id ID] [--json]`` without typer; the exit code, as every command's.
+    None for arguments it does not take: the typer app says what is wrong with them."""
     parsed = _parsed(args)
     if parsed is None:
-        from convgit.cli import main
-
-        main()  # the typer app says what is wrong with the arguments
-        return 2
+        return None
     ident, json = parsed
     closed = output.occupy_closed_stdout()
     try:
