@@ -437,7 +437,7 @@ class Session:
         that is removed afterwards (``sidebyside.run``; the main working tree is never
         touched). The REF ``.`` is the files of the working tree now, taken as a snapshot
         would take them. With ``note``, each result is recorded as a ``note`` entry (source
-        ``run``) where its REF's branch continues (``_note_parent``)."""
+        ``run``) at the end of its REF's branch (see ``session_runs``)."""
         return session_runs.run(
             self, refs, command, jobs=jobs, timeout=timeout, links=links, note=note
         )

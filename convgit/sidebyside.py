@@ -2,19 +2,18 @@
 
 Knows commits, paths and processes, never conversations (the session says which commits).
 Promises kept by ``run``:
-* each commit is checked out by ``Workspace.add_worktree`` in a new folder under the system's
-  temporary folder, outside the repository, detached; the main working tree, the user's index,
-  HEAD, branches and stash are never touched;
+* everything is checked before any worktree is made, and each commit is checked out in a
+  temporary worktree of its own (``convgit.sidebyside_worktrees``); the main working tree, the
+  user's index, HEAD, branches and stash are never touched;
 * every worktree is removed at the end, with git's admin folder for it, whatever happened: the
-  command failed, timed out or could not start, a checkout failed half-way (a full disk), or
-  the run was interrupted by SIGINT or SIGTERM (then ``RunInterruptedError`` is raised, once
-  the clean-up is done);
-* each command runs in a process group of its own: a timeout or an interruption stops the
-  whole group (SIGTERM or the signal received, then SIGKILL after ``GRACE`` seconds), and
-  whatever a command leaves running in its group when it ends is killed;
-* the output of each command (stdout and stderr, as written) is kept whole in a log file;
-* a run killed outright (SIGKILL, a power cut) cannot clean up: its folder of logs says which
-  worktrees it made, and the next run on this machine removes them once that process is gone.
+  command failed, timed out or could not start, a checkout failed half-way, or the run was
+  interrupted by SIGINT or SIGTERM (then ``RunInterruptedError`` is raised, once the clean-up
+  is done); a run killed outright (SIGKILL, a power cut) leaves its worktrees to the next run
+  on this machine;
+* each command runs in a process group of its own (``convgit.process_groups``): a timeout or
+  an interruption stops the whole group (SIGTERM or the signal received, then SIGKILL after
+  ``GRACE`` seconds), and whatever a command leaves running in its group when it ends is killed;
+* the output of each command (stdout and stderr, as written) is kept whole in a log file.
 """
 
 from __future__ import annotations
@@ -22,21 +21,13 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
-import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
-from typing import Any
 
-from convgit import codec
 from convgit.errors import (
-    ConvgitError,
     NotFoundError,
     RefusedError,
     RunInterruptedError,
@@ -45,12 +36,9 @@ from convgit.errors import (
 )
 from convgit.git.objects import BLOB, LEGACY_BLOB, TREE
 from convgit.git.restoreplan import relative_path
+from convgit.process_groups import GRACE, Interrupts, ProcessGroups, tail
+from convgit.sidebyside_worktrees import Worktrees, sweep
 from convgit.workspace import Workspace, user_env
-
-GRACE = 2.0  # seconds a stopped command has to exit before it is killed
-TAIL_LINES = 5
-_TAIL_BYTES = 16384
-_NOT_FOUND, _NOT_EXECUTABLE = 127, 126  # the shell's exit codes for a command it cannot start
 
 
 @dataclass(frozen=True)
@@ -110,12 +98,13 @@ def run(
         raise UsageError(f"--timeout must be a number of seconds above 0, not {timeout:g}.")
     linked = _check_links(ws, links)
     _check_targets(ws, targets, command[0], linked)
-    _sweep(ws, logs)
+    sweep(ws, logs)
     folder = logs / f"{time.strftime('%Y%m%dT%H%M%S')}-{os.urandom(3).hex()}"
     try:
         folder.mkdir(parents=True)
     except OSError as exc:
-        raise WorkspaceError(f"Could not make the log folder {folder}: {_words(exc)}.") from None
+        reason = exc.strerror or exc
+        raise WorkspaceError(f"Could not make the log folder {folder}: {reason}.") from None
     trial = _Run(ws, list(targets), list(command), folder, jobs or default_jobs(), timeout, linked)
     return trial.go()
 
@@ -196,79 +185,12 @@ def _linked(path: str, links: list[str]) -> bool:
     return any(path == link or path.startswith(link + "/") for link in links)
 
 
-# -- runs that could not clean up ----------------------------------------------------------------
-
-_RUNNING = "running.json"  # in a run's log folder while it runs: its process and worktrees
-
-
-def _sweep(ws: Workspace, logs: Path) -> None:
-    """Remove the worktrees of earlier runs on this machine whose process is gone."""
-    for record_path in logs.glob(f"*/{_RUNNING}"):
-        try:
-            record = codec.decode(record_path.read_bytes())
-            pid, host, base = int(record["pid"]), str(record["host"]), Path(record["base"])
-            folders = [Path(folder) for folder in record["folders"]]
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-        if host != socket.gethostname() or _running(pid):
-            continue
-        with suppress(OSError, ConvgitError):
-            for folder in folders:
-                ws.discard_worktree(folder)
-            with suppress(FileNotFoundError):
-                base.rmdir()
-            record_path.unlink()
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's process
-    return True
-
-
 # -- the run -----------------------------------------------------------------------------------
-
-
-class _Signals:
-    """In the main thread, SIGINT and SIGTERM raise ``RunInterruptedError`` (the first one
-    only); after ``hold`` they are only recorded, so the clean-up cannot be cut short. A
-    signal the caller ignores stays ignored."""
-
-    def __init__(self) -> None:
-        self.received: int | None = None
-        self._held = False
-        self._saved: dict[int, Any] = {}  # what signal.signal returned
-
-    def __enter__(self) -> _Signals:
-        if threading.current_thread() is threading.main_thread():
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                if signal.getsignal(signum) != signal.SIG_IGN:
-                    self._saved[signum] = signal.signal(signum, self._handle)
-        return self
-
-    def _handle(self, signum: int, _frame: FrameType | None) -> None:
-        if self.received is not None:
-            return
-        self.received = signum
-        if not self._held:
-            raise RunInterruptedError(signum)
-
-    def hold(self) -> None:
-        self._held = True
-
-    def __exit__(self, *exc: object) -> None:
-        for signum, handler in self._saved.items():
-            # None: a handler not installed from Python, which cannot be put back
-            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
 
 class _Run:
     """One run: its worktrees (made, used and removed on worker threads) and the process
-    groups of the commands running now."""
+    groups of its commands."""
 
     def __init__(
         self,
@@ -280,30 +202,18 @@ class _Run:
         timeout: float | None,
         links: list[str],
     ) -> None:
-        self.ws, self.targets, self.command, self.logs = ws, targets, command, logs
-        self.jobs, self.timeout, self.links = jobs, timeout, links
+        self.targets, self.command, self.logs = targets, command, logs
+        self.jobs, self.timeout = jobs, timeout
         self.env = user_env()
-        self.base: Path | None = None
-        self.folders: list[Path] = []  # each is recorded before git starts on it
+        self.worktrees = Worktrees(ws, logs, links)
+        self.groups = ProcessGroups()
         self.outcomes: list[Outcome | None] = [None] * len(targets)
-        self.lock = threading.Lock()
-        self.stopping = False
-        self.running: set[int] = set()  # process group ids
         self.threads: list[threading.Thread] = []
 
     def go(self) -> list[Outcome]:
-        with _Signals() as signals:
+        with Interrupts() as signals:
             try:
-                try:
-                    self.base = Path(tempfile.mkdtemp(prefix="convgit-run-"))
-                    self.folders = [
-                        self.base / f"{n}-{target.name}" for n, target in enumerate(self.targets, 1)
-                    ]
-                    self._record_running()
-                except OSError as exc:
-                    raise WorkspaceError(
-                        f"Could not make a temporary folder for the worktrees: {_words(exc)}."
-                    ) from None
+                self.worktrees.make([target.name for target in self.targets])
                 self._each(self._prepare)
                 self._each(self._execute)
             finally:
@@ -314,36 +224,28 @@ class _Run:
             raise RunInterruptedError(signals.received)
         return [outcome for outcome in self.outcomes if outcome is not None]
 
-    def _record_running(self) -> None:
-        record = {
-            "pid": os.getpid(),
-            "host": socket.gethostname(),
-            "base": str(self.base),
-            "folders": [str(folder) for folder in self.folders],
-        }
-        temporary = self.logs / f".{_RUNNING}"
-        temporary.write_bytes(codec.encode(record))
-        temporary.replace(self.logs / _RUNNING)
-
     def _each(self, work: Callable[[int], None], *, stoppable: bool = True) -> None:
         """``work(i)`` for every target, on up to ``jobs`` threads; the first error stops the
         rest (unless not ``stoppable``) and is raised once every thread has ended."""
         pending = iter(range(len(self.targets)))
+        lock = threading.Lock()
         errors: list[BaseException] = []
 
         def worker() -> None:
             while True:
-                with self.lock:
-                    index = None if stoppable and self.stopping else next(pending, None)
+                if stoppable and self.groups.stopping:
+                    return
+                with lock:
+                    index = next(pending, None)
                 if index is None:
                     return
                 try:
                     work(index)
                 except BaseException as exc:  # handed to the main thread
-                    with self.lock:
+                    with lock:
                         errors.append(exc)
-                        self.stopping = self.stopping or stoppable
                     if stoppable:
+                        self.groups.close()
                         return
 
         threads = [
@@ -359,160 +261,46 @@ class _Run:
             raise errors[0]
 
     def _prepare(self, index: int) -> None:
-        target, folder = self.targets[index], self.folders[index]
-        try:
-            self.ws.add_worktree(target.commit, folder)
-            for link in self.links:
-                place = folder / link
-                place.parent.mkdir(parents=True, exist_ok=True)
-                os.symlink(self.ws.root / link, place)
-        except (WorkspaceError, OSError) as exc:
-            reason = exc.message if isinstance(exc, WorkspaceError) else _words(exc)
-            raise WorkspaceError(
-                f"Could not check out {target.what} in a temporary worktree: "
-                f"{reason.rstrip('.')}; nothing was run."
-            ) from None
+        target = self.targets[index]
+        self.worktrees.prepare(index, target.commit, target.what)
 
     def _execute(self, index: int) -> None:
-        target, folder = self.targets[index], self.folders[index]
+        target = self.targets[index]
         log = self.logs / f"{index + 1}-{target.name}.log"
-        with self.lock:
-            if self.stopping:
-                return
+        if self.groups.stopping:
+            return
         try:
             out = open(log, "wb")  # noqa: SIM115 - closed below, after the command ends
         except OSError as exc:
-            raise WorkspaceError(f"Could not write the log {log}: {_words(exc)}.") from None
+            raise WorkspaceError(f"Could not write the log {log}: {exc.strerror or exc}.") from None
         with out:
-            start = time.perf_counter()
-            try:
-                process = subprocess.Popen(
-                    self.command, cwd=folder, env=self.env, stdin=subprocess.DEVNULL,
-                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                )  # fmt: skip
-            except OSError as exc:
-                failed = _NOT_FOUND if isinstance(exc, FileNotFoundError) else _NOT_EXECUTABLE
-                out.write(f"convgit: {self.command[0]} could not start: {_words(exc)}\n".encode())
-                out.flush()
-                self.outcomes[index] = Outcome(target, failed, 0.0, False, log, _tail(log))
-                return
-            timed_out = self._wait(process)
-            seconds = time.perf_counter() - start
-        code = None if timed_out else _shell_code(process.returncode)
-        self.outcomes[index] = Outcome(target, code, seconds, timed_out, log, _tail(log))
-
-    def _wait(self, process: subprocess.Popen[bytes]) -> bool:
-        """Wait for the command and stop what it leaves in its group; True when it timed out."""
-        group = process.pid  # start_new_session: the command leads a group of its own
-        with self.lock:
-            self.running.add(group)
-            late = self.stopping  # the run stopped while it was starting
-        if late:
-            _signal_group(group, signal.SIGKILL)
-        deadline = None if self.timeout is None else time.monotonic() + self.timeout
-        timed_out = not _exited(group, deadline)
-        if timed_out:
-            _signal_group(group, signal.SIGTERM)
-            if not _exited(group, time.monotonic() + GRACE):
-                _signal_group(group, signal.SIGKILL)
-                _exited(group, None)
-        # the command is a zombie until reaped, so its group id cannot be reused meanwhile
-        _signal_group(group, signal.SIGKILL)
-        process.wait()
-        with self.lock:
-            self.running.discard(group)
-        return timed_out
+            ended = self.groups.run(
+                self.command, cwd=self.worktrees.folders[index], env=self.env, out=out,
+                timeout=self.timeout,
+            )  # fmt: skip
+        self.outcomes[index] = Outcome(
+            target, ended.exit_code, ended.seconds, ended.timed_out, log, tail(log)
+        )
 
     def _stop(self, signum: int) -> None:
         """Stop every running command (``signum``, then SIGKILL after ``GRACE``) and wait for
         the worker threads."""
-        with self.lock:
-            self.stopping = True
-            groups = set(self.running)
-        for group in groups:
-            _signal_group(group, signum)
+        self.groups.signal(signum)
         deadline = time.monotonic() + GRACE
         for thread in self.threads:
             if thread.ident is not None:
                 thread.join(max(0.0, deadline - time.monotonic()))
-        with self.lock:
-            groups = set(self.running)
-        for group in groups:
-            _signal_group(group, signal.SIGKILL)
+        self.groups.signal(signal.SIGKILL)
         for thread in self.threads:
             if thread.ident is not None:
                 thread.join()
 
     def _clean_up(self) -> None:
         """Remove every worktree this run made or began, then its temporary folder."""
-
-        def remove(index: int) -> None:
-            folder = self.folders[index]
-            for link in self.links:
-                if os.path.islink(folder / link):
-                    os.unlink(folder / link)  # never through it, whatever removes the rest
-            try:
-                self.ws.discard_worktree(folder)
-            except OSError as exc:
-                raise WorkspaceError(
-                    f"The temporary worktree {folder} could not be removed: {_words(exc)}.",
-                    f"remove it with `git worktree remove --force --force {folder}`",
-                ) from None
-
-        if self.base is None:
+        if self.worktrees.base is None:
             return
         try:
-            self._each(remove, stoppable=False)
+            self._each(self.worktrees.remove, stoppable=False)
         finally:
-            try:
-                self.base.rmdir()
-            except FileNotFoundError:
-                pass
-            except OSError:
-                raise WorkspaceError(
-                    f"The temporary worktrees in {self.base} could not all be removed.",
-                    f"remove them with `git worktree remove --force` and `rm -r {self.base}`",
-                ) from None
-        (self.logs / _RUNNING).unlink(missing_ok=True)
-
-
-def _exited(pid: int, deadline: float | None) -> bool:
-    """Wait until process ``pid`` has exited, without reaping it; False at ``deadline``."""
-    delay = 0.0005
-    while True:
-        try:
-            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
-                return True
-        except ChildProcessError:
-            return True
-        if deadline is not None and time.monotonic() >= deadline:
-            return False
-        time.sleep(delay if deadline is None else min(delay, max(0.0, deadline - time.monotonic())))
-        delay = min(delay * 2, 0.05)
-
-
-def _signal_group(group: int, signum: int) -> None:
-    with suppress(ProcessLookupError, PermissionError):  # the group is gone
-        os.killpg(group, signum)
-
-
-def _words(exc: OSError) -> str:
-    return exc.strerror or str(exc)
-
-
-def _shell_code(returncode: int) -> int:
-    return 128 - returncode if returncode < 0 else returncode
-
-
-def _tail(log: Path, lines: int = TAIL_LINES) -> tuple[str, ...]:
-    """The last non-empty lines of a log, as a terminal would show them (after the last
-    carriage return of each line)."""
-    with open(log, "rb") as handle:
-        size = handle.seek(0, os.SEEK_END)
-        handle.seek(max(0, size - _TAIL_BYTES))
-        data = handle.read()
-    text = data.decode("utf-8", "replace").split("\n")
-    if size > _TAIL_BYTES:
-        text = text[1:]  # a line cut in the middle
-    shown = [line.rsplit("\r", 1)[-1].rstrip() for line in text]
-    return tuple([line for line in shown if line.strip()][-lines:])
+            self.worktrees.remove_base()
+        self.worktrees.forget()
