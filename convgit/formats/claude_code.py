@@ -34,6 +34,7 @@ from collections import Counter
 from typing import Any
 
 from convgit.formats import claude_blocks as blocks
+from convgit.formats import claude_kinds as kinds
 from convgit.formats.claude_parents import MAIN, Parents, chain_of
 from convgit.formats.claude_subagents import Subagents, subagent_files
 from convgit.formats.importing import (
@@ -55,34 +56,6 @@ from convgit.formats.importing import (
 from convgit.schema import kind_error
 
 AGENT = "claude-code"
-# kinds Claude writes that are kept without being interpreted (anything else is also noted)
-_KNOWN_KINDS = frozenset(
-    {
-        "summary",
-        "file-history-snapshot",
-        "file-history-delta",  # 2.1.220+
-        "queue-operation",
-        "pr-link",
-        "custom-title",
-        "agent-name",
-        "ai-title",
-        "last-prompt",
-        "permission-mode",
-        "progress",
-        "attachment",
-        "system",
-        "assistant",
-        "user",
-        # written by 2.1.3xx between the lines above: request and cost bookkeeping
-        "mode",
-        "atis-latch",
-        "tools-used",
-        "api-request",
-        "api-request-shape",
-        "api-request-blob",
-        "cost-state",
-    }
-)
 _SESSION_ID = re.compile(rb'"sessionId":\s*"([A-Za-z0-9_.:-]{1,128})"')
 _EPOCH = "1970-01-01T00:00:00.000Z"  # the time of a record that carries none, when none came before
 _AUTO = object()  # "find the parent": what ``_Fold._entries`` does when given none
@@ -163,7 +136,7 @@ class _Fold:
         if isinstance(stamp, str) and stamp:
             self.ts = stamp
         kind = value.get("type")
-        label = kind if isinstance(kind, str) else "(no type)"
+        label = kinds.kind_of(value)
         uuid = value.get("uuid")
         if not isinstance(uuid, str) or not uuid:
             self._outside(record, value, label)
@@ -175,8 +148,7 @@ class _Fold:
         if not self._ours(value.get("sessionId")):
             self._artifact(record, value, uuid, "line of another session")
             return
-        if label not in _KNOWN_KINDS:
-            self.report.note(record.line, f"has the unknown type {label!r}: kept, not interpreted")
+        self._note_kind(record, label)
         self.texts[uuid] = record.raw
         chain = chain_of(value)
         if chain != MAIN and kind in ("user", "assistant") and self.subagents.mirrored(chain, uuid):
@@ -193,9 +165,7 @@ class _Fold:
         elif kind == "attachment" and (queued := blocks.queued_prompt(value)) is not None:
             self._entries(record, value, uuid, chain, queued, turn=False)
         else:
-            sub = value.get("subtype") or blocks.field_of(value, "data", "type")
-            sub = sub or blocks.field_of(value, "attachment", "type")
-            self._artifact(record, value, uuid, f"{label}/{sub}" if isinstance(sub, str) else label)
+            self._artifact(record, value, uuid, kinds.kept_label(value))
 
     def _ours(self, session: object) -> bool:
         """A line of this session (or of one this session mirrors too, resumed or forked)."""
@@ -208,9 +178,12 @@ class _Fold:
             if at is not None:
                 self.leaf, self.moved = at, True
         self.report.keep(label, record.line)
-        if label not in _KNOWN_KINDS:
-            self.report.note(record.line, f"has the unknown type {label!r}: kept, not interpreted")
+        self._note_kind(record, label)
         self._keep(record, derived_id(record), self.parents.tips.get(MAIN))
+
+    def _note_kind(self, record: Record, label: str) -> None:
+        if label not in kinds.KNOWN:
+            self.report.note(record.line, f"has the unknown type {label!r}: kept, not interpreted")
 
     def _repeated(self, record: Record, uuid: str) -> bool:
         """A uuid seen before in this file (here, or before the cursor) is kept beside the
