@@ -20,13 +20,8 @@ What becomes what:
 * Every entry's id is Claude's ``uuid`` (a second tool result on one line gets ``<uuid>_2``)
   and its ``native`` field keeps the line's exact text.
 
-Parents, so that recording artifacts make no branches: an entry hangs below its own parent
-(through kept records), except when that parent lies in the current turn and the turn has
-moved on, where it continues the turn instead (parallel tool results, the next block of a
-reply written after a tool result, slash-command side chains). A prompt whose parent lies
-before the current turn is a rewind: a branch. A subagent's work is a side branch below the
-assistant entry that called ``Task``/``Agent``: from its ``agent_progress`` mirrors in the
-main file, or from its own file when the main file has no mirrors of it.
+Where each entry hangs (a turn goes on; a rewind is a branch) is ``claude_parents``'s; a
+subagent's work is a side branch below the call that spawned it (``claude_subagents``).
 
 The active leaf is the last entry of the main chain (Claude resumes the newest leaf), or
 ``last-prompt.leafUuid`` where Claude wrote one after it.
@@ -36,11 +31,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
-from convgit import codec
 from convgit.formats import claude_blocks as blocks
+from convgit.formats import claude_kinds as kinds
+from convgit.formats.claude_parents import MAIN, Parents, chain_of
+from convgit.formats.claude_subagents import Subagents, subagent_files
 from convgit.formats.importing import (
     Batch,
     Cursor,
@@ -57,41 +53,10 @@ from convgit.formats.importing import (
     part_id,
     read_jsonl,
 )
-from convgit.schema import kind_error, tool_calls_of
+from convgit.schema import kind_error
 
 AGENT = "claude-code"
-MAIN = ""  # the chain of the session itself; a subagent's chain is its agentId
-_SPAWNING_TOOLS = ("Task", "Agent")
-# kinds Claude writes that are kept without being interpreted (anything else is also noted)
-_KNOWN_KINDS = frozenset(
-    {
-        "summary",
-        "file-history-snapshot",
-        "file-history-delta",  # 2.1.220+
-        "queue-operation",
-        "pr-link",
-        "custom-title",
-        "agent-name",
-        "ai-title",
-        "last-prompt",
-        "permission-mode",
-        "progress",
-        "attachment",
-        "system",
-        "assistant",
-        "user",
-        # written by 2.1.3xx between the lines above: request and cost bookkeeping
-        "mode",
-        "atis-latch",
-        "tools-used",
-        "api-request",
-        "api-request-shape",
-        "api-request-blob",
-        "cost-state",
-    }
-)
 _SESSION_ID = re.compile(rb'"sessionId":\s*"([A-Za-z0-9_.:-]{1,128})"')
-_WALK = 5000  # how far up a turn is searched for a parent (turns are far shorter)
 _EPOCH = "1970-01-01T00:00:00.000Z"  # the time of a record that carries none, when none came before
 _AUTO = object()  # "find the parent": what ``_Fold._entries`` does when given none
 _ODD_CONTENT = "has a message convgit cannot read (odd content blocks): kept, not interpreted"
@@ -101,12 +66,6 @@ def session_id(data: bytes) -> str | None:
     """The session id most lines carry (a file may hold a few lines of another session)."""
     counts = Counter(_SESSION_ID.findall(data))  # a quote inside a JSON string is escaped
     return counts.most_common(1)[0][0].decode() if counts else None
-
-
-def subagent_files(path: Path) -> list[Path]:
-    """The subagent files Claude Code writes beside a session: ``<id>/subagents/*.jsonl``."""
-    folder = path.with_suffix("") / "subagents"
-    return sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
 
 
 def parse(data: bytes, cursor: Cursor, known: Known) -> Batch:
@@ -139,35 +98,28 @@ IMPORTER = Importer(
 
 class _Fold:
     """One pass over a transcript's records in file order, carrying what the next record
-    needs: where each chain's turn is, which calls spawned subagents, the leaf."""
+    needs: where each line hangs (``parents``), which calls spawned subagents
+    (``subagents``), the leaf."""
 
     def __init__(self, cursor: Cursor, known: Known) -> None:
         state = cursor.state
         self.known = known
         self.continuing = cursor.offset > 0
         self.session: str | None = state.get("session") or known.agent_session
-        self.tips: dict[str, str] = dict(state.get("tips", {}))
-        self.starts: dict[str, str | None] = dict(state.get("starts", {}))
-        self.spawns: dict[str, str] = dict(state.get("spawns", {}))  # tool_use id -> entry
-        self.agents: dict[str, str] = dict(state.get("agents", {}))  # agentId -> tool_use id
+        self.parents = Parents(state, known)
+        self.subagents = Subagents(state, known)
         self.leaf: str | None = state.get("leaf")
         self.ts: str = state.get("ts") or _EPOCH
         self.moved = False
         self.out: list[dict[str, Any]] = []
         self.report = Report()
-        self.anchors: dict[str, str | None] = {}  # uuid -> entry a child of it hangs below
-        self.parents: dict[str, str | None] = {}  # entry made here -> its parent
         self.texts: dict[str, bytes] = {}  # uuid -> exact text of its first line here
-        self._known_calls: dict[str, str] | None = None
-        self._known_mirrors: set[str] | None = None
 
     def state(self) -> dict[str, Any]:
         return {
             "session": self.session,
-            "tips": self.tips,
-            "starts": self.starts,
-            "spawns": self.spawns,
-            "agents": self.agents,
+            **self.parents.state(),
+            **self.subagents.state(),
             "leaf": self.leaf,
             "ts": self.ts,
         }
@@ -178,13 +130,13 @@ class _Fold:
         value = record.value
         if value is None:
             self.report.note(record.line, f"{record.problem}: kept as it is, not interpreted")
-            self._keep(record, derived_id(record), self.tips.get(MAIN))
+            self._keep(record, derived_id(record), self.parents.tips.get(MAIN))
             return
         stamp = value.get("timestamp")
         if isinstance(stamp, str) and stamp:
             self.ts = stamp
         kind = value.get("type")
-        label = kind if isinstance(kind, str) else "(no type)"
+        label = kinds.kind_of(value)
         uuid = value.get("uuid")
         if not isinstance(uuid, str) or not uuid:
             self._outside(record, value, label)
@@ -196,11 +148,10 @@ class _Fold:
         if not self._ours(value.get("sessionId")):
             self._artifact(record, value, uuid, "line of another session")
             return
-        if label not in _KNOWN_KINDS:
-            self.report.note(record.line, f"has the unknown type {label!r}: kept, not interpreted")
+        self._note_kind(record, label)
         self.texts[uuid] = record.raw
-        chain = self._chain(value)
-        if chain != MAIN and kind in ("user", "assistant") and self._mirrored(chain, uuid):
+        chain = chain_of(value)
+        if chain != MAIN and kind in ("user", "assistant") and self.subagents.mirrored(chain, uuid):
             self._artifact(record, value, uuid, "subagent line its mirrors did not carry")
             return
         if kind == "user":
@@ -214,9 +165,7 @@ class _Fold:
         elif kind == "attachment" and (queued := blocks.queued_prompt(value)) is not None:
             self._entries(record, value, uuid, chain, queued, turn=False)
         else:
-            sub = value.get("subtype") or blocks.field_of(value, "data", "type")
-            sub = sub or blocks.field_of(value, "attachment", "type")
-            self._artifact(record, value, uuid, f"{label}/{sub}" if isinstance(sub, str) else label)
+            self._artifact(record, value, uuid, kinds.kept_label(value))
 
     def _ours(self, session: object) -> bool:
         """A line of this session (or of one this session mirrors too, resumed or forked)."""
@@ -225,22 +174,25 @@ class _Fold:
     def _outside(self, record: Record, value: dict[str, Any], label: str) -> None:
         """A line that is no node of Claude's tree (no uuid): kept where it was written."""
         if label == "last-prompt" and isinstance(value.get("leafUuid"), str):
-            at = self._anchor(value["leafUuid"])
+            at = self.parents.anchor(value["leafUuid"])
             if at is not None:
                 self.leaf, self.moved = at, True
         self.report.keep(label, record.line)
-        if label not in _KNOWN_KINDS:
+        self._note_kind(record, label)
+        self._keep(record, derived_id(record), self.parents.tips.get(MAIN))
+
+    def _note_kind(self, record: Record, label: str) -> None:
+        if label not in kinds.KNOWN:
             self.report.note(record.line, f"has the unknown type {label!r}: kept, not interpreted")
-        self._keep(record, derived_id(record), self.tips.get(MAIN))
 
     def _repeated(self, record: Record, uuid: str) -> bool:
         """A uuid seen before in this file (here, or before the cursor) is kept beside the
         first: the same text under its place, other text under the key ``fresh`` would give
         it (noted, unless the first came inside another record, as a mirror)."""
-        if uuid in self.anchors:
-            at, first = self.anchors[uuid], self.texts.get(uuid)
+        if uuid in self.parents.anchors:
+            at, first = self.parents.anchors[uuid], self.texts.get(uuid)
         elif self.continuing and (entry_id(uuid) in self.known.entries or uuid in self.known.kept):
-            at, first = self._known_anchor(uuid), self._known_text(uuid)
+            at, first = self.parents.known_anchor(uuid), self._known_text(uuid)
         else:
             return False
         if first == record.raw:
@@ -266,7 +218,7 @@ class _Fold:
     def _user(self, record: Record, value: dict[str, Any], uuid: str) -> None:
         message = value.get("message")
         content = message.get("content") if isinstance(message, dict) else None
-        chain = self._chain(value)
+        chain = chain_of(value)
         if value.get("isCompactSummary"):
             summary = blocks.plain_text(content)
             made = {"type": "compaction", "summary": summary, "firstKeptId": None}
@@ -279,7 +231,7 @@ class _Fold:
         starts = not value.get("isMeta") and not blocks.is_local_command(content)
         if any(m["role"] == "tool" for m in made_list):
             starts = False
-            self._note_spawn(value)
+            self.subagents.answered(value)
         self._entries(record, value, uuid, chain, made_list, turn=starts)
 
     def _assistant(self, record: Record, value: dict[str, Any], uuid: str) -> None:
@@ -295,11 +247,9 @@ class _Fold:
             self._artifact(record, value, uuid, "assistant line not understood", note=_ODD_CONTENT)
             return
         made = blocks.assistant_message(content)
-        ident = self._entries(record, value, uuid, self._chain(value), [made], turn=False)
+        ident = self._entries(record, value, uuid, chain_of(value), [made], turn=False)
         if ident is not None:
-            for part in tool_calls_of(made):
-                if part.get("name") in _SPAWNING_TOOLS:
-                    self.spawns[part["id"]] = ident
+            self.subagents.called(made, ident)
 
     def _entries(
         self,
@@ -315,7 +265,7 @@ class _Fold:
     ) -> str | None:
         """Append the entries made from one record, in a row; returns the last one's id."""
         if parent is _AUTO:
-            parent = self._attach(chain, self._parent_anchor(record, value, chain))
+            parent = self.parents.attach(chain, self._parent_anchor(record, value, chain))
         first = entry_id(uuid)
         built: list[dict[str, Any]] = []
         above = parent
@@ -334,19 +284,29 @@ class _Fold:
             self.report.keep(f"{value.get('type')} line not understood", record.line)
             self.report.note(record.line, _ODD_CONTENT)
             self._keep(record, uuid, parent)
-            self.anchors[uuid] = parent
+            self.parents.anchors[uuid] = parent
             return None
-        for entry in built:
-            self.out.append(entry)
-            self.parents[entry["id"]] = entry["parentId"]
-        ident = str(above)
-        self.anchors[uuid] = ident
-        self.tips[chain] = ident
-        if turn or chain not in self.starts:
-            self.starts[chain] = first
+        self.out.extend(built)
+        ident = self.parents.grew(chain, uuid, built, turn=turn)
         if chain == MAIN:
             self.leaf, self.moved = ident, True
         return ident
+
+    def _parent_anchor(self, record: Record, value: dict[str, Any], chain: str) -> str | None:
+        """The entry the record's ``parentUuid`` stands for: that entry, or where the kept
+        record it names stands; a subagent's first line hangs below the call that spawned it."""
+        parent = value.get("parentUuid")
+        if parent is None:
+            return self.subagents.spawner(chain, value) if chain != MAIN else None
+        if not isinstance(parent, str):
+            return None
+        if not self.parents.knows(parent):
+            self.report.note(
+                record.line,
+                f"has a parent {parent} that is in neither the file nor the session:"
+                " what hangs below it starts a new root",
+            )
+        return self.parents.anchor(parent)
 
     # -- what is kept -------------------------------------------------------------------------
 
@@ -358,14 +318,14 @@ class _Fold:
         self.report.keep(label, record.line)
         if note:
             self.report.note(record.line, note)
-        chain = self._chain(value)
+        chain = chain_of(value)
         at = self._parent_anchor(record, value, chain)
         if at is None and chain == MAIN and self._ours(value.get("sessionId")):
             made = {"type": "custom", "kind": f"{AGENT}/{label}"}
             self._entries(record, value, uuid, chain, [made], turn=False, parent=None)
             return
         self._keep(record, uuid, at)
-        self.anchors[uuid] = at
+        self.parents.anchors[uuid] = at
 
     def _keep(self, record: Record, key: str, at: str | None) -> None:
         self.out.append(kept_record(record, key, at, self.ts))
@@ -376,9 +336,9 @@ class _Fold:
         follows becomes the compaction entry."""
         self.report.keep("system/compact_boundary", record.line)
         logical = value.get("logicalParentUuid")
-        at = self._anchor(logical) if isinstance(logical, str) else None
+        at = self.parents.anchor(logical) if isinstance(logical, str) else None
         if at is None:
-            at = self.tips.get(self._chain(value))
+            at = self.parents.tips.get(chain_of(value))
             if isinstance(logical, str):
                 self.report.note(
                     record.line,
@@ -386,7 +346,7 @@ class _Fold:
                     " it follows the entry before it",
                 )
         self._keep(record, uuid, at)
-        self.anchors[uuid] = at
+        self.parents.anchors[uuid] = at
 
     def _mirror(self, record: Record, value: dict[str, Any], uuid: str) -> None:
         """An ``agent_progress`` line: kept on the main chain; the subagent message it carries
@@ -395,17 +355,15 @@ class _Fold:
         inner = blocks.mirrored_message(value)
         assert inner is not None
         agent = data.get("agentId") if isinstance(data.get("agentId"), str) else "subagent"
-        call = value.get("parentToolUseID")
-        if isinstance(call, str):
-            self.agents.setdefault(agent, call)
+        self.subagents.mirrored_by(agent, value.get("parentToolUseID"))
         at = self._parent_anchor(record, value, MAIN)
         self._keep(record, uuid, at)
-        self.anchors[uuid] = at
+        self.parents.anchors[uuid] = at
         inner_uuid = inner["uuid"]
         seen = self.continuing and entry_id(inner_uuid) in self.known.entries
-        if inner_uuid in self.anchors or seen:
+        if inner_uuid in self.parents.anchors or seen:
             return
-        parent = self.tips.get(agent) or self._spawner(agent) or at
+        parent = self.parents.tips.get(agent) or self.subagents.spawner(agent) or at
         kind = inner.get("type")
         message = inner.get("message")
         if not isinstance(message, dict):
@@ -429,145 +387,3 @@ class _Fold:
             native={"key": inner_uuid, "in": uuid},
         )
         self.ts = saved
-
-    # -- parents ------------------------------------------------------------------------------
-
-    def _chain(self, value: dict[str, Any]) -> str:
-        if not value.get("isSidechain"):
-            return MAIN
-        agent = value.get("agentId")
-        return agent if isinstance(agent, str) and agent else "sidechain"
-
-    def _parent_anchor(self, record: Record, value: dict[str, Any], chain: str) -> str | None:
-        """The entry the record's ``parentUuid`` stands for: that entry, or where the kept
-        record it names stands; a subagent's first line hangs below the call that spawned it."""
-        parent = value.get("parentUuid")
-        if parent is None:
-            return self._spawner(chain, value) if chain != MAIN else None
-        if not isinstance(parent, str):
-            return None
-        known = entry_id(parent) in self.known.entries or parent in self.known.kept
-        if parent not in self.anchors and not known:
-            self.report.note(
-                record.line,
-                f"has a parent {parent} that is in neither the file nor the session:"
-                " what hangs below it starts a new root",
-            )
-        return self._anchor(parent)
-
-    def _anchor(self, uuid: str) -> str | None:
-        if uuid in self.anchors:
-            return self.anchors[uuid]
-        return self._known_anchor(uuid)
-
-    def _known_anchor(self, uuid: str) -> str | None:
-        entries = self.known.entries
-        first = entry_id(uuid)
-        if first in entries:
-            number = 2
-            while part_id(first, number) in entries:
-                number += 1
-            return part_id(first, number - 1)
-        return self.known.anchor(uuid)
-
-    def _attach(self, chain: str, anchor: str | None) -> str | None:
-        """Below ``anchor``, or below the chain's tip when the anchor lies in the current
-        turn (the turn went on from there: a parallel result, a slash command's side chain)."""
-        tip = self.tips.get(chain)
-        if anchor is None or tip is None or anchor == tip:
-            return anchor
-        start = self.starts.get(chain)
-        node: str | None = tip
-        for _ in range(_WALK):
-            if node is None:
-                return anchor
-            if node == anchor:
-                return tip
-            if node == start:
-                return anchor
-            node = self._parent_of(node)
-        return anchor
-
-    def _parent_of(self, ident: str) -> str | None:
-        if ident in self.parents:
-            return self.parents[ident]
-        found = self.known.entries.get(ident)
-        parent = None if found is None else found.get("parentId")
-        return parent if isinstance(parent, str) else None
-
-    # -- subagents ----------------------------------------------------------------------------
-
-    def _note_spawn(self, value: dict[str, Any]) -> None:
-        result = value.get("toolUseResult")
-        message = value.get("message") or {}
-        if not isinstance(result, dict) or not isinstance(result.get("agentId"), str):
-            return
-        for block in message.get("content") or []:
-            if isinstance(block, dict) and block.get("type") == "tool_result":
-                call = block.get("tool_use_id")
-                if isinstance(call, str):
-                    self.agents.setdefault(result["agentId"], call)
-
-    def _spawner(self, agent: str, first: dict[str, Any] | None = None) -> str | None:
-        """The entry whose tool call spawned subagent ``agent``, if it is known: by the
-        ``agentId`` of the call's result, else (a subagent's file read before the call has
-        its result: a live import at SubagentStop) by the call's prompt, the subagent's
-        ``first`` line, among the calls no subagent answered yet."""
-        call = self.agents.get(agent)
-        if call is not None and call in self.spawns:
-            return self.spawns[call]
-        calls = self._calls_in_session()
-        call = call or calls.get(f"agent:{agent}")
-        if call is None and first is not None:
-            message = first.get("message")
-            text = blocks.plain_text(message.get("content")) if isinstance(message, dict) else ""
-            call = calls.get(f"prompt:{text}") if text else None
-            if call is not None:
-                self.agents[agent] = call
-        return None if call is None else calls.get(call)
-
-    def _mirrored(self, agent: str, uuid: str) -> bool:
-        """True for a line of a subagent file whose subagent came into the session from its
-        ``agent_progress`` mirrors, and which none of them carried: kept, so the side branch
-        the mirrors made stays one line."""
-        if self._known_mirrors is None:
-            self._known_mirrors = {
-                str(native["subagent"])
-                for entry in self.known.entries.values()
-                if isinstance(native := entry.get("native"), dict)
-                and "in" in native
-                and "subagent" in native
-            }
-        return agent in self._known_mirrors and entry_id(uuid) not in self.known.entries
-
-    def _calls_in_session(self) -> dict[str, str]:
-        """Spawning calls of entries imported before: tool_use id -> entry,
-        ``agent:<agentId>`` -> tool_use id, and ``prompt:<prompt>`` -> the tool_use id of the
-        last call with that prompt whose subagent is not known (read once, for a subagent
-        file)."""
-        if self._known_calls is None:
-            calls: dict[str, str] = {}
-            for ident, entry in self.known.entries.items():
-                if entry.get("type") != "message":
-                    continue
-                if entry.get("role") == "assistant":
-                    for part in tool_calls_of(entry):
-                        if part.get("name") in _SPAWNING_TOOLS:
-                            calls[part["id"]] = ident
-                            prompt = (part.get("input") or {}).get("prompt")
-                            if isinstance(prompt, str) and prompt:
-                                calls[f"prompt:{prompt}"] = part["id"]
-                text = (entry.get("native") or {}).get("text")
-                if entry.get("role") == "tool" and isinstance(text, str) and '"agentId"' in text:
-                    result = (codec.decode(text) or {}).get("toolUseResult")
-                    if isinstance(result, dict) and isinstance(result.get("agentId"), str):
-                        calls[f"agent:{result['agentId']}"] = str(entry.get("toolCallId"))
-            answered = {call for key, call in calls.items() if key.startswith("agent:")}
-            for key in [k for k, call in calls.items() if k.startswith("prompt:")]:
-                if calls[key] in answered:  # that call's subagent is known: no other is its
-                    del calls[key]
-            self._known_calls = calls
-        return self._known_calls
-
-
-# -- content --------------------------------------------------------------------------------------
