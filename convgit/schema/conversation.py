@@ -138,12 +138,26 @@ def leaf(target: str) -> dict[str, Any]:
     return {"type": "leaf", "target": target, "ts": now()}
 
 
-def label(target: str, name: str | None) -> dict[str, Any]:
-    return {"type": "label", "target": target, "label": name, "ts": now()}
+def label(target: str, name: str | None, *, ts: str | None = None) -> dict[str, Any]:
+    """Entry ``target`` is labelled ``name`` (None: its label is removed) at ``ts`` (now)."""
+    return {"type": "label", "target": target, "label": name, "ts": now() if ts is None else ts}
 
 
-def session_name(name: str) -> dict[str, Any]:
-    return {"type": "name", "name": name, "ts": now()}
+def session_name(name: str, *, ts: str | None = None) -> dict[str, Any]:
+    return {"type": "name", "name": name, "ts": now() if ts is None else ts}
+
+
+def redaction(entries: list[str], matches: int, snapshots: list[str], by: str) -> dict[str, Any]:
+    """A redaction rewrote ``entries`` and the commits of ``snapshots`` (refs below the
+    session's), ``matches`` matches in all, found ``by`` "secrets" or "pattern"; never the text."""
+    return {
+        "type": "redaction",
+        "entries": entries,
+        "matches": matches,
+        "snapshots": snapshots,
+        "by": by,
+        "ts": now(),
+    }
 
 
 def agent_session(agent: str, agent_session_id: str, start: str | None, how: str) -> dict[str, Any]:

@@ -43,17 +43,33 @@ SIDECAR_FIELDS: dict[str, dict[str, FieldSpec]] = {
 # undo could pick a wrong state). Other kinds and optional fields are read leniently: a wrong
 # field counts as not written.
 SIDECAR_CHECKED = frozenset({"snapshot", "restore"})
-_SIDECAR_REQUIRED = {
-    kind: {name: spec for name, spec in SIDECAR_FIELDS[kind].items() if spec[1]}
-    for kind in SIDECAR_CHECKED
+_REQUIRED = {
+    kind: {name: spec for name, spec in fields.items() if spec[1]}
+    for kind, fields in SIDECAR_FIELDS.items()
+}
+_OPTIONAL = {
+    kind: {name: spec for name, spec in fields.items() if not spec[1]}
+    for kind, fields in SIDECAR_FIELDS.items()
 }
 
 
-def kind_error_sidecar(record: dict[str, Any]) -> str | None:
-    """What is wrong with a sidecar record of a kind in ``SIDECAR_CHECKED``, or None."""
+def sidecar_record(record: dict[str, Any]) -> tuple[str | None, dict[str, Any] | None]:
+    """How a reader takes a sidecar record: (what is wrong, None) when a required field of a
+    kind in ``SIDECAR_CHECKED`` is missing or of the wrong type; (None, None) when one of another
+    kind's is (the record counts as not written); else (None, the record without its optional
+    fields of the wrong type, which count as not written). A kind this version does not know
+    comes back as it is."""
     kind = record.get("type")
-    spec = _SIDECAR_REQUIRED.get(kind) if type(kind) is str else None
-    return None if spec is None else fields_error(record, spec)
+    if type(kind) is not str or kind not in _REQUIRED:
+        return None, record
+    problem = fields_error(record, _REQUIRED[kind])
+    if problem is not None:
+        return (problem, None) if kind in SIDECAR_CHECKED else (None, None)
+    optional = _OPTIONAL[kind]
+    if fields_error(record, optional) is None:
+        return None, record
+    wrong = {name for name, spec in optional.items() if fields_error(record, {name: spec})}
+    return None, {key: value for key, value in record.items() if key not in wrong}
 
 
 def sidecar_switch(enabled: bool) -> dict[str, Any]:
@@ -89,6 +105,39 @@ def snapshot(
 
 def snapshot_failed(entry: str, error: str) -> dict[str, Any]:
     return {"type": "snapshot_failed", "entry": entry, "error": error, "ts": now()}
+
+
+def restore(
+    entry: str | None,
+    before: str,
+    commit: str,
+    changed: dict[str, int],
+    *,
+    saved: str | None,
+    paths: list[str] | None,
+    escaped: bool,
+    files: list[str],
+    skipped: list[dict[str, str]],
+    undo: bool,
+) -> dict[str, Any]:
+    """A restore to ``commit`` (``entry``'s snapshot, the saved state ``saved``, or neither) is
+    about to change files: ``before`` saved them first. ``paths``: the paths it is limited to,
+    as shown (``escaped`` when showing changed one); ``changed``: how many of each change;
+    ``files``: the changed paths listed; ``skipped``: {"path", "reason"} left alone."""
+    return {
+        "type": "restore",
+        "entry": "" if entry is None else entry,
+        "saved": saved,
+        "commit": commit,
+        "before": before,
+        "paths": paths,
+        "escaped": escaped,
+        "changed": changed,
+        "files": files,
+        "skipped": skipped,
+        "undo": undo,
+        "ts": now(),
+    }
 
 
 def restored(before: str) -> dict[str, Any]:

@@ -267,3 +267,19 @@ def test_restore_says_which_files_it_left_alone(story: dict[str, Any]) -> None:
     assert "ignored by git" in result["left_alone"][0]["reason"]
     words = cli(repo, "restore", "--undo", "--yes").stdout
     assert "restored" in words
+
+
+def test_damage_to_a_field_read_leniently_counts_as_not_written(story: dict[str, Any]) -> None:
+    repo, s = story["repo"], story["session"]
+    cli(repo, "restore", story["a"], "--yes")
+    sidecar = s.sidecar_file.path
+    records = [orjson.loads(line) for line in sidecar.read_bytes().splitlines()]
+    assert [r["type"] for r in records[-2:]] == ["restore", "restored"]
+    records[-2]["files"] = "src/app.py"  # an optional field of the wrong type
+    records[-1]["before"] = 7  # the `restored` record no longer names the restore it finished
+    sidecar.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    cli(repo, "fsck")  # neither damage makes the sidecar unreadable
+    assert "a restore was interrupted" in cli(repo, "status").stdout
+    (state,) = cli_json(repo, "restores")
+    assert state["commit"] == records[-2]["before"] and state["files"] == []
+    assert state["before"]["entry"] == story["a"]
