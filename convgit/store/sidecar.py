@@ -85,7 +85,7 @@ class SnapshotInfo:
 
     entry: str
     commit: str
-    tree: str  # the git tree id of ``commit``
+    tree_id: str  # the git tree id of ``commit``
     files: int
     skipped: list[dict[str, str]]
     ts: str
@@ -94,7 +94,7 @@ class SnapshotInfo:
     def to_json(self) -> dict[str, Any]:
         return {
             "commit": self.commit,
-            "tree": self.tree,
+            "tree": self.tree_id,
             "skipped": self.skipped,
             "replaces": self.replaces,
         }

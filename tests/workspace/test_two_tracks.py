@@ -50,7 +50,7 @@ def story(repo: GitRepo) -> dict[str, Any]:
 def test_every_assistant_reply_is_snapshotted_as_git_would_stage_it(story: dict[str, Any]) -> None:
     s, repo = story["session"], story["repo"]
     snap_b = s.sidecar.snapshots[story["b"]]
-    assert snap_b.tree == oracle_tree(repo.path)
+    assert snap_b.tree_id == oracle_tree(repo.path)
     log = git(repo.path, "log", "--format=%H %an <%ae>", f"refs/convgit/{s.id}/{story['b']}")
     commits = [line.split()[0] for line in log.splitlines()]
     task_commit = s.sidecar.snapshots[story["task"]].commit
@@ -119,7 +119,7 @@ def test_restore_brings_files_back_and_undo_returns_exact_bytes(story: dict[str,
     before = digest(repo.path)
     leaf = s.leaf
     result = s.restore(story["a"])
-    assert oracle_tree(repo.path) == s.sidecar.snapshots[story["a"]].tree
+    assert oracle_tree(repo.path) == s.sidecar.snapshots[story["a"]].tree_id
     assert (repo.path / "notes.txt").read_text() == "plan A notes\n"
     assert not (repo.path / "scratch/untracked.txt").exists()
     # the leaf stays on its branch; a note on it tells the model
