@@ -237,7 +237,7 @@ def _prompt(session: Session, event: cc.Event, live: Live) -> str:
         done.append("files unchanged")
     else:
         live.set("pending", snapshot_json(snap, prompt=event.prompt_id))
-        live.set("last", {"commit": snap.commit, "tree": snap.tree})
+        live.set("last", {"commit": snap.commit, "tree": snap.tree_id})
         done.append("files changed: snapshot taken for the prompt")
     return "; ".join([*done, "turn open"])
 
@@ -278,7 +278,7 @@ def _tool(session: Session, event: cc.Event, live: Live) -> str:
     if entry is None or entry in session.sidecar.snapshots:
         return f"{new} new entries"
     info = session.snapshot(entry)
-    live.set("last", {"commit": info.commit, "tree": info.tree})
+    live.set("last", {"commit": info.commit, "tree": info.tree_id})
     return f"{new} new entries; snapshot of {entry} after {event.tool_name}"
 
 
@@ -293,7 +293,7 @@ def _subagent(session: Session, event: cc.Event, live: Live) -> str:
         return f"{new} new entries"
     _settle_prompt(session, live)
     info = session.snapshot(entry)
-    live.set("last", {"commit": info.commit, "tree": info.tree})
+    live.set("last", {"commit": info.commit, "tree": info.tree_id})
     return f"{new} new entries; snapshot of the subagent's {entry}"
 
 
@@ -337,7 +337,7 @@ def _close(
         else:
             nearest = session.nearest_snapshot(leaf)
             snap = session.take_snapshot(nearest.commit if nearest else None, "at a turn's end")
-        live.set("last", {"commit": snap.commit, "tree": snap.tree})
+        live.set("last", {"commit": snap.commit, "tree": snap.tree_id})
         live.set("unsettled", snapshot_json(snap, entry=leaf, reply=missing))
         return f"the reply is not in the transcript yet: its snapshot waits for it; turn {how}"
     target = reply or prompt or leaf
@@ -353,7 +353,7 @@ def _close(
         info = session.record_snapshot(target, taken)
     else:  # the turn hangs elsewhere than the last snapshot (a rewind): its own parent
         info = session.snapshot(target)
-    live.set("last", {"commit": info.commit, "tree": info.tree})
+    live.set("last", {"commit": info.commit, "tree": info.tree_id})
     if missing is not None:
         live.set("unsettled", snapshot_json(info, entry=target, reply=missing))
     return f"snapshot of {target}; turn {how}"

@@ -106,7 +106,7 @@ def snapshot_json(snap: Snapshot | SnapshotInfo, **more: Any) -> dict[str, Any]:
     skipped = [
         s if isinstance(s, dict) else {"path": s.path, "reason": s.reason} for s in snap.skipped
     ]
-    found = {"commit": snap.commit, "tree": snap.tree, "files": snap.files, "skipped": skipped}
+    found = {"commit": snap.commit, "tree": snap.tree_id, "files": snap.files, "skipped": skipped}
     return {**found, **more}
 
 
@@ -165,7 +165,7 @@ def quick_prompt(location: StoreLocation, live: Live, title: str, prompt: str | 
     if snap.reused:
         return f"session {sid}: files unchanged; turn open"
     live.set("pending", snapshot_json(snap, prompt=prompt))
-    live.set("last", {"commit": snap.commit, "tree": snap.tree})
+    live.set("last", {"commit": snap.commit, "tree": snap.tree_id})
     return f"session {sid}: files changed: snapshot taken for the prompt; turn open"
 
 

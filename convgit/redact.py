@@ -206,14 +206,12 @@ def _session(
         found.page = str(page)
     if not found.changed:
         return found, {}
-    record = {
-        "type": "redaction",
-        "entries": list(found.entries),
-        "matches": found.matches + sum(found.files.values()),
-        "snapshots": sorted(found.snapshots),
-        "by": "secrets" if scrubber.builtin else "pattern",
-        "ts": schema.now(),
-    }
+    record = schema.redaction(
+        list(found.entries),
+        found.matches + sum(found.files.values()),
+        sorted(found.snapshots),
+        "secrets" if scrubber.builtin else "pattern",
+    )
     new_raw.append(codec.encode(record).rstrip(b"\n"))
     _check_shape(built, new_raw)
     writes: dict[Path, bytes | None] = {session.file.path: b"".join(x + b"\n" for x in new_raw)}

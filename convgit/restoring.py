@@ -121,10 +121,7 @@ def restore(
             planned.apply()
             interrupted = sidecar.interrupted
             if undo and interrupted is not None:  # killed before it changed a file: settled
-                session_files.append_sidecar(
-                    session,
-                    [{"type": "restored", "before": interrupted["before"], "ts": schema.now()}],
-                )
+                session_files.append_sidecar(session, [schema.restored(interrupted["before"])])
             return RestoreResult(
                 target_entry, commit, None, changes, False, None, saved_target, undo
             )
@@ -140,9 +137,7 @@ def restore(
         faults.point("restore:before-files")
         planned.apply()
         faults.point("restore:before-done")
-        session_files.append_sidecar(
-            session, [{"type": "restored", "before": before, "ts": schema.now()}]
-        )
+        session_files.append_sidecar(session, [schema.restored(before)])
     note = _note(target_entry, saved_target, changes, paths, undo)
     skipped_note = None
     if waiting:
@@ -183,20 +178,18 @@ def _record(
     session_files.append_sidecar(
         session,
         [
-            {
-                "type": "restore",
-                "entry": target_entry if target_entry is not None else "",
-                "saved": saved_target,
-                "commit": commit,
-                "before": before,
-                "paths": shown,
-                "escaped": shown != paths,
-                "changed": counts,
-                "files": [change.path for change in planned.changes[:FILES_RECORDED]],
-                "skipped": [{"path": s.path, "reason": s.reason} for s in planned.skipped],
-                "undo": undo,
-                "ts": schema.now(),
-            }
+            schema.restore(
+                target_entry,
+                before,
+                commit,
+                counts,
+                saved=saved_target,
+                paths=shown,
+                escaped=shown != paths,
+                files=[change.path for change in planned.changes[:FILES_RECORDED]],
+                skipped=[{"path": s.path, "reason": s.reason} for s in planned.skipped],
+                undo=undo,
+            )
         ],
     )
 

@@ -174,7 +174,11 @@ def _record_snapshot(session: Session, target: str, snap: Snapshot) -> SnapshotI
     skipped = _skipped_record(snap)
     append_sidecar(
         session,
-        [schema.snapshot(target, snap.commit, snap.tree, snap.files, skipped, replaces=replaces)],
+        [
+            schema.snapshot(
+                target, snap.commit, snap.tree_id, snap.files, skipped, replaces=replaces
+            )
+        ],
     )
     if not snap.reused:
         from convgit import maintenance
@@ -226,7 +230,7 @@ def status(session: Session) -> Status:
     result.matches = _matching_entry(session, current)
     if leaf_snap is not None:
         now = {s.path: s.reason for s in skipped}
-        changes = _compared(ws, leaf_snap.tree, _skipped(leaf_snap), current, now)
+        changes = _compared(ws, leaf_snap.tree_id, _skipped(leaf_snap), current, now)
         result.changed = [c.path for c in changes if c.status != LEFT_ALONE]
         result.left_alone = [
             {"path": c.path, "reason": c.reason} for c in changes if c.status == LEFT_ALONE
@@ -241,9 +245,11 @@ def _matching_entry(session: Session, tree_id: str) -> str | None:
     most recent snapshot anywhere."""
     snapshots = session.sidecar.snapshots
     for ident in reversed(session.tree.path()) if session.tree.leaf else []:
-        if ident in snapshots and snapshots[ident].tree == tree_id:
+        if ident in snapshots and snapshots[ident].tree_id == tree_id:
             return ident
-    found = [s for s in snapshots.values() if s.tree == tree_id and s.entry in session.tree.entries]
+    found = [
+        s for s in snapshots.values() if s.tree_id == tree_id and s.entry in session.tree.entries
+    ]
     return max(found, key=lambda s: s.ts).entry if found else None
 
 
@@ -266,7 +272,7 @@ def _files_of(session: Session, ref: str) -> tuple[str, dict[str, str]]:
         state = session.sidecar.saved_state(ref)
         return state.commit, state.skipped
     snap = require_snapshot(session, ref)
-    return snap.tree, _skipped(snap)
+    return snap.tree_id, _skipped(snap)
 
 
 def require_snapshot(session: Session, ref: str) -> SnapshotInfo:

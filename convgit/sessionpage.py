@@ -27,12 +27,14 @@ def gather(session: Session, status: Status, words: list[str]) -> html.Page:
 
     def pair(snap: SnapshotInfo) -> tuple[str | None, str]:
         before = previous[snap.entry]
-        return (before.tree if before else None, snap.tree)
+        return (before.tree_id if before else None, snap.tree_id)
 
     def listed(snap: SnapshotInfo) -> bool:
         """First snapshots list their files (no diff: nothing came before); others, changes."""
         before = previous[snap.entry]
-        return snap.files <= html.ROOT_FILES_CAP if before is None else before.tree != snap.tree
+        return (
+            snap.files <= html.ROOT_FILES_CAP if before is None else before.tree_id != snap.tree_id
+        )
 
     asked = list(dict.fromkeys(pair(s) for s in shown if listed(s)))
     deltas: dict[tuple[str | None, str], list[Delta]] = {}
@@ -65,7 +67,7 @@ def gather(session: Session, status: Status, words: list[str]) -> html.Page:
             changes = []  # the same files as the previous snapshot
         views.append(
             html.SnapshotView(
-                s.entry, s.commit, s.tree, s.files, s.ts, p.entry if p else None, changes,
+                s.entry, s.commit, s.tree_id, s.files, s.ts, p.entry if p else None, changes,
                 s.skipped,
             )
         )  # fmt: skip

@@ -11,6 +11,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "convgit"
 BENEATH = {
+    "schema": {"convgit.schema", "convgit.errors"},
     "conversation": {"convgit.conversation", "convgit.schema", "convgit.codec", "convgit.errors"},
     "store": {
         "convgit.store",

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from convgit import codec
+from convgit import codec, schema
 from convgit.errors import NotAPiSessionError
 from convgit.formats.importing import (
     Batch,
@@ -351,9 +351,9 @@ class _Reader:
         target = entry_id(data["targetId"]) if entry["kind"] == LABEL_KIND else ""
         if entry["kind"] == LABEL_KIND and self._exists(target):
             label = data["label"] if isinstance(data["label"], str) and data["label"] else None
-            return [{"type": "label", "target": target, "label": label, "ts": ts}]
+            return [schema.label(target, label, ts=ts)]
         if entry["kind"] == SESSION_INFO_KIND and isinstance(data["name"], str):
-            return [{"type": "name", "name": data["name"], "ts": ts}]
+            return [schema.session_name(data["name"], ts=ts)]
         return []
 
 

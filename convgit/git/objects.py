@@ -126,11 +126,11 @@ class Objects:
             yield os.fsdecode(data[space + 1 : end]), mode, data[end + 1 : end + 1 + size].hex()
             at = end + 1 + size
 
-    def lookup(self, tree: str | None, path: str) -> TreeEntry | None:
-        """The (mode, id) at ``path`` (``a/b/c``) in tree ``tree``; None when absent."""
-        if tree is None:
+    def lookup(self, tree_id: str | None, path: str) -> TreeEntry | None:
+        """The (mode, id) at ``path`` (``a/b/c``) in tree ``tree_id``; None when absent."""
+        if tree_id is None:
             return None
-        found: TreeEntry = (TREE, tree)
+        found: TreeEntry = (TREE, tree_id)
         for part in path.split("/"):
             if found[0] != TREE:
                 return None
@@ -206,13 +206,13 @@ def _diff_into(
 
 
 def _entries(
-    objects: Objects, tree: str | None, prefix: str, validate: bool, ignore_case: bool
+    objects: Objects, tree_id: str | None, prefix: str, validate: bool, ignore_case: bool
 ) -> dict[str, TreeEntry]:
     entries: dict[str, TreeEntry] = {}
-    if tree is None:
+    if tree_id is None:
         return entries
     folded: set[str] = set()
-    for name, raw_mode, oid in objects.tree(tree):
+    for name, raw_mode, oid in objects.tree(tree_id):
         mode = BLOB if raw_mode == LEGACY_BLOB else raw_mode
         if validate:
             shown = prefix + name

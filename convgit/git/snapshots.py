@@ -15,7 +15,7 @@ class Snapshot:
     and was returned; ``written`` is about how many objects the snapshot added."""
 
     commit: str
-    tree: str
+    tree_id: str
     files: int
     skipped: tuple[Skipped, ...]
     reused: bool

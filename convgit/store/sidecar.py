@@ -85,7 +85,7 @@ class SnapshotInfo:
 
     entry: str
     commit: str
-    tree: str  # the git tree id of ``commit``
+    tree_id: str  # the git tree id of ``commit``
     files: int
     skipped: list[dict[str, str]]
     ts: str
@@ -94,7 +94,7 @@ class SnapshotInfo:
     def to_json(self) -> dict[str, Any]:
         return {
             "commit": self.commit,
-            "tree": self.tree,
+            "tree": self.tree_id,
             "skipped": self.skipped,
             "replaces": self.replaces,
         }
@@ -120,11 +120,16 @@ class Sidecar:
             self.problems.append(tree.Problem(number, f"of the sidecar {what}"))
             return
         kind = record.get("type")
-        problem = schema.kind_error_sidecar(record) if type(kind) is str else "has no 'type'"
+        if type(kind) is not str:
+            self.problems.append(tree.Problem(number, "of the sidecar has no 'type'"))
+            return
+        problem, record = schema.sidecar_record(record)
         if problem is not None:
             self.problems.append(tree.Problem(number, f"of the sidecar {problem}"))
+        elif record is None:
+            return  # a damaged record of a kind read leniently: as if not written
         elif kind == "sidecar":
-            self.enabled = bool(record.get("enabled"))
+            self.enabled = record["enabled"]
         elif kind == "snapshot":
             self.snapshots[record["entry"]] = SnapshotInfo(
                 record["entry"],
@@ -133,7 +138,7 @@ class Sidecar:
                 record["files"],
                 record["skipped"],
                 record["ts"],
-                record.get("replaces") if isinstance(record.get("replaces"), str) else None,
+                record.get("replaces"),
             )
             self.failed.clear()  # the files are recorded again
             self.lines[record["commit"]] = number
@@ -141,9 +146,9 @@ class Sidecar:
             self.restores.append(record)
             self.saved.append(_saved_state(number, record))
             self.lines.setdefault(record["before"], number)
-        elif kind == "restored" and isinstance(record.get("before"), str):
+        elif kind == "restored":
             self.finished.add(record["before"])
-        elif kind == "snapshot_failed" and isinstance(record.get("entry"), str):
+        elif kind == "snapshot_failed":
             self.failed[record["entry"]] = record
 
     def check(self, sid: str) -> None:
@@ -182,27 +187,23 @@ class Sidecar:
 
 
 def _saved_state(number: int, record: dict[str, Any]) -> SavedState:
-    paths = record.get("paths")
+    paths = record["paths"]
     if paths is not None and record.get("escaped"):
         paths = [codec.unshown(p) for p in paths]
-    files = record.get("files")
-    skipped = record.get("skipped")
     return SavedState(
         commit=record["before"],
-        restored_to=str(record.get("commit", "")),
+        restored_to=record.get("commit", ""),
         ts=record["ts"],
         entry=record["entry"] or None,
-        undo=bool(record.get("undo")),
+        undo=record.get("undo", False),
         paths=paths,
-        files=[str(f) for f in files] if isinstance(files, list) else [],
+        files=[str(f) for f in record.get("files", [])],
         changed=record["changed"],
         skipped={
             str(s["path"]): str(s.get("reason", ""))
-            for s in skipped
+            for s in record.get("skipped", [])
             if isinstance(s, dict) and "path" in s
-        }
-        if isinstance(skipped, list)
-        else {},
-        target=record.get("saved") if isinstance(record.get("saved"), str) else None,
+        },
+        target=record.get("saved"),
         line=number,
     )

@@ -105,7 +105,8 @@ def test_two_processes_snapshotting_at_once_both_succeed_and_corrupt_nothing(
 
     for session in {first.id: first, second.id: second}.values():
         _index_is_sound(session, repo.path)
-        assert Session.open(repo.path, session=session.id).snapshot().tree == oracle_tree(repo.path)
+        shot = Session.open(repo.path, session=session.id).snapshot()
+        assert shot.tree_id == oracle_tree(repo.path)
     git_fsck(repo.path)
 
 
@@ -139,7 +140,7 @@ def test_a_restore_racing_appends_from_the_cli_and_the_api_loses_nothing(
     (repo.path / "notes.txt").unlink()
     repo.write("b/only.txt", "plan B\n")
     plan_b = session.append_assistant("plan B").id
-    trees = {session.sidecar.snapshots[e].tree for e in (plan_a, plan_b)}
+    trees = {session.sidecar.snapshots[e].tree_id for e in (plan_a, plan_b)}
     targets = [plan_a if k % 2 == 0 else plan_b for k in range(RESTORES)]
 
     restorer = subprocess.Popen(
@@ -202,11 +203,11 @@ def test_a_restore_racing_appends_from_the_cli_and_the_api_loses_nothing(
     # Restores and snapshots never overlap: every snapshot saw plan A or plan B, never a mix.
     for entry, snap in sidecar.snapshots.items():
         if entry != task:
-            assert snap.tree in trees, f"the snapshot of {entry} caught a half-done restore"
+            assert snap.tree_id in trees, f"the snapshot of {entry} caught a half-done restore"
     safety = repo.git("for-each-ref", "--format=%(objectname)", f"refs/convgit/{session.id}/safety")
     assert len(safety.split()) == RESTORES
     assert {repo.workspace.tree_of(commit) for commit in safety.split()} <= trees
-    assert oracle_tree(repo.path) == final.sidecar.snapshots[targets[-1]].tree
+    assert oracle_tree(repo.path) == final.sidecar.snapshots[targets[-1]].tree_id
     fsck = subprocess.run(_convgit(repo.path, "fsck"), capture_output=True, text=True)
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr
     git_fsck(repo.path)

@@ -39,21 +39,21 @@ def round_trip(
     session = Session.create(repo.path)
     session.append_user("task")
     a = session.append_assistant("A").id
-    assert session.sidecar.snapshots[a].tree == repo.oracle()
+    assert session.sidecar.snapshots[a].tree_id == repo.oracle()
     change(repo)
     b = session.append_assistant("B").id
-    tree_b = session.sidecar.snapshots[b].tree
+    tree_b = session.sidecar.snapshots[b].tree_id
     assert tree_b == repo.oracle()
-    assert tree_b != session.sidecar.snapshots[a].tree, "the change did not reach the snapshot"
+    assert tree_b != session.sidecar.snapshots[a].tree_id, "the change did not reach the snapshot"
     before = seen(repo.path)
     assert session.restore(a).changes
-    assert repo.oracle() == session.sidecar.snapshots[a].tree
+    assert repo.oracle() == session.sidecar.snapshots[a].tree_id
     restored_a = seen(repo.path)
     session.restore(undo=True)
     assert seen(repo.path) == before, "undo did not return the exact prior bytes"
     assert repo.oracle() == tree_b
     after = session.append_assistant("after the undo").id
-    assert session.sidecar.snapshots[after].tree == tree_b, "the private index went astray"
+    assert session.sidecar.snapshots[after].tree_id == tree_b, "the private index went astray"
     session.restore(undo=True)  # undoing the undo: the files as restore A left them
     assert seen(repo.path) == restored_a, "undoing the undo did not return the exact bytes"
     session.restore(undo=True)
@@ -83,7 +83,7 @@ def test_snapshots_and_safety_snapshots_survive_gc_prune_now_aggressive(
     user_state.watch(repo.path)  # gc packs the user's refs: that is the user's own doing
 
     for snap in snapshots.values():
-        assert repo.has_object(snap.commit) and repo.has_object(snap.tree)
+        assert repo.has_object(snap.commit) and repo.has_object(snap.tree_id)
     log = repo.git("log", "--format=%H", f"refs/convgit/{session.id}/{plan_b}").split()
     assert log == [snapshots[plan_b].commit, snapshots[task].commit]
     session = Session.open(repo.path, session=session.id)
@@ -91,7 +91,7 @@ def test_snapshots_and_safety_snapshots_survive_gc_prune_now_aggressive(
     assert files_only(repo.path) == before_restore
     for entry in (task, plan_a, plan_b):
         session.restore(entry)
-        assert repo.oracle() == snapshots[entry].tree
+        assert repo.oracle() == snapshots[entry].tree_id
     git_fsck(repo.path)
 
 
@@ -241,7 +241,7 @@ def test_git_dir_and_git_work_tree_in_the_environment(
     entry_a = json.loads(first)["id"]
     convgit("restore", entry_a, "--yes")
     session = Session.open(repo.path)
-    assert repo.oracle() == session.sidecar.snapshots[entry_a].tree
+    assert repo.oracle() == session.sidecar.snapshots[entry_a].tree_id
     convgit("restore", "--undo", "--yes")
     assert files_only(repo.path) == before
     assert (repo.path / ".git" / "convgit" / "sessions").is_dir()
@@ -345,7 +345,7 @@ def test_the_user_uses_a_split_index_and_convgit_never_deletes_it(
     assert theirs in shared_indexes(repo), "convgit deleted the user's shared index"
     assert len(shared_indexes(repo) - {theirs}) <= 1, "convgit left its old shared indexes"
     repo.git("--no-optional-locks", "status", "--porcelain")  # the user's split index reads
-    assert session.sidecar.snapshots[session.tree.leaf].tree == repo.oracle()
+    assert session.sidecar.snapshots[session.tree.leaf].tree_id == repo.oracle()
     assert session.sidecar.snapshots[session.tree.leaf].files == len(
         repo.git("ls-files", "-z", "--cached", "--others", "--exclude-standard").split("\0")[:-1]
     )

@@ -322,7 +322,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
     def _snapshotted(self, ident: str) -> None:
         """A snapshot of ``ident`` was just taken: it is git's tree and the model's files."""
         snap = self.session.sidecar.snapshots[ident]
-        assert snap.tree == oracle_tree(self.root)
+        assert snap.tree_id == oracle_tree(self.root)
         assert {s["path"] for s in snap.skipped} == skipped(self.disk)
         self.at[ident] = self._state()
         self.commits.add(snap.commit)

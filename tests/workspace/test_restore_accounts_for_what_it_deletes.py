@@ -182,7 +182,7 @@ def test_a_submodule_the_target_lacks_is_not_deleted(repo: GitRepo, make_repo, r
     rewatch(repo)
     ws = repo.workspace
     now = ws.snapshot(repo.index, message="m\n", parent=None)
-    listing = repo.git("ls-tree", now.tree)
+    listing = repo.git("ls-tree", now.tree_id)
     without = "".join(line + "\n" for line in listing.splitlines() if not line.endswith("\tlib"))
     tree = subprocess.run(
         ["git", "mktree"], cwd=repo.path, input=without, capture_output=True, text=True

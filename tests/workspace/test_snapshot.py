@@ -28,7 +28,7 @@ from tests.workspace.gitrepo import GitRepo, UserStateGuard, apply_operation, gi
 def snap(repo: GitRepo, parent: str | None = None, **kwargs: int) -> str:
     """Snapshot with the repo's kept private index; return the tree."""
     shot = repo.workspace.snapshot(repo.index, message="test\n", parent=parent, **kwargs)
-    return shot.tree
+    return shot.tree_id
 
 
 def test_snapshot_matches_git_add_all_for_edits_deletions_and_untracked_files(repo: GitRepo):
@@ -160,7 +160,7 @@ def test_snapshot_works_in_an_empty_repository(make_repo: Callable[..., GitRepo]
     assert empty == repo.oracle() == "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
     repo.write("first.txt", "hello\n")
     shot = repo.workspace.snapshot(repo.index, message="m\n", parent=None)
-    assert shot.tree == repo.oracle()
+    assert shot.tree_id == repo.oracle()
     assert shot.files == 1
     assert repo.git("rev-list", "--parents", "-n1", shot.commit).split() == [shot.commit]
     assert repo.git("rev-parse", "--verify", "-q", "HEAD", check=False) == ""
@@ -297,7 +297,7 @@ def test_snapshot_skips_and_lists_files_above_the_size_cap(
         Skipped("assets/new-big.bin", "larger than the size cap (0.0 MiB > 0.0 MiB)"),
         Skipped("assets/tracked-big.bin", "larger than the size cap (0.0 MiB > 0.0 MiB)"),
     }
-    paths = repo.tree_paths(shot.tree)
+    paths = repo.tree_paths(shot.tree_id)
     assert "assets/small.bin" in paths and "assets/new-big.bin" not in paths
     assert "assets/tracked-big.bin" not in paths
     # A small file that grows past the cap leaves the tree; shrinking brings it back.
@@ -440,8 +440,8 @@ def test_snapshot_keeps_a_registered_submodule_as_its_gitlink(
     assert snap(repo) == tree  # dirty submodule content is not part of the gitlink
     new_head = sub.commit_all("moved")
     moved = repo.workspace.snapshot(repo.index, message="m\n", parent=None)
-    assert repo.tree_paths(moved.tree)["lib"] == f"160000 {new_head}"
-    assert moved.tree == repo.oracle()
+    assert repo.tree_paths(moved.tree_id)["lib"] == f"160000 {new_head}"
+    assert moved.tree_id == repo.oracle()
     # Restoring the older snapshot leaves the submodule's checkout to the user, and says so.
     restored = repo.workspace.restore(tree, index=repo.index)
     assert restored == []
@@ -455,7 +455,7 @@ def test_equal_tree_reuses_the_parent_commit(repo: GitRepo):
     workspace = repo.workspace
     first = workspace.snapshot(repo.index, message="one\n", parent=None)
     again = workspace.snapshot(repo.index, message="two\n", parent=first.commit)
-    assert again.reused and again.commit == first.commit and again.tree == first.tree
+    assert again.reused and again.commit == first.commit and again.tree_id == first.tree_id
     assert not first.reused
     repo.write("src/app.py", "changed\n")
     second = workspace.snapshot(repo.index, message="three\n", parent=first.commit)
@@ -476,7 +476,7 @@ def test_snapshot_commit_has_parent_chain_fixed_author_and_the_given_message(rep
     names, timestamp = author.rsplit("|", 1)
     assert names == f"{AUTHOR_NAME} <{AUTHOR_EMAIL}>|{AUTHOR_NAME} <{AUTHOR_EMAIL}>"
     assert abs(int(timestamp) - time.time()) < 120
-    assert second.files == int(repo.git("ls-tree", "-r", second.tree).count("\n"))
+    assert second.files == int(repo.git("ls-tree", "-r", second.tree_id).count("\n"))
 
 
 def test_snapshot_needs_no_user_identity(repo: GitRepo, monkeypatch: pytest.MonkeyPatch):
@@ -486,7 +486,7 @@ def test_snapshot_needs_no_user_identity(repo: GitRepo, monkeypatch: pytest.Monk
     monkeypatch.setenv("EMAIL", "")
     repo.write("x.txt", "x\n")
     shot = repo.workspace.snapshot(repo.index, message="m\n", parent=None)
-    assert shot.tree == repo.oracle()
+    assert shot.tree_id == repo.oracle()
 
 
 HOOKS = (
@@ -547,21 +547,21 @@ def test_snapshot_ignores_the_callers_git_environment(
     monkeypatch.setenv("GIT_DIR", str(tmp_path / "nowhere"))
     monkeypatch.setenv("GIT_WORK_TREE", str(tmp_path))
     repo.write("x.txt", "x\n")
-    tree = workspace.snapshot(index, message="m\n", parent=None).tree
+    tree_id = workspace.snapshot(index, message="m\n", parent=None).tree_id
     monkeypatch.delenv("GIT_INDEX_FILE")
     monkeypatch.delenv("GIT_DIR")
     monkeypatch.delenv("GIT_WORK_TREE")
-    assert tree == repo.oracle()
+    assert tree_id == repo.oracle()
     assert not (tmp_path / "someone-elses-index").exists()
 
 
 def test_scan_returns_the_snapshot_tree_without_a_commit(repo: GitRepo):
     repo.write("x.txt", "x\n")
     commits_before = repo.git("count-objects", "-v")
-    tree, skipped = repo.workspace.scan(repo.index)
-    assert (tree, skipped) == (repo.oracle(), ())
+    tree_id, skipped = repo.workspace.scan(repo.index)
+    assert (tree_id, skipped) == (repo.oracle(), ())
     assert commits_before != repo.git("count-objects", "-v")  # blobs and trees are written
-    assert repo.workspace.snapshot(repo.index, message="m\n", parent=None).tree == tree
+    assert repo.workspace.snapshot(repo.index, message="m\n", parent=None).tree_id == tree_id
 
 
 def test_a_torn_private_index_is_rebuilt(repo: GitRepo):
@@ -609,7 +609,7 @@ def test_snapshots_survive_gc_once_their_ref_is_set(repo: GitRepo):
     repo.git("-c", "gc.packRefs=false", "gc", "-q", "--prune=now")
     assert repo.git("cat-file", "-t", kept.commit).strip() == "commit"
     assert repo.git("rev-parse", "refs/convgit/session/entry1").strip() == kept.commit
-    assert repo.tree_paths(kept.tree)["kept.txt"]
+    assert repo.tree_paths(kept.tree_id)["kept.txt"]
     assert not repo.has_object(dropped.commit)  # gc does prune what no ref keeps
     workspace.delete_ref("refs/convgit/session/entry1")
     workspace.delete_ref("refs/convgit/session/entry1")  # deleting twice is fine
@@ -680,8 +680,9 @@ def test_repeated_snapshots_with_the_kept_index_match_git(make_repo: Callable[..
         for kind, name, data in operations:
             apply_operation(repo.path, kind, name, data)
         shot = repo.workspace.snapshot(repo.index, message="turn\n", parent=parent)
-        assert shot.tree == repo.oracle()
-        assert shot.reused == (parent is not None and repo.workspace.tree_of(parent) == shot.tree)
+        assert shot.tree_id == repo.oracle()
+        unchanged = parent is not None and repo.workspace.tree_of(parent) == shot.tree_id
+        assert shot.reused == unchanged
         parent = shot.commit
 
 
@@ -754,7 +755,7 @@ def test_discover_refuses_a_repository_at_the_home_folder(
 
 def test_tree_of_and_unknown_ids(repo: GitRepo):
     shot = repo.workspace.snapshot(repo.index, message="m\n", parent=None)
-    assert repo.workspace.tree_of(shot.commit) == shot.tree
-    assert repo.workspace.tree_of(shot.tree) == shot.tree
+    assert repo.workspace.tree_of(shot.commit) == shot.tree_id
+    assert repo.workspace.tree_of(shot.tree_id) == shot.tree_id
     with pytest.raises(NotFoundError):
         repo.workspace.tree_of("f" * 40)

@@ -50,7 +50,7 @@ def story(repo: GitRepo) -> dict[str, Any]:
 def test_every_assistant_reply_is_snapshotted_as_git_would_stage_it(story: dict[str, Any]) -> None:
     s, repo = story["session"], story["repo"]
     snap_b = s.sidecar.snapshots[story["b"]]
-    assert snap_b.tree == oracle_tree(repo.path)
+    assert snap_b.tree_id == oracle_tree(repo.path)
     log = git(repo.path, "log", "--format=%H %an <%ae>", f"refs/convgit/{s.id}/{story['b']}")
     commits = [line.split()[0] for line in log.splitlines()]
     task_commit = s.sidecar.snapshots[story["task"]].commit
@@ -119,7 +119,7 @@ def test_restore_brings_files_back_and_undo_returns_exact_bytes(story: dict[str,
     before = digest(repo.path)
     leaf = s.leaf
     result = s.restore(story["a"])
-    assert oracle_tree(repo.path) == s.sidecar.snapshots[story["a"]].tree
+    assert oracle_tree(repo.path) == s.sidecar.snapshots[story["a"]].tree_id
     assert (repo.path / "notes.txt").read_text() == "plan A notes\n"
     assert not (repo.path / "scratch/untracked.txt").exists()
     # the leaf stays on its branch; a note on it tells the model
@@ -267,3 +267,19 @@ def test_restore_says_which_files_it_left_alone(story: dict[str, Any]) -> None:
     assert "ignored by git" in result["left_alone"][0]["reason"]
     words = cli(repo, "restore", "--undo", "--yes").stdout
     assert "restored" in words
+
+
+def test_damage_to_a_field_read_leniently_counts_as_not_written(story: dict[str, Any]) -> None:
+    repo, s = story["repo"], story["session"]
+    cli(repo, "restore", story["a"], "--yes")
+    sidecar = s.sidecar_file.path
+    records = [orjson.loads(line) for line in sidecar.read_bytes().splitlines()]
+    assert [r["type"] for r in records[-2:]] == ["restore", "restored"]
+    records[-2]["files"] = "src/app.py"  # an optional field of the wrong type
+    records[-1]["before"] = 7  # the `restored` record no longer names the restore it finished
+    sidecar.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    cli(repo, "fsck")  # neither damage makes the sidecar unreadable
+    assert "a restore was interrupted" in cli(repo, "status").stdout
+    (state,) = cli_json(repo, "restores")
+    assert state["commit"] == records[-2]["before"] and state["files"] == []
+    assert state["before"]["entry"] == story["a"]

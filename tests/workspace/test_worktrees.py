@@ -22,7 +22,7 @@ def test_add_worktree_checks_out_the_snapshot_beside_the_main_tree(repo: GitRepo
     assert repo.digest() == main_before
     assert side.git("rev-parse", "HEAD").strip() == shot.commit
     assert side.git("status", "--porcelain") == ""
-    assert side.oracle() == shot.tree
+    assert side.oracle() == shot.tree_id
     assert (side.path / "run.sh").stat().st_mode & 0o100
     assert side.git("symbolic-ref", "-q", "HEAD", check=False) == ""  # detached
 
