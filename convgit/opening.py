@@ -58,9 +58,7 @@ def start(
         )
     if location.git is not None and snapshots is not False:
         _check_workspace_root(location.git.worktree)
-    sid = _new_session_id()
-    while location.session_path(sid).exists():
-        sid = _new_session_id()
+    sid = schema.new_id(set(location.session_ids()), size=schema.SESSION_ID_BYTES)
     cwd = str(location.git.worktree if location.git and location.git.worktree else Path.cwd())
     jsonl.create(location.session_path(sid), schema.header(sid, cwd, forked_from, agent))
     session = cls(location, sid, fsync=fsync)
@@ -72,10 +70,6 @@ def start(
     if make_current:
         location.set_current(sid)
     return session
-
-
-def _new_session_id() -> str:
-    return os.urandom(6).hex()
 
 
 def _check_workspace_root(worktree: Path | None) -> None:

@@ -26,7 +26,14 @@ from convgit.schema.conversation import (
     redaction,
     session_name,
 )
-from convgit.schema.fields import FieldSpec, fields_error, new_id, now
+from convgit.schema.fields import (
+    ENTRY_ID_BYTES,
+    SESSION_ID_BYTES,
+    FieldSpec,
+    fields_error,
+    new_id,
+    now,
+)
 from convgit.schema.quarantine import QUARANTINE_FIELDS, quarantined
 from convgit.schema.sidecar import (
     SIDECAR_CHECKED,
@@ -56,11 +63,13 @@ from convgit.schema.values import (
 __all__ = [
     "COMMON_TREE_FIELDS",
     "ENTRY_CLASSES",
+    "ENTRY_ID_BYTES",
     "FORMAT_VERSION",
     "HEADER_FIELDS",
     "META_FIELDS",
     "QUARANTINE_FIELDS",
     "ROLES",
+    "SESSION_ID_BYTES",
     "SIDECAR_CHECKED",
     "SIDECAR_FIELDS",
     "TREE_FIELDS",

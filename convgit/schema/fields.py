@@ -19,10 +19,15 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def new_id(taken: Any = ()) -> str:
-    """A random lowercase hex id not in ``taken`` (anything supporting ``in``)."""
+ENTRY_ID_BYTES = 4
+SESSION_ID_BYTES = 6
+
+
+def new_id(taken: Any = (), *, size: int = ENTRY_ID_BYTES) -> str:
+    """A random lowercase hex id of ``size`` bytes (entries ``ENTRY_ID_BYTES``, sessions
+    ``SESSION_ID_BYTES``) not in ``taken`` (anything supporting ``in``)."""
     while True:
-        candidate = os.urandom(4).hex()  # not `secrets`: it costs every start a hashlib import
+        candidate = os.urandom(size).hex()  # not `secrets`: it costs every start a hashlib import
         if candidate not in taken:
             return candidate
 
