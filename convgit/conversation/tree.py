@@ -54,14 +54,32 @@ def _add_fast(
     the last entry indexed and ``leaf`` the active leaf. A valid entry whose id is new costs its
     check, written out here without a call, and two dict stores; anything else (compactions,
     which ``finish`` needs noted, included) goes to ``tree._careful``, which records exactly what
-    is wrong or indexes an entry it accepted after all. Each check is true only when
-    ``schema.kind_error`` finds nothing wrong: tests/test_loading.py holds them to that."""
+    is wrong or indexes an entry it accepted after all. A valid ``native`` record (an agent's
+    line an import kept: most lines of an imported session) is noted here too. Each check is
+    true only when ``schema.kind_error`` finds nothing wrong: tests/test_loading.py holds them
+    to that."""
     entries, starts, forward, careful = tree.entries, tree._starts, tree._forward, tree._careful
+    kept, kept_records, mark_run = tree.kept, tree.kept_records, tree._mark_run
     for r in records:
         number += 1
         try:
             kind = r["type"]
-            if not (
+            if kind == "native":
+                if (
+                    "parentId" not in r
+                    and type(key := r["key"]) is str
+                    and ((at := r["at"]) is None or type(at) is str)
+                    and type(r["ts"]) is str
+                    and ("text" not in r or type(r["text"]) is str)
+                    and ("base64" not in r or type(r["base64"]) is str)
+                ):
+                    kept.setdefault(key, r)
+                    if at is not None:
+                        kept_records.append((number, at))
+                    mark_run(number + 1)
+                    continue
+                ok = False
+            elif not (
                 type(ident := r["id"]) is str
                 and ident != ""
                 and ((parent := r["parentId"]) is None or type(parent) is str)
