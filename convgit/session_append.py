@@ -39,9 +39,11 @@ def write(
     *,
     builds_on_leaf: bool,
     force: bool = False,
+    checked: bool = False,
 ) -> list[dict[str, Any]]:
     """Under the lock: take in others' lines, check the leaf (when the records ``build`` makes
-    build on it), append them and return them."""
+    build on it), append them and return them. ``checked``: ``build`` refuses any record that
+    ``schema.kind_error`` finds wrong, so the tree does not check their fields again."""
     found = session.tree
     session.check()
     with session.file.appending() as appender:
@@ -59,7 +61,7 @@ def write(
         records = build()
         number = session.file.lines + 1
         appender.write(records)
-    found.add_records(records, number)
+    found.add_records(records, number, checked=checked)
     session.built_on = found.leaf
     return records
 

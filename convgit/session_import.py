@@ -231,7 +231,7 @@ def import_source(
     collecting = gc.isenabled()
     gc.disable()  # thousands of small dicts, all kept: collections would find nothing
     try:
-        session_append.write(session, build, builds_on_leaf=False)
+        session_append.write(session, build, builds_on_leaf=False, checked=True)
     finally:
         if collecting:
             gc.enable()

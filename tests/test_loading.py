@@ -29,7 +29,12 @@ def entry(ident: str, parent: str | None, **fields: Any) -> bytes:
 
 
 def _careful_only(
-    found: tree.Tree, records: Iterator[Any], number: int, previous: object, leaf: str | None
+    found: tree.Tree,
+    records: Iterator[Any],
+    number: int,
+    previous: object,
+    leaf: str | None,
+    checked: bool = False,
 ) -> None:
     for record in records:
         number += 1
@@ -70,14 +75,19 @@ def _assert_read_alike(data: bytes) -> tree.Tree | None:
     assert list(map(_value, fast_lines.records)) == list(map(_value, slow_lines.records))
     for name in ("raw", "torn", "bom", "crlf", "unterminated"):
         assert getattr(fast_lines, name) == getattr(slow_lines, name), name
+    _assert_trees_alike(fast, slow)
+    return fast
+
+
+def _assert_trees_alike(fast: tree.Tree, slow: tree.Tree) -> None:
     assert [p.sentence() for p in fast.problems] == [p.sentence() for p in slow.problems]
     assert fast.bad_lines == slow.bad_lines
     assert list(fast.entries.items()) == list(slow.entries.items())
     assert fast.lines == slow.lines
-    for name in ("header", "leaf", "labels", "name", "leaf_records", "label_records"):
+    meta = ("kept", "kept_records", "imports", "agent_sessions", "redactions")
+    for name in ("header", "leaf", "labels", "name", "leaf_records", "label_records", *meta):
         assert getattr(fast, name) == getattr(slow, name), name
     assert _paths(fast) == _paths(slow)
-    return fast
 
 
 def _deep(levels: int) -> bytes:
@@ -173,12 +183,48 @@ def _odd_records() -> Iterator[dict[str, Any]]:
         yield {"type": "message", **good, "role": "assistant", "content": [part]}
 
 
+def _odd_kept_records() -> Iterator[dict[str, Any]]:
+    """A valid ``native`` record (an agent's line an import kept), then that record with each of
+    its fields missing or holding a value of each JSON type, and with a parentId or an id."""
+    for record in (
+        {"type": "native", "key": "k", "at": "00000003", "text": "{}", "ts": TS},
+        {"type": "native", "key": "k", "at": None, "base64": "/w==", "ts": TS},
+    ):
+        yield record
+        for name in [*record, "text", "base64", "parentId", "id"]:
+            yield {k: v for k, v in record.items() if k != name}
+            for value in VALUES_OF_EVERY_TYPE:
+                yield {**record, name: value}
+
+
 def test_every_odd_field_of_every_kind_is_read_as_the_careful_path_reads_it() -> None:
     good = [entry(f"{n:08x}", f"{n - 1:08x}" if n else None) for n in range(10)]
-    for number, record in enumerate(_odd_records()):
+    for number, record in enumerate([*_odd_records(), *_odd_kept_records()]):
         record = {**record, "id": f"odd{number}"} if record.get("id") == "odd" else record
         line = orjson.dumps(record)
         _assert_read_alike(b"\n".join([HEADER, *good, line, *good[:2], line]) + b"\n")
+
+
+def test_records_a_writer_checked_are_indexed_as_the_careful_path_indexes_them() -> None:
+    """An import's batch passed ``schema.kind_error`` before it was written: the tree takes it
+    without checking the fields again, and must come out as if it had."""
+    good = [codec.decode(entry(f"{n:08x}", f"{n - 1:08x}" if n else None)) for n in range(10)]
+    header = codec.decode(HEADER)
+    accepted = [r for r in [*_odd_records(), *_odd_kept_records()] if schema.kind_error(r) is None]
+    accepted += [{"type": "compaction", "id": "c", "parentId": "odd", "ts": TS, "summary": "s",
+                  "firstKeptId": "00000002"}, {"type": "newer", "id": "n", "parentId": None,
+                  "ts": TS}, {"type": "newer-meta", "ts": TS}]  # fmt: skip
+    assert len(accepted) > 40
+    for number, record in enumerate(accepted):
+        ident = f"odd{number}"
+        record = {**record, "id": ident} if "id" in record and "parentId" in record else record
+        records = [header, *good, record, *good[:2], {**good[3], "id": f"after{number}"}]
+        checked, careful = tree.Tree(), tree.Tree()
+        checked.add_records(records, checked=True)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(tree, "_add_fast", _careful_only)
+            careful.add_records(records)
+        _assert_trees_alike(checked.finish(), careful.finish())
 
 
 def test_paths_and_lines_across_far_forks_later_parents_and_meta_records(tmp_path: Path) -> None:
@@ -194,6 +240,10 @@ def test_paths_and_lines_across_far_forks_later_parents_and_meta_records(tmp_pat
             lines.append(orjson.dumps({"type": "leaf", "target": f"{n:08x}", "ts": TS}))
         if n % 1300 == 5:
             lines.append(b"{broken")
+        if n % 900 == 107:  # an agent's line an import kept, then another kept at no entry
+            native = {"type": "native", "key": f"k{n}", "at": f"{n:08x}", "text": "{}", "ts": TS}
+            lines.append(orjson.dumps(native))
+            lines.append(orjson.dumps({**native, "key": f"k{n}b", "at": None}))
     lines.append(entry("0000ffff", "00000010", role="assistant"))
     lines.insert(40, entry("00000020", "00000003"))  # a duplicate id: not indexed
     data = b"\n".join(lines) + b"\n"

@@ -44,30 +44,60 @@ class Problem:
 
 
 _NO_ENTRY = object()  # "no entry before this one": equal to no parentId, not even null
+# the kinds ``_add_fast`` checks itself (a compaction goes the careful way: ``finish`` needs it)
+_FAST_KINDS = frozenset(
+    {"message", "note", "model", "thinking", "system", "branch_summary", "custom"}
+)
 _NEAR = (64, 4096)  # how far above an entry ``path`` looks for its parent before using ``lines``
 
 
 def _add_fast(
-    tree: Tree, records: Iterable[Any], number: int, previous: object, leaf: str | None
+    tree: Tree,
+    records: Iterable[Any],
+    number: int,
+    previous: object,
+    leaf: str | None,
+    checked: bool = False,
 ) -> None:
     """``Tree.add_records``'s loop: the lines after line ``number``, ``previous`` being the id of
     the last entry indexed and ``leaf`` the active leaf. A valid entry whose id is new costs its
     check, written out here without a call, and two dict stores; anything else (compactions,
     which ``finish`` needs noted, included) goes to ``tree._careful``, which records exactly what
-    is wrong or indexes an entry it accepted after all. Each check is true only when
-    ``schema.kind_error`` finds nothing wrong: tests/test_loading.py holds them to that."""
+    is wrong or indexes an entry it accepted after all. A valid ``native`` record (an agent's
+    line an import kept: most lines of an imported session) is noted here too. Each check is
+    true only when ``schema.kind_error`` finds nothing wrong: tests/test_loading.py holds them
+    to that. ``checked``: ``schema.kind_error`` found nothing wrong with any of the records, so
+    an entry of a kind checked here needs only the fields every entry has looked at."""
     entries, starts, forward, careful = tree.entries, tree._starts, tree._forward, tree._careful
+    kept, kept_records, mark_run = tree.kept, tree.kept_records, tree._mark_run
     for r in records:
         number += 1
         try:
             kind = r["type"]
-            if not (
+            if kind == "native":
+                if (
+                    "parentId" not in r
+                    and type(key := r["key"]) is str
+                    and ((at := r["at"]) is None or type(at) is str)
+                    and type(r["ts"]) is str
+                    and ("text" not in r or type(r["text"]) is str)
+                    and ("base64" not in r or type(r["base64"]) is str)
+                ):
+                    kept.setdefault(key, r)
+                    if at is not None:
+                        kept_records.append((number, at))
+                    mark_run(number + 1)
+                    continue
+                ok = False
+            elif not (
                 type(ident := r["id"]) is str
                 and ident != ""
                 and ((parent := r["parentId"]) is None or type(parent) is str)
                 and type(r["ts"]) is str
             ):
                 ok = False
+            elif checked:
+                ok = kind in _FAST_KINDS
             elif kind == "message":
                 ok = (
                     ("toolCallId" not in r or type(r["toolCallId"]) is str)
@@ -165,12 +195,14 @@ class Tree:
         if run:
             self.add_records(run, first)
 
-    def add_records(self, records: list[Any], first: int = 1) -> None:
+    def add_records(self, records: list[Any], first: int = 1, *, checked: bool = False) -> None:
         """Take parsed lines in file order, the first of them being line ``first`` (line 1 is
         the header). The common case, a valid new entry whose parent is the entry before it,
         costs the check of its kind, one dict lookup and one dict store;
         anything else takes the careful path, which records exactly what is wrong (or indexes
-        an entry it accepted after all)."""
+        an entry it accepted after all). ``checked``: the writer found ``schema.kind_error``
+        had nothing to say about any of them (an import's batch), so their fields are not
+        checked twice; the tree is the same."""
         self._mark_run(first)
         rest: Iterable[Any] = records
         if first == 1 and records:
@@ -178,7 +210,7 @@ class Tree:
             rest = islice(records, 1, None)
             first = 2
         previous = next(reversed(self.entries), _NO_ENTRY)
-        _add_fast(self, rest, first - 1, previous, self.leaf)
+        _add_fast(self, rest, first - 1, previous, self.leaf, checked)
         self._children = None
 
     def _careful(self, number: int, record: Any) -> None:

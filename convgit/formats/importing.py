@@ -44,7 +44,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from convgit import codec, schema
 from convgit.errors import UsageError
@@ -68,13 +68,13 @@ _TOO_DEEP = f"is nested deeper than {codec.MAX_DEPTH} levels"
 # -- reading -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Record:
+class Record(NamedTuple):
     """One native record as found: a JSONL line, one of several objects on a line, or one
-    object of a JSON document. ``value`` is None when the text is not a JSON object."""
+    object of a JSON document. ``value`` is None when the text is not a JSON object. A named
+    tuple: made once per line, and a frozen dataclass costs several times more to make."""
 
     line: int  # 1-based line of the file where it starts
-    index: int  # which object of that line (0: the first)
+    index: int  # type: ignore[assignment]  # the object of that line (0: the first)
     raw: bytes  # its exact bytes
     value: dict[str, Any] | None
     problem: str | None = None  # why value is None
@@ -117,33 +117,41 @@ def read_jsonl(data: bytes, cursor: Cursor = Cursor()) -> Read:
     a ``problem``; blank lines are skipped and a CR before a newline is part of the line end; a
     last line without a newline is taken when it is whole JSON and otherwise left (``torn``)
     for the next read, which starts where this one stopped."""
+    pieces = data.split(b"\n")
+    tail = pieces.pop()  # after the last newline
+    if b"\r" in data:  # a CRLF line end: the CR is no part of the record
+        pieces = [p[:-1] if p.endswith(b"\r") else p for p in pieces]
     records: list[Record] = []
     line, index = cursor.line, cursor.index
-    start = 0
-    loads = codec.decode
-    while True:
-        end = data.find(b"\n", start)
-        last = end < 0
-        piece = data[start:] if last else data[start:end]
-        if piece.endswith(b"\r"):
-            piece = piece[:-1]  # a CRLF line end: the CR is no part of the record
-        if piece.strip():
-            try:
-                value = loads(piece)
-            except codec.TooDeepError:
-                found = [Record(line + 1, index, piece, None, _TOO_DEEP)]
-            except ValueError:
-                found = _objects(piece, line + 1, index)
-                if last and any(r.problem in _TORN for r in found):
-                    return Read(records, cursor.offset + start, line, index, torn=line + 1)
-            else:
-                found = [_record(line + 1, index, piece, value)]
-            records.extend(found)
-            index += len(found)
-        if last:
-            return Read(records, cursor.offset + len(data), line, index)
-        start = end + 1
-        line, index = line + 1, 0
+    for piece, value in zip(pieces, codec.decode_lines(pieces), strict=True):
+        line += 1
+        if type(value) is dict:
+            records.append(Record(line, index, piece, value))
+        elif not isinstance(value, codec.Unparsable):
+            records.append(Record(line, index, piece, None, "is not a JSON object"))
+        elif piece.strip():
+            records.extend(_line_records(piece, line, index))
+        index = 0
+    end = cursor.offset + len(data)
+    piece = tail[:-1] if tail.endswith(b"\r") else tail
+    if piece.strip():
+        found = _line_records(piece, line + 1, index)
+        if any(r.problem in _TORN for r in found):
+            return Read(records, end - len(tail), line, index, torn=line + 1)
+        records.extend(found)
+        index += len(found)
+    return Read(records, end, line, index)
+
+
+def _line_records(piece: bytes, line: int, index: int) -> list[Record]:
+    """The records of one line, read on its own (a line that is not one whole object)."""
+    try:
+        value = codec.decode(piece)
+    except codec.TooDeepError:
+        return [Record(line, index, piece, None, _TOO_DEEP)]
+    except ValueError:
+        return _objects(piece, line, index)
+    return [_record(line, index, piece, value)]
 
 
 def _record(line: int, index: int, raw: bytes, value: Any) -> Record:

@@ -48,6 +48,61 @@ def test_reading_in_pieces_finds_the_same_records_as_reading_once() -> None:
         assert _texts(first) + _texts(second) == whole, cut
 
 
+def _read_each_line(data: bytes, cursor: Cursor) -> importing.Read:
+    """``read_jsonl`` the careful way: each line found, parsed and judged on its own."""
+    records: list[Record] = []
+    line, index, start = cursor.line, cursor.index, 0
+    while True:
+        end = data.find(b"\n", start)
+        last = end < 0
+        piece = data[start:] if last else data[start:end]
+        piece = piece[:-1] if piece.endswith(b"\r") else piece
+        if piece.strip():
+            found = importing._line_records(piece, line + 1, index)
+            if last and any(r.problem in importing._TORN for r in found):
+                return importing.Read(records, cursor.offset + start, line, index, torn=line + 1)
+            records.extend(found)
+            index += len(found)
+        if last:
+            return importing.Read(records, cursor.offset + len(data), line, index)
+        start = end + 1
+        line, index = line + 1, 0
+
+
+ODD_LINES = [
+    b'{"a":1}',
+    b"",
+    b"  \t",
+    b"\r",
+    b'{"a":1}\r',
+    b'{"a": 1}{"b":  2}',
+    b'{"a":1} {"b":',
+    b"not json",
+    b'{"a":',
+    b'{"a":\r',
+    b"\xff\xfe",
+    b'{"t":"\xc3\xa9"}',
+    b'{"a":NaN}',
+    b"[1, 2]",
+    b"null",
+    b'{"x":' + b"[" * 300 + b"]" * 300 + b"}",
+    b'{"x":' + b"[" * 253 + b"]" * 253 + b"}",
+    b'{"x":"' + b"{" * 600 + b'"}',
+]
+
+
+def test_reading_a_file_at_once_equals_reading_each_line_on_its_own() -> None:
+    for odd in ODD_LINES:
+        for other in ODD_LINES:
+            for data in (odd + b"\n" + other, odd + b"\n" + other + b"\n", odd + b"\n\n" + other):
+                for cursor in (Cursor(), Cursor(100, 7, 2)):
+                    fast, careful = (
+                        importing.read_jsonl(data, cursor),
+                        _read_each_line(data, cursor),
+                    )
+                    assert fast == careful, (data, cursor)
+
+
 def test_lines_that_are_not_records_are_records_with_a_problem() -> None:
     data = b'[1, 2]\nnot json\n{"ok":1} trailing\n\xff\xfe\n{"a":NaN}\n'
     read = importing.read_jsonl(data)
