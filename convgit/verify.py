@@ -38,7 +38,7 @@ def problems(found: tree.Tree, sidecar: Sidecar) -> list[tree.Problem]:
     order."""
     listed = list(found.problems) + sidecar.problems
     if not found.fatal:
-        listed += tree.orphan_tool_results(found)
+        listed += _orphan_tool_results(found)
         listed += [
             tree.Problem(
                 None,
@@ -113,3 +113,24 @@ def _reason(found: list[tree.Problem], number: int) -> str:
         if problem.line == number and problem.fatal:
             return problem.sentence()
     return f"line {number} hangs off a quarantined entry"
+
+
+def _orphan_tool_results(found: tree.Tree) -> list[tree.Problem]:
+    """Tool results whose call is nowhere in the session: tolerated (replay drops them)."""
+    calls: set[str] = set()
+    for record in found.entries.values():
+        if record["type"] == "message" and record["role"] == "assistant":
+            calls.update(schema.tool_call_ids(record))
+    return [
+        tree.Problem(
+            found.lines[ident],
+            f"is a tool result for call {record['toolCallId']}, which no assistant message made;"
+            " replay drops it",
+            ident,
+            fatal=False,
+        )
+        for ident, record in found.entries.items()
+        if record["type"] == "message"
+        and record["role"] == "tool"
+        and record["toolCallId"] not in calls
+    ]

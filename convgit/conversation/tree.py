@@ -24,7 +24,6 @@ from convgit.schema import (
     fields_error,
     kind_error,
     message_parts_error,
-    tool_call_ids,
 )
 
 
@@ -502,24 +501,3 @@ def build_records(records: list[Any], first: int = 1) -> Tree:
     tree.add_records(records, first)
     tree._entry_ids()  # the index ``path`` slices, made with the rest of the load
     return tree.finish()
-
-
-def orphan_tool_results(tree: Tree) -> list[Problem]:
-    """Tool results whose call is nowhere in the session: tolerated (replay drops them)."""
-    calls: set[str] = set()
-    for record in tree.entries.values():
-        if record["type"] == "message" and record["role"] == "assistant":
-            calls.update(tool_call_ids(record))
-    return [
-        Problem(
-            tree.lines[ident],
-            f"is a tool result for call {record['toolCallId']}, which no assistant message made;"
-            " replay drops it",
-            ident,
-            fatal=False,
-        )
-        for ident, record in tree.entries.items()
-        if record["type"] == "message"
-        and record["role"] == "tool"
-        and record["toolCallId"] not in calls
-    ]
