@@ -126,7 +126,7 @@ class Session:
         return self.tree.leaf
 
     def resolve(self, ref: str) -> str:
-        self.tree.check(f"Session {self.id}")
+        self.check()
         return self.tree.resolve(ref)
 
     def entry(self, ref: str) -> Entry:
@@ -134,18 +134,18 @@ class Session:
 
     def path(self, ref: str | None = None) -> list[Entry]:
         """The entries from the root to ``ref`` (default: the active leaf)."""
-        self.tree.check(f"Session {self.id}")
+        self.check()
         leaf = None if ref is None else self.resolve(ref)
         return [schema.entry_from_wire(self.tree.entries[i]) for i in self.tree.path(leaf)]
 
     def all_entries(self) -> list[Entry]:
         """Every entry, in file order."""
-        self.tree.check(f"Session {self.id}")
+        self.check()
         return [schema.entry_from_wire(r) for r in self.tree.entries.values()]
 
     def context(self, ref: str | None = None) -> replay.Context:
         """What the model is sent at ``ref`` (default: the active leaf); see ``replay``."""
-        self.tree.check(f"Session {self.id}")
+        self.check()
         return replay.replay(self.tree, None if ref is None else self.resolve(ref))
 
     # -- verification (fsck and repair live in verify.py) ------------------------------------

@@ -201,7 +201,7 @@ def workspace_lock(session: Session) -> AbstractContextManager[None]:
 
 
 def status(session: Session) -> Status:
-    session.tree.check(f"Session {session.id}")
+    session.check()
     leaf = session.tree.leaf
     leaf_snap = session.nearest_snapshot(leaf)
     result = Status(

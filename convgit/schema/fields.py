@@ -12,15 +12,13 @@ STR = (str,)
 STR_OR_NULL = (str, type(None))
 ANY = (object,)
 FieldSpec = tuple[tuple[type, ...], bool]
+ENTRY_ID_BYTES = 4
+SESSION_ID_BYTES = 6
 
 
 def now() -> str:
     """ISO 8601 UTC with milliseconds, as every ``ts`` is written."""
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-ENTRY_ID_BYTES = 4
-SESSION_ID_BYTES = 6
 
 
 def new_id(taken: Any = (), *, size: int = ENTRY_ID_BYTES) -> str:
