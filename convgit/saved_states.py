@@ -178,15 +178,15 @@ def _refs(session: Session) -> dict[str, dict[str, str]]:
 
 
 def _sidecar(session: Session, sid: str) -> Sidecar | None:
-    """Session ``sid``'s sidecar, checked; None for a session of another worktree."""
+    """Session ``sid``'s sidecar (None for a session of another worktree). This session's is
+    checked; another's damaged lines are read as missing, never a reason to refuse here (its
+    saved states are still found from their refs; its own commands refuse until repaired)."""
     if sid == session.id:
         return session.sidecar
     header = jsonl.read_header(session.location.session_path(sid))
     if session_files.other_worktree(session, header) is not None:
         return None
-    sidecar = sessions.read_sidecar(session.location, sid)
-    sidecar.check(sid)
-    return sidecar
+    return sessions.read_sidecar(session.location, sid)
 
 
 def _from_ref(sid: str, commit: str, stamp: str) -> SavedState:

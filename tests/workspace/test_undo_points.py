@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import shutil
 import signal
+from pathlib import Path
 
 import pytest
 
@@ -160,3 +161,32 @@ def test_each_restores_printed_hint_undoes_that_restore_whichever_session_runs_i
     assert digest(repo.path) == one
     convgit(repo.path, "restore", "--undo", "--yes")
     assert digest(repo.path) == two
+
+
+def test_the_saved_states_of_another_worktree_are_not_this_ones(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """A session of another worktree of the repository restores there: `restores` and `--undo`
+    here see only this worktree's saved states, and the other's id is not one of them."""
+    convgit(repo.path, "init")
+    start = convgit(repo.path, "user", "here: start", "--json").json()["id"]
+    repo.write("src/app.py", "print('here')\n")
+    convgit(repo.path, "assistant", "here: edit")
+    here = convgit(repo.path, "restore", start, "--yes", "--json").json()["saved"]
+
+    side = tmp_path / "side"
+    repo.git("worktree", "add", "-q", "--detach", str(side))
+    convgit(side, "init")
+    theirs_start = convgit(side, "user", "there: start", "--json").json()["id"]
+    (side / "there.txt").write_text("there\n")
+    convgit(side, "assistant", "there: edit")
+    there = convgit(side, "restore", theirs_start, "--yes", "--json").json()["saved"]
+
+    assert [s["id"] for s in convgit(repo.path, "restores", "--json").json()] == [here]
+    assert [s["id"] for s in convgit(side, "restores", "--json").json()] == [there]
+    error = convgit(repo.path, "restore", there, "--yes", code=1).stderr
+    assert f"There is no saved state {there}." in error
+    undone = convgit(repo.path, "restore", "--undo", "--yes", "--json").json()
+    assert undone["saved_state"] == here
+    assert (repo.path / "src/app.py").read_text() == "print('here')\n"
+    assert not (repo.path / "there.txt").exists()
