@@ -143,12 +143,12 @@ def test_each_restores_printed_hint_undoes_that_restore_whichever_session_runs_i
     assert (repo.path / "x.txt").read_text() == "0\n"
 
     listed = convgit(repo.path, "--session", a, "restores", "--json").json()
-    assert [s["session"] for s in listed] == [a, b]
     text = convgit(repo.path, "--session", a, "restores").stdout.splitlines()
-    assert text[1].endswith(f"(session {b})") and "(session" not in text[0]
 
     convgit(repo.path, *printed_hint(a_words), "--yes")  # run as printed: in session B
     assert digest(repo.path) == one, "A's hint did not undo A's restore"
+    assert [s["session"] for s in listed] == [a, b]
+    assert text[1].endswith(f"(session {b})") and "(session" not in text[0]
 
     # B's restore is now the newest but one: its saved state is named by id from session A
     b_saved = re.search(r"saved the previous state as (\S+):", b_words)
