@@ -130,14 +130,16 @@ def _from_here(session: Session, paths: list[str]) -> list[str]:
 
 @command()
 def restores(json: JsonFlag = False) -> None:
-    """The saved states, newest first: the files as they were before each restore."""
-    from convgit import render
+    """The saved states of the working tree, newest first: the files as they were before
+    each restore, whichever session ran it."""
+    from convgit import render, saved_states
 
-    saved = list(reversed(open_session().sidecar.saved))
+    session = open_session()
+    saved = saved_states.of_worktree(session)
     if json:
         out([state.to_json() for state in saved])
     else:
-        show(*render.saved_lines(saved))
+        show(*render.saved_lines(saved, session.id))
 
 
 @command()

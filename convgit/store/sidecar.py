@@ -46,6 +46,10 @@ class SavedState:
     skipped: dict[str, str] = field(default_factory=dict)  # paths the saved state left out
     target: str | None = None  # the saved state that restore brought back, if it was one
     line: int = 0
+    session: str = ""  # the session whose restore saved it (its ref is under refs/convgit/<sid>/)
+    recorded: bool = True  # False: found from its ref alone, its sidecar record is missing
+    rebuilt: bool = False  # its record was rebuilt from the ref by ``repair``
+    finished: bool = True  # False: the restore it preceded never finished (interrupted)
 
     @property
     def id(self) -> str:
@@ -67,6 +71,10 @@ class SavedState:
             "id": self.id,
             "commit": self.commit,
             "ts": self.ts,
+            "session": self.session,
+            "recorded": self.recorded,
+            "rebuilt": self.rebuilt,
+            "interrupted": not self.finished,
             "before": {
                 "entry": self.entry,
                 "saved": self.target,
@@ -168,22 +176,23 @@ class Sidecar:
             return self.restores[-1]
         return None
 
-    def saved_state(self, ref: str) -> SavedState:
-        """The saved state ``ref`` names (``saved:`` and a prefix of its commit)."""
-        wanted = ref.strip()[len(SAVED_PREFIX) :].lower()
-        if len(wanted) < 4 or any(c not in "0123456789abcdef" for c in wanted):
-            raise NotFoundError(
-                f"'{ref}' is not a saved state: give saved: and at least 4 hex digits.",
-                "convgit restores",
-            )
-        found = {s.commit: s for s in self.saved if s.commit.startswith(wanted)}
-        if not found:
-            raise NotFoundError(f"There is no saved state {ref}.", "convgit restores")
-        if len(found) > 1:
-            raise AmbiguousRefError(
-                f"'{ref}' matches {len(found)} saved states.", "give more digits of the id"
-            )
-        return next(iter(found.values()))
+
+def find_saved(states: list[SavedState], ref: str) -> SavedState:
+    """The one of ``states`` that ``ref`` names (``saved:`` and a prefix of its commit)."""
+    wanted = ref.strip()[len(SAVED_PREFIX) :].lower()
+    if len(wanted) < 4 or any(c not in "0123456789abcdef" for c in wanted):
+        raise NotFoundError(
+            f"'{ref}' is not a saved state: give saved: and at least 4 hex digits.",
+            "convgit restores",
+        )
+    found = {s.commit: s for s in states if s.commit.startswith(wanted)}
+    if not found:
+        raise NotFoundError(f"There is no saved state {ref}.", "convgit restores")
+    if len(found) > 1:
+        raise AmbiguousRefError(
+            f"'{ref}' matches {len(found)} saved states.", "give more digits of the id"
+        )
+    return next(iter(found.values()))
 
 
 def _saved_state(number: int, record: dict[str, Any]) -> SavedState:
@@ -206,4 +215,5 @@ def _saved_state(number: int, record: dict[str, Any]) -> SavedState:
         },
         target=record.get("saved"),
         line=number,
+        rebuilt=record.get("rebuilt", False),
     )
