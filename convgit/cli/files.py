@@ -122,9 +122,12 @@ def _from_here(session: Session, paths: list[str]) -> list[str]:
     root = session.worktree_root().resolve()
     out: list[str] = []
     for given in paths:
+        if not given:  # refused where every path is read (restoreplan.relative_path)
+            out.append(given)
+            continue
         joined = os.path.normpath(os.path.join(here, given))
         relative = os.path.relpath(joined, root)
-        out.append("" if relative == "." else relative)
+        out.append(relative)
     return out
 
 

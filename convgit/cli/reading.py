@@ -238,7 +238,7 @@ def html_cmd(
 
     session = Session.open(
         options.directory,
-        session=session_ref or options.session,
+        session=session_ref if session_ref is not None else options.session,
         store_dir=options.store,
         fsync=options.fsync,
     )
