@@ -172,9 +172,22 @@ def plan(
     if aside:
         by_git = ignored(aside)
         for path in aside:
-            why = "ignored by git" if path in by_git else "outside the snapshots (size cap)"
+            why = "ignored by git" if path in by_git else _left_out(root, path)
             left_alone.append(Skipped(path, f"{why}; differs from the snapshot, left alone"))
     return keep, sorted(left_alone, key=lambda s: s.path)
+
+
+def _left_out(root: Path, path: str) -> str:
+    """Why the snapshots do not hold what stands at ``path`` (not ignored): what it is says."""
+    info = lstat(root / path)
+    if info is None or stat.S_ISDIR(info.st_mode) or stat.S_ISLNK(info.st_mode):
+        return "outside the snapshots"
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(info.st_mode) else "a socket or a device"
+        return f"{kind}, not a file snapshots hold"
+    if not os.access(root / path, os.R_OK):
+        return "unreadable"
+    return "outside the snapshots (size cap)"
 
 
 def _holds_files(root: Path, delta: Delta) -> bool:
