@@ -199,8 +199,11 @@ def worktree(
     if is_saved_ref(ref):
         entry, what = None, f"the saved state {session.saved_state(ref).id}"
     else:
-        entry = session.resolve(ref)
-        what = f"the snapshot of {entry} ({commit[:12]})"
+        snap = session.sidecar.snapshot_by_commit(commit)  # REF's, REF@{N} or by its commit
+        assert snap is not None
+        entry = snap.entry
+        now = session.sidecar.snapshots[entry].commit == commit
+        what = f"the snapshot of {entry}{'' if now else ' (since replaced)'} ({commit[:12]})"
     if json:
         out({"entry": entry, "commit": commit, "path": str(directory)})
     else:
