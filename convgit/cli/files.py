@@ -195,6 +195,9 @@ def worktree(
         return
     if ref is None or directory is None:
         raise UsageError("Give an entry and a folder.", "convgit worktree REF DIR")
+    from convgit.cli import newfile
+
+    newfile.check_new_folder(directory, "convgit worktree")
     commit = session.add_worktree(ref, directory)
     if is_saved_ref(ref):
         entry, what = None, f"the saved state {session.saved_state(ref).id}"

@@ -1,5 +1,5 @@
 """Writing a file a user named (``html -o FILE``, ``export -o FILE``): the one way every command
-writes outside the store.
+writes outside the store (``worktree REF DIR``, a new folder, is checked by the same rules).
 
 * A file already there (a symlink too, even one pointing nowhere) is never replaced unless the
   user asked (``--force``); then the path itself is replaced, a symlink included: the bytes never
@@ -44,14 +44,26 @@ def write(target: Path, data: bytes, *, command: str, force: bool = False) -> No
             os.unlink(scratch)
 
 
+def check_new_folder(target: Path, command: str) -> None:
+    """``target`` can be a new folder (git refuses one that is not empty): not a file, and in
+    a folder that exists."""
+    if os.path.lexists(target) and not target.is_dir():
+        raise RefusedError(f"{target} exists and is not a folder; {command} takes a new folder.")
+    _check_parent(target, command)
+
+
+def _check_parent(target: Path, command: str) -> None:
+    parent = target.parent
+    if not parent.is_dir():
+        raise RefusedError(f"The folder {parent} does not exist; {command} does not make it.")
+
+
 def _check(target: Path, command: str, force: bool) -> None:
     if target.is_dir() and not target.is_symlink():
         raise RefusedError(
             f"{target} is a folder; {command} -o takes the path of the file to write."
         )
-    parent = target.parent
-    if not parent.is_dir():
-        raise RefusedError(f"The folder {parent} does not exist; {command} makes no folders.")
+    _check_parent(target, command)
     if os.path.lexists(target) and not force:
         raise _exists(target, command)
 

@@ -93,3 +93,14 @@ def test_html_keeps_replacing_its_own_page_in_the_store(out: Path) -> None:
     again = convgit(out, "html", "--json").json()
     assert again["path"] == first and Path(first).stat().st_size == again["bytes"]
     assert [p.name for p in Path(first).parent.iterdir()] == [Path(first).name]
+
+
+def test_worktree_takes_a_new_folder_in_one_that_exists(out: Path) -> None:
+    out.joinpath("mine.txt").write_text("my notes\n")
+    before = listing(out)
+    ran = convgit(out, "worktree", "@", "mine.txt", code=1)
+    assert "mine.txt exists and is not a folder" in one_sentence(ran.stderr)
+    ran = convgit(out, "worktree", "@", str(out.parent.parent / "missing" / "side"), code=1)
+    assert "missing does not exist" in one_sentence(ran.stderr)
+    assert not (out.parent.parent / "missing").exists()
+    assert listing(out) == before
