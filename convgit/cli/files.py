@@ -117,7 +117,10 @@ def restore(
 
 def _from_here(session: Session, paths: list[str]) -> list[str]:
     """``--path`` values, relative to the folder convgit runs in (as git reads pathspecs), as
-    paths relative to the worktree's root (a path outside it keeps its ``..`` and is refused)."""
+    paths relative to the worktree's root (a path outside it keeps its ``..`` and is refused).
+    A path that reaches the tree only through a symlink outside it (``$PWD/file`` in a folder
+    entered through a symlink, an absolute path through a symlinked root) is read at the
+    folder it reaches; a symlink inside the tree is never followed here."""
     here = Path(options.directory).resolve()
     root = session.worktree_root().resolve()
     out: list[str] = []
@@ -127,6 +130,13 @@ def _from_here(session: Session, paths: list[str]) -> list[str]:
             continue
         joined = os.path.normpath(os.path.join(here, given))
         relative = os.path.relpath(joined, root)
+        if relative.split(os.sep)[0] == "..":  # its folder, else itself, may lead into the tree
+            folder, name = os.path.split(joined)
+            for real in (os.path.join(os.path.realpath(folder), name), os.path.realpath(joined)):
+                inside = os.path.relpath(real, root)
+                if inside.split(os.sep)[0] != "..":
+                    relative = inside
+                    break
         out.append(relative)
     return out
 

@@ -128,6 +128,15 @@ def test_a_path_through_a_symlinked_current_folder_is_accepted(
         tmp_path / "alias", "restore", ":1", "--path", "src/app.py", "--dry-run", "--json"
     )
     assert [c["path"] for c in ran.json()["changes"]] == ["src/app.py"]
+    # as the shell spells the folder ($PWD/app.py, a completed absolute path): through the links
+    for given in (tmp_path / "into-src" / "app.py", tmp_path / "alias" / "src", tmp_path / "alias"):
+        ran = convgit(
+            tmp_path / "into-src", "restore", ":1", "--path", str(given), "--dry-run", "--json"
+        )
+        assert "src/app.py" in [c["path"] for c in ran.json()["changes"]], given
+    (tmp_path / "elsewhere").mkdir()
+    ran = convgit(repo.path, "restore", ":1", "--path", str(tmp_path / "elsewhere"), code=1)
+    assert "outside the working tree" in one_sentence(ran.stderr)
     convgit(tmp_path / "into-src", "restore", ":1", "--path", "app.py", "--yes")
     assert (repo.path / "src/app.py").read_text() == "print('hello')\n"
     assert (repo.path / "README.md").read_text() == "# mine\n", "only the path given"
