@@ -73,6 +73,52 @@ def test_every_hint_names_only_options_its_command_takes() -> None:
     assert not wrong, wrong
 
 
+def test_every_option_a_command_names_in_its_own_words_is_its_own() -> None:
+    """Each command's sentences and hints (in its function in convgit/cli) name its options."""
+    from convgit.cli import app
+
+    group = typer.main.get_command(app)
+    common = {opt for param in group.params for opt in param.opts} | {"--help"}
+    wrong: list[str] = []
+    checked = 0
+    for path in sorted((SOURCE / "cli").glob("*.py")):
+        for function in ast.parse(path.read_text()).body:
+            if not isinstance(function, ast.FunctionDef):
+                continue
+            for decorator in function.decorator_list:
+                if not (
+                    isinstance(decorator, ast.Call)
+                    and getattr(decorator.func, "id", "") == "command"
+                ):
+                    continue
+                named = [a.value for a in decorator.args if isinstance(a, ast.Constant)]
+                name = named[0] if named else function.name.replace("_", "-")
+                owner = next((k.value for k in decorator.keywords if k.arg == "group"), None)
+                command = group.commands[name] if owner is None else None  # type: ignore[attr-defined]
+                if owner is not None:
+                    sub = group.commands[getattr(owner, "id", "").removesuffix("_app")]  # type: ignore[attr-defined]
+                    command = sub.commands[name]
+                checked += 1
+                takes = {opt for param in command.params for opt in param.opts} | common
+                for line, text in _texts_in(function):
+                    for option in re.findall(r"(?<![\w-])(--[a-zA-Z][\w-]*)", text):
+                        if option not in takes:
+                            wrong.append(f"{path.name}:{line} convgit {name}: {option}")
+    assert checked > 30, "the scan finds the commands"
+    assert not wrong, wrong
+
+
+def _texts_in(function: ast.FunctionDef) -> list[tuple[int, str]]:
+    doc = function.body[0] if isinstance(function.body[0], ast.Expr) else None
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(function)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and (doc is None or node is not doc.value)
+    ]
+
+
 def test_a_worktree_with_changes_is_refused_without_naming_a_force_it_lacks(
     repo: GitRepo, tmp_path: Path
 ) -> None:
