@@ -62,7 +62,7 @@ def label(session: Session, ref: str, name: str | None) -> str:
 
 
 def rename(session: Session, text: str) -> None:
-    check_name(text)
+    opening.check_name(text)
     session_append.write(session, lambda: [schema.session_name(text)], builds_on_leaf=False)
 
 
@@ -212,12 +212,6 @@ def _describe(record: dict[str, Any]) -> str:
     if record["type"] == "message":
         return f"{record['role']} message"
     return f"'{record['type']}' entry"
-
-
-def check_name(name: str) -> None:
-    """A session's name names it (``--session NAME``): an empty one would name nothing."""
-    if not name.strip():
-        raise UsageError("A session's name cannot be empty; give a few words.")
 
 
 def _check_label(name: str) -> None:

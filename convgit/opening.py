@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from convgit import schema
-from convgit.errors import NoWorkspaceError
+from convgit.errors import NoWorkspaceError, UsageError
 from convgit.store import jsonl, sessions
 from convgit.store.location import StoreLocation, locate
 
@@ -60,8 +60,6 @@ def start(
     if location.git is not None and snapshots is not False:
         _check_workspace_root(location.git.worktree)
     if name is not None:
-        from convgit.moves import check_name
-
         check_name(name)  # before the session exists: a refused name leaves nothing behind
     sid = schema.new_id(set(location.session_ids()), size=schema.SESSION_ID_BYTES)
     cwd = str(location.git.worktree if location.git and location.git.worktree else Path.cwd())
@@ -75,6 +73,12 @@ def start(
     if make_current:
         location.set_current(sid)
     return session
+
+
+def check_name(name: str) -> None:
+    """A session's name names it (``--session NAME``): an empty one would name nothing."""
+    if not name.strip():
+        raise UsageError("A session's name cannot be empty; give a few words.")
 
 
 def _check_workspace_root(worktree: Path | None) -> None:

@@ -28,13 +28,15 @@ def write(target: Path, data: bytes, *, command: str, force: bool = False) -> No
     _check(target, command, force)
     scratch = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
+        out = open(scratch, "xb")  # noqa: SIM115 - closed below; only a file made here is removed
+    except OSError as exc:
+        raise _unwritable(target, exc) from None
+    try:
         try:
-            with open(scratch, "xb") as out:
+            with out:
                 out.write(data)
         except OSError as exc:
-            raise RefusedError(
-                f"{target} cannot be written ({exc.strerror or exc}); nothing was written."
-            ) from None
+            raise _unwritable(target, exc) from None
         if force:
             os.replace(scratch, target)
         else:
@@ -42,6 +44,10 @@ def write(target: Path, data: bytes, *, command: str, force: bool = False) -> No
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(scratch)
+
+
+def _unwritable(target: Path, exc: OSError) -> RefusedError:
+    return RefusedError(f"{target} cannot be written ({exc.strerror or exc}); nothing was written.")
 
 
 def check_new_folder(target: Path, command: str) -> None:
