@@ -28,6 +28,7 @@ from convgit import (
 )
 from convgit.conversation import replay, tree
 from convgit.conversation.view import SessionView
+from convgit.git.restoreplan import relative_paths
 from convgit.restoring import RestoreResult
 from convgit.schema import Entry
 from convgit.store import load, sessions
@@ -419,6 +420,7 @@ class Session:
         """Bring the files (or ``paths``, relative to the root) to ``ref``'s snapshot or to a
         saved state (``saved:…``), after saving the files now; ``undo``: return to the newest
         saved state. See ``convgit.restoring`` for what is promised."""
+        relative_paths(paths or [])  # an empty or escaping path: refused before any file is read
         return restoring.restore(self, ref, paths=paths, dry_run=dry_run, undo=undo, force=force)
 
     def add_worktree(self, ref: str, directory: Path) -> str:

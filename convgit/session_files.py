@@ -20,7 +20,7 @@ from convgit import faults, schema
 from convgit.conversation import tree
 from convgit.errors import ConvgitError, NotFoundError, NoWorkspaceError, RefusedError
 from convgit.store.location import find_git
-from convgit.store.sidecar import SavedState, SnapshotInfo, is_saved_ref
+from convgit.store.sidecar import SavedState, SnapshotInfo, is_saved_ref, snapshot_back
 
 if TYPE_CHECKING:
     from convgit.session import Session
@@ -294,12 +294,30 @@ def _files_of(session: Session, ref: str) -> tuple[str, dict[str, str]]:
 
 
 def require_snapshot(session: Session, ref: str) -> SnapshotInfo:
-    target = session.resolve(ref)
+    """The snapshot ``ref`` names: its entry's, or with ``REF@{N}`` the one N back that a
+    newer snapshot of the entry replaced (kept under ``refs/convgit/<sid>/replaced/``), or the
+    one whose commit ``ref`` begins (7 hex digits or more) when no entry matches."""
+    base, back = snapshot_back(ref)
+    try:
+        target = session.resolve(base)
+    except NotFoundError:  # a snapshot's commit, as `snapshots` and the page show it
+        by_commit = None if back else session.sidecar.snapshot_by_commit(base)
+        if by_commit is None:
+            raise
+        return by_commit
     snap = session.sidecar.snapshots.get(target)
     if snap is None:
         nearest = session.nearest_snapshot(target)
         hint = f"its nearest snapshot is at {nearest.entry}" if nearest else "convgit snapshot"
         raise NotFoundError(f"Entry {target} has no snapshot.", hint)
+    if back:
+        earlier = session.sidecar.replaced.get(target, [])
+        if back > len(earlier):
+            raise NotFoundError(
+                f"The snapshot of {target} replaced {len(earlier)} earlier one"
+                f"{'' if len(earlier) == 1 else 's'}; '{ref}' is not one of them."
+            )
+        snap = earlier[-back]
     return snap
 
 

@@ -128,7 +128,7 @@ def redact(
         chosen = [
             Session.open(
                 options.directory,
-                session=session_id or options.session,
+                session=session_id if session_id is not None else options.session,
                 store_dir=options.store,
             )
         ]

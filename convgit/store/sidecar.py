@@ -10,6 +10,7 @@ caller-chosen ids that do are refused), so the two can never be confused.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,18 @@ def saved_id(commit: str) -> str:
 def is_saved_ref(ref: str) -> bool:
     """True for a reference to a saved state rather than to an entry."""
     return ref.strip().startswith(SAVED_PREFIX)
+
+
+_BACK = re.compile(r"(.*)@\{([0-9]+)\}")
+
+
+def snapshot_back(ref: str) -> tuple[str, int]:
+    """``REF@{N}``: REF (``@`` when only ``@{N}`` is given) and N, how many snapshots back of
+    REF's entry (0: its snapshot now, 1: the one that replaced, ...); any other ref: (ref, 0)."""
+    found = _BACK.fullmatch(ref.strip())
+    if found is None:
+        return ref, 0
+    return found.group(1) or "@", int(found.group(2))
 
 
 @dataclass(frozen=True)
@@ -114,6 +127,8 @@ class Sidecar:
     def __init__(self) -> None:
         self.enabled = False
         self.snapshots: dict[str, SnapshotInfo] = {}
+        # entry -> the snapshots a newer one replaced, oldest first (each kept by a ref)
+        self.replaced: dict[str, list[SnapshotInfo]] = {}
         self.restores: list[dict[str, Any]] = []
         self.saved: list[SavedState] = []  # the state before each restore, oldest first
         self.finished: set[str] = set()  # `before` commits of completed restores
@@ -139,6 +154,9 @@ class Sidecar:
         elif kind == "sidecar":
             self.enabled = record["enabled"]
         elif kind == "snapshot":
+            older = self.snapshots.get(record["entry"])
+            if older is not None and older.commit != record["commit"]:
+                self.replaced.setdefault(older.entry, []).append(older)
             self.snapshots[record["entry"]] = SnapshotInfo(
                 record["entry"],
                 record["commit"],
@@ -175,6 +193,20 @@ class Sidecar:
         if self.restores and self.restores[-1]["before"] not in self.finished:
             return self.restores[-1]
         return None
+
+    def snapshot_by_commit(self, ref: str) -> SnapshotInfo | None:
+        """The snapshot (an entry's now, or one replaced) whose commit ``ref`` begins (at least
+        7 hex digits, as git shortens them); None when none does."""
+        wanted = ref.strip().lower()
+        if len(wanted) < 7 or any(c not in "0123456789abcdef" for c in wanted):
+            return None
+        every = [*self.snapshots.values(), *(s for older in self.replaced.values() for s in older)]
+        found = {s.commit: s for s in every if s.commit.startswith(wanted)}
+        if len(found) > 1:
+            raise AmbiguousRefError(
+                f"'{ref}' begins {len(found)} snapshot commits.", "give more digits of the commit"
+            )
+        return next(iter(found.values()), None)
 
 
 def find_saved(states: list[SavedState], ref: str) -> SavedState:
