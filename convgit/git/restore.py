@@ -18,7 +18,10 @@ target tree (``..``, ``.git``, duplicate names, a path below a symlink or a file
 part of the view) is refused before anything changes. A file absent from the target is
 deleted only when the target accounts for it: not when its snapshot left that path out
 (``target_skipped``), nor when the target's own ignore rules match it. Nothing inside
-convgit's store is ever written or deleted.
+convgit's store is ever written or deleted. What it overwrites or deletes is what it saved:
+each path is looked at again just before it changes (``restoreguard``), and one that another
+writer changed since the plan is left alone and listed. Every git it starts holds the
+restore's locks with it, and is stopped and waited for if the restore is interrupted.
 """
 
 from __future__ import annotations
@@ -324,11 +327,12 @@ class Restore:
         faults.point("restore:before-checkout")
         if writes:
             self._check_out(writes, guard)
-        for delta in exact_ones:  # and the exact files byte for byte, bypassing git's filters
+        # and the exact files byte for byte, bypassing git's filters
+        contents = self._objects.blobs([d.new[1] for d in exact_ones if d.new is not None])
+        for delta, data in zip(exact_ones, contents, strict=True):
             assert delta.new is not None
             if guard.changed(delta) is not None:
                 continue
-            data = self._objects.blob(delta.new[1])
             exact.write(self._git.root, delta.path, data, executable=delta.new[0] == EXEC)
             self.done += 1
         self._leave_late(guard)
