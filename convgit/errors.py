@@ -106,3 +106,33 @@ class RunInterruptedError(ConvgitError):
         )
         self.signum = signum
         self.exit_code = 128 + signum
+
+
+class SignalReceived(BaseException):
+    """SIGINT, SIGTERM or SIGHUP received inside ``process_groups.stopping_on_signals``: raised
+    where the main thread is, so every clean-up runs (a git convgit started is stopped and
+    waited for) before the command exits. Not an ``Exception``: nothing swallows it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+class StoppedError(ConvgitError):
+    """A command stopped by a signal, with one sentence on the state it left; the exit code is
+    the shell's for that signal (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP)."""
+
+    def __init__(self, signum: int, message: str, hint: str | None = None) -> None:
+        super().__init__(message, hint)
+        self.signum = signum
+        self.exit_code = 128 + signum
+
+
+def signal_name(signum: int) -> str:
+    """SIGINT, SIGTERM...: the name of a signal number."""
+    import signal  # here: only an interrupted command needs it
+
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"

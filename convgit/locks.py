@@ -6,6 +6,9 @@ library costed about 15 ms of imports per run).
   ``with`` blocks never deadlock; a forked child does not inherit its parent's hold.
 * The kernel drops the lock when the process dies, however it dies: a killed convgit never
   leaves a lock behind. The lock file itself stays (deleting it would race with a waiter).
+* A child process handed the lock's ``descriptor`` (``pass_fds``) holds the lock with it: a
+  ``flock`` lock belongs to the open file, so it lasts until the child ends too, even when
+  convgit is killed first (a restore's git keeps the restore's lock while it writes files).
 """
 
 from __future__ import annotations
@@ -65,6 +68,15 @@ def held(path: Path, timeout: float) -> Iterator[None]:
         del _held[key]
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+
+
+def descriptor(path: Path) -> int:
+    """The file descriptor of the lock on ``path`` this process holds, to hand to a child
+    that must hold the lock with it (see the module's note); KeyError when it is not held."""
+    fd, _depth, pid = _held[os.path.abspath(path)]
+    if pid != os.getpid():
+        raise KeyError(path)
+    return fd
 
 
 def _acquire(fd: int, timeout: float) -> None:

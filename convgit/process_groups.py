@@ -6,7 +6,8 @@ Knows processes, files and signals, never git or conversations. Promises kept he
   signal, then SIGKILL after ``GRACE`` seconds), and whatever a command leaves running in its
   group when it ends is killed;
 * once a run is stopping, a command that starts is killed at once;
-* inside ``Interrupts``, SIGINT and SIGTERM raise ``RunInterruptedError`` until ``hold``.
+* inside ``Interrupts``, SIGINT and SIGTERM raise ``RunInterruptedError`` until ``hold``;
+* inside ``stopping_on_signals``, SIGINT, SIGTERM and SIGHUP raise ``SignalReceived``.
 """
 
 from __future__ import annotations
@@ -16,14 +17,14 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
-from contextlib import suppress
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
-from convgit.errors import RunInterruptedError
+from convgit.errors import RunInterruptedError, SignalReceived
 
 GRACE = 2.0  # seconds a stopped command has to exit before it is killed
 TAIL_LINES = 5
@@ -150,6 +151,36 @@ class Interrupts:
     def __exit__(self, *exc: object) -> None:
         for signum, handler in self._saved.items():
             # None: a handler not installed from Python, which cannot be put back
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+
+
+STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextmanager
+def stopping_on_signals() -> Iterator[None]:
+    """For the block, in the main thread, SIGINT, SIGTERM and SIGHUP raise ``SignalReceived``
+    (the first one; later ones wait for the clean-up), so the block's clean-up runs and the
+    command says what state it left. A signal the caller ignores stays ignored; outside the
+    main thread nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+
+    def handle(signum: int, _frame: FrameType | None) -> None:
+        received.append(signum)
+        if len(received) == 1:
+            raise SignalReceived(signum)
+
+    saved: dict[int, Any] = {}
+    for stopping in STOPPING:
+        if signal.getsignal(stopping) != signal.SIG_IGN:
+            saved[stopping] = signal.signal(stopping, handle)
+    try:
+        yield
+    finally:
+        for signum, handler in saved.items():
             signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
 

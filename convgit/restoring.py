@@ -15,11 +15,18 @@ Promises kept here (``Session.restore`` is this module's ``restore``):
 
 from __future__ import annotations
 
+import signal
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from convgit import codec, faults, saved_states, schema, session_append, session_files
-from convgit.errors import RefusedError, UsageError
+from convgit.errors import (
+    RefusedError,
+    SignalReceived,
+    StoppedError,
+    UsageError,
+    signal_name,
+)
 from convgit.store.sidecar import SavedState, is_saved_ref, saved_id
 
 if TYPE_CHECKING:
@@ -81,7 +88,41 @@ def restore(
     force: bool = False,
 ) -> RestoreResult:
     """Bring the files (or ``paths``, relative to the root) to ``ref``'s snapshot or to the
-    saved state ``ref`` names (``saved:…``); ``undo``: to the newest saved state."""
+    saved state ``ref`` names (``saved:…``); ``undo``: to the newest saved state. Stopped by
+    SIGINT, SIGTERM or SIGHUP, it stops git, and says what state it left (``StoppedError``)."""
+    from convgit.process_groups import stopping_on_signals
+
+    seen: list[Restore] = []
+    try:
+        with stopping_on_signals():
+            return _restore(session, ref, paths, dry_run, undo, force, seen)
+    except (SignalReceived, KeyboardInterrupt) as exc:
+        raise _stopped(exc, seen[0] if seen else None) from None
+
+
+def _stopped(exc: BaseException, planned: Restore | None) -> StoppedError:
+    """What an interrupted restore left, in one sentence."""
+    signum = exc.signum if isinstance(exc, SignalReceived) else signal.SIGINT
+    name = signal_name(signum)
+    if planned is None or not planned.applying or planned.saved is None:
+        return StoppedError(signum, f"Interrupted by {name}: no file was changed.")
+    total = len(planned.changes)
+    return StoppedError(
+        signum,
+        f"Interrupted by {name} after at most {planned.done} of {total} file changes; "
+        f"`convgit restore {saved_id(planned.saved)}` returns to the files as they were.",
+    )
+
+
+def _restore(
+    session: Session,
+    ref: str | None,
+    paths: list[str] | None,
+    dry_run: bool,
+    undo: bool,
+    force: bool,
+    seen: list[Restore],
+) -> RestoreResult:
     ws = session.workspace()
     size_cap = session.size_cap
     target_entry: str | None = None
@@ -115,6 +156,7 @@ def restore(
         exact_from=exact_from,
         target_skipped=skipped,
     ) as planned:  # fmt: skip
+        seen.append(planned)
         changes = planned.changes
         if dry_run:
             return RestoreResult(

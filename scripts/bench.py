@@ -167,10 +167,10 @@ def _scrubbed_env(home: Path) -> dict[str, str]:
 
 def _cli_command(env: dict[str, str]) -> list[str]:
     """The console script a per-turn hook would call; ``python -m convgit`` from a clone."""
+    env["PYTHONPATH"] = str(REPO)  # the convgit of this checkout, whatever is installed
     script = Path(sys.executable).parent / "convgit"
     if script.exists():
         return [str(script)]
-    env["PYTHONPATH"] = str(REPO)
     return [sys.executable, "-m", "convgit"]
 
 
@@ -353,6 +353,54 @@ def bench_snapshots(bench: Bench, files: int, goals: dict[str, float | None]) ->
         "restore of a one-file difference (with its safety snapshot)", size, a, b,
         "git read-tree --reset -u, kept index", goals["restore"],
     )  # fmt: skip
+
+
+def bench_restore_many(bench: Bench, files: int) -> None:
+    """A restore that changes every file of a ``files``-file tree, and its undo, against git
+    checking the same files out (`git checkout -f HEAD -- .`, the tree's commit being the
+    snapshot restored) after the same change."""
+    size = f"{files:,} changed files"
+    print(f"generating a {files:,}-file repository", file=sys.stderr, flush=True)
+    root = make_tree(bench, bench.root / f"restore-tree-{files}", files)
+    bench.convgit(root, "init")
+    made = orjson.loads(bench.convgit(root, "assistant", "restore target", "--json").stdout)
+    entry = made["id"]
+    paths = sorted(p for p in root.glob("pkg*/**/*.py"))
+    rounds = [0]
+
+    def change_all() -> bytes:
+        rounds[0] += 1
+        for path in paths:
+            path.write_bytes(f"# changed {rounds[0]}\n".encode())
+        os.sync()
+        return paths[-1].read_bytes()
+
+    def ours_restore() -> float:
+        change_all()
+        return bench.timed([*bench.cli, "restore", entry, "--yes", "--json"], root)
+
+    def git_checkout() -> float:
+        change_all()
+        return bench.timed(["git", "checkout", "-f", "HEAD", "--", "."], root)
+
+    a, b = bench.alternate(ours_restore, git_checkout)
+    bench.add(
+        "restore of every file (with its safety snapshot and per-file checks)", size, a, b,
+        "git checkout -f HEAD -- .", 2.0,
+    )  # fmt: skip
+
+    def ours_undo() -> float:
+        changed = change_all()
+        bench.convgit(root, "restore", entry, "--yes", "--json")
+        elapsed = bench.timed([*bench.cli, "restore", "--undo", "--yes", "--json"], root)
+        if paths[-1].read_bytes() != changed:
+            bench.notes.append(f"undo at {size} did not bring the changed files back")
+        return elapsed
+
+    a, b = bench.alternate(ours_undo, git_checkout)
+    bench.add(
+        "undo of that restore (`restore --undo`)", size, a, b, "git checkout -f HEAD -- .", 2.0
+    )
 
 
 def bench_run(bench: Bench, files: int) -> None:
@@ -878,7 +926,8 @@ def main() -> int:
     parser.add_argument(
         "--only",
         default="",
-        help="comma list of: snapshot, first, run, objects, log, load, append, import, page, hooks",
+        help="comma list of: snapshot, restore, first, run, objects, log, load, append, import, "
+        "page, hooks",
     )
     args = parser.parse_args()
     only = set(filter(None, args.only.split(",")))
@@ -902,6 +951,8 @@ def main() -> int:
                     "restore": 1.0,
                 }
                 bench_snapshots(bench, files, goals)
+        if not only or "restore" in only:
+            bench_restore_many(bench, 20_000)
         if not only or "first" in only:
             bench_first_turn(bench)
         if not only or "run" in only:

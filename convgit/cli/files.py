@@ -2,6 +2,7 @@
 ``diff``, ``worktree`` and ``run`` (a command on several snapshots side by side)."""
 
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -18,7 +19,7 @@ from convgit.cli.program import (
     options,
     out,
 )
-from convgit.errors import RefusedError, UsageError
+from convgit.errors import RefusedError, SignalReceived, StoppedError, UsageError, signal_name
 from convgit.session import Session
 from convgit.session_runs import WORKING_TREE
 from convgit.store.sidecar import is_saved_ref
@@ -43,10 +44,21 @@ def snapshot(
 ) -> None:
     """Record the working tree now as the snapshot of an entry (default: the leaf)."""
     from convgit import render
+    from convgit.process_groups import stopping_on_signals
 
     session = open_session()
-    had = session.sidecar.snapshots.get(session.resolve(ref))
-    snap = session.snapshot(ref)
+    target = session.resolve(ref)
+    had = session.sidecar.snapshots.get(target)
+    try:
+        with stopping_on_signals():
+            snap = session.snapshot(ref)
+    except (SignalReceived, KeyboardInterrupt) as exc:
+        signum = exc.signum if isinstance(exc, SignalReceived) else signal.SIGINT
+        now = open_session().sidecar.snapshots.get(target)
+        state = " after the snapshot was recorded" if now != had else ": no snapshot was recorded"
+        raise StoppedError(
+            signum, f"Interrupted by {signal_name(signum)}{state}; no file was changed."
+        ) from None
     unchanged = had is not None and had.commit == snap.commit
     if json:
         out({"entry": snap.entry, "files": snap.files, "unchanged": unchanged, **snap.to_json()})

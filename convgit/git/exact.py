@@ -11,6 +11,7 @@ import hashlib
 import os
 import stat
 from collections.abc import Sequence
+from contextlib import suppress
 from pathlib import Path
 
 from convgit import faults
@@ -22,9 +23,9 @@ from convgit.git.run import Git
 
 def real_parent(root: Path, path: str) -> bool:
     """True when every folder above ``path`` is a real folder (no symlink) under ``root``."""
-    current = root
+    current = os.fspath(root)
     for part in path.split("/")[:-1]:
-        current = current / part
+        current = os.path.join(current, part)
         info = lstat(current)
         if info is None or not stat.S_ISDIR(info.st_mode):
             return False
@@ -96,12 +97,14 @@ def _replace_in_tree(
 def write(root: Path, path: str, data: bytes, *, executable: bool) -> None:
     """Write ``data`` at ``path`` as it is (no filter, no line-ending conversion),
     replacing whatever file or link stands there."""
-    target = root / path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if not real_parent(root, path):  # the plan refused this already; never write through one
-        raise RestoreBlockedError(f"Restoring {path!r} would write through a symlink.")
+    target = os.path.join(root, path)
+    folder, name = os.path.split(target)
+    if not real_parent(root, path):
+        os.makedirs(folder, exist_ok=True)
+        if not real_parent(root, path):  # the plan refused this already; never through one
+            raise RestoreBlockedError(f"Restoring {path!r} would write through a symlink.")
     faults.point("restore:exact")
-    temporary = target.parent / f".{target.name}.convgit-{os.getpid()}"
+    temporary = os.path.join(folder, f".{name}.convgit-{os.getpid()}")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     handle = os.open(temporary, flags, 0o777 if executable else 0o666)
     try:
@@ -109,8 +112,9 @@ def write(root: Path, path: str, data: bytes, *, executable: bool) -> None:
             out.write(data)
         info = lstat(target)
         if info is not None and stat.S_ISDIR(info.st_mode):
-            target.rmdir()  # an emptied folder where the file belongs
+            os.rmdir(target)  # an emptied folder where the file belongs
         os.replace(temporary, target)
     except BaseException:
-        temporary.unlink(missing_ok=True)
+        with suppress(FileNotFoundError):
+            os.unlink(temporary)
         raise

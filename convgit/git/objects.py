@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from convgit.errors import HostileSnapshotError, NotFoundError
@@ -139,6 +139,25 @@ class Objects:
                 return None
             found = match[0]
         return found
+
+    def blobs(self, oids: Sequence[str], chunk: int = 256) -> Iterator[bytes]:
+        """The contents of the blobs ``oids``, in order: asked ``chunk`` at a time (the
+        names of one chunk fit in the pipe, so git never waits on us while we wait on it).
+        Nothing else may read through this reader until the iterator is done."""
+        stdin, stdout = self._process.stdin, self._process.stdout
+        assert stdin is not None and stdout is not None
+        for start in range(0, len(oids), chunk):
+            names = oids[start : start + chunk]
+            if not all(len(n) == 2 * self._hash_len and n.isalnum() for n in names):
+                yield from (self.blob(n) for n in names)
+                continue
+            stdin.write(b"".join(n.encode() + b"\n" for n in names))
+            stdin.flush()
+            for name in names:
+                header = stdout.readline().split()
+                if len(header) != 3 or header[1] != b"blob":
+                    raise NotFoundError(f"There is no file content {name!r} in this repository.")
+                yield stdout.read(int(header[2]) + 1)[:-1]
 
     def blob(self, oid: str) -> bytes:
         found = self.read(oid)

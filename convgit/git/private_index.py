@@ -133,6 +133,10 @@ class PrivateIndex:
         """Hold this index for the block (see ``locked``)."""
         return locked(self.path)
 
+    def lock_descriptor(self) -> int:
+        """The descriptor of this index's lock, held now, for a child to hold it with us."""
+        return locks.descriptor(Path(f"{self.path.absolute()}.flock"))
+
     # -- the state beside it --
 
     @property

@@ -18,26 +18,38 @@ target tree (``..``, ``.git``, duplicate names, a path below a symlink or a file
 part of the view) is refused before anything changes. A file absent from the target is
 deleted only when the target accounts for it: not when its snapshot left that path out
 (``target_skipped``), nor when the target's own ignore rules match it. Nothing inside
-convgit's store is ever written or deleted.
+convgit's store is ever written or deleted. What it overwrites or deletes is what it saved:
+each path is looked at again just before it changes (``restoreguard``), and one that another
+writer changed since the plan is left alone and listed. Every git it starts holds the
+restore's locks with it, and is stopped and waited for if the restore is interrupted.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import stat
 import subprocess
 import tempfile
-from collections.abc import Collection, Iterator, Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 
-from convgit import codec, faults
-from convgit.errors import WorkspaceError
+from convgit import codec, faults, locks
+from convgit.errors import RefusedError, WorkspaceError
 from convgit.git import exact, restoreplan
 from convgit.git.objects import BLOB, EXEC, LEGACY_BLOB, LINK, Change, Delta, Objects, diff
-from convgit.git.private_index import STORE_REASON, PrivateIndex, forget_files, set_entries
+from convgit.git.private_index import (
+    LOCK_TIMEOUT,
+    STORE_REASON,
+    PrivateIndex,
+    forget_files,
+    set_entries,
+)
+from convgit.git.restoreguard import Guard
 from convgit.git.restoreplan import Skipped, lstat
-from convgit.git.run import SAFE, WHOLE_INDEX, Git, git_words
+from convgit.git.run import SAFE, WHOLE_INDEX, Git, git_words, stopped_on_the_way_out
 
 
 class Restored(list[Change]):
@@ -79,11 +91,34 @@ def restoring(
     with ``index`` (a snapshot), so its tree stands for them and they are not staged again."""
     with ExitStack() as held:
         held.enter_context(index.locked())
+        held.enter_context(worktree_locked(git))
         objects = held.enter_context(git.objects())
         yield Restore(
             git, index, objects, target, size_cap, paths, exact_from, dict(target_skipped or {}),
             staged,
         )  # fmt: skip
+
+
+def _worktree_lock(git: Git) -> Path:
+    return git.git_dir / "convgit-restore.flock"
+
+
+@contextmanager
+def worktree_locked(git: Git) -> Iterator[None]:
+    """Hold the working tree's restore lock for the block: one restore (or undo) at a time in
+    a working tree, whichever session makes it. The git that writes a restore's files holds
+    it too, until it ends (see ``locks``): a restore killed while git writes keeps the next
+    one waiting until that git is done."""
+    try:
+        with locks.held(_worktree_lock(git), LOCK_TIMEOUT):
+            yield
+    except locks.LockTimeout:
+        waited = locks.limit(LOCK_TIMEOUT)
+        raise RefusedError(
+            f"Another restore of this working tree has been running for over {waited:.0f} s;"
+            " nothing was restored.",
+            hint="a convgit process or the git it started is still running",
+        ) from None
 
 
 class Restore:
@@ -114,6 +149,8 @@ class Restore:
         self._exact: set[str] = set()
         self._created: list[str] = []
         self.saved: str | None = None
+        self.applying = False  # ``apply`` began: files may have changed
+        self.done = 0  # the changes made so far (handed to git, for the files it writes)
         self._deltas = self._plan(paths, exact_from)
 
     def _plan(self, paths: list[str] | None, exact_from: str | None) -> list[Delta]:
@@ -143,7 +180,7 @@ class Restore:
         if ours:
             left_alone = sorted(
                 [*left_alone, *(Skipped(d.path, f"{STORE_REASON}; left alone") for d in ours)],
-                key=lambda s: s.path,
+                key=_by_path,
             )
         replaced: list[str] = []
         if exact_from is not None:
@@ -270,11 +307,15 @@ class Restore:
         # stat cache): the next snapshot sees every restored file as changed and rehashes it
         # through git's filters, a restored .gitignore included (which rechecks the ignore
         # rules for every tracked file).
+        self.applying = True
+        guard = Guard(self._git, self._index.path, self._objects, deltas)
         self._index.files_changed()
         for delta in deltas:
             if delta.new is None:
                 faults.point("restore:remove")
-                self._remove(delta.path)
+                if guard.changed(delta) is None:
+                    self._remove(delta.path)
+                    self.done += 1
         for delta in deltas:
             if delta.new is None:
                 self._prune(delta.path)
@@ -282,29 +323,82 @@ class Restore:
             d for d in deltas if d.path in self._exact and d.new is not None and d.new[0] != LINK
         ]
         gone = {d.path for d in exact_ones}
-        lines = [
-            f"{d.new[0]:o} {d.new[1]}\t".encode() + os.fsencode(d.path)
-            for d in deltas
-            if d.new is not None and d.path not in gone
-        ]
+        writes = [d for d in deltas if d.new is not None and d.path not in gone]
         faults.point("restore:before-checkout")
-        if lines:
-            self._check_out(lines)
-        for delta in exact_ones:  # and the exact files byte for byte, bypassing git's filters
+        if writes:
+            self._check_out(writes, guard)
+        # and the exact files byte for byte, bypassing git's filters
+        contents = self._objects.blobs([d.new[1] for d in exact_ones if d.new is not None])
+        for delta, data in zip(exact_ones, contents, strict=True):
             assert delta.new is not None
-            data = self._objects.blob(delta.new[1])
+            if guard.changed(delta) is not None:
+                continue
             exact.write(self._git.root, delta.path, data, executable=delta.new[0] == EXEC)
+            self.done += 1
+        self._leave_late(guard)
 
-    def _check_out(self, lines: Collection[bytes]) -> None:
+    def _leave_late(self, guard: Guard) -> None:
+        """What changed since the plan was left alone: list it there, not among the changes."""
+        late = guard.left_alone(c.path for c in self.changes)
+        if not late:
+            return
+        paths = {path for path, _ in late}
+        changes = self.changes
+        changes[:] = [c for c in changes if c.path not in paths]
+        changes.left_alone = tuple(
+            sorted([*changes.left_alone, *(Skipped(p, why) for p, why in late)], key=_by_path)
+        )
+        changes.replaced = tuple(p for p in changes.replaced if p not in paths)
+
+    def _check_out(self, deltas: list[Delta], guard: Guard) -> None:
         """Write these entries' files as `git checkout` would (filters, line endings, modes),
-        from a small index of just them, without rewriting the private index."""
+        from a small index of just them, without rewriting the private index. The paths go to
+        git one by one, each checked by ``guard`` just before (the pipe is kept small, so git
+        is never far behind); the git holds the restore's locks with convgit until it ends."""
         writes = Path(f"{self._index.path}.restore")
         forget_files(writes)  # one a killed restore left behind
         try:
-            set_entries(self._git, writes, list(lines), WHOLE_INDEX)
-            self._git.run("checkout-index", "-f", "--all", index=writes, config=WHOLE_INDEX)
+            lines = [
+                f"{d.new[0]:o} {d.new[1]}\t".encode() + os.fsencode(d.path)
+                for d in deltas
+                if d.new is not None
+            ]
+            set_entries(self._git, writes, lines, WHOLE_INDEX)
+            held = (locks.descriptor(_worktree_lock(self._git)), self._index.lock_descriptor())
+            proc = self._git.spawn(
+                "checkout-index", "-f", "-z", "--stdin", index=writes,
+                config=(*WHOLE_INDEX, "checkout.workers=1"), stdin=True, keep_fds=held,
+            )  # fmt: skip
+            with stopped_on_the_way_out(proc):
+                faults.point("restore:checkout-started")
+                self._feed(proc, deltas, guard)
         finally:
             forget_files(writes)
+
+    def _feed(self, proc: subprocess.Popen[bytes], deltas: list[Delta], guard: Guard) -> None:
+        assert proc.stdin is not None and proc.stderr is not None
+        stderr = proc.stderr
+        errors: list[bytes] = []
+        drain = threading.Thread(target=lambda: errors.append(stderr.read()), daemon=True)
+        drain.start()
+        fd = proc.stdin.fileno()
+        with suppress(OSError):  # Linux: a one-page pipe keeps git close behind the checks
+            fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 4096)
+        try:
+            for delta in deltas:
+                if guard.changed(delta) is not None:
+                    continue
+                os.write(fd, os.fsencode(delta.path) + b"\0")
+                self.done += 1
+        except BrokenPipeError:
+            pass  # git stopped: its words follow
+        finally:
+            with suppress(BrokenPipeError):
+                proc.stdin.close()
+        code = proc.wait()
+        drain.join()
+        if code != 0:
+            self._git.finish(proc, "checkout-index", b"", b"".join(errors))
 
     def _remove(self, path: str) -> None:
         root = self._git.root
@@ -329,3 +423,7 @@ class Restore:
             except OSError:
                 return
             parent = parent.parent
+
+
+def _by_path(skipped: Skipped) -> str:
+    return skipped.path

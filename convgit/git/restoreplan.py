@@ -147,13 +147,14 @@ def plan(
     removals = {d.path for d in keep} | {
         d.path for d in deltas if d.old is not None and d.new is not None
     }
+    folders: dict[str, tuple[int | None, bool]] = {}
     for delta in deltas:
         if delta.new is None:
             continue
         if delta.old is not None and delta.old[0] == delta.new[0] == GITLINK:
             submodules.append(delta)  # checking a commit out in a submodule is the user's call
             continue
-        verdict = _check_write(root, delta, removals)
+        verdict = _check_write(root, delta, removals, folders)
         if verdict == "write":
             keep.append(delta)
         elif verdict == "nested":
@@ -199,16 +200,26 @@ def _holds_files(root: Path, delta: Delta) -> bool:
         return False
 
 
-def _check_write(root: Path, delta: Delta, removals: set[str]) -> str:
+def _check_write(
+    root: Path, delta: Delta, removals: set[str], seen: dict[str, tuple[int | None, bool]]
+) -> str:
+    """ "write", "nested" or "aside" for ``delta``; ``seen`` keeps what the folders above the
+    paths are (mode, holds a .git), each looked at once per plan."""
     assert delta.new is not None
-    parts = delta.path.split("/")
-    for i in range(1, len(parts)):
-        lead = "/".join(parts[:i])
-        info = lstat(root / lead)
-        if info is None:
+    top = os.fspath(root)
+    for lead in leading(delta.path):
+        known = seen.get(lead)
+        if known is None:
+            found = lstat(os.path.join(top, lead))
+            mode = None if found is None else found.st_mode
+            repository = mode is not None and stat.S_ISDIR(mode)
+            repository = repository and os.path.lexists(os.path.join(top, lead, ".git"))
+            known = seen[lead] = (mode, repository)
+        mode, repository = known
+        if mode is None:
             return "write"  # nothing there yet: git creates the folders
-        if stat.S_ISDIR(info.st_mode):
-            if os.path.lexists(root / lead / ".git"):
+        if stat.S_ISDIR(mode):
+            if repository:
                 if lead in removals:
                     raise RestoreBlockedError(
                         f"Restoring {delta.path!r} would write into the repository at "
@@ -218,13 +229,13 @@ def _check_write(root: Path, delta: Delta, removals: set[str]) -> str:
             continue
         if lead in removals:
             return "write"  # a file of the view that the restore removes before writing
-        what = "symlink" if stat.S_ISLNK(info.st_mode) else "file"
+        what = "symlink" if stat.S_ISLNK(mode) else "file"
         raise RestoreBlockedError(
             f"Restoring {delta.path!r} would write below {lead!r}, a {what} that is not part "
             "of the snapshot; nothing was restored.",
             hint=f"move {lead!r} away first",
         )
-    info = lstat(root / delta.path)
+    info = lstat(os.path.join(top, delta.path))
     if info is None:
         return "write"
     if stat.S_ISDIR(info.st_mode):

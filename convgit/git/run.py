@@ -14,7 +14,8 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from convgit.errors import NotFoundError, NoWorkspaceError, RefusedError, WorkspaceError
@@ -23,6 +24,7 @@ from convgit.git.objects import Objects
 AUTHOR_NAME = "convgit"
 AUTHOR_EMAIL = "convgit@localhost"
 REF_PREFIX = "refs/convgit/"
+STOP_GRACE = 5.0  # seconds a git process has to end after SIGTERM before it is killed
 # git's check_refname_format, for the refs convgit writes (a component may not start with a
 # dot or end with .lock; no "..", "@{", control characters, space or ~^:?*[\ anywhere).
 _BAD_REF = re.compile(r"(^|/)\.|\.lock(/|$)|\.\.|@\{|[\x00-\x20\x7f~^:?*\[\\]|//|/$|\.$|^@$")
@@ -194,7 +196,8 @@ class Git:
         """Run git to the end; WorkspaceError in git's words when it fails (unless not
         ``check``)."""
         proc = self.spawn(*args, index=index, config=config, stdin=stdin is not None, env=env)
-        out, err = proc.communicate(stdin)
+        with stopped_on_the_way_out(proc):
+            out, err = proc.communicate(stdin)
         return self.finish(proc, args[0], out, err, check=check)
 
     def spawn(
@@ -204,9 +207,12 @@ class Git:
         config: Sequence[str] = SAFE,
         stdin: bool = False,
         env: dict[str, str] | None = None,
+        keep_fds: Sequence[int] = (),
     ) -> subprocess.Popen[bytes]:
         """Start git on this worktree: explicit git dir and work tree, the scrubbed environment
-        (or ``env``), GIT_INDEX_FILE set to ``index`` (a private index) or unset."""
+        (or ``env``), GIT_INDEX_FILE set to ``index`` (a private index) or unset. It stays in
+        convgit's process group; ``keep_fds`` are inherited (a lock's descriptor: the child
+        holds the lock until it ends, even if convgit is killed first)."""
         env = self.env if env is None else env
         if index is not None:
             env = {**env, "GIT_INDEX_FILE": str(index)}
@@ -220,6 +226,7 @@ class Git:
             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
+            pass_fds=tuple(keep_fds),
         )
 
     @staticmethod
@@ -278,6 +285,24 @@ class Git:
             raise NotFoundError(f"There is no commit {rev!r} in this repository.")
         tree = self.run("rev-parse", "--verify", f"{commit}^{{tree}}")
         return commit, os.fsdecode(tree.stdout).strip()
+
+
+@contextmanager
+def stopped_on_the_way_out(proc: subprocess.Popen[bytes]) -> Iterator[None]:
+    """For the block that waits on ``proc``: if anything cuts it short (a signal, Ctrl-C), the
+    git process is stopped and waited for before the exception goes on, so no git convgit
+    started outlives the command that started it."""
+    try:
+        yield
+    except BaseException:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(STOP_GRACE)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        proc.wait()
+        raise
 
 
 def _check_ref(ref: str) -> None:

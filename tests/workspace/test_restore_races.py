@@ -1,0 +1,234 @@
+"""A restore that is killed, interrupted or raced by another writer loses no byte.
+
+* No git a restore starts outlives it: SIGTERM, SIGINT and SIGHUP stop git and wait for it
+  before convgit exits (with the shell's code for the signal and one sentence on the state it
+  left); after a SIGKILL, the git still writing holds the restore's lock, so an undo started
+  at once waits for it and ends with the exact files from before.
+* A file another writer changes or creates while a restore runs is left alone and listed
+  (``left_alone``, "changed since the restore was planned"); a folder the target replaces by
+  a file is never deleted with files the restore did not save, ignored ones included.
+* A snapshot interrupted by Ctrl-C says so in one sentence and exits 130.
+
+git writes slowly here on purpose: a smudge filter that sleeps a little per file (as a real
+filter such as git-lfs may take its time), so a test can act while git is writing. Every test
+runs the real CLI on a real repository under the user-state guard.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+
+from tests.workspace.cli import convgit, one_sentence
+from tests.workspace.gitrepo import GitRepo
+
+FILES = 300
+V1, V2 = b"version one\n", b"version two\n"
+# git reads the paths to write a few KiB ahead of the checks (a pipe, its own buffer): paths
+# of 60 bytes keep the last files well beyond that
+NAME = "files/a_folder_with_a_longer_name/f{:03}_with_a_descriptive_name.txt"
+
+
+def _slow_filter(repo: GitRepo, marker: Path, *, clean_delay: float = 0.0) -> None:
+    """Every .txt file goes through a filter: its smudge (git writing a file) sleeps 30 ms and
+    its clean (git reading one) touches ``marker`` first, and sleeps ``clean_delay``."""
+    repo.git("config", "filter.slow.smudge", "sleep 0.03; cat")
+    repo.git("config", "filter.slow.clean", f"touch '{marker}'; sleep {clean_delay}; cat")
+    repo.write(".gitattributes", "*.txt filter=slow\n")
+
+
+def _many(repo: GitRepo, data: bytes) -> None:
+    for i in range(FILES):
+        repo.write(NAME.format(i), data)
+
+
+def _start(repo: GitRepo, *args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "convgit", *args],
+        cwd=repo.path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def _wait_until(condition: Callable[[], bool], what: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {timeout} s for {what}"
+        time.sleep(0.005)
+
+
+def _gits_of(repo: GitRepo) -> list[int]:
+    """The git processes running on this repository's working tree (any parent)."""
+    wanted = f"--work-tree={repo.path}".encode()
+    found: list[int] = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            args = Path("/proc", name, "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if args and os.path.basename(args[0]) == b"git" and wanted in args:
+            found.append(int(name))
+    return found
+
+
+def _prepared(repo: GitRepo, marker: Path) -> tuple[str, dict[str, tuple[str, object]]]:
+    """The task's snapshot holds version one of FILES files; the files now are version two.
+    Returns the task's entry and the files now (what an undo must give back exactly)."""
+    _slow_filter(repo, marker)
+    _many(repo, V1)
+    convgit(repo.path, "init")
+    task = convgit(repo.path, "user", "task", "--json").json()["id"]
+    _many(repo, V2)
+    convgit(repo.path, "assistant", "version two", "--json")
+    return task, repo.digest()
+
+
+def _git_is_writing(repo: GitRepo) -> bool:
+    try:  # git replaces a file: for a moment it is not there
+        return (repo.path / NAME.format(0)).read_bytes() == V1
+    except FileNotFoundError:
+        return False
+
+
+def test_a_restore_killed_while_git_writes_keeps_the_undo_waiting(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """SIGKILL while git writes the files: the git goes on a little, holding the restore's
+    lock; `restore --undo` at once waits for it, and then gives back every byte."""
+    task, before = _prepared(repo, tmp_path / "cleaned")
+    running = _start(repo, "restore", task, "--yes")
+    _wait_until(lambda: _git_is_writing(repo), "git to write the first file")
+    running.kill()
+    running.communicate()
+
+    convgit(repo.path, "restore", "--undo", "--yes")
+    _wait_until(lambda: not _gits_of(repo), "the killed restore's git to end")
+    assert repo.digest() == before
+
+
+def _interrupted(repo: GitRepo, tmp_path: Path, signum: int) -> None:
+    task, before = _prepared(repo, tmp_path / "cleaned")
+    running = _start(repo, "restore", task, "--yes")
+    _wait_until(lambda: _git_is_writing(repo), "git to write the first file")
+    running.send_signal(signum)
+    _out, err = running.communicate()
+    assert not _gits_of(repo), "a git of the stopped restore is still running"
+    assert running.returncode == 128 + signum
+    stderr = err.decode()
+    assert "Traceback" not in stderr
+    sentence = one_sentence(stderr)
+    name = signal.Signals(signum).name
+    assert sentence.startswith(f"convgit: Interrupted by {name} after at most "), sentence
+    assert f" of {FILES} file changes; `convgit restore saved:" in sentence
+    saved = sentence.split("`convgit restore ")[1].split("`")[0]
+
+    convgit(repo.path, "restore", saved, "--yes")
+    assert repo.digest() == before
+
+
+def test_a_restore_stopped_by_sigterm_stops_git_first(repo: GitRepo, tmp_path: Path) -> None:
+    _interrupted(repo, tmp_path, signal.SIGTERM)
+
+
+def test_a_restore_stopped_by_sighup_stops_git_first(repo: GitRepo, tmp_path: Path) -> None:
+    _interrupted(repo, tmp_path, signal.SIGHUP)
+
+
+def test_ctrl_c_during_a_restore_says_what_it_left(repo: GitRepo, tmp_path: Path) -> None:
+    _interrupted(repo, tmp_path, signal.SIGINT)
+
+
+def test_ctrl_c_before_a_restore_changes_a_file_says_none_changed(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """Interrupted while it stages the files (before it saves them): nothing changed."""
+    marker = tmp_path / "cleaned"
+    task, _ = _prepared(repo, marker)
+    repo.git("config", "filter.slow.clean", f"touch '{marker}'; sleep 0.05; cat")
+    _many(repo, b"version three\n")
+    before = repo.digest()
+    marker.unlink(missing_ok=True)
+    running = _start(repo, "restore", task, "--yes")
+    _wait_until(marker.exists, "the restore to stage the files")
+    running.send_signal(signal.SIGINT)
+    _out, err = running.communicate()
+    assert running.returncode == 130
+    assert one_sentence(err.decode()) == "convgit: Interrupted by SIGINT: no file was changed."
+    assert not _gits_of(repo)
+    assert repo.digest() == before
+
+
+def test_ctrl_c_during_a_snapshot_says_none_was_taken(repo: GitRepo, tmp_path: Path) -> None:
+    marker = tmp_path / "cleaned"
+    _slow_filter(repo, marker, clean_delay=0.05)
+    _many(repo, V1)
+    convgit(repo.path, "init")
+    entry = convgit(repo.path, "user", "task", "--json").json()["id"]
+    _many(repo, V2)
+    before = repo.digest()
+    marker.unlink(missing_ok=True)
+    running = _start(repo, "snapshot", entry)
+    _wait_until(marker.exists, "the snapshot to stage the files")
+    running.send_signal(signal.SIGINT)
+    _out, err = running.communicate()
+    assert running.returncode == 130
+    assert one_sentence(err.decode()) == (
+        "convgit: Interrupted by SIGINT: no snapshot was recorded; no file was changed."
+    )
+    assert not _gits_of(repo)
+    assert repo.digest() == before
+
+
+def test_files_written_while_a_restore_runs_are_never_lost(repo: GitRepo, tmp_path: Path) -> None:
+    """While git writes the restored files, another writer changes a file the restore is still
+    to write, creates one where the target has a file, and drops a file (and an ignored one)
+    into a folder the target replaces by a file. Each is left alone and listed; nothing the
+    writer wrote is lost, and what the restore did write is the target's."""
+    marker = tmp_path / "cleaned"
+    _slow_filter(repo, marker)
+    repo.write(".gitignore", "*.log\n")
+    repo.write("zz_out", "the target's file\n")
+    repo.write("files/zz_new.txt", "the target's zz_new\n")
+    _many(repo, V1)
+    convgit(repo.path, "init")
+    task = convgit(repo.path, "user", "task", "--json").json()["id"]
+    _many(repo, V2)
+    (repo.path / "files" / "zz_new.txt").unlink()
+    (repo.path / "zz_out").unlink()
+    repo.write("zz_out/old.txt", "the folder's first file\n")
+    convgit(repo.path, "assistant", "version two; zz_out became a folder", "--json")
+
+    running = _start(repo, "restore", task, "--yes", "--json")
+    _wait_until(lambda: _git_is_writing(repo), "git to write the first file")
+    written = {
+        NAME.format(FILES - 1): b"the writer's own version\n",
+        "files/zz_new.txt": b"a new file where the target has one\n",
+        "zz_out/new.txt": b"a file the restore did not save\n",
+        "zz_out/cache.log": b"an ignored file\n",
+    }
+    for path, data in written.items():
+        repo.write(path, data)
+    out, err = running.communicate()
+    assert running.returncode == 0, err.decode()
+    result = orjson.loads(out)
+
+    for path, data in written.items():
+        assert (repo.path / path).read_bytes() == data, path
+    alone = {row["path"]: row["reason"] for row in result["left_alone"]}
+    assert "changed since the restore was planned" in alone[NAME.format(FILES - 1)]
+    assert "created since the restore was planned" in alone["files/zz_new.txt"]
+    assert "a folder with files the saved state lacks" in alone["zz_out"]
+    changed = {c["path"] for c in result["changes"]}
+    assert not changed & set(alone)
+    assert (repo.path / NAME.format(FILES - 2)).read_bytes() == V1
