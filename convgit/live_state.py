@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convgit import codec
+from convgit.errors import NotFoundError
 from convgit.store.location import StoreLocation, size_cap, write_pointer
 
 if TYPE_CHECKING:
@@ -118,6 +120,18 @@ def snapshot_of(data: dict[str, Any]) -> Snapshot:
     return Snapshot(str(data["commit"]), str(data["tree"]), int(data["files"]), skipped, True)
 
 
+def after(parent: str | None, snap: Callable[[str | None], Snapshot]) -> Snapshot:
+    """``snap(parent)``; when ``parent`` (the state's ``last``, which no ref may keep yet: a
+    snapshot waiting for its entry) is gone, collected by `git gc --prune=now`, the files are
+    snapshotted without a parent rather than every later turn failing."""
+    try:
+        return snap(parent)
+    except NotFoundError:
+        if parent is None:
+            raise
+        return snap(None)
+
+
 def prompt_message(title: str, prompt: str | None) -> str:
     return f"at a prompt of {title} ({prompt})"
 
@@ -160,7 +174,8 @@ def quick_prompt(location: StoreLocation, live: Live, title: str, prompt: str | 
     ws = live.workspace()
     if last is None or ws is None:
         return None
-    snap = take(location, sid, ws, str(last["commit"]), prompt_message(title, prompt))
+    message = prompt_message(title, prompt)
+    snap = after(str(last["commit"]), lambda parent: take(location, sid, ws, parent, message))
     live.open_turn(prompt)
     if snap.reused:
         return f"session {sid}: files unchanged; turn open"
@@ -191,7 +206,9 @@ class BackgroundSnapshot:
 
     def _take(self, session: Session) -> None:
         try:
-            self._snap = session.take_snapshot(self.parent, "at a turn's end")
+            self._snap = after(
+                self.parent, lambda parent: session.take_snapshot(parent, "at a turn's end")
+            )
         except BaseException as exc:  # given to the thread that asks for the result
             self._error = exc
 

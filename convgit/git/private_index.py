@@ -28,6 +28,7 @@ from typing import NamedTuple
 from convgit import locks
 from convgit.errors import RefusedError, WorkspaceError
 from convgit.git import index as index_file
+from convgit.git import presence
 from convgit.git.objects import KIND_MASK
 from convgit.git.restoreplan import Skipped, lstat, real_folders, repository_above
 from convgit.git.run import INDEX, WHOLE_INDEX, Git
@@ -61,6 +62,7 @@ class IndexState:
     checked: str = ""
     shared: str = ""  # the shared index git made for this (split) index, if any
     shared_checked: str = ""  # that shared index's identity when last known intact
+    present: str = ""  # what ``presence.check`` last said of ``tree_id`` and the snapshot
 
 
 class Staged(NamedTuple):
@@ -159,9 +161,16 @@ class PrivateIndex:
         self.save(dataclasses.replace(self.state, snapshot=f"{commit} {tree_id}"))
 
     def last_snapshot(self) -> tuple[str, str]:
-        """(commit, tree id) of the last snapshot made from this index ("" when none)."""
-        commit, _, tree_id = self.state.snapshot.partition(" ")
-        return commit, tree_id
+        """(commit, tree id) of the last snapshot made from this index ("" when none, or when
+        git has collected it since: no ref may keep it yet)."""
+        state = self.state
+        commit, _, tree_id = state.snapshot.partition(" ")
+        if not commit:
+            return "", ""
+        there, present = presence.check(self.git, [commit, tree_id], state.present)
+        if present != state.present:
+            self.save(dataclasses.replace(state, present=present))
+        return (commit, tree_id) if there else ("", "")
 
     def file_count(self) -> int:
         """How many files the index holds."""
@@ -199,7 +208,14 @@ class PrivateIndex:
         made = {state.shared, self._shared_now()}
         updates, drops, skipped, ignores = self._survey(size_cap, state.ignores)
         made.add(self._shared_now())
-        tree_id = state.tree_id
+        tree_id, present = state.tree_id, state.present
+        if tree_id is not None and not (updates or drops):
+            # a tree no ref keeps (a status's, a diff's) is collected by `git gc --prune=now`:
+            # write it again (git rebuilds it from the index, or fails on a collected file's
+            # blob, and the index is rebuilt)
+            there, present = presence.check(self.git, [tree_id], present)
+            if not there:
+                tree_id = None
         if updates or drops:
             self.save(dataclasses.replace(state, tree_id=None, ignores=""))  # stale if we stop
             tree_id = None
@@ -225,6 +241,7 @@ class PrivateIndex:
             checked=index_file.identity(self.path),
             shared=shared,
             shared_checked=index_file.identity(self._shared_path(shared)) if shared else "",
+            present=present,
         )
         if fresh != state:
             self.save(fresh)
