@@ -109,6 +109,8 @@ def snapshot_json(snap: Snapshot | SnapshotInfo, **more: Any) -> dict[str, Any]:
         s if isinstance(s, dict) else {"path": s.path, "reason": s.reason} for s in snap.skipped
     ]
     found = {"commit": snap.commit, "tree": snap.tree_id, "files": snap.files, "skipped": skipped}
+    if snap.rules:
+        found["rules"] = snap.rules
     return {**found, **more}
 
 
@@ -117,7 +119,10 @@ def snapshot_of(data: dict[str, Any]) -> Snapshot:
     from convgit.workspace import Snapshot
 
     skipped = tuple(Skipped(str(s["path"]), str(s["reason"])) for s in data.get("skipped", []))
-    return Snapshot(str(data["commit"]), str(data["tree"]), int(data["files"]), skipped, True)
+    rules = str(data.get("rules") or "")
+    return Snapshot(
+        str(data["commit"]), str(data["tree"]), int(data["files"]), skipped, True, rules=rules
+    )
 
 
 def after(parent: str | None, snap: Callable[[str | None], Snapshot]) -> Snapshot:
@@ -143,6 +148,7 @@ def take(
     the session: its private index, its lock and the size cap are all it needs)."""
     index = location.index_path(sid)
     index.parent.mkdir(parents=True, exist_ok=True)
+    ws.keep_out(location.root)
     return ws.snapshot(
         index,
         message=f"convgit snapshot {what}\n\nConvgit-Session: {sid}\n",

@@ -176,7 +176,13 @@ def _record_snapshot(session: Session, target: str, snap: Snapshot) -> SnapshotI
         session,
         [
             schema.snapshot(
-                target, snap.commit, snap.tree_id, snap.files, skipped, replaces=replaces
+                target,
+                snap.commit,
+                snap.tree_id,
+                snap.files,
+                skipped,
+                replaces=replaces,
+                rules=snap.rules,
             )
         ],
     )

@@ -28,13 +28,12 @@ from typing import NamedTuple
 from convgit import locks
 from convgit.errors import RefusedError, WorkspaceError
 from convgit.git import index as index_file
-from convgit.git import presence
+from convgit.git import presence, rules
+from convgit.git.kept_out import STORE_NAME, STORE_REASON, KeptOut
 from convgit.git.objects import KIND_MASK
 from convgit.git.restoreplan import Skipped, lstat, real_folders, repository_above
 from convgit.git.run import INDEX, WHOLE_INDEX, Git
 
-STORE_NAME = ".convgit"  # a folder of this name is a convgit store, wherever it is
-STORE_REASON = "convgit's store"
 LOCK_TIMEOUT = 60.0
 _REGULAR = 0o100000
 
@@ -73,29 +72,6 @@ class Staged(NamedTuple):
     hashed: int
 
 
-class KeptOut:
-    """The folders no snapshot holds and no restore touches: convgit's store inside the
-    working tree (``add``), and any folder named ``.convgit``."""
-
-    def __init__(self) -> None:
-        self.folders: tuple[bytes, ...] = ()
-
-    def add(self, folder: bytes) -> None:
-        self.folders = (*self.folders, folder)
-
-    def above(self, path: bytes) -> bytes | None:
-        """The kept-out folder (relative to the root) that holds ``path``, if any."""
-        for folder in self.folders:
-            if path.startswith(folder + b"/"):
-                return folder
-        if STORE_NAME.encode() in path:
-            parts = path.split(b"/")
-            for depth, part in enumerate(parts[:-1]):
-                if part == STORE_NAME.encode():
-                    return b"/".join(parts[: depth + 1])
-        return None
-
-
 @contextmanager
 def locked(path: Path) -> Iterator[None]:
     """Hold the private index at ``path`` for the block: one convgit process (and thread) at a
@@ -130,6 +106,7 @@ class PrivateIndex:
         self.git = git
         self.path = path.absolute()
         self.kept_out = kept_out
+        self._rule_files: rules.RuleFiles | None = None
 
     def locked(self) -> AbstractContextManager[None]:
         """Hold this index for the block (see ``locked``)."""
@@ -362,23 +339,16 @@ class PrivateIndex:
         return updates, drops, skipped, nested | stores
 
     def _ignore_fingerprint(self) -> str:
-        """Identity (path, mtime, size) of the ignore files that live outside the worktree."""
-        configured = os.fsdecode(
-            self.git.run("config", "--get", "core.excludesFile", check=False).stdout
-        ).strip()
-        if configured:
-            excludes = Path(os.path.expanduser(str(configured)))
-        else:
-            xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-            excludes = Path(xdg, "git", "ignore")
-        parts = []
-        for path in (self.git.common_dir / "info" / "exclude", excludes):
-            try:
-                info = path.stat()
-                parts.append(f"{path}:{info.st_mtime_ns}:{info.st_size}")
-            except OSError:
-                parts.append(f"{path}:-")
-        return "|".join(parts)
+        """Identity of the ignore files that live outside the worktree (and of the sparse
+        checkout's patterns), found afresh: ``rule_files`` then names them."""
+        self._rule_files = rules.find(self.git)
+        return self._rule_files.fingerprint()
+
+    def rule_files(self) -> rules.RuleFiles:
+        """The rule files outside the worktree, as the last staging found them."""
+        if self._rule_files is None:
+            self._rule_files = rules.find(self.git)
+        return self._rule_files
 
     # -- keeping it sound --
 
@@ -504,7 +474,7 @@ def set_entries(git: Git, index: Path, lines: list[bytes], config: tuple[str, ..
 
 def forget_files(index: Path) -> None:
     """Remove the index file at ``index`` and what is kept beside it."""
-    for suffix in ("", ".state", ".lock"):
+    for suffix in ("", ".state", ".lock", ".rules"):
         Path(f"{index}{suffix}").unlink(missing_ok=True)
 
 
