@@ -321,8 +321,13 @@ def snapshot(
         )
         if snap.reused and existing is None and only_if_changed:
             return None
-        if snap.reused and existing is not None and existing.skipped == _skipped_record(snap):
-            return existing  # the same files, and the same ones left out: nothing new
+        if (
+            snap.reused
+            and existing is not None
+            and existing.skipped == _skipped_record(snap)
+            and existing.rules == (snap.rules or None)
+        ):
+            return existing  # the same files, left out by the same rules: nothing new
         faults.point("snapshot:before-ref")
         ws.set_ref(f"refs/convgit/{session.id}/{target}", snap.commit)
         faults.point("snapshot:before-record")
