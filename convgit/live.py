@@ -102,7 +102,7 @@ def _attach(location: StoreLocation, event: cc.Event, live: Live) -> Session | N
     known = live.data.get("session")
     if isinstance(known, str) and location.session_path(known).exists():
         # read when a step needs it (`_read_tree`); the working tree as found before
-        return Session(location, known, workspace=live.workspace())
+        return Session(location, known, workspace=live.workspace(location))
     found = session_import.find_for_agent(location, AGENT, event.session_id)
     if found is None:
         copied = cc.line_uuids(_read(event.transcript))

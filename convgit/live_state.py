@@ -77,8 +77,9 @@ class Live:
         found = {"root": str(ws.root), "git_dir": str(ws.git_dir), "common": str(ws.common_dir)}
         self.set("workspace", {**found, "format": ws.object_format})
 
-    def workspace(self) -> Workspace | None:
-        """The working tree as found before, if it is still there."""
+    def workspace(self, location: StoreLocation) -> Workspace | None:
+        """The working tree as found before, if it is still there, with ``location``'s store
+        kept out of its snapshots and restores (as ``session_files.find_workspace`` does)."""
         known = self.get("workspace")
         if known is None:
             return None
@@ -87,9 +88,11 @@ class Live:
         root, git_dir = Path(str(known["root"])), Path(str(known["git_dir"]))
         if not root.is_dir() or not git_dir.is_dir():
             return None
-        return Workspace(
+        found = Workspace(
             root, git_dir, Path(str(known["common"])), object_format=str(known["format"])
         )
+        found.keep_out(location.root)
+        return found
 
 
 def now() -> str:
@@ -148,7 +151,6 @@ def take(
     the session: its private index, its lock and the size cap are all it needs)."""
     index = location.index_path(sid)
     index.parent.mkdir(parents=True, exist_ok=True)
-    ws.keep_out(location.root)
     return ws.snapshot(
         index,
         message=f"convgit snapshot {what}\n\nConvgit-Session: {sid}\n",
@@ -177,7 +179,7 @@ def quick_prompt(location: StoreLocation, live: Live, title: str, prompt: str | 
     if not sidecar.get("enabled") or location.git is None:
         live.open_turn(prompt)
         return f"session {sid}: turn open"
-    ws = live.workspace()
+    ws = live.workspace(location)
     if last is None or ws is None:
         return None
     message = prompt_message(title, prompt)

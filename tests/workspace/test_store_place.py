@@ -158,3 +158,40 @@ def test_a_store_in_a_worktrees_git_dir_is_refused_and_convgits_place_is_not(
     made = convgit(linked, "--store", place, "user", "task", "--json").json()
     assert made["snapshot"]["commit"]
     assert subprocess.run(["git", "status"], cwd=linked, capture_output=True).returncode == 0
+
+
+def test_a_store_inside_the_tree_stays_out_of_the_hooks_snapshots(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code's hook, with CONVGIT_STORE naming a folder inside the project: the hook
+    finds the working tree from its live state (no git asked), and every snapshot it takes,
+    at a turn's end and at the prompt that follows a closed turn, leaves the store out."""
+    from tests.test_hook import event, hook, line
+
+    monkeypatch.setenv("CONVGIT_STORE", str(repo.path / "agent-history"))
+    transcript = tmp_path / "claude" / "transcript.jsonl"
+    transcript.parent.mkdir()
+    transcript.write_text("")
+    hook(repo.path, event("SessionStart", transcript, repo.path, source="startup"))
+    hook(repo.path, event("UserPromptSubmit", transcript, repo.path, prompt_id="p-1"))
+    with transcript.open("a") as out:
+        out.write(line("user", "u-1", None, "Start", promptId="p-1"))
+        out.write(line("assistant", "a-1", "u-1", [{"type": "text", "text": "Started."}]))
+    hook(repo.path, event("Stop", transcript, repo.path, last_assistant_message="Started."))
+    repo.write("notes.txt", "the user's notes\n")
+    hook(repo.path, event("UserPromptSubmit", transcript, repo.path, prompt_id="p-2"))
+    with transcript.open("a") as out:
+        out.write(line("user", "u-2", "a-1", "Go on", promptId="p-2"))
+        out.write(line("assistant", "a-2", "u-2", [{"type": "text", "text": "Done."}]))
+    hook(repo.path, event("Stop", transcript, repo.path, last_assistant_message="Done."))
+
+    log = (repo.path / "agent-history" / "logs" / "hooks.log").read_text()
+    assert "problem" not in log, log
+    for entry in ("a-1", "u-2", "a-2"):
+        snap = convgit(repo.path, "show", entry, "--json").json()["snapshot"]
+        assert snap is not None, entry
+        paths = repo.tree_paths(snap["tree"])
+        assert not [p for p in paths if p.startswith("agent-history/")], (entry, sorted(paths))
+    assert "notes.txt" in repo.tree_paths(
+        convgit(repo.path, "show", "u-2", "--json").json()["snapshot"]["tree"]
+    )
