@@ -22,7 +22,7 @@ class Snapshot:
     skipped: tuple[Skipped, ...]
     reused: bool
     written: int = 0
-    rules: str = ""  # the tree of the ignore rules outside the working tree (``rules``)
+    rules: str = ""  # the id of the ignore rules outside the working tree (``rules``)
 
 
 def take(

@@ -91,7 +91,7 @@ def snapshot(
 ) -> dict[str, Any]:
     """The files after ``entry``: ``commit`` (whose tree is ``tree_id``) of ``files`` files,
     leaving out ``skipped`` ({"path", "reason"}); ``replaces``: the entry's previous snapshot;
-    ``rules``: the tree of the ignore rules outside the working tree then (``git.rules``)."""
+    ``rules``: the id of the ignore rules outside the working tree then (``git.rules``)."""
     record: dict[str, Any] = {
         "type": "snapshot",
         "entry": entry,

@@ -90,7 +90,7 @@ class SnapshotInfo:
     skipped: list[dict[str, str]]
     ts: str
     replaces: str | None = None  # the entry's previous snapshot (this one's parent)
-    rules: str | None = None  # the tree of the ignore rules outside the working tree then
+    rules: str | None = None  # the id of the ignore rules outside the working tree then
 
     def to_json(self) -> dict[str, Any]:
         return {
