@@ -16,6 +16,8 @@ from pathlib import Path
 
 import typer
 
+from convgit.errors import RefusedError
+
 START = """def add(a, b):
     return a - b  # bug: should add
 """
@@ -54,8 +56,11 @@ class Story:
     def say(self, text: str) -> None:
         typer.secho(f"\n# {text}", fg="cyan")
 
-    def git(self, *args: str) -> None:
-        subprocess.run(["git", *args], cwd=self.repo, env=self.env, check=True, capture_output=True)
+    def git(self, *args: str) -> str:
+        done = subprocess.run(
+            ["git", *args], cwd=self.repo, env=self.env, check=True, capture_output=True, text=True
+        )
+        return done.stdout
 
     def write(self, name: str, text: str, why: str) -> None:
         (self.repo / name).write_text(text)
@@ -80,12 +85,43 @@ class Story:
         return self.convgit(*args).split()[0]
 
 
+def claim(directory: Path) -> None:
+    """Make ``directory`` the demo's own: a new folder, or an empty one. Anything else (a used
+    repository, a file, a folder with anything in it) is refused before a byte is written."""
+    try:
+        directory.mkdir(parents=True)
+        return
+    except FileExistsError:
+        pass
+    if not directory.is_dir() or any(directory.iterdir()):
+        raise RefusedError(
+            f"convgit demo builds only in a new or empty folder, and {directory} is not one; "
+            "nothing was changed.",
+            "convgit demo (a new temporary folder) or convgit demo --dir NEW-FOLDER",
+        )
+
+
+def own_repository(s: Story) -> None:
+    """``git init`` made a repository of the demo's own folder, on a branch with no commit yet:
+    the demo commits only on a branch it created (never on one found through a parent folder)."""
+    top = Path(s.git("rev-parse", "--show-toplevel").strip())
+    unborn = subprocess.run(
+        ["git", "rev-parse", "--verify", "-q", "HEAD"], cwd=s.repo, env=s.env, capture_output=True
+    )
+    if top.resolve() != s.repo.resolve() or unborn.returncode == 0:
+        raise RefusedError(
+            f"convgit demo found another repository at {s.repo}; it commits only on a branch "
+            "it created, and nothing was committed."
+        )
+
+
 def run(directory: Path | None = None) -> Path:
     """Build the demo repository (in a new temporary folder by default) and tell the story."""
     repo = Path(tempfile.mkdtemp(prefix="convgit-demo-")) if directory is None else directory
-    repo.mkdir(parents=True, exist_ok=True)
+    claim(repo)
     s = Story(repo)
     s.git("init", "-q")
+    own_repository(s)
     (repo / "calc.py").write_text(START)
     (repo / "test_calc.py").write_text(TEST)
     (repo / ".gitignore").write_text("__pycache__/\n")

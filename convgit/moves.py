@@ -62,6 +62,7 @@ def label(session: Session, ref: str, name: str | None) -> str:
 
 
 def rename(session: Session, text: str) -> None:
+    opening.check_name(text)
     session_append.write(session, lambda: [schema.session_name(text)], builds_on_leaf=False)
 
 
@@ -227,9 +228,10 @@ def _check_label(name: str) -> None:
         or name.startswith(":")  # `:N` is the N-th user message
         or name in ("@", "HEAD", "root", WORKING_TREE)
         or name.startswith(SAVED_PREFIX)
+        or "@{" in name  # REF@{N} names a replaced snapshot
     ):
         raise UsageError(
-            f"'{name}' cannot be a label: use a word without spaces or '~', not starting with"
-            f" ':' or {SAVED_PREFIX} (which name user messages and saved states), and not @,"
+            f"'{name}' cannot be a label: use a word without spaces, '~' or '@{{', not starting"
+            f" with ':' or {SAVED_PREFIX} (which name user messages and saved states), and not @,"
             " HEAD, root or ."
         )

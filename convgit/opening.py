@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from convgit import schema
-from convgit.errors import NoWorkspaceError
+from convgit.errors import NoWorkspaceError, UsageError
 from convgit.store import jsonl, sessions
 from convgit.store.location import StoreLocation, locate
 
@@ -30,7 +30,8 @@ def open(
     fsync: bool = False,
 ) -> Session:
     location = locate(path, store_dir)
-    sid = session or os.environ.get("CONVGIT_SESSION") or location.current()
+    # a session given is looked up (an empty one is refused); CONVGIT_SESSION="" is none set
+    sid = (os.environ.get("CONVGIT_SESSION") or location.current()) if session is None else session
     if sid is None:
         if create:
             return cls.create(path, store_dir=store_dir, fsync=fsync)
@@ -58,6 +59,8 @@ def start(
         )
     if location.git is not None and snapshots is not False:
         _check_workspace_root(location.git.worktree)
+    if name is not None:
+        check_name(name)  # before the session exists: a refused name leaves nothing behind
     sid = schema.new_id(set(location.session_ids()), size=schema.SESSION_ID_BYTES)
     cwd = str(location.git.worktree if location.git and location.git.worktree else Path.cwd())
     jsonl.create(location.session_path(sid), schema.header(sid, cwd, forked_from, agent))
@@ -65,11 +68,17 @@ def start(
     session.reload()
     if location.git is not None and snapshots is not False:
         session.sidecar_file.append([schema.sidecar_switch(True)])
-    if name:
+    if name is not None:
         session.rename(name)
     if make_current:
         location.set_current(sid)
     return session
+
+
+def check_name(name: str) -> None:
+    """A session's name names it (``--session NAME``): an empty one would name nothing."""
+    if not name.strip():
+        raise UsageError("A session's name cannot be empty; give a few words.")
 
 
 def _check_workspace_root(worktree: Path | None) -> None:

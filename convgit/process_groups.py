@@ -155,7 +155,7 @@ class Interrupts:
 
 def tail(log: Path, lines: int = TAIL_LINES) -> tuple[str, ...]:
     """The last non-empty lines of a log, as a terminal would show them (after the last
-    carriage return of each line)."""
+    carriage return of each line; a CRLF line end is a line end, not a return)."""
     with open(log, "rb") as handle:
         size = handle.seek(0, os.SEEK_END)
         handle.seek(max(0, size - _TAIL_BYTES))
@@ -163,7 +163,7 @@ def tail(log: Path, lines: int = TAIL_LINES) -> tuple[str, ...]:
     text = data.decode("utf-8", "replace").split("\n")
     if size > _TAIL_BYTES:
         text = text[1:]  # a line cut in the middle
-    shown = [line.rsplit("\r", 1)[-1].rstrip() for line in text]
+    shown = [line.removesuffix("\r").rsplit("\r", 1)[-1].rstrip() for line in text]
     return tuple([line for line in shown if line.strip()][-lines:])
 
 

@@ -225,12 +225,7 @@ def status_words(status: Status) -> list[str]:
         return out
     if not status.sidecar and not status.leaf_snapshot:
         out.append("files:   snapshots are off (`convgit snapshots on` to record them)")
-    if status.interrupted_restore is not None:
-        before = str(status.interrupted_restore["before"])
-        out.append(
-            f"warning: a restore was interrupted; `convgit restore --undo` returns the files to"
-            f" the saved state saved:{before[:12]}"
-        )
+    out += interrupted_lines(status.interrupted, status.session)
     if status.not_recorded is not None:
         entry, error = status.not_recorded["entry"], str(status.not_recorded["error"])
         out.append(
@@ -320,7 +315,11 @@ def stat_line(changes: Sequence[Change]) -> str:
 
 
 def restore_words(result: RestoreResult) -> list[str]:
-    if result.undo:
+    if result.undo and result.interrupted > 1:
+        what = (
+            f"the state before the {result.interrupted} interrupted restores, {result.saved_target}"
+        )
+    elif result.undo:
         what = f"the state before the last restore, {result.saved_target}"
     elif result.saved_target is not None:
         what = f"the saved state {result.saved_target}"
@@ -358,16 +357,50 @@ def _why(reason: str) -> str:
     return reason.removesuffix(", left alone").removesuffix("; left alone")
 
 
-def saved_lines(saved: Sequence[SavedState]) -> list[str]:
-    """``convgit restores``: one line per saved state, newest first."""
+def interrupted_lines(chain: Sequence[SavedState], session: str) -> list[str]:
+    """``status``'s warning about restores that never finished (newest first in ``chain``)."""
+    if not chain:
+        return []
+    first = chain[-1]
+    if len(chain) == 1:
+        what = "an undo was" if first.undo else "a restore was"
+        before = "before it"
+    else:
+        what = f"{len(chain)} restores were"
+        before = "before the first"
+    done = ", then ".join(f"`{s.preceded}`{_elsewhere(s, session)}" for s in reversed(chain))
+    return [
+        f"warning: {what} interrupted ({done}), the files may be half-written;"
+        f" `convgit restore --undo` returns them to the state {before}, {first.id}"
+    ]
+
+
+def saved_lines(saved: Sequence[SavedState], session: str) -> list[str]:
+    """``convgit restores``: one line per saved state, newest first (``session``: the one
+    running the command; the others' are named)."""
     if not saved:
         return ["no saved states yet (a restore saves the files before it changes them)"]
     out = []
     for state in saved:
+        if not state.recorded or state.rebuilt:
+            what = (
+                "its record was lost; repair wrote it again from its ref"
+                if state.rebuilt
+                else "no record in the sidecar, found from its ref (`convgit repair` records it)"
+            )
+            out.append(f"{state.id}  {state.ts}  {what}{_elsewhere(state, session)}")
+            continue
         names = _names(state.files, 3) if state.files else "no file"
         count = sum(state.changed.values())
-        out.append(f"{state.id}  {state.ts}  before `{state.preceded}`: {files(count)} ({names})")
+        line = f"{state.id}  {state.ts}  before `{state.preceded}`: {files(count)} ({names})"
+        if not state.finished:
+            line += ", interrupted"
+        out.append(line + _elsewhere(state, session))
     return out
+
+
+def _elsewhere(state: SavedState, session: str) -> str:
+    return f" (session {state.session})" if state.session and state.session != session else ""
 
 
 def snapshot_words(snap: SnapshotInfo, *, unchanged: bool = False) -> list[str]:

@@ -4,8 +4,10 @@ Promises kept here (``Session.restore`` is this module's ``restore``):
 * a restore that changes files saves them first, as a saved state that is recorded (the
   ``restore`` record, before any file changes) and kept by a ref; a restore that would change
   nothing saves nothing, records nothing and moves no undo point;
-* ``undo`` returns to the newest saved state, and lists the files it replaces that changed
-  since the restore it undoes (they are saved again first, like any restore's);
+* ``undo`` returns to the state saved by the newest restore of the working tree, whichever
+  session ran it; after restores interrupted one after another, to the state before the first
+  of them (``convgit.saved_states``); it lists the files it replaces that changed since the
+  restore it undoes (they are saved again first, like any restore's);
 * while the active path ends in tool calls whose results are not all recorded, a restore is
   refused unless forced, and its note never lands between a call and its result;
 * the leaf stays on its branch; a ``note`` under it tells the model what happened.
@@ -16,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from convgit import codec, faults, schema, session_append, session_files
+from convgit import codec, faults, saved_states, schema, session_append, session_files
 from convgit.errors import RefusedError, UsageError
 from convgit.store.sidecar import SavedState, is_saved_ref, saved_id
 
@@ -38,6 +40,7 @@ class RestoreResult:
     saved_target: str | None = None  # the saved state restored (``undo``: the newest one)
     undo: bool = False
     note_skipped: str | None = None  # why no note was written although files changed
+    interrupted: int = 0  # an undo: the interrupted restores, one after another, it went back over
 
     @property
     def saved(self) -> str | None:
@@ -55,6 +58,7 @@ class RestoreResult:
             "dry_run": self.dry_run,
             "note": self.note,
             "note_skipped": self.note_skipped,
+            "interrupted": self.interrupted,
             "changes": [{"path": c.path, "status": c.status} for c in self.changes],
             "replaced": list(self.changes.replaced),
             "left_alone": [{"path": s.path, "reason": s.reason} for s in self.changes.left_alone],
@@ -79,19 +83,18 @@ def restore(
     """Bring the files (or ``paths``, relative to the root) to ``ref``'s snapshot or to the
     saved state ``ref`` names (``saved:…``); ``undo``: to the newest saved state."""
     ws = session.workspace()
-    sidecar = session.sidecar
     size_cap = session.size_cap
     target_entry: str | None = None
     state: SavedState | None = None
+    settles: list[SavedState] = []  # the interrupted restores an undo goes back before
     if undo:
-        if not sidecar.saved:
-            raise RefusedError("There is no saved state to return to.", "convgit restores")
-        state = sidecar.saved[-1]
-        paths = state.paths if paths is None else paths
+        point = saved_states.undo_point(session)
+        state, settles = point.state, point.interrupted
+        paths = point.paths if paths is None else paths
     elif ref is None:
         raise UsageError("Say which entry's snapshot to restore.", "convgit restore REF")
     elif is_saved_ref(ref):
-        state = sidecar.saved_state(ref)
+        state = saved_states.find(session, ref)
     rules: str | None = None  # a saved state records none: today's rules judge it
     if state is not None:
         commit, exact_from, skipped = state.commit, state.restored_to or None, state.skipped
@@ -116,19 +119,19 @@ def restore(
         changes = planned.changes
         if dry_run:
             return RestoreResult(
-                target_entry, commit, None, changes, True, None, saved_target, undo
-            )
+                target_entry, commit, None, changes, True, None, saved_target, undo,
+                interrupted=len(settles),
+            )  # fmt: skip
         if not changes:  # nothing to change: nothing is saved, recorded or moved
             planned.apply()
-            interrupted = sidecar.interrupted
-            if undo and interrupted is not None:  # killed before it changed a file: settled
-                session_files.append_sidecar(session, [schema.restored(interrupted["before"])])
+            if settles:  # the interrupted restores changed nothing that is still changed
+                saved_states.settle(session, settles)
             return RestoreResult(
-                target_entry, commit, None, changes, False, None, saved_target, undo
-            )
-        stamp = schema.now().replace(":", "").replace("-", "").replace(".", "")
+                target_entry, commit, None, changes, False, None, saved_target, undo,
+                interrupted=len(settles),
+            )  # fmt: skip
         before = planned.save(
-            f"refs/convgit/{session.id}/safety/{stamp}",
+            saved_states.safety_ref(session.id),
             f"convgit safety snapshot before a restore\n\nConvgit-Session: {session.id}\n",
         )
         # recorded before the first file changes: a restore killed half-way is then
@@ -157,7 +160,7 @@ def restore(
         )
     return RestoreResult(
         target_entry, commit, before, changes, False,
-        None if skipped_note else note, saved_target, undo, skipped_note,
+        None if skipped_note else note, saved_target, undo, skipped_note, len(settles),
     )  # fmt: skip
 
 

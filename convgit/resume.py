@@ -76,6 +76,7 @@ def resume(session: Session, ref: str, agent: str = AGENT, *, restore: bool = Fa
         raise RefusedError(
             f"convgit cannot hand a session back to '{agent}': it resumes in {known}."
         )
+    target = session.resolve(ref)  # a REF that names nothing is refused first, whatever the agent
     header = session.tree.header or {}
     if header.get("agent") != agent:
         raise RefusedError(
@@ -83,7 +84,6 @@ def resume(session: Session, ref: str, agent: str = AGENT, *, restore: bool = Fa
             f" {title} could resume.",
             f"convgit sessions  (the ones with agent {agent})",
         )
-    target = session.resolve(ref)
     write = {cc.AGENT: _claude_code, pi_agent.AGENT: _pi, codex_agent.AGENT: _codex}[agent]
     written = write(session, target)
     if restore and session.nearest_snapshot(target) is None:

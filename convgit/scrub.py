@@ -49,6 +49,19 @@ _HEADER_KEYS = frozenset({"type", "v", "id", "created", "forkedFrom", "agent", "
 _PART_KEYS = frozenset({"type"})  # and a tool call's ``id``
 
 
+def user_pattern(source: str) -> re.Pattern[str]:
+    """A regular expression a user gave, compiled; one that Python's ``re`` refuses, whatever
+    the way (a syntax error, a repetition count too large, nesting too deep), is one sentence
+    and a usage error. The sentence never quotes the pattern: it may be the secret itself."""
+    try:
+        return re.compile(source)
+    except re.error as exc:
+        reason = str(exc)
+    except (OverflowError, RecursionError, ValueError) as exc:
+        reason = str(exc) if not isinstance(exc, RecursionError) else "it nests too deep"
+    raise UsageError(f"The pattern is not a regular expression Python can use: {reason}.")
+
+
 class Scrubber:
     """One compiled pattern and what it is called in reports (never the pattern's text, which
     may be the secret itself)."""
@@ -57,10 +70,7 @@ class Scrubber:
         if (pattern is None) == (not secrets):
             raise UsageError("Give a PATTERN or --secrets (one of them).", "convgit redact --help")
         source = "|".join(f"(?:{p})" for p in SECRETS.values()) if secrets else str(pattern)
-        try:
-            self.pattern = re.compile(source)
-        except re.error as exc:
-            raise UsageError(f"The pattern is not a regular expression: {exc}.") from None
+        self.pattern = user_pattern(source)
         if self.pattern.fullmatch(""):
             raise UsageError("The pattern matches the empty string: it would match everywhere.")
         self.builtin = secrets

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -18,6 +19,7 @@ from convgit import (
     moves,
     opening,
     restoring,
+    saved_states,
     schema,
     session_append,
     session_files,
@@ -26,6 +28,7 @@ from convgit import (
 )
 from convgit.conversation import replay, tree
 from convgit.conversation.view import SessionView
+from convgit.git.restoreplan import relative_paths
 from convgit.restoring import RestoreResult
 from convgit.schema import Entry
 from convgit.store import load, sessions
@@ -157,6 +160,7 @@ class Session:
         found = verify.problems(self.tree, self.read_sidecar())
         if not any(p.fatal for p in found):
             found += self.lost_commits()
+            found += saved_states.unrecorded_problems(self, self.read_sidecar())
         return sorted(found, key=lambda p: (p.line or 0, p.what))
 
     def lost_commits(self) -> list[tree.Problem]:
@@ -168,8 +172,8 @@ class Session:
         """Move every line fsck rejects aside, keeping a backup (``verify.repair``); the session
         is read again afterwards."""
         report = verify.repair(self.file, self.sidecar_file, self.id)
-        self.reload()
-        return report
+        self.reload()  # then the saved states whose record is lost, from their refs
+        return replace(report, records=saved_states.rebuild(self))
 
     # -- writing the conversation -------------------------------------------------------------
 
@@ -391,7 +395,7 @@ class Session:
 
     def status(self) -> Status:
         """Where the conversation is, and which snapshot (if any) the files match right now."""
-        return session_files.status(self)
+        return session_files.status(self, saved_states.interrupted(self))
 
     def diff(self, a: str, b: str | None = None) -> list[Change]:
         """Changes from ``a``'s snapshot (or the saved state ``a`` names) to ``b``'s (default:
@@ -400,8 +404,9 @@ class Session:
         return session_files.diff(self, a, b)
 
     def saved_state(self, ref: str) -> SavedState:
-        """The saved state ``ref`` (``saved:…``) names; see ``convgit.store.sidecar``."""
-        return self.sidecar.saved_state(ref)
+        """The saved state of the working tree that ``ref`` (``saved:…``) names, in this session
+        or another (``convgit.saved_states``)."""
+        return saved_states.find(self, ref)
 
     def restore(
         self,
@@ -415,6 +420,7 @@ class Session:
         """Bring the files (or ``paths``, relative to the root) to ``ref``'s snapshot or to a
         saved state (``saved:…``), after saving the files now; ``undo``: return to the newest
         saved state. See ``convgit.restoring`` for what is promised."""
+        relative_paths(paths or [])  # an empty or escaping path: refused before any file is read
         return restoring.restore(self, ref, paths=paths, dry_run=dry_run, undo=undo, force=force)
 
     def add_worktree(self, ref: str, directory: Path) -> str:

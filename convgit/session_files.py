@@ -20,7 +20,7 @@ from convgit import faults, schema
 from convgit.conversation import tree
 from convgit.errors import ConvgitError, NotFoundError, NoWorkspaceError, RefusedError
 from convgit.store.location import find_git
-from convgit.store.sidecar import SnapshotInfo, is_saved_ref
+from convgit.store.sidecar import SavedState, SnapshotInfo, is_saved_ref, snapshot_back
 
 if TYPE_CHECKING:
     from convgit.session import Session
@@ -40,7 +40,10 @@ class Status:
     matches: str | None = None
     changed: list[str] = field(default_factory=list)
     diverged: bool = False
-    interrupted_restore: dict[str, Any] | None = None
+    # the newest restores of the working tree that never finished, one after another, newest
+    # first (a restore killed half-way, then its undo killed too): ``--undo`` goes back before
+    # the first of them, the last of this list
+    interrupted: list[SavedState] = field(default_factory=list)
     left_alone: list[dict[str, str]] = field(default_factory=list)  # path, reason
     not_recorded: dict[str, Any] | None = None  # the last failed snapshot: entry, error, ts
     files_error: str | None = None  # why the files could not be read now
@@ -56,7 +59,12 @@ class Status:
             "files": {"matches": self.matches, "changed": self.changed},
             "left_alone": self.left_alone,
             "diverged": self.diverged,
-            "interrupted_restore": self.interrupted_restore,
+            "interrupted_restore": None
+            if not self.interrupted
+            else {
+                "restores": [state.to_json() for state in self.interrupted],
+                "undo_returns_to": self.interrupted[-1].id,
+            },
             "not_recorded": self.not_recorded,
             "files_error": self.files_error,
         }
@@ -126,20 +134,29 @@ def lost_commits(session: Session) -> list[tree.Problem]:
 def check_worktree(session: Session) -> None:
     """Refuse to act on this worktree's files for a session of another worktree of the
     same repository (its snapshots are of that worktree's files)."""
-    git = session.location.git
-    recorded = (session.tree.header or {}).get("cwd")
-    if git is None or git.worktree is None or not isinstance(recorded, str):
-        return
-    home = Path(recorded)
-    if home == git.worktree or not (home / ".git").exists():
-        return  # the same worktree, or one that is gone (a moved repository)
-    theirs = find_git(home)
-    if theirs is not None and theirs.worktree == home and theirs.common_dir == git.common_dir:
+    home = other_worktree(session, session.tree.header)
+    if home is not None:
         raise RefusedError(
             f"Session {session.id} belongs to the worktree at {home}; convgit will not use its"
             " snapshots on the files here.",
             f"run it there: convgit -C {home} …",
         )
+
+
+def other_worktree(session: Session, header: dict[str, Any] | None) -> Path | None:
+    """The other worktree of this repository that a session with ``header`` belongs to, if
+    it belongs to one (None: this worktree, or a folder that is no worktree any more)."""
+    git = session.location.git
+    recorded = (header or {}).get("cwd")
+    if git is None or git.worktree is None or not isinstance(recorded, str):
+        return None
+    home = Path(recorded)
+    if home == git.worktree or not (home / ".git").exists():
+        return None  # the same worktree, or one that is gone (a moved repository)
+    theirs = find_git(home)
+    if theirs is not None and theirs.worktree == home and theirs.common_dir == git.common_dir:
+        return home
+    return None
 
 
 def take_snapshot(session: Session, parent: str | None, what: str) -> Snapshot:
@@ -206,7 +223,8 @@ def workspace_lock(session: Session) -> AbstractContextManager[None]:
     return private_index.locked(index(session))
 
 
-def status(session: Session) -> Status:
+def status(session: Session, interrupted: list[SavedState]) -> Status:
+    """Both tracks now; ``interrupted``: the restores ``Status.interrupted`` names."""
     session.check()
     leaf = session.tree.leaf
     leaf_snap = session.nearest_snapshot(leaf)
@@ -217,7 +235,7 @@ def status(session: Session) -> Status:
         leaf_snapshot=leaf_snap.entry if leaf_snap else None,
         workspace=session.location.git is not None,
         sidecar=session.snapshots_enabled,
-        interrupted_restore=session.sidecar.interrupted,
+        interrupted=interrupted,
     )
     failed = [f for f in session.sidecar.failed.values() if f["entry"] in session.tree.entries]
     if failed:
@@ -275,25 +293,43 @@ def _files_of(session: Session, ref: str) -> tuple[str, dict[str, str]]:
     """The commit or tree of ``ref`` (a snapshot's entry or a saved state) and the paths
     it left out, with why."""
     if is_saved_ref(ref):
-        state = session.sidecar.saved_state(ref)
+        state = session.saved_state(ref)
         return state.commit, state.skipped
     snap = require_snapshot(session, ref)
     return snap.tree_id, _skipped(snap)
 
 
 def require_snapshot(session: Session, ref: str) -> SnapshotInfo:
-    target = session.resolve(ref)
+    """The snapshot ``ref`` names: its entry's, or with ``REF@{N}`` the one N back that a
+    newer snapshot of the entry replaced (kept under ``refs/convgit/<sid>/replaced/``), or the
+    one whose commit ``ref`` begins (7 hex digits or more) when no entry matches."""
+    base, back = snapshot_back(ref)
+    try:
+        target = session.resolve(base)
+    except NotFoundError:  # a snapshot's commit, as `snapshots` and the page show it
+        by_commit = None if back else session.sidecar.snapshot_by_commit(base)
+        if by_commit is None:
+            raise
+        return by_commit
     snap = session.sidecar.snapshots.get(target)
     if snap is None:
         nearest = session.nearest_snapshot(target)
         hint = f"its nearest snapshot is at {nearest.entry}" if nearest else "convgit snapshot"
         raise NotFoundError(f"Entry {target} has no snapshot.", hint)
+    if back:
+        earlier = session.sidecar.replaced.get(target, [])
+        if back > len(earlier):
+            raise NotFoundError(
+                f"The snapshot of {target} replaced {len(earlier)} earlier one"
+                f"{'' if len(earlier) == 1 else 's'}; '{ref}' is not one of them."
+            )
+        snap = earlier[-back]
     return snap
 
 
 def add_worktree(session: Session, ref: str, directory: Path) -> str:
     if is_saved_ref(ref):
-        commit = session.sidecar.saved_state(ref).commit
+        commit = session.saved_state(ref).commit
     else:
         commit = require_snapshot(session, ref).commit
     session.workspace().add_worktree(commit, directory)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from convgit import schema, session_append, session_files
 from convgit.conversation import appending
 from convgit.errors import NotFoundError, RefusedError, UsageError
+from convgit.git.restoreplan import relative_paths
 
 if TYPE_CHECKING:
     from convgit.session import Session
@@ -72,6 +73,7 @@ def run(
 
     if not refs:
         raise UsageError("Give at least one REF to run on.", "convgit run REF... -- COMMAND")
+    relative_paths(links)  # an empty or escaping path: refused before any file is read
     ws = session.workspace()
     snaps = [
         None if ref == WORKING_TREE else session_files.require_snapshot(session, ref)

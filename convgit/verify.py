@@ -24,12 +24,14 @@ class RepairReport:
     moved: int  # lines moved to a quarantine file
     backup: Path | None  # the original session file, kept (None when it needed no repair)
     new_header: bool
+    records: int = 0  # saved states whose lost sidecar record was written again from their ref
 
     def to_json(self) -> dict[str, Any]:
         return {
             "moved": self.moved,
             "backup": str(self.backup) if self.backup else None,
             "new_header": self.new_header,
+            "records": self.records,
         }
 
 

@@ -23,6 +23,8 @@ settings.register_profile(
 settings.load_profile(os.environ.get("CONVGIT_HYPOTHESIS_PROFILE", "default"))
 
 ROOT = Path(__file__).resolve().parent.parent
+# a missing tool (agent CLIs, Chromium) is counted once in the summary, under its install line
+pytest_plugins = ["tests.missing_tools", "pytester"]
 
 
 @pytest.fixture(scope="session")

@@ -32,10 +32,19 @@ def test_every_command_is_in_the_readme(name: str) -> None:
     assert re.search(rf"convgit {name}\b", README), f"`convgit {name}` is not in README.md"
 
 
-def test_readme_opens_with_install_and_demo_then_tests() -> None:
-    head = "\n".join(README.splitlines()[:25])
-    assert "convgit demo" in head
-    assert ".ci/run" in head or "pytest" in head
+def test_readme_opens_with_install_and_demo_then_the_test_command_ci_runs() -> None:
+    block = README.split("```sh\n", 1)[1].split("```", 1)[0]
+    commands = [line.split("#", 1)[0].strip() for line in block.splitlines()]
+    assert len(commands) == 2 and "convgit demo" in commands[0]
+    tests = commands[1]
+    # CI runs exactly the README's test command, and nothing else that could make it pass
+    ci = [
+        line
+        for line in (ROOT / ".ci" / "run").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    assert ci[-1] == f"exec bash {tests}"
+    assert all(line.startswith(("set ", "cd ")) for line in ci[:-1])
 
 
 def test_changelog_exists() -> None:

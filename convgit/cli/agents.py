@@ -19,7 +19,7 @@ from convgit.cli.program import (
     options,
     out,
 )
-from convgit.errors import NotFoundError, RefusedError, UsageError
+from convgit.errors import NotFoundError, UsageError
 
 
 @command("import")
@@ -55,6 +55,9 @@ def export_cmd(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write a new file instead of stdout.")
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace the file -o names if it exists.")
+    ] = False,
 ) -> None:
     """The root-to-REF path as another agent's session file, which that agent continues
     (`pi --session FILE`). Entries imported from it are written back byte for byte."""
@@ -74,15 +77,9 @@ def export_cmd(
         except OSError as exc:
             output_failed(exc)
         return
-    try:
-        with open(output, "xb") as written:
-            written.write(data)
-    except FileExistsError:
-        raise RefusedError(
-            f"{output} exists; convgit export writes only new files.", "choose another name"
-        ) from None
-    except OSError as exc:
-        raise RefusedError(f"{output} cannot be written ({exc.strerror}).") from None
+    from convgit.cli import newfile
+
+    newfile.write(output, data, command="convgit export", force=force)
     show(f"wrote {len(path)} entries, root to {path[-1]['id']}, to {output} (pi v3)")
 
 

@@ -117,27 +117,42 @@ def restore(
 
 def _from_here(session: Session, paths: list[str]) -> list[str]:
     """``--path`` values, relative to the folder convgit runs in (as git reads pathspecs), as
-    paths relative to the worktree's root (a path outside it keeps its ``..`` and is refused)."""
+    paths relative to the worktree's root (a path outside it keeps its ``..`` and is refused).
+    A path that reaches the tree only through a symlink outside it (``$PWD/file`` in a folder
+    entered through a symlink, an absolute path through a symlinked root) is read at the
+    folder it reaches; a symlink inside the tree is never followed here."""
     here = Path(options.directory).resolve()
     root = session.worktree_root().resolve()
     out: list[str] = []
     for given in paths:
+        if not given:  # refused where every path is read (restoreplan.relative_path)
+            out.append(given)
+            continue
         joined = os.path.normpath(os.path.join(here, given))
         relative = os.path.relpath(joined, root)
-        out.append("" if relative == "." else relative)
+        if relative.split(os.sep)[0] == "..":  # its folder, else itself, may lead into the tree
+            folder, name = os.path.split(joined)
+            for real in (os.path.join(os.path.realpath(folder), name), os.path.realpath(joined)):
+                inside = os.path.relpath(real, root)
+                if inside.split(os.sep)[0] != "..":
+                    relative = inside
+                    break
+        out.append(relative)
     return out
 
 
 @command()
 def restores(json: JsonFlag = False) -> None:
-    """The saved states, newest first: the files as they were before each restore."""
-    from convgit import render
+    """The saved states of the working tree, newest first: the files as they were before
+    each restore, whichever session ran it."""
+    from convgit import render, saved_states
 
-    saved = list(reversed(open_session().sidecar.saved))
+    session = open_session()
+    saved = saved_states.of_worktree(session)
     if json:
         out([state.to_json() for state in saved])
     else:
-        show(*render.saved_lines(saved))
+        show(*render.saved_lines(saved, session.id))
 
 
 @command()
@@ -192,12 +207,18 @@ def worktree(
         return
     if ref is None or directory is None:
         raise UsageError("Give an entry and a folder.", "convgit worktree REF DIR")
+    from convgit.cli import newfile
+
+    newfile.check_new_folder(directory, "convgit worktree")
     commit = session.add_worktree(ref, directory)
     if is_saved_ref(ref):
         entry, what = None, f"the saved state {session.saved_state(ref).id}"
     else:
-        entry = session.resolve(ref)
-        what = f"the snapshot of {entry} ({commit[:12]})"
+        snap = session.sidecar.snapshot_by_commit(commit)  # REF's, REF@{N} or by its commit
+        assert snap is not None
+        entry = snap.entry
+        now = session.sidecar.snapshots[entry].commit == commit
+        what = f"the snapshot of {entry}{'' if now else ' (since replaced)'} ({commit[:12]})"
     if json:
         out({"entry": entry, "commit": commit, "path": str(directory)})
     else:

@@ -23,7 +23,7 @@ from convgit.session import Session
 @command()
 def fsck(json: JsonFlag = False) -> None:
     """Check the session file: exit 0 when it is sound, 3 with every problem by line."""
-    from convgit import render
+    from convgit import render, saved_states
 
     session = open_session()
     problems = session.problems()
@@ -43,14 +43,19 @@ def fsck(json: JsonFlag = False) -> None:
         lines = render.problem_lines(problems)
         lost = {(p.line, p.what) for p in session.lost_commits()} if fatal else set()
         fixable = [p for p in fatal if (p.line, p.what) not in lost]
-        if fixable:
+        unrecorded = [p for p in fixable if p in saved_states.unrecorded_problems(session)]
+        if len(unrecorded) < len(fixable):
             lines.append(f"{len(fixable)} problem(s): `convgit repair` moves the bad lines aside")
+        elif unrecorded:
+            lines.append(
+                f"{len(unrecorded)} saved state(s) without a record: `convgit repair` records them"
+            )
         if lost:
             lines.append(
                 f"{len(lost)} snapshot or saved-state commit(s) lost from git: their files"
                 " cannot be restored, and repair cannot bring them back"
             )
-        else:
+        elif not fatal:
             lines.append(f"session {session.id}: ok ({len(session.view().entries)} entries)")
         if fatal:
             typer.echo("\n".join(lines), err=True)
@@ -67,14 +72,16 @@ def repair(json: JsonFlag = False) -> None:
     report = session.repair()
     if json:
         out(report.to_json())
-    elif report.moved == 0 and report.backup is None:
+    elif report.moved == 0 and report.backup is None and not report.records:
         show(f"session {session.id}: nothing to repair")
     else:
-        show(
-            f"moved {report.moved} line(s) to the quarantine ({session.file.quarantine_path.name})"
-        )
+        if report.moved or report.backup is not None:
+            quarantine = session.file.quarantine_path.name
+            show(f"moved {report.moved} line(s) to the quarantine ({quarantine})")
         if report.backup is not None:
             show(f"the original is kept as {report.backup.name}")
+        if report.records:
+            show(f"recorded {report.records} saved state(s) again from their refs")
 
 
 @command()
@@ -121,7 +128,7 @@ def redact(
         chosen = [
             Session.open(
                 options.directory,
-                session=session_id or options.session,
+                session=session_id if session_id is not None else options.session,
                 store_dir=options.store,
             )
         ]

@@ -1,7 +1,6 @@
 """Reading a session without changing it: ``log``, ``tree``, ``show``, ``context``,
 ``branches``, ``use``, ``sessions`` and the ``html`` page."""
 
-import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -229,16 +228,20 @@ def html_cmd(
         ),
     ] = None,
     open_: Annotated[bool, typer.Option("--open", help="Open the page in a browser.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace the file -o names if it exists.")
+    ] = False,
     json: JsonFlag = False,
 ) -> None:
     """Write one self-contained HTML page of both tracks: the tree beside the snapshots, each
     entry in full, the files changed at each snapshot, comparisons, restores."""
     from convgit import render, sessionpage
+    from convgit.cli import newfile
     from convgit.formats import html
 
     session = Session.open(
         options.directory,
-        session=session_ref or options.session,
+        session=session_ref if session_ref is not None else options.session,
         store_dir=options.store,
         fsync=options.fsync,
     )
@@ -247,11 +250,12 @@ def html_cmd(
     if output is not None and str(output) == "-":
         sys.stdout.write(text)
         return
-    path = output or session.location.root / "pages" / f"{session.id}.html"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    scratch = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    scratch.write_text(text, encoding="utf-8")
-    os.replace(scratch, path)  # a reader never sees half a page
+    if output is None:  # the store's own page of the session, replaced each time
+        path = session.location.root / "pages" / f"{session.id}.html"
+        path.parent.mkdir(parents=True, exist_ok=True)
+    else:
+        path = output
+    newfile.write(path, text.encode(), command="convgit html", force=force or output is None)
     size = len(text.encode())
     if json:
         out({"session": session.id, "path": str(path), "bytes": size})

@@ -61,8 +61,11 @@ def open_tool_calls(tree: Tree, ident: str) -> list[str]:
 
 def resolve(tree: Tree, ref: str) -> str:
     """An entry id from ``@``, ``@~N``, ``root``, ``:N`` (the N-th user message of the active
-    path; ``:-N`` counts from its end), a label, a unique id prefix, or ``X~N``."""
+    path; ``:-N`` counts from its end), a label, a unique id prefix, or ``X~N``. An empty
+    reference names nothing: it is refused, never taken for ``@``."""
     ref = ref.strip()
+    if not ref:
+        raise UsageError("An empty reference names no entry; give one (@ is the leaf).")
     base, _, back = ref.partition("~")
     steps = 0
     if back or ref.endswith("~"):

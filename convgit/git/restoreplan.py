@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from convgit.errors import NotFoundError, RefusedError, RestoreBlockedError
+from convgit.errors import NotFoundError, RefusedError, RestoreBlockedError, UsageError
 from convgit.git.objects import GITLINK, Delta, bad_name
 
 
@@ -67,7 +67,10 @@ def repository_above(root: bytes, path: bytes, known: dict[bytes, bool]) -> byte
 
 
 def relative_path(path: str) -> str:
-    """A restore path as a clean relative POSIX path ('' for the whole tree); refuse escapes."""
+    """A restore path as a clean relative POSIX path ('' for the whole tree, given as '.');
+    refuse escapes, and refuse an empty path, which names no file (never the whole tree)."""
+    if not path:
+        raise UsageError("An empty path names no file or folder; give one (. is the whole tree).")
     pure = PurePosixPath(path.replace(os.sep, "/"))
     if pure.is_absolute() or ".." in pure.parts:
         raise RefusedError(f"The path {path!r} is outside the working tree.")
@@ -75,6 +78,11 @@ def relative_path(path: str) -> str:
     if any(bad_name(part) for part in parts):
         raise RefusedError(f"The path {path!r} points into .git or is not a valid file name.")
     return "/".join(parts)
+
+
+def relative_paths(paths: Sequence[str]) -> list[str]:
+    """``relative_path`` of each: checked at a command's start, before any file is read."""
+    return [relative_path(path) for path in paths]
 
 
 def select(deltas: list[Delta], paths: list[str], known: Callable[[str], bool]) -> list[Delta]:
@@ -164,9 +172,22 @@ def plan(
     if aside:
         by_git = ignored(aside)
         for path in aside:
-            why = "ignored by git" if path in by_git else "outside the snapshots (size cap)"
+            why = "ignored by git" if path in by_git else _left_out(root, path)
             left_alone.append(Skipped(path, f"{why}; differs from the snapshot, left alone"))
     return keep, sorted(left_alone, key=lambda s: s.path)
+
+
+def _left_out(root: Path, path: str) -> str:
+    """Why the snapshots do not hold what stands at ``path`` (not ignored): what it is says."""
+    info = lstat(root / path)
+    if info is None or stat.S_ISDIR(info.st_mode) or stat.S_ISLNK(info.st_mode):
+        return "outside the snapshots"
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(info.st_mode) else "a socket or a device"
+        return f"{kind}, not a file snapshots hold"
+    if not os.access(root / path, os.R_OK):
+        return "unreadable"
+    return "outside the snapshots (size cap)"
 
 
 def _holds_files(root: Path, delta: Delta) -> bool:

@@ -75,10 +75,14 @@ def remove(git: Git, directory: Path, *, force: bool = False) -> None:
             "worktree", "remove", *(["--force"] if force else []), str(directory), check=False
         )
     if proc.returncode != 0:
-        raise RefusedError(
-            f"git will not remove {directory}: {os.fsdecode(proc.stderr).strip()}",
-            hint="remove it with force to discard its changes",
-        )
+        said = os.fsdecode(proc.stderr).strip()
+        if "modified or untracked" in said:  # git's words name an option convgit does not take
+            raise RefusedError(
+                f"git will not remove {directory}: it holds changes (modified or untracked"
+                " files); nothing was removed.",
+                hint=f"keep what you need, then `git worktree remove --force {directory}`",
+            )
+        raise RefusedError(f"git will not remove {directory}: {said}")
 
 
 def discard(git: Git, directory: Path) -> None:

@@ -38,6 +38,7 @@ from convgit.schema.quarantine import QUARANTINE_FIELDS, quarantined
 from convgit.schema.sidecar import (
     SIDECAR_CHECKED,
     SIDECAR_FIELDS,
+    rebuilt_restore,
     restore,
     restored,
     sidecar_record,
@@ -95,6 +96,7 @@ __all__ = [
     "new_id",
     "now",
     "quarantined",
+    "rebuilt_restore",
     "redaction",
     "restore",
     "restored",

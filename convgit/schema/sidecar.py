@@ -36,6 +36,7 @@ SIDECAR_FIELDS: dict[str, dict[str, FieldSpec]] = {
         "files": ((list,), False),
         "skipped": ((list,), False),
         "undo": ((bool,), False),
+        "rebuilt": ((bool,), False),
     },
     # the restore that saved ``before`` finished; a restore without one was interrupted
     "restored": {"before": (STR, True), "ts": (STR, True)},
@@ -142,6 +143,20 @@ def restore(
         "skipped": skipped,
         "undo": undo,
         "ts": now(),
+    }
+
+
+def rebuilt_restore(before: str, ts: str) -> dict[str, Any]:
+    """The ``restore`` record of the saved state ``before``, rebuilt by ``repair`` from its ref
+    alone (the record was lost): what that restore did is not known, only the state it saved."""
+    return {
+        "type": "restore",
+        "entry": "",
+        "before": before,
+        "paths": None,
+        "changed": {},
+        "rebuilt": True,
+        "ts": ts,
     }
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from convgit import codec
 from convgit.conversation.tree import Tree
-from convgit.errors import AmbiguousRefError, ConvgitError, NotFoundError
+from convgit.errors import AmbiguousRefError, ConvgitError, NotFoundError, UsageError
 from convgit.store import jsonl, load
 from convgit.store.location import StoreLocation, locate, write_pointer
 from convgit.store.sidecar import Sidecar
@@ -41,7 +41,10 @@ def read_sidecar(location: StoreLocation, sid: str) -> Sidecar:
 
 
 def find_session(location: StoreLocation, ref: str) -> str:
-    """The id of the session ``ref`` names: its id, a unique prefix of it, or its unique name."""
+    """The id of the session ``ref`` names: its id, a unique prefix of it, or its unique name.
+    An empty ``ref`` names none: refused, never taken for the current session."""
+    if not ref.strip():
+        raise UsageError("An empty session names none; give its id, a prefix of it or its name.")
     if SESSION_ID.fullmatch(ref):
         if location.session_path(ref).exists():
             return ref

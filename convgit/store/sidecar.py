@@ -10,6 +10,7 @@ caller-chosen ids that do are refused), so the two can never be confused.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,18 @@ def is_saved_ref(ref: str) -> bool:
     return ref.strip().startswith(SAVED_PREFIX)
 
 
+_BACK = re.compile(r"(.*)@\{([0-9]+)\}")
+
+
+def snapshot_back(ref: str) -> tuple[str, int]:
+    """``REF@{N}``: REF (``@`` when only ``@{N}`` is given) and N, how many snapshots back of
+    REF's entry (0: its snapshot now, 1: the one that replaced, ...); any other ref: (ref, 0)."""
+    found = _BACK.fullmatch(ref.strip())
+    if found is None:
+        return ref, 0
+    return found.group(1) or "@", int(found.group(2))
+
+
 @dataclass(frozen=True)
 class SavedState:
     """The files just before a restore changed them, as the ``restore`` record that saved
@@ -46,6 +59,10 @@ class SavedState:
     skipped: dict[str, str] = field(default_factory=dict)  # paths the saved state left out
     target: str | None = None  # the saved state that restore brought back, if it was one
     line: int = 0
+    session: str = ""  # the session whose restore saved it (its ref is under refs/convgit/<sid>/)
+    recorded: bool = True  # False: found from its ref alone, its sidecar record is missing
+    rebuilt: bool = False  # its record was rebuilt from the ref by ``repair``
+    finished: bool = True  # False: the restore it preceded never finished (interrupted)
 
     @property
     def id(self) -> str:
@@ -67,6 +84,10 @@ class SavedState:
             "id": self.id,
             "commit": self.commit,
             "ts": self.ts,
+            "session": self.session,
+            "recorded": self.recorded,
+            "rebuilt": self.rebuilt,
+            "interrupted": not self.finished,
             "before": {
                 "entry": self.entry,
                 "saved": self.target,
@@ -107,6 +128,8 @@ class Sidecar:
     def __init__(self) -> None:
         self.enabled = False
         self.snapshots: dict[str, SnapshotInfo] = {}
+        # entry -> the snapshots a newer one replaced, oldest first (each kept by a ref)
+        self.replaced: dict[str, list[SnapshotInfo]] = {}
         self.restores: list[dict[str, Any]] = []
         self.saved: list[SavedState] = []  # the state before each restore, oldest first
         self.finished: set[str] = set()  # `before` commits of completed restores
@@ -132,6 +155,9 @@ class Sidecar:
         elif kind == "sidecar":
             self.enabled = record["enabled"]
         elif kind == "snapshot":
+            older = self.snapshots.get(record["entry"])
+            if older is not None and older.commit != record["commit"]:
+                self.replaced.setdefault(older.entry, []).append(older)
             self.snapshots[record["entry"]] = SnapshotInfo(
                 record["entry"],
                 record["commit"],
@@ -170,22 +196,37 @@ class Sidecar:
             return self.restores[-1]
         return None
 
-    def saved_state(self, ref: str) -> SavedState:
-        """The saved state ``ref`` names (``saved:`` and a prefix of its commit)."""
-        wanted = ref.strip()[len(SAVED_PREFIX) :].lower()
-        if len(wanted) < 4 or any(c not in "0123456789abcdef" for c in wanted):
-            raise NotFoundError(
-                f"'{ref}' is not a saved state: give saved: and at least 4 hex digits.",
-                "convgit restores",
-            )
-        found = {s.commit: s for s in self.saved if s.commit.startswith(wanted)}
-        if not found:
-            raise NotFoundError(f"There is no saved state {ref}.", "convgit restores")
+    def snapshot_by_commit(self, ref: str) -> SnapshotInfo | None:
+        """The snapshot (an entry's now, or one replaced) whose commit ``ref`` begins (at least
+        7 hex digits, as git shortens them); None when none does."""
+        wanted = ref.strip().lower()
+        if len(wanted) < 7 or any(c not in "0123456789abcdef" for c in wanted):
+            return None
+        every = [*self.snapshots.values(), *(s for older in self.replaced.values() for s in older)]
+        found = {s.commit: s for s in every if s.commit.startswith(wanted)}
         if len(found) > 1:
             raise AmbiguousRefError(
-                f"'{ref}' matches {len(found)} saved states.", "give more digits of the id"
+                f"'{ref}' begins {len(found)} snapshot commits.", "give more digits of the commit"
             )
-        return next(iter(found.values()))
+        return next(iter(found.values()), None)
+
+
+def find_saved(states: list[SavedState], ref: str) -> SavedState:
+    """The one of ``states`` that ``ref`` names (``saved:`` and a prefix of its commit)."""
+    wanted = ref.strip()[len(SAVED_PREFIX) :].lower()
+    if len(wanted) < 4 or any(c not in "0123456789abcdef" for c in wanted):
+        raise NotFoundError(
+            f"'{ref}' is not a saved state: give saved: and at least 4 hex digits.",
+            "convgit restores",
+        )
+    found = {s.commit: s for s in states if s.commit.startswith(wanted)}
+    if not found:
+        raise NotFoundError(f"There is no saved state {ref}.", "convgit restores")
+    if len(found) > 1:
+        raise AmbiguousRefError(
+            f"'{ref}' matches {len(found)} saved states.", "give more digits of the id"
+        )
+    return next(iter(found.values()))
 
 
 def _saved_state(number: int, record: dict[str, Any]) -> SavedState:
@@ -208,4 +249,5 @@ def _saved_state(number: int, record: dict[str, Any]) -> SavedState:
         },
         target=record.get("saved"),
         line=number,
+        rebuilt=record.get("rebuilt", False),
     )

@@ -20,10 +20,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 from tests.agents.script import JsonObject
 from tests.agents.server import ModelServer
+from tests.missing_tools import missing
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = ROOT / "tools" / "agents" / "node_modules"
@@ -80,11 +79,7 @@ class Agent:
     def _installed(self, pattern: str, what: str) -> Path:
         found = sorted(MODULES.glob(pattern))
         if not found:
-            pytest.fail(
-                f"{what} is not installed for the tests (no {MODULES.name}/{pattern} under "
-                f"tools/agents): run `{INSTALL}` from the repository's root",
-                pytrace=False,
-            )
+            missing(f"{what} (tools/agents/{MODULES.name}/{pattern})", INSTALL)
         return found[0]
 
     def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:

@@ -15,6 +15,8 @@ from typing import Any
 import orjson
 import pytest
 
+from tests.missing_tools import missing
+
 CHROMIUM = os.environ.get("CONVGIT_CHROMIUM", "/usr/bin/chromium")
 # Chromium's flags for this machine: no sandbox as root, and no background connections (the
 # network is closed; Chromium would keep trying)
@@ -91,7 +93,7 @@ class Shown:
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """One headless Chromium for the whole run, with a fresh profile."""
     if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
-        raise RuntimeError(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
+        missing(f"Chromium ({CHROMIUM})", "apt-get install chromium")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as driver:

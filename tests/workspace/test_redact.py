@@ -16,6 +16,7 @@ import pytest
 from convgit import Session, redact, scrub
 from convgit.errors import RefusedError
 from tests.clirun import Shell
+from tests.workspace.cli import one_sentence
 from tests.workspace.gitrepo import GitRepo
 
 SECRET = "sk-ant-api03-" + "Zq9x" * 8
@@ -151,6 +152,24 @@ def test_without_a_terminal_redact_needs_yes(repo: GitRepo) -> None:
     assert store_files(repo) == files
     for args in (["x", "--secrets"], ["("], ["a*"], [], ["x", "--all", "--session", "y"]):
         sh.run("redact", *args, "--yes", code=2)
+    assert store_files(repo) == files
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["a{99999999999}", "(" * 5000 + "x" + ")" * 5000, "[z-a]", "(?<=a+)b"],
+    ids=["repetition too large", "nested too deep", "bad range", "look-behind not fixed"],
+)
+def test_a_pattern_python_cannot_compile_is_one_sentence(repo: GitRepo, pattern: str) -> None:
+    sh = Shell(repo.path)
+    sh.run("init")
+    sh.run("user", f"key {SECRET}")
+    files = store_files(repo)
+    for mode in ("--dry-run", "--yes"):
+        done = sh.run("redact", pattern, mode, code=2)
+        line = one_sentence(done.stderr.decode())
+        assert "is not a regular expression" in line
+        assert pattern not in line, "the sentence never repeats the pattern"
     assert store_files(repo) == files
 
 
