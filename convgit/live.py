@@ -29,10 +29,11 @@ from typing import TYPE_CHECKING, Any
 
 from convgit import codec
 from convgit.agents import claude_code as cc
-from convgit.errors import RefusedError
+from convgit.errors import NotFoundError, RefusedError
 from convgit.live_state import (
     BackgroundSnapshot,
     Live,
+    after,
     now,
     prompt_message,
     quick_prompt,
@@ -101,7 +102,7 @@ def _attach(location: StoreLocation, event: cc.Event, live: Live) -> Session | N
     known = live.data.get("session")
     if isinstance(known, str) and location.session_path(known).exists():
         # read when a step needs it (`_read_tree`); the working tree as found before
-        return Session(location, known, workspace=live.workspace())
+        return Session(location, known, workspace=live.workspace(location))
     found = session_import.find_for_agent(location, AGENT, event.session_id)
     if found is None:
         copied = cc.line_uuids(_read(event.transcript))
@@ -232,7 +233,8 @@ def _prompt(session: Session, event: cc.Event, live: Live) -> str:
     else:
         nearest = _read_tree(session).nearest_snapshot(session.tree.leaf)
         base = None if nearest is None else nearest.commit
-    snap = session.take_snapshot(base, prompt_message(cc.TITLE, event.prompt_id))
+    message = prompt_message(cc.TITLE, event.prompt_id)
+    snap = after(base, lambda parent: session.take_snapshot(parent, message))
     if snap.reused:
         done.append("files unchanged")
     else:
@@ -392,8 +394,20 @@ def _settle_prompt(session: Session, live: Live, prompt: str | None = None) -> N
     if prompt is None:
         return
     if prompt not in session.sidecar.snapshots:
-        session.record_snapshot(prompt, snapshot_of(pending))
+        _record_taken(session, prompt, pending)
     live.set("pending", None)
+
+
+def _record_taken(session: Session, entry: str, taken: dict[str, Any]) -> None:
+    """Record a snapshot taken earlier in the turn as ``entry``'s. No ref kept it meanwhile:
+    one that `git gc --prune=now` collected is given up (the nearest snapshot above the entry
+    stands for it), never an error that would stop every later turn."""
+    snap = snapshot_of(taken)
+    try:
+        session.record_snapshot(entry, snap)
+    except NotFoundError:
+        if not session.workspace().missing([snap.commit]):
+            raise
 
 
 def _settle_reply(session: Session, live: Live) -> None:
@@ -409,7 +423,7 @@ def _settle_reply(session: Session, live: Live) -> None:
         record = tree.entries[node]
         if _is_reply(record, str(unsettled["reply"])):
             if node not in session.sidecar.snapshots:
-                session.record_snapshot(node, snapshot_of(unsettled))
+                _record_taken(session, node, unsettled)
             break
         node = record["parentId"]
     live.set("unsettled", None)

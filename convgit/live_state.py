@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convgit import codec
+from convgit.errors import NotFoundError
 from convgit.store.location import StoreLocation, size_cap, write_pointer
 
 if TYPE_CHECKING:
@@ -75,8 +77,9 @@ class Live:
         found = {"root": str(ws.root), "git_dir": str(ws.git_dir), "common": str(ws.common_dir)}
         self.set("workspace", {**found, "format": ws.object_format})
 
-    def workspace(self) -> Workspace | None:
-        """The working tree as found before, if it is still there."""
+    def workspace(self, location: StoreLocation) -> Workspace | None:
+        """The working tree as found before, if it is still there, with ``location``'s store
+        kept out of its snapshots and restores (as ``session_files.find_workspace`` does)."""
         known = self.get("workspace")
         if known is None:
             return None
@@ -85,9 +88,11 @@ class Live:
         root, git_dir = Path(str(known["root"])), Path(str(known["git_dir"]))
         if not root.is_dir() or not git_dir.is_dir():
             return None
-        return Workspace(
+        found = Workspace(
             root, git_dir, Path(str(known["common"])), object_format=str(known["format"])
         )
+        found.keep_out(location.root)
+        return found
 
 
 def now() -> str:
@@ -107,6 +112,8 @@ def snapshot_json(snap: Snapshot | SnapshotInfo, **more: Any) -> dict[str, Any]:
         s if isinstance(s, dict) else {"path": s.path, "reason": s.reason} for s in snap.skipped
     ]
     found = {"commit": snap.commit, "tree": snap.tree_id, "files": snap.files, "skipped": skipped}
+    if snap.rules:
+        found["rules"] = snap.rules
     return {**found, **more}
 
 
@@ -115,7 +122,22 @@ def snapshot_of(data: dict[str, Any]) -> Snapshot:
     from convgit.workspace import Snapshot
 
     skipped = tuple(Skipped(str(s["path"]), str(s["reason"])) for s in data.get("skipped", []))
-    return Snapshot(str(data["commit"]), str(data["tree"]), int(data["files"]), skipped, True)
+    rules = str(data.get("rules") or "")
+    return Snapshot(
+        str(data["commit"]), str(data["tree"]), int(data["files"]), skipped, True, rules=rules
+    )
+
+
+def after(parent: str | None, snap: Callable[[str | None], Snapshot]) -> Snapshot:
+    """``snap(parent)``; when ``parent`` (the state's ``last``, which no ref may keep yet: a
+    snapshot waiting for its entry) is gone, collected by `git gc --prune=now`, the files are
+    snapshotted without a parent rather than every later turn failing."""
+    try:
+        return snap(parent)
+    except NotFoundError:
+        if parent is None:
+            raise
+        return snap(None)
 
 
 def prompt_message(title: str, prompt: str | None) -> str:
@@ -157,10 +179,11 @@ def quick_prompt(location: StoreLocation, live: Live, title: str, prompt: str | 
     if not sidecar.get("enabled") or location.git is None:
         live.open_turn(prompt)
         return f"session {sid}: turn open"
-    ws = live.workspace()
+    ws = live.workspace(location)
     if last is None or ws is None:
         return None
-    snap = take(location, sid, ws, str(last["commit"]), prompt_message(title, prompt))
+    message = prompt_message(title, prompt)
+    snap = after(str(last["commit"]), lambda parent: take(location, sid, ws, parent, message))
     live.open_turn(prompt)
     if snap.reused:
         return f"session {sid}: files unchanged; turn open"
@@ -191,7 +214,9 @@ class BackgroundSnapshot:
 
     def _take(self, session: Session) -> None:
         try:
-            self._snap = session.take_snapshot(self.parent, "at a turn's end")
+            self._snap = after(
+                self.parent, lambda parent: session.take_snapshot(parent, "at a turn's end")
+            )
         except BaseException as exc:  # given to the thread that asks for the result
             self._error = exc
 

@@ -186,7 +186,13 @@ def fork_session(session: Session, ref: str, *, name: str | None = None) -> Sess
             new,
             [
                 schema.snapshot(
-                    snap.entry, snap.commit, snap.tree_id, snap.files, snap.skipped, ts=snap.ts
+                    snap.entry,
+                    snap.commit,
+                    snap.tree_id,
+                    snap.files,
+                    snap.skipped,
+                    ts=snap.ts,
+                    rules=snap.rules,
                 )
                 for snap in shared
             ],

@@ -136,12 +136,13 @@ def _restore(
         raise UsageError("Say which entry's snapshot to restore.", "convgit restore REF")
     elif is_saved_ref(ref):
         state = saved_states.find(session, ref)
+    rules: str | None = None  # a saved state records none: today's rules judge it
     if state is not None:
         commit, exact_from, skipped = state.commit, state.restored_to or None, state.skipped
     else:
         assert ref is not None
         snap = session_files.require_snapshot(session, ref)
-        target_entry, commit, exact_from = snap.entry, snap.commit, None
+        target_entry, commit, exact_from, rules = snap.entry, snap.commit, None, snap.rules
         skipped = {str(s["path"]): str(s.get("reason", "")) for s in snap.skipped}
     waiting = open_tool_calls(session)
     if waiting and not force and not dry_run:
@@ -154,7 +155,7 @@ def _restore(
     with ws.restoring(
         commit, index=session_files.index(session), size_cap=size_cap, paths=paths,
         exact_from=exact_from,
-        target_skipped=skipped,
+        target_skipped=skipped, target_rules=rules,
     ) as planned:  # fmt: skip
         seen.append(planned)
         changes = planned.changes

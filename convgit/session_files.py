@@ -193,7 +193,13 @@ def _record_snapshot(session: Session, target: str, snap: Snapshot) -> SnapshotI
         session,
         [
             schema.snapshot(
-                target, snap.commit, snap.tree_id, snap.files, skipped, replaces=replaces
+                target,
+                snap.commit,
+                snap.tree_id,
+                snap.files,
+                skipped,
+                replaces=replaces,
+                rules=snap.rules,
             )
         ],
     )
@@ -351,8 +357,13 @@ def snapshot(
         )
         if snap.reused and existing is None and only_if_changed:
             return None
-        if snap.reused and existing is not None and existing.skipped == _skipped_record(snap):
-            return existing  # the same files, and the same ones left out: nothing new
+        if (
+            snap.reused
+            and existing is not None
+            and existing.skipped == _skipped_record(snap)
+            and existing.rules == (snap.rules or None)
+        ):
+            return existing  # the same files, left out by the same rules: nothing new
         faults.point("snapshot:before-ref")
         ws.set_ref(f"refs/convgit/{session.id}/{target}", snap.commit)
         faults.point("snapshot:before-record")

@@ -20,9 +20,10 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from convgit.errors import HostileSnapshotError, RestoreBlockedError, WorkspaceError
-from convgit.git import patches, restore, snapshots, worktrees
+from convgit.git import patches, restore, rules, snapshots, worktrees
+from convgit.git.kept_out import KeptOut
 from convgit.git.objects import Change, Delta, Objects, diff
-from convgit.git.private_index import KeptOut, PrivateIndex
+from convgit.git.private_index import PrivateIndex
 from convgit.git.restore import Restore, Restored
 from convgit.git.restoreplan import Skipped
 from convgit.git.run import (
@@ -63,6 +64,7 @@ class Workspace:
     ) -> None:
         self._git = Git(root, git_dir, common_dir, object_format=object_format)
         self._kept_out = KeptOut()
+        self._rules_home: Path | None = None  # where the store keeps the rules snapshots record
         self.root, self.git_dir, self.common_dir = root, git_dir, common_dir
         self.object_format = object_format
 
@@ -95,8 +97,10 @@ class Workspace:
 
     def keep_out(self, store: Path) -> None:
         """Never snapshot or restore ``store`` (convgit's own folder) when it is inside the
-        working tree; folders named ``.convgit`` are kept out wherever they are."""
+        working tree; folders named ``.convgit`` are kept out wherever they are. The ignore
+        rules each snapshot records are kept in it (``store/rules``, see ``git.rules``)."""
         store = Path(store).resolve()
+        self._rules_home = store / "rules"
         if any(store.is_relative_to(git.resolve()) for git in (self.git_dir, self.common_dir)):
             return  # git never stages its own folder
         try:
@@ -141,8 +145,9 @@ class Workspace:
         this session and worktree: created (seeded from the user's index) when missing, kept
         as a stat cache. Writes objects only: no ref, no hook, no signature, no file touched."""
         return snapshots.take(
-            self.private_index(index), message=message, parent=parent, size_cap=size_cap
-        )
+            self.private_index(index), message=message, parent=parent, size_cap=size_cap,
+            rules_home=self._rules_home,
+        )  # fmt: skip
 
     def scan(
         self, index: Path, *, size_cap: int = DEFAULT_SIZE_CAP
@@ -232,13 +237,19 @@ class Workspace:
         exact_from: str | None = None,
         target_skipped: Mapping[str, str] | None = None,
         staged: bool = False,
+        target_rules: str | None = None,
     ) -> AbstractContextManager[Restore]:
         """The restore of the files (or ``paths``) to commit ``target``, planned with the
         private index ``index`` locked for the block: ``save`` then ``apply`` it (see
-        ``convgit.git.restore``)."""
+        ``convgit.git.restore``). ``target_rules``: the id of the rules the target's snapshot
+        recorded (judged by today's when None, or when their copy is gone)."""
+        then = None
+        if target_rules and self._rules_home is not None:
+            then = rules.recorded(self._rules_home, target_rules)
         return restore.restoring(
             self._git, self.private_index(index), target, size_cap=size_cap, paths=paths,
             exact_from=exact_from, target_skipped=target_skipped, staged=staged,
+            target_rules=then,
         )  # fmt: skip
 
     def restore(

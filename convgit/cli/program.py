@@ -79,7 +79,7 @@ def _global(
         str | None, typer.Option("--session", "-s", help="Session id (default: current).")
     ] = None,
     store: Annotated[
-        Path | None,
+        str | None,
         typer.Option("--store", help="Store folder (default: inside the git dir, or ./.convgit)."),
     ] = None,
     directory: Annotated[
@@ -91,10 +91,12 @@ def _global(
 ) -> None:
     options.session, options.store, options.directory, options.fsync = (
         session,
-        store,
+        None if store is None else Path(store),
         directory,
         fsync,
     )
+    if store == "":  # Path("") is the current folder: an empty name must not choose one
+        fail(UsageError("--store was given an empty folder name."))
     if not directory.is_dir():
         what = "is not a folder" if directory.exists() else "does not exist"
         fail(UsageError(f"The folder {directory} given with -C {what}."))

@@ -28,12 +28,12 @@ from typing import NamedTuple
 from convgit import locks
 from convgit.errors import RefusedError, WorkspaceError
 from convgit.git import index as index_file
+from convgit.git import presence, rules
+from convgit.git.kept_out import STORE_NAME, STORE_REASON, KeptOut
 from convgit.git.objects import KIND_MASK
 from convgit.git.restoreplan import Skipped, lstat, real_folders, repository_above
 from convgit.git.run import INDEX, WHOLE_INDEX, Git
 
-STORE_NAME = ".convgit"  # a folder of this name is a convgit store, wherever it is
-STORE_REASON = "convgit's store"
 LOCK_TIMEOUT = 60.0
 _REGULAR = 0o100000
 
@@ -61,6 +61,7 @@ class IndexState:
     checked: str = ""
     shared: str = ""  # the shared index git made for this (split) index, if any
     shared_checked: str = ""  # that shared index's identity when last known intact
+    present: str = ""  # what ``presence.check`` last said of ``tree_id`` and the snapshot
 
 
 class Staged(NamedTuple):
@@ -69,29 +70,6 @@ class Staged(NamedTuple):
     tree_id: str
     skipped: tuple[Skipped, ...]
     hashed: int
-
-
-class KeptOut:
-    """The folders no snapshot holds and no restore touches: convgit's store inside the
-    working tree (``add``), and any folder named ``.convgit``."""
-
-    def __init__(self) -> None:
-        self.folders: tuple[bytes, ...] = ()
-
-    def add(self, folder: bytes) -> None:
-        self.folders = (*self.folders, folder)
-
-    def above(self, path: bytes) -> bytes | None:
-        """The kept-out folder (relative to the root) that holds ``path``, if any."""
-        for folder in self.folders:
-            if path.startswith(folder + b"/"):
-                return folder
-        if STORE_NAME.encode() in path:
-            parts = path.split(b"/")
-            for depth, part in enumerate(parts[:-1]):
-                if part == STORE_NAME.encode():
-                    return b"/".join(parts[: depth + 1])
-        return None
 
 
 @contextmanager
@@ -128,6 +106,7 @@ class PrivateIndex:
         self.git = git
         self.path = path.absolute()
         self.kept_out = kept_out
+        self._rule_files: rules.RuleFiles | None = None
 
     def locked(self) -> AbstractContextManager[None]:
         """Hold this index for the block (see ``locked``)."""
@@ -163,9 +142,16 @@ class PrivateIndex:
         self.save(dataclasses.replace(self.state, snapshot=f"{commit} {tree_id}"))
 
     def last_snapshot(self) -> tuple[str, str]:
-        """(commit, tree id) of the last snapshot made from this index ("" when none)."""
-        commit, _, tree_id = self.state.snapshot.partition(" ")
-        return commit, tree_id
+        """(commit, tree id) of the last snapshot made from this index ("" when none, or when
+        git has collected it since: no ref may keep it yet)."""
+        state = self.state
+        commit, _, tree_id = state.snapshot.partition(" ")
+        if not commit:
+            return "", ""
+        there, present = presence.check(self.git, [commit, tree_id], state.present)
+        if present != state.present:
+            self.save(dataclasses.replace(state, present=present))
+        return (commit, tree_id) if there else ("", "")
 
     def file_count(self) -> int:
         """How many files the index holds."""
@@ -203,7 +189,14 @@ class PrivateIndex:
         made = {state.shared, self._shared_now()}
         updates, drops, skipped, ignores = self._survey(size_cap, state.ignores)
         made.add(self._shared_now())
-        tree_id = state.tree_id
+        tree_id, present = state.tree_id, state.present
+        if tree_id is not None and not (updates or drops):
+            # a tree no ref keeps (a status's, a diff's) is collected by `git gc --prune=now`:
+            # write it again (git rebuilds it from the index, or fails on a collected file's
+            # blob, and the index is rebuilt)
+            there, present = presence.check(self.git, [tree_id], present)
+            if not there:
+                tree_id = None
         if updates or drops:
             self.save(dataclasses.replace(state, tree_id=None, ignores=""))  # stale if we stop
             tree_id = None
@@ -229,6 +222,7 @@ class PrivateIndex:
             checked=index_file.identity(self.path),
             shared=shared,
             shared_checked=index_file.identity(self._shared_path(shared)) if shared else "",
+            present=present,
         )
         if fresh != state:
             self.save(fresh)
@@ -349,23 +343,16 @@ class PrivateIndex:
         return updates, drops, skipped, nested | stores
 
     def _ignore_fingerprint(self) -> str:
-        """Identity (path, mtime, size) of the ignore files that live outside the worktree."""
-        configured = os.fsdecode(
-            self.git.run("config", "--get", "core.excludesFile", check=False).stdout
-        ).strip()
-        if configured:
-            excludes = Path(os.path.expanduser(str(configured)))
-        else:
-            xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-            excludes = Path(xdg, "git", "ignore")
-        parts = []
-        for path in (self.git.common_dir / "info" / "exclude", excludes):
-            try:
-                info = path.stat()
-                parts.append(f"{path}:{info.st_mtime_ns}:{info.st_size}")
-            except OSError:
-                parts.append(f"{path}:-")
-        return "|".join(parts)
+        """Identity of the ignore files that live outside the worktree (and of the sparse
+        checkout's patterns), found afresh: ``rule_files`` then names them."""
+        self._rule_files = rules.find(self.git)
+        return self._rule_files.fingerprint()
+
+    def rule_files(self) -> rules.RuleFiles:
+        """The rule files outside the worktree, as the last staging found them."""
+        if self._rule_files is None:
+            self._rule_files = rules.find(self.git)
+        return self._rule_files
 
     # -- keeping it sound --
 
@@ -491,7 +478,7 @@ def set_entries(git: Git, index: Path, lines: list[bytes], config: tuple[str, ..
 
 def forget_files(index: Path) -> None:
     """Remove the index file at ``index`` and what is kept beside it."""
-    for suffix in ("", ".state", ".lock"):
+    for suffix in ("", ".state", ".lock", ".rules"):
         Path(f"{index}{suffix}").unlink(missing_ok=True)
 
 

@@ -30,26 +30,20 @@ import fcntl
 import os
 import stat
 import subprocess
-import tempfile
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 
 from convgit import codec, faults, locks
-from convgit.errors import RefusedError, WorkspaceError
-from convgit.git import exact, restoreplan
-from convgit.git.objects import BLOB, EXEC, LEGACY_BLOB, LINK, Change, Delta, Objects, diff
-from convgit.git.private_index import (
-    LOCK_TIMEOUT,
-    STORE_REASON,
-    PrivateIndex,
-    forget_files,
-    set_entries,
-)
+from convgit.errors import RefusedError
+from convgit.git import exact, restoreplan, rules
+from convgit.git.kept_out import STORE_REASON
+from convgit.git.objects import BLOB, EXEC, LINK, Change, Delta, Objects, diff
+from convgit.git.private_index import LOCK_TIMEOUT, PrivateIndex, forget_files, set_entries
 from convgit.git.restoreguard import Guard
 from convgit.git.restoreplan import Skipped, lstat
-from convgit.git.run import SAFE, WHOLE_INDEX, Git, git_words, stopped_on_the_way_out
+from convgit.git.run import WHOLE_INDEX, Git, stopped_on_the_way_out
 
 
 class Restored(list[Change]):
@@ -80,6 +74,7 @@ def restoring(
     exact_from: str | None = None,
     target_skipped: Mapping[str, str] | None = None,
     staged: bool = False,
+    target_rules: Mapping[str, bytes] | None = None,
 ) -> Iterator[Restore]:
     """The restore of the working tree (or only ``paths``: files or folders relative to the
     root) to the tree of commit ``target``, planned with ``index`` locked for the block.
@@ -88,14 +83,16 @@ def restoring(
     saved: the files that restore changed are compared and written byte for byte, and the
     files that changed since it are listed in ``replaced``. ``target_skipped``: path -> why,
     for what the target's snapshot left out. ``staged``: the caller has just staged the files
-    with ``index`` (a snapshot), so its tree stands for them and they are not staged again."""
+    with ``index`` (a snapshot), so its tree stands for them and they are not staged again.
+    ``target_rules``: the ignore rules outside the working tree recorded with the target's
+    snapshot (name -> bytes, ``convgit.git.rules``); None: today's judge it."""
     with ExitStack() as held:
         held.enter_context(index.locked())
         held.enter_context(worktree_locked(git))
         objects = held.enter_context(git.objects())
         yield Restore(
             git, index, objects, target, size_cap, paths, exact_from, dict(target_skipped or {}),
-            staged,
+            staged, target_rules,
         )  # fmt: skip
 
 
@@ -136,6 +133,7 @@ class Restore:
         exact_from: str | None,
         target_skipped: dict[str, str],
         staged: bool,
+        target_rules: Mapping[str, bytes] | None = None,
     ) -> None:
         self._git, self._index, self._objects = git, index, objects
         self._target_tree_id = objects.peel(target, "tree")
@@ -146,6 +144,7 @@ class Restore:
         else:  # the plan compares with the files now
             self._current_tree_id, self.skipped, _ = index.stage(size_cap)
         self._target_skipped = target_skipped
+        self._target_rules = target_rules
         self._exact: set[str] = set()
         self._created: list[str] = []
         self.saved: str | None = None
@@ -221,8 +220,9 @@ class Restore:
 
     def _unaccounted(self, paths: list[str]) -> dict[str, str]:
         """Why the target does not account for each of ``paths`` (files it lacks), if it
-        does not: its snapshot left the path (or a folder above it) out, or its ignore rules
-        match the path."""
+        does not: its snapshot left the path (or a folder above it) out, or the rules in force
+        when it was taken (its .gitignore files, the ignore rules outside the working tree
+        and the sparse checkout recorded with it: ``convgit.git.rules``) left it out."""
         found: dict[str, str] = {}
         skipped = self._target_skipped
         for path in paths:
@@ -232,47 +232,13 @@ class Restore:
                     found[path] = f"not in the snapshot: {why}"
                     break
         rest = [p for p in paths if p not in found]
-        for path in self._ignored_by_target(rest):
-            found[path] = "ignored by the snapshot's .gitignore"
-        return dict(sorted(found.items()))
-
-    def _ignored_by_target(self, paths: list[str]) -> set[str]:
-        """The ``paths`` that the target's .gitignore files (with the rules outside the working
-        tree: info/exclude, core.excludesFile) would ignore. Asks git only when a .gitignore
-        on their way differs from the files now, which obey theirs."""
-        if not paths:
-            return set()
-        objects = self._objects
-        folders = {lead for path in paths for lead in ("", *restoreplan.leading(path))}
-        rules: dict[str, str] = {}
-        differs = False
-        for folder in sorted(folders):
-            name = f"{folder}/.gitignore" if folder else ".gitignore"
-            theirs = objects.lookup(self._target_tree_id, name)
-            differs = differs or theirs != objects.lookup(self._current_tree_id, name)
-            if theirs is not None and theirs[0] in (BLOB, EXEC, LEGACY_BLOB):
-                rules[name] = theirs[1]
-        if not differs:
-            return set()
-        with tempfile.TemporaryDirectory(prefix="convgit-rules-") as scratch:
-            for name, oid in rules.items():
-                target = Path(scratch, name)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(objects.blob(oid))
-            proc = subprocess.run(
-                [
-                    "git", f"--git-dir={self._git.git_dir}", f"--work-tree={scratch}",
-                    *(part for setting in SAFE for part in ("-c", setting)),
-                    "check-ignore", "-z", "--no-index", "--stdin",
-                ],
-                cwd=scratch, env=self._git.env, capture_output=True,
-                input=b"\0".join(map(os.fsencode, paths)) + b"\0", check=False,
-            )  # fmt: skip
-        if proc.returncode not in (0, 1):
-            raise WorkspaceError(
-                f"git check-ignore failed: {git_words(proc.stderr, proc.returncode)}"
+        found.update(
+            rules.unaccounted(
+                self._git, self._objects, self._target_tree_id, self._current_tree_id,
+                self._target_rules, rest,
             )
-        return {os.fsdecode(p) for p in proc.stdout.split(b"\0") if p}
+        )  # fmt: skip
+        return dict(sorted(found.items()))
 
     # -- saving and applying --
 

@@ -4,7 +4,9 @@ Writes objects only: no ref, no hook, no signature, no file touched."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
+from convgit.git import rules
 from convgit.git.private_index import PrivateIndex
 from convgit.git.restoreplan import Skipped
 
@@ -20,15 +22,28 @@ class Snapshot:
     skipped: tuple[Skipped, ...]
     reused: bool
     written: int = 0
+    rules: str = ""  # the id of the ignore rules outside the working tree (``rules``)
 
 
-def take(private: PrivateIndex, *, message: str, parent: str | None, size_cap: int) -> Snapshot:
+def take(
+    private: PrivateIndex,
+    *,
+    message: str,
+    parent: str | None,
+    size_cap: int,
+    rules_home: Path | None = None,
+) -> Snapshot:
     """The files now as a commit with ``parent`` as its only parent (none when None), or the
-    parent itself (``reused``) when it has the same tree."""
+    parent itself (``reused``) when it has the same tree. The ignore rules outside the working
+    tree are recorded in ``rules_home`` (``rules``), when given."""
     git = private.git
     with private.locked():
         tree_id, skipped, hashed = private.stage(size_cap)
         files = private.file_count()
+        rules_id = ""
+        if rules_home is not None:
+            cache = Path(f"{private.path}.rules")
+            rules_id = rules.record(private.rule_files(), cache, rules_home)
         parents: list[str] = []
         if parent is not None:
             known_commit, known_tree_id = private.last_snapshot()
@@ -37,9 +52,10 @@ def take(private: PrivateIndex, *, message: str, parent: str | None, size_cap: i
             else:
                 commit, parent_tree_id = git.commit_and_tree(parent)
             if parent_tree_id == tree_id:
-                return Snapshot(parent, tree_id, files, skipped, reused=True)
+                return Snapshot(parent, tree_id, files, skipped, reused=True, rules=rules_id)
             parents = [commit]
         made = git.commit_tree(tree_id, parents, message)
         private.remember_snapshot(made, tree_id)
     # a blob per file git hashed, and about two trees and a commit
-    return Snapshot(made, tree_id, files, skipped, reused=False, written=hashed + 3)
+    written = hashed + 3
+    return Snapshot(made, tree_id, files, skipped, reused=False, written=written, rules=rules_id)

@@ -19,6 +19,7 @@ SIDECAR_FIELDS: dict[str, dict[str, FieldSpec]] = {
         "files": ((int,), True),
         "skipped": ((list,), True),
         "replaces": (STR, False),
+        "rules": (STR, False),
     },
     # a snapshot that could not be taken for ``entry`` (``status`` names it until the next one)
     "snapshot_failed": {"entry": (STR, True), "error": (STR, True), "ts": (STR, True)},
@@ -87,9 +88,11 @@ def snapshot(
     *,
     ts: str | None = None,
     replaces: str | None = None,
+    rules: str | None = None,
 ) -> dict[str, Any]:
     """The files after ``entry``: ``commit`` (whose tree is ``tree_id``) of ``files`` files,
-    leaving out ``skipped`` ({"path", "reason"}); ``replaces``: the entry's previous snapshot."""
+    leaving out ``skipped`` ({"path", "reason"}); ``replaces``: the entry's previous snapshot;
+    ``rules``: the id of the ignore rules outside the working tree then (``git.rules``)."""
     record: dict[str, Any] = {
         "type": "snapshot",
         "entry": entry,
@@ -101,6 +104,8 @@ def snapshot(
     }
     if replaces is not None:
         record["replaces"] = replaces
+    if rules:
+        record["rules"] = rules
     return record
 
 

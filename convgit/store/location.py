@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from convgit.errors import CorruptStoreError
+from convgit.errors import CorruptStoreError, UsageError
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
@@ -167,7 +167,9 @@ def locate(start: Path | str = ".", store: Path | str | None = None) -> StoreLoc
     git = find_git(start)
     chosen = store or os.environ.get("CONVGIT_STORE")
     if chosen:
-        return StoreLocation(Path(chosen).resolve(), git)
+        root = Path(chosen).resolve()
+        refuse_store_place(root, git)
+        return StoreLocation(root, git)
     here = start.resolve()
     if git is not None:
         # a store started here before `git init` keeps its sessions (and stays out of snapshots)
@@ -182,6 +184,32 @@ def locate(start: Path | str = ".", store: Path | str | None = None) -> StoreLoc
         if (folder / ".convgit").is_dir():
             return StoreLocation(folder / ".convgit", None)
     return StoreLocation(here / ".convgit", None)
+
+
+def refuse_store_place(root: Path, git: GitPlace | None) -> None:
+    """Refuse (UsageError) a store given at a place that would harm the user's files or git:
+    the working tree's root, where every snapshot would hold the store and a restore would
+    rewind the conversation with the files; or git's own folder or a folder inside it (a
+    worktree's git dir too), where the store's ``index`` would replace git's index. Only
+    convgit's place inside git's folder, ``<git-common-dir>/convgit``, is a store's there."""
+    if git is not None and git.worktree is not None and root == git.worktree.resolve():
+        raise UsageError(
+            f"The store cannot be the working tree's root ({root}): every snapshot would"
+            " hold the conversation, and a restore would rewind it.",
+            "give a folder of its own (such as ./.convgit), or leave --store and"
+            " CONVGIT_STORE unset",
+        )
+    known = () if git is None else (git.git_dir.resolve(), git.common_dir.resolve())
+    for folder in (root, *root.parents):
+        if folder in known or folder.name == ".git" or _is_git_directory(folder):
+            if folder.is_dir() and root.is_relative_to(_common_dir(folder) / "convgit"):
+                return  # convgit's place in git's folder
+            raise UsageError(
+                f"The store cannot be inside git's own folder ({folder}): git keeps its"
+                " index and refs there.",
+                "give a folder of its own (such as ./.convgit), or leave --store and"
+                " CONVGIT_STORE unset",
+            )
 
 
 def load_config(location: StoreLocation) -> dict[str, Any]:

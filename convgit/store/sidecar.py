@@ -111,6 +111,7 @@ class SnapshotInfo:
     skipped: list[dict[str, str]]
     ts: str
     replaces: str | None = None  # the entry's previous snapshot (this one's parent)
+    rules: str | None = None  # the id of the ignore rules outside the working tree then
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -165,6 +166,7 @@ class Sidecar:
                 record["skipped"],
                 record["ts"],
                 record.get("replaces"),
+                record.get("rules"),
             )
             self.failed.clear()  # the files are recorded again
             self.lines[record["commit"]] = number

@@ -1,23 +1,26 @@
 """The two tracks against a plain model, by a hypothesis state machine.
 
 Conversation moves (append, switch, fork, edit, retry), file operations (write, delete, chmod,
-symlink, ignored files, .gitignore edits, files growing past the size cap and shrinking below it,
-a folder swapped for a symlink to its new place), hand edits between turns, explicit snapshots,
-restores (whole tree, ``paths=``, and to a saved state by its id) and undos are interleaved on a
-real repository. The model is a dict of every file and link on disk, ignored and big ones
-included, and of the files git sees at every snapshot and saved state, plus the entry tree, kept
-without convgit. The promises checked after each step:
+symlink, ignored files, .gitignore and .git/info/exclude edits, files growing past the size cap
+and shrinking below it, a folder swapped for a symlink to its new place), hand edits between
+turns, explicit snapshots, restores (whole tree, ``paths=``, and to a saved state by its id),
+undos, status and diff, and `git gc --prune=now` are interleaved on a real repository. The
+model is a dict of every file and link on disk, ignored and big ones included, and of the files
+git sees at every snapshot and saved state, plus the entry tree, kept without convgit. The
+promises checked after each step:
 
 * a restore brings the files git sees to the target's (or at the chosen paths only), except what
   the target does not account for: a file it lacks that its snapshot left out (over the size
-  cap) or that its own .gitignore ignores stays; a write below or over a file that stays is
-  refused before anything changes; no file ignored now or over the cap is removed or changed;
+  cap) or that its own .gitignore, or the info/exclude of its time, ignores stays; a write below
+  or over a file that stays is refused before anything changes; no file ignored now or over the
+  cap is removed or changed;
 * a restore that changes files saves them first (a saved state, addressable by its id); one that
   changes nothing saves nothing, and an undo returns to the newest saved state;
 * every file content the working tree held at a snapshot or a saved state stays recoverable:
   each of those commits is still reachable from the session's refs;
 * a user message is snapshotted when the files differ from the nearest snapshot above it;
 * switch, fork, edit and retry never change a byte, a mode, a link or a folder;
+* status and diff answer after any `git gc`, and diff names exactly the files that differ;
 * right after every snapshot, git's own ``git add -A`` tree (files over the cap left out) is
   the snapshot tree, and the snapshot lists exactly the files over the cap as skipped;
 * the user's index, HEAD, branches, tags and stash never change.
@@ -25,6 +28,7 @@ without convgit. The promises checked after each step:
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import stat
@@ -74,6 +78,7 @@ FILE_OPERATIONS = st.lists(
         st.tuples(st.just("chmod"), st.sampled_from(FILES), st.booleans()),
         st.tuples(st.just("ignored"), st.sampled_from(IGNORED), DATA),
         st.tuples(st.just("rules"), st.sampled_from(RULES)),
+        st.tuples(st.just("exclude"), st.sampled_from(RULES)),
         st.tuples(st.just("swap"), st.just("sub"), st.just("lib")),
     ),
     min_size=1,
@@ -101,16 +106,19 @@ def over_cap(value: tuple[str, Any]) -> bool:
     return value[0] == "file" and len(value[1][0]) > CAP
 
 
-def seen(disk: Files) -> Files:
+def ignored(disk: Files, exclude: bytes, path: str) -> bool:
+    """Whether the .gitignore on ``disk`` or the info/exclude ``exclude`` ignore ``path``."""
+    return ignores(rules_of(disk), path) or ignores(exclude, path)
+
+
+def seen(disk: Files, exclude: bytes = b"") -> Files:
     """The files and links git stages: nothing ignored, nothing over the cap."""
-    rules = rules_of(disk)
-    return {p: v for p, v in disk.items() if not ignores(rules, p) and not over_cap(v)}
+    return {p: v for p, v in disk.items() if not ignored(disk, exclude, p) and not over_cap(v)}
 
 
-def skipped(disk: Files) -> set[str]:
+def skipped(disk: Files, exclude: bytes = b"") -> set[str]:
     """The files a snapshot leaves out and lists: over the cap, not ignored."""
-    rules = rules_of(disk)
-    return {p for p, v in disk.items() if not ignores(rules, p) and over_cap(v)}
+    return {p for p, v in disk.items() if not ignored(disk, exclude, p) and over_cap(v)}
 
 
 def on_disk(root: Path) -> Files:
@@ -174,21 +182,26 @@ def clear_for(root: Path, path: str) -> None:
 
 @dataclass(frozen=True)
 class State:
-    """The files git saw at a snapshot or a saved state, and the files left out (over the cap)."""
+    """The files git saw at a snapshot or a saved state, the files left out (over the cap),
+    and the info/exclude then (None for a saved state: convgit records none with it, so
+    today's judges it)."""
 
     files: Files
     left_out: frozenset[str]
+    exclude: bytes | None = None
 
 
 class Refused(Exception):
     """The model's answer for a restore that must be refused before anything changes."""
 
 
-def restored(disk: Files, target: State, paths: list[str] | None) -> tuple[Files, bool]:
-    """The disk after restoring ``target`` (at ``paths`` only, when given), and whether a
-    file changed. Raises Refused, or NotFoundError for a path in neither the files nor the
-    target."""
-    now = seen(disk)
+def restored(
+    disk: Files, target: State, paths: list[str] | None, exclude: bytes = b""
+) -> tuple[Files, bool]:
+    """The disk after restoring ``target`` (at ``paths`` only, when given; ``exclude`` is
+    info/exclude now), and whether a file changed. Raises Refused, or NotFoundError for a path
+    in neither the files nor the target."""
+    now = seen(disk, exclude)
     deltas = {
         p: (now.get(p), target.files.get(p))
         for p in now.keys() | target.files.keys()
@@ -205,12 +218,14 @@ def restored(disk: Files, target: State, paths: list[str] | None) -> tuple[Files
                 chosen |= {a for a in ancestors(d) if a in deltas and deltas[a][1] is None}
             deltas = {d: deltas[d] for d in chosen}
     rules = rules_of(target.files)
+    then = exclude if target.exclude is None else target.exclude
     removed = {
         p
         for p, (_, new) in deltas.items()
         if new is None
         and not any(q in target.left_out for q in [p, *ancestors(p)])
         and not ignores(rules, p)
+        and not ignores(then, p)
     }
     removals = removed | {p for p, (old, new) in deltas.items() if old and new}
     written: Files = {}
@@ -277,6 +292,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
         config.write_text(f"[snapshots]\nsize_cap_mib = {CAP_MIB}\n")
         # The model: the disk, the states at each snapshotted entry and each saved state.
         self.disk: Files = on_disk(self.root)
+        self.exclude = b""  # .git/info/exclude
         self.at: dict[str, State] = {}
         self.saved: list[tuple[str, State, list[str] | None]] = []  # id, state, restore's paths
         self.commits: set[str] = set()  # every snapshot and saved-state commit made
@@ -317,13 +333,14 @@ class TwoTrackMachine(RuleBasedStateMachine):
         return None
 
     def _state(self) -> State:
-        return State(seen(self.disk), frozenset(skipped(self.disk)))
+        exclude = self.exclude
+        return State(seen(self.disk, exclude), frozenset(skipped(self.disk, exclude)), exclude)
 
     def _snapshotted(self, ident: str) -> None:
         """A snapshot of ``ident`` was just taken: it is git's tree and the model's files."""
         snap = self.session.sidecar.snapshots[ident]
         assert snap.tree_id == oracle_tree(self.root)
-        assert {s["path"] for s in snap.skipped} == skipped(self.disk)
+        assert {s["path"] for s in snap.skipped} == skipped(self.disk, self.exclude)
         self.at[ident] = self._state()
         self.commits.add(snap.commit)
 
@@ -348,7 +365,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
         parent = self.leaf
         # snapshotted at the start, and whenever the files differ from the nearest snapshot
         nearest = self._nearest_snapshot(parent)
-        records = nearest is None or self.at[nearest].files != seen(self.disk)
+        records = nearest is None or self.at[nearest].files != seen(self.disk, self.exclude)
         made = self._moves_nothing(lambda: self.session.append_user(self._text()))
         self._entered(made.id, parent, "user")
         assert (made.id in self.session.sidecar.snapshots) == records
@@ -439,6 +456,10 @@ class TwoTrackMachine(RuleBasedStateMachine):
             expected[".gitignore"] = ("file", (path, False))
             self._check_disk(expected)
             return
+        if kind == "exclude":  # the user rewrites .git/info/exclude (``path`` is its content)
+            (self.root / ".git" / "info" / "exclude").write_bytes(path)
+            self.exclude = path
+            return
         target = self.root / path
         if kind in ("write", "ignored"):
             data, executable = args if kind == "write" else (args[0], False)
@@ -499,7 +520,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
     def restore_paths(self, pick: int, picks: list[int | str]) -> None:
         """Mostly files and folders that exist on one side; sometimes any name at all."""
         target = self.order_of_snapshots()[pick % len(self.at)]
-        now = seen(self.disk)
+        now = seen(self.disk, self.exclude)
         known = sorted({q for p in [*now, *self.at[target].files] for q in [p, *ancestors(p)]})
         paths = [known[p % len(known)] if isinstance(p, int) else p for p in picks]
         run = lambda: self.session.restore(target, paths=paths)  # noqa: E731
@@ -511,6 +532,26 @@ class TwoTrackMachine(RuleBasedStateMachine):
         """Back to any saved state, by the id the restore printed."""
         ident, state, _ = self.saved[pick % len(self.saved)]
         self._restore(state, None, lambda: self.session.restore(ident))
+
+    @rule()
+    def status_and_diff(self) -> None:
+        """status and diff answer from the files now, whatever git collected before (the
+        tree only they wrote included), and name exactly the files that differ."""
+        self._moves_nothing(self.session.status)
+        nearest = self._nearest_snapshot(self.leaf)
+        if nearest is None:
+            return
+        changes = self._moves_nothing(lambda: self.session.diff(nearest))
+        then, now = self.at[nearest].files, seen(self.disk, self.exclude)
+        differing = {p for p in then.keys() | now.keys() if then.get(p) != now.get(p)}
+        assert {c.path for c in changes} == differing
+
+    @rule()
+    def git_gc(self) -> None:
+        """The user shrinks the repository: what no ref keeps is collected now."""
+        self.guard.verify()
+        git(self.root, "gc", "-q", "--prune=now")
+        self.guard.watch(self.root)  # git packed the user's refs: the user's own doing
 
     def order_of_snapshots(self) -> list[str]:
         return [e for e in self.order if e in self.at]
@@ -524,9 +565,9 @@ class TwoTrackMachine(RuleBasedStateMachine):
 
     def _restore(self, target: State, paths: list[str] | None, run: Any) -> None:
         before = dict(self.disk)
-        state = self._state()
+        state = dataclasses.replace(self._state(), exclude=None)  # a saved state records none
         try:
-            expected, changes = restored(self.disk, target, paths)
+            expected, changes = restored(self.disk, target, paths, self.exclude)
         except NotFoundError:
             event("restore: a path in neither tree")
             with pytest.raises(NotFoundError):
@@ -550,9 +591,8 @@ class TwoTrackMachine(RuleBasedStateMachine):
         assert (result.saved is not None) == changes
         assert len(self.session.sidecar.saved) == saved_before + changes
         self._check_disk(expected)
-        rules = rules_of(before)
         for path, value in before.items():  # what git does not see now is never touched
-            if ignores(rules, path) or over_cap(value):
+            if ignored(before, self.exclude, path) or over_cap(value):
                 assert self.disk.get(path) == value, f"a restore changed {path}, left out now"
         if changes:
             assert result.saved == f"saved:{result.before[:12]}"
