@@ -79,7 +79,11 @@ def interrupted(session: Session) -> list[SavedState]:
 def _chain(states: list[SavedState]) -> list[SavedState]:
     chain: list[SavedState] = []
     for state in states:
-        if state.finished or not state.recorded:
+        if not state.recorded:
+            # killed between its ref and its record, a restore changed no file (its record is
+            # written first); a record lost later tells nothing: either way, look past it
+            continue
+        if state.finished:
             break
         chain.append(state)
     return chain

@@ -93,6 +93,22 @@ def test_after_a_killed_restore_and_a_killed_undo_the_hint_leads_to_the_files_be
     assert listed[0]["id"] == undone["saved"] and not listed[0]["interrupted"]
 
 
+def test_an_undo_killed_before_its_record_hides_no_interrupted_restore(repo: GitRepo) -> None:
+    """The undo of a half-written restore dies after it saved the files (its ref) and before
+    it recorded itself: it changed nothing, so status still names the interrupted restore, and
+    the hint still leads to the files from before it (found by the two-track model)."""
+    task = task_and_plan(repo)
+    before, before_tree = digest(repo.path), oracle_tree(repo.path)
+    killed(repo, "restore:remove#3", "restore", task, "--yes")
+    killed(repo, "restore:before-record", "restore", "--undo", "--yes")
+    status = convgit(repo.path, "status", "--json").json()["interrupted_restore"]
+    assert status is not None, "the interrupted restore is hidden by an undo that changed nothing"
+    assert len(status["restores"]) == 1
+    convgit(repo.path, "restore", "--undo", "--yes")
+    assert oracle_tree(repo.path) == before_tree
+    assert digest(repo.path) == before
+
+
 def test_an_undo_that_finds_the_files_already_back_settles_the_interrupted_restores(
     repo: GitRepo,
 ) -> None:
