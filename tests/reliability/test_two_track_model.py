@@ -4,7 +4,10 @@ Conversation moves (append, switch, fork, edit, retry), file operations (write, 
 symlink, ignored files, .gitignore and .git/info/exclude edits, files growing past the size cap
 and shrinking below it, a folder swapped for a symlink to its new place), hand edits between
 turns, explicit snapshots, restores (whole tree, ``paths=``, and to a saved state by its id),
-undos, status and diff, and `git gc --prune=now` are interleaved on a real repository. The
+undos, status and diff, `git gc --prune=now`, restores and undos from a second session of the
+same working tree, a restore raced by another writer, and restores and undos killed (SIGKILL,
+the real CLI in a process of its own) at every point of their work are interleaved on a real
+repository. The
 model is a dict of every file and link on disk, ignored and big ones included, and of the files
 git sees at every snapshot and saved state, plus the entry tree, kept without convgit. The
 promises checked after each step:
@@ -21,6 +24,12 @@ promises checked after each step:
 * a user message is snapshotted when the files differ from the nearest snapshot above it;
 * switch, fork, edit and retry never change a byte, a mode, a link or a folder;
 * status and diff answer after any `git gc`, and diff names exactly the files that differ;
+* an undo undoes the newest restore of the working tree, whichever session ran it;
+* a file another writer changes while a restore runs keeps the writer's bytes (the restore
+  leaves it alone and lists it), and so does what stands above or below it;
+* after a restore killed anywhere, and its undo killed too, status names an interrupted restore
+  exactly when the newest recorded one never finished, and its ``--undo`` brings the files git
+  sees to the state saved before the first interrupted one; no file git does not see changes;
 * right after every snapshot, git's own ``git add -A`` tree (files over the cap left out) is
   the snapshot tree, and the snapshot lists exactly the files over the cap as skipped;
 * the user's index, HEAD, branches, tags and stash never change.
@@ -33,10 +42,13 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import event, settings
@@ -50,8 +62,9 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from convgit import Session
+from convgit import Session, faults, saved_states
 from convgit.errors import NotFoundError, RefusedError
+from convgit.store.sidecar import SavedState
 from tests.workspace.gitrepo import UserStateGuard, digest, git, init_repo
 
 Files = dict[str, tuple[str, Any]]
@@ -64,6 +77,24 @@ LINK_TARGETS = ["a.txt", "sub", "nowhere", "../outside"]
 IGNORED = ["out.log", "logs/run.txt"]
 # The .gitignore files the agent writes: the first is the one the project starts with.
 RULES = [b"*.log\nlogs/\n", b"", b"*.log\n", b"*.log\nlogs/\nb.txt\n"]
+# Where a restore or an undo is killed (SIGKILL): before anything is saved, saved but not
+# recorded, recorded before any file changed, among the removals, before git writes, when
+# every file is written but the restore is not marked finished.
+KILL_POINTS = [
+    "restore:before-safety-ref",
+    "restore:before-record",
+    "restore:before-files",
+    "restore:remove",
+    "restore:remove#2",
+    "restore:before-checkout",
+    "restore:checkout-started",
+    "restore:before-done",
+]
+# Where another writer (an editor's autosave) writes a file while a restore runs: among the
+# removals, before git writes, once git has started.
+WRITER_POINTS = ["restore:remove", "restore:before-checkout", "restore:checkout-started"]
+RACED = b"written while a restore ran\n"
+KILLED = -9
 RESTORE_PATHS = ["a.txt", "sub", "sub/deep/d.txt", "x", "x/y.txt", "link", "lib", "b.txt"]
 CAP_MIB = 0.001  # the size cap of the model's repository: 1,048 bytes
 CAP = int(CAP_MIB * 1024 * 1024)
@@ -301,6 +332,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
         self.order: list[str] = []
         self.leaf: str | None = None
         self.counter = 0
+        self.other: Session | None = None  # a second session on the same working tree
 
     def teardown(self) -> None:
         try:
@@ -425,9 +457,9 @@ class TwoTrackMachine(RuleBasedStateMachine):
         refs (so git gc keeps it), and the sidecar still names every saved state."""
         if not self.commits:
             return
-        reachable = git(self.root, "rev-list", f"--glob=refs/convgit/{self.session.id}/*")
+        reachable = git(self.root, "rev-list", "--glob=refs/convgit/*")
         assert self.commits <= set(reachable.split()), "a snapshot or saved state was dropped"
-        assert [s.id for s in self.session.sidecar.saved] == [s[0] for s in self.saved]
+        assert self._saved_ids() == [s[0] for s in self.saved]
 
     # -- files --
 
@@ -563,7 +595,20 @@ class TwoTrackMachine(RuleBasedStateMachine):
         _, state, paths = self.saved[-1]
         self._restore(state, paths, lambda: self.session.restore(undo=True))
 
-    def _restore(self, target: State, paths: list[str] | None, run: Any) -> None:
+    def _saved_ids(self) -> list[str]:
+        """The saved states of the working tree, oldest first, whichever session saved them."""
+        return [s.id for s in reversed(saved_states.of_worktree(self.session))]
+
+    def _other(self) -> Session:
+        """A second session on the same working tree (made at its first use)."""
+        if self.other is None:
+            self.other = Session.create(self.root)
+        return self.other
+
+    def _restore(
+        self, target: State, paths: list[str] | None, run: Any, by: Session | None = None
+    ) -> None:
+        """``run`` restores ``target`` (by the session ``by``, default the model's)."""
         before = dict(self.disk)
         state = dataclasses.replace(self._state(), exclude=None)  # a saved state records none
         try:
@@ -581,7 +626,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
             assert on_disk(self.root) == before
             return
         tree_before = oracle_tree(self.root)
-        saved_before = len(self.session.sidecar.saved)
+        saved_before = len(self._saved_ids())
         result = run()
         assert bool(result.changes) == changes, result.changes
         event(f"restore: {'changed files' if changes else 'nothing to change'}")
@@ -589,7 +634,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
             event(f"restore left alone: {alone.reason.split(' (')[0].split(';')[0]}")
         # a restore that changes nothing saves nothing and moves no undo point
         assert (result.saved is not None) == changes
-        assert len(self.session.sidecar.saved) == saved_before + changes
+        assert len(self._saved_ids()) == saved_before + changes
         self._check_disk(expected)
         for path, value in before.items():  # what git does not see now is never touched
             if ignored(before, self.exclude, path) or over_cap(value):
@@ -599,11 +644,181 @@ class TwoTrackMachine(RuleBasedStateMachine):
             assert git(self.root, "rev-parse", f"{result.before}^{{tree}}").strip() == tree_before
             self.saved.append((result.saved, state, paths))
             self.commits.add(result.before)
+            if by is not None:
+                return  # the other session's note is in its own tree
             # a note on the leaf tells the model; the leaf stays on its branch
             note = self.session.leaf
             assert note is not None and note != self.leaf
             assert self.session.tree.entries[note]["type"] == "note"
             self._entered(note, self.leaf, "note")
+
+    # -- restores from two sessions, and restores that are killed --
+
+    @precondition(lambda self: bool(self.saved))
+    @rule(pick=PICK)
+    def restore_saved_state_from_another_session(self, pick: int) -> None:
+        """Another session of the same working tree restores a saved state by its id."""
+        ident, state, _ = self.saved[pick % len(self.saved)]
+        other = self._other()
+        self._restore(state, None, lambda: other.restore(ident), by=other)
+
+    @precondition(lambda self: bool(self.saved))
+    @rule()
+    def undo_from_another_session(self) -> None:
+        """An undo in another session undoes the newest restore of the working tree, whichever
+        session made it."""
+        _, state, paths = self.saved[-1]
+        other = self._other()
+        self._restore(state, paths, lambda: other.restore(undo=True), by=other)
+
+    @precondition(lambda self: bool(self.at))
+    @rule(
+        pick=PICK,
+        first=st.sampled_from(KILL_POINTS),
+        then=st.none() | st.sampled_from(KILL_POINTS),
+    )
+    def killed_restore_then_what_status_says(self, pick: int, first: str, then: str | None) -> None:
+        """A restore killed (SIGKILL) at ``first``, then maybe its undo killed at ``then``;
+        then the user does what status says. Status names an interrupted restore exactly when
+        the newest one that recorded itself never finished, and its ``--undo`` brings every
+        file git sees to the state saved before the first of the interrupted ones, never a
+        half-written one; what git does not see is never touched."""
+        target = self.order_of_snapshots()[pick % len(self.at)]
+        try:
+            restored(self.disk, self.at[target], None, self.exclude)
+        except (Refused, NotFoundError):
+            return  # refused before anything changes: the other rules hold it
+        before = dict(self.disk)
+        codes = [self._killed(["restore", target, "--yes"], first)]
+        if then is not None:
+            codes.append(self._killed(["restore", "--undo", "--yes"], then))
+        event(f"killed restore: exit codes {codes}")
+        self.session.reload()
+        newest = next((s for s in reversed(self._new_states()) if s.recorded), None)
+        found = self.session.status()
+        if newest is not None and not newest.finished:
+            assert found.interrupted, "status does not name an interrupted restore"
+            first_saved = found.interrupted[-1].commit
+            self.session.restore(undo=True)
+            assert seen(on_disk(self.root), self.exclude) == self._files_of(first_saved)
+        else:
+            assert not found.interrupted, found.interrupted
+        assert not self.session.status().interrupted
+        after = on_disk(self.root)
+        for path, value in before.items():  # what git does not see now is never touched
+            if ignored(before, self.exclude, path) or over_cap(value):
+                assert after.get(path) == value, f"a restore changed {path}, left out now"
+        self.disk = after
+        self._resync()
+
+    @precondition(lambda self: bool(self.at))
+    @rule(pick=PICK, where=st.sampled_from(WRITER_POINTS), path=st.sampled_from(FILES))
+    def restore_raced_by_a_writer(self, pick: int, where: str, path: str) -> None:
+        """Another writer changes ``path`` while a restore runs (at ``where``): its bytes are
+        never overwritten nor deleted (the saved state does not hold them); the restore leaves
+        the path alone and lists it, and what stands above or below it too."""
+        target = self.order_of_snapshots()[pick % len(self.at)]
+        if kind_on(self.disk, path) != "file" or not real_parents(self.root, path):
+            return
+        try:
+            expected, _ = restored(self.disk, self.at[target], None, self.exclude)
+        except (Refused, NotFoundError):
+            return
+        state = dataclasses.replace(self._state(), exclude=None)
+        planned = seen(self.disk, self.exclude).get(path) != self.at[target].files.get(path)
+        mode = self.disk[path][1][1]
+        wrote: list[str] = []
+        real_point = faults.point
+
+        def point(name: str) -> None:
+            if name == where and not wrote:
+                (self.root / path).write_bytes(RACED)
+                wrote.append(name)
+            real_point(name)
+
+        with mock.patch.object(faults, "point", point):
+            result = self.session.restore(target)
+        event(f"raced restore: {'written at ' + where if wrote else 'no writer'}")
+        if wrote:
+            expected = {
+                q: v for q, v in expected.items() if q not in ancestors(path) and not under(q, path)
+            }
+            expected[path] = ("file", (RACED, mode))
+            if planned:
+                assert path in {a.path for a in result.changes.left_alone}, result.changes
+        self._check_disk(expected)
+        if result.saved is not None:
+            self.saved.append((result.saved, state, None))
+            self.commits.add(str(result.before))
+        self._resync()
+
+    def _killed(self, args: list[str], point: str) -> int:
+        """The real CLI on the model's session, killed at ``point`` if it gets there."""
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "convgit",
+                "-C",
+                str(self.root),
+                "--session",
+                self.session.id,
+                *args,
+            ],
+            env={**os.environ, "CONVGIT_FAULT": point},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode in (0, 1, KILLED), done.stderr
+        assert b"Traceback" not in done.stderr, done.stderr
+        return done.returncode
+
+    def _resync(self) -> None:
+        """Take into the model what the killed processes and the undo recorded: the saved
+        states they made (what they hold is read from git: a half-written state is known
+        only there) and the notes under the leaf. Two restores of the same files in one
+        second save the same commit: ids are counted, not only compared."""
+        self.session.reload()
+        for state in self._new_states():
+            files = self._files_of(state.commit)
+            left_out = frozenset(state.skipped)
+            self.saved.append((state.id, State(files, left_out), state.paths))
+            self.commits.add(state.commit)
+        for ident, entry in self.session.tree.entries.items():
+            if ident not in self.parent:
+                assert entry["type"] == "note", entry
+                self._entered(ident, entry["parentId"], "note")
+        self.leaf = self.session.leaf
+
+    def _new_states(self) -> list[SavedState]:
+        """The saved states of the working tree the model does not know yet, oldest first (two
+        restores of the same files in one second save the same commit: counted, not compared)."""
+        known = Counter(s[0] for s in self.saved)
+        new = []
+        for state in reversed(saved_states.of_worktree(self.session)):
+            if known[state.id] > 0:
+                known[state.id] -= 1
+            else:
+                new.append(state)
+        return new
+
+    def _files_of(self, commit: str) -> Files:
+        """The model's view of a commit's tree: path -> file (bytes, exec bit) or link."""
+        listed = git(self.root, "ls-tree", "-r", "-z", "--full-tree", commit)
+        files: Files = {}
+        for line in filter(None, listed.split("\0")):
+            meta, path = line.split("\t", 1)
+            mode, _, oid = meta.split()
+            data = subprocess.run(
+                ["git", "cat-file", "blob", oid], cwd=self.root, capture_output=True, check=True
+            ).stdout
+            if mode == "120000":
+                files[path] = ("link", os.fsdecode(data))
+            else:
+                files[path] = ("file", (data, mode == "100755"))
+        return files
 
 
 def run_machine(max_examples: int, steps: int) -> None:
