@@ -334,6 +334,7 @@ class Restore:
             proc = self._git.spawn(
                 "checkout-index", "-f", "-z", "--stdin", index=writes,
                 config=(*WHOLE_INDEX, "checkout.workers=1"), stdin=True, keep_fds=held,
+                finishes_its_input=True,
             )  # fmt: skip
             with stopped_on_the_way_out(proc):
                 faults.point("restore:checkout-started")

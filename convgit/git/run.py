@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from convgit.errors import NotFoundError, NoWorkspaceError, RefusedError, WorkspaceError
@@ -208,11 +209,15 @@ class Git:
         stdin: bool = False,
         env: dict[str, str] | None = None,
         keep_fds: Sequence[int] = (),
+        finishes_its_input: bool = False,
     ) -> subprocess.Popen[bytes]:
         """Start git on this worktree: explicit git dir and work tree, the scrubbed environment
         (or ``env``), GIT_INDEX_FILE set to ``index`` (a private index) or unset. It stays in
         convgit's process group; ``keep_fds`` are inherited (a lock's descriptor: the child
-        holds the lock until it ends, even if convgit is killed first)."""
+        holds the lock until it ends, even if convgit is killed first). ``finishes_its_input``:
+        git ignores SIGINT and SIGHUP (a Ctrl-C or a hang-up reaches the whole group), so it is
+        never cut off half-way through a file; convgit stops handing it input instead, and it
+        ends once it has done what it was given (``stopped_on_the_way_out``)."""
         env = self.env if env is None else env
         if index is not None:
             env = {**env, "GIT_INDEX_FILE": str(index)}
@@ -227,6 +232,7 @@ class Git:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             pass_fds=tuple(keep_fds),
+            preexec_fn=_ignore_interrupts if finishes_its_input else None,
         )
 
     @staticmethod
@@ -295,6 +301,11 @@ def stopped_on_the_way_out(proc: subprocess.Popen[bytes]) -> Iterator[None]:
     try:
         yield
     except BaseException:
+        if proc.stdin is not None:  # no more input: git ends once it has done what it has
+            with suppress(OSError):
+                proc.stdin.close()
+            with suppress(subprocess.TimeoutExpired):
+                proc.wait(STOP_GRACE)
         if proc.poll() is None:
             proc.terminate()
             try:
@@ -303,6 +314,12 @@ def stopped_on_the_way_out(proc: subprocess.Popen[bytes]) -> Iterator[None]:
                 proc.kill()
         proc.wait()
         raise
+
+
+def _ignore_interrupts() -> None:
+    """In a git child, before it starts: SIGINT and SIGHUP are ignored (see ``Git.spawn``)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
 
 def _check_ref(ref: str) -> None:

@@ -49,13 +49,15 @@ def _many(repo: GitRepo, data: bytes) -> None:
         repo.write(NAME.format(i), data)
 
 
-def _start(repo: GitRepo, *args: str) -> subprocess.Popen[bytes]:
+def _start(repo: GitRepo, *args: str, group: bool = False) -> subprocess.Popen[bytes]:
+    """The real CLI; with ``group``, in a process group of its own, as a terminal starts it."""
     return subprocess.Popen(
         [sys.executable, "-m", "convgit", *args],
         cwd=repo.path,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        start_new_session=group,
     )
 
 
@@ -147,6 +149,27 @@ def test_a_restore_stopped_by_sighup_stops_git_first(repo: GitRepo, tmp_path: Pa
 
 def test_ctrl_c_during_a_restore_says_what_it_left(repo: GitRepo, tmp_path: Path) -> None:
     _interrupted(repo, tmp_path, signal.SIGINT)
+
+
+def test_ctrl_c_at_a_terminal_never_leaves_a_file_half_written(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """A terminal's Ctrl-C reaches the whole process group, git included: git finishes the
+    files it was handed instead of dying between removing a file and writing it again, so no
+    file is missing, and the undo finds nothing that changed since the restore."""
+    task, before = _prepared(repo, tmp_path / "cleaned")
+    running = _start(repo, "restore", task, "--yes", group=True)
+    _wait_until(lambda: _git_is_writing(repo), "git to write the first file")
+    os.killpg(running.pid, signal.SIGINT)
+    _out, err = running.communicate()
+    assert running.returncode == 130, err
+    assert not _gits_of(repo), "a git of the stopped restore is still running"
+    for i in range(FILES):
+        assert (repo.path / NAME.format(i)).read_bytes() in (V1, V2), NAME.format(i)
+    saved = one_sentence(err.decode()).split("`convgit restore ")[1].split("`")[0]
+    undone = convgit(repo.path, "restore", saved, "--yes", "--json").json()
+    assert undone["replaced"] == []
+    assert repo.digest() == before
 
 
 def test_ctrl_c_before_a_restore_changes_a_file_says_none_changed(
