@@ -1,7 +1,9 @@
 """Creating a session and appending to it: ``init``, ``user``, ``assistant``, ``tool``,
 ``append`` and ``system``."""
 
+import signal
 import sys
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
@@ -17,7 +19,7 @@ from convgit.cli.program import (
     options,
     out,
 )
-from convgit.errors import InvalidEntryError
+from convgit.errors import InvalidEntryError, SignalReceived, StoppedError, signal_name
 from convgit.session import Session
 
 
@@ -84,6 +86,29 @@ def text_of(text: str) -> str:
         raise InvalidEntryError("The text on stdin is not UTF-8; nothing was appended.") from None
 
 
+def _appending(session: Session, append: Callable[[], str]) -> str:
+    """``append()`` (which records an entry, then snapshots the files): stopped by SIGINT,
+    SIGTERM or SIGHUP, it says in one sentence whether the entry was recorded."""
+    from convgit.process_groups import stopping_on_signals
+
+    leaf = session.leaf
+    try:
+        with stopping_on_signals():
+            return append()
+    except (SignalReceived, KeyboardInterrupt) as exc:
+        signum = exc.signum if isinstance(exc, SignalReceived) else signal.SIGINT
+        if open_session().leaf != leaf:
+            left = (
+                "the entry was recorded and its snapshot was not (`convgit snapshot` records"
+                " the files now)"
+            )
+        else:
+            left = "nothing was recorded"
+        raise StoppedError(
+            signum, f"Interrupted by {signal_name(signum)}: {left}; no file was changed."
+        ) from None
+
+
 @command()
 def user(
     text: Annotated[str, typer.Argument(help="The message text (- reads it from stdin).")],
@@ -93,7 +118,9 @@ def user(
 ) -> None:
     """Append a user message at the active leaf."""
     session = open_session()
-    _appended(session, session.append_user(text_of(text), force=force, ident=ident).id, json)
+    said = text_of(text)
+    made = _appending(session, lambda: session.append_user(said, force=force, ident=ident).id)
+    _appended(session, made, json)
 
 
 @command()
@@ -105,8 +132,9 @@ def assistant(
 ) -> None:
     """Append an assistant reply (and snapshot the files when snapshots are on)."""
     session = open_session()
-    reply = session.append_assistant(text_of(text), force=force, ident=ident)
-    _appended(session, reply.id, json)
+    said = text_of(text)
+    made = _appending(session, lambda: session.append_assistant(said, force=force, ident=ident).id)
+    _appended(session, made, json)
 
 
 @command()

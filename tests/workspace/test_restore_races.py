@@ -213,6 +213,33 @@ def test_ctrl_c_during_a_snapshot_says_none_was_taken(repo: GitRepo, tmp_path: P
     assert repo.digest() == before
 
 
+def test_ctrl_c_while_a_reply_is_snapshotted_says_the_reply_was_recorded_without_it(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    marker = tmp_path / "cleaned"
+    _slow_filter(repo, marker, clean_delay=0.05)
+    _many(repo, V1)
+    convgit(repo.path, "init")
+    convgit(repo.path, "user", "task")
+    _many(repo, V2)
+    before = repo.digest()
+    marker.unlink(missing_ok=True)
+    running = _start(repo, "assistant", "version two")
+    _wait_until(marker.exists, "the snapshot to stage the files")
+    running.send_signal(signal.SIGINT)
+    _out, err = running.communicate()
+    assert running.returncode == 130
+    assert one_sentence(err.decode()) == (
+        "convgit: Interrupted by SIGINT: the entry was recorded and its snapshot was not"
+        " (`convgit snapshot` records the files now); no file was changed."
+    )
+    assert not _gits_of(repo)
+    assert repo.digest() == before
+    reply = convgit(repo.path, "show", "@", "--json").json()
+    assert reply["role"] == "assistant" and reply.get("snapshot") is None
+    assert convgit(repo.path, "snapshot", "--json").json()["entry"] == reply["id"]
+
+
 def test_files_written_while_a_restore_runs_are_never_lost(repo: GitRepo, tmp_path: Path) -> None:
     """While git writes the restored files, another writer changes a file the restore is still
     to write, creates one where the target has a file, and drops a file (and an ignored one)
