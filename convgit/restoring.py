@@ -16,11 +16,13 @@ Promises kept here (``Session.restore`` is this module's ``restore``):
 from __future__ import annotations
 
 import signal
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from convgit import codec, faults, saved_states, schema, session_append, session_files
 from convgit.errors import (
+    ConvgitError,
     RefusedError,
     SignalReceived,
     StoppedError,
@@ -92,18 +94,33 @@ def restore(
     SIGINT, SIGTERM or SIGHUP, it stops git, and says what state it left (``StoppedError``)."""
     from convgit.process_groups import stopping_on_signals
 
-    seen: list[Restore] = []
+    progress = _Progress()
     try:
         with stopping_on_signals():
-            return _restore(session, ref, paths, dry_run, undo, force, seen)
+            return _restore(session, ref, paths, dry_run, undo, force, progress)
     except (SignalReceived, KeyboardInterrupt) as exc:
-        raise _stopped(exc, seen[0] if seen else None) from None
+        raise _stopped(exc, session, progress) from None
 
 
-def _stopped(exc: BaseException, planned: Restore | None) -> StoppedError:
-    """What an interrupted restore left, in one sentence."""
+@dataclass
+class _Progress:
+    """How far a restore got: what an interruption left."""
+
+    planned: Restore | None = None
+    safety_ref: str | None = None  # the ref that keeps the state saved first, once it may exist
+    recorded: bool = False  # the restore record is written (files change only after it)
+
+
+def _stopped(exc: BaseException, session: Session, progress: _Progress) -> StoppedError:
+    """What an interrupted restore left, in one sentence. Stopped after it saved the files and
+    before it recorded the restore, it changed nothing: the saved state's ref goes too (it
+    holds the files as they still are), so no saved state is left without its record."""
     signum = exc.signum if isinstance(exc, SignalReceived) else signal.SIGINT
     name = signal_name(signum)
+    planned = progress.planned
+    if progress.safety_ref is not None and not progress.recorded:
+        with suppress(ConvgitError, OSError):
+            session.workspace().delete_ref(progress.safety_ref)
     if planned is None or not planned.applying or planned.saved is None:
         return StoppedError(signum, f"Interrupted by {name}: no file was changed.")
     total = len(planned.changes)
@@ -121,7 +138,7 @@ def _restore(
     dry_run: bool,
     undo: bool,
     force: bool,
-    seen: list[Restore],
+    progress: _Progress,
 ) -> RestoreResult:
     ws = session.workspace()
     size_cap = session.size_cap
@@ -157,7 +174,7 @@ def _restore(
         exact_from=exact_from,
         target_skipped=skipped, target_rules=rules,
     ) as planned:  # fmt: skip
-        seen.append(planned)
+        progress.planned = planned
         changes = planned.changes
         if dry_run:
             return RestoreResult(
@@ -172,21 +189,25 @@ def _restore(
                 target_entry, commit, None, changes, False, None, saved_target, undo,
                 interrupted=len(settles),
             )  # fmt: skip
+        progress.safety_ref = saved_states.safety_ref(session.id)
         before = planned.save(
-            saved_states.safety_ref(session.id),
+            progress.safety_ref,
             f"convgit safety snapshot before a restore\n\nConvgit-Session: {session.id}\n",
         )
         # recorded before the first file changes: a restore killed half-way is then
         # visible (no `restored` record) and undoable
         faults.point("restore:before-record")
         _record(session, planned, target_entry, saved_target, commit, before, paths, undo)
+        progress.recorded = True
         faults.point("restore:before-files")
         planned.apply()
         faults.point("restore:before-done")
         session_files.append_sidecar(session, [schema.restored(before)])
     note = _note(target_entry, saved_target, changes, paths, undo)
     skipped_note = None
-    if waiting:
+    if not changes:  # every change was left alone: another writer changed those files first
+        skipped_note = "no note for the model: no file changed"
+    elif waiting:
         skipped_note = (
             f"no note for the model: the conversation waits for tool call {', '.join(waiting)}"
         )

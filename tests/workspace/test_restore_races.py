@@ -23,9 +23,11 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from unittest import mock
 
 import orjson
 
+from convgit import Session, faults
 from tests.workspace.cli import convgit, one_sentence
 from tests.workspace.gitrepo import GitRepo
 
@@ -238,6 +240,55 @@ def test_ctrl_c_while_a_reply_is_snapshotted_says_the_reply_was_recorded_without
     reply = convgit(repo.path, "show", "@", "--json").json()
     assert reply["role"] == "assistant" and reply.get("snapshot") is None
     assert convgit(repo.path, "snapshot", "--json").json()["entry"] == reply["id"]
+
+
+def test_ctrl_c_after_the_files_are_saved_and_before_the_restore_is_recorded_leaves_nothing(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """Interrupted between saving the files (the saved state's ref) and recording the restore:
+    no file changed, and no saved state is left without its record (fsck stays clean)."""
+    task, before = _prepared(repo, tmp_path / "cleaned")
+    listed = convgit(repo.path, "restores", "--json").json()
+    running = subprocess.run(
+        [sys.executable, "-m", "convgit", "restore", task, "--yes"],
+        cwd=repo.path,
+        env={**os.environ, "CONVGIT_FAULT": "restore:before-record!INT"},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        check=False,
+    )
+    assert running.returncode == 130
+    assert one_sentence(running.stderr.decode()) == (
+        "convgit: Interrupted by SIGINT: no file was changed."
+    )
+    assert repo.digest() == before
+    assert convgit(repo.path, "fsck").code == 0
+    assert convgit(repo.path, "restores", "--json").json() == listed
+
+
+def test_a_restore_whose_every_change_was_left_alone_tells_the_model_nothing(
+    repo: GitRepo,
+) -> None:
+    """Another writer changes the one file a restore is to change, just before git writes it:
+    no file changed, so no note tells the model the files were restored."""
+    repo.write("a.txt", "one\n")
+    session = Session.create(repo.path)
+    task = session.append_user("task").id
+    repo.write("a.txt", "two\n")
+    reply = session.append_assistant("two").id
+    real_point = faults.point
+
+    def writer(name: str) -> None:
+        if name == "restore:before-checkout":
+            repo.write("a.txt", "the writer's own bytes\n")
+        real_point(name)
+
+    with mock.patch.object(faults, "point", writer):
+        result = session.restore(task, paths=["a.txt"])
+    assert (repo.path / "a.txt").read_text() == "the writer's own bytes\n"
+    assert not result.changes and [s.path for s in result.changes.left_alone] == ["a.txt"]
+    assert result.note is None
+    assert session.leaf == reply
 
 
 def test_files_written_while_a_restore_runs_are_never_lost(repo: GitRepo, tmp_path: Path) -> None:
