@@ -290,9 +290,12 @@ def files(n: int) -> str:
     return f"{n} file" if n == 1 else f"{n} files"
 
 
-def _names(paths: list[str], limit: int = 5) -> str:
+def _names(paths: list[str], limit: int = 5, total: int | None = None) -> str:
+    """The first ``limit`` of ``paths``, and how many more of ``total`` (default: all of
+    ``paths``; a record lists only the first of the files it counts)."""
+    total = len(paths) if total is None else max(total, len(paths))
     shown = ", ".join(paths[:limit])
-    return shown + (f", and {len(paths) - limit} more" if len(paths) > limit else "")
+    return shown + (f", and {total - min(limit, len(paths))} more" if total > limit else "")
 
 
 def changes_lines(changes: Sequence[Change], *, name_only: bool = False) -> list[str]:
@@ -390,8 +393,8 @@ def saved_lines(saved: Sequence[SavedState], session: str) -> list[str]:
             )
             out.append(f"{state.id}  {state.ts}  {what}{_elsewhere(state, session)}")
             continue
-        names = _names(state.files, 3) if state.files else "no file"
         count = sum(state.changed.values())
+        names = _names(state.files, 3, count) if state.files else "no file"
         line = f"{state.id}  {state.ts}  before `{state.preceded}`: {files(count)} ({names})"
         if not state.finished:
             line += ", interrupted"

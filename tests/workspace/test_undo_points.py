@@ -206,3 +206,20 @@ def test_the_saved_states_of_another_worktree_are_not_this_ones(
     assert undone["saved_state"] == here
     assert (repo.path / "src/app.py").read_text() == "print('here')\n"
     assert not (repo.path / "there.txt").exists()
+
+
+def test_restores_counts_every_file_a_restore_changed_past_those_its_record_lists(
+    repo: GitRepo,
+) -> None:
+    """A restore record lists the first 200 files it changed; `restores` still says how many
+    more there were (it said "and 197 more" of 250)."""
+    for i in range(250):
+        repo.write(f"many/f{i:03}.txt", "one\n")
+    convgit(repo.path, "init")
+    task = convgit(repo.path, "user", "task", "--json").json()["id"]
+    for i in range(250):
+        repo.write(f"many/f{i:03}.txt", "two\n")
+    convgit(repo.path, "assistant", "two")
+    convgit(repo.path, "restore", task, "--yes")
+    listed = convgit(repo.path, "restores").stdout
+    assert "250 files (many/f000.txt, many/f001.txt, many/f002.txt, and 247 more)" in listed
