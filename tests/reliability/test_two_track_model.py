@@ -5,9 +5,7 @@ symlink, ignored files, .gitignore and .git/info/exclude edits, files growing pa
 and shrinking below it, a folder swapped for a symlink to its new place), hand edits between
 turns, explicit snapshots, restores (whole tree, ``paths=``, and to a saved state by its id),
 undos, status and diff, `git gc --prune=now`, restores and undos from a second session of the
-same working tree, a restore raced by another writer, and restores and undos killed (SIGKILL,
-the real CLI in a process of its own) at every point of their work are interleaved on a real
-repository. The
+same working tree, and a restore raced by another writer are interleaved on a real repository. The
 model is a dict of every file and link on disk, ignored and big ones included, and of the files
 git sees at every snapshot and saved state, plus the entry tree, kept without convgit. The
 promises checked after each step:
@@ -27,9 +25,6 @@ promises checked after each step:
 * an undo undoes the newest restore of the working tree, whichever session ran it;
 * a file another writer changes while a restore runs keeps the writer's bytes (the restore
   leaves it alone and lists it), and so does what stands above or below it;
-* after a restore killed anywhere, and its undo killed too, status names an interrupted restore
-  exactly when the newest recorded one never finished, and its ``--undo`` brings the files git
-  sees to the state saved before the first interrupted one; no file git does not see changes;
 * right after every snapshot, git's own ``git add -A`` tree (files over the cap left out) is
   the snapshot tree, and the snapshot lists exactly the files over the cap as skipped;
 * the user's index, HEAD, branches, tags and stash never change.
@@ -42,7 +37,6 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,24 +70,10 @@ LINK_TARGETS = ["a.txt", "sub", "nowhere", "../outside"]
 IGNORED = ["out.log", "logs/run.txt"]
 # The .gitignore files the agent writes: the first is the one the project starts with.
 RULES = [b"*.log\nlogs/\n", b"", b"*.log\n", b"*.log\nlogs/\nb.txt\n"]
-# Where a restore or an undo is killed (SIGKILL): before anything is saved, saved but not
-# recorded, recorded before any file changed, among the removals, before git writes, when
-# every file is written but the restore is not marked finished.
-KILL_POINTS = [
-    "restore:before-safety-ref",
-    "restore:before-record",
-    "restore:before-files",
-    "restore:remove",
-    "restore:remove#2",
-    "restore:before-checkout",
-    "restore:checkout-started",
-    "restore:before-done",
-]
 # Where another writer (an editor's autosave) writes a file while a restore runs: among the
 # removals, before git writes, once git has started.
 WRITER_POINTS = ["restore:remove", "restore:before-checkout", "restore:checkout-started"]
 RACED = b"written while a restore ran\n"
-KILLED = -9
 RESTORE_PATHS = ["a.txt", "sub", "sub/deep/d.txt", "x", "x/y.txt", "link", "lib", "b.txt"]
 CAP_MIB = 0.001  # the size cap of the model's repository: 1,048 bytes
 CAP = int(CAP_MIB * 1024 * 1024)
@@ -676,46 +656,6 @@ class TwoTrackMachine(RuleBasedStateMachine):
         self._restore(state, paths, lambda: other.restore(undo=True), by=other)
 
     @precondition(lambda self: bool(self.at))
-    @rule(
-        pick=PICK,
-        first=st.sampled_from(KILL_POINTS),
-        then=st.none() | st.sampled_from(KILL_POINTS),
-    )
-    def killed_restore_then_what_status_says(self, pick: int, first: str, then: str | None) -> None:
-        """A restore killed (SIGKILL) at ``first``, then maybe its undo killed at ``then``;
-        then the user does what status says. Status names an interrupted restore exactly when
-        the newest one that recorded itself never finished, and its ``--undo`` brings every
-        file git sees to the state saved before the first of the interrupted ones, never a
-        half-written one; what git does not see is never touched."""
-        target = self.order_of_snapshots()[pick % len(self.at)]
-        try:
-            restored(self.disk, self.at[target], None, self.exclude)
-        except (Refused, NotFoundError):
-            return  # refused before anything changes: the other rules hold it
-        before = dict(self.disk)
-        codes = [self._killed(["restore", target, "--yes"], first)]
-        if then is not None:
-            codes.append(self._killed(["restore", "--undo", "--yes"], then))
-        event(f"killed restore: exit codes {codes}")
-        self.session.reload()
-        newest = next((s for s in reversed(self._new_states()) if s.recorded), None)
-        found = self.session.status()
-        if newest is not None and not newest.finished:
-            assert found.interrupted, "status does not name an interrupted restore"
-            first_saved = found.interrupted[-1].commit
-            self.session.restore(undo=True)
-            assert seen(on_disk(self.root), self.exclude) == self._files_of(first_saved)
-        else:
-            assert not found.interrupted, found.interrupted
-        assert not self.session.status().interrupted
-        after = on_disk(self.root)
-        for path, value in before.items():  # what git does not see now is never touched
-            if ignored(before, self.exclude, path) or over_cap(value):
-                assert after.get(path) == value, f"a restore changed {path}, left out now"
-        self.disk = after
-        self._resync()
-
-    @precondition(lambda self: bool(self.at))
     @rule(pick=PICK, where=st.sampled_from(WRITER_POINTS), path=st.sampled_from(FILES))
     def restore_raced_by_a_writer(self, pick: int, where: str, path: str) -> None:
         """Another writer (an agent writing a file, an editor's autosave) writes ``path`` while
@@ -763,33 +703,9 @@ class TwoTrackMachine(RuleBasedStateMachine):
             self.commits.add(str(result.before))
         self._resync()
 
-    def _killed(self, args: list[str], point: str) -> int:
-        """The real CLI on the model's session, killed at ``point`` if it gets there."""
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "convgit",
-                "-C",
-                str(self.root),
-                "--session",
-                self.session.id,
-                *args,
-            ],
-            env={**os.environ, "CONVGIT_FAULT": point},
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=300,
-            check=False,
-        )
-        assert done.returncode in (0, 1, KILLED), done.stderr
-        assert b"Traceback" not in done.stderr, done.stderr
-        return done.returncode
-
     def _resync(self) -> None:
-        """Take into the model what the killed processes and the undo recorded: the saved
-        states they made (what they hold is read from git: a half-written state is known
-        only there) and the notes under the leaf. Two restores of the same files in one
+        """Take into the model what a raced restore recorded: the saved state it made (what it
+        holds is read from git) and the note under the leaf. Two restores of the same files in one
         second save the same commit: ids are counted, not only compared."""
         self.session.reload()
         for state in self._new_states():
