@@ -48,13 +48,18 @@ def switch_branch(session: Session, number: int, ref: str | None = None) -> str:
     return target
 
 
-def label(session: Session, ref: str, name: str | None) -> str:
+def label(session: Session, ref: str, name: str | None, *, force: bool = True) -> str:
     target = session.resolve(ref)
     if name is not None:
         _check_label(name)
 
     def build() -> list[dict[str, Any]]:
         held = [] if name is None else [i for i in session.labelled(name) if i != target]
+        if held and not force:
+            raise RefusedError(
+                f"The label '{name}' is on entry {held[-1]} already; nothing was changed.",
+                f"`convgit label {ref} {name} -f` moves it here",
+            )
         return [*(schema.label(i, None) for i in held), schema.label(target, name)]
 
     session_append.write(session, build, builds_on_leaf=False)

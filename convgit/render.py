@@ -5,6 +5,7 @@ pay for it (a per-turn hook runs convgit hundreds of times a session)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Collection, Mapping, Sequence
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from convgit import codec, layout
 from convgit.conversation import tree as tree_mod
+from convgit.conversation.shortids import ShortIds
 from convgit.schema import tool_calls_of
 
 if TYPE_CHECKING:
@@ -25,7 +27,6 @@ if TYPE_CHECKING:
     from convgit.workspace import Change
 
 SNAPSHOT_MARK = "◆"
-SHORT_ID = 8  # characters of a long id a listing shows
 STATUS_LETTERS = {"added": "A", "modified": "M", "deleted": "D", "typechange": "T"}
 
 
@@ -44,6 +45,25 @@ class Styled:
         self.spans += [(text, _join(other.style, style)) for text, style in other.spans]
         return self
 
+    def cut(self, width: int) -> Styled:
+        """This line in at most ``width`` terminal columns: a longer one ends in ``…``."""
+        if _columns(self.plain) <= width:
+            return self
+        out, room = Styled(style=self.style), max(width - 1, 0)
+        for text, style in self.spans:
+            kept = ""
+            for char in text:
+                size = _columns(char)
+                if size > room:
+                    break
+                kept, room = kept + char, room - size
+            else:
+                out.append(kept, style)
+                continue
+            out.append(kept + "…", style)
+            break
+        return out
+
     @property
     def plain(self) -> str:
         return "".join(text for text, _ in self.spans)
@@ -60,6 +80,22 @@ class Styled:
         return out
 
 
+def _columns(text: str) -> int:
+    """How many terminal columns ``text`` takes (wide East Asian characters take two)."""
+    if text.isascii():
+        return len(text)
+    import unicodedata
+
+    return sum(
+        0
+        if unicodedata.combining(char)
+        else 2
+        if unicodedata.east_asian_width(char) in ("W", "F")
+        else 1
+        for char in text
+    )
+
+
 def _join(outer: str, inner: str) -> str:
     return f"{outer} {inner}".strip()
 
@@ -73,7 +109,13 @@ def colour(stream: Any) -> bool:
 def console(stderr: bool = False) -> Console:
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    class Shown(Console):
+        def on_broken_pipe(self) -> None:
+            # a reader that quit (the pager): convgit's output module decides the exit code
+            self.quiet = True
+            raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+    return Shown(stderr=stderr, highlight=False, soft_wrap=True)
 
 
 def print_lines(lines: Sequence[Any], stream: Any = None) -> None:
@@ -154,40 +196,39 @@ def entry_line(
 
 
 def shown_id(ids: Collection[str], ident: str) -> str:
-    """How a listing shows an id among the session's ``ids``: a long one (an agent's uuid) by
-    its first ``SHORT_ID`` characters, or as many more as it takes to name it alone (any prefix
-    is a reference)."""
-    if len(ident) <= SHORT_ID + 4:
-        return ident
-    return _abbreviations(ids).get(ident, ident)
+    """How a listing shows an id among the session's ``ids``: its short id (``ShortIds``: 8
+    characters, more where another id shares them; any prefix is a reference)."""
+    return _short_ids(ids).short(ident)
 
 
-_ABBREVIATED: dict[int, tuple[int, dict[str, str]]] = {}
+_SHORTENED: dict[int, tuple[int, ShortIds]] = {}
 
 
-def _abbreviations(known: Collection[str]) -> dict[str, str]:
-    found = _ABBREVIATED.get(id(known))
+def _short_ids(known: Collection[str]) -> ShortIds:
+    found = _SHORTENED.get(id(known))
     if found is not None and found[0] == len(known):
         return found[1]
-    ids = sorted(known)
-    shown: dict[str, str] = {}
-    for at, ident in enumerate(ids):
-        if len(ident) <= SHORT_ID + 4:
-            continue
-        neighbours = ids[max(0, at - 1) : at] + ids[at + 1 : at + 2]
-        need = max([SHORT_ID, *(_shared(ident, n) + 1 for n in neighbours)])
-        shown[ident] = ident[:need]
-    _ABBREVIATED.clear()  # one tree is drawn per command
-    _ABBREVIATED[id(known)] = (len(known), shown)
-    return shown
+    made = ShortIds(known)
+    _SHORTENED.clear()  # one tree is drawn per command
+    _SHORTENED[id(known)] = (len(known), made)
+    return made
 
 
-def _shared(a: str, b: str) -> int:
-    """How many leading characters two ids share."""
-    for at, (x, y) in enumerate(zip(a, b, strict=False)):
-        if x != y:
-            return at
-    return min(len(a), len(b))
+class Names:
+    """How a command names entries where people read: by short id, with the label beside it
+    (``7ba30997 [planB]``). Without a view, ids are shown whole (``--json`` keeps them so)."""
+
+    def __init__(self, view: SessionView | None = None) -> None:
+        self._ids: Collection[str] = () if view is None else view.entries
+        self._labels: Mapping[str, str] = {} if view is None else view.labels
+        self._whole = view is None
+
+    def id(self, ident: str) -> str:
+        return ident if self._whole else shown_id(self._ids, ident)
+
+    def named(self, ident: str) -> str:
+        label = self._labels.get(ident)
+        return self.id(ident) + (f" [{label}]" if label else "")
 
 
 def draw_tree(
@@ -195,29 +236,71 @@ def draw_tree(
     children: Mapping[str | None, list[str]],
     path: Sequence[str],
     files_at: str | None = None,
+    depth: int | None = None,
 ) -> Styled:
     """The whole tree (each entry's ``children``), drawn as ``layout.rows`` places it. The
-    active ``path`` is bold and listed first, the rest dim."""
+    active ``path`` is bold and listed first, the rest dim. With ``depth``, only entries below
+    at most ``depth`` forks (``layout.Row.depth``) are drawn; each branch left out is counted
+    on one line where it starts."""
     title = f"session {view.id}" + (f" — {view.name}" if view.name else "")
     out = Styled(title, style="bold")
     on_path = set(path)
+    hidden: list[layout.Row] = []
+    limit = -1 if depth is None else depth
+
+    def counted() -> None:
+        if not hidden:
+            return
+        n, heads = len(hidden), sum(1 for row in hidden if row.head and row.depth == limit + 1)
+        words = f"… {n} more entr{'y' if n == 1 else 'ies'} in {heads} branch"
+        words += "" if heads == 1 else "es"
+        marks = [
+            mark
+            for mark, at in ((" ← files", files_at), (" ← context", view.leaf))
+            if any(row.entry == at for row in hidden)
+        ]
+        prefix = hidden[0].prefix[:-3] + "└─ "  # one line stands for every hidden branch
+        out.append("\n" + prefix, style="dim").append(words, style="dim")
+        out.append("".join(marks), style="bold")
+        hidden.clear()
+
     for row in layout.rows(children, on_path):
+        if depth is not None and row.depth > limit:
+            hidden.append(row)
+            continue
+        counted()
         out.append("\n" + row.prefix, style="dim")
         out.append_text(
             entry_line(view, row.entry, on_path=row.entry in on_path, files_at=files_at)
         )
+    counted()
     return out
+
+
+def fitted(drawn: Styled, width: int | None) -> list[Styled]:
+    """``drawn``'s lines, each cut to ``width`` columns with an ellipsis (None: whole)."""
+    lines: list[Styled] = [Styled(style=drawn.style)]
+    for text, style in drawn.spans:
+        first, *rest = text.split("\n")
+        if first:
+            lines[-1].append(first, style)
+        for part in rest:
+            lines.append(Styled(style=drawn.style))
+            if part:
+                lines[-1].append(part, style)
+    return lines if width is None else [line.cut(width) for line in lines]
 
 
 def log_lines(view: SessionView, ids: list[str], files_at: str | None = None) -> list[Styled]:
     return [entry_line(view, i, on_path=True, files_at=files_at) for i in ids]
 
 
-def status_words(status: Status) -> list[str]:
-    """Both tracks in words, every time."""
+def status_words(status: Status, names: Names | None = None) -> list[str]:
+    """Both tracks in words, every time; entries by ``names`` (default: whole ids)."""
+    n = Names() if names is None else names
     out: list[str] = []
     name = f" ({status.name})" if status.name else ""
-    leaf = status.leaf or "(empty)"
+    leaf = n.named(status.leaf) if status.leaf else "(empty)"
     out.append(f"session {status.session}{name}")
     out.append(f"context: at {leaf}")
     if not status.workspace:
@@ -227,7 +310,7 @@ def status_words(status: Status) -> list[str]:
         out.append("files:   snapshots are off (`convgit snapshots on` to record them)")
     out += interrupted_lines(status.interrupted, status.session)
     if status.not_recorded is not None:
-        entry, error = status.not_recorded["entry"], str(status.not_recorded["error"])
+        entry, error = n.id(str(status.not_recorded["entry"])), str(status.not_recorded["error"])
         out.append(
             f"warning: the files of entry {entry} were not recorded ({error.rstrip('.')});"
             f" `convgit snapshot {entry}` tries again"
@@ -239,26 +322,31 @@ def status_words(status: Status) -> list[str]:
         out.append("files:   no snapshot on this branch yet")
         if status.matches:
             out.append(
-                f"         the files are at the snapshot of {status.matches}, on another branch"
+                f"         the files are at the snapshot of {n.named(status.matches)}, on another"
+                " branch"
             )
         return out
-    where = f"the snapshot of {status.leaf_snapshot}"
+    where = f"the snapshot of {n.named(status.leaf_snapshot)}"
     if status.matches is not None and not status.diverged:
         if status.matches == status.leaf_snapshot:
             out.append(f"files:   match {where} exactly")
         else:
-            out.append(f"files:   match the snapshot of {status.matches}, earlier on this branch")
+            out.append(
+                f"files:   match the snapshot of {n.named(status.matches)}, earlier on this branch"
+            )
     elif status.matches is not None:
-        out.append(f"files:   at the snapshot of {status.matches}, on another branch")
+        out.append(f"files:   at the snapshot of {n.named(status.matches)}, on another branch")
     else:
         out.append("files:   match no snapshot")
     if status.changed:
-        n = len(status.changed)
+        count = len(status.changed)
         out.append(
-            f"         {files(n)} {'differs' if n == 1 else 'differ'} from {where}:"
+            f"         {files(count)} {'differs' if count == 1 else 'differ'} from {where}:"
             f" {_names(status.changed)}"
         )
-        out.append(f"         `convgit restore {status.leaf_snapshot}` would change {files(n)}")
+        out.append(
+            f"         `convgit restore {n.id(status.leaf_snapshot)}` would change {files(count)}"
+        )
     for alone in status.left_alone:
         out.append(f"         left alone ({alone['reason']}): {alone['path']}")
     if status.diverged:
@@ -268,21 +356,22 @@ def status_words(status: Status) -> list[str]:
     return out
 
 
-def boundary_line(status: Status) -> str:
+def boundary_line(status: Status, names: Names | None = None) -> str:
     """The one line that ends switch/fork/edit/retry: files were not changed, and what differs."""
+    ids = Names() if names is None else names
     if not status.workspace:
         return "files: not changed (no git repository here)"
     if status.leaf_snapshot is None:
         if status.matches is not None:
-            return f"files: not changed; they are at the snapshot of {status.matches}"
+            return f"files: not changed; they are at the snapshot of {ids.named(status.matches)}"
         return "files: not changed (no snapshot on this branch to compare with)"
     n = len(status.changed)
     if n == 0:
-        return f"files: not changed; they match the snapshot of {status.leaf_snapshot}"
+        return f"files: not changed; they match the snapshot of {ids.named(status.leaf_snapshot)}"
     return (
         f"files: not changed; {files(n)} {'differs' if n == 1 else 'differ'} from the snapshot of "
-        f"{status.leaf_snapshot} ({_names(status.changed)}); `convgit restore "
-        f"{status.leaf_snapshot}` brings them back"
+        f"{ids.named(status.leaf_snapshot)} ({_names(status.changed)}); `convgit restore "
+        f"{ids.id(status.leaf_snapshot)}` brings them back"
     )
 
 
@@ -317,7 +406,8 @@ def stat_line(changes: Sequence[Change]) -> str:
     return f"{len(changes)} files changed" + (f" ({parts})" if parts else "")
 
 
-def restore_words(result: RestoreResult) -> list[str]:
+def restore_words(result: RestoreResult, names: Names | None = None) -> list[str]:
+    n = Names() if names is None else names
     if result.undo and result.interrupted > 1:
         what = (
             f"the state before the {result.interrupted} interrupted restores, {result.saved_target}"
@@ -327,7 +417,7 @@ def restore_words(result: RestoreResult) -> list[str]:
     elif result.saved_target is not None:
         what = f"the saved state {result.saved_target}"
     else:
-        what = f"the snapshot of {result.target}"
+        what = f"the snapshot of {n.named(str(result.target))}"
     lines = changes_lines(result.changes)
     lines += [f"left alone: {s.path} ({_why(s.reason)})" for s in result.changes.left_alone]
     replaced = result.changes.replaced
@@ -406,8 +496,11 @@ def _elsewhere(state: SavedState, session: str) -> str:
     return f" (session {state.session})" if state.session and state.session != session else ""
 
 
-def snapshot_words(snap: SnapshotInfo, *, unchanged: bool = False) -> list[str]:
-    head = f"snapshot {SNAPSHOT_MARK} {snap.commit[:12]} of {snap.entry}: {files(snap.files)}"
+def snapshot_words(
+    snap: SnapshotInfo, *, unchanged: bool = False, names: Names | None = None
+) -> list[str]:
+    entry = (Names() if names is None else names).id(snap.entry)
+    head = f"snapshot {SNAPSHOT_MARK} {snap.commit[:12]} of {entry}: {files(snap.files)}"
     if unchanged:
         head += " (unchanged: the files are those of its snapshot)"
     elif snap.replaces:

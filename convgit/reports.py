@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from convgit.conversation.view import SessionView
     from convgit.resume import Resumed
     from convgit.session_import import ImportResult
-    from convgit.session_runs import RunReport
+    from convgit.session_runs import RunReport, RunRow
 
 
 def import_words(result: ImportResult, title: str) -> list[str]:
@@ -70,7 +70,8 @@ def run_lines(view: SessionView, report: RunReport) -> list[Styled]:
             name, ident, what = row.ref, "files", "the files of the working tree"
         else:
             name = view.labels.get(row.entry) or row.ref
-            ident, what = row.entry, summary(view.entries[row.entry], width=60)
+            ident = shown_id(view.entries, row.entry)
+            what = summary(view.entries[row.entry], width=60)
         ended = "timed out" if outcome.timed_out else f"exit {outcome.exit_code}"
         heads.append((name, ident, ended, f"{outcome.seconds:.2f} s", what))
     widths = [max(len(head[column]) for head in heads) for column in range(4)]
@@ -88,6 +89,15 @@ def run_lines(view: SessionView, report: RunReport) -> list[Styled]:
         noted = f" (recorded as note {row.note})" if row.note else ""
         out.append(Styled(f"{indent}log: {outcome.log}{noted}", style="dim"))
     return out
+
+
+def run_failed_sentence(failed: Sequence[RunRow], total: int) -> str:
+    """The sentence that ends a run whose commands did not all succeed."""
+    said = ", ".join(
+        f"{row.ref}: {'timed out' if row.outcome.timed_out else f'exit {row.outcome.exit_code}'}"
+        for row in failed
+    )
+    return f"convgit: {len(failed)} of {total} commands failed ({said})."
 
 
 def hooks_change_words(change: HooksChange, verb: str) -> list[str]:

@@ -304,10 +304,11 @@ class Session:
         name the same commits. Refused inside a tool run, as ``fork`` is."""
         return moves.fork_session(self, ref, name=name)
 
-    def label(self, ref: str, name: str | None) -> str:
+    def label(self, ref: str, name: str | None, *, force: bool = True) -> str:
         """Bookmark ``ref`` as ``name`` (None clears its label). A label names one entry:
-        given to another, it moves (``labelled`` tells where it was)."""
-        return moves.label(self, ref, name)
+        given to another, it moves (``labelled`` tells where it was); with ``force`` False,
+        a label on another entry is refused instead."""
+        return moves.label(self, ref, name, force=force)
 
     def labelled(self, name: str) -> list[str]:
         """The entries labelled ``name`` (one, unless an older writer labelled several)."""

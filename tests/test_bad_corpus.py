@@ -120,7 +120,7 @@ def test_the_clean_base_session_is_sound(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "warning" not in result.output
     log = cli(store, "log", "--json")
-    assert [e["id"] for e in json.loads(log.stdout)] == bad_corpus.BASE_PATH
+    assert [e["id"] for e in json.loads(log.stdout)["entries"]] == bad_corpus.BASE_PATH
 
 
 # -- fsck --------------------------------------------------------------------------------------
@@ -182,7 +182,7 @@ def test_reading_commands_carry_on_past_tolerated_defects(
 def test_tolerated_defects_replay_the_clean_path(tmp_path: Path, name: str) -> None:
     result = cli(store_for(tmp_path, name), "log", "--json")
     assert result.exit_code == 0, result.output
-    assert [e["id"] for e in json.loads(result.stdout)] == bad_corpus.BASE_PATH
+    assert [e["id"] for e in json.loads(result.stdout)["entries"]] == bad_corpus.BASE_PATH
 
 
 def test_replay_drops_a_tool_result_without_call(tmp_path: Path) -> None:
@@ -254,7 +254,7 @@ def test_a_repaired_session_passes_fsck_and_takes_new_messages(tmp_path: Path, n
     assert again.exit_code == 0, again.output
     log = cli(store, "log", "--json")
     no_crash(log)
-    assert json.loads(log.stdout)[-1]["id"] == new_id
+    assert json.loads(log.stdout)["entries"][-1]["id"] == new_id
 
 
 @pytest.mark.parametrize("name", cases(REFUSED, "refuse"))

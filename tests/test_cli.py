@@ -46,7 +46,7 @@ def test_user_assistant_edit_print_ids(cli: Cli) -> None:
     assert a["parentId"] == u and a["role"] == "assistant"
     e = cli.json("edit", u, "hello again")
     assert e["id"] != u
-    log = cli.json("log")
+    log = cli.json("log")["entries"]
     assert [x["id"] for x in log] == [e["id"]]
 
 
@@ -55,8 +55,8 @@ def test_log_tree_and_context_json(cli: Cli) -> None:
     a = cli.json("assistant", "plan A")["id"]
     cli("retry", a)
     b = cli.json("assistant", "plan B")["id"]
-    assert [x["id"] for x in cli.json("log")] == [u, b]
-    assert {x["id"] for x in cli.json("tree")} == {u, a, b}
+    assert [x["id"] for x in cli.json("log")["entries"]] == [u, b]
+    assert {x["id"] for x in cli.json("tree")["entries"]} == {u, a, b}
     ctx = cli.json("context")
     assert ctx["leaf"] == b and ctx["model"] is None and ctx["thinking"] is None
     assert [(m["role"], m["content"]) for m in ctx["messages"]] == [
@@ -69,7 +69,7 @@ def test_fork_with_summary_and_text(cli: Cli) -> None:
     u = cli.json("user", "task")["id"]
     a = cli.json("assistant", "plan A")["id"]
     forked = cli.json("fork", u, "try B", "--summary", "A broke the parser")
-    log = cli.json("log")
+    log = cli.json("log")["entries"]
     assert [x["type"] for x in log] == ["message", "branch_summary", "message"]
     assert log[1]["fromId"] == a and log[1]["parentId"] == u
     assert log[2]["content"] == "try B" and forked["leaf"] == log[2]["id"]
@@ -88,25 +88,25 @@ def test_append_from_stdin_fills_ids_and_hangs_off_the_leaf(cli: Cli) -> None:
     )
     made = cli.json("append", input=lines + "\n")
     assert len(made["ids"]) == 3 and made["ids"][2] == "feedbeef"
-    log = cli.json("log")
+    log = cli.json("log")["entries"]
     assert [x["id"] for x in log] == [first, *made["ids"]]
     assert all(x["ts"].endswith("Z") for x in log)
 
 
 def test_append_refuses_bad_input_and_writes_nothing(cli: Cli, tmp_path: Path) -> None:
     cli("user", "start")
-    before = cli.json("tree")
+    before = cli.json("tree")["entries"]
     good = '{"type":"message","role":"user","content":"ok"}\n'
     result = cli("append", input=good + "not json\n", code=1)
     assert "Line 2" in result.output
     result = cli("append", input='{"type":"message","role":"user"}\n', code=1)
     assert "lacks the field 'content'" in result.output
-    assert cli.json("tree") == before
+    assert cli.json("tree")["entries"] == before
 
 
 def test_sessions_json(cli: Cli, tmp_path: Path) -> None:
     cli("user", "x")
-    rows = cli.json("sessions")
+    rows = cli.json("sessions")["sessions"]
     assert len(rows) == 1
     row = rows[0]
     assert {"id", "path", "entries", "leaf"} <= set(row)
@@ -120,7 +120,7 @@ def test_labels_name_and_show(cli: Cli) -> None:
     shown = cli.json("show", "start")
     assert shown["id"] == u and shown["label"] == "start" and shown["snapshot"] is None
     cli("name", "my experiment")
-    assert cli.json("sessions")[0]["name"] == "my experiment"
+    assert cli.json("sessions")["sessions"][0]["name"] == "my experiment"
 
 
 def test_context_formats(cli: Cli) -> None:
@@ -212,7 +212,7 @@ def test_append_of_many_lines_in_one_call(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     ids = orjson.loads(done.stdout)["ids"]
     assert len(set(ids)) == n
-    log = orjson.loads(_run(tmp_path, "log", "--json").stdout)
+    log = orjson.loads(_run(tmp_path, "log", "--json").stdout)["entries"]
     assert [x["content"] for x in log] == [f"line {i}" for i in range(n)]
 
 

@@ -36,9 +36,9 @@ def test_text_arguments_that_are_not_utf8_are_stored_with_replacement(sh: Shell)
     assert texts[0] == "caf\ufffd \ufffd"
     assert texts[1].endswith("\ufffdgone")
     assert texts[2] == "edited \ufffd"
-    log = [x["content"] for x in sh.json("tree") if x["type"] == "message"]
+    log = [x["content"] for x in sh.json("tree")["entries"] if x["type"] == "message"]
     assert "binary \ufffd\ufffd output" in log and "r\ufffdponse" in log
-    assert sh.json("sessions")[0]["name"] == "n\ufffdme"
+    assert sh.json("sessions")["sessions"][0]["name"] == "n\ufffdme"
     assert sh.run("fsck").returncode == 0
 
 
@@ -78,7 +78,7 @@ def test_a_closed_stdout_is_one_sentence_and_the_command_still_runs(sh: Shell) -
     done = _shell("CONVGIT user 'said with stdout closed' >&-", sh.folder)
     assert done.returncode == 1, done.stderr
     assert done.stderr == b"convgit: the output could not be written (standard output is closed).\n"
-    assert [m["content"] for m in sh.json("log")] == ["said with stdout closed"]
+    assert [m["content"] for m in sh.json("log")["entries"]] == ["said with stdout closed"]
 
 
 def test_a_reader_that_stops_early_gets_no_traceback(sh: Shell) -> None:

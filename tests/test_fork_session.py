@@ -120,7 +120,7 @@ def test_fork_new_session_and_sessions_through_the_command_line(tmp_path: Path) 
     made = sh.json("fork", common, "--new-session", "--name", "plan B")
     assert made["source"] == {"session": original, "entry": common}
     assert made["leaf"] == common and made["files_changed"] is False
-    rows = {row["id"]: row for row in sh.json("sessions")}
+    rows = {row["id"]: row for row in sh.json("sessions")["sessions"]}
     assert rows[original]["source"] is None and rows[original]["current"] is False
     assert rows[made["session"]]["source"] == made["source"]
     assert rows[made["session"]]["name"] == "plan B" and rows[made["session"]]["current"]
@@ -141,10 +141,14 @@ def test_sessions_says_where_a_pi_fork_and_a_convgit_fork_come_from_alike(tmp_pa
     """pi's fork copies the shared entries with their ids; so does `fork --new-session`, and
     both record ``forkedFrom`` as the session and the last entry they share."""
     sh = Shell(tmp_path)
-    source = sh.json("import", "pi", str(PI_FIXTURES / "v3-fork-source.jsonl"))["session"]
-    pi_fork = sh.json("import", "pi", str(PI_FIXTURES / "v3-fork-copy.jsonl"))["session"]
+    source = sh.json("import", "pi", str(PI_FIXTURES / "v3-fork-source.jsonl"))["imports"][0][
+        "session"
+    ]
+    pi_fork = sh.json("import", "pi", str(PI_FIXTURES / "v3-fork-copy.jsonl"))["imports"][0][
+        "session"
+    ]
     ours = sh.json("--session", source, "fork", "a0000002", "--new-session")["session"]
-    rows = {row["id"]: row for row in sh.json("sessions")}
+    rows = {row["id"]: row for row in sh.json("sessions")["sessions"]}
     assert (
         rows[pi_fork]["source"]
         == rows[ours]["source"]
@@ -154,5 +158,7 @@ def test_sessions_says_where_a_pi_fork_and_a_convgit_fork_come_from_alike(tmp_pa
         }
     )
     assert rows[source]["source"] is None
-    copied = [e["id"] for e in orjson.loads(sh.run("--session", ours, "log", "--json").stdout)]
+    copied = [
+        e["id"] for e in orjson.loads(sh.run("--session", ours, "log", "--json").stdout)["entries"]
+    ]
     assert copied == ["a0000001", "a0000002"]

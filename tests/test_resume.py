@@ -72,7 +72,7 @@ def test_the_transcript_holds_exactly_the_lines_of_the_path_byte_for_byte(
     assert written.read_bytes() == b"".join(original[n - 1] for n in lines)
     last = json.loads(written.read_bytes().splitlines()[-1])
     assert last["uuid"] == ref
-    (session,) = json.loads(run(folder, "sessions", "--json"))
+    (session,) = json.loads(run(folder, "sessions", "--json"))["sessions"]
     assert session["leaf"] == ref  # the conversation moved there; nothing else
     again = resumed(folder, ref)  # a second resume is a second Claude session
     assert again["agent_session_id"] != result["agent_session_id"]
@@ -110,7 +110,7 @@ def test_an_entry_claude_cannot_resume_at_is_refused_plainly(tmp_path: Path) -> 
     folder, _ = imported(tmp_path, "subagent-mirrors.jsonl")
     assert "subagent's side branch" in run(folder, "resume", "s-a1", code=1)
     run(folder, "fork", "a2", "--summary", "left behind")
-    made = json.loads(run(folder, "log", "--json"))[-1]["id"]
+    made = json.loads(run(folder, "log", "--json"))["entries"][-1]["id"]
     assert "written by convgit" in run(folder, "resume", made, code=1)
     plain = tmp_path / "plain"
     plain.mkdir()

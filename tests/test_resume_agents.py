@@ -92,7 +92,7 @@ def test_pi_files_change_only_with_restore(tmp_path: Path) -> None:
 
 def test_codex_rollout_keeps_every_line_where_it_was(tmp_path: Path) -> None:
     repo, source = imported(tmp_path, "codex", CODEX_FILE, "codex/sessions/2026/04/20")
-    tree = run_json(repo, "tree")
+    tree = run_json(repo, "tree")["entries"]
     (reply,) = [e for e in tree if text_of(e) == "On main, with a.py modified."]
     before = git_status(repo)
     result = run_json(repo, "resume", reply["id"])
@@ -108,7 +108,7 @@ def test_codex_rollout_keeps_every_line_where_it_was(tmp_path: Path) -> None:
     meta, old = json.loads(written[0]), json.loads(original[0])
     assert meta["payload"]["id"] == result["agent_session_id"] != old["payload"]["id"]
     assert meta["payload"]["model_provider"] == old["payload"]["model_provider"]
-    assert run_json(repo, "log")[-1]["id"] == reply["id"]
+    assert run_json(repo, "log")["entries"][-1]["id"] == reply["id"]
 
 
 def test_refusals_are_one_sentence(tmp_path: Path) -> None:
@@ -123,7 +123,7 @@ def test_refusals_are_one_sentence(tmp_path: Path) -> None:
     codex_repo, _ = imported(tmp_path / "c", "codex", CODEX_FILE, "codex/sessions/2026/04/20")
     assert "does not mirror a pi session" in run(codex_repo, "resume", "@", "--agent", "pi", code=1)
     run(codex_repo, "fork", "@", "--summary", "left behind")
-    made = run_json(codex_repo, "log")[-1]["id"]
+    made = run_json(codex_repo, "log")["entries"][-1]["id"]
     assert "written by convgit" in run(codex_repo, "resume", made, code=1)
     sessions = tmp_path / "c" / "codex" / "sessions"
     assert len(list(sessions.rglob("*.jsonl"))) == 1  # a refusal writes no file
@@ -135,7 +135,7 @@ def test_refusals_are_one_sentence(tmp_path: Path) -> None:
 )
 def test_a_turn_pi_adds_to_the_resumed_file_imports_below_ref(tmp_path: Path, fixture: str) -> None:
     repo, _ = imported(tmp_path, "pi", fixture, "pi/sessions/--home-dev-proj--")
-    ref = run_json(repo, "log")[-1]["id"]
+    ref = run_json(repo, "log")["entries"][-1]["id"]
     result = run_json(repo, "resume", ref)
     path = Path(result["path"])
     last = json.loads(path.read_bytes().splitlines()[-1])
@@ -144,15 +144,15 @@ def test_a_turn_pi_adds_to_the_resumed_file_imports_below_ref(tmp_path: Path, fi
     prompt["message"] = {"role": "user", "content": "Go on from here."}
     with path.open("a") as file:
         file.write(json.dumps(prompt) + "\n")
-    again = run_json(repo, "import", "pi", str(path))
+    again = run_json(repo, "import", "pi", str(path))["imports"][0]
     assert again["new"] == 1 and again["agent_session_id"] == result["agent_session_id"]
-    (added,) = [e for e in run_json(repo, "tree") if text_of(e) == "Go on from here."]
+    (added,) = [e for e in run_json(repo, "tree")["entries"] if text_of(e) == "Go on from here."]
     assert added["parentId"] == ref
 
 
 def test_a_turn_codex_adds_to_the_resumed_rollout_imports_below_ref(tmp_path: Path) -> None:
     repo, _ = imported(tmp_path, "codex", CODEX_FILE, "codex/sessions/2026/04/20")
-    tree = run_json(repo, "tree")
+    tree = run_json(repo, "tree")["entries"]
     (ref,) = [e["id"] for e in tree if text_of(e) == "Show the branch and the status."]
     result = run_json(repo, "resume", ref)
     path = Path(result["path"])
@@ -161,8 +161,10 @@ def test_a_turn_codex_adds_to_the_resumed_rollout_imports_below_ref(tmp_path: Pa
     line = {"timestamp": "2026-12-01T00:00:00.000Z", "type": "response_item", "payload": item}
     with path.open("a") as file:
         file.write(json.dumps(line) + "\n")
-    again = run_json(repo, "import", "codex", str(path))
+    again = run_json(repo, "import", "codex", str(path))["imports"][0]
     assert again["new"] == 1 and again["agent_session_id"] == result["agent_session_id"]
-    (added,) = [e for e in run_json(repo, "tree") if text_of(e) == "Another answer."]
+    (added,) = [e for e in run_json(repo, "tree")["entries"] if text_of(e) == "Another answer."]
     assert added["parentId"] == ref
-    assert len([e for e in run_json(repo, "tree") if e["parentId"] == ref]) == 2  # a branch
+    assert (
+        len([e for e in run_json(repo, "tree")["entries"] if e["parentId"] == ref]) == 2
+    )  # a branch

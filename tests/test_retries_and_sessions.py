@@ -22,7 +22,7 @@ def folder(tmp_path: Path) -> Path:
 
 
 def entries(folder: Path) -> list[dict[str, object]]:
-    return convgit(folder, "tree", "--json").json()
+    return convgit(folder, "tree", "--json").json()["entries"]
 
 
 @pytest.mark.parametrize("command", ["user", "assistant", "tool"])
@@ -89,7 +89,7 @@ def test_dash_reads_a_text_longer_than_a_command_line_allows_from_stdin(folder: 
 
 
 def test_use_makes_a_session_current_by_id_prefix_or_name(folder: Path) -> None:
-    first = convgit(folder, "sessions", "--json").json()[0]["id"]
+    first = convgit(folder, "sessions", "--json").json()["sessions"][0]["id"]
     second = convgit(folder, "init", "--name", "plan B", "--json").json()["id"]
     assert convgit(folder, "status", "--json").json()["session"] == second
     assert convgit(folder, "use", "fix add").stdout == f"session {first} is current\n"

@@ -42,7 +42,7 @@ def test_convgit_system_through_the_command_line(tmp_path: Path) -> None:
     sh.run("init", "--no-snapshots")
     sh.run("user", "Fix add().")
     assert sh.run("system").stdout == b"no system prompt on the active path\n"
-    made = sh.json("system", "You are a careful engineer.")
+    made = sh.json("system", "You are a careful engineer.")["entry"]
     assert (made["type"], made["text"]) == ("system", "You are a careful engineer.")
     sh.run("assistant", "Done.")
     assert sh.run("system").stdout == b"You are a careful engineer.\n"
@@ -71,7 +71,7 @@ def test_convgit_system_through_the_command_line(tmp_path: Path) -> None:
     (kept,) = [e for e in exported if e.get("id") == made["id"]]
     assert kept["type"] == "custom" and kept["customType"] == "convgit-system"
 
-    cleared = sh.json("system", "--clear")
+    cleared = sh.json("system", "--clear")["entry"]
     assert cleared["text"] is None
     assert "system" not in orjson.loads(sh.run("context", "--format", "anthropic").stdout)
     assert f"{cleared['id']} system prompt: (none)" in sh.run("log").stdout.decode()

@@ -132,7 +132,7 @@ def test_on_call_branch_files_the_result_there_and_keeps_the_leaf(tmp_path: Path
     done = sh.run("tool", "c1", "5 passed", "--on-call-branch")
     assert f"the active leaf stays at {leaf}" in done.stdout.decode()
     assert sh.json("status")["leaf"] == leaf
-    result = sh.json("tree")[-1]
+    result = sh.json("tree")["entries"][-1]
     assert result["parentId"] == asked and result["content"] == "5 passed"
     there = sh.json("context", result["id"])["messages"]
     assert [m["role"] for m in there] == ["user", "assistant", "tool"]

@@ -41,7 +41,7 @@ def import_cmd(
         agent, file, options.directory, store_dir=options.store, fsync=options.fsync
     )
     if json:
-        out(results[0].to_json() if len(results) == 1 else [r.to_json() for r in results])
+        out({"imports": [r.to_json() for r in results]})  # the session, then its subagents
         return
 
     for result in results:
@@ -53,7 +53,8 @@ def export_cmd(
     ref: Annotated[str | None, typer.Argument(help="The path's last entry (default: @).")] = None,
     format: Annotated[str, typer.Option("--format", help="pi: a pi v3 session file.")] = "",
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write a new file instead of stdout.")
+        Path | None,
+        typer.Option("--output", "-o", metavar="FILE", help="Write a new file instead of stdout."),
     ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Replace the file -o names if it exists.")

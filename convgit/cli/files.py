@@ -30,11 +30,12 @@ def status(json: JsonFlag = False) -> None:
     """Both tracks: where the context is, and which snapshot the files match."""
     from convgit import render
 
-    st = open_session().status()
+    session = open_session()
+    st = session.status()
     if json:
         out(st.to_json())
     else:
-        show(*render.status_words(st))
+        show(*render.status_words(st, render.Names(session.view())))
 
 
 @command()
@@ -63,19 +64,23 @@ def snapshot(
     if json:
         out({"entry": snap.entry, "files": snap.files, "unchanged": unchanged, **snap.to_json()})
     else:
-        show(*render.snapshot_words(snap, unchanged=unchanged))
+        show(*render.snapshot_words(snap, unchanged=unchanged, names=render.Names(session.view())))
 
 
 @command()
 def snapshots(
     state: Annotated[str, typer.Argument(help="on or off")],
+    json: JsonFlag = False,
 ) -> None:
     """Turn the automatic snapshot after each assistant reply on or off."""
     if state not in ("on", "off"):
         raise UsageError(f"'{state}' is neither on nor off.")
     session = open_session()
     session.set_snapshots(state == "on")
-    show(f"snapshots {state} for session {session.id}")
+    if json:
+        out({"session": session.id, "snapshots": state == "on"})
+    else:
+        show(f"snapshots {state} for session {session.id}")
 
 
 @command()
@@ -114,7 +119,7 @@ def restore(
                 "restore changes files and there is no terminal to ask; nothing was restored.",
                 "add --yes to restore without asking (--dry-run lists the changes)",
             )
-        show(*render.restore_words(preview))
+        show(*render.restore_words(preview, render.Names(session.view())))
         if not preview.changes:
             return
         if not typer.confirm("restore these files?", default=False):
@@ -124,7 +129,7 @@ def restore(
     if json:
         out(result.to_json())
     else:
-        show(*render.restore_words(result))
+        show(*render.restore_words(result, render.Names(session.view())))
 
 
 def _from_here(session: Session, paths: list[str]) -> list[str]:
@@ -162,7 +167,7 @@ def restores(json: JsonFlag = False) -> None:
     session = open_session()
     saved = saved_states.of_worktree(session)
     if json:
-        out([state.to_json() for state in saved])
+        out({"saved_states": [state.to_json() for state in saved]})
     else:
         show(*render.saved_lines(saved, session.id))
 
@@ -197,25 +202,41 @@ def worktree(
     ref: Annotated[
         str | None, typer.Argument(help="The entry whose snapshot to check out.")
     ] = None,
-    directory: Annotated[Path | None, typer.Argument(help="Where (a new folder).")] = None,
+    directory: Annotated[
+        Path | None, typer.Argument(metavar="DIR", help="Where (a new folder).")
+    ] = None,
     list_: Annotated[bool, typer.Option("--list", help="List convgit's worktrees.")] = False,
     remove: Annotated[
-        Path | None, typer.Option("--remove", help="Remove this convgit worktree.")
+        Path | None, typer.Option("--remove", metavar="DIR", help="Remove this convgit worktree.")
     ] = None,
     json: JsonFlag = False,
 ) -> None:
-    """Check an entry's snapshot out in another folder, side by side (a detached git worktree)."""
+    """Check an entry's snapshot out in another folder, side by side (a detached git worktree).
+    --json: what was added and removed, and convgit's worktrees after it."""
     session = open_session()
-    if list_:
+
+    def report(added: dict[str, str | None] | None, removed: Path | None) -> None:
         rows = [{"path": str(p), "commit": c} for p, c in session.worktrees()]
+        out(
+            {
+                "added": added,
+                "removed": None if removed is None else str(removed),
+                "worktrees": rows,
+            }
+        )
+
+    if list_:
         if json:
-            out(rows)
+            report(None, None)
         else:
-            show(*(f"{r['path']}  {r['commit'][:12]}" for r in rows))
+            show(*(f"{p}  {c[:12]}" for p, c in session.worktrees()))
         return
     if remove is not None:
         session.remove_worktree(remove)
-        show(f"removed worktree {remove}")
+        if json:
+            report(None, remove)
+        else:
+            show(f"removed worktree {remove}")
         return
     if ref is None or directory is None:
         raise UsageError("Give an entry and a folder.", "convgit worktree REF DIR")
@@ -232,7 +253,7 @@ def worktree(
         now = session.sidecar.snapshots[entry].commit == commit
         what = f"the snapshot of {entry}{'' if now else ' (since replaced)'} ({commit[:12]})"
     if json:
-        out({"entry": entry, "commit": commit, "path": str(directory)})
+        report({"entry": entry, "commit": commit, "path": str(directory)}, None)
     else:
         show(f"checked out {what} in {directory}")
 
@@ -269,8 +290,9 @@ def run(
     json: JsonFlag = False,
 ) -> None:
     """Run a command on several entries' snapshots side by side, each in a temporary worktree
-    (removed afterwards): convgit run REF... -- COMMAND. Exit 0 when every command ran,
-    whatever its own exit code (in the report); 1 when nothing could be run."""
+    (removed afterwards): convgit run REF... -- COMMAND. Every REF runs, whatever the others
+    did. Exit 0 when every command exited 0; 1 when one failed or timed out (the report says
+    which), or when nothing could be run."""
     from convgit import reports
 
     command_line = ctx.meta.get("convgit.command")
@@ -286,11 +308,20 @@ def run(
         links=link or [],
         note=note,
     )
+    failed = [row for row in report.rows if row.outcome.timed_out or row.outcome.exit_code != 0]
     if json:
-        out([row.to_json() for row in report.rows])
+        out(
+            {
+                "command": command_line,
+                "runs": [row.to_json() for row in report.rows],
+                "failed": len(failed),
+            }
+        )
     else:
         show(*reports.run_lines(session.view(), report))
     for sentence in report.unnoted:
         typer.echo(f"convgit: no note was recorded: {sentence}", err=True)
-    if report.unnoted:
+    if failed:
+        typer.echo(reports.run_failed_sentence(failed, len(report.rows)), err=True)
+    if report.unnoted or failed:
         raise typer.Exit(1)

@@ -67,7 +67,7 @@ def fsck(json: JsonFlag = False) -> None:
 
 @command()
 def repair(json: JsonFlag = False) -> None:
-    """Move bad lines to <sid>.quarantine.jsonl (never deleted), keep a backup of the file."""
+    """Move bad lines to SID.quarantine.jsonl (never deleted), keep a backup of the file."""
     session = open_session()
     report = session.repair()
     if json:
@@ -96,7 +96,8 @@ def redact(
         ),
     ] = False,
     session_id: Annotated[
-        str | None, typer.Option("--session", "-s", help="The session (default: current).")
+        str | None,
+        typer.Option("--session", "-s", metavar="SESSION", help="The session (default: current)."),
     ] = None,
     all_: Annotated[bool, typer.Option("--all", help="Every session of the store.")] = False,
     snapshots: Annotated[
@@ -154,7 +155,8 @@ def redact(
 @command()
 def demo(
     directory: Annotated[
-        Path | None, typer.Option("--dir", help="Build the demo here (default: a temp folder).")
+        Path | None,
+        typer.Option("--dir", metavar="DIR", help="Build the demo here (default: a temp folder)."),
     ] = None,
 ) -> None:
     """Walk through the two tracks on a throwaway repository, with real commands."""

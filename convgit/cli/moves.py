@@ -50,8 +50,16 @@ def switch(
 
 
 def _moved(session: Session, leaf: str, json: bool, verb: str) -> None:
-    if json:
-        out({"id": leaf, "leaf": session.leaf, "files_changed": False})
+    if json:  # fork --new-session prints the same keys
+        out(
+            {
+                "id": leaf,
+                "session": session.id,
+                "source": None,
+                "leaf": session.leaf,
+                "files_changed": False,
+            }
+        )
         return
     from convgit import render
 
@@ -75,7 +83,11 @@ def fork(
     text: Annotated[str | None, typer.Argument(help="A user message to start the branch.")] = None,
     summary: Annotated[
         str | None,
-        typer.Option("--summary", help="What the branch left behind learned (a branch_summary)."),
+        typer.Option(
+            "--summary",
+            metavar="TEXT",
+            help="What the branch left behind learned (a branch_summary).",
+        ),
     ] = None,
     new_session: Annotated[
         bool,
@@ -105,12 +117,21 @@ def fork(
     made = session.fork_session(ref, name=name)
     source = made.header().get("forkedFrom")
     if json:
-        out({"session": made.id, "source": source, "leaf": made.leaf, "files_changed": False})
+        out(
+            {
+                "id": made.leaf,
+                "session": made.id,
+                "source": source,
+                "leaf": made.leaf,
+                "files_changed": False,
+            }
+        )
         return
     from convgit import render
 
     show(
-        f"started session {made.id} from session {session.id} at {made.leaf}"
+        f"started session {made.id} from session {session.id} at"
+        f" {render.Names(made.view()).id(str(made.leaf))}"
         f" ({_entries(len(made.view().entries))}); it is now current, and {session.id} is unchanged"
     )
     show(render.entry_line(made.view(), str(made.leaf), on_path=True))
@@ -153,14 +174,18 @@ def label(
     ref: Annotated[str, typer.Argument(help="The entry to bookmark.")],
     name: Annotated[str | None, typer.Argument(help="The label.")] = None,
     clear: Annotated[bool, typer.Option("--clear", help="Remove the entry's label.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", "-f", help="Move NAME here from the entry that has it.")
+    ] = False,
     json: JsonFlag = False,
 ) -> None:
-    """Bookmark an entry with a name usable anywhere an id is."""
+    """Bookmark an entry with a name usable anywhere an id is. A NAME another entry has is
+    refused unless --force moves it."""
     if name is None and not clear:
         raise typer.BadParameter("give a NAME, or --clear")
     session = open_session()
     held = [] if clear or name is None else session.labelled(name)
-    ident = session.label(ref, None if clear else name)
+    ident = session.label(ref, None if clear else name, force=force)
     moved = [i for i in held if i != ident]
     if json:
         out(
@@ -171,8 +196,11 @@ def label(
             }
         )
     else:
-        where = f" (moved from {', '.join(moved)})" if moved else ""
-        show(f"{ident} {'unlabelled' if clear else 'labelled ' + str(name)}{where}")
+        from convgit import render
+
+        names = render.Names(session.view())
+        where = f" (moved from {', '.join(names.id(i) for i in moved)})" if moved else ""
+        show(f"{names.id(ident)} {'unlabelled' if clear else 'labelled ' + str(name)}{where}")
 
 
 @command()

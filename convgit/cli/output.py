@@ -101,4 +101,6 @@ def output_failed(exc: OSError) -> None:
     if exc.errno != errno.EPIPE:  # a reader that stopped reading (`| head`) needs no sentence
         reason = exc.strerror or str(exc)
         sys.stderr.write(f"convgit: the output could not be written ({reason}).\n")
-    raise SystemExit(1)
+    from convgit.cli import pager
+
+    raise SystemExit(0 if exc.errno == errno.EPIPE and pager.active() else 1)

@@ -3,6 +3,7 @@ registers a command (its expected errors become one sentence and an exit code), 
 helpers, and ``main``, which builds an app with just the command asked for."""
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +13,8 @@ import typer
 import typer.core
 
 from convgit import codec
-from convgit.cli import output
+from convgit.cli import output, pager
+from convgit.cli.notation import Command
 from convgit.cli.output import output_failed, show
 from convgit.errors import (
     ConvgitError,
@@ -21,7 +23,7 @@ from convgit.errors import (
 from convgit.session import Session
 
 
-class CommandAfterDashes(typer.core.TyperCommand):
+class CommandAfterDashes(Command):
     """A command whose arguments end at ``--``: what follows is another program's command
     line, kept whole in ``ctx.meta["convgit.command"]`` (the parser would drop the ``--``)."""
 
@@ -39,6 +41,7 @@ _APP_SETTINGS: dict[str, Any] = dict(
     help="A conversation tree beside git snapshots of the files. Branching is not rollback.",
     no_args_is_help=True,
     add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
@@ -52,7 +55,9 @@ _REGISTER: dict[str, Callable[[typer.Typer], Any]] = {}
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 IdOption = Annotated[
     str | None,
-    typer.Option("--id", help="The entry's id; sending the same entry again changes nothing."),
+    typer.Option(
+        "--id", metavar="ID", help="The entry's id; sending the same entry again changes nothing."
+    ),
 ]
 ForceFlag = Annotated[
     bool, typer.Option("--force", help="Append even if another process moved the leaf.")
@@ -73,20 +78,52 @@ class Options:
 options = Options()
 
 
+def _version(asked: bool) -> None:
+    if asked:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            number = version("convgit")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            number = "(not installed)"
+        typer.echo(f"convgit {number}")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _global(
     session: Annotated[
-        str | None, typer.Option("--session", "-s", help="Session id (default: current).")
+        str | None,
+        typer.Option("--session", "-s", metavar="SESSION", help="Session id (default: current)."),
     ] = None,
     store: Annotated[
         str | None,
-        typer.Option("--store", help="Store folder (default: inside the git dir, or ./.convgit)."),
+        typer.Option(
+            "--store",
+            metavar="DIR",
+            help="Store folder (default: inside the git dir, or ./.convgit).",
+        ),
     ] = None,
     directory: Annotated[
-        Path, typer.Option("-C", help="Run as if convgit was started in this folder.")
+        Path,
+        typer.Option(
+            "-C", metavar="DIR", help="Run as if convgit was started in DIR.", show_default=False
+        ),
     ] = Path("."),
     fsync: Annotated[
         bool, typer.Option("--fsync", help="fsync every write (survives power loss).")
+    ] = False,
+    no_pager: Annotated[
+        bool,
+        typer.Option(
+            "--no-pager", "-P", help="Do not page long output (see CONVGIT_PAGER in the README)."
+        ),
+    ] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print convgit's version and exit.", callback=_version, is_eager=True
+        ),
     ] = False,
 ) -> None:
     options.session, options.store, options.directory, options.fsync = (
@@ -105,6 +142,7 @@ def _global(
 def command(*names: str, group: typer.Typer | None = None, **kwargs: Any) -> Callable[[F], F]:
     """Register a command (on ``group``, a sub-app such as ``convgit hooks``, when given) whose
     expected errors become one sentence and an exit code."""
+    kwargs.setdefault("cls", Command)
 
     def decorate(fn: F) -> F:
         @functools.wraps(fn)
@@ -179,7 +217,7 @@ def boundary(session: Session) -> None:
     except ConvgitError as exc:
         show(f"files: not changed ({exc.message})")
         return
-    show(render.boundary_line(status))
+    show(render.boundary_line(status, render.Names(session.view())))
 
 
 def positive(value: str, option: str) -> int:
@@ -199,6 +237,8 @@ def number(text: str, option: str, kind: Callable[[str], N]) -> N:
 
 
 _GLOBAL_WITH_VALUE = frozenset({"--session", "-s", "--store", "-C"})
+PROGRAM = "convgit"  # the name in usage lines and completion, also under `python -m convgit`
+COMPLETE_VAR = "_CONVGIT_COMPLETE"  # the variable a completion script sets (`convgit completion`)
 
 
 def _command_named(args: list[str]) -> str | None:
@@ -216,14 +256,18 @@ def main() -> None:
     """The console script: runs one command; an output that cannot be written (a closed or full
     stdout) is one sentence on stderr and exit code 1, never a traceback."""
     closed = output.occupy_closed_stdout()
+    pager.start(sys.argv[1:], _command_named(sys.argv[1:]), _GLOBAL_WITH_VALUE)
     try:
-        _run()
-    except SystemExit:
+        try:
+            _run()
+        except SystemExit:
+            output.flush(closed)
+            raise
+        except OSError as exc:
+            output_failed(exc)
         output.flush(closed)
-        raise
-    except OSError as exc:
-        output_failed(exc)
-    output.flush(closed)
+    finally:
+        pager.finish()
 
 
 def _run() -> None:
@@ -231,9 +275,13 @@ def _run() -> None:
     # just the one asked for (help, errors and anything unknown get the whole app).
     register = _REGISTER.get(_command_named(sys.argv[1:]) or "")
     if register is None:
-        app()
+        if COMPLETE_VAR in os.environ:  # a shell asks for completions (`convgit completion`)
+            from typer._completion_classes import completion_init
+
+            completion_init()
+        app(prog_name=PROGRAM, complete_var=COMPLETE_VAR)
         return
     one = typer.Typer(**_APP_SETTINGS)
     one.callback()(_global)
     register(one)
-    one()
+    one(prog_name=PROGRAM, complete_var=COMPLETE_VAR)

@@ -26,35 +26,74 @@ from convgit.store.sidecar import is_saved_ref
 @command()
 def log(
     ref: Annotated[str | None, typer.Argument(help="Show the path to this entry instead.")] = None,
+    max_count: Annotated[
+        str | None,
+        typer.Option("--max-count", "-n", metavar="N", help="Only the last N entries of the path."),
+    ] = None,
     json: JsonFlag = False,
 ) -> None:
-    """The active path, root to leaf (what the model sees, before replay)."""
+    """The active path, root to leaf (what the model sees, before replay): labels, snapshots
+    (◆), and where the context (← context) and the files (← files) are."""
     session = open_session()
     ids = session.path_ids(ref)
+    if max_count is not None:
+        ids = ids[-positive(max_count, "-n") :]
     if json:
-        out([session.record(i) for i in ids])
+        out({"session": session.id, "leaf": session.leaf, "entries": _records(session, ids)})
         return
     from convgit import render
 
-    show(*render.log_lines(session.view(), ids))
+    show(*render.log_lines(session.view(), ids, _files_at(session)))
+
+
+def _records(session: Session, ids: list[str]) -> list[dict[str, Any]]:
+    return [session.record(i) for i in ids]
+
+
+def _files_at(session: Session) -> str | None:
+    """The entry whose snapshot the files are at (None: none, or no workspace track)."""
+    if session.sidecar.snapshots and session.location.git is not None:
+        return session.status().matches
+    return None
 
 
 @command("tree")
-def tree_cmd(json: JsonFlag = False) -> None:
+def tree_cmd(
+    depth: Annotated[
+        str | None,
+        typer.Option(
+            "--depth",
+            metavar="N",
+            help="Only N levels of forks (0: the trunk); the branches below are counted.",
+        ),
+    ] = None,
+    json: JsonFlag = False,
+) -> None:
     """Every entry as a tree: the active path bold, labels, snapshots (◆), and where the
-    context (← context) and the files (← files) are."""
+    context (← context) and the files (← files) are. On a terminal, lines are cut to its
+    width."""
     session = open_session()
     session.check()
+    if depth is not None and not (depth.isascii() and depth.isdigit()):
+        raise UsageError(f"--depth takes a whole number (0: the trunk only), not '{depth}'.")
+    levels = None if depth is None else int(depth)
     view = session.view()
     if json:
-        out([session.record(i) for i in view.entries])
+        out(
+            {
+                "session": session.id,
+                "leaf": session.leaf,
+                "entries": _records(session, list(view.entries)),
+            }
+        )
         return
     from convgit import render
+    from convgit.cli import pager
 
-    files_at = None
-    if session.sidecar.snapshots and session.location.git is not None:
-        files_at = session.status().matches
-    show(render.draw_tree(view, session.children(), session.path_ids(), files_at))
+    drawn = render.draw_tree(
+        view, session.children(), session.path_ids(), _files_at(session), depth=levels
+    )
+    show(*render.fitted(drawn, pager.columns()))
 
 
 @command("show")
@@ -93,6 +132,7 @@ def context(
         str | None,
         typer.Option(
             "--max-tokens",
+            metavar="N",
             help="With openai or anthropic: the caller's output cap (max_tokens for Anthropic).",
         ),
     ] = None,
@@ -141,7 +181,12 @@ def report_dropped(dropped: list[dict[str, Any]], target: str) -> None:
 
 @command()
 def use(
-    ref: Annotated[str, typer.Argument(help="A session id, a unique prefix of one, or its name.")],
+    ref: Annotated[
+        str,
+        typer.Argument(
+            metavar="SESSION", help="A session id, a unique prefix of one, or its name."
+        ),
+    ],
     json: JsonFlag = False,
 ) -> None:
     """Make a session current here again (by id, prefix or unique name)."""
@@ -162,7 +207,7 @@ def sessions(json: JsonFlag = False) -> None:
 
     found = list_sessions(options.directory, options.store)
     if json:
-        out(found)
+        out({"sessions": found})
         return
     if not found:
         show("no sessions here (`convgit init` starts one)")
@@ -224,7 +269,10 @@ def html_cmd(
     output: Annotated[
         Path | None,
         typer.Option(
-            "-o", "--output", help="Where to write it (default: <store>/pages/SID.html; - prints)."
+            "-o",
+            "--output",
+            metavar="FILE",
+            help="Where to write it (default: STORE/pages/SID.html; - prints).",
         ),
     ] = None,
     open_: Annotated[bool, typer.Option("--open", help="Open the page in a browser.")] = False,

@@ -72,7 +72,7 @@ def _appended(session: Session, ident: str, json: bool) -> None:
 
     show(render.entry_line(session.view(), ident, on_path=ident == session.leaf))
     if snap is not None and failed is None:
-        show(*render.snapshot_words(snap))
+        show(*render.snapshot_words(snap, names=render.Names(session.view())))
 
 
 def text_of(text: str) -> str:
@@ -166,7 +166,10 @@ def tool(
     )
     _appended(session, made.id, json)
     if not json and made.id != session.leaf:
-        show(f"filed on the branch of call {call_id}; the active leaf stays at {session.leaf}")
+        from convgit import render
+
+        leaf = render.Names(session.view()).named(str(session.leaf))
+        show(f"filed on the branch of call {call_id}; the active leaf stays at {leaf}")
 
 
 @command()
@@ -193,15 +196,15 @@ def system(
     if text is None and not clear:
         prompt = session.context().system
         if json:
-            out({"leaf": session.leaf, "system": prompt})
+            out({"leaf": session.leaf, "system": prompt, "entry": None})
         else:
             show("no system prompt on the active path" if prompt is None else prompt)
         return
     if text is not None and clear:
         raise typer.BadParameter("give a TEXT or --clear, not both")
     made = session.set_system(None if clear else text)
-    if json:
-        out(session.record(made.id))
+    if json:  # the same shape as without TEXT, with the entry that records it
+        out({"leaf": session.leaf, "system": text, "entry": session.record(made.id)})
         return
     from convgit import render
 

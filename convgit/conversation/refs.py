@@ -125,7 +125,13 @@ def _resolve_base(tree: Tree, base: str) -> str:
     if len(matches) == 1:
         return matches[0]
     if not matches:
-        raise NotFoundError(f"No entry, label or id prefix matches '{base}'.", "convgit tree")
+        import difflib
+
+        close = difflib.get_close_matches(base, sorted(set(tree.labels.values())), n=1)
+        hint = (
+            f"did you mean '{close[0]}'? (`convgit tree` lists them)" if close else "convgit tree"
+        )
+        raise NotFoundError(f"No entry, label or id prefix matches '{base}'.", hint)
     shown = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
     raise AmbiguousRefError(
         f"'{base}' matches {len(matches)} entries ({shown}).",

@@ -117,9 +117,9 @@ def test_three_turns_are_recorded_snapshotted_and_any_reply_resumes_as_a_branch(
     assert (project.path / "made-by-bash.txt").read_text() == "three\n"
 
     # one convgit session for the Claude session, its tree the transcript's conversation
-    (found,) = convgit_json(project.path, "sessions")
+    (found,) = convgit_json(project.path, "sessions")["sessions"]
     assert found["agent"] == "claude-code" and found["agent_session_id"] == first.session_id
-    path = convgit_json(project.path, "log")
+    path = convgit_json(project.path, "log")["entries"]
     assert path_messages(path) == transcript_messages(first.transcript)
     by_role = [(e["role"], reply_text(e)) for e in path if e["type"] == "message"]
     assert [t for r, t in by_role if r == "user"] == prompts
@@ -166,8 +166,8 @@ def test_three_turns_are_recorded_snapshotted_and_any_reply_resumes_as_a_branch(
     assert again.output == "Back at the first reply."
 
     # its turn is a sibling branch of the second prompt, in the same convgit session
-    assert len(convgit_json(project.path, "sessions")) == 1
-    tree = {e["id"]: e for e in convgit_json(project.path, "tree")}
+    assert len(convgit_json(project.path, "sessions")["sessions"]) == 1
+    tree = {e["id"]: e for e in convgit_json(project.path, "tree")["entries"]}
     prompt_entries = [e for e in tree.values() if e.get("role") == "user"]
     new_prompt = next(e for e in prompt_entries if reply_text(e) == "Start over from here")
     second_prompt = next(e for e in prompt_entries if reply_text(e) == "Edit notes.txt")
@@ -210,7 +210,7 @@ def test_a_failing_hook_exits_0_logs_and_claude_finishes_and_the_next_turn_catch
     assert first.output == "One." and first.stdout.count('"type":"result"') == 1
     (bad,) = [line for line in hook_log(project) if "problem" in line]
     assert "the event on stdin is not JSON" in bad
-    (sid,) = [s["id"] for s in convgit_json(project.path, "sessions")]
+    (sid,) = [s["id"] for s in convgit_json(project.path, "sessions")["sessions"]]
 
     # the session is locked by another process: the hooks that write give up in a moment
     from convgit import locks
@@ -221,7 +221,7 @@ def test_a_failing_hook_exits_0_logs_and_claude_finishes_and_the_next_turn_catch
     assert second.output == "Two." and second.seconds < 25
     stuck = [line for line in hook_log(project) if "problem" in line and "lock" in line]
     assert {line.split()[2] for line in stuck} >= {"Stop", "SessionEnd"}
-    assert "Two." not in [reply_text(e) for e in convgit_json(project.path, "log")]
+    assert "Two." not in [reply_text(e) for e in convgit_json(project.path, "log")["entries"]]
 
     # the repository is broken: git fails, the conversation is still kept
     head = project.path / ".git" / "HEAD"
@@ -234,13 +234,13 @@ def test_a_failing_hook_exits_0_logs_and_claude_finishes_and_the_next_turn_catch
     assert third.output == "Three."
     broken = [line for line in hook_log(project) if "problem" in line and "git" in line]
     assert any(line.split()[2] == "Stop" for line in broken)
-    texts = [reply_text(e) for e in convgit_json(project.path, "log")]
+    texts = [reply_text(e) for e in convgit_json(project.path, "log")["entries"]]
     assert texts[-2:] == ["turn three", "Three."]  # turn two came in with it
 
     # all well again: the next turn records and snapshots as always
     fourth = claude_code.run("turn four", resume=first.session_id)
     assert fourth.output == "Four."
-    path = convgit_json(project.path, "log")
+    path = convgit_json(project.path, "log")["entries"]
     assert [reply_text(e) for e in path if e["role"] == "user"] == [
         "turn one",
         "turn two",
@@ -314,7 +314,7 @@ def test_a_prompt_typed_while_a_tool_runs_and_a_retried_delivery_record_nothing_
     assert claude.returncode == 0, (tmp_path / "claude.out").read_text()[-2000:]
 
     # the typed message is in the turn, once; the turn has one prompt snapshot and one reply's
-    path = convgit_json(project.path, "log")
+    path = convgit_json(project.path, "log")["entries"]
     users = [e for e in path if e["type"] == "message" and e["role"] == "user"]
     assert [reply_text(e) for e in users] == ["Make a.txt", "Also, thank you"]
     assert snapshot_records(project) == [path[0]["id"], path[-1]["id"]]

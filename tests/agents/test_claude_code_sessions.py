@@ -32,10 +32,10 @@ def test_a_forked_claude_session_is_a_branch_of_the_same_convgit_session(
     assert fork.session_id != first.session_id
     claude_code.run("go on as before", resume=first.session_id)
 
-    (found,) = convgit_json(project.path, "sessions")
+    (found,) = convgit_json(project.path, "sessions")["sessions"]
     assert found["agent_session_id"] == first.session_id
     assert found["agent_sessions"] == [fork.session_id]
-    tree = convgit_json(project.path, "tree")
+    tree = convgit_json(project.path, "tree")["entries"]
     reply = next(e for e in tree if e.get("role") == "assistant" and reply_text(e) == "First.")
     below = {reply_text(e): e for e in tree if e.get("parentId") == reply["id"]}
     assert set(below) == {"try another way", "go on as before"}  # a branch at the fork point
@@ -58,9 +58,9 @@ def test_outside_git_the_conversation_is_kept_without_snapshots(
     )
     run = claude_code.run("Write a.txt", cwd=plain)
     assert (plain / ".convgit" / "sessions").is_dir()
-    (found,) = convgit_json(plain, "sessions")
+    (found,) = convgit_json(plain, "sessions")["sessions"]
     assert found["agent_session_id"] == run.session_id and found["snapshots"] is False
-    path = convgit_json(plain, "log")
+    path = convgit_json(plain, "log")["entries"]
     assert [reply_text(e) for e in path if e["role"] != "tool"] == ["Write a.txt", "", "Wrote a."]
     assert "no git repository" in convgit(plain, "status")
     log = (plain / ".convgit" / "logs" / "hooks.log").read_text()
@@ -81,18 +81,20 @@ def test_subagent_work_is_a_side_branch_and_a_compaction_an_entry(
     )
     first = claude_code.run("Have a subagent write sub.txt")
     assert first.output == "Main: done."
-    tree = convgit_json(project.path, "tree")
+    tree = convgit_json(project.path, "tree")["entries"]
     caller = next(e for e in tree if any(p["name"] == "Agent" for p in calls_of(e)))
     side = [e for e in tree if (e.get("native") or {}).get("subagent")]
     assert reply_text(side[0]) == "Write sub.txt" and side[0]["parentId"] == caller["id"]
     assert [reply_text(e) for e in side][-1] == "The subagent wrote sub.txt."
-    main = [e["id"] for e in convgit_json(project.path, "log")]
+    main = [e["id"] for e in convgit_json(project.path, "log")["entries"]]
     assert not {e["id"] for e in side} & set(main)  # the main path never replays it
     snapshot = convgit_json(project.path, "show", side[-1]["id"])["snapshot"]
     assert "sub.txt" in project.tree_paths(snapshot["tree"])
 
     claude_code.run("/compact", resume=first.session_id)
-    (compaction,) = [e for e in convgit_json(project.path, "tree") if e["type"] == "compaction"]
+    (compaction,) = [
+        e for e in convgit_json(project.path, "tree")["entries"] if e["type"] == "compaction"
+    ]
     assert "The user had a subagent write sub.txt." in compaction["summary"]
     assert convgit_json(project.path, "context")["messages"][0]["content"].startswith(
         "The conversation before this point was compacted"
@@ -120,7 +122,7 @@ def test_per_tool_snapshots_are_taken_when_config_asks(
         say("Both done."),
     )
     claude_code.run("Write a.txt, then make b.txt")
-    path = convgit_json(project.path, "log")
+    path = convgit_json(project.path, "log")["entries"]
     callers = [e for e in path if calls_of(e)]
     trees = [o["tree"] for o in records(oracle_log)]
     assert len(callers) == len(trees) == 2

@@ -40,31 +40,31 @@ def resume_and_continue(
 ) -> tuple[dict[str, Any], dict[str, Any], str]:
     """Import ``transcript``, resume at ``first_reply``: the import, the resume's JSON, and
     the id of the entry resumed at. Checks that the files were not touched."""
-    imported = convgit_json(project.path, "import", agent, str(transcript))
-    tree = convgit_json(project.path, "tree")
+    imported = convgit_json(project.path, "import", agent, str(transcript))["imports"][0]
+    tree = convgit_json(project.path, "tree")["entries"]
     ref = entry_saying(tree, first_reply)["id"]
     before = status(project)
     resumed = convgit_json(project.path, "resume", ref)  # the session's own agent
     assert resumed["agent"] == agent and resumed["entry"] == ref
     assert status(project) == before  # no --restore: no file changed (git judges)
-    assert convgit_json(project.path, "log")[-1]["id"] == ref  # the active leaf moved
+    assert convgit_json(project.path, "log")["entries"][-1]["id"] == ref  # the active leaf moved
     return imported, resumed, ref
 
 
 def check_branch(project: GitRepo, agent: str, path: str, ref: str, later: str) -> None:
     """The resumed file imported again: the new turn is a branch below ``ref``, beside the
     later turns (which start with the prompt ``later``)."""
-    again = convgit_json(project.path, "import", agent, path)
+    again = convgit_json(project.path, "import", agent, path)["imports"][0]
     assert again["new"] >= 2  # the new prompt and its reply
-    (session,) = convgit_json(project.path, "sessions")
+    (session,) = convgit_json(project.path, "sessions")["sessions"]
     assert session["id"] == again["session"]
-    tree = convgit_json(project.path, "tree")
+    tree = convgit_json(project.path, "tree")["entries"]
     below = {reply_text(e) for e in tree if e["parentId"] == ref}
     new_prompt = entry_saying(tree, "Start over from here")
     entry_saying(tree, "Write notes.txt")  # the shared path was not imported a second time
     assert below >= {"Start over from here", later}
     assert entry_saying(tree, later)["parentId"] == ref  # the old turns are still there
-    log = convgit_json(project.path, "log")
+    log = convgit_json(project.path, "log")["entries"]
     assert [reply_text(e) for e in log if e["type"] == "message"][-2:] == [
         "Start over from here",
         "Back at the first reply.",

@@ -57,7 +57,8 @@ class Store:
         return orjson.loads(self.run(*args, "--json").stdout)
 
     def import_(self, agent: str, file: Path) -> dict[str, Any]:
-        found: dict[str, Any] = self.json("import", agent, str(file))
+        (found,) = self.json("import", agent, str(file))["imports"]
+        assert isinstance(found, dict)
         return found
 
     def refused(self, agent: str, file: Path, code: int = 1) -> str:
@@ -69,11 +70,13 @@ class Store:
         return words
 
     def entries(self, session: str) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = self.json("-s", session, "tree")
+        found: list[dict[str, Any]] = self.json("-s", session, "tree")["entries"]
         return found
 
     def log(self, session: str, ref: str | None = None) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = self.json("-s", session, "log", *([ref] if ref else []))
+        found: list[dict[str, Any]] = self.json("-s", session, "log", *([ref] if ref else []))[
+            "entries"
+        ]
         return found
 
     def fsck_clean(self, session: str) -> None:
@@ -87,7 +90,7 @@ class Store:
         return found
 
     def sessions(self) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = self.json("sessions")
+        found: list[dict[str, Any]] = self.json("sessions")["sessions"]
         return found
 
 

@@ -138,7 +138,9 @@ EXPECT = {
 
 @pytest.fixture
 def imported(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Path, Any]:
-    result = cli_json(tmp_path, "import", "claude-code", str(FIXTURES / request.param))
+    result = cli_json(tmp_path, "import", "claude-code", str(FIXTURES / request.param))["imports"][
+        0
+    ]
     return tmp_path, result
 
 
@@ -151,14 +153,14 @@ def test_every_fixture_has_an_expectation() -> None:
 def test_each_quirk_imports_to_the_tree_written_by_hand(imported: tuple[Path, Any]) -> None:
     folder, result = imported
     expect = EXPECT[Path(result["source"]).name]
-    tree = cli_json(folder, "tree")
+    tree = cli_json(folder, "tree")["entries"]
     assert {e["id"]: e["parentId"] for e in tree} == expect.parents
     assert result["leaf"] == expect.leaf
     assert cli_json(folder, "status")["leaf"] == expect.leaf
     assert {kind: v["count"] for kind, v in result["kept"].items()} == expect.kept
     assert [n["line"] for n in result["notes"]] == list(expect.notes)
     assert cli_json(folder, "fsck")["ok"]
-    again = cli_json(folder, "import", "claude-code", result["source"])
+    again = cli_json(folder, "import", "claude-code", result["source"])["imports"][0]
     assert again["new"] == 0
 
 
@@ -243,10 +245,10 @@ def test_a_subagent_is_a_side_branch_the_main_context_never_sees(
 
 def test_a_subagent_file_beside_the_session_is_imported_with_it(tmp_path: Path) -> None:
     main = FIXTURES / "subagent-file" / "main.jsonl"
-    results = cli_json(tmp_path, "import", "claude-code", str(main))
+    results = cli_json(tmp_path, "import", "claude-code", str(main))["imports"]
     assert [Path(r["source"]).name for r in results] == ["main.jsonl", "agent-ag1.jsonl"]
     assert [r["new"] for r in results] == [4, 4]
-    tree = {e["id"]: e["parentId"] for e in cli_json(tmp_path, "tree")}
+    tree = {e["id"]: e["parentId"] for e in cli_json(tmp_path, "tree")["entries"]}
     assert tree == EXPECT["subagent-mirrors.jsonl"].parents
     assert results[1]["leaf"] == "a2"  # the subagent's file does not move the leaf
 
@@ -293,18 +295,18 @@ def test_a_subagent_both_mirrored_and_in_its_own_file_is_one_side_branch(tmp_pat
     """The mirrors came first (they are in the main file): the subagent's own file adds no
     entry, keeps its lines beside the mirrored ones and the one line no mirror carried."""
     main = FIXTURES / "subagent-mirrors-and-file" / "main.jsonl"
-    results = cli_json(tmp_path, "import", "claude-code", str(main))
+    results = cli_json(tmp_path, "import", "claude-code", str(main))["imports"]
     assert [(r["new"], r["notes"]) for r in results] == [(8, []), (0, [])]
     assert {k: v["count"] for k, v in results[1]["kept"].items()} == {
         "subagent line its mirrors did not carry": 1
     }
-    tree = {e["id"]: e["parentId"] for e in cli_json(tmp_path, "tree")}
+    tree = {e["id"]: e["parentId"] for e in cli_json(tmp_path, "tree")["entries"]}
     assert tree == EXPECT["subagent-mirrors.jsonl"].parents
     (session,) = (tmp_path / ".convgit" / "sessions").glob("*[0-9a-f].jsonl")
     lines = [orjson.loads(line) for line in session.read_bytes().splitlines()]
     kept = {r["key"].split("@")[0] for r in lines if r["type"] == "native" and "@" in r["key"]}
     assert kept == {"s-p1", "s-a1", "s-r1", "s-a2"}  # the file's own text of each, beside
-    again = cli_json(tmp_path, "import", "claude-code", str(main))
+    again = cli_json(tmp_path, "import", "claude-code", str(main))["imports"]
     assert [r["new"] for r in again] == [0, 0]
 
 
@@ -331,10 +333,10 @@ def test_a_subagent_file_read_before_its_call_has_a_result_hangs_below_the_call(
     lines = (source / "main.jsonl").read_bytes().splitlines(keepends=True)
     main = copy / "main.jsonl"
     main.write_bytes(b"".join(lines[:2]))  # the Task call, no result yet
-    first = cli_json(tmp_path, "import", "claude-code", str(main))
+    first = cli_json(tmp_path, "import", "claude-code", str(main))["imports"]
     assert [r["new"] for r in first] == [2, 4] and first[1]["notes"] == []
     main.write_bytes(b"".join(lines))
-    second = cli_json(tmp_path, "import", "claude-code", str(main))
+    second = cli_json(tmp_path, "import", "claude-code", str(main))["imports"]
     assert [r["new"] for r in second] == [2, 0]
-    tree = {e["id"]: e["parentId"] for e in cli_json(tmp_path, "tree")}
+    tree = {e["id"]: e["parentId"] for e in cli_json(tmp_path, "tree")["entries"]}
     assert tree == EXPECT["subagent-mirrors.jsonl"].parents

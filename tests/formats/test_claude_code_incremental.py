@@ -21,7 +21,7 @@ runner = CliRunner()
 def _import(folder: Path, file: Path) -> dict[str, Any]:
     result = runner.invoke(app, ["-C", str(folder), "import", "claude-code", str(file), "--json"])
     assert result.exit_code == 0, (result.output, result.exception)
-    found: dict[str, Any] = orjson.loads(result.stdout)
+    found: dict[str, Any] = orjson.loads(result.stdout)["imports"][0]  # the session's own file
     return found
 
 

@@ -104,8 +104,8 @@ def imported(
 ) -> Imported:
     file = samples / FOLDER / request.param
     folder = tmp_path_factory.mktemp("cc")
-    result = convgit_json(folder, "import", "claude-code", str(file))
-    entries = {e["id"]: e for e in convgit_json(folder, "tree")}
+    result = convgit_json(folder, "import", "claude-code", str(file))["imports"][0]
+    entries = {e["id"]: e for e in convgit_json(folder, "tree")["entries"]}
     return Imported(folder, file, result, entries)
 
 
@@ -181,10 +181,10 @@ def test_every_prompt_and_reply_is_in_the_tree(imported: Imported) -> None:
 def test_a_second_import_adds_nothing_and_writes_nothing(imported: Imported) -> None:
     session = next((imported.folder / ".convgit" / "sessions").glob("*[0-9a-f].jsonl"))
     before = session.read_bytes()
-    again = convgit_json(imported.folder, "import", "claude-code", str(imported.file))
+    again = convgit_json(imported.folder, "import", "claude-code", str(imported.file))["imports"][0]
     assert again["new"] == 0 and again["session"] == imported.result["session"]
     assert session.read_bytes() == before
-    listed = convgit_json(imported.folder, "sessions")
+    listed = convgit_json(imported.folder, "sessions")["sessions"]
     assert [(s["agent"], s["agent_session_id"]) for s in listed] == [
         ("claude-code", imported.result["agent_session_id"])
     ]

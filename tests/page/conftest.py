@@ -160,7 +160,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Demo:
     """The demo session, built by `convgit demo --dir`, with the page it wrote."""
     folder = tmp_path_factory.mktemp("page-demo") / "demo"
     output = run_convgit(folder.parent, "demo", "--dir", str(folder)).stdout
-    entries = convgit_json(folder, "tree")
+    entries = convgit_json(folder, "tree")["entries"]
     sid = convgit_json(folder, "status")["session"]
     pages = folder / ".git" / "convgit" / "pages"
     return Demo(

@@ -63,7 +63,7 @@ def test_the_tree_shows_every_entry_in_the_words_and_order_of_convgit_tree(
         assert (f"{kind}: {text}" if text else kind) == render.summary(by_id[ident])
     for label, ident in demo.labels.items():
         assert shown.row(ident).locator(".label").inner_text() == label
-    on_path = [e["id"] for e in convgit_json(demo.folder, "log")]
+    on_path = [e["id"] for e in convgit_json(demo.folder, "log")["entries"]]
     assert set(ids_of(shown.page.locator("#rows .row.on-path"))) == set(on_path)
     snapshotted = {
         e["id"] for e in demo.entries if convgit_json(demo.folder, "show", e["id"])["snapshot"]

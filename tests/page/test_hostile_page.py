@@ -97,7 +97,7 @@ def test_hostile_content_is_shown_as_text_and_never_run(
     assert "<!--" not in raw and raw.lower().count("<script") == 2
 
     shown: Shown = show(page)
-    entries = {e["id"]: e for e in convgit_json(repo.path, "tree")}
+    entries = {e["id"]: e for e in convgit_json(repo.path, "tree")["entries"]}
     for ident, entry in entries.items():
         shown.select(ident)
         row = shown.row(ident)

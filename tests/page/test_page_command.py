@@ -26,7 +26,7 @@ ODD_NAMES = ['tab\there "q".txt', "new\nline.txt", "back\\slash ü.txt"]
 def snapshotted(repo: GitRepo) -> list[str]:
     return [
         e["id"]
-        for e in convgit_json(repo.path, "tree")
+        for e in convgit_json(repo.path, "tree")["entries"]
         if convgit_json(repo.path, "show", e["id"])["snapshot"] is not None
     ]
 

@@ -92,7 +92,7 @@ class Project:
 
 
 def entries_of(repo: Path, sid: str) -> dict[str, dict[str, Any]]:
-    found = ok(repo, sid, "tree", "--json")
+    found = ok(repo, sid, "tree", "--json")["entries"]
     return {e["id"]: {k: v for k, v in e.items() if k != "label"} for e in found}
 
 

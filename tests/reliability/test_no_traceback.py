@@ -76,7 +76,7 @@ def test_a_full_disk_is_one_sentence_and_loses_nothing(tmp_path: Path) -> None:
         guard.watch(repo.path)
         convgit(repo.path, "init")
         convgit(repo.path, "user", "task")
-        kept = convgit(repo.path, "log", "--json").json()
+        kept = convgit(repo.path, "log", "--json").json()["entries"]
         repo.write("big.txt", os.urandom(200_000).hex())
         fill(tmp_path / "disk", how)
         for args in (("assistant", "a reply"), ("user", "x" * 10_000), ("snapshot",)):
@@ -87,7 +87,7 @@ def test_a_full_disk_is_one_sentence_and_loses_nothing(tmp_path: Path) -> None:
             else:
                 one_sentence(done.stderr)
         (tmp_path / "disk" / "filler").unlink(missing_ok=True)
-        after = convgit(repo.path, "log", "--json").json()
+        after = convgit(repo.path, "log", "--json").json()["entries"]
         assert after[: len(kept)] == kept
         if convgit(repo.path, "fsck", code=None).code == 3:
             convgit(repo.path, "repair")
@@ -134,7 +134,7 @@ def test_a_read_only_git_folder_is_one_sentence_and_changes_nothing(repo: GitRep
             assert ran.code != 0 or ran.stderr.startswith("convgit: warning:"), ran
             if ran.code != 0:
                 one_sentence(ran.stderr)
-        assert convgit(repo.path, "log", "--json").json()[0]["id"] == task
+        assert convgit(repo.path, "log", "--json").json()["entries"][0]["id"] == task
         assert digest(repo.path) == files
     convgit(repo.path, "fsck")
 

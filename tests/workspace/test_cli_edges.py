@@ -215,7 +215,7 @@ def test_a_replaced_snapshot_is_named_by_restore_diff_and_worktree(
     by_commit = convgit(repo.path, "diff", replaced[:12], "done@{1}", "--json").json()
     assert by_commit == [], "its commit names the same snapshot"
     ran = convgit(repo.path, "worktree", replaced[:9], str(tmp_path / "again"), "--json")
-    assert ran.json()["commit"] == replaced
+    assert ran.json()["added"]["commit"] == replaced
     assert (tmp_path / "again/src/app.py").read_text() == "print('first')\n"
     convgit(repo.path, "worktree", "--remove", str(tmp_path / "again"))
     convgit(repo.path, "restore", replaced[:12], "--path", "src", "--yes")

@@ -24,7 +24,9 @@ def convgit(repo: GitRepo, *args: str) -> bytes:
 
 
 def test_an_import_snapshots_nothing_and_the_session_goes_on_live(repo: GitRepo) -> None:
-    result = orjson.loads(convgit(repo, "import", "claude-code", str(FIXTURE), "--json"))
+    (result,) = orjson.loads(convgit(repo, "import", "claude-code", str(FIXTURE), "--json"))[
+        "imports"
+    ]
     assert result["new"] == 6 and result["leaf"] == "a2"
     assert repo.git("for-each-ref", "refs/convgit") == ""
     status = orjson.loads(convgit(repo, "status", "--json"))

@@ -36,7 +36,7 @@ def store_files(repo: GitRepo) -> dict[str, bytes]:
 
 
 def shape(sh: Shell) -> dict[str, Any]:
-    entries = sh.json("tree")
+    entries = sh.json("tree")["entries"]
     return {
         "parents": {e["id"]: e["parentId"] for e in entries},
         "kinds": {e["id"]: e["type"] for e in entries},
@@ -189,7 +189,7 @@ def test_one_session_is_redacted_and_the_others_are_named(repo: GitRepo) -> None
     sh.run("user", f"one {SECRET}")
     repo.write("key.txt", SECRET)
     sh.run("assistant", "kept it")
-    common = sh.json("log")[-1]["id"]
+    common = sh.json("log")["entries"][-1]["id"]
     second = sh.json("fork", common, "--new-session")["session"]  # shares the snapshots
     sh.run("user", f"two {SECRET}")
     (repo.path / "key.txt").unlink()

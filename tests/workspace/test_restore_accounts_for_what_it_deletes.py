@@ -93,7 +93,7 @@ def test_a_store_inside_the_working_tree_is_never_snapshotted_nor_rewound(repo: 
     assert (repo.path / "src/app.py").read_text() == "print('hello')\n"
     for path, data in before.items():  # appended to (the restore records, the note), not rewound
         assert path.read_bytes().startswith(data)
-    log = convgit(repo.path, "log", "--json", env=env).json()
+    log = convgit(repo.path, "log", "--json", env=env).json()["entries"]
     assert [e["id"] for e in log][:2] == [task["id"], reply["id"]]
     assert log[-1]["type"] == "note"
 
@@ -134,7 +134,7 @@ def test_a_convgit_folder_from_before_git_init_keeps_its_session_and_stays_out(
     git(folder, "add", "app.py")
     git(folder, "commit", "-q", "--no-verify", "-m", "first")
     user_state_guard.watch(folder)
-    assert convgit(folder, "log", "--json").json()[0]["id"] == first
+    assert convgit(folder, "log", "--json").json()["entries"][0]["id"] == first
     convgit(folder, "snapshots", "on")
     task = convgit(folder, "user", "now in git", "--json").json()
     assert task["snapshot"] and not any(".convgit" in p for p in repo_paths(folder, task))

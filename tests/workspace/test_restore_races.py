@@ -248,7 +248,7 @@ def test_ctrl_c_after_the_files_are_saved_and_before_the_restore_is_recorded_lea
     """Interrupted between saving the files (the saved state's ref) and recording the restore:
     no file changed, and no saved state is left without its record (fsck stays clean)."""
     task, before = _prepared(repo, tmp_path / "cleaned")
-    listed = convgit(repo.path, "restores", "--json").json()
+    listed = convgit(repo.path, "restores", "--json").json()["saved_states"]
     running = subprocess.run(
         [sys.executable, "-m", "convgit", "restore", task, "--yes"],
         cwd=repo.path,
@@ -263,7 +263,7 @@ def test_ctrl_c_after_the_files_are_saved_and_before_the_restore_is_recorded_lea
     )
     assert repo.digest() == before
     assert convgit(repo.path, "fsck").code == 0
-    assert convgit(repo.path, "restores", "--json").json() == listed
+    assert convgit(repo.path, "restores", "--json").json()["saved_states"] == listed
 
 
 def test_a_restore_whose_every_change_was_left_alone_tells_the_model_nothing(

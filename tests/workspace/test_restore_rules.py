@@ -111,16 +111,19 @@ def test_a_session_of_another_worktree_never_acts_on_this_ones_files(
         error = convgit(other, "--session", sid, *args, code=1).stderr
         assert f"belongs to the worktree at {repo.path}" in one_sentence(error)
     assert digest(other) == theirs and digest(repo.path) == mine
-    assert [e["id"] for e in convgit(repo.path, "log", "--json").json()] == [ids["task"], ids["a"]]
+    assert [e["id"] for e in convgit(repo.path, "log", "--json").json()["entries"]] == [
+        ids["task"],
+        ids["a"],
+    ]
 
 
 def test_a_label_names_one_entry_and_moving_it_says_from_where(repo: GitRepo) -> None:
     ids = story(repo)
     convgit(repo.path, "label", ids["task"], "good")
-    moved = convgit(repo.path, "label", ids["a"], "good").stdout
+    moved = convgit(repo.path, "label", ids["a"], "good", "-f").stdout
     assert moved == f"{ids['a']} labelled good (moved from {ids['task']})\n"
     assert convgit(repo.path, "show", "good", "--json").json()["id"] == ids["a"]
-    tree = {e["id"]: e.get("label") for e in convgit(repo.path, "tree", "--json").json()}
+    tree = {e["id"]: e.get("label") for e in convgit(repo.path, "tree", "--json").json()["entries"]}
     assert tree == {ids["task"]: None, ids["a"]: "good"}
     again = convgit(repo.path, "label", ids["a"], "good", "--json").json()
     assert again["moved_from"] is None

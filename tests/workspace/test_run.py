@@ -68,9 +68,14 @@ class Plans:
         return {**os.environ, "TMPDIR": str(self.tmp)}
 
     def runs(self, *args: str) -> list[dict[str, Any]]:
+        """The rows of ``run --json``; its exit code is 1 exactly when a command failed."""
         done = self.convgit("run", "--json", *args)
-        assert done.returncode == 0, done.stderr
-        rows: list[dict[str, Any]] = orjson.loads(done.stdout)
+        found = orjson.loads(done.stdout)
+        assert list(found) == ["command", "runs", "failed"], found
+        rows: list[dict[str, Any]] = found["runs"]
+        failed = [r for r in rows if r["timed_out"] or r["exit_code"] != 0]
+        assert found["failed"] == len(failed)
+        assert done.returncode == (1 if failed else 0), done.stderr
         return rows
 
     def refused(self, *args: str, code: int = 1, **kwargs: Any) -> str:
@@ -141,7 +146,8 @@ def test_run_shows_each_branchs_result_in_order_and_leaves_the_users_files_alone
     repo.write("scratch.txt", "untracked\n")
     before = repo.digest()
     done = plans.convgit("run", "planA", "planB", "--", sys.executable, "-m", "pytest", "-q")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == "convgit: 1 of 2 commands failed (planA: exit 1).\n"
     rows = [line.split() for line in done.stdout.splitlines() if not line.startswith(" ")]
     assert [row[:4] for row in rows] == [
         ["planA", plans.a, "exit", "1"],
@@ -173,6 +179,21 @@ def test_run_json_lists_every_ref_in_the_order_given(plans: Plans) -> None:
     plans.assert_nothing_left()
 
 
+def test_run_exits_1_when_a_command_failed_after_running_every_ref(plans: Plans) -> None:
+    """Keep-going: a failure never stops the other REFs (one at a time, plan A first, plan B
+    still runs); the exit code says whether every command succeeded."""
+    done = plans.convgit("run", "--jobs", "1", "planA", "planB", "--", *QUICK_TEST)
+    assert done.returncode == 1
+    assert done.stderr == "convgit: 1 of 2 commands failed (planA: exit 1).\n"
+    assert [line.split()[:4] for line in done.stdout.splitlines() if line[:1] != " "] == [
+        ["planA", plans.a, "exit", "1"],
+        ["planB", plans.b, "exit", "0"],
+    ]
+    done = plans.convgit("run", "planB", "--", *QUICK_TEST)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    plans.assert_nothing_left()
+
+
 def test_dot_runs_the_files_of_the_working_tree_beside_a_snapshot(plans: Plans) -> None:
     repo = plans.repo
     repo.write("calc.py", "def add(a, b):\n    return b + a  # not snapshotted yet\n")
@@ -199,7 +220,7 @@ def test_note_records_each_result_at_the_end_of_its_branch_and_the_active_leaf_s
     a_end = s.append_user("Still failing for negative numbers.").id  # plan A's branch goes on
     elsewhere = s.fork(plans.task, summary="Try something else.")  # the active leaf: a 3rd branch
     done = plans.convgit("run", "--note", "planA", "planB", "--", *QUICK_TEST)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # plan A's command failed
     s = Session.open(plans.repo.path)
     assert s.leaf == elsewhere
     notes = {
@@ -222,7 +243,7 @@ def test_note_below_the_active_leaf_moves_it_down_its_own_branch_only(plans: Pla
     s = plans.session
     s.switch(plans.b)
     done = plans.convgit("run", "--note", "planB", "planA", "--", *QUICK_TEST)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # plan A's command failed
     s = Session.open(plans.repo.path)
     note = s.tree.entries[s.leaf]
     assert (note["type"], note["parentId"]) == ("note", plans.b)

@@ -40,7 +40,9 @@ def test_a_restore_that_changes_nothing_saves_nothing_and_undo_finds_the_first_s
     assert second["changes"] == [] and second["saved"] is None and second["note"] is None
     words = convgit(repo.path, "restore", ids["task"], "--yes").stdout
     assert words.startswith("nothing to restore: the files already are the snapshot of")
-    assert [s["id"] for s in convgit(repo.path, "restores", "--json").json()] == [first["saved"]]
+    assert [s["id"] for s in convgit(repo.path, "restores", "--json").json()["saved_states"]] == [
+        first["saved"]
+    ]
     convgit(repo.path, "restore", "--undo", "--yes")
     assert digest(repo.path) == before
     assert (repo.path / "notes.txt").read_text() == "my untracked notes\n"
@@ -84,7 +86,7 @@ def test_restores_lists_saved_states_newest_first(repo: GitRepo) -> None:
     ids = story(repo)
     first = convgit(repo.path, "restore", ids["task"], "--yes", "--json").json()
     second = convgit(repo.path, "restore", ids["a"], "--path", "src", "--yes", "--json").json()
-    listed = convgit(repo.path, "restores", "--json").json()
+    listed = convgit(repo.path, "restores", "--json").json()["saved_states"]
     assert [s["id"] for s in listed] == [second["saved"], first["saved"]]
     newest = listed[0]
     assert newest["before"] == {

@@ -55,7 +55,7 @@ def test_a_saved_state_without_its_record_is_listed_restorable_named_and_repaire
     else:
         drop_the_record(sidecar_path(repo, sid), commit)
 
-    listed = convgit(repo.path, "restores", "--json").json()
+    listed = convgit(repo.path, "restores", "--json").json()["saved_states"]
     assert [(s["id"], s["recorded"]) for s in listed] == [(saved, False)]
     assert listed[0]["session"] == sid
     words = convgit(repo.path, "restores").stdout
@@ -74,7 +74,7 @@ def test_a_saved_state_without_its_record_is_listed_restorable_named_and_repaire
     assert "recorded 1 saved state(s) again from their refs" in repaired
     assert convgit(repo.path, "fsck", "--json").json()["ok"]
     convgit(repo.path, "fsck")
-    listed = convgit(repo.path, "restores", "--json").json()
+    listed = convgit(repo.path, "restores", "--json").json()["saved_states"]
     assert {s["id"]: (s["recorded"], s["rebuilt"]) for s in listed}[saved] == (True, True)
     assert "nothing to repair" in convgit(repo.path, "repair").stdout
 

@@ -100,7 +100,7 @@ def test_a_store_anywhere_inside_the_tree_is_never_snapshotted_nor_rewound(
     assert set(before) <= set(after)
     for name, data in before.items():
         assert after[name].startswith(data), name
-    log = convgit(repo.path, *args, "log", "--json", env=env).json()
+    log = convgit(repo.path, *args, "log", "--json", env=env).json()["entries"]
     assert [e["id"] for e in log][:2] == [task["id"], reply["id"]]
 
 

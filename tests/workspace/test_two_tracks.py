@@ -174,7 +174,7 @@ def test_worktree_checks_a_snapshot_out_side_by_side(story: dict[str, Any], tmp_
     assert (side / "notes.txt").read_text() == "plan A notes\n"
     assert digest(repo.path) == before
     listed = cli_json(repo, "worktree", "--list")
-    assert str(side) in {row["path"] for row in listed}
+    assert str(side) in {row["path"] for row in listed["worktrees"]}
     cli(repo, "worktree", "--remove", str(side))
     assert not side.exists()
 
@@ -280,6 +280,6 @@ def test_damage_to_a_field_read_leniently_counts_as_not_written(story: dict[str,
     sidecar.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
     cli(repo, "fsck")  # neither damage makes the sidecar unreadable
     assert "a restore was interrupted" in cli(repo, "status").stdout
-    (state,) = cli_json(repo, "restores")
+    (state,) = cli_json(repo, "restores")["saved_states"]
     assert state["commit"] == records[-2]["before"] and state["files"] == []
     assert state["before"]["entry"] == story["a"]

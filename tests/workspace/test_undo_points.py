@@ -89,7 +89,7 @@ def test_after_a_killed_restore_and_a_killed_undo_the_hint_leads_to_the_files_be
         f" the first, {saved}"
     ) in words
     # nothing is lost: the half-written files are a saved state too, listed first
-    listed = convgit(repo.path, "restores", "--json").json()
+    listed = convgit(repo.path, "restores", "--json").json()["saved_states"]
     assert listed[0]["id"] == undone["saved"] and not listed[0]["interrupted"]
 
 
@@ -158,7 +158,7 @@ def test_each_restores_printed_hint_undoes_that_restore_whichever_session_runs_i
     a_words = convgit(repo.path, "--session", a, "restore", a_start, "--yes").stdout  # x=0
     assert (repo.path / "x.txt").read_text() == "0\n"
 
-    listed = convgit(repo.path, "--session", a, "restores", "--json").json()
+    listed = convgit(repo.path, "--session", a, "restores", "--json").json()["saved_states"]
     text = convgit(repo.path, "--session", a, "restores").stdout.splitlines()
 
     convgit(repo.path, *printed_hint(a_words), "--yes")  # run as printed: in session B
@@ -198,8 +198,10 @@ def test_the_saved_states_of_another_worktree_are_not_this_ones(
     convgit(side, "assistant", "there: edit")
     there = convgit(side, "restore", theirs_start, "--yes", "--json").json()["saved"]
 
-    assert [s["id"] for s in convgit(repo.path, "restores", "--json").json()] == [here]
-    assert [s["id"] for s in convgit(side, "restores", "--json").json()] == [there]
+    assert [s["id"] for s in convgit(repo.path, "restores", "--json").json()["saved_states"]] == [
+        here
+    ]
+    assert [s["id"] for s in convgit(side, "restores", "--json").json()["saved_states"]] == [there]
     error = convgit(repo.path, "restore", there, "--yes", code=1).stderr
     assert f"There is no saved state {there}." in error
     undone = convgit(repo.path, "restore", "--undo", "--yes", "--json").json()

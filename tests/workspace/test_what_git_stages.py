@@ -111,7 +111,7 @@ def test_a_failing_clean_filter_records_the_reply_warns_and_status_names_it(
     assert len(warning) == 1 and warning[0].startswith("convgit: warning: the files were not")
     again = convgit(repo.path, "assistant", "--id", "reply-1", "a reply", "--json").json()
     assert again["id"] == "reply-1"
-    log = convgit(repo.path, "log", "--json").json()
+    log = convgit(repo.path, "log", "--json").json()["entries"]
     assert [e["id"] for e in log].count("reply-1") == 1
     status = convgit(repo.path, "status", "--json").json()
     assert status["not_recorded"]["entry"] == "reply-1"

@@ -1,0 +1,32 @@
+"""``convgit completion bash|zsh|fish``: the script that makes a shell complete convgit's
+commands and options. The shell runs convgit to ask (typer's and click's machinery, through the
+``_CONVGIT_COMPLETE`` variable); the script only names that variable."""
+
+from typing import Annotated
+
+import typer
+
+from convgit.cli.program import COMPLETE_VAR, PROGRAM, command, echo
+from convgit.errors import UsageError
+
+SHELLS = ("bash", "zsh", "fish")
+
+
+@command()
+def completion(
+    ctx: typer.Context,
+    shell: Annotated[str, typer.Argument(help="bash, zsh or fish.")],
+) -> None:
+    """Print the script that completes convgit's commands in SHELL. Add to ~/.bashrc:
+    eval "$(convgit completion bash)"; zsh: the same in ~/.zshrc; fish:
+    convgit completion fish > ~/.config/fish/completions/convgit.fish"""
+    if shell not in SHELLS:
+        raise UsageError(f"convgit completes in bash, zsh or fish, not '{shell}'.")
+    from typer import _click
+    from typer._completion_classes import completion_init
+
+    completion_init()  # typer's classes, which answer the script's requests
+    made = _click.shell_completion.get_completion_class(shell)
+    assert made is not None
+    root = ctx.find_root().command
+    echo(made(root, {}, PROGRAM, COMPLETE_VAR).source())

@@ -1,0 +1,148 @@
+"""`--json` on every command that prints data: one object per command, with the same keys in
+the same order whatever the input (a first message or a later one, inside git or outside, one
+result or several, a command that passed or failed). The README's table of shapes is checked
+against what the commands print. (`diff`, `show` and `context` are documented with their own
+sections.)"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from tests.workspace.cli import convgit
+from tests.workspace.gitrepo import GitRepo
+
+ROOT = Path(__file__).resolve().parents[2]
+CLAUDE = ROOT / "fixtures" / "claude-code"
+CALL = {
+    "type": "message",
+    "role": "assistant",
+    "content": [{"type": "tool_call", "id": "call-1", "name": "bash", "input": {"cmd": "ls"}}],
+}
+
+
+class Shapes:
+    """Runs commands with --json and keeps the keys each printed, by command."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = defaultdict(list)
+
+    def run(
+        self, name: str, cwd: Path, *args: str, code: int | None = 0, input: bytes | None = None
+    ) -> Any:
+        at = args.index("--") if "--" in args else len(args)  # a command line to run follows --
+        ran = convgit(cwd, *args[:at], "--json", *args[at:], code=code, input=input)
+        value = orjson.loads(ran.stdout)
+        assert isinstance(value, dict), (args, value)
+        self.seen[name].append((args, tuple(value)))
+        return value
+
+
+def shapes_in_readme() -> dict[str, tuple[str, ...]]:
+    """The README's table: | `COMMAND` | `{"key", "key"}` | ..."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("### What --json prints", 1)[1].split("\n## ", 1)[0]
+    found = {}
+    for command, keys in re.findall(r"^\| `([a-z -]+)` \| `\{([^}]*)\}`[^|]*\|", section, re.M):
+        found[command] = tuple(re.findall(r'"([A-Za-z_]+)"', keys))
+    return found
+
+
+def test_every_data_command_prints_one_object_shape(make_repo: Any, tmp_path: Path) -> None:
+    repo: GitRepo = make_repo()
+    here = repo.path
+    plain = tmp_path / "no-git"  # the conversation track only
+    plain.mkdir()
+    s = Shapes()
+
+    s.run("init", here, "init", "--name", "shapes")
+    s.run("init", plain, "init")
+    first = s.run("user", here, "user", "task")  # snapshotted: the first message
+    s.run("user", plain, "user", "task")
+    repo.write("calc.py", "plan A\n")
+    a = s.run("assistant", here, "assistant", "plan A")["id"]
+    s.run("assistant", here, "assistant", "no change", "--id", "same-files")
+    s.run("assistant", plain, "assistant", "plan A")
+    s.run("append", here, "append", input=orjson.dumps(CALL) + b"\n")
+    s.run("tool", here, "tool", "call-1", "calc.py")
+    two = b"".join(orjson.dumps({"type": "message", "role": r, "content": r}) + b"\n"
+                   for r in ("user", "assistant"))  # fmt: skip
+    s.run("append", here, "append", input=two)
+    s.run("system", here, "system")
+    s.run("system", here, "system", "Be brief.")
+    s.run("system", here, "system", "--clear")
+
+    s.run("label", here, "label", a, "planA")
+    s.run("label", here, "label", first["id"], "planA", "-f")
+    s.run("label", here, "label", first["id"], "--clear")
+    s.run("label", here, "label", a, "planA")
+    s.run("name", here, "name", "shapes again")
+    s.run("fork", here, "fork", first["id"], "plan B please")
+    repo.write("calc.py", "plan B\n")
+    b = s.run("assistant", here, "assistant", "plan B")["id"]
+    s.run("fork", here, "fork", first["id"], "--summary", "left A and B")
+    made = s.run("fork", here, "fork", "planA", "--new-session", "--name", "copy")
+    s.run("use", here, "use", "shapes again")
+    s.run("switch", here, "switch", "planA")
+    s.run("switch", here, "switch", first["id"], "--branch", "2")
+    s.run("edit", here, "edit", first["id"], "the task, again")
+    s.run("retry", here, "retry", "planA")
+    s.run("switch", here, "switch", b)
+    s.run("retry", here, "retry", "--turn")
+    s.run("switch", here, "switch", "planA")
+
+    for where in (here, plain):
+        s.run("log", where, "log")
+        s.run("tree", where, "tree")
+        s.run("status", where, "status")
+        s.run("sessions", where, "sessions")
+        s.run("fsck", where, "fsck")
+        s.run("repair", where, "repair")
+    s.run("log", here, "log", "-n", "1", first["id"])
+    s.run("sessions", here, "--session", made["session"], "sessions")
+    s.run("branches", here, "branches", first["id"])
+    s.run("branches", here, "branches")
+
+    s.run("restores", here, "restores")  # none yet
+    s.run("snapshot", here, "snapshot")
+    s.run("snapshot", here, "snapshot")  # unchanged
+    s.run("restore", here, "restore", first["id"], "--dry-run")
+    s.run("restore", here, "restore", first["id"], "--yes")
+    s.run("restore", here, "restore", "--undo", "--yes")
+    s.run("restores", here, "restores")
+    s.run("status", here, "status")  # the files at another branch's snapshot
+    s.run("snapshots", here, "snapshots", "off")
+    s.run("snapshots", here, "snapshots", "on")
+
+    side = tmp_path / "side"
+    s.run("worktree", here, "worktree", "--list")
+    s.run("worktree", here, "worktree", "planA", str(side))
+    s.run("worktree", here, "worktree", "--list")
+    s.run("worktree", here, "worktree", "--remove", str(side))
+
+    s.run("run", here, "run", "planA", "--", sys.executable, "-c", "pass")
+    fails = [sys.executable, "-c", "raise SystemExit(3)"]
+    s.run("run", here, "run", "planA", ".", "--", *fails, code=1)  # they failed
+
+    s.run("import", plain, "import", "claude-code", str(CLAUDE / "compaction.jsonl"))
+    s.run("import", plain, "import", "claude-code", str(CLAUDE / "subagent-file" / "main.jsonl"))
+    s.run("html", here, "html")
+    s.run("html", here, "html", "-o", str(tmp_path / "page.html"))
+    s.run("redact", here, "redact", "plan", "--dry-run")
+    s.run("redact", here, "redact", "nothing-matches-this", "--yes")
+    s.run("hooks status", here, "hooks", "status")
+    s.run("hooks install", here, "hooks", "install", "claude-code")
+    s.run("hooks install", here, "hooks", "install", "claude-code")  # already there
+    s.run("hooks uninstall", here, "hooks", "uninstall", "claude-code")
+    s.run("hooks uninstall", here, "hooks", "uninstall", "claude-code")  # not there
+
+    documented = shapes_in_readme()
+    for name, runs in s.seen.items():
+        shapes = {keys for _, keys in runs}
+        assert len(shapes) == 1, f"`{name} --json` printed {len(shapes)} shapes: {runs}"
+        assert documented.get(name) == next(iter(shapes)), f"the README's row for `{name}`"
