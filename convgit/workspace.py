@@ -207,6 +207,26 @@ class Workspace:
         done = self._git.run(*patches.DIFF_TREE, config=DIFF, stdin=patches.stdin(pairs))
         return patches.split(done.stdout, pairs)
 
+    def empty_tree(self) -> str:
+        """The id of the tree with no file (git knows it without storing it)."""
+        return os.fsdecode(self.git("hash-object", "-t", "tree", os.devnull)).strip()
+
+    def git_diff(
+        self,
+        a: str,
+        b: str,
+        *,
+        stat: int | None = None,
+        patch: bool = True,
+        colour: bool = False,
+        leave_out: Sequence[str] = (),
+    ) -> bytes:
+        """What ``git diff A B`` prints for two commit or tree ids (``patches.git_diff_args``)."""
+        args = patches.git_diff_args(
+            a, b, stat=stat, patch=patch, colour=colour, leave_out=leave_out
+        )
+        return self._git.run(*args).stdout
+
     def blobs(self, oids: Collection[str], cap: int) -> dict[str, bytes | None]:
         """The content of each blob, None for one over ``cap`` bytes or missing."""
         found: dict[str, bytes | None] = {}

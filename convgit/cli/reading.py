@@ -60,9 +60,16 @@ def tree_cmd(json: JsonFlag = False) -> None:
 @command("show")
 def show_cmd(
     ref: Annotated[str, typer.Argument(help="An id prefix, label, @, @~N or root.")] = "@",
+    patch: Annotated[
+        bool,
+        typer.Option(
+            "--patch", "-p", help="With git's diff from the previous snapshot on its path."
+        ),
+    ] = False,
     json: JsonFlag = False,
 ) -> None:
-    """One entry in full, with its snapshot if it has one."""
+    """One entry in full: its role, time and text, its tool calls, its snapshot; with -p its
+    snapshot's diff from the previous snapshot on its path. --json: the record."""
     session = open_session()
     if is_saved_ref(ref):  # a saved state, by the id restore printed
         state = session.saved_state(ref).to_json()
@@ -79,7 +86,22 @@ def show_cmd(
     if json:
         out(value)
         return
-    echo(codec.dumps(value, pretty=True))
+    from convgit import readable
+
+    parent = session.tree.entries[ident]["parentId"]
+    previous = session.nearest_snapshot(parent) if snap is not None and parent else None
+    show(
+        *readable.entry_lines(
+            session.view(), ident, snapshot=snap, previous=previous, children=value["children"]
+        )
+    )
+    if patch and snap is None:
+        typer.echo(f"entry {ref} has no snapshot: there is no diff to show", err=True)
+    elif patch and snap is not None:
+        from convgit.cli.files import write_git_diff
+
+        echo("")
+        write_git_diff(session, None if previous is None else previous.entry, ident, patch=True)
 
 
 @command()
@@ -124,10 +146,11 @@ def context(
         lines.append(f"[model {ctx.model['provider']}/{ctx.model['model']}]")
     if ctx.thinking is not None:
         lines.append(f"[thinking {ctx.thinking}]")
+    from convgit import readable
+
+    names = readable.call_names(ctx.messages)
     for message in ctx.messages:
-        content = message["content"]
-        text = content if isinstance(content, str) else codec.dumps(content)
-        lines.append(f"{message['role']}: {text}")
+        lines += readable.message_lines(message, names)
     echo("\n".join(lines))
     report_dropped(ctx.dropped, "the model")
 
