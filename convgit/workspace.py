@@ -169,6 +169,18 @@ class Workspace:
         """Remove ``ref`` (under refs/convgit/); nothing happens when it does not exist."""
         self._git.delete_ref(ref)
 
+    def refs_under(self, prefix: str) -> dict[str, str]:
+        """The refs under ``prefix`` (in refs/convgit/), name -> commit."""
+        return self._git.refs_under(prefix)
+
+    def move_refs(self, moves: Sequence[tuple[str, str, str]]) -> None:
+        """Rename refs (old name, new name, commit), all or none; the commits stay kept."""
+        self._git.move_refs(moves)
+
+    def delete_refs(self, refs: Mapping[str, str]) -> None:
+        """Delete refs (name -> commit), all or none: git gc may then prune their commits."""
+        self._git.delete_refs(refs)
+
     def missing(self, commits: list[str]) -> list[str]:
         """The ``commits`` (full ids) that are not in the repository."""
         ids = [c for c in commits if c and all(x in "0123456789abcdef" for x in c)]

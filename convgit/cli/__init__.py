@@ -32,4 +32,4 @@ def __getattr__(name: str) -> Any:
 
 def _register_commands() -> None:
     # in this order in `convgit --help`
-    from convgit.cli import writing, agents, reading, moves, maintenance, files  # noqa: F401, I001
+    from convgit.cli import writing, agents, reading, sessions, moves, maintenance, files  # noqa: F401, I001

@@ -1,5 +1,5 @@
 """Reading a session without changing it: ``log``, ``tree``, ``show``, ``context``,
-``branches``, ``use``, ``sessions`` and the ``html`` page."""
+``branches``, ``use`` and the ``html`` page."""
 
 import sys
 from pathlib import Path
@@ -175,22 +175,6 @@ def use(
         out({"session": sid, "current": True})
     else:
         show(f"session {sid} is current")
-
-
-@command()
-def sessions(json: JsonFlag = False) -> None:
-    """Every session in this store."""
-    from convgit import reports
-    from convgit.store.sessions import list_sessions
-
-    found = list_sessions(options.directory, options.store)
-    if json:
-        out(found)
-        return
-    if not found:
-        show("no sessions here (`convgit init` starts one)")
-
-    show(*reports.session_lines(found))
 
 
 @command()

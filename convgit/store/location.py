@@ -86,6 +86,24 @@ class StoreLocation:
 
         return hashlib.sha1(str(self.git.worktree).encode()).hexdigest()[:12]
 
+    @property
+    def trash(self) -> Path:
+        """Where the sessions ``convgit sessions rm`` moved wait (``convgit.trash``)."""
+        return self.root / "trash"
+
+    def in_trash(self, sid: str) -> StoreLocation:
+        """The trash's own store for session ``sid``: its files as its sessions folder held
+        them, under ``trash/<sid>/``."""
+        return StoreLocation(self.trash / sid, self.git)
+
+    def trashed_ids(self) -> list[str]:
+        """The sessions in the trash."""
+        try:
+            names = os.listdir(self.trash)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return sorted(n for n in names if self.in_trash(n).session_path(n).is_file())
+
     def session_path(self, sid: str) -> Path:
         return self.sessions / f"{sid}.jsonl"
 
