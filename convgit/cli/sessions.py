@@ -50,7 +50,7 @@ def sessions(
     except ConvgitError as exc:
         fail(exc)
     except OSError as exc:
-        fail(ConvgitError(output.os_sentence(exc)))
+        fail(output.os_error(exc))
 
 
 def _list(in_trash: bool, json: bool) -> None:
