@@ -21,9 +21,10 @@ from __future__ import annotations
 import os
 import shutil
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convgit import codec
+from convgit import codec, faults
 from convgit.errors import ConvgitError, NotFoundError, RefusedError
 from convgit.store import jsonl, sessions
 from convgit.store.location import StoreLocation
@@ -134,7 +135,9 @@ def empty(location: StoreLocation) -> tuple[list[Trashed], int]:
             if ws is not None:
                 ws.delete_refs(own)
                 for index in location.index_path(sid).parent.glob(f"{sid}-*"):
-                    ws.forget_index(index)
+                    if "." not in index.name:  # the index; what is kept beside it goes with it
+                        ws.forget_index(index)
+                        Path(f"{index}.flock").unlink(missing_ok=True)
             shutil.rmtree(location.trash / sid)
         (location.root / "pages" / f"{sid}.html").unlink(missing_ok=True)
         for name in own:
@@ -184,6 +187,7 @@ def _move_refs(location: StoreLocation, sid: str, to: str, start: str) -> int:
         return 0
     found = ws.refs_under(start)
     ws.move_refs([(name, to + name[len(start) :], commit) for name, commit in found.items()])
+    faults.point("trash:refs")
     return len(found)
 
 
@@ -199,6 +203,7 @@ def _move_files(source: StoreLocation, target: StoreLocation, sid: str, *, note:
         moved = codec.dumps({"session": sid, "ts": _now()}).encode()
         (target.root / "trashed.json").write_bytes(moved + b"\n")
     for name in names:
+        faults.point("trash:file")
         if (target.sessions / name).exists():
             raise RefusedError(f"{target.sessions / name} exists; {name} was not moved over it.")
         os.rename(source.sessions / name, target.sessions / name)

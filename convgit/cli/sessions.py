@@ -169,9 +169,14 @@ def gc(
 
 
 def _named(found: Any) -> str:
-    name = f" ({found.name})" if found.name else ""
+    """``ID (NAME, N entries)``."""
     count = found.entries
-    return f"{found.session}{name}, {count} entr{'y' if count == 1 else 'ies'}"
+    entries = f"{count} entr{'y' if count == 1 else 'ies'}"
+    return (
+        f"{found.session} ({found.name}, {entries})"
+        if found.name
+        else f"{found.session} ({entries})"
+    )
 
 
 def _counted(moved: Any) -> str:

@@ -100,7 +100,7 @@ def test_gc_trash_deletes_for_good_and_then_restore_refuses(repo: GitRepo) -> No
     assert convgit(repo.path, "sessions", "--trash", "--json").json() != []
 
     ran = convgit(repo.path, "gc", "--trash", "--yes")
-    assert f"removed session {sid} (plan-a)" in ran.stdout
+    assert f"removed session {sid} (plan-a, " in ran.stdout
     assert f"{sid}.jsonl" in ran.stdout and f"{sid}.files.jsonl" in ran.stdout
     assert "refs/convgit/" not in _refs(repo), "no ref of it is left"
     assert not (repo.path / STORE / "trash" / sid).exists()
@@ -148,3 +148,27 @@ def test_a_hook_records_nothing_into_a_session_in_the_trash(repo: GitRepo, tmp_p
     hook(repo.path, event("SessionEnd", transcript, repo.path, reason="other"))
     ids = [r["id"] for r in convgit(repo.path, "--session", mirror["id"], "log", "--json").json()]
     assert ids == ["u-1", "a-1", "u-2", "a-2"], "restored, it catches up with the agent"
+
+
+def test_a_move_killed_half_way_is_finished_by_the_same_command(repo: GitRepo) -> None:
+    """Killed after its refs moved, or between two files, ``rm`` and ``restore`` leave the
+    session whole where its own file is; run again, each finishes the move."""
+    sid = _session(repo)
+    files, refs = _files(repo, sid), _refs(repo)
+    assert len(files) == 2
+    for point in ("trash:refs", "trash:file#2"):
+        killed = convgit(
+            repo.path, "sessions", "rm", sid, "--yes", env={"CONVGIT_FAULT": point}, code=None
+        )
+        assert killed.code == -9, killed
+        assert f"{sid}.jsonl" in _files(repo, sid), "not moved yet: its own file moves last"
+        convgit(repo.path, "--session", sid, "log")
+        convgit(repo.path, "sessions", "rm", sid, "--yes")
+        assert _files(repo, sid) == {}
+        killed = convgit(
+            repo.path, "sessions", "restore", sid, env={"CONVGIT_FAULT": point}, code=None
+        )
+        assert killed.code == -9, killed
+        assert f"{sid}.jsonl" not in _files(repo, sid), "still in the trash"
+        convgit(repo.path, "sessions", "restore", sid)
+        assert _files(repo, sid) == files and _refs(repo) == refs
