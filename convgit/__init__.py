@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from convgit.errors import (
+    AccessDeniedError,
     AmbiguousRefError,
     ConvgitError,
     CorruptStoreError,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from convgit.store.sessions import list_sessions
 
 __all__ = [
+    "AccessDeniedError",
     "AmbiguousRefError",
     "ConvgitError",
     "CorruptStoreError",

@@ -3,6 +3,8 @@ the command that fixes it; the CLI prints ``message`` (and ``hint``) and never a
 
 from __future__ import annotations
 
+import errno
+
 
 class ConvgitError(Exception):
     """Base class: an expected failure with one clear sentence for the user."""
@@ -69,6 +71,33 @@ class NoWorkspaceError(ConvgitError):
 
 class WorkspaceError(ConvgitError):
     """A git command that convgit runs failed; the message carries git's own words."""
+
+
+class AccessDeniedError(ConvgitError):
+    """The file system denied convgit a file or folder (its permissions, a read-only file
+    system): nothing is damaged, so exit 1 (never 3), with a hint to give access."""
+
+
+DENIED = frozenset({errno.EPERM, errno.EACCES, errno.EROFS})
+
+
+def denied(exc: OSError, message: str, path: object = None) -> AccessDeniedError | None:
+    """``message`` as an ``AccessDeniedError`` when ``exc`` is the file system denying access
+    to ``path`` (default: the file ``exc`` names), with the hint that gives it; else None."""
+    if exc.errno not in DENIED:
+        return None
+    import os  # here: only a denied access needs it
+
+    where = path if path is not None else exc.filename
+    shown = os.fsdecode(where) if isinstance(where, str | bytes | os.PathLike) else "the store"
+    if exc.errno == errno.EROFS:
+        hint = (
+            f"{shown} is on a read-only file system; make it writable, or keep the store"
+            " elsewhere with --store DIR or CONVGIT_STORE"
+        )
+    else:
+        hint = f"this user may not use {shown}: check its owner and mode (ls -ld {shown})"
+    return AccessDeniedError(message, hint)
 
 
 class UsageError(ConvgitError):

@@ -24,6 +24,7 @@ The turn, per agent session, in a small state file beside the pointer
 from __future__ import annotations
 
 import time
+from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +73,9 @@ def handle(location: StoreLocation, event: cc.Event) -> str:
             return quick
         if event.name == "SessionStart" and event.source is not None:
             live.set("source", event.source)
+        trashed = _in_trash(location, event, live)
+        if trashed is not None:
+            return f"session {trashed} is in the trash: the event was not recorded"
         session = _attach(location, event, live)
         if session is None:
             done = "waiting for the transcript to show which session this one continues"
@@ -91,6 +95,19 @@ def handle(location: StoreLocation, event: cc.Event) -> str:
 def _tool_snapshots(location: StoreLocation) -> bool:
     hooks = load_config(location).get("hooks", {})
     return isinstance(hooks, dict) and hooks.get("tool_snapshots") is True
+
+
+def _in_trash(location: StoreLocation, event: cc.Event, live: Live) -> str | None:
+    """The session in the trash (``convgit sessions rm``) that mirrors the event's agent
+    session, if it is there: it records nothing until it is restored."""
+    trashed = location.trashed_ids()
+    if not trashed:
+        return None
+    known = live.data.get("session")
+    candidates = [known] if isinstance(known, str) else []
+    with suppress(OSError):
+        candidates.append(location.agent_pointer(AGENT, event.session_id).read_text().strip())
+    return next((sid for sid in candidates if sid in trashed), None)
 
 
 def _attach(location: StoreLocation, event: cc.Event, live: Live) -> Session | None:

@@ -105,28 +105,11 @@ def fork(session: Session, ref: str, text: str | None = None, summary: str | Non
 
 def edit(session: Session, ref: str, text: str) -> str:
     target = session.resolve(ref)
+    refused = _edit_refusal(session.tree, target)
+    if refused is not None:
+        raise refused
     record = session.tree.entries[target]
-    if record["type"] != "message" or record["role"] == "tool":
-        caller = _caller(session.tree, target)
-        raise RefusedError(
-            f"Entry {target} is a {_describe(record)}; only user and assistant messages can"
-            " be edited.",
-            None if caller is None else f"edit or retry {caller}, the call it answers",
-        )
-    run = branching.tool_run(session.tree, target)
-    if run is not None:
-        caller, waiting = run
-        raise RefusedError(
-            f"Entry {target} is an assistant message whose tool calls are not all answered"
-            f" ({', '.join(waiting)}): a new version beside it would leave its run unfinished.",
-            branching.right_points(session.tree, caller, target),
-        )
     parent = record["parentId"]
-    if parent is not None:
-        what = f"A new version of {target} (beside it, below {parent})"
-        refused = branching.refusal(session.tree, parent, what)
-        if refused is not None:
-            raise refused
     made = session_append.write(
         session,
         lambda: [
@@ -203,6 +186,33 @@ def fork_session(session: Session, ref: str, *, name: str | None = None) -> Sess
             ],
         )
     return new
+
+
+def _edit_refusal(found: tree.Tree, target: str) -> RefusedError | None:
+    """Why ``convgit edit`` refuses a new version of ``target``, or None. A hint names only
+    what then runs (``edit CALLER`` would be refused too: its calls are open at itself)."""
+    record = found.entries[target]
+    if record["type"] != "message" or record["role"] == "tool":
+        caller = _caller(found, target)  # a reply that makes calls is never edited: retried
+        hint = None if caller is None else f"`convgit retry {caller}`, the call it answers"
+        return RefusedError(
+            f"Entry {target} is a {_describe(record)}; only user and assistant messages can"
+            " be edited.",
+            hint,
+        )
+    run = branching.tool_run(found, target)
+    if run is not None:
+        caller, waiting = run
+        return RefusedError(
+            f"Entry {target} is an assistant message whose tool calls are not all answered"
+            f" ({', '.join(waiting)}): a new version beside it would leave its run unfinished.",
+            branching.right_points(found, caller, target),
+        )
+    parent = record["parentId"]
+    if parent is not None:
+        what = f"A new version of {target} (beside it, below {parent})"
+        return branching.refusal(found, parent, what)
+    return None
 
 
 def _caller(found: tree.Tree, ident: str) -> str | None:

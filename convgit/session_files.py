@@ -278,15 +278,37 @@ def _matching_entry(session: Session, tree_id: str) -> str | None:
 
 
 def diff(session: Session, a: str, b: str | None = None) -> list[Change]:
+    return _compared(session.workspace(), *_files_of(session, a), *_side(session, b))
+
+
+def git_diff(
+    session: Session,
+    a: str | None,
+    b: str | None,
+    *,
+    stat: int | None = None,
+    patch: bool = True,
+    colour: bool = False,
+) -> tuple[bytes, list[Change]]:
+    """What ``git diff`` prints from ``a``'s files (None: no file at all) to ``b``'s (None: the
+    files now; see ``Workspace.git_diff``), and the changes, of which those ``left alone``
+    (one side does not know the file) are not in git's output."""
     ws = session.workspace()
-    left, left_skipped = _files_of(session, a)
-    if b is None:
-        with workspace_lock(session):
-            right, found = ws.scan(index(session), size_cap=session.size_cap)
-        right_skipped = {s.path: s.reason for s in found}
-    else:
-        right, right_skipped = _files_of(session, b)
-    return _compared(ws, left, left_skipped, right, right_skipped)
+    left, left_skipped = (ws.empty_tree(), {}) if a is None else _files_of(session, a)
+    right, right_skipped = _side(session, b)
+    changes = _compared(ws, left, left_skipped, right, right_skipped)
+    alone = [c.path for c in changes if c.status == LEFT_ALONE]
+    shown = ws.git_diff(left, right, stat=stat, patch=patch, colour=colour, leave_out=alone)
+    return shown, changes
+
+
+def _side(session: Session, ref: str | None) -> tuple[str, dict[str, str]]:
+    """``_files_of(ref)``, or for None the tree of the files now and the paths it left out."""
+    if ref is not None:
+        return _files_of(session, ref)
+    with workspace_lock(session):
+        tree_id, found = session.workspace().scan(index(session), size_cap=session.size_cap)
+    return tree_id, {s.path: s.reason for s in found}
 
 
 def _files_of(session: Session, ref: str) -> tuple[str, dict[str, str]]:

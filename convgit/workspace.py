@@ -169,6 +169,18 @@ class Workspace:
         """Remove ``ref`` (under refs/convgit/); nothing happens when it does not exist."""
         self._git.delete_ref(ref)
 
+    def refs_under(self, prefix: str) -> dict[str, str]:
+        """The refs under ``prefix`` (in refs/convgit/), name -> commit."""
+        return self._git.refs_under(prefix)
+
+    def move_refs(self, moves: Sequence[tuple[str, str, str]]) -> None:
+        """Rename refs (old name, new name, commit), all or none; the commits stay kept."""
+        self._git.move_refs(moves)
+
+    def delete_refs(self, refs: Mapping[str, str]) -> None:
+        """Delete refs (name -> commit), all or none: git gc may then prune their commits."""
+        self._git.delete_refs(refs)
+
     def missing(self, commits: list[str]) -> list[str]:
         """The ``commits`` (full ids) that are not in the repository."""
         ids = [c for c in commits if c and all(x in "0123456789abcdef" for x in c)]
@@ -206,6 +218,26 @@ class Workspace:
             return []
         done = self._git.run(*patches.DIFF_TREE, config=DIFF, stdin=patches.stdin(pairs))
         return patches.split(done.stdout, pairs)
+
+    def empty_tree(self) -> str:
+        """The id of the tree with no file (git knows it without storing it)."""
+        return os.fsdecode(self.git("hash-object", "-t", "tree", os.devnull)).strip()
+
+    def git_diff(
+        self,
+        a: str,
+        b: str,
+        *,
+        stat: int | None = None,
+        patch: bool = True,
+        colour: bool = False,
+        leave_out: Sequence[str] = (),
+    ) -> bytes:
+        """What ``git diff A B`` prints for two commit or tree ids (``patches.git_diff_args``)."""
+        args = patches.git_diff_args(
+            a, b, stat=stat, patch=patch, colour=colour, leave_out=leave_out
+        )
+        return self._git.run(*args).stdout
 
     def blobs(self, oids: Collection[str], cap: int) -> dict[str, bytes | None]:
         """The content of each blob, None for one over ``cap`` bytes or missing."""

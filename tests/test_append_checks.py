@@ -91,7 +91,7 @@ def test_an_id_references_could_misread_is_refused_by_the_cli(sh: Shell) -> None
     first = sh.json("user", "one")["id"]
     stderr = refused(sh, message("user", "two", id="x~1"))
     assert "Entry 1 has the id 'x~1', which references could misread" in stderr
-    assert sh.json("show", "@")["id"] == first
+    assert sh.json("show", "@")["entry"]["id"] == first
 
 
 @pytest.mark.parametrize("ident", ["x~1", "root", "@", "has space", "Upper", "-opt", "a@b", "a/b"])
@@ -117,7 +117,7 @@ def test_tool_call_arguments_are_stored_as_input(sh: Shell) -> None:
         {"type": "tool_call", "id": "c2", "name": "cat", "arguments": {"path": "a.txt"}},
     ]
     ident = orjson.loads(sh.append(message("assistant", content)).stdout)["ids"][0]
-    stored = sh.json("show", ident)["content"]
+    stored = sh.json("show", ident)["entry"]["content"]
     assert stored == [
         {"type": "tool_call", "id": "c1", "name": "ls", "input": {"dir": "."}},
         {"type": "tool_call", "id": "c2", "name": "cat", "input": {"path": "a.txt"}},

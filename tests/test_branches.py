@@ -199,7 +199,7 @@ def test_edit_refuses_results_unfinished_calls_and_messages_inside_a_tool_run(
     s, ids = tool_run(tmp_path)
     with pytest.raises(RefusedError, match="only user and assistant messages") as refused:
         s.edit(ids["r1"], "x")
-    assert refused.value.hint == f"edit or retry {ids['call']}, the call it answers"
+    assert refused.value.hint == f"`convgit retry {ids['call']}`, the call it answers"
     with pytest.raises(RefusedError, match=r"not all answered \(c1, c2\)") as refused:
         s.edit(ids["call"], "x")
     assert refused.value.hint == f"branch from {ids['task']} (before the tool run)"

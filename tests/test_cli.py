@@ -118,7 +118,8 @@ def test_labels_name_and_show(cli: Cli) -> None:
     u = cli.json("user", "x")["id"]
     cli("label", u, "start")
     shown = cli.json("show", "start")
-    assert shown["id"] == u and shown["label"] == "start" and shown["snapshot"] is None
+    assert shown["entry"]["id"] == u and shown["entry"]["label"] == "start"
+    assert shown["snapshot"] is None and shown["saved_state"] is None
     cli("name", "my experiment")
     assert cli.json("sessions")["sessions"][0]["name"] == "my experiment"
 

@@ -135,7 +135,7 @@ def test_append_imports_neither_typer_nor_rich_nor_pydantic(conversation: Path) 
         capture_output=True,
         check=True,
     )
-    assert orjson.loads(shown.stdout)["content"] == "again"
+    assert orjson.loads(shown.stdout)["entry"]["content"] == "again"
 
 
 def test_append_given_what_it_does_not_take_says_so_as_every_command(tmp_path: Path) -> None:

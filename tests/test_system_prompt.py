@@ -64,7 +64,7 @@ def test_convgit_system_through_the_command_line(tmp_path: Path) -> None:
     shown = f"{made['id']} system prompt: You are a careful engineer."
     assert shown in sh.run("tree").stdout.decode()
     assert shown in sh.run("log").stdout.decode()
-    assert orjson.loads(sh.run("show", made["id"]).stdout)["text"] == made["text"]
+    assert sh.json("show", made["id"])["entry"]["text"] == made["text"]
     exported = [
         orjson.loads(line) for line in sh.run("export", "--format", "pi").stdout.splitlines()
     ]

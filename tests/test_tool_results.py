@@ -168,7 +168,7 @@ def test_append_with_the_calls_parent_keeps_the_active_leaf(tmp_path: Path) -> N
     result = {"type": "message", "role": "tool", "toolCallId": "c1", "content": "5 passed"}
     made = orjson.loads(sh.append({**result, "parentId": asked}).stdout)
     assert made["leaf"] == leaf == sh.json("status")["leaf"]
-    assert sh.json("show", made["ids"][0])["parentId"] == asked
+    assert sh.json("show", made["ids"][0])["entry"]["parentId"] == asked
 
 
 def test_append_of_a_result_for_a_call_elsewhere_says_where_to_file_it(tmp_path: Path) -> None:

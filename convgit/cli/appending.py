@@ -60,7 +60,7 @@ def run(args: list[str]) -> int | None:
         output.error(exc)
         return exc.exit_code
     except OSError as exc:  # the file system refused: a full disk, a read-only folder
-        output.error(ConvgitError(output.os_sentence(exc)))
+        output.error(output.os_error(exc))
         return 1
     except KeyboardInterrupt:
         return 130

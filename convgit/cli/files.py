@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from convgit.cli.output import show
+from convgit.cli.output import output_failed, show
 from convgit.cli.program import (
     CommandAfterDashes,
     JsonFlag,
@@ -176,25 +176,69 @@ def restores(json: JsonFlag = False) -> None:
 def diff(
     a: Annotated[str, typer.Argument(help="An entry with a snapshot.")],
     b: Annotated[str | None, typer.Argument(help="Another (default: the files now).")] = None,
-    stat: Annotated[bool, typer.Option("--stat", help="Counts only.")] = False,
+    patch: Annotated[
+        bool, typer.Option("--patch", "-p", help="git's unified diff of the two.")
+    ] = False,
+    stat: Annotated[bool, typer.Option("--stat", help="git's summary of the changes.")] = False,
     name_only: Annotated[bool, typer.Option("--name-only", help="Paths only.")] = False,
     json: JsonFlag = False,
 ) -> None:
-    """Files that differ between two entries' snapshots, or a snapshot and the files now."""
+    """Files that differ between two entries' snapshots, or a snapshot and the files now; with
+    -p or --stat, what git diff prints between them. --json: {"changes"}, always."""
     from convgit import render
 
-    changes = open_session().diff(a, b)
+    if name_only and (patch or stat):
+        raise UsageError("--name-only lists paths; give it without -p and --stat.")
+    session = open_session()
+    if json or not (patch or stat):
+        changes = session.diff(a, b)
     if json:
         out(
-            [
-                {"path": c.path, "status": c.status, **({"reason": c.reason} if c.reason else {})}
-                for c in changes
-            ]
+            {
+                "changes": [
+                    {
+                        "path": c.path,
+                        "status": c.status,
+                        **({"reason": c.reason} if c.reason else {}),
+                    }
+                    for c in changes
+                ]
+            }
         )
-    elif stat:
-        show(*render.changes_lines(changes), render.stat_line(changes))
+    elif patch or stat:
+        write_git_diff(session, a, b, patch=patch, stat=stat)
     else:
         show("\n".join(render.changes_lines(changes, name_only=name_only)) or "no changes")
+
+
+def write_git_diff(
+    session: Session, a: str | None, b: str | None, *, patch: bool, stat: bool = False
+) -> None:
+    """Print git's diff (``-p``), summary (``--stat``) or both between two sides, in colour and
+    as wide as the terminal only on one; a file one side left out is named on stderr."""
+    import shutil
+
+    from convgit import render, session_files
+
+    terminal = render.colour(sys.stdout)
+    width = shutil.get_terminal_size().columns if terminal else 0
+    shown, changes = session_files.git_diff(
+        session, a, b, stat=width if stat else None, patch=patch, colour=terminal
+    )
+    write_bytes(shown)
+    alone = [c for c in changes if c.status == "left alone"]
+    if alone:
+        typer.echo("\n".join(render.changes_lines(alone)), err=True)
+
+
+def write_bytes(data: bytes) -> None:
+    """``data`` on stdout as it is (git's output, in the bytes git wrote)."""
+    try:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    except OSError as exc:
+        output_failed(exc)
 
 
 @command()

@@ -61,7 +61,10 @@ def check_new_folder(target: Path, command: str) -> None:
 def _check_parent(target: Path, command: str) -> None:
     parent = target.parent
     if not parent.is_dir():
-        raise RefusedError(f"The folder {parent} does not exist; {command} does not make it.")
+        raise RefusedError(
+            f"{target} cannot be made: the folder {parent} does not exist, and {command} does"
+            " not make folders."
+        )
 
 
 def _check(target: Path, command: str, force: bool) -> None:

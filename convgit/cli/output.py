@@ -68,6 +68,14 @@ def os_sentence(exc: OSError) -> str:
     return f"The file system refused{where}: {exc.strerror or exc}; nothing more was written."
 
 
+def os_error(exc: OSError) -> ConvgitError:
+    """The file system's refusal as an error: exit 1, with a hint when access was denied."""
+    from convgit.errors import denied
+
+    sentence = os_sentence(exc)
+    return denied(exc, sentence) or ConvgitError(sentence)
+
+
 def occupy_closed_stdout() -> bool:
     """With fd 1 closed, the next file opened would become "stdout": park /dev/null there, and
     let the output go to it (the run still ends with the sentence saying it was lost)."""

@@ -153,7 +153,7 @@ def command(*names: str, group: typer.Typer | None = None, **kwargs: Any) -> Cal
             except ConvgitError as exc:
                 fail(exc)
             except OSError as exc:  # the file system refused: a full disk, a read-only folder
-                fail(ConvgitError(output.os_sentence(exc)))
+                fail(output.os_error(exc))
             except KeyboardInterrupt:
                 raise typer.Exit(130) from None
 

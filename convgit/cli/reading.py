@@ -1,5 +1,5 @@
 """Reading a session without changing it: ``log``, ``tree``, ``show``, ``context``,
-``branches``, ``use``, ``sessions`` and the ``html`` page."""
+``branches``, ``use`` and the ``html`` page."""
 
 import sys
 from pathlib import Path
@@ -99,14 +99,23 @@ def tree_cmd(
 @command("show")
 def show_cmd(
     ref: Annotated[str, typer.Argument(help="An id prefix, label, @, @~N or root.")] = "@",
+    patch: Annotated[
+        bool,
+        typer.Option(
+            "--patch", "-p", help="With git's diff from the previous snapshot on its path."
+        ),
+    ] = False,
     json: JsonFlag = False,
 ) -> None:
-    """One entry in full, with its snapshot if it has one."""
+    """One entry in full: its role, time and text, its tool calls, its snapshot; with -p its
+    snapshot's diff from the previous snapshot on its path. --json: {"entry", "snapshot",
+    "children", "saved_state"}: the record, its snapshot and children (for saved:ID, the saved
+    state and the rest null or empty)."""
     session = open_session()
     if is_saved_ref(ref):  # a saved state, by the id restore printed
         state = session.saved_state(ref).to_json()
         if json:
-            out(state)
+            out({"entry": None, "snapshot": None, "children": [], "saved_state": state})
         else:
             echo(codec.dumps(state, pretty=True))
         return
@@ -116,9 +125,25 @@ def show_cmd(
     value["snapshot"] = snap.to_json() if snap else None
     value["children"] = session.children().get(ident, [])
     if json:
-        out(value)
+        snapshot, children = value.pop("snapshot"), value.pop("children")
+        out({"entry": value, "snapshot": snapshot, "children": children, "saved_state": None})
         return
-    echo(codec.dumps(value, pretty=True))
+    from convgit import readable
+
+    parent = session.tree.entries[ident]["parentId"]
+    previous = session.nearest_snapshot(parent) if snap is not None and parent else None
+    show(
+        *readable.entry_lines(
+            session.view(), ident, snapshot=snap, previous=previous, children=value["children"]
+        )
+    )
+    if patch and snap is None:
+        typer.echo(f"entry {ref} has no snapshot: there is no diff to show", err=True)
+    elif patch and snap is not None:
+        from convgit.cli.files import write_git_diff
+
+        echo("")
+        write_git_diff(session, None if previous is None else previous.entry, ident, patch=True)
 
 
 @command()
@@ -164,10 +189,11 @@ def context(
         lines.append(f"[model {ctx.model['provider']}/{ctx.model['model']}]")
     if ctx.thinking is not None:
         lines.append(f"[thinking {ctx.thinking}]")
+    from convgit import readable
+
+    names = readable.call_names(ctx.messages)
     for message in ctx.messages:
-        content = message["content"]
-        text = content if isinstance(content, str) else codec.dumps(content)
-        lines.append(f"{message['role']}: {text}")
+        lines += readable.message_lines(message, names)
     echo("\n".join(lines))
     report_dropped(ctx.dropped, "the model")
 
@@ -197,22 +223,6 @@ def use(
         out({"session": sid, "current": True})
     else:
         show(f"session {sid} is current")
-
-
-@command()
-def sessions(json: JsonFlag = False) -> None:
-    """Every session in this store."""
-    from convgit import reports
-    from convgit.store.sessions import list_sessions
-
-    found = list_sessions(options.directory, options.store)
-    if json:
-        out({"sessions": found})
-        return
-    if not found:
-        show("no sessions here (`convgit init` starts one)")
-
-    show(*reports.session_lines(found))
 
 
 @command()

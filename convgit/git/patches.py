@@ -22,6 +22,23 @@ _ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34,
 _OCTAL = re.compile(r"[0-7]{3}")
 
 
+def git_diff_args(
+    a: str, b: str, *, stat: int | None, patch: bool, colour: bool, leave_out: Sequence[str]
+) -> list[str]:
+    """``git diff`` of two commits or trees as the user's git writes it (their diff settings
+    and colours, never an external diff program or a text conversion): the unified diff
+    (``patch``), the ``--stat`` summary ``stat`` columns wide (0: git's own width), or both;
+    coloured only when ``colour``. The paths of ``leave_out`` are not shown."""
+    args = ["diff", "--no-ext-diff", "--no-textconv", f"--color={'always' if colour else 'never'}"]
+    if stat is not None:
+        args.append(f"--stat={stat}" if stat else "--stat")
+        if patch:
+            args.append("--patch")
+    args += [a, b, "--"]
+    args += [f":(exclude,literal){path}" for path in leave_out]
+    return args
+
+
 def stdin(pairs: Sequence[tuple[str, str]]) -> bytes:
     """The input of ``DIFF_TREE`` for these (old tree id, new tree id) pairs."""
     return "".join(f"{a} {b}\n" for a, b in pairs).encode()

@@ -15,7 +15,7 @@ import os
 import re
 import signal
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
@@ -280,6 +280,33 @@ class Git:
         """Remove ``ref`` (under refs/convgit/); nothing happens when it does not exist."""
         _check_ref(ref)
         self.run("update-ref", "-d", ref)
+
+    def refs_under(self, prefix: str) -> dict[str, str]:
+        """Every ref whose name starts with ``prefix`` (under refs/convgit/): name -> commit."""
+        _check_ref(prefix.rstrip("/"))
+        listed = self.run("for-each-ref", "--format=%(objectname) %(refname)", prefix).stdout
+        found = (os.fsdecode(line).partition(" ") for line in listed.splitlines())
+        return {name: commit for commit, _, name in found}
+
+    def move_refs(self, moves: Sequence[tuple[str, str, str]]) -> None:
+        """Rename refs under refs/convgit/, each (old name, new name, commit), in one git
+        transaction: all of them move or none does (a new name that exists fails it)."""
+        script = []
+        for old, new, commit in moves:
+            _check_ref(old)
+            _check_ref(new)
+            script += [f"create {new} {commit}\n", f"delete {old} {commit}\n"]
+        if script:
+            self.run("update-ref", "--stdin", stdin="".join(script).encode())
+
+    def delete_refs(self, refs: Mapping[str, str]) -> None:
+        """Delete refs under refs/convgit/ (name -> the commit it must still point at) in one
+        git transaction."""
+        for name in refs:
+            _check_ref(name)
+        script = "".join(f"delete {name} {commit}\n" for name, commit in refs.items())
+        if script:
+            self.run("update-ref", "--stdin", stdin=script.encode())
 
     def commit_and_tree(self, rev: str) -> tuple[str, str]:
         """The full id of commit ``rev`` and of its tree; NotFoundError when it is no commit."""

@@ -28,6 +28,7 @@ from convgit.errors import (
     NotFoundError,
     RefusedError,
     StoreLockedError,
+    denied,
 )
 
 BOM = codecs.BOM_UTF8
@@ -116,12 +117,9 @@ def read_bytes(path: Path, what: str = "session") -> bytes:
         raise NotFoundError(f"There is no {what} file {path.name}.", "convgit sessions") from None
     except IsADirectoryError:
         raise CorruptStoreError(f"The {what} file {path.name} is a directory.") from None
-    except PermissionError:
-        msg = f"The {what} file {path.name} cannot be read (permission denied)."
-        raise CorruptStoreError(msg) from None
     except OSError as exc:
         msg = f"The {what} file {path.name} cannot be read ({exc.strerror})."
-        raise CorruptStoreError(msg) from None
+        raise denied(exc, msg, path) or CorruptStoreError(msg) from None
 
 
 def read_header(path: Path) -> dict[str, Any] | None:
@@ -210,9 +208,8 @@ class JsonlFile:
             try:
                 fd = os.open(self.path, flags, 0o644)
             except OSError as exc:
-                raise CorruptStoreError(
-                    f"The file {self.path.name} cannot be opened for writing ({exc.strerror})."
-                ) from None
+                msg = f"The file {self.path.name} cannot be opened for writing ({exc.strerror})."
+                raise denied(exc, msg, self.path) or CorruptStoreError(msg) from None
             try:
                 appender = Appender(self, fd)
                 appender.catch_up()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from convgit.errors import CorruptStoreError, UsageError
+from convgit.errors import CorruptStoreError, UsageError, denied
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
@@ -86,6 +86,24 @@ class StoreLocation:
 
         return hashlib.sha1(str(self.git.worktree).encode()).hexdigest()[:12]
 
+    @property
+    def trash(self) -> Path:
+        """Where the sessions ``convgit sessions rm`` moved wait (``convgit.trash``)."""
+        return self.root / "trash"
+
+    def in_trash(self, sid: str) -> StoreLocation:
+        """The trash's own store for session ``sid``: its files as its sessions folder held
+        them, under ``trash/<sid>/``."""
+        return StoreLocation(self.trash / sid, self.git)
+
+    def trashed_ids(self) -> list[str]:
+        """The sessions in the trash."""
+        try:
+            names = os.listdir(self.trash)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return sorted(n for n in names if self.in_trash(n).session_path(n).is_file())
+
     def session_path(self, sid: str) -> Path:
         return self.sessions / f"{sid}.jsonl"
 
@@ -112,10 +130,11 @@ class StoreLocation:
             except (FileNotFoundError, NotADirectoryError):
                 continue
             except OSError as exc:
-                raise CorruptStoreError(
+                msg = (
                     f"The store's pointer to the current session, {pointer}, cannot be read"
                     f" ({exc.strerror or exc})."
-                ) from None
+                )
+                raise denied(exc, msg, pointer) or CorruptStoreError(msg) from None
             if sid:
                 return sid
         return None
@@ -146,10 +165,12 @@ class StoreLocation:
         except FileNotFoundError:
             return []
         except OSError as exc:
-            raise CorruptStoreError(
+            msg = (
                 f"The store's sessions folder {self.sessions} cannot be read"
-                f" ({exc.strerror or exc}).",
-                "check the folder given by --store or CONVGIT_STORE",
+                f" ({exc.strerror or exc})."
+            )
+            raise denied(exc, msg, self.sessions) or CorruptStoreError(
+                msg, "check the folder given by --store or CONVGIT_STORE"
             ) from None
         return sorted(
             name[: -len(".jsonl")]
@@ -223,7 +244,10 @@ def load_config(location: StoreLocation) -> dict[str, Any]:
         import tomli as tomllib
     try:
         config: dict[str, Any] = tomllib.loads(path.read_text())
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
+        msg = f"{path.name} cannot be read ({exc.strerror or exc})."
+        raise denied(exc, msg, path) or CorruptStoreError(msg) from None
+    except ValueError as exc:
         raise CorruptStoreError(f"{path.name} cannot be read: {exc}.") from None
     return config
 

@@ -56,6 +56,8 @@ def find_session(location: StoreLocation, ref: str) -> str:
                 f"'{ref}' matches {len(matches)} sessions.", "give more characters of the id"
             )
     named = [row["id"] for row in rows(location) if row.get("name") == ref]
+    if not named:
+        refuse_trashed(location, ref)
     if len(named) > 1:
         raise AmbiguousRefError(
             f"{len(named)} sessions are named '{ref}'.", "give the session's id (convgit sessions)"
@@ -63,6 +65,17 @@ def find_session(location: StoreLocation, ref: str) -> str:
     if not named:
         raise no_session(location, f"There is no session '{ref}' here.")
     return str(named[0])
+
+
+def refuse_trashed(location: StoreLocation, ref: str) -> None:
+    """Refuse (NotFoundError) a session ``ref`` names in the trash: it is not used until
+    ``convgit sessions restore`` brings it back."""
+    trashed = [sid for sid in location.trashed_ids() if sid.startswith(ref)] if ref else []
+    if len(trashed) == 1:
+        raise NotFoundError(
+            f"Session {trashed[0]} is in the trash.",
+            f"`convgit sessions restore {trashed[0]}` brings it back",
+        )
 
 
 def use(path: str | Path, ref: str, store_dir: str | Path | None = None) -> str:

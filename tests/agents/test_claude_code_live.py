@@ -177,7 +177,7 @@ def test_three_turns_are_recorded_snapshotted_and_any_reply_resumes_as_a_branch(
     assert status["files"]["changed"] == []  # the new reply's snapshot: the files as they are
 
     # diff and worktree read these snapshots as any others
-    diff = convgit_json(project.path, "diff", replies[0]["id"], replies[2]["id"])
+    diff = convgit_json(project.path, "diff", replies[0]["id"], replies[2]["id"])["changes"]
     assert sorted((c["path"], c["status"]) for c in diff) == [
         ("README.md", "deleted"),
         ("made-by-bash.txt", "added"),

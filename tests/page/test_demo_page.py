@@ -107,7 +107,7 @@ def test_compare_gives_the_file_list_of_convgit_diff_for_every_pair(demo: Demo, 
     for a, b in permutations(snapshotted, 2):
         shown.select(a)
         listed = shown.compare(b)
-        expected = convgit_json(demo.folder, "diff", a, b)
+        expected = convgit_json(demo.folder, "diff", a, b)["changes"]
         assert listed == [f"{render.STATUS_LETTERS[c['status']]} {c['path']}" for c in expected]
     shown.select(demo.labels["planA"])
     assert shown.compare(demo.labels["planB"]) == ["M calc.py"]

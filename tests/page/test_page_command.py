@@ -101,7 +101,7 @@ def test_compare_matches_convgit_diff_across_branches_roots_and_kinds(
     def diff_json(a: str, b: str) -> list[dict[str, str]]:
         return [{"path": c.path, "status": c.status} for c in session.diff(a, b)]
 
-    assert convgit_json(repo.path, "diff", ids["second"], ids["lone"]) == diff_json(
+    assert convgit_json(repo.path, "diff", ids["second"], ids["lone"])["changes"] == diff_json(
         ids["second"], ids["lone"]
     )
     statuses = set()
@@ -123,7 +123,7 @@ def test_every_changed_file_of_a_snapshot_has_git_s_diff_even_with_odd_names(
     repo, ids = branching.repo, branching.ids
     shown: Shown = show(branching.page)
     shown.select(ids["first"])
-    changes = convgit_json(repo.path, "diff", ids["start"], ids["first"])
+    changes = convgit_json(repo.path, "diff", ids["start"], ids["first"])["changes"]
     assert {c["path"] for c in changes} >= set(ODD_NAMES)
     for change in changes:
         box = shown.file_box(change["path"])

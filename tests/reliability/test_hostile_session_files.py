@@ -168,8 +168,11 @@ def test_an_unreadable_session_file_is_refused_and_left_alone() -> None:
                 results[args[0]] = cli(store, *args)
         for command, result in results.items():
             no_crash(result)
-            assert result.exit_code == 3, (command, result.output)
-            assert "cannot be read" in one_sentence_error(result.stderr), command
+            # a permission is no damage: exit 1 (3 is a damaged store), with the way to read it
+            assert result.exit_code == 1, (command, result.output)
+            said = one_sentence_error(result.stderr)
+            assert "cannot be read (Permission denied)" in said, command
+            assert f"hint: this user may not use {session_file(store)}" in said, command
         assert session_file(store).read_bytes() == bad_corpus.base_bytes()
         assert backups(store) == []
 

@@ -201,10 +201,11 @@ def test_a_replaced_snapshot_is_named_by_restore_diff_and_worktree(
     assert replaced, "the first try's snapshot is replaced"
     repo.write("src/app.py", "print('third')\n")
 
-    assert [c["path"] for c in convgit(repo.path, "diff", "done@{1}", "done", "--json").json()] == [
-        "src/app.py"
-    ]
-    assert convgit(repo.path, "diff", "done@{0}", "done", "--json").json() == []
+    assert [
+        c["path"]
+        for c in convgit(repo.path, "diff", "done@{1}", "done", "--json").json()["changes"]
+    ] == ["src/app.py"]
+    assert convgit(repo.path, "diff", "done@{0}", "done", "--json").json()["changes"] == []
     convgit(repo.path, "worktree", "done@{1}", str(tmp_path / "side"))
     assert (tmp_path / "side/src/app.py").read_text() == "print('first')\n"
     convgit(repo.path, "restore", "done@{1}", "--yes")
@@ -212,7 +213,7 @@ def test_a_replaced_snapshot_is_named_by_restore_diff_and_worktree(
     convgit(repo.path, "restore", "--undo", "--yes")
     assert (repo.path / "src/app.py").read_text() == "print('third')\n"
 
-    by_commit = convgit(repo.path, "diff", replaced[:12], "done@{1}", "--json").json()
+    by_commit = convgit(repo.path, "diff", replaced[:12], "done@{1}", "--json").json()["changes"]
     assert by_commit == [], "its commit names the same snapshot"
     ran = convgit(repo.path, "worktree", replaced[:9], str(tmp_path / "again"), "--json")
     assert ran.json()["added"]["commit"] == replaced

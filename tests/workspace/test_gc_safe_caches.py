@@ -34,7 +34,7 @@ def test_status_diff_restore_and_snapshot_work_after_git_gc_prune_now(
     repo.write("src/app.py", "print('plan B, not snapshotted')\n")
     repo.write("notes.txt", "new, not snapshotted\n")
     status = convgit(repo.path, "status", "--json").json()
-    diff = convgit(repo.path, "diff", task["id"], "--json").json()
+    diff = convgit(repo.path, "diff", task["id"], "--json").json()["changes"]
     planned = convgit(repo.path, "restore", task["id"], "--dry-run", "--json").json()
     files_now = repo.oracle()  # git's own tree of the files (the one convgit cached)
     assert status["files"]["changed"] == ["notes.txt", "src/app.py"]
@@ -43,7 +43,7 @@ def test_status_diff_restore_and_snapshot_work_after_git_gc_prune_now(
     assert not repo.has_object(files_now)  # the cached tree is gone: the case to survive
 
     assert convgit(repo.path, "status", "--json").json() == status
-    assert convgit(repo.path, "diff", task["id"], "--json").json() == diff
+    assert convgit(repo.path, "diff", task["id"], "--json").json()["changes"] == diff
     assert convgit(repo.path, "restore", task["id"], "--dry-run", "--json").json() == planned
     restored = convgit(repo.path, "restore", task["id"], "--yes", "--json").json()
     assert restored["changes"] == planned["changes"]
@@ -76,10 +76,10 @@ def test_an_unchanged_tree_after_gc_reuses_the_last_snapshot_and_status_matches_
     again = convgit(repo.path, "assistant", "nothing to do", "--json").json()
     assert again["snapshot"]["commit"] == task["snapshot"]["commit"]
     assert convgit(repo.path, "status", "--json").json()["files"]["matches"] == again["id"]
-    assert convgit(repo.path, "diff", task["id"], "--json").json() == []
+    assert convgit(repo.path, "diff", task["id"], "--json").json()["changes"] == []
     repo.write("src/app.py", "print('plan B')\n")
     _collect(repo, reflogs, rewatch)
     reply = convgit(repo.path, "assistant", "plan B", "--json").json()
     assert reply["snapshot"]["tree"] == repo.oracle()
-    changes = convgit(repo.path, "diff", task["id"], reply["id"], "--json").json()
+    changes = convgit(repo.path, "diff", task["id"], reply["id"], "--json").json()["changes"]
     assert [c["path"] for c in changes] == ["src/app.py"]

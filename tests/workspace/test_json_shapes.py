@@ -141,6 +141,20 @@ def test_every_data_command_prints_one_object_shape(make_repo: Any, tmp_path: Pa
     s.run("hooks uninstall", here, "hooks", "uninstall", "claude-code")
     s.run("hooks uninstall", here, "hooks", "uninstall", "claude-code")  # not there
 
+    s.run("diff", here, "diff", first["id"])
+    s.run("diff", here, "diff", first["id"], "planA", "-p")
+    s.run("diff", here, "diff", "planA", "--stat")
+    s.run("show", here, "show", "planA")
+    s.run("show", here, "show", first["id"], "-p")
+    saved = convgit(here, "restores", "--json").json()["saved_states"][0]["id"]
+    s.run("show", here, "show", saved)
+    s.run("sessions rm", here, "sessions", "rm", made["session"], "--yes")
+    s.run("sessions", here, "sessions", "--trash")
+    s.run("sessions restore", here, "sessions", "restore", made["session"])
+    s.run("sessions rm", here, "sessions", "rm", made["session"], "--yes")
+    s.run("gc", here, "gc", "--trash", "--yes")
+    s.run("gc", here, "gc", "--trash", "--yes")  # an empty trash
+
     documented = shapes_in_readme()
     for name, runs in s.seen.items():
         shapes = {keys for _, keys in runs}

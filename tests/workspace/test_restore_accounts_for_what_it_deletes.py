@@ -56,7 +56,7 @@ def test_restore_never_deletes_a_file_its_snapshot_left_out_over_the_size_cap(
     repo.write("src/app.py", "print('changed')\n")
     convgit(repo.path, "assistant", "shrank it", "--json")
 
-    changes = convgit(repo.path, "diff", task["id"], "--json").json()
+    changes = convgit(repo.path, "diff", task["id"], "--json").json()["changes"]
     assert {"path": "data/big.bin", "status": "left alone", "reason": "size cap"} in changes
     assert "left alone (size cap): data/big.bin" in convgit(repo.path, "diff", task["id"]).stdout
     convgit(repo.path, "switch", task["id"])

@@ -61,12 +61,12 @@ def test_the_printed_saved_id_is_accepted_by_restore_diff_show_and_worktree(
     shown = convgit(repo.path, "show", saved, "--json").json()
     assert shown["id"] == saved and shown["before"]["entry"] == ids["task"]
     assert sorted(shown["files"]) == ["notes.txt", "src/app.py"]
-    changes = convgit(repo.path, "diff", saved, "--json").json()
+    changes = convgit(repo.path, "diff", saved, "--json").json()["changes"]
     assert {(c["path"], c["status"]) for c in changes} == {
         ("notes.txt", "deleted"),
         ("src/app.py", "modified"),
     }
-    assert convgit(repo.path, "diff", ids["a"], saved, "--json").json() == [
+    assert convgit(repo.path, "diff", ids["a"], saved, "--json").json()["changes"] == [
         {"path": "notes.txt", "status": "added"}
     ]
     side = tmp_path / "side"

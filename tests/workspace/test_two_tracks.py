@@ -157,13 +157,13 @@ def test_show_and_diff_json(story: dict[str, Any]) -> None:
     shown = cli_json(repo, "show", story["a"])
     assert shown["snapshot"]["commit"] == s.sidecar.snapshots[story["a"]].commit
     assert shown["snapshot"]["skipped"] == []
-    changes = cli_json(repo, "diff", story["a"], story["b"])
+    changes = cli_json(repo, "diff", story["a"], story["b"])["changes"]
     assert changes == [
         {"path": "notes.txt", "status": "deleted"},
         {"path": "src/app.py", "status": "modified"},
     ]
     repo.write("new.txt", "x\n")
-    assert {"path": "new.txt", "status": "added"} in cli_json(repo, "diff", story["b"])
+    assert {"path": "new.txt", "status": "added"} in cli_json(repo, "diff", story["b"])["changes"]
 
 
 def test_worktree_checks_a_snapshot_out_side_by_side(story: dict[str, Any], tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ def test_a_folder_replaced_by_a_symlink_is_snapshotted_and_restored(repo: GitRep
     reply = convgit(repo.path, "assistant", "moved src to lib", "--json").json()
     assert reply["snapshot"]["tree"] == oracle_tree(repo.path)
     assert convgit(repo.path, "status", "--json").json()["files"]["matches"] == reply["id"]
-    assert {c["path"] for c in convgit(repo.path, "diff", task, "--json").json()} == {
+    assert {c["path"] for c in convgit(repo.path, "diff", task, "--json").json()["changes"]} == {
         "lib/app.py",
         "src",
         "src/app.py",
@@ -83,12 +83,12 @@ def test_names_that_are_not_utf8_are_restored_by_their_bytes_and_shown_escaped(
     assert "D caf\\xe9.txt" in words and not os.path.exists(raw)
     convgit(repo.path, "restore", "--undo", "--yes")
     assert os.path.exists(raw)
-    assert convgit(repo.path, "diff", task, "--json").json() == []
+    assert convgit(repo.path, "diff", task, "--json").json()["changes"] == []
     assert "caf\\xe9.txt" in convgit(repo.path, "status").stdout  # the reply removed it
     os.unlink(raw)
     assert {"path": "caf\\xe9.txt", "status": "deleted"} in convgit(
         repo.path, "diff", task, "--json"
-    ).json()
+    ).json()["changes"]
     assert "D caf\\xe9.txt" in convgit(repo.path, "diff", task).stdout
 
 
