@@ -209,6 +209,9 @@ def test_the_search_box_finds_text_ids_labels_and_file_names(real: RealSession, 
     short = short_ids(real)
     box = shown.page.locator("#search")
     every = shown.page.locator("#rows .row:visible").count()
+    shown.page.locator("#rows").focus()
+    shown.page.keyboard.press("/")  # "/" goes to the search box, as in many viewers
+    assert shown.page.evaluate("document.activeElement.id") == "search"
     reply = next(e for e in reversed(real.entries) if e["id"] == real.snapshotted[-1])
     word = max(re.findall(r"[A-Za-z]{6,}", orjson.dumps(reply["content"]).decode()), key=len)
     queries = {

@@ -980,7 +980,8 @@
   find.addEventListener("input", () => search(find.value));
   find.addEventListener("keydown", searchKeys);
   document.addEventListener("keydown", (event) => {
-    if (event.key === "/" && event.target === document.body) {
+    const typing = event.target.closest && event.target.closest("input, select, textarea");
+    if (event.key === "/" && !typing) {
       find.focus();
       event.preventDefault();
     }
