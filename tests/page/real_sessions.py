@@ -16,7 +16,7 @@ from tests.workspace.gitrepo import git, init_repo
 
 # (agent, the sample in its folder): sessions with tool calls, many replies and long ids
 SAMPLES = {
-    "claude-code": "cc-2.1.19_task-subagent_agent-progress-inline.jsonl",
+    "claude-code": "cc-2.1.79_rewind-after-interrupt_agent-tool.jsonl",
     "codex": "codex-0.121.0_cli_multi-turn_web-search_turn-aborted.jsonl",
     "pi": "pi-v1_large-session_test-fixture.jsonl",
 }

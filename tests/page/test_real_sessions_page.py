@@ -237,6 +237,17 @@ def test_the_search_box_finds_text_ids_labels_and_file_names(real: RealSession, 
         shown_text = shown.row(wanted).inner_text().lower()
         if query.lower() in shown_text:  # highlighted where the row shows it
             assert marks.first.inner_text().lower() == query.lower()
+    # a word in many rows, all over the session: the list is as long as the rows it keeps
+    box.fill("assistant")
+    shown.page.wait_for_selector("#rows.searching")
+    kept = shown.page.locator("#rows .row.match").count()
+    blocks = shown.page.locator("#rows .row.match").evaluate_all(
+        "rs => new Set(rs.map(r => r.parentElement)).size"
+    )
+    assert blocks >= 2  # the page draws rows in blocks of 64: matches from several
+    height = shown.page.locator("#rows .row.match").first.evaluate("r => r.offsetHeight")
+    listed = shown.page.locator("#rows").evaluate("l => l.scrollHeight")
+    assert kept * height <= listed <= kept * height + 64, (kept, height, listed)
     box.fill(short(real.snapshotted[0]))
     box.press("Enter")  # Enter opens the first match
     shown.page.wait_for_selector(f'#details[data-entry="{real.snapshotted[0]}"]')

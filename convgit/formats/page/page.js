@@ -860,6 +860,8 @@
   const REFERENCES = new Set(["id", "parentId", "fromId", "firstKeptId", "ts", "type"]);
   let haystacks = null;
   let query = "";
+  const shownInBlock = new WeakMap(); // block -> how many of its rows a search shows (-1: all)
+  const ROW_HEIGHT = 22; // px, as page.css draws a row
 
   function strings(value, out) {
     if (typeof value === "string") out.push(value);
@@ -901,11 +903,14 @@
     query = q;
     if (haystacks === null && q) haystacks = D.entries.map(haystack);
     let count = 0;
+    const inBlock = new Map(); // block -> its rows that match
     rows.forEach((item, i) => {
       const hit = q !== "" && haystacks[i].includes(q);
       if (hit) {
         fill(i);
         count++;
+        const block = item.el.parentElement;
+        inBlock.set(block, (inBlock.get(block) || 0) + 1);
       }
       if (hit || item.el.classList.contains("match")) {
         item.el.classList.toggle("match", hit);
@@ -916,6 +921,20 @@
       }
     });
     const box = document.getElementById("rows");
+    // a block off screen is not laid out: it counts as high as its matching rows (none when
+    // none match), so the list is as long as what it shows. The browser would rather use the
+    // height it last drew the block at: a block whose rows changed is a new element, with
+    // no such memory
+    for (const block of Array.from(box.children)) {
+      const n = q ? inBlock.get(block) || 0 : -1;
+      if (n === (shownInBlock.get(block) ?? -1)) continue;
+      const fresh = el("div", "block");
+      fresh.append(...block.childNodes);
+      fresh.hidden = n === 0;
+      if (n > 0) fresh.style.containIntrinsicSize = `${n * ROW_HEIGHT}px`;
+      block.replaceWith(fresh);
+      shownInBlock.set(fresh, n);
+    }
     box.classList.toggle("searching", q !== "");
     document.getElementById("search-count").textContent = q ? `${count} of ${rows.length} entries` : "";
     if (was && !q && selected !== null) rows[rowOf.get(selected)].el.scrollIntoView({ block: "nearest" });
