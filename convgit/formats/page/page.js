@@ -984,7 +984,7 @@
   document.getElementById("notes").textContent = D.notes.join(" ");
   // the id and lane columns are as wide as their widest row, so every row's columns line up
   const tracks = document.getElementById("tracks");
-  tracks.style.setProperty("--id-width", `${Math.max(8, ...D.short.map((s) => s.length))}ch`);
+  tracks.style.setProperty("--id-width", `${D.short.reduce((n, s) => Math.max(n, s.length), 8)}ch`);
   let lane = 11;
   for (const id of new Set([...snapshots.keys(), ...restoresAt.keys()])) {
     const text = Array.from(laneText(id).join(" "));
@@ -1005,7 +1005,13 @@
       event.preventDefault();
     }
   });
-  const address = () => named(decodeURIComponent(location.hash.slice(1)));
+  const address = () => {
+    try {
+      return named(decodeURIComponent(location.hash.slice(1)));
+    } catch {
+      return null; // an address that is not valid percent-encoding names no entry
+    }
+  };
   const opening = address() || (rowOf.has(D.opens) ? D.opens : D.leaf);
   if (opening !== null) select(opening, false, "center");
   window.addEventListener("hashchange", () => {
