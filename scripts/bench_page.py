@@ -82,7 +82,7 @@ def make_page(bench: Any, root: Path) -> tuple[Path, Path, str, float]:
         raise SystemExit(f"bench: the page session has {snapshots} snapshots, not {SNAPSHOTS}")
     page = root / "page.html"
     bench.convgit(repo, "html", "-o", str(page))  # a warm-up, as every row has
-    written = bench.timed([*bench.cli, "html", "-o", str(page)], repo)
+    written = bench.timed([*bench.cli, "html", "-o", str(page), "--force"], repo)
     plain = root / "plain.html"
     text = "\n".join(f"{r['id']} {r['role']}: {r['content']}" for r in made)
     plain.write_text(f"<!doctype html><meta charset=utf-8><pre>{text}</pre>\n")

@@ -24,6 +24,7 @@ from importlib import resources
 from typing import Any
 
 from convgit import codec, layout
+from convgit.conversation.shortids import ShortIds
 
 PATCH_CAP = 256 * 1024  # a file's diff longer than this is named, not shown
 BLOB_CAP = 256 * 1024  # a file longer than this is not embedded for comparisons
@@ -152,6 +153,7 @@ def _data(page: Page) -> dict[str, Any]:
     blobs, blob_notes = _blobs(page.blobs, budget)
     by_id = {record["id"]: record for record in page.entries}
     rows = layout.rows(page.children, set(page.path))
+    short = ShortIds(by_id)
     prefixes: dict[str, int] = {}
     notes = []
     if budget.spent_out:
@@ -169,6 +171,8 @@ def _data(page: Page) -> dict[str, Any]:
         "path": page.path,
         "labels": page.labels,
         "entries": [by_id[row.entry] for row in rows],
+        "short": [short(row.entry) for row in rows],
+        "opens": opening(page),
         "rows": [
             [prefixes.setdefault(row.prefix, len(prefixes)), row.depth, int(row.head)]
             for row in rows
@@ -180,6 +184,28 @@ def _data(page: Page) -> dict[str, Any]:
         "blobNotes": blob_notes,
         "notes": notes,
     }
+
+
+def opening(page: Page) -> str | None:
+    """The entry the page opens on: the newest reply with a snapshot on the active path (what
+    the model said last, with the files it left), else the newest reply with a snapshot
+    anywhere, else the newest reply on the path, else the active leaf. A restore note at the
+    leaf says only that files moved; the reply shows what they are."""
+    by_id = {record["id"]: record for record in page.entries}
+    snapped = {s.entry for s in page.snapshots}
+
+    def reply(ident: str) -> bool:
+        record = by_id.get(ident, {})
+        return record.get("type") == "message" and record.get("role") == "assistant"
+
+    newest_first = list(reversed(page.path))
+    for ident in newest_first:
+        if reply(ident) and ident in snapped:
+            return ident
+    anywhere = [s for s in page.snapshots if reply(s.entry)]
+    if anywhere:
+        return max(anywhere, key=lambda s: s.ts).entry
+    return next((i for i in newest_first if reply(i)), page.leaf)
 
 
 def _snapshot(snap: SnapshotView, budget: _Budget) -> dict[str, Any]:

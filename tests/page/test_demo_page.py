@@ -13,9 +13,7 @@ import orjson
 
 from convgit import render
 from tests.page.conftest import Demo, Shown, convgit_json, run_convgit
-
-ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOT = ROOT / "docs" / "demo-page.png"
+from tests.page.screenshots import source_digest, write_screenshot
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -56,7 +54,7 @@ def test_the_tree_shows_every_entry_in_the_words_and_order_of_convgit_tree(
     assert sorted(ids) == sorted(e["id"] for e in demo.entries)
     by_id = {e["id"]: e for e in demo.entries}
     words = rows.evaluate_all(
-        "rows => rows.map(r => [r.querySelector('.kind').textContent,"
+        "rows => rows.map(r => [r.querySelector('.kind').title,"
         " r.querySelector('.text').textContent])"
     )
     for ident, (kind, text) in zip(ids, words, strict=True):
@@ -153,6 +151,23 @@ def test_restores_and_saved_states_are_shown_where_they_happened(demo: Demo, sho
     assert "No snapshot of its own" in shown.page.locator("#details").inner_text()
 
 
+def test_the_page_opens_on_the_newest_reply_with_a_snapshot_not_a_restore_note(
+    demo: Demo, show: Any
+) -> None:
+    shown: Shown = show(demo.page)
+    by_id = {e["id"]: e for e in demo.entries}
+    path = [e["id"] for e in convgit_json(demo.folder, "log")]
+    replies = [
+        i
+        for i in path
+        if by_id[i].get("role") == "assistant" and convgit_json(demo.folder, "show", i)["snapshot"]
+    ]
+    assert replies[-1] == demo.labels["planB"]
+    assert shown.page.locator("#details").get_attribute("data-entry") == replies[-1]
+    notes = [i for i in path if by_id[i]["type"] == "note" and by_id[i]["source"] == "restore"]
+    assert notes and path.index(notes[-1]) > path.index(replies[-1])  # the newer entry
+
+
 def test_a_branch_collapses_and_expands(demo: Demo, show: Any) -> None:
     shown: Shown = show(demo.page)
     plan_a = demo.labels["planA"]
@@ -179,38 +194,10 @@ def test_no_request_leaves_the_page(demo: Demo, show: Any) -> None:
 
 
 def test_the_screenshot_of_the_demo_page_in_docs(demo: Demo, show: Any) -> None:
-    """docs/demo-page.png, shown in the README, is made here: whenever the code that draws the
-    page (its template, script, stylesheet, the html and layout modules, the demo) changed
-    since it was made, it is made again, so it stays current without changing on every run
-    (its pixels change with the demo's ids and times: it is written, never compared)."""
-    made_from = SCREENSHOT.with_suffix(".png.source")
-    source = _page_source_digest()
+    """docs/demo-page.png, shown in the README, is made here (see tests/page/screenshots.py):
+    made again whenever the code that draws the page or the demo changed."""
     shown: Shown = show(demo.page)
     shown.select(demo.labels["planA"])
     shown.compare(demo.labels["planB"])
     shown.page.set_viewport_size({"width": 1360, "height": 1000})
-    target = SCREENSHOT
-    current = SCREENSHOT.exists() and made_from.exists() and made_from.read_text() == source
-    if current:
-        target = demo.page.with_name("demo-page.png")  # made all the same: the drawing works
-    else:
-        SCREENSHOT.parent.mkdir(exist_ok=True)
-    shown.page.screenshot(path=str(target))
-    if not current:
-        made_from.write_text(source)
-    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert SCREENSHOT.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
-
-def _page_source_digest() -> str:
-    """A digest of every file whose change can change how the demo page looks."""
-    import hashlib
-
-    package = ROOT / "convgit"
-    drawn = sorted((package / "formats" / "page").iterdir())
-    drawn += [package / name for name in ("layout.py", "sessionpage.py", "demo.py", "render.py")]
-    drawn += [package / "formats" / "html.py"]
-    digest = hashlib.sha256()
-    for path in drawn:
-        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest() + "\n"
+    write_screenshot(shown.page, "demo-page.png", source_digest(), demo.page.parent)

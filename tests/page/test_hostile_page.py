@@ -101,7 +101,11 @@ def test_hostile_content_is_shown_as_text_and_never_run(
     for ident, entry in entries.items():
         shown.select(ident)
         row = shown.row(ident)
-        kind, text = row.locator(".kind").text_content(), row.locator(".text").text_content()
+        # the kind in full is the badge's title (a tool result's badge says only "tool")
+        kind, text = (
+            row.locator(".kind").get_attribute("title"),
+            row.locator(".text").text_content(),
+        )
         assert (f"{kind}: {text}" if text else kind) == render.summary(entry)
     assert shown.page.evaluate("window.__pwned") is None
     assert (

@@ -19,6 +19,9 @@
   }
   const onPath = new Set(D.path);
   const byId = new Map(D.entries.map((e) => [e.id, e]));
+  // each id as people read it (convgit's short ids, made by ShortIds); the full id stays in
+  // data-entry, in links and in the address
+  const shortOf = new Map(D.entries.map((e, i) => [e.id, D.short[i]]));
   const kidsOf = new Map();
   for (const e of D.entries) {
     if (!kidsOf.has(e.parentId)) kidsOf.set(e.parentId, []);
@@ -44,8 +47,12 @@
     return parent;
   }
 
-  function short(id) {
-    return String(id).slice(0, 12);
+  function short(commit) {
+    return String(commit).slice(0, 12); // a commit, as `convgit restores` names it
+  }
+
+  function shortId(id) {
+    return shortOf.get(id) || String(id); // an id the page does not hold is shown whole
   }
 
   function files(n) {
@@ -57,7 +64,7 @@
   }
 
   function link(id) {
-    const a = el("a", "entry-link", short(id).slice(0, 8));
+    const a = el("a", "entry-link", shortId(id));
     a.href = "#" + encodeURIComponent(id);
     a.title = summaryOf(id);
     a.addEventListener("click", (event) => {
@@ -157,8 +164,37 @@
 
   function restoreWords(r) {
     const n = Object.values(r.changed || {}).reduce((sum, k) => sum + Number(k || 0), 0);
-    const what = r.undo || !r.target ? "the state before the last restore" : `the snapshot of ${r.target}`;
+    const what = r.undo || !r.target ? "the state before the last restore" : `the snapshot of ${shortId(r.target)}`;
     return `restored ${files(n)} to ${what}`;
+  }
+
+  // what a snapshot changed: the files that differ from the previous snapshot on its path
+  // (its own total only for the first, where nothing came before)
+  function changedWords(snap) {
+    if (snap.previous === null) return `the first snapshot, ${files(snap.files)}`;
+    const n = snap.changes.length;
+    return n ? `${files(n)} changed` : "no file changed";
+  }
+
+  // the kind badge: a tool result's call id is long (Claude's, Codex's): the badge says "tool",
+  // the id is in its title and in the entry's details
+  function badge(r, kind) {
+    if (r.type === "message" && r.role === "tool") return r.isError ? "tool error" : "tool";
+    return kind;
+  }
+
+  // the workspace lane of a row: its snapshot's commit, and where restores happened
+  function laneText(id) {
+    const parts = [];
+    const snap = snapshots.get(id);
+    if (snap) parts.push("◆ " + snap.commit.slice(0, 8));
+    const here = restoresAt.get(id) || [];
+    if (here.length) {
+      const r = here[0];
+      const to = r.undo || !r.target ? "undo" : "to " + shortId(r.target);
+      parts.push("⟲ " + to + (here.length > 1 ? ` +${here.length - 1}` : ""));
+    }
+    return parts;
   }
 
   // deep forks would push an entry off the screen: past MAX_PREFIX columns, the drawing keeps
@@ -248,10 +284,13 @@
       ident.before(toggle);
     }
     const [kind, text] = summaryParts(record);
-    ident.textContent = id;
+    ident.textContent = shortId(id);
+    ident.title = id;
     kindBox.className = kindClass(record);
-    kindBox.textContent = kind;
+    kindBox.textContent = badge(record, kind);
+    kindBox.title = kind;
     words.textContent = text;
+    item.text = text;
     const label = D.labels[id];
     if (label !== undefined) time.before(el("span", "label", label));
     if (id === D.filesAt) {
@@ -268,14 +307,15 @@
     }
     time.textContent = clock(record.ts);
     const snap = snapshots.get(id);
+    const [first, second] = laneText(id);
     if (snap) {
-      lane.append(el("span", "snap", "◆ " + snap.commit.slice(0, 8)));
-      lane.title = `snapshot ${snap.commit.slice(0, 12)} of ${id}: ${files(snap.files)}`;
+      lane.append(el("span", "snap", first));
+      lane.title = `snapshot ${snap.commit.slice(0, 12)} of ${shortId(id)}: ${changedWords(snap)}`;
     }
-    for (const r of restoresAt.get(id) || []) {
-      const to = r.undo || !r.target ? "undo" : "to " + r.target.slice(0, 8);
-      const mark = el("span", "restore", (lane.childNodes.length ? " " : "") + "⟲ " + to);
-      mark.title = restoreWords(r);
+    const here = restoresAt.get(id) || [];
+    if (here.length) {
+      const mark = el("span", "restore", (snap ? " " : "") + (snap ? second : first));
+      mark.title = here.map(restoreWords).join("; ");
       lane.append(mark);
     }
   }
@@ -658,7 +698,7 @@
       return;
     }
     const head = el("p", "said");
-    head.append(`◆ snapshot ${snap.commit.slice(0, 12)} of ${id}: ${files(snap.files)}. `);
+    head.append(`◆ snapshot ${snap.commit.slice(0, 12)} of ${shortId(id)}: ${files(snap.files)} in all. `);
     box.append(head);
     if (snap.previous === null) {
       head.append("The first snapshot on this path (nothing came before it).");
@@ -704,7 +744,7 @@
     choice.append(el("option", null, "compare with…"));
     choice.firstChild.value = "";
     for (const e of others) {
-      const option = el("option", null, `${e.id}${D.labels[e.id] ? " [" + D.labels[e.id] + "]" : ""}  ${summaryOf(e.id, 48)}`);
+      const option = el("option", null, `${shortId(e.id)}${D.labels[e.id] ? " [" + D.labels[e.id] + "]" : ""}  ${summaryOf(e.id, 48)}`);
       option.value = e.id;
       choice.append(option);
     }
@@ -719,7 +759,7 @@
   }
 
   function showComparison(a, b, box) {
-    const label = (x) => D.labels[x] || x;
+    const label = (x) => D.labels[x] || shortId(x);
     box.append(el("div", "cmd", `$ convgit diff ${label(a)} ${label(b)}`));
     const changes = changesBetween(a, b);
     if (changes === null) {
@@ -739,7 +779,7 @@
   function timeline(box) {
     const events = [];
     for (const s of D.snapshots) {
-      events.push({ ts: s.ts, at: s.entry, cls: "snap", words: "◆ snapshot of ", tail: `: ${files(s.files)}` });
+      events.push({ ts: s.ts, at: s.entry, cls: "snap", words: "◆ snapshot of ", tail: `: ${changedWords(s)}` });
     }
     for (const r of D.restores) {
       const tail = `; saved the previous state as ${short(r.saved)}`;
@@ -759,7 +799,8 @@
     box.append(ul);
   }
 
-  function select(id, fromUser) {
+  // ``place``: where the row goes when it is scrolled to ("center" when the page opens on it)
+  function select(id, fromUser, place = "nearest") {
     const i = rowOf.get(id);
     if (i === undefined) return;
     if (selected !== null) rows[rowOf.get(selected)].el.classList.remove("selected");
@@ -770,14 +811,16 @@
     row.classList.add("selected");
     row.setAttribute("aria-selected", "true");
     if (fromUser) history.replaceState(null, "", "#" + encodeURIComponent(id));
-    row.scrollIntoView({ block: "nearest" });
+    row.scrollIntoView({ block: place });
     const r = byId.get(id);
     const box = document.getElementById("details");
     box.replaceChildren();
     box.dataset.entry = id;
     const [kind] = summaryParts(r);
     const title = el("h2");
-    add(title, el("span", kindClass(r), kind), el("span", "id", id));
+    const ident = el("span", "id", shortId(id));
+    ident.title = id;
+    add(title, el("span", kindClass(r), kind), ident);
     if (D.labels[id] !== undefined) title.append(el("span", "label mono", `[${D.labels[id]}]`));
     if (id === D.filesAt) title.append(el("span", "m-files", "← files"));
     if (id === D.leaf) title.append(el("span", "m-context", "← context"));
@@ -787,6 +830,7 @@
     kids.forEach((k, n) => kidLinks.append(...(n ? [" ", link(k)] : [link(k)])));
     box.append(
       facts([
+        ["id", id],
         ["time", String(r.ts)],
         ["parent", r.parentId ? link(r.parentId) : "none: a root"],
         ["children", kids.length ? kidLinks : "none"],
@@ -806,7 +850,114 @@
   }
 
   function visibleRows() {
+    if (query) return rows.filter((r) => r.el.classList.contains("match"));
     return rows.filter((r) => !r.el.hidden);
+  }
+
+  // -- search: text, ids, labels, file names --------------------------------------------------
+
+  // fields that name other entries: searching an id finds that entry, not its neighbours
+  const REFERENCES = new Set(["id", "parentId", "fromId", "firstKeptId", "ts", "type"]);
+  let haystacks = null;
+  let query = "";
+  const shownInBlock = new WeakMap(); // block -> how many of its rows a search shows (-1: all)
+  const ROW_HEIGHT = 22; // px, as page.css draws a row
+
+  function strings(value, out) {
+    if (typeof value === "string") out.push(value);
+    else if (Array.isArray(value)) for (const v of value) strings(v, out);
+    else if (value !== null && typeof value === "object") for (const v of Object.values(value)) strings(v, out);
+    return out;
+  }
+
+  // what a search looks in: the entry's text (every string it holds, tool calls and results
+  // included), its id and short id, its label, its snapshot's commit and the files it changed
+  function haystack(record, i) {
+    const id = record.id;
+    const out = [id, D.short[i]];
+    if (D.labels[id] !== undefined) out.push(D.labels[id]);
+    for (const [k, v] of Object.entries(record)) if (!REFERENCES.has(k)) strings(v, out);
+    const snap = snapshots.get(id);
+    if (snap) {
+      out.push(snap.commit);
+      for (const c of snap.changes || []) out.push(c[0]);
+    }
+    return out.join("\n").toLowerCase();
+  }
+
+  // text with the first place it holds ``q`` marked (lower-cased lengths may differ: then none)
+  function marked(node, text, q) {
+    const lower = text.toLowerCase();
+    const at = q && lower.length === text.length ? lower.indexOf(q) : -1;
+    if (at < 0) {
+      node.textContent = text;
+      return;
+    }
+    node.replaceChildren(text.slice(0, at), el("mark", null, text.slice(at, at + q.length)), text.slice(at + q.length));
+  }
+
+  function search(wanted) {
+    const q = wanted.trim().toLowerCase();
+    if (q === query) return;
+    const was = query;
+    query = q;
+    if (haystacks === null && q) haystacks = D.entries.map(haystack);
+    let count = 0;
+    const inBlock = new Map(); // block -> its rows that match
+    rows.forEach((item, i) => {
+      const hit = q !== "" && haystacks[i].includes(q);
+      if (hit) {
+        fill(i);
+        count++;
+        const block = item.el.parentElement;
+        inBlock.set(block, (inBlock.get(block) || 0) + 1);
+      }
+      if (hit || item.el.classList.contains("match")) {
+        item.el.classList.toggle("match", hit);
+        marked(item.el.querySelector(".id"), shortId(item.id), hit ? q : "");
+        marked(item.el.querySelector(".text"), item.text, hit ? q : "");
+        const label = item.el.querySelector(".label");
+        if (label !== null) marked(label, D.labels[item.id], hit ? q : "");
+      }
+    });
+    const box = document.getElementById("rows");
+    // a block off screen is not laid out: it counts as high as its matching rows (none when
+    // none match), so the list is as long as what it shows. The browser would rather use the
+    // height it last drew the block at: a block whose rows changed is a new element, with
+    // no such memory
+    for (const block of Array.from(box.children)) {
+      const n = q ? inBlock.get(block) || 0 : -1;
+      if (n === (shownInBlock.get(block) ?? -1)) continue;
+      const fresh = el("div", "block");
+      fresh.append(...block.childNodes);
+      fresh.hidden = n === 0;
+      if (n > 0) fresh.style.containIntrinsicSize = `${n * ROW_HEIGHT}px`;
+      block.replaceWith(fresh);
+      shownInBlock.set(fresh, n);
+    }
+    box.classList.toggle("searching", q !== "");
+    document.getElementById("search-count").textContent = q ? `${count} of ${rows.length} entries` : "";
+    if (was && !q && selected !== null) rows[rowOf.get(selected)].el.scrollIntoView({ block: "nearest" });
+  }
+
+  function searchKeys(event) {
+    if (event.key === "Escape") {
+      event.target.value = "";
+      search("");
+    } else if (event.key === "Enter") {
+      const first = visibleRows()[0];
+      if (query && first) select(first.id, true);
+    }
+  }
+
+  // the entry an address names: a full id, a label, or an id prefix only one entry has (the
+  // short ids the page shows are such prefixes)
+  function named(name) {
+    if (rowOf.has(name)) return name;
+    for (const [id, label] of Object.entries(D.labels)) if (label === name && rowOf.has(id)) return id;
+    if (!name) return null;
+    const found = D.entries.filter((e) => e.id.startsWith(name));
+    return found.length === 1 ? found[0].id : null;
   }
 
   function keys(event) {
@@ -831,12 +982,42 @@
     status.append(el("span", line.startsWith("warning:") ? "warn" : null, line + "\n"));
   }
   document.getElementById("notes").textContent = D.notes.join(" ");
+  // the id and lane columns are as wide as their widest row, so every row's columns line up
+  const tracks = document.getElementById("tracks");
+  tracks.style.setProperty("--id-width", `${D.short.reduce((n, s) => Math.max(n, s.length), 8)}ch`);
+  let lane = 11;
+  for (const id of new Set([...snapshots.keys(), ...restoresAt.keys()])) {
+    const text = Array.from(laneText(id).join(" "));
+    // ◆ and ⟲ come from a fallback font, wider than a monospace cell: count them as two
+    lane = Math.max(lane, text.length + text.filter((c) => c === "◆" || c === "⟲").length);
+  }
+  tracks.style.setProperty("--lane-width", `${lane}ch`);
   drawRows();
   for (let i = 0; i < Math.min(rows.length, 200); i++) fill(i);
   document.getElementById("rows").addEventListener("keydown", keys);
-  const wanted = decodeURIComponent(location.hash.slice(1));
-  if (rowOf.has(wanted)) select(wanted, false);
-  else if (D.leaf !== null) select(D.leaf, false);
+  const find = document.getElementById("search");
+  find.addEventListener("input", () => search(find.value));
+  find.addEventListener("keydown", searchKeys);
+  document.addEventListener("keydown", (event) => {
+    const typing = event.target.closest && event.target.closest("input, select, textarea");
+    if (event.key === "/" && !typing) {
+      find.focus();
+      event.preventDefault();
+    }
+  });
+  const address = () => {
+    try {
+      return named(decodeURIComponent(location.hash.slice(1)));
+    } catch {
+      return null; // an address that is not valid percent-encoding names no entry
+    }
+  };
+  const opening = address() || (rowOf.has(D.opens) ? D.opens : D.leaf);
+  if (opening !== null) select(opening, false, "center");
+  window.addEventListener("hashchange", () => {
+    const id = address();
+    if (id !== null) select(id, false, "center");
+  });
   document.body.dataset.interactive = "1";
   fillRest(0, () => {
     document.body.dataset.ready = "1"; // every row drawn
