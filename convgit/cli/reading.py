@@ -304,7 +304,11 @@ def html_cmd(
         fsync=options.fsync,
     )
     status = session.status()
-    text = html.render(sessionpage.gather(session, status, render.status_words(status)))
+    text = html.render(
+        sessionpage.gather(
+            session, status, render.status_words(status, render.Names(session.view()))
+        )
+    )
     if output is not None and str(output) == "-":
         sys.stdout.write(text)
         return

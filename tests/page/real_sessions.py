@@ -48,9 +48,9 @@ def build(samples: Path, agent: str, root: Path) -> RealSession:
     some files), restore the files to the second, write a user message, and write the page."""
     repo = init_repo(root / agent)
     source = samples / agent / SAMPLES[agent]
-    session = convgit_json(repo.path, "import", agent, str(source))["session"]
-    path = [e["id"] for e in convgit_json(repo.path, "-s", session, "log")]
-    by_id = {e["id"]: e for e in convgit_json(repo.path, "-s", session, "tree")}
+    session = convgit_json(repo.path, "import", agent, str(source))["imports"][0]["session"]
+    path = [e["id"] for e in convgit_json(repo.path, "-s", session, "log")["entries"]]
+    by_id = {e["id"]: e for e in convgit_json(repo.path, "-s", session, "tree")["entries"]}
     replies = [i for i in path if by_id[i].get("role") == "assistant"]
     assert len(replies) >= 4, (agent, len(replies))
     chosen = [replies[len(replies) * k // 4] for k in range(3)] + [replies[-1]]
@@ -67,7 +67,7 @@ def build(samples: Path, agent: str, root: Path) -> RealSession:
     run_convgit(repo.path, "-s", session, "user", "Back at the second snapshot's files: go on.")
     page = root / f"{agent}.html"
     run_convgit(repo.path, "-s", session, "html", "-o", str(page))
-    entries = convgit_json(repo.path, "-s", session, "tree")
+    entries = convgit_json(repo.path, "-s", session, "tree")["entries"]
     commits, paths = snapshot_changes(repo.path, session, entries)
     return RealSession(
         agent=agent,
@@ -101,7 +101,7 @@ def snapshot_changes(
         if before is None:
             listed = git(folder, "ls-tree", "-r", "--name-only", commits[entry]).splitlines()
         else:
-            diff = convgit_json(folder, "-s", session, "diff", before, entry)
+            diff = convgit_json(folder, "-s", session, "diff", before, entry)["changes"]
             listed = [c["path"] for c in diff]
         paths[entry] = listed
     return commits, paths

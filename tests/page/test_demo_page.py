@@ -156,7 +156,7 @@ def test_the_page_opens_on_the_newest_reply_with_a_snapshot_not_a_restore_note(
 ) -> None:
     shown: Shown = show(demo.page)
     by_id = {e["id"]: e for e in demo.entries}
-    path = [e["id"] for e in convgit_json(demo.folder, "log")]
+    path = [e["id"] for e in convgit_json(demo.folder, "log")["entries"]]
     replies = [
         i
         for i in path

@@ -14,8 +14,8 @@ def test_a_system_prompt_is_drawn_in_the_words_of_convgit_tree(tmp_path: Path, s
     folder.mkdir()
     run_convgit(folder, "init")
     run_convgit(folder, "user", "hi")
-    made = convgit_json(folder, "system", "Be brief.")
-    cleared = convgit_json(folder, "system", "--clear")
+    made = convgit_json(folder, "system", "Be brief.")["entry"]
+    cleared = convgit_json(folder, "system", "--clear")["entry"]
     shown: Shown = show(Path(convgit_json(folder, "html")["path"]))
     for record in (made, cleared):
         row = shown.row(record["id"])

@@ -262,7 +262,7 @@ def test_the_page_opens_on_the_newest_reply_with_a_snapshot(real: RealSession, s
     status = convgit_json(real.folder, "-s", real.session, "status")
     leaf = next(e for e in real.entries if e["id"] == status["leaf"])
     assert leaf.get("role") == "user"  # the leaf: not a reply, not where the page opens
-    path = [e["id"] for e in convgit_json(real.folder, "-s", real.session, "log")]
+    path = [e["id"] for e in convgit_json(real.folder, "-s", real.session, "log")["entries"]]
     newest = next(
         i
         for i in reversed(path)
@@ -309,7 +309,9 @@ def test_the_snapshot_list_counts_the_files_each_snapshot_changed(
         if previous is None:
             words = f"the first snapshot, {render.files(len(held))}"
         else:
-            changed = convgit_json(real.folder, "-s", real.session, "diff", previous, entry)
+            changed = convgit_json(real.folder, "-s", real.session, "diff", previous, entry)[
+                "changes"
+            ]
             assert len(changed) == real.changed[entry] != len(held)  # not the total
             words = f"{render.files(len(changed))} changed"
         assert f"◆ snapshot of {short(entry)}: {words}" in timeline, (words, timeline)
