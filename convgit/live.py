@@ -59,7 +59,7 @@ _WALK = 5000  # how far up from the leaf a turn is looked for
 def handle(location: StoreLocation, event: cc.Event) -> str:
     """Do what ``event`` asks of the session that mirrors its agent session; returns what was
     done, in a few words, for the hook log."""
-    if event.name == "PostToolUse" and not _tool_snapshots(location):
+    if event.name == "PostToolUse" and not tool_snapshots(location):
         return "per-tool snapshots are off"
     lock = location.agent_lock(AGENT, event.session_id)
     with jsonl.exclusive(lock, f"the {cc.TITLE} session {event.session_id}"):
@@ -88,7 +88,8 @@ def handle(location: StoreLocation, event: cc.Event) -> str:
         return done
 
 
-def _tool_snapshots(location: StoreLocation) -> bool:
+def tool_snapshots(location: StoreLocation) -> bool:
+    """``[hooks] tool_snapshots = true``: a snapshot after every editing tool call."""
     hooks = load_config(location).get("hooks", {})
     return isinstance(hooks, dict) and hooks.get("tool_snapshots") is True
 

@@ -28,13 +28,16 @@ from convgit.store.sidecar import is_saved_ref
 @command()
 def status(json: JsonFlag = False) -> None:
     """Both tracks: where the context is, and which snapshot the files match."""
-    from convgit import render
+    from convgit import hook_failures, render, reports
 
-    st = open_session().status()
+    session = open_session()
+    st = session.status()
+    failures = hook_failures.current(session.location.root)
     if json:
-        out(st.to_json())
+        out({**st.to_json(), "hook_failures": failures})
     else:
         show(*render.status_words(st))
+        show(*reports.hook_failure_words(failures))
 
 
 @command()
