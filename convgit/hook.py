@@ -174,6 +174,8 @@ def _problem(exc: BaseException) -> str:
     message = getattr(exc, "message", None)  # a ConvgitError's sentence
     if isinstance(message, str):
         return message
+    if isinstance(exc, OSError) and exc.filename and exc.strerror:
+        return f"{exc.strerror}: {exc.filename}"
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 

@@ -41,7 +41,7 @@ from convgit.live_state import (
     snapshot_of,
 )
 from convgit.store import jsonl
-from convgit.store.location import StoreLocation, load_config
+from convgit.store.location import StoreLocation, load_config, size_cap
 
 if TYPE_CHECKING:  # imported where used: the common prompt reads neither the session nor git
     from convgit.formats import importing
@@ -72,11 +72,15 @@ def handle(location: StoreLocation, event: cc.Event) -> str:
             return quick
         if event.name == "SessionStart" and event.source is not None:
             live.set("source", event.source)
+        attached = live.data.get("session")
         session = _attach(location, event, live)
+        if session is not None and attached != session.id:
+            location.set_current(session.id)  # attached at the end of its first turn
         if session is None:
             done = "waiting for the transcript to show which session this one continues"
             if event.name == "UserPromptSubmit":
                 live.open_turn(event.prompt_id)
+                done += _snapshot_unattached(location, event, live)
         else:
             step = _STEPS.get(event.name, _catch_up)
             done = f"session {session.id}: {step(session, event, live)}"
@@ -109,8 +113,13 @@ def _attach(location: StoreLocation, event: cc.Event, live: Live) -> Session | N
         copied = cc.line_uuids(_read(event.transcript))
         if copied:
             found = _continued(location, event, copied, live)
-        elif live.data.get("source") in ("resume", "fork"):
-            return None  # the transcript names the session it continues once it has lines
+        elif live.data.get("source") in ("resume", "fork") or (
+            event.name == "UserPromptSubmit" and "source" not in live.data
+        ):
+            # the transcript names the session it continues (a fork, a resume under a new
+            # id) once it has lines; at the first prompt, with no SessionStart seen, it is
+            # still empty: the end of the turn attaches
+            return None
         if found is None:
             found = session_import.for_agent(
                 AGENT,
@@ -121,6 +130,36 @@ def _attach(location: StoreLocation, event: cc.Event, live: Live) -> Session | N
             )
     live.set("session", found.id)
     return found
+
+
+def _snapshot_unattached(location: StoreLocation, event: cc.Event, live: Live) -> str:
+    """The files at the first prompt of an agent session not attached yet, kept ``pending``
+    for the prompt's entry once the end of the turn attaches the session."""
+    git = location.git
+    if git is None or git.worktree is None:
+        return ""
+    from convgit.workspace import Workspace
+
+    ws = Workspace.at(git.git_dir, git.worktree)
+    if ws is None:
+        return ""
+    ws.keep_out(location.root)
+    name = location.agent_pointer(AGENT, event.session_id).name
+    index = location.root / "index" / f"agent-{name}-{location.worktree_key}"
+    index.parent.mkdir(parents=True, exist_ok=True)
+    message = prompt_message(cc.TITLE, event.prompt_id)
+    try:
+        snap = ws.snapshot(
+            index,
+            message=f"convgit snapshot {message}\n\nConvgit-Agent-Session: {event.session_id}\n",
+            parent=None,
+            size_cap=size_cap(location),
+        )
+    finally:
+        index.unlink(missing_ok=True)
+    live.set("pending", snapshot_json(snap, prompt=event.prompt_id))
+    live.set("last", {"commit": snap.commit, "tree": snap.tree_id})
+    return "; files snapshotted for the prompt"
 
 
 def _read_tree(session: Session) -> Session:

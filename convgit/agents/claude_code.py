@@ -13,7 +13,7 @@ which are installed: ``EVENTS`` below, with why. Every event is handled whether 
 * ``SubagentStop``: the subagent's file is imported (its side branch) and snapshotted;
 * ``SessionEnd``: whatever the transcript gained since is imported.
 A compaction needs no hook of its own: the transcript's boundary and summary become a
-``compaction`` entry at the next import.
+``compaction`` entry at the next import (the next Stop).
 """
 
 from __future__ import annotations
@@ -43,28 +43,34 @@ EVENTS: dict[str, str | None] = {
     "PostToolUse": FILE_TOOLS,
     # closes the turn: the transcript imported, the files snapshotted as the last reply's
     "Stop": None,
-}
-# installed too when ``[hooks] tool_snapshots = true``: a snapshot after every editing tool
-# (Bash included) and at the end of every subagent
-TOOL_SNAPSHOT_EVENTS: dict[str, str | None] = {
-    "PostToolUse": f"{FILE_TOOLS}|Bash",
+    # a subagent's work is a side branch, snapshotted at its end (no other event sees that
+    # moment); Claude starts it only when a subagent ends
     "SubagentStop": None,
 }
-# not installed, and why: SessionStart (the first prompt attaches the session; a compaction is
-# imported at the next event), SessionEnd (whatever came after the last Stop is imported by the
-# next prompt); a hook with ``"async": true`` is killed when ``claude -p`` exits, can keep
-# SessionEnd from running, and its message reaches the model.
+# with ``[hooks] tool_snapshots = true``: a snapshot after every editing tool, Bash included
+TOOL_SNAPSHOT_EVENTS: dict[str, str | None] = {"PostToolUse": f"{FILE_TOOLS}|Bash"}
+# Not installed, and why:
+# * SessionStart: the first prompt opens the turn and snapshots the files, and the turn's Stop
+#   attaches the session (a fork's, or a resume's under a new id, too) from the transcript;
+# * SessionEnd: what Claude writes after the last Stop is imported by the next event;
+# * PostCompact: Claude writes the compaction to the transcript after the hook ran; the next
+#   Stop imports it;
+# * ``"async": true`` on any of them: in print mode an async hook is killed when Claude exits,
+#   can keep SessionEnd from running, and its message reaches the model.
 ALL_EVENTS = (
     "SessionStart",
     "UserPromptSubmit",
     "PostToolUse",
     "Stop",
     "SubagentStop",
+    "PostCompact",
     "SessionEnd",
 )
 # the events whose synchronous hook may speak to the user (a ``systemMessage``): not SessionEnd,
 # which Claude runs as it exits
-SPEAKS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SubagentStop"})
+SPEAKS = frozenset(
+    {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SubagentStop", "PostCompact"}
+)
 # the events that open a turn: outside git, a folder's store is made at the first of them
 OPENS = frozenset({"UserPromptSubmit"})
 SCOPES = {

@@ -104,15 +104,17 @@ def _project() -> Path:
 
 
 def _backups(scope: str) -> Path:
-    """Where the backups of a settings file go: the project's store, or for the user's own
-    settings the per-user folder (never a store made in whatever folder this runs in)."""
-    if scope == "user":
+    """Where the backups of a settings file go: the project's store in git; for the user's
+    own settings, or outside git, the per-user folder (never a store made in whatever folder
+    this runs in)."""
+    from convgit.store.location import locate
+
+    location = locate(options.directory, options.store)
+    if scope == "user" or (location.git is None and not location.root.is_dir()):
         from convgit.store import userstore
 
         return userstore.backups()
-    from convgit.store.location import locate
-
-    return locate(options.directory, options.store).root / "backups"
+    return location.root / "backups"
 
 
 def _tool_snapshots() -> bool:
