@@ -129,6 +129,7 @@ def _attach(location: StoreLocation, event: cc.Event, live: Live) -> Session | N
                 make_current=False,
             )
     live.set("session", found.id)
+    _adopt_index(location, event.session_id, found.id)
     return found
 
 
@@ -144,22 +145,43 @@ def _snapshot_unattached(location: StoreLocation, event: cc.Event, live: Live) -
     if ws is None:
         return ""
     ws.keep_out(location.root)
-    name = location.agent_pointer(AGENT, event.session_id).name
-    index = location.root / "index" / f"agent-{name}-{location.worktree_key}"
+    index = _unattached_index(location, event.session_id)
     index.parent.mkdir(parents=True, exist_ok=True)
     message = prompt_message(cc.TITLE, event.prompt_id)
-    try:
-        snap = ws.snapshot(
-            index,
-            message=f"convgit snapshot {message}\n\nConvgit-Agent-Session: {event.session_id}\n",
-            parent=None,
-            size_cap=size_cap(location),
-        )
-    finally:
-        index.unlink(missing_ok=True)
+    snap = ws.snapshot(
+        index,
+        message=f"convgit snapshot {message}\n\nConvgit-Agent-Session: {event.session_id}\n",
+        parent=None,
+        size_cap=size_cap(location),
+    )
     live.set("pending", snapshot_json(snap, prompt=event.prompt_id))
     live.set("last", {"commit": snap.commit, "tree": snap.tree_id})
     return "; files snapshotted for the prompt"
+
+
+def _unattached_index(location: StoreLocation, agent_session: str) -> Path:
+    """The private index of the snapshot at a first prompt, before the session is known; it
+    becomes the session's own when it is attached (its stat cache saves hashing every file
+    again at the end of the turn)."""
+    name = location.agent_pointer(AGENT, agent_session).name
+    return location.root / "index" / f"agent-{name}-{location.worktree_key}"
+
+
+def _adopt_index(location: StoreLocation, agent_session: str, sid: str) -> None:
+    import contextlib
+    import os
+
+    found = _unattached_index(location, agent_session)
+    if not found.exists():
+        return
+    target = location.index_path(sid)
+    taken = target.exists()
+    for suffix in (".state", "", ".flock"):  # the index's state file goes with it
+        with contextlib.suppress(OSError):
+            if taken or suffix == ".flock":
+                Path(f"{found}{suffix}").unlink()
+            else:
+                os.replace(f"{found}{suffix}", f"{target}{suffix}")
 
 
 def _read_tree(session: Session) -> Session:

@@ -1,8 +1,8 @@
 """The shell command an agent's settings run for convgit's hook: which convgit it starts, and
 how a handler is recognised as convgit's whatever convgit path the user gave it since.
 
-The command names the convgit that installed it by its absolute path (the console script, or
-the Python that runs ``-m convgit``), so it runs when ``convgit`` is not on the PATH of the
+The command names the convgit that installed it by its absolute path (the Python that runs
+``-m convgit``, and the folder convgit is in), so it runs when ``convgit`` is not on the PATH of the
 shell that started the agent; when that path is gone it falls back to the ``convgit`` on the
 PATH, and when there is none it does nothing (the agent goes on). ``--command`` chooses another
 program. A handler is convgit's when every step of its command is a run of the hook or one of
@@ -19,6 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+_PACKAGE = Path(__file__).resolve().parent.parent  # this convgit's package folder
 # on a machine (or a teammate's) without convgit, the hook does nothing and the agent goes on
 FALLBACK = "command -v convgit >/dev/null 2>&1 || exit 0; exec convgit"
 _PREFIX = re.compile(r"((?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*)(.*)", re.DOTALL)
@@ -31,17 +32,19 @@ _GUARDS = (
 
 
 def this_convgit() -> str:
-    """The program that runs this convgit, as shell words: the console script when it was
-    started through it, else this Python running ``-m convgit`` with this convgit's folder
-    first on its path (an editable install or a clone run from PYTHONPATH is found, too)."""
-    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
-    if script is not None and script.name == "convgit" and script.is_file():
-        return shlex.quote(str(script.resolve()))
-    import convgit
+    """This convgit as shell words: this Python, started without ``site`` (``-S``: the
+    ``.pth`` files of every installed package are not read, which is most of Python's start),
+    running ``-m convgit`` with the folders of this convgit and of the hook's one dependency
+    (orjson) first on its path. An editable install or a clone run from PYTHONPATH is found
+    as well as an installed one."""
+    import orjson
 
-    home = shlex.quote(str(Path(convgit.__file__).resolve().parent.parent))
-    path = f"PYTHONPATH={home}" + "${PYTHONPATH:+:$PYTHONPATH}"
-    return f"{path} {shlex.quote(sys.executable)} -m convgit"
+    folders: list[str] = []
+    for folder in (_PACKAGE.parent, Path(orjson.__file__).resolve().parent.parent):
+        if str(folder) not in folders:
+            folders.append(str(folder))
+    path = "PYTHONPATH=" + ":".join(shlex.quote(f) for f in folders)
+    return f"{path}${{PYTHONPATH:+:$PYTHONPATH}} {shlex.quote(sys.executable)} -S -m convgit"
 
 
 def command(agent: str, program: str | None = None) -> str:
@@ -56,10 +59,8 @@ def command(agent: str, program: str | None = None) -> str:
         name = shlex.quote(words[0] if words else chosen)
         return f"command -v {name} >/dev/null 2>&1 || exit 0; {run}"
     checks = [f"[ -x {shlex.quote(words[0])} ]"]
-    if words[1:3] == ["-m", "convgit"] and program is None:
-        import convgit
-
-        checks.append(f"[ -f {shlex.quote(str(Path(convgit.__file__).resolve()))} ]")
+    if program is None:  # this convgit: its folder must still be there
+        checks.append(f"[ -f {shlex.quote(str(_PACKAGE / '__init__.py'))} ]")
     return f"{' && '.join(checks)} && {run}; {FALLBACK} hook {agent}"
 
 
