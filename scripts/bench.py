@@ -803,11 +803,19 @@ class ClaudeTurns:
         return f"reply {self.n}"
 
 
+def installed_hook() -> list[str]:
+    """The hook as Claude runs it: the command `convgit hooks install claude-code` writes (this
+    checkout's convgit, started as the installed command starts it), in a shell."""
+    from convgit.agents import claude_code
+
+    return ["sh", "-c", str(claude_code.handler()["command"])]
+
+
 def bench_hooks(bench: Bench, file_sizes: tuple[int, ...]) -> None:
     """`convgit hook claude-code` as Claude Code runs it: a prompt with no file change against
     starting Python itself; the end of a turn (a one-file change, 200 new transcript lines)
     against git's own snapshot pipeline on the same tree."""
-    hook = [*bench.cli, "hook", "claude-code"]
+    hook = installed_hook()
     root = make_tree(bench, bench.root / "hooks-1000", 1_000)
     claude = ClaudeTurns(bench.root, root)
     bench.run(hook, root, input=claude.event("SessionStart", source="startup"))
@@ -841,7 +849,7 @@ def bench_hooks(bench: Bench, file_sizes: tuple[int, ...]) -> None:
 
 
 def bench_hook_stop(bench: Bench, files: int) -> None:
-    hook = [*bench.cli, "hook", "claude-code"]
+    hook = installed_hook()
     root = make_tree(bench, bench.root / f"hooks-{files}", files)
     folder = bench.root / f"hooks-{files}-claude"
     folder.mkdir()
