@@ -1,8 +1,9 @@
 """The lean entry of an agent's hooks: ``convgit hook AGENT`` reads one event on stdin and
 records it in the session that mirrors the agent's (``convgit.live``).
 
-It never stands in the agent's way: it exits 0 whatever happens, writes nothing on stdout (the
-agent hands some events' stdout to the model), waits at most ``LOCK_WAIT`` for a lock and gives
+It never stands in the agent's way: it exits 0 whatever happens, writes on stdout only the JSON
+of a ``systemMessage`` naming hook events that failed (``convgit.hook_failures``: shown to
+the user by the agent, never sent to the model), waits at most ``LOCK_WAIT`` for a lock and gives
 up after ``DEADLINE``, well inside the agent's timeout. One line per event, and every problem
 with its traceback, go to the hook log of the store (``logs/hooks.log``, which ``convgit hooks
 status`` names); a problem left an event unrecorded, and the next event catches up on the
@@ -12,6 +13,7 @@ transcript. The path imports neither typer nor rich nor pydantic.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import sys
@@ -72,19 +74,26 @@ def read_log(path: Path) -> LogReport:
 
 def run(args: list[str], store_dir: Path | None = None) -> int:
     """``convgit hook AGENT``: handle the event on stdin; always 0. ``store_dir``: the store
-    (``--store``), else the one of the event's folder (``CONVGIT_STORE`` honoured)."""
+    (``--store``), else the one of the event's folder (``CONVGIT_STORE`` honoured; outside git,
+    the per-user store of the folder, made at its first prompt)."""
     started = time.monotonic()
-    _silence_stdout()
+    if os.environ.get("CONVGIT_HOOK_PROBE"):  # `convgit hooks status` asks which convgit runs
+        sys.stdout.write(f"convgit {Path(__file__).parent}\n")
+        return 0
+    stdout = _silence_stdout()
     agent = args[0] if args else ""
     root: Path | None = None
     what = f"{agent or '(no agent)'} (unread event)"
+    name = ""
+    speaks = False
+    succeeded = False
     try:
         _deadline(DEADLINE)
-        from convgit import agents, codec, live, locks
+        from convgit import agents, codec, locks
         from convgit.store.location import locate
 
         locks.cap_waits(LOCK_WAIT)
-        root = locate(os.getcwd(), store_dir).root
+        root = locate(os.getcwd(), store_dir, per_user=True).root
         integration = agents.integration(agent)
         raw = sys.stdin.buffer.read(MAX_EVENT + 1)
         if len(raw) > MAX_EVENT:
@@ -94,29 +103,63 @@ def run(args: list[str], store_dir: Path | None = None) -> int:
         except ValueError:
             raise ValueError("the event on stdin is not JSON") from None
         event = integration.event(payload)
+        name = event.name
         what = f"{agent} {event.name} {event.session_id}"
-        location = locate(event.cwd or os.getcwd(), store_dir)
+        location = locate(event.cwd or os.getcwd(), store_dir, per_user=True)
         root = location.root
+        speaks = event.name in integration.SPEAKS
+        if location.git is None and event.name not in integration.OPENS and not root.is_dir():
+            root = None  # outside git, a folder that never had a turn gets nothing
+            succeeded = True
+            return 0
+        from convgit import live
+
         done = live.handle(location, event)
+        succeeded = True
         _log(root, f"{what}: ok in {_ms(started)}: {done}")
     except BaseException as exc:  # the agent must go on, whatever went wrong here
         import traceback
 
         problem = _problem(exc)
         _log(root, f"{what}: problem after {_ms(started)}: {problem}", traceback.format_exc())
+        if root is not None:
+            from convgit import hook_failures
+
+            hook_failures.failed(root, agent, name or "(unread event)", problem, log_path(root))
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        if root is not None:
+            _tell(root, succeeded, speaks, stdout)
     return 0
 
 
-def _silence_stdout() -> None:
-    """Nothing, not even a child process, can write to the agent's stdout from here on."""
+def _tell(root: Path, succeeded: bool, speaks: bool, stdout: int | None) -> None:
+    """Settle the failures kept for the store; tell those not told yet through the agent's
+    ``systemMessage`` (JSON on stdout, which a synchronous hook's agent shows the user and
+    never sends to the model), when this event can speak."""
     try:
+        from convgit import hook_failures
+
+        untold = hook_failures.settle(root, succeeded, speaks and stdout is not None)
+        if untold and stdout is not None:
+            text = json.dumps({"systemMessage": hook_failures.message(untold, succeeded)})
+            os.write(stdout, (text + "\n").encode())
+    except Exception:
+        pass
+
+
+def _silence_stdout() -> int | None:
+    """Nothing, not even a child process, can write to the agent's stdout from here on; the
+    agent's stdout is returned (a descriptor of its own), for the message ``_tell`` writes."""
+    saved = None
+    try:
+        saved = os.dup(1)
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.close(devnull)
     except OSError:
         pass
+    return saved
 
 
 def _deadline(seconds: float) -> None:
@@ -131,6 +174,8 @@ def _problem(exc: BaseException) -> str:
     message = getattr(exc, "message", None)  # a ConvgitError's sentence
     if isinstance(message, str):
         return message
+    if isinstance(exc, OSError) and exc.filename and exc.strerror:
+        return f"{exc.strerror}: {exc.filename}"
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 

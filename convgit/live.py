@@ -42,7 +42,7 @@ from convgit.live_state import (
     snapshot_of,
 )
 from convgit.store import jsonl
-from convgit.store.location import StoreLocation, load_config
+from convgit.store.location import StoreLocation, load_config, size_cap
 
 if TYPE_CHECKING:  # imported where used: the common prompt reads neither the session nor git
     from convgit.formats import importing
@@ -60,7 +60,7 @@ _WALK = 5000  # how far up from the leaf a turn is looked for
 def handle(location: StoreLocation, event: cc.Event) -> str:
     """Do what ``event`` asks of the session that mirrors its agent session; returns what was
     done, in a few words, for the hook log."""
-    if event.name == "PostToolUse" and not _tool_snapshots(location):
+    if event.name == "PostToolUse" and not tool_snapshots(location):
         return "per-tool snapshots are off"
     lock = location.agent_lock(AGENT, event.session_id)
     with jsonl.exclusive(lock, f"the {cc.TITLE} session {event.session_id}"):
@@ -76,11 +76,15 @@ def handle(location: StoreLocation, event: cc.Event) -> str:
         trashed = _in_trash(location, event, live)
         if trashed is not None:
             return f"session {trashed} is in the trash: the event was not recorded"
+        attached = live.data.get("session")
         session = _attach(location, event, live)
+        if session is not None and attached != session.id:
+            location.set_current(session.id)  # attached at the end of its first turn
         if session is None:
             done = "waiting for the transcript to show which session this one continues"
             if event.name == "UserPromptSubmit":
                 live.open_turn(event.prompt_id)
+                done += _snapshot_unattached(location, event, live)
         else:
             step = _STEPS.get(event.name, _catch_up)
             done = f"session {session.id}: {step(session, event, live)}"
@@ -92,7 +96,8 @@ def handle(location: StoreLocation, event: cc.Event) -> str:
         return done
 
 
-def _tool_snapshots(location: StoreLocation) -> bool:
+def tool_snapshots(location: StoreLocation) -> bool:
+    """``[hooks] tool_snapshots = true``: a snapshot after every editing tool call."""
     hooks = load_config(location).get("hooks", {})
     return isinstance(hooks, dict) and hooks.get("tool_snapshots") is True
 
@@ -125,8 +130,13 @@ def _attach(location: StoreLocation, event: cc.Event, live: Live) -> Session | N
         copied = cc.line_uuids(_read(event.transcript))
         if copied:
             found = _continued(location, event, copied, live)
-        elif live.data.get("source") in ("resume", "fork"):
-            return None  # the transcript names the session it continues once it has lines
+        elif live.data.get("source") in ("resume", "fork") or (
+            event.name == "UserPromptSubmit" and "source" not in live.data
+        ):
+            # the transcript names the session it continues (a fork, a resume under a new
+            # id) once it has lines; at the first prompt, with no SessionStart seen, it is
+            # still empty: the end of the turn attaches
+            return None
         if found is None:
             found = session_import.for_agent(
                 AGENT,
@@ -136,7 +146,59 @@ def _attach(location: StoreLocation, event: cc.Event, live: Live) -> Session | N
                 make_current=False,
             )
     live.set("session", found.id)
+    _adopt_index(location, event.session_id, found.id)
     return found
+
+
+def _snapshot_unattached(location: StoreLocation, event: cc.Event, live: Live) -> str:
+    """The files at the first prompt of an agent session not attached yet, kept ``pending``
+    for the prompt's entry once the end of the turn attaches the session."""
+    git = location.git
+    if git is None or git.worktree is None:
+        return ""
+    from convgit.workspace import Workspace
+
+    ws = Workspace.at(git.git_dir, git.worktree)
+    if ws is None:
+        return ""
+    ws.keep_out(location.root)
+    index = _unattached_index(location, event.session_id)
+    index.parent.mkdir(parents=True, exist_ok=True)
+    message = prompt_message(cc.TITLE, event.prompt_id)
+    snap = ws.snapshot(
+        index,
+        message=f"convgit snapshot {message}\n\nConvgit-Agent-Session: {event.session_id}\n",
+        parent=None,
+        size_cap=size_cap(location),
+    )
+    live.set("pending", snapshot_json(snap, prompt=event.prompt_id))
+    live.set("last", {"commit": snap.commit, "tree": snap.tree_id})
+    return "; files snapshotted for the prompt"
+
+
+def _unattached_index(location: StoreLocation, agent_session: str) -> Path:
+    """The private index of the snapshot at a first prompt, before the session is known; it
+    becomes the session's own when it is attached (its stat cache saves hashing every file
+    again at the end of the turn)."""
+    name = location.agent_pointer(AGENT, agent_session).name
+    return location.root / "index" / f"agent-{name}-{location.worktree_key}"
+
+
+def _adopt_index(location: StoreLocation, agent_session: str, sid: str) -> None:
+    import contextlib
+    import os
+
+    found = _unattached_index(location, agent_session)
+    if not found.exists():
+        return
+    target = location.index_path(sid)
+    taken = target.exists()
+    for suffix in (".state", "", ".flock"):  # the index's state file goes with it
+        with contextlib.suppress(OSError):
+            if taken or suffix == ".flock":
+                Path(f"{found}{suffix}").unlink()
+            else:
+                os.replace(f"{found}{suffix}", f"{target}{suffix}")
 
 
 def _read_tree(session: Session) -> Session:

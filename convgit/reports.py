@@ -132,7 +132,11 @@ def hooks_status_words(
         for state in states:
             words = state.state if state.problem is None else f"{state.state}: {state.problem}"
             if state.state == "out of date":
-                words += f" (`convgit hooks install {agent} --scope {state.scope}` updates it)"
+                on = ", ".join(state.events)
+                words += (
+                    f" (on {on}: an older version's events;"
+                    f" `convgit hooks install {agent} --scope {state.scope}` updates it)"
+                )
             lines.append(f"  {state.scope:<8}{_shown_path(state.path)}: {words}")
     lines.append(
         f"convgit on PATH: {on_path}"
@@ -145,6 +149,18 @@ def hooks_status_words(
         lines.append(f"  last: {report['last']}")
     if report["last_problem"] and report["last_problem"] != report["last"]:
         lines.append(f"  last problem: {report['last_problem']}")
+    return lines
+
+
+def hook_failure_words(failures: list[dict[str, Any]]) -> list[str]:
+    """The hook events that failed since the last that succeeded (none: no line)."""
+    if not failures:
+        return []
+    lines = [f"hook events that failed ({len(failures)}), since none succeeded:"]
+    for failure in failures[-5:]:
+        when = str(failure["when"]).replace("T", " ").rstrip("Z")
+        lines.append(f"  {when} UTC {failure['event']}: {failure['problem']}")
+    lines.append(f"  details in {_shown_path(Path(str(failures[-1]['log'])))}")
     return lines
 
 

@@ -20,7 +20,8 @@ from convgit.agents import pi as pi_agent
 from convgit.errors import NotFoundError, RefusedError
 from convgit.formats import codex as codex_format
 from convgit.formats import importing, pi_export
-from convgit.session import RestoreResult, Session
+from convgit.restoring import RestoreResult
+from convgit.session import Session
 
 AGENT = cc.AGENT
 TITLES = {cc.AGENT: cc.TITLE, codex_agent.AGENT: codex_agent.TITLE, pi_agent.AGENT: pi_agent.TITLE}

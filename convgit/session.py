@@ -14,33 +14,24 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from convgit import (
-    branching,
-    moves,
-    opening,
-    restoring,
-    saved_states,
-    schema,
-    session_append,
-    session_files,
-    session_runs,
-    verify,
-)
+from convgit import opening, schema, session_append, session_files
 from convgit.conversation import replay, tree
 from convgit.conversation.view import SessionView
-from convgit.git.restoreplan import relative_paths
-from convgit.restoring import RestoreResult
 from convgit.schema import Entry
 from convgit.store import load, sessions
 from convgit.store.location import StoreLocation, locate, size_cap
 from convgit.store.sidecar import SavedState, Sidecar, SnapshotInfo
 
+# moves, restoring, saved_states, session_runs and verify are imported where used: an agent's
+# hook, which records turns and takes snapshots, starts without them
 if TYPE_CHECKING:
+    from convgit import branching, verify
+    from convgit.restoring import RestoreResult
     from convgit.session_files import Status
     from convgit.session_runs import RunReport
     from convgit.workspace import Change, Snapshot, Workspace
 
-__all__ = ["RestoreResult", "Session"]
+__all__ = ["Session"]
 
 
 class Session:
@@ -157,9 +148,13 @@ class Session:
         """Everything fsck reports: fatal problems and tolerated ones, by line; in git, also
         every snapshot and saved state the sidecar names whose commit git no longer has
         (``lost_commits``)."""
+        from convgit import verify
+
         found = verify.problems(self.tree, self.read_sidecar())
         if not any(p.fatal for p in found):
             found += self.lost_commits()
+            from convgit import saved_states
+
             found += saved_states.unrecorded_problems(self, self.read_sidecar())
         return sorted(found, key=lambda p: (p.line or 0, p.what))
 
@@ -171,8 +166,12 @@ class Session:
     def repair(self) -> verify.RepairReport:
         """Move every line fsck rejects aside, keeping a backup (``verify.repair``); the session
         is read again afterwards."""
+        from convgit import verify
+
         report = verify.repair(self.file, self.sidecar_file, self.id)
         self.reload()  # then the saved states whose record is lost, from their refs
+        from convgit import saved_states
+
         return replace(report, records=saved_states.rebuild(self))
 
     # -- writing the conversation -------------------------------------------------------------
@@ -263,15 +262,21 @@ class Session:
     def switch(self, ref: str, *, tip: bool = False) -> str:
         """Make ``ref`` the active leaf; with ``tip``, the newest deepest leaf below ``ref`` (the
         end of its branch written to last). Files are not touched."""
+        from convgit import moves
+
         return moves.switch(self, ref, tip=tip)
 
     def branches(self, ref: str | None = None) -> branching.Fork:
         """The branches that start at ``ref`` (default: the nearest fork point at or above the
         active leaf), numbered in the order they were started; see ``branching``."""
+        from convgit import moves
+
         return moves.branches(self, ref)
 
     def switch_branch(self, number: int, ref: str | None = None) -> str:
         """Make the newest deepest leaf of branch ``number`` of ``branches(ref)`` the leaf."""
+        from convgit import moves
+
         return moves.switch_branch(self, number, ref)
 
     def fork(self, ref: str, text: str | None = None, summary: str | None = None) -> str:
@@ -279,6 +284,8 @@ class Session:
         (carrying what the branch left behind learned) is appended under ``ref``; with ``text``,
         a user message starts the new branch. Nothing is copied; files are not touched. Refused
         inside a tool run (``branching.refusal``): the branch would leave a tool call waiting."""
+        from convgit import moves
+
         return moves.fork(self, ref, text, summary)
 
     def edit(self, ref: str, text: str) -> str:
@@ -286,6 +293,8 @@ class Session:
         becomes the leaf. The original stays in the tree. Refused for a tool result, an
         assistant message whose tool calls are not all answered, and a message whose new version
         would come between a tool call and its result; the hint names where to branch instead."""
+        from convgit import moves
+
         return moves.edit(self, ref, text)
 
     def retry(self, ref: str = "@", *, turn: bool = False) -> str:
@@ -294,6 +303,8 @@ class Session:
         ``turn``, to just before the last user message at or above ``ref`` (tool results are not
         user messages), so the next user message starts the new attempt and the turn left
         behind, tool runs and all, is not in its context."""
+        from convgit import moves
+
         return moves.retry(self, ref, turn=turn)
 
     def fork_session(self, ref: str, *, name: str | None = None) -> Session:
@@ -302,12 +313,16 @@ class Session:
         came from (``forkedFrom``: this session and ``ref``). This session is not changed. The
         snapshots of the shared path are shared, not copied: the new session's records and refs
         name the same commits. Refused inside a tool run, as ``fork`` is."""
+        from convgit import moves
+
         return moves.fork_session(self, ref, name=name)
 
     def label(self, ref: str, name: str | None, *, force: bool = True) -> str:
         """Bookmark ``ref`` as ``name`` (None clears its label). A label names one entry:
         given to another, it moves (``labelled`` tells where it was); with ``force`` False,
         a label on another entry is refused instead."""
+        from convgit import moves
+
         return moves.label(self, ref, name, force=force)
 
     def labelled(self, name: str) -> list[str]:
@@ -316,6 +331,8 @@ class Session:
 
     def rename(self, text: str) -> None:
         """Set the session's display name (``display_name`` reads it)."""
+        from convgit import moves
+
         moves.rename(self, text)
 
     # -- the workspace track --------------------------------------------------------------------
@@ -396,6 +413,8 @@ class Session:
 
     def status(self) -> Status:
         """Where the conversation is, and which snapshot (if any) the files match right now."""
+        from convgit import saved_states
+
         return session_files.status(self, saved_states.interrupted(self))
 
     def diff(self, a: str, b: str | None = None) -> list[Change]:
@@ -407,6 +426,8 @@ class Session:
     def saved_state(self, ref: str) -> SavedState:
         """The saved state of the working tree that ``ref`` (``saved:…``) names, in this session
         or another (``convgit.saved_states``)."""
+        from convgit import saved_states
+
         return saved_states.find(self, ref)
 
     def restore(
@@ -421,7 +442,11 @@ class Session:
         """Bring the files (or ``paths``, relative to the root) to ``ref``'s snapshot or to a
         saved state (``saved:…``), after saving the files now; ``undo``: return to the newest
         saved state. See ``convgit.restoring`` for what is promised."""
+        from convgit.git.restoreplan import relative_paths
+
         relative_paths(paths or [])  # an empty or escaping path: refused before any file is read
+        from convgit import restoring
+
         return restoring.restore(self, ref, paths=paths, dry_run=dry_run, undo=undo, force=force)
 
     def add_worktree(self, ref: str, directory: Path) -> str:
@@ -445,6 +470,8 @@ class Session:
         touched). The REF ``.`` is the files of the working tree now, taken as a snapshot
         would take them. With ``note``, each result is recorded as a ``note`` entry (source
         ``run``) at the end of its REF's branch (see ``session_runs``)."""
+        from convgit import session_runs
+
         return session_runs.run(
             self, refs, command, jobs=jobs, timeout=timeout, links=links, note=note
         )

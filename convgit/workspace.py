@@ -18,13 +18,13 @@ import os
 from collections.abc import Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from convgit.errors import HostileSnapshotError, RestoreBlockedError, WorkspaceError
-from convgit.git import patches, restore, rules, snapshots, worktrees
+from convgit.git import patches, rules, snapshots, worktrees
 from convgit.git.kept_out import KeptOut
 from convgit.git.objects import Change, Delta, Objects, diff
 from convgit.git.private_index import PrivateIndex
-from convgit.git.restore import Restore, Restored
 from convgit.git.restoreplan import Skipped
 from convgit.git.run import (
     AUTHOR_EMAIL,
@@ -36,6 +36,18 @@ from convgit.git.run import (
 )
 from convgit.git.snapshots import Snapshot
 from convgit.store.location import DEFAULT_SIZE_CAP
+
+if TYPE_CHECKING:  # the restore machinery is imported when a restore runs: a hook never needs it
+    from convgit.git.restore import Restore, Restored
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Restore", "Restored"):
+        from convgit.git import restore
+
+        return getattr(restore, name)
+    raise AttributeError(name)
+
 
 __all__ = [
     "AUTHOR_EMAIL",
@@ -275,6 +287,8 @@ class Workspace:
         private index ``index`` locked for the block: ``save`` then ``apply`` it (see
         ``convgit.git.restore``). ``target_rules``: the id of the rules the target's snapshot
         recorded (judged by today's when None, or when their copy is gone)."""
+        from convgit.git import restore
+
         then = None
         if target_rules and self._rules_home is not None:
             then = rules.recorded(self._rules_home, target_rules)

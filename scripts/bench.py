@@ -803,11 +803,19 @@ class ClaudeTurns:
         return f"reply {self.n}"
 
 
+def installed_hook() -> list[str]:
+    """The hook as Claude runs it: the command `convgit hooks install claude-code` writes (this
+    checkout's convgit, started as the installed command starts it), in a shell."""
+    from convgit.agents import claude_code
+
+    return ["sh", "-c", str(claude_code.handler()["command"])]
+
+
 def bench_hooks(bench: Bench, file_sizes: tuple[int, ...]) -> None:
     """`convgit hook claude-code` as Claude Code runs it: a prompt with no file change against
     starting Python itself; the end of a turn (a one-file change, 200 new transcript lines)
     against git's own snapshot pipeline on the same tree."""
-    hook = [*bench.cli, "hook", "claude-code"]
+    hook = installed_hook()
     root = make_tree(bench, bench.root / "hooks-1000", 1_000)
     claude = ClaudeTurns(bench.root, root)
     bench.run(hook, root, input=claude.event("SessionStart", source="startup"))
@@ -841,7 +849,7 @@ def bench_hooks(bench: Bench, file_sizes: tuple[int, ...]) -> None:
 
 
 def bench_hook_stop(bench: Bench, files: int) -> None:
-    hook = [*bench.cli, "hook", "claude-code"]
+    hook = installed_hook()
     root = make_tree(bench, bench.root / f"hooks-{files}", files)
     folder = bench.root / f"hooks-{files}-claude"
     folder.mkdir()
@@ -879,7 +887,52 @@ def bench_hook_stop(bench: Bench, files: int) -> None:
         bench.notes.append(f"hook rows at {files:,} files: a Stop did not import and snapshot")
     bench.add(
         "hook at Stop: one-file change, 200 new transcript lines", f"{files:,} files", a, b,
-        "git add -A/write-tree/commit-tree/update-ref, kept index + split index", 1.3,
+        "git add -A/write-tree/commit-tree/update-ref, kept index + split index", 2.0,
+    )  # fmt: skip
+
+
+def bench_claude_turn(bench: Bench) -> None:
+    """One `claude -p` turn with one Bash call, the real Claude Code CLI against the scripted
+    model server of the agent tests, in a repository of 1,000 files with convgit's hooks
+    installed (`hooks install claude-code`) against the same without: what the hooks add to a
+    turn. Needs tools/agents/node_modules (`npm ci --prefix tools/agents`)."""
+    sys.path.insert(0, str(REPO))
+    from tests.agents.runners import MODULES, ClaudeCode
+    from tests.agents.script import call, say
+    from tests.agents.server import ModelServer
+
+    if not sorted(MODULES.glob("@anthropic-ai/claude-code-*/claude")):
+        bench.notes.append("claude turn: no Claude Code in tools/agents/node_modules; row skipped")
+        return
+    hooked = make_tree(bench, bench.root / "claude-hooked", 1_000)
+    plain = make_tree(bench, bench.root / "claude-plain", 1_000)
+    bench.convgit(hooked, "hooks", "install", "claude-code")
+    extra = {"PYTHONPATH": bench.env["PYTHONPATH"]}  # the hook's convgit is this checkout's
+    with ModelServer() as server:
+        agents = {
+            folder: ClaudeCode(server, folder, bench.root / f"{folder.name}-home")
+            for folder in (hooked, plain)
+        }
+        counter = iter(range(1_000_000))
+
+        def turn(folder: Path) -> float:
+            n = next(counter)
+            server.expect(call("Bash", {"command": f"echo {n} > made-{n}.txt"}), say("Done."))
+            done = agents[folder].run(f"Make made-{n}.txt", env=extra)
+            if done.output != "Done.":
+                raise SystemExit(f"bench: claude turn failed: {done.stderr[-500:]}")
+            return done.seconds
+
+        a, b = bench.alternate(lambda: turn(hooked), lambda: turn(plain))
+    log = (hooked / ".git" / "convgit" / "logs" / "hooks.log").read_text()
+    if "problem" in log or log.count(" Stop ") < len(a):
+        bench.notes.append("claude turn: a hooked turn was not recorded")
+    added = statistics.median(a) - statistics.median(b)
+    verdict = "pass" if added <= 0.3 else "miss"
+    bench.add(
+        "`claude -p` turn with one Bash call, convgit's hooks installed", "1,000 files", a, b,
+        "the same turn without hooks", None,
+        f"adds {added * 1000:.0f} ms a turn; goal <= 300 ms: {verdict}",
     )  # fmt: skip
 
 
@@ -927,7 +980,7 @@ def main() -> int:
         "--only",
         default="",
         help="comma list of: snapshot, restore, first, run, objects, log, load, append, import, "
-        "page, hooks",
+        "page, hooks, claude",
     )
     args = parser.parse_args()
     only = set(filter(None, args.only.split(",")))
@@ -972,6 +1025,8 @@ def main() -> int:
             bench_page(bench)
         if not only or "hooks" in only:
             bench_hooks(bench, file_sizes)
+        if not only or "claude" in only:
+            bench_claude_turn(bench)
     finally:
         gc.collect()
         if not args.keep:

@@ -121,8 +121,7 @@ def test_install_keeps_everything_and_uninstall_gives_the_meaning_back(
     assert local(project).read_bytes() == again
 
     run(project, "hooks", "uninstall", "claude-code")
-    assert without_ours(json.loads(local(project).read_text())) == without_ours(meaning)
-    assert settings.installed(json.loads(local(project).read_text()), claude_code.is_ours) == {}
+    assert local(project).read_bytes() == original  # nothing else changed: its very bytes
     assert "nothing changed" in run(project, "hooks", "uninstall", "claude-code").stdout
 
 
@@ -212,17 +211,25 @@ def test_scopes_write_their_own_file_and_a_symlinked_file_stays_a_link(
     run(project, "hooks", "install", "claude-code", "--scope", "team", code=2)
 
 
+def bare_path(tmp_path: Path, *tools: str) -> Path:
+    """A folder for PATH with a shell (and ``tools``) but no convgit."""
+    bare = tmp_path / "bin"
+    bare.mkdir(exist_ok=True)
+    for tool in ("sh", "bash", *tools):
+        found = shutil.which(tool)
+        assert found is not None
+        (bare / tool).unlink(missing_ok=True)
+        (bare / tool).symlink_to(found)
+    return bare
+
+
 def test_the_installed_command_does_nothing_where_convgit_is_not_installed(
     project: Path, tmp_path: Path
 ) -> None:
-    bare = tmp_path / "bin"  # a PATH with a shell but no convgit
-    bare.mkdir()
-    for tool in ("sh", "bash"):
-        found = shutil.which(tool)
-        assert found is not None
-        (bare / tool).symlink_to(found)
+    bare = bare_path(tmp_path)
+    gone = claude_code.handler(str(tmp_path / "uninstalled" / "bin" / "convgit"))
     done = subprocess.run(
-        [str(bare / "bash"), "-c", str(HOOK["command"])],
+        [str(bare / "bash"), "-c", str(gone["command"])],
         cwd=project,
         env={"PATH": str(bare), "HOME": str(tmp_path)},
         input='{"hook_event_name": "Stop", "session_id": "s1"}',

@@ -1,19 +1,19 @@
 """Claude Code, live: its hook events as values, its settings files, the handler convgit
 installs there, and the transcript that hands a convgit path back to it.
 
-The hooks (one command for every event; the event's name comes on stdin):
-* ``SessionStart``: attach (a new Claude session gets a new convgit session; a resumed one
-  finds its own; a fork is attached when its file shows whose lines it copied);
-* ``UserPromptSubmit``: the files are snapshotted if they changed since the last snapshot
-  (the user's own edits), the turn is open;
-* ``PostToolUse`` on the tools that edit files: a snapshot per tool call, when
-  ``[hooks] tool_snapshots = true`` in config.toml (otherwise it returns at once);
+What each event does (one command for every event; the event's name comes on stdin), and
+which are installed: ``EVENTS`` below, with why. Every event is handled whether installed or not
+(an older install, or a user's own handler):
+* ``SessionStart``: attach, and keep its ``source`` (resume, fork, compact);
+* ``UserPromptSubmit``: attach; the files are snapshotted if they changed since the last
+  snapshot (the user's own edits); a turn left open is closed; the turn is open;
+* ``PostToolUse``: a snapshot per tool call, when ``[hooks] tool_snapshots = true``;
 * ``Stop``: the new part of the transcript is imported and the files snapshotted as the
   snapshot of the turn's last reply; the turn is closed;
 * ``SubagentStop``: the subagent's file is imported (its side branch) and snapshotted;
 * ``SessionEnd``: whatever the transcript gained since is imported.
 A compaction needs no hook of its own: the transcript's boundary and summary become a
-``compaction`` entry at the next import (``SessionStart`` with ``source: compact`` is one).
+``compaction`` entry at the next import (the next Stop).
 """
 
 from __future__ import annotations
@@ -29,46 +29,88 @@ from convgit import codec
 
 AGENT = "claude-code"
 TITLE = "Claude Code"
-COMMAND = "convgit hook claude-code"
-# a machine (or a teammate) without convgit: the hook does nothing, and the agent goes on
-GUARDED_COMMAND = f"command -v convgit >/dev/null 2>&1 || exit 0; {COMMAND}"
 TIMEOUT = 30  # seconds, Claude's unit; the handler gives up well before (convgit.hook)
-EDITING_TOOLS = "Write|Edit|MultiEdit|NotebookEdit|Bash"
-# event -> matcher (None: every occurrence)
+FILE_TOOLS = "Write|Edit|MultiEdit|NotebookEdit"
+# The events convgit installs, and why each one: every event is a process Claude starts and
+# waits for, so only those that record what no other can. event -> matcher (None: every one).
 EVENTS: dict[str, str | None] = {
-    "SessionStart": None,
+    # opens the turn: the files the user changed since the last turn are snapshotted for the
+    # prompt; a turn left open (interrupted: Claude sends no Stop) is imported and closed first;
+    # a new Claude session (or one resumed or forked under a new id) is attached here
     "UserPromptSubmit": None,
-    "PostToolUse": EDITING_TOOLS,
+    # the paths the agent's file tools wrote or edited (for the files git ignores); per-tool
+    # snapshots when turned on. The matcher keeps Claude from starting it for other tools.
+    "PostToolUse": FILE_TOOLS,
+    # closes the turn: the transcript imported, the files snapshotted as the last reply's
     "Stop": None,
+    # a subagent's work is a side branch, snapshotted at its end (no other event sees that
+    # moment); Claude starts it only when a subagent ends
     "SubagentStop": None,
-    "SessionEnd": None,
 }
+# with ``[hooks] tool_snapshots = true``: a snapshot after every editing tool, Bash included
+TOOL_SNAPSHOT_EVENTS: dict[str, str | None] = {"PostToolUse": f"{FILE_TOOLS}|Bash"}
+# Not installed, and why:
+# * SessionStart: the first prompt opens the turn and snapshots the files, and the turn's Stop
+#   attaches the session (a fork's, or a resume's under a new id, too) from the transcript;
+# * SessionEnd: what Claude writes after the last Stop is imported by the next event;
+# * PostCompact: Claude writes the compaction to the transcript after the hook ran; the next
+#   Stop imports it;
+# * ``"async": true`` on any of them: in print mode an async hook is killed when Claude exits,
+#   can keep SessionEnd from running, and its message reaches the model.
+ALL_EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PostToolUse",
+    "Stop",
+    "SubagentStop",
+    "PostCompact",
+    "SessionEnd",
+)
+# the events whose synchronous hook may speak to the user (a ``systemMessage``): not SessionEnd,
+# which Claude runs as it exits
+SPEAKS = frozenset(
+    {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SubagentStop", "PostCompact"}
+)
+# the events that open a turn: outside git, a folder's store is made at the first of them
+OPENS = frozenset({"UserPromptSubmit"})
 SCOPES = {
     "local": ".claude/settings.local.json (this project, only you)",
     "project": ".claude/settings.json (this project, committed: everyone)",
     "user": "~/.claude/settings.json (every project, only you)",
 }
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
-_GUARD = r"(command -v convgit [^;|]*\|\| exit 0; )?"
-_OURS = re.compile(_GUARD + re.escape(COMMAND) + r"( [^;|&]*)?")
 
 
-def handler() -> dict[str, Any]:
-    """The handler convgit installs for every event."""
-    return {"type": "command", "command": GUARDED_COMMAND, "timeout": TIMEOUT}
+def handler(program: str | None = None) -> dict[str, Any]:
+    """The handler convgit installs for every event (``program``: the convgit to run, default
+    the one running now)."""
+    from convgit.agents import hook_command
+
+    return {"type": "command", "command": hook_command.command(AGENT, program), "timeout": TIMEOUT}
 
 
-def wanted() -> dict[str, tuple[str | None, dict[str, Any]]]:
-    return {event: (matcher, handler()) for event, matcher in EVENTS.items()}
+def events(tool_snapshots: bool = False) -> dict[str, str | None]:
+    """The events to install, with their matchers."""
+    return {**EVENTS, **TOOL_SNAPSHOT_EVENTS} if tool_snapshots else dict(EVENTS)
+
+
+def wanted(
+    program: str | None = None, tool_snapshots: bool = False
+) -> dict[str, tuple[str | None, dict[str, Any]]]:
+    made = handler(program)
+    return {event: (matcher, made) for event, matcher in events(tool_snapshots).items()}
 
 
 def is_ours(found: Any) -> bool:
-    """A handler convgit installed (this version or another): its command is the hook's,
-    guarded or not. A command of the user's that runs the hook among other things is theirs."""
+    """A handler convgit installed (this version or another, whichever convgit path it names):
+    its command only runs the hook, guarded or not. A command of the user's that runs the hook
+    among other things is theirs."""
+    from convgit.agents import hook_command
+
     if not isinstance(found, dict) or found.get("type", "command") != "command":
         return False
     command = found.get("command")
-    return isinstance(command, str) and _OURS.fullmatch(command.strip()) is not None
+    return isinstance(command, str) and hook_command.is_hook_command(command, AGENT)
 
 
 def config_dir(env: Mapping[str, str] = os.environ) -> Path:

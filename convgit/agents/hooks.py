@@ -38,8 +38,9 @@ class Change:
 
 @dataclass(frozen=True)
 class ScopeState:
-    """convgit's hooks in one settings file: ``installed`` (all, as this version writes them),
-    ``out of date`` (some, or another version's), ``not installed``, or ``unreadable``."""
+    """convgit's hooks in one settings file: ``installed`` (on the events this version
+    installs), ``out of date`` (on other events: an older install), ``not installed``, or
+    ``unreadable``; ``problem``: why it cannot be read, or why its command would not run."""
 
     scope: str
     path: Path
@@ -65,20 +66,97 @@ def _file(agent: ModuleType, scope: str, project: Path) -> Path:
     return path
 
 
-def install(agent: ModuleType, scope: str, project: Path, backups: Path) -> Change:
-    """Merge convgit's handlers into the settings file of ``scope``; nothing else changes."""
+def install(
+    agent: ModuleType, scope: str, project: Path, backups: Path, wanted: settings.Wanted
+) -> Change:
+    """Merge convgit's handlers (``wanted``, from the agent's ``wanted()``) into the settings
+    file of ``scope``; nothing else changes. The handlers of another version, on other events,
+    go. The file as it was before convgit's first handler went in is kept, for ``uninstall``."""
     found = settings.load(_file(agent, scope, project))
-    merged = settings.merge(found.value, agent.wanted(), agent.is_ours)
+    merged = settings.merge(found.value, wanted, agent.is_ours)
+    if not settings.installed(found.value, agent.is_ours) and merged != found.value:
+        before = _before_install(agent, scope, found.path, backups)
+        if found.raw is None:
+            settings.write_atomically(before.with_suffix(".absent"), b"", 0o600)
+            before.unlink(missing_ok=True)
+        else:
+            settings.write_atomically(before, found.raw, 0o600)
+            before.with_suffix(".absent").unlink(missing_ok=True)
     return _saved(agent, scope, found, merged, backups)
 
 
 def uninstall(agent: ModuleType, scope: str, project: Path, backups: Path) -> Change:
-    """Take convgit's handlers out of the settings file of ``scope``, and what that emptied."""
+    """Take convgit's handlers out of the settings file of ``scope``, and what that emptied.
+    When nothing else changed in it since the install, the file gets its bytes back (or is
+    removed, when the install made it)."""
     found = settings.load(_file(agent, scope, project))
     if found.raw is None:
         return Change(agent.AGENT, scope, found.path, False, [], None)
     cleaned = settings.remove(found.value, agent.is_ours)
+    before = _before_install(agent, scope, found.path, backups)
+    if cleaned != found.value:
+        exact = _as_before(before, cleaned)
+        if exact is not None:
+            return _put_back(agent, scope, found, before, exact, backups)
     return _saved(agent, scope, found, cleaned, backups)
+
+
+def _before_install(agent: ModuleType, scope: str, path: Path, backups: Path) -> Path:
+    import hashlib
+
+    key = hashlib.sha1(str(path).encode()).hexdigest()[:12]
+    return backups.parent / "settings-before-install" / f"{agent.AGENT}-{scope}-{key}.json"
+
+
+def _as_before(before: Path, cleaned: dict[str, Any]) -> bytes | None:
+    """The bytes the file had before the install (b"" and a missing file: ``None`` for "none"
+    is told by the ``.absent`` marker) when ``cleaned`` means what they meant; else None."""
+    if before.with_suffix(".absent").exists():
+        return b"" if _meaning(cleaned) == {} else None
+    try:
+        kept = settings.load(before)
+    except ConvgitError:
+        return None
+    if kept.raw is None or _meaning(kept.value) != _meaning(cleaned):
+        return None
+    return kept.raw
+
+
+def _meaning(value: dict[str, Any]) -> dict[str, Any]:
+    """``value`` without the groups, events and ``hooks`` that hold no handler (they mean
+    nothing to the agent)."""
+    hooks = value.get("hooks")
+    if not isinstance(hooks, dict):
+        return value
+    kept = {}
+    for event, groups in hooks.items():
+        full = [g for g in groups if isinstance(g, dict) and g.get("hooks")]
+        if full:
+            kept[event] = full
+    rest = {k: v for k, v in value.items() if k != "hooks"}
+    return {**rest, "hooks": kept} if kept else rest
+
+
+def _put_back(
+    agent: ModuleType,
+    scope: str,
+    found: settings.Settings,
+    before: Path,
+    exact: bytes,
+    backups: Path,
+) -> Change:
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    backup = backups / f"{stamp}-{agent.AGENT}-{scope}-{found.path.name}"
+    assert found.raw is not None
+    settings.write_atomically(backup, found.raw, 0o600)
+    absent = before.with_suffix(".absent")
+    if absent.exists():
+        found.path.unlink()
+        absent.unlink()
+    else:
+        settings.write_atomically(found.path, exact, found.mode)
+        before.unlink()
+    return Change(agent.AGENT, scope, found.path, True, [], backup)
 
 
 def _saved(
@@ -96,10 +174,12 @@ def _saved(
     return Change(agent.AGENT, scope, found.path, changed, events, kept)
 
 
-def status(agent: ModuleType, project: Path) -> list[ScopeState]:
-    """convgit's hooks in every settings file of ``agent``."""
+def status(agent: ModuleType, project: Path, events: dict[str, str | None]) -> list[ScopeState]:
+    """convgit's hooks in every settings file of ``agent``, against the ``events`` (event ->
+    matcher) this version installs; and whether their command would run here."""
+    from convgit.agents import hook_command
+
     states = []
-    wanted = agent.wanted()
     for scope in agent.SCOPES:
         path = _file(agent, scope, project)
         try:
@@ -108,18 +188,25 @@ def status(agent: ModuleType, project: Path) -> list[ScopeState]:
             states.append(ScopeState(scope, path, "unreadable", [], exc.message))
             continue
         ours = settings.installed(found.value, agent.is_ours)
-        events = _in_order(agent, ours)
+        names = _in_order(agent, ours)
         if not ours:
-            state = "not installed"
-        elif settings.merge(found.value, wanted, agent.is_ours) == found.value:
-            state = "installed"
-        else:
-            state = "out of date"
-        states.append(ScopeState(scope, path, state, events))
+            states.append(ScopeState(scope, path, "not installed", names))
+            continue
+        same = set(ours) == set(events) and all(
+            [matcher for matcher, _ in ours[event]] == [events[event]] for event in events
+        )
+        problem = None
+        for command in sorted({str(h.get("command")) for pairs in ours.values() for _, h in pairs}):
+            if hook_command.would_run(command) is None:
+                problem = "its command would start no convgit from this shell: " + command
+                break
+        states.append(
+            ScopeState(scope, path, "installed" if same else "out of date", names, problem)
+        )
     return states
 
 
 def _in_order(agent: ModuleType, events: Any) -> list[str]:
     """Event names in the order the agent module lists them, others after."""
-    order = list(agent.EVENTS)
+    order = list(agent.ALL_EVENTS)
     return sorted(events, key=lambda e: (order.index(e) if e in order else len(order), e))

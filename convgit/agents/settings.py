@@ -182,17 +182,17 @@ def save(settings: Settings, value: dict[str, Any], backup: Path | None = None) 
     if settings.raw is not None and value == settings.value:
         return False
     if backup is not None and settings.raw is not None:
-        _write_atomically(backup, settings.raw, 0o600)
+        write_atomically(backup, settings.raw, 0o600)
     try:
         text = json.dumps(value, indent=2, ensure_ascii=False) + "\n"
         data = text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate, read from a \\u escape: keep it escaped
         data = (json.dumps(value, indent=2) + "\n").encode("ascii")
-    _write_atomically(settings.path, data, settings.mode)
+    write_atomically(settings.path, data, settings.mode)
     return True
 
 
-def _write_atomically(path: Path, data: bytes, mode: int | None) -> None:
+def write_atomically(path: Path, data: bytes, mode: int | None) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

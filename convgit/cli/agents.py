@@ -4,7 +4,7 @@
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -104,28 +104,69 @@ def _project() -> Path:
     return found.worktree if found and found.worktree else options.directory.resolve()
 
 
-def _backups() -> Path:
+def _backups(scope: str) -> Path:
+    """Where the backups of a settings file go: the project's store in git; for the user's
+    own settings, or outside git, the per-user folder (never a store made in whatever folder
+    this runs in)."""
     from convgit.store.location import locate
 
-    return locate(options.directory, options.store).root / "backups"
+    location = locate(options.directory, options.store)
+    if scope == "user" or (location.git is None and not location.root.is_dir()):
+        from convgit.store import userstore
+
+        return userstore.backups()
+    return location.root / "backups"
+
+
+def _tool_snapshots() -> bool:
+    from convgit import live
+
+    return live.tool_snapshots(_location())
+
+
+def _location() -> Any:
+    from convgit.store.location import locate
+
+    return locate(options.directory, options.store, per_user=True)
 
 
 @command("install", group=hooks_app)
 def hooks_install(
     agent: Annotated[str, typer.Argument(help="The agent: claude-code.")],
     scope: ScopeOption = "local",
+    program: Annotated[
+        str | None,
+        typer.Option(
+            "--command",
+            help="The convgit the hooks run (default: this one, by its absolute path, with the"
+            " PATH's as a fallback), e.g. convgit or '/opt/venv/bin/python -m convgit'.",
+        ),
+    ] = None,
     json: JsonFlag = False,
 ) -> None:
     """Add convgit's hooks to the agent's settings (every other setting and hook is kept):
-    from then on every prompt, reply and tool call is recorded, with a snapshot per turn."""
+    from then on every prompt, reply and tool call is recorded, with a snapshot per turn.
+    Installing again replaces the hooks of an older version (on other events) with these."""
     from convgit import agents, reports
     from convgit.agents import hooks
 
-    change = hooks.install(agents.integration(agent), scope, _project(), _backups())
+    if program is not None and not program.strip():
+        raise UsageError("--command is empty: give the convgit the hooks should run.")
+    integration = agents.integration(agent)
+    wanted = integration.wanted(program, _tool_snapshots())
+    project = _project()
+    change = hooks.install(integration, scope, project, _backups(scope), wanted)
+    excluded = None
+    if scope == "local":
+        from convgit.agents import exclude
+
+        excluded = exclude.keep_out_of_git(project, change.path)
     if json:
-        out(change.to_json())
+        out({**change.to_json(), "excluded": excluded})
     else:
         show(*reports.hooks_change_words(change, "install"))
+        if excluded:
+            show(f"added {excluded} to .git/info/exclude (git ignores it, as Claude does)")
 
 
 @command("uninstall", group=hooks_app)
@@ -134,11 +175,12 @@ def hooks_uninstall(
     scope: ScopeOption = "local",
     json: JsonFlag = False,
 ) -> None:
-    """Take convgit's hooks out of the agent's settings, and nothing else."""
+    """Take convgit's hooks out of the agent's settings, and nothing else (a file nothing
+    else changed in since the install gets its bytes back; one the install made goes)."""
     from convgit import agents, reports
     from convgit.agents import hooks
 
-    change = hooks.uninstall(agents.integration(agent), scope, _project(), _backups())
+    change = hooks.uninstall(agents.integration(agent), scope, _project(), _backups(scope))
     if json:
         out(change.to_json())
     else:
@@ -147,16 +189,24 @@ def hooks_uninstall(
 
 @command("status", group=hooks_app)
 def hooks_status(json: JsonFlag = False) -> None:
-    """Where convgit's hooks are installed, whether the agent can run them, and the hook log."""
+    """Where convgit's hooks are installed, whether the agent can run them, the hook log, and
+    the hook events that failed since the last that succeeded."""
     import shutil
 
-    from convgit import agents, hook, reports
+    from convgit import agents, hook, hook_failures, reports
     from convgit.agents import hooks
-    from convgit.store.location import locate
 
-    found = {name: hooks.status(agents.integration(name), _project()) for name in agents.AGENTS}
-    log = hook.log_path(locate(options.directory, options.store).root)
+    tool_snapshots = _tool_snapshots()
+    found = {
+        name: hooks.status(
+            agents.integration(name), _project(), agents.integration(name).events(tool_snapshots)
+        )
+        for name in agents.AGENTS
+    }
+    root = _location().root
+    log = hook.log_path(root)
     report = hook.read_log(log)
+    failures = hook_failures.current(root)
     on_path = shutil.which("convgit")
     if json:
         out(
@@ -165,10 +215,12 @@ def hooks_status(json: JsonFlag = False) -> None:
                 "on_path": on_path,
                 "log": str(log),
                 **report.to_json(),
+                "hook_failures": failures,
             }
         )
     else:
         show(*reports.hooks_status_words(found, on_path, str(log), report.to_json()))
+        show(*reports.hook_failure_words(failures))
 
 
 @command("hook")

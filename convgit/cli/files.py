@@ -19,7 +19,14 @@ from convgit.cli.program import (
     options,
     out,
 )
-from convgit.errors import RefusedError, SignalReceived, StoppedError, UsageError, signal_name
+from convgit.errors import (
+    NotFoundError,
+    RefusedError,
+    SignalReceived,
+    StoppedError,
+    UsageError,
+    signal_name,
+)
 from convgit.session import Session
 from convgit.session_runs import WORKING_TREE
 from convgit.store.sidecar import is_saved_ref
@@ -28,14 +35,24 @@ from convgit.store.sidecar import is_saved_ref
 @command()
 def status(json: JsonFlag = False) -> None:
     """Both tracks: where the context is, and which snapshot the files match."""
-    from convgit import render
+    from convgit import hook_failures, render, reports
 
-    session = open_session()
+    try:
+        session = open_session()
+    except NotFoundError:  # no session yet: the hook that would have made it may have failed
+        from convgit.store.location import locate
+
+        failed = hook_failures.current(locate(options.directory, options.store).root)
+        if failed and not json:
+            show(*reports.hook_failure_words(failed))
+        raise
     st = session.status()
+    failures = hook_failures.current(session.location.root)
     if json:
-        out(st.to_json())
+        out({**st.to_json(), "hook_failures": failures})
     else:
         show(*render.status_words(st, render.Names(session.view())))
+        show(*reports.hook_failure_words(failures))
 
 
 @command()

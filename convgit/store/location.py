@@ -179,11 +179,14 @@ class StoreLocation:
         )
 
 
-def locate(start: Path | str = ".", store: Path | str | None = None) -> StoreLocation:
+def locate(
+    start: Path | str = ".", store: Path | str | None = None, *, per_user: bool = False
+) -> StoreLocation:
     """The store for ``start``: ``--store``/``CONVGIT_STORE``; else, in git, a ``.convgit`` store
     between ``start`` and the worktree's root (made before the folder became a repository), else
     ``<git-common-dir>/convgit``; outside git, the nearest ``.convgit`` folder above ``start``,
-    else ``<start>/.convgit``."""
+    else the per-user store the hooks keep for it or a folder above (``userstore``), else
+    ``<start>/.convgit`` (``per_user``, for the hooks: the per-user store of ``start``)."""
     start = Path(start)
     git = find_git(start)
     chosen = store or os.environ.get("CONVGIT_STORE")
@@ -204,6 +207,14 @@ def locate(start: Path | str = ".", store: Path | str | None = None) -> StoreLoc
     for folder in (here, *here.parents):
         if (folder / ".convgit").is_dir():
             return StoreLocation(folder / ".convgit", None)
+    from convgit.store import userstore
+
+    for folder in (here, *here.parents):  # the hooks' store of a folder outside git
+        kept = userstore.folder_store(folder)
+        if (kept / "sessions").is_dir():
+            return StoreLocation(kept, None)
+    if per_user:
+        return StoreLocation(userstore.folder_store(here), None)
     return StoreLocation(here / ".convgit", None)
 
 

@@ -90,6 +90,7 @@ class Agent:
         path = os.environ.get("PATH", "/usr/bin:/bin")
         env.update(
             PATH=f"{Path(sys.executable).parent}{os.pathsep}{path}",
+            PYTHONPATH=str(ROOT),  # a `convgit` the agent's hooks start is this checkout's
             HOME=str(self.home),
             TMPDIR=str(tmp),
             LANG="C.UTF-8",

@@ -220,7 +220,7 @@ def test_a_failing_hook_exits_0_logs_and_claude_finishes_and_the_next_turn_catch
         second = claude_code.run("turn two", resume=first.session_id)
     assert second.output == "Two." and second.seconds < 25
     stuck = [line for line in hook_log(project) if "problem" in line and "lock" in line]
-    assert {line.split()[2] for line in stuck} >= {"Stop", "SessionEnd"}
+    assert {line.split()[2] for line in stuck} >= {"Stop"}
     assert "Two." not in [reply_text(e) for e in convgit_json(project.path, "log")["entries"]]
 
     # the repository is broken: git fails, the conversation is still kept
@@ -324,6 +324,10 @@ def test_a_prompt_typed_while_a_tool_runs_and_a_retried_delivery_record_nothing_
     )
 
     # every event delivered once more, as Claude would run the hook: nothing new is recorded
+    # (once what Claude wrote after its last hook, its own bookkeeping, is imported: no
+    # SessionEnd hook brings it in; the next event does)
+    (transcript,) = claude_dir.glob("*.jsonl")
+    convgit(project.path, "import", "claude-code", str(transcript))
     before = store_bytes(project)
     events = kept.read_text().splitlines()
     assert [json.loads(e)["hook_event_name"] for e in events] == [

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.agents.hooked import (
     calls_of,
     convgit,
@@ -48,22 +50,31 @@ def test_a_forked_claude_session_is_a_branch_of_the_same_convgit_session(
 
 
 def test_outside_git_the_conversation_is_kept_without_snapshots(
-    model_server: ModelServer, claude_code: ClaudeCode, tmp_path: Path
+    model_server: ModelServer,
+    claude_code: ClaudeCode,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Outside git the session lives in the per-user store (keyed by folder), not in a
+    `.convgit` of every folder Claude runs in; a folder that never had a turn gets nothing."""
+    xdg = tmp_path / "xdg"
+    monkeypatch.setenv("XDG_DATA_HOME", str(xdg))  # for convgit here and Claude's hooks
     plain = tmp_path / "plain"
     plain.mkdir()
     convgit(plain, "hooks", "install", "claude-code")
     model_server.expect(
         call("Write", {"file_path": str(plain / "a.txt"), "content": "a\n"}), say("Wrote a.")
     )
-    run = claude_code.run("Write a.txt", cwd=plain)
-    assert (plain / ".convgit" / "sessions").is_dir()
+    run = claude_code.run("Write a.txt", cwd=plain, env={"XDG_DATA_HOME": str(xdg)})
+    assert not (plain / ".convgit").exists()
+    (store,) = (xdg / "convgit" / "folders").iterdir()
+    assert (store / "sessions").is_dir()
     (found,) = convgit_json(plain, "sessions")["sessions"]
     assert found["agent_session_id"] == run.session_id and found["snapshots"] is False
     path = convgit_json(plain, "log")["entries"]
     assert [reply_text(e) for e in path if e["role"] != "tool"] == ["Write a.txt", "", "Wrote a."]
     assert "no git repository" in convgit(plain, "status")
-    log = (plain / ".convgit" / "logs" / "hooks.log").read_text()
+    log = (store / "logs" / "hooks.log").read_text()
     assert "problem" not in log
 
 
@@ -78,6 +89,7 @@ def test_subagent_work_is_a_side_branch_and_a_compaction_an_entry(
         say("The subagent wrote sub.txt."),
         say("Main: done."),
         say("<summary>The user had a subagent write sub.txt.</summary>"),  # /compact's request
+        say("Went on."),
     )
     first = claude_code.run("Have a subagent write sub.txt")
     assert first.output == "Main: done."
@@ -92,6 +104,8 @@ def test_subagent_work_is_a_side_branch_and_a_compaction_an_entry(
     assert "sub.txt" in project.tree_paths(snapshot["tree"])
 
     claude_code.run("/compact", resume=first.session_id)
+    # Claude writes the compaction after its hooks: the next turn's Stop imports it
+    assert claude_code.run("Go on", resume=first.session_id).output == "Went on."
     (compaction,) = [
         e for e in convgit_json(project.path, "tree")["entries"] if e["type"] == "compaction"
     ]
@@ -112,10 +126,10 @@ def test_per_tool_snapshots_are_taken_when_config_asks(
             {"hooks": {"PostToolUse": [{"hooks": [{"type": "command", "command": command}]}]}}
         )
     )
-    convgit(project.path, "hooks", "install", "claude-code")
     store = project.path / ".git" / "convgit"
     store.mkdir(parents=True, exist_ok=True)
     (store / "config.toml").write_text("[hooks]\ntool_snapshots = true\n")
+    convgit(project.path, "hooks", "install", "claude-code")  # PostToolUse on Bash too
     model_server.expect(
         call("Write", {"file_path": str(project.path / "a.txt"), "content": "a\n"}),
         call("Bash", {"command": "echo b > b.txt"}),

@@ -1,0 +1,109 @@
+"""The shell command an agent's settings run for convgit's hook: which convgit it starts, and
+how a handler is recognised as convgit's whatever convgit path the user gave it since.
+
+The command names the convgit that installed it by its absolute path (the Python that runs
+``-m convgit``, and the folder convgit is in), so it runs when ``convgit`` is not on the PATH of the
+shell that started the agent; when that path is gone it falls back to the ``convgit`` on the
+PATH, and when there is none it does nothing (the agent goes on). ``--command`` chooses another
+program. A handler is convgit's when every step of its command is a run of the hook or one of
+these guards, whichever convgit path it names; a command of the user's that does more (a pipe,
+another program) is theirs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent.parent  # this convgit's package folder
+# on a machine (or a teammate's) without convgit, the hook does nothing and the agent goes on
+FALLBACK = "command -v convgit >/dev/null 2>&1 || exit 0; exec convgit"
+_PREFIX = re.compile(r"((?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*)(.*)", re.DOTALL)
+_STEP = re.compile(r"\s*(?:;|&&|\|\||\n)\s*")
+_GUARDS = (
+    re.compile(r"\[ -[xf] (?:'[^']*'|[^\s;|&]+) \]"),
+    re.compile(r"command -v \S+(?: >/dev/null)?(?: 2>&1)?"),
+    re.compile(r"exit 0|true|:"),
+)
+
+
+def this_convgit() -> str:
+    """This convgit as shell words: this Python, started without ``site`` (``-S``: the
+    ``.pth`` files of every installed package are not read, which is most of Python's start),
+    running ``-m convgit`` with the folders of this convgit and of the hook's one dependency
+    (orjson) first on its path. An editable install or a clone run from PYTHONPATH is found
+    as well as an installed one."""
+    import orjson
+
+    folders: list[str] = []
+    for folder in (_PACKAGE.parent, Path(orjson.__file__).resolve().parent.parent):
+        if str(folder) not in folders:
+            folders.append(str(folder))
+    path = "PYTHONPATH=" + ":".join(shlex.quote(f) for f in folders)
+    return f"{path}${{PYTHONPATH:+:$PYTHONPATH}} {shlex.quote(sys.executable)} -S -m convgit"
+
+
+def command(agent: str, program: str | None = None) -> str:
+    """The command a settings file runs for ``agent``'s hook: ``program`` (default: this
+    convgit) when it is there, else the ``convgit`` on the PATH, else nothing."""
+    chosen = program or this_convgit()
+    found = _PREFIX.match(chosen)
+    prefix, rest = (found[1], found[2]) if found else ("", chosen)
+    run = f"{prefix}exec {rest} hook {agent}"
+    words = _words(rest)
+    if not words or "/" not in words[0]:  # a name the PATH finds: as given, guarded
+        name = shlex.quote(words[0] if words else chosen)
+        return f"command -v {name} >/dev/null 2>&1 || exit 0; {run}"
+    checks = [f"[ -x {shlex.quote(words[0])} ]"]
+    if program is None:  # this convgit: its folder must still be there
+        checks.append(f"[ -f {shlex.quote(str(_PACKAGE / '__init__.py'))} ]")
+    return f"{' && '.join(checks)} && {run}; {FALLBACK} hook {agent}"
+
+
+def is_hook_command(text: str, agent: str) -> bool:
+    """True when ``text`` is a command convgit installed for ``agent`` (any version, any
+    convgit path): only runs of the hook and guards."""
+    run = re.compile(
+        r"(?:exec )?(?:(?:'[^']*'|[^\s;|&<>'])+ )+hook " + re.escape(agent) + r"(?: [^;|&<>]*)?"
+    )
+    runs = 0
+    for step in _STEP.split(text.strip()):
+        if not step:
+            continue
+        if run.fullmatch(step) and "convgit" in step:
+            runs += 1
+        elif not any(guard.fullmatch(step) for guard in _GUARDS):
+            return False
+    return runs > 0
+
+
+PROBE = "CONVGIT_HOOK_PROBE"  # set: the hook says which convgit it is, and does nothing
+
+
+def would_run(text: str) -> str | None:
+    """The convgit the installed command ``text`` starts in this shell (its package folder),
+    found by running it with ``PROBE`` set; None when it starts none."""
+    try:
+        done = subprocess.run(
+            ["sh", "-c", text],
+            env={**os.environ, PROBE: "1"},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    said = done.stdout.strip()
+    return said[len("convgit ") :] if said.startswith("convgit ") else None
+
+
+def _words(step: str) -> list[str]:
+    try:
+        return shlex.split(step)
+    except ValueError:
+        return []

@@ -1,0 +1,166 @@
+"""Where convgit's hooks leave things: `hooks install --scope local` keeps Claude's local settings
+out of git as Claude does; outside a git repository the hooks keep one per-user store (under
+$XDG_DATA_HOME) keyed by folder, and a folder that never had a turn gets nothing; `hooks
+uninstall --scope user` gives ~/.claude/settings.json back byte for byte (a file the install
+made is removed), its backups going to the per-user store. Through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.workspace.gitrepo import GitRepo, UserStateGuard, init_repo
+
+SESSION = "0b9c3f4e-1111-4222-8333-944445555999"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Any:
+    made = init_repo(tmp_path / "project")
+    guard = UserStateGuard()
+    guard.watch(made.path)
+    yield made
+    guard.verify()
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """A per-user folder and a Claude folder of the test's own."""
+    return {
+        **os.environ,
+        "XDG_DATA_HOME": str(tmp_path / "xdg"),
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "claude-home"),
+    }
+
+
+def run(cwd: Path, env: dict[str, str], *args: str, stdin: str | None = None) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "convgit", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
+        input=stdin,
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr, (args, done.stderr)
+    return done.stdout
+
+
+def ignored(repo: GitRepo, path: str) -> bool:
+    done = subprocess.run(["git", "check-ignore", "-q", path], cwd=repo.path)
+    return done.returncode == 0
+
+
+def test_install_local_keeps_the_local_settings_out_of_git(
+    repo: GitRepo, env: dict[str, str]
+) -> None:
+    exclude = repo.path / ".git" / "info" / "exclude"
+    before = exclude.read_bytes() if exclude.exists() else b""
+    assert not ignored(repo, ".claude/settings.local.json")
+    said = run(repo.path, env, "hooks", "install", "claude-code")
+    assert ignored(repo, ".claude/settings.local.json")
+    assert exclude.read_bytes() == before + b"/.claude/settings.local.json\n"
+    assert ".git/info/exclude" in said
+    assert "??" not in subprocess.run(
+        ["git", "status", "--porcelain"], cwd=repo.path, capture_output=True, text=True
+    ).stdout.replace("?? .claude/settings.local.json", "")  # nothing else appeared
+    run(repo.path, env, "hooks", "uninstall", "claude-code")
+    run(repo.path, env, "hooks", "install", "claude-code")  # ignored already: added once
+    assert exclude.read_bytes() == before + b"/.claude/settings.local.json\n"
+
+
+def test_install_local_leaves_exclude_alone_when_git_ignores_the_file_already(
+    repo: GitRepo, env: dict[str, str], tmp_path: Path
+) -> None:
+    other = init_repo(tmp_path / "other")
+    (other.path / ".gitignore").write_text(".claude/\n")
+    exclude = other.path / ".git" / "info" / "exclude"
+    before = exclude.read_bytes() if exclude.exists() else None
+    said = json.loads(run(other.path, env, "hooks", "install", "claude-code", "--json"))
+    assert said["excluded"] is None
+    assert (exclude.read_bytes() if exclude.exists() else None) == before
+
+
+def event(name: str, cwd: Path, transcript: Path, **more: Any) -> str:
+    payload = {
+        "session_id": SESSION,
+        "transcript_path": str(transcript),
+        "cwd": str(cwd),
+        "hook_event_name": name,
+        **more,
+    }
+    return json.dumps(payload)
+
+
+def line(kind: str, uuid: str, parent: str | None, content: Any, **more: Any) -> str:
+    message: dict[str, Any] = {"role": kind, "content": content}
+    if kind == "assistant":
+        message.update(id=f"msg_{uuid}", type="message", model="claude-test")
+    record = {
+        "parentUuid": parent,
+        "type": kind,
+        "message": message,
+        "uuid": uuid,
+        "timestamp": "2026-12-01T10:00:00.000Z",
+        "sessionId": SESSION,
+        **more,
+    }
+    return json.dumps(record) + "\n"
+
+
+def test_outside_git_the_hooks_keep_a_per_user_store_and_a_folder_without_a_turn_gets_nothing(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    xdg = tmp_path / "xdg"
+    idle, busy = tmp_path / "idle", tmp_path / "busy"
+    idle.mkdir()
+    busy.mkdir()
+    transcript = tmp_path / f"{SESSION}.jsonl"
+    transcript.write_text("")
+    hook = ("hook", "claude-code")
+    for name in ("SessionStart", "SessionEnd"):  # an older install's events, no turn
+        assert run(idle, env, *hook, stdin=event(name, idle, transcript, source="startup")) == ""
+    assert list(idle.iterdir()) == []
+    assert not (xdg / "convgit" / "folders").exists()
+
+    assert run(busy, env, *hook, stdin=event("UserPromptSubmit", busy, transcript)) == ""
+    with transcript.open("a") as out:
+        out.write(line("user", "u-1", None, "Hello"))
+        out.write(line("assistant", "a-1", "u-1", [{"type": "text", "text": "Hi."}]))
+    stop = event("Stop", busy, transcript, last_assistant_message="Hi.")
+    assert run(busy, env, *hook, stdin=stop) == ""
+    assert list(busy.iterdir()) == []  # no .convgit in the folder
+    (store,) = (xdg / "convgit" / "folders").iterdir()
+    assert store.name.startswith("busy-")
+    path = json.loads(run(busy, env, "log", "--json"))["entries"]
+    assert path[0]["content"] == "Hello"
+    assert "problem" not in (store / "logs" / "hooks.log").read_text()
+
+
+@pytest.mark.parametrize(
+    "before",
+    [None, b'{"theme":"dark","hooks":{"Stop":[{"hooks":[{"type":"command","command":"x"}]}]}}'],
+    ids=["no-file", "compact-file"],
+)
+def test_uninstall_user_gives_the_settings_back_byte_for_byte(
+    tmp_path: Path, env: dict[str, str], before: bytes | None
+) -> None:
+    plain = tmp_path / "somewhere"  # not a repository, as a user's home often is not
+    plain.mkdir()
+    settings = Path(env["CLAUDE_CONFIG_DIR"]) / "settings.json"
+    if before is not None:
+        settings.parent.mkdir()
+        settings.write_bytes(before)
+    run(plain, env, "hooks", "install", "claude-code", "--scope", "user")
+    assert "UserPromptSubmit" in json.loads(settings.read_text())["hooks"]
+    run(plain, env, "hooks", "uninstall", "claude-code", "--scope", "user")
+    assert (settings.read_bytes() if settings.exists() else None) == before
+    assert list(plain.iterdir()) == []  # no backups (nor store) in the folder it ran in
+    backups = tmp_path / "xdg" / "convgit" / "backups"
+    assert backups.is_dir() and list(backups.iterdir())
