@@ -64,10 +64,16 @@ def test_the_transcript_holds_exactly_the_lines_of_the_path_byte_for_byte(
 ) -> None:
     folder, transcript = imported(tmp_path, fixture)
     result = resumed(folder, ref)
-    assert set(result) == {"agent", "agent_session_id", "path", "command", "entry"}
+    assert set(result) == {
+        "agent", "agent_session_id", "path", "command", "entry", "written", "resume_at"
+    }  # fmt: skip
+    # the fixture's file is not named by its session, so Claude could not resume it itself
+    assert result["written"] is True and result["resume_at"] is None
     assert result["command"] == f"claude -r {result['agent_session_id']}"
     written = Path(result["path"])
     assert written == transcript.parent / f"{result['agent_session_id']}.jsonl"
+    # `claude -c` continues the newest transcript: still the one it was
+    assert written.stat().st_mtime < transcript.stat().st_mtime
     original = transcript.read_bytes().splitlines(keepends=True)
     assert written.read_bytes() == b"".join(original[n - 1] for n in lines)
     last = json.loads(written.read_bytes().splitlines()[-1])

@@ -200,6 +200,11 @@ def _fields(line: bytes) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def uuid_of(line: bytes) -> str | None:
+    """The ``uuid`` of a transcript line, if it has one."""
+    return _uuid_of(line)
+
+
 def _uuid_of(line: bytes) -> str | None:
     uuid = _fields(line).get("uuid")
     return uuid if isinstance(uuid, str) else None
@@ -210,5 +215,58 @@ def _parent_of(line: bytes) -> str | None:
     return parent if isinstance(parent, str) else None
 
 
-def resume_command(agent_session: str) -> str:
-    return f"claude -r {agent_session}"
+def resume_command(agent_session: str, at: str | None = None) -> str:
+    """The command that resumes ``agent_session``: at its leaf, or with ``at`` at that record
+    (Claude's own ``--resume-session-at``: the model is sent root to ``at``, and the new prompt
+    hangs below it in the same transcript)."""
+    found = f"claude -r {agent_session}"
+    return found if at is None else f"{found} --resume-session-at {at}"
+
+
+_MESSAGES = ("user", "assistant")
+
+
+def resumable_at(data: bytes) -> frozenset[str]:
+    """The uuids of a transcript's messages that ``claude -r S --resume-session-at UUID``
+    reaches: those on the chain Claude loads now (parentUuid from the leaf it picks up; a
+    compaction's boundary ends it). Claude picks the leaf from the last ``last-prompt`` record
+    (its ``leafUuid``, when that message has no message below it, or when ``explicit``), else
+    the last message in the file; to be safe, only what is on the chains of both counts."""
+    parents: dict[str, str | None] = {}
+    kinds: dict[str, str] = {}
+    has_child: set[str] = set()
+    last_message: str | None = None
+    last_prompt: dict[str, Any] | None = None
+    for line in data.splitlines():
+        value = _fields(line)
+        kind = value.get("type")
+        if kind == "last-prompt":
+            last_prompt = value
+            continue
+        uuid = value.get("uuid")
+        if not isinstance(uuid, str) or value.get("isSidechain") is True:
+            continue
+        parent = value.get("parentUuid")
+        parents[uuid] = parent if isinstance(parent, str) else None
+        kinds[uuid] = str(kind)
+        if kind in _MESSAGES:
+            last_message = uuid
+            if isinstance(parent, str):
+                has_child.add(parent)
+    leaves = {last_message}
+    chosen = None if last_prompt is None else last_prompt.get("leafUuid")
+    if isinstance(chosen, str) and kinds.get(chosen) in _MESSAGES:
+        if last_prompt is not None and last_prompt.get("explicit") is True:
+            leaves = {chosen}
+        elif chosen not in has_child:
+            leaves.add(chosen)
+    chains = []
+    for leaf in leaves:
+        chain: set[str] = set()
+        at = leaf
+        while at is not None and at not in chain and at in parents:
+            chain.add(at)
+            at = parents[at]
+        chains.append(chain)
+    found = set.intersection(*chains) if chains else set()
+    return frozenset(uuid for uuid in found if kinds.get(uuid) in _MESSAGES)
