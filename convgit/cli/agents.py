@@ -25,27 +25,41 @@ from convgit.errors import NotFoundError, UsageError
 @command("import")
 def import_cmd(
     agent: Annotated[
-        str, typer.Argument(help="The agent that wrote the file: claude-code, codex, gemini, pi.")
+        str,
+        typer.Argument(
+            help="The agent that wrote the file: claude-code, codex, gemini, pi (left out:"
+            " recognised from the file's content).",
+            metavar="[AGENT]",
+        ),
     ],
-    file: Annotated[Path, typer.Argument(help="The agent's session file (its transcript).")],
+    file: Annotated[
+        Path | None, typer.Argument(help="The agent's session file (its transcript).")
+    ] = None,
     json: JsonFlag = False,
 ) -> None:
     """Import an agent's session into the convgit session that mirrors it (one per agent
     session; found again on the next import, which adds only what is new). Nothing is
-    snapshotted: today's files are not those of the turns imported."""
+    snapshotted: today's files are not those of the turns imported. A file of another agent
+    than AGENT is refused; without AGENT the agent is recognised from the file."""
     from convgit import reports
     from convgit.formats import importing
 
-    importer = importing.importer(agent)
+    chosen: str | None = agent
+    if file is None:
+        if agent in importing.IMPORTERS and not Path(agent).exists():
+            raise UsageError(f"Give the {agent} file to import.", f"convgit import {agent} FILE")
+        chosen, file = None, Path(agent)
     results = session_import.import_file(
-        agent, file, options.directory, store_dir=options.store, fsync=options.fsync
+        chosen, file, options.directory, store_dir=options.store, fsync=options.fsync
     )
     if json:
         out(results[0].to_json() if len(results) == 1 else [r.to_json() for r in results])
         return
-
+    title = importing.importer(results[0].agent).title
+    if chosen is None:
+        show(f"{file} is a {title} session file (recognised from its content)")
     for result in results:
-        show(*reports.import_words(result, importer.title))
+        show(*reports.import_words(result, title))
 
 
 @command("export")
