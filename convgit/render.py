@@ -330,6 +330,12 @@ def restore_words(result: RestoreResult) -> list[str]:
         what = f"the snapshot of {result.target}"
     lines = changes_lines(result.changes)
     lines += [f"left alone: {s.path} ({_why(s.reason)})" for s in result.changes.left_alone]
+    if result.agent_files:
+        them = "it" if len(result.agent_files) == 1 else "them"
+        lines.append(
+            f"ignored by git, restored because the agent wrote {them}:"
+            f" {_names(list(result.agent_files))}"
+        )
     replaced = result.changes.replaced
     if result.dry_run:
         if not result.changes:

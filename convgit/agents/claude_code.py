@@ -6,8 +6,9 @@ The hooks (one command for every event; the event's name comes on stdin):
   finds its own; a fork is attached when its file shows whose lines it copied);
 * ``UserPromptSubmit``: the files are snapshotted if they changed since the last snapshot
   (the user's own edits), the turn is open;
-* ``PostToolUse`` on the tools that edit files: a snapshot per tool call, when
-  ``[hooks] tool_snapshots = true`` in config.toml (otherwise it returns at once);
+* ``PostToolUse`` on the tools that edit files: the file a file tool wrote is listed to be kept
+  in the snapshots even when git ignores it (unless ``[snapshots] agent_ignored = false``), and
+  a snapshot per tool call, when ``[hooks] tool_snapshots = true`` in config.toml;
 * ``Stop``: the new part of the transcript is imported and the files snapshotted as the
   snapshot of the turn's last reply; the turn is closed;
 * ``SubagentStop``: the subagent's file is imported (its side branch) and snapshotted;
@@ -33,7 +34,10 @@ COMMAND = "convgit hook claude-code"
 # a machine (or a teammate) without convgit: the hook does nothing, and the agent goes on
 GUARDED_COMMAND = f"command -v convgit >/dev/null 2>&1 || exit 0; {COMMAND}"
 TIMEOUT = 30  # seconds, Claude's unit; the handler gives up well before (convgit.hook)
-EDITING_TOOLS = "Write|Edit|MultiEdit|NotebookEdit|Bash"
+# the tools that write files by name (tool_input.file_path, or notebook_path): a file they
+# wrote is kept in the snapshots even when git ignores it (``convgit.git.agent_files``)
+FILE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+EDITING_TOOLS = "|".join((*FILE_TOOLS, "Bash"))
 # event -> matcher (None: every occurrence)
 EVENTS: dict[str, str | None] = {
     "SessionStart": None,
@@ -103,6 +107,7 @@ class Event:
     tool_use_id: str | None = None
     agent_id: str | None = None  # SubagentStop
     agent_type: str | None = None
+    edited: str | None = None  # PostToolUse of a file tool: the file it wrote, as named
 
 
 def event(payload: Any) -> Event:
@@ -128,6 +133,11 @@ def event(payload: Any) -> Event:
     if transcript is not None and not transcript.is_absolute():
         raise ValueError(f"the {name} event's transcript_path is not absolute")
     cwd = path("cwd")
+    edited = None
+    tool_input = payload.get("tool_input")
+    if text("tool_name") in FILE_TOOLS and isinstance(tool_input, dict):
+        named = tool_input.get("file_path") or tool_input.get("notebook_path")
+        edited = named if isinstance(named, str) and named else None
     return Event(
         name=name,
         session_id=session,
@@ -142,6 +152,7 @@ def event(payload: Any) -> Event:
         tool_use_id=text("tool_use_id"),
         agent_id=text("agent_id"),
         agent_type=text("agent_type"),
+        edited=edited,
     )
 
 
