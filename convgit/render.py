@@ -238,12 +238,13 @@ def status_words(status: Status) -> list[str]:
     if status.leaf_snapshot is None:
         out.append("files:   no snapshot on this branch yet")
         if status.matches:
-            out.append(
-                f"         the files are at the snapshot of {status.matches}, on another branch"
-            )
+            where = "further down this branch" if status.further_down else "on another branch"
+            out.append(f"         the files are at the snapshot of {status.matches}, {where}")
         return out
     where = f"the snapshot of {status.leaf_snapshot}"
-    if status.matches is not None and not status.diverged:
+    if status.matches is not None and status.further_down:
+        out.append(f"files:   at the snapshot of {status.matches}, further down this branch")
+    elif status.matches is not None and not status.diverged:
         if status.matches == status.leaf_snapshot:
             out.append(f"files:   match {where} exactly")
         else:

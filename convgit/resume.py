@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -77,13 +78,21 @@ class _Written:
     keep_newest: bool = False  # the newest file in path's folder stays the newest
 
 
-def resume(session: Session, ref: str, agent: str = AGENT, *, restore: bool = False) -> Resumed:
+def resume(
+    session: Session,
+    ref: str,
+    agent: str = AGENT,
+    *,
+    restore: bool = False,
+    confirm: Callable[[RestoreResult], None] | None = None,
+) -> Resumed:
     """Write a new session file of ``agent``'s holding exactly the path from the root to
     ``ref``, from the records it was imported from; when the agent resumes it, its turns
     continue here as a new branch below ``ref``. The active leaf moves to ``ref``; the files
     change only with ``restore`` (to ``ref``'s nearest snapshot, saved first, as ``convgit
-    restore`` does). Refused for a session of another agent, and for a path the agent cannot
-    hold."""
+    restore`` does; ``confirm`` is shown what it would change first, and raises to stop
+    before anything is written). Refused for a session of another agent, and for a path the
+    agent cannot hold."""
     title = TITLES.get(agent)
     if title is None:
         known = ", ".join(sorted(TITLES))
@@ -100,8 +109,12 @@ def resume(session: Session, ref: str, agent: str = AGENT, *, restore: bool = Fa
         )
     write = {cc.AGENT: _claude_code, pi_agent.AGENT: _pi, codex_agent.AGENT: _codex}[agent]
     written = write(session, target)
-    if restore and session.nearest_snapshot(target) is None:
-        raise NotFoundError(f"Entry {target} has no snapshot above it to restore.")
+    if restore:
+        nearest = session.nearest_snapshot(target)
+        if nearest is None:
+            raise NotFoundError(f"Entry {target} has no snapshot above it to restore.")
+        if confirm is not None:
+            confirm(session.restore(nearest.entry, dry_run=True))
     if written.data is None:  # the agent's next turn lands in a file this session mirrors
         session.switch(target)
     else:

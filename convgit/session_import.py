@@ -221,6 +221,7 @@ def import_source(
         )
         batch = importer.parse(data, cursor, known)
         records, outcome["skipped"] = importing.fresh(batch.records, known)
+        _below_restore_note(session, records)
         new = [r["id"] for r in records if "parentId" in r]
         leaf = batch.leaf if batch.leaf is not None else session.tree.leaf
         if new and leaf is not None and leaf != new[-1]:
@@ -255,6 +256,21 @@ def import_source(
 
 
 # -- small pure pieces ------------------------------------------------------------------------
+
+
+def _below_restore_note(session: Session, records: list[dict[str, Any]]) -> None:
+    """When the active leaf is the note of a restore made where the agent goes on (``resume
+    --restore``: the agent continues from the note's parent, which it knows), the entries it
+    adds there after the note hang below the note instead: the note stays on the path the
+    conversation goes on, not on a one-entry branch of its own."""
+    tree = session.tree
+    note = tree.entries.get(tree.leaf) if tree.leaf is not None else None
+    if note is None or note.get("type") != "note" or note.get("source") != "restore":
+        return
+    above, when = note.get("parentId"), str(note.get("ts", ""))
+    for record in records:
+        if "parentId" in record and record["parentId"] == above and str(record["ts"]) >= when:
+            record["parentId"] = note["id"]
 
 
 def _recognised(agent: str | None, source: Path, data: bytes) -> str:

@@ -19,7 +19,7 @@ from convgit.cli.program import (
     options,
     out,
 )
-from convgit.errors import NotFoundError, UsageError
+from convgit.errors import NotFoundError, RefusedError, UsageError
 
 
 @command("import")
@@ -206,18 +206,36 @@ def resume(
     restore_files: Annotated[
         bool, typer.Option("--restore", help="Also restore the files to REF's snapshot.")
     ] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Restore without asking.")] = False,
     json: JsonFlag = False,
 ) -> None:
     """Write a new session of the agent holding exactly the path to REF, and print the command
     that resumes it; its turns become a new branch below REF. Files are not changed unless
-    --restore is given (then it is a restore, saved first)."""
+    --restore is given (then it is a restore, saved first, and asks first as restore does:
+    on a terminal; elsewhere it needs --yes)."""
     from convgit import render, reports
     from convgit import resume as handback
+    from convgit.session import RestoreResult
 
     session = open_session()
     session.check()
     chosen = agent or session.header().get("agent") or handback.AGENT
-    result = handback.resume(session, ref, str(chosen), restore=restore_files)
+
+    def confirm(preview: RestoreResult) -> None:
+        if yes:
+            return
+        if not sys.stdin.isatty():
+            raise RefusedError(
+                "resume --restore changes files and there is no terminal to ask; nothing was"
+                " resumed or restored.",
+                "add --yes to restore without asking",
+            )
+        show(*render.restore_words(preview))
+        if preview.changes and not typer.confirm("restore these files?", default=False):
+            typer.echo("nothing was resumed or restored", err=True)
+            raise typer.Exit(1)
+
+    result = handback.resume(session, ref, str(chosen), restore=restore_files, confirm=confirm)
     if json:
         out(result.to_json())
         return
