@@ -86,9 +86,10 @@ def resume(
     restore: bool = False,
     confirm: Callable[[RestoreResult], None] | None = None,
 ) -> Resumed:
-    """Write a new session file of ``agent``'s holding exactly the path from the root to
-    ``ref``, from the records it was imported from; when the agent resumes it, its turns
-    continue here as a new branch below ``ref``. The active leaf moves to ``ref``; the files
+    """Hand the path from the root to ``ref`` to ``agent``: the command of its own that
+    reaches it, else a new session file of the agent's holding exactly that path, from the
+    records it was imported from; when the agent resumes, its turns continue here as a new
+    branch below ``ref``. The active leaf moves to ``ref``; the files
     change only with ``restore`` (to ``ref``'s nearest snapshot, saved first, as ``convgit
     restore`` does; ``confirm`` is shown what it would change first, and raises to stop
     before anything is written). Refused for a session of another agent, and for a path the
