@@ -23,6 +23,7 @@ The turn, per agent session, in a small state file beside the pointer
 
 from __future__ import annotations
 
+import os
 import time
 from contextlib import suppress
 from pathlib import Path
@@ -60,11 +61,19 @@ _WALK = 5000  # how far up from the leaf a turn is looked for
 def handle(location: StoreLocation, event: cc.Event) -> str:
     """Do what ``event`` asks of the session that mirrors its agent session; returns what was
     done, in a few words, for the hook log."""
-    if event.name == "PostToolUse" and not tool_snapshots(location):
+    per_tool = event.name == "PostToolUse" and tool_snapshots(location)
+    keep = event.edited is not None and _agent_ignored(location)
+    if event.name == "PostToolUse" and not (per_tool or keep):
         return "per-tool snapshots are off"
     lock = location.agent_lock(AGENT, event.session_id)
     with jsonl.exclusive(lock, f"the {cc.TITLE} session {event.session_id}"):
         live = Live.load(location, AGENT, event.session_id)
+        if keep and not per_tool:  # from the state alone, when it says enough
+            sid, known = live.data.get("session"), live.get("workspace")
+            if isinstance(sid, str) and known is not None and live.snapshots(location, sid):
+                return f"session {sid}: " + _keep_edited(
+                    location, event, sid, Path(str(known["root"]))
+                )
         quick = None
         if event.name == "UserPromptSubmit":
             quick = quick_prompt(location, live, cc.TITLE, event.prompt_id)
@@ -86,14 +95,42 @@ def handle(location: StoreLocation, event: cc.Event) -> str:
                 live.open_turn(event.prompt_id)
                 done += _snapshot_unattached(location, event, live)
         else:
-            step = _STEPS.get(event.name, _catch_up)
-            done = f"session {session.id}: {step(session, event, live)}"
+            did = []
+            if keep and session.snapshots_enabled:
+                root = session.workspace().root
+                did.append(_keep_edited(location, event, session.id, root))
+            if per_tool or not keep:
+                did.append(_STEPS.get(event.name, _catch_up)(session, event, live))
+            done = f"session {session.id}: {'; '.join(did) or 'snapshots are off'}"
             live.remember(location, session.id, session.snapshots_enabled)
             if session.snapshots_enabled:
                 ws = session.workspace()
                 live.remember_workspace(ws)
         live.save()
         return done
+
+
+def _agent_ignored(location: StoreLocation) -> bool:
+    """Whether a file the agent's file tools wrote is kept although git ignores it
+    (``[snapshots] agent_ignored``, on unless false)."""
+    found = load_config(location).get("snapshots", {})
+    return not isinstance(found, dict) or found.get("agent_ignored") is not False
+
+
+def _keep_edited(location: StoreLocation, event: cc.Event, sid: str, root: Path) -> str:
+    """List the file a file tool wrote to be kept in session ``sid``'s snapshots."""
+    from convgit.git import agent_files
+
+    assert event.edited is not None
+    named = event.edited
+    if not os.path.isabs(named) and event.cwd is not None:
+        named = os.path.join(event.cwd, named)
+    path = agent_files.inside(root, named)
+    if path is None:
+        return f"{event.edited} is not in the worktree: not kept"
+    if agent_files.note(location.index_path(sid), path):
+        return f"{os.fsdecode(path)} kept in the snapshots from now on"
+    return f"{os.fsdecode(path)} kept already"
 
 
 def tool_snapshots(location: StoreLocation) -> bool:

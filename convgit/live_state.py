@@ -73,6 +73,13 @@ class Live:
         """Whether session ``sid`` snapshots, as of its sidecar file's present size."""
         self.set("sidecar", {"size": _size(location.sidecar_path(sid)), "enabled": snapshots})
 
+    def snapshots(self, location: StoreLocation, sid: str) -> bool:
+        """True when the state knows session ``sid`` snapshots, as of its sidecar file now."""
+        sidecar = self.get("sidecar")
+        if sidecar is None or sidecar.get("size") != _size(location.sidecar_path(sid)):
+            return False
+        return sidecar.get("enabled") is True
+
     def remember_workspace(self, ws: Workspace) -> None:
         found = {"root": str(ws.root), "git_dir": str(ws.git_dir), "common": str(ws.common_dir)}
         self.set("workspace", {**found, "format": ws.object_format})

@@ -321,13 +321,17 @@ def status_words(status: Status, names: Names | None = None) -> list[str]:
     if status.leaf_snapshot is None:
         out.append("files:   no snapshot on this branch yet")
         if status.matches:
+            where = "further down this branch" if status.further_down else "on another branch"
             out.append(
-                f"         the files are at the snapshot of {n.named(status.matches)}, on another"
-                " branch"
+                f"         the files are at the snapshot of {n.named(status.matches)}, {where}"
             )
         return out
     where = f"the snapshot of {n.named(status.leaf_snapshot)}"
-    if status.matches is not None and not status.diverged:
+    if status.matches is not None and status.further_down:
+        out.append(
+            f"files:   at the snapshot of {n.named(status.matches)}, further down this branch"
+        )
+    elif status.matches is not None and not status.diverged:
         if status.matches == status.leaf_snapshot:
             out.append(f"files:   match {where} exactly")
         else:
@@ -420,6 +424,12 @@ def restore_words(result: RestoreResult, names: Names | None = None) -> list[str
         what = f"the snapshot of {n.named(str(result.target))}"
     lines = changes_lines(result.changes)
     lines += [f"left alone: {s.path} ({_why(s.reason)})" for s in result.changes.left_alone]
+    if result.agent_files:
+        them = "it" if len(result.agent_files) == 1 else "them"
+        lines.append(
+            f"ignored by git, restored because the agent wrote {them}:"
+            f" {_names(list(result.agent_files))}"
+        )
     replaced = result.changes.replaced
     if result.dry_run:
         if not result.changes:

@@ -168,6 +168,12 @@ def resume_words(result: Resumed, shown: str) -> list[str]:
     """What `convgit resume` wrote, and the command that continues there (``shown``: how the
     entry is listed)."""
     where = _shown_path(result.path)
+    if not result.written:
+        return [
+            f"{result.title} reaches the path to {shown} in its own session"
+            f" {result.agent_session_id} ({where}): nothing written",
+            f"to continue there: {result.command}",
+        ]
     return [
         f"wrote a {result.title} session of the path to {shown} ({result.lines} lines): {where}",
         f"to continue there: {result.command.replace(str(result.path), where)}",

@@ -15,6 +15,8 @@ Promises kept here (``Session.restore`` is this module's ``restore``):
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import signal
 from contextlib import suppress
 from dataclasses import dataclass
@@ -50,6 +52,7 @@ class RestoreResult:
     undo: bool = False
     note_skipped: str | None = None  # why no note was written although files changed
     interrupted: int = 0  # an undo: the interrupted restores, one after another, it went back over
+    agent_files: tuple[str, ...] = ()  # changed files git ignores, kept as the agent wrote them
 
     @property
     def saved(self) -> str | None:
@@ -71,7 +74,20 @@ class RestoreResult:
             "changes": [{"path": c.path, "status": c.status} for c in self.changes],
             "replaced": list(self.changes.replaced),
             "left_alone": [{"path": s.path, "reason": s.reason} for s in self.changes.left_alone],
+            "agent_files": list(self.agent_files),
         }
+
+
+def with_agent_files(session: Session, result: RestoreResult) -> RestoreResult:
+    """``result`` naming the files it changed that are kept although git ignores them, because
+    the agent wrote them (``convgit.git.agent_files``)."""
+    from convgit.git import agent_files
+
+    if not result.changes:
+        return result
+    kept = agent_files.listed(session_files.index(session))
+    found = tuple(c.path for c in result.changes if os.fsencode(c.path) in kept)
+    return dataclasses.replace(result, agent_files=found) if found else result
 
 
 def open_tool_calls(session: Session) -> list[str]:

@@ -1,13 +1,19 @@
-"""Handing a convgit path back to the agent it came from: a new session file of the agent's
-own, holding exactly the path from the root to an entry (the records it was imported from, where
-it has them), which the agent resumes; the file's session is recorded as continuing the convgit
-session (``agent_session``), so its turns come back, through the hooks or ``convgit import``, as
-a new branch below that entry. What is particular to each agent is in ``convgit.agents``."""
+"""Handing a convgit path back to the agent it came from. Where the agent reaches the entry
+itself (Claude Code's ``--resume-session-at``, for an entry on the branch it would load now),
+convgit prints that command and writes nothing: the agent's next turn is appended to its own
+transcript, below the entry, and comes back as a new branch there. Elsewhere it writes a new
+session file of the agent's own, holding exactly the path from the root to the entry (the
+records it was imported from, where it has them), which the agent resumes; the file's session
+is recorded as continuing the convgit session (``agent_session``), and what the agent would
+continue without being told (``claude -c``: the newest transcript) stays what it was. What is
+particular to each agent is in ``convgit.agents``."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -38,6 +44,8 @@ class Resumed:
     command: str
     lines: int
     restored: RestoreResult | None
+    written: bool = True  # False: the agent reaches the path in a transcript of its own
+    at: str | None = None  # the agent's record it resumes at, when the command names one
 
     @property
     def title(self) -> str:
@@ -50,6 +58,8 @@ class Resumed:
             "path": str(self.path),
             "command": self.command,
             "entry": self.entry,
+            "written": self.written,
+            "resume_at": self.at,
         }
         if self.restored is not None:
             found["restore"] = self.restored.to_json()
@@ -58,19 +68,33 @@ class Resumed:
 
 @dataclass(frozen=True)
 class _Written:
+    """What the agent resumes: ``data`` written to ``path`` (None: nothing to write, the agent
+    reaches the path in its own file at ``path``), with ``command``."""
+
     session: str
     path: Path
-    data: bytes
+    data: bytes | None
     command: str
+    at: str | None = None
+    keep_newest: bool = False  # the newest file in path's folder stays the newest
 
 
-def resume(session: Session, ref: str, agent: str = AGENT, *, restore: bool = False) -> Resumed:
-    """Write a new session file of ``agent``'s holding exactly the path from the root to
-    ``ref``, from the records it was imported from; when the agent resumes it, its turns
-    continue here as a new branch below ``ref``. The active leaf moves to ``ref``; the files
+def resume(
+    session: Session,
+    ref: str,
+    agent: str = AGENT,
+    *,
+    restore: bool = False,
+    confirm: Callable[[RestoreResult], None] | None = None,
+) -> Resumed:
+    """Hand the path from the root to ``ref`` to ``agent``: the command of its own that
+    reaches it, else a new session file of the agent's holding exactly that path, from the
+    records it was imported from; when the agent resumes, its turns continue here as a new
+    branch below ``ref``. The active leaf moves to ``ref``; the files
     change only with ``restore`` (to ``ref``'s nearest snapshot, saved first, as ``convgit
-    restore`` does). Refused for a session of another agent, and for a path the agent cannot
-    hold."""
+    restore`` does; ``confirm`` is shown what it would change first, and raises to stop
+    before anything is written). Refused for a session of another agent, and for a path the
+    agent cannot hold."""
     title = TITLES.get(agent)
     if title is None:
         known = ", ".join(sorted(TITLES))
@@ -87,31 +111,69 @@ def resume(session: Session, ref: str, agent: str = AGENT, *, restore: bool = Fa
         )
     write = {cc.AGENT: _claude_code, pi_agent.AGENT: _pi, codex_agent.AGENT: _codex}[agent]
     written = write(session, target)
-    if restore and session.nearest_snapshot(target) is None:
-        raise NotFoundError(f"Entry {target} has no snapshot above it to restore.")
-    _write_new(written.path, written.data)
-    session_import.mirror_agent_session(
-        session, agent, written.session, start=target, how="resume", leaf=target
-    )
+    if restore:
+        nearest = session.nearest_snapshot(target)
+        if nearest is None:
+            raise NotFoundError(f"Entry {target} has no snapshot above it to restore.")
+        if confirm is not None:
+            confirm(session.restore(nearest.entry, dry_run=True))
+    if written.data is None:  # the agent's next turn lands in a file this session mirrors
+        session.switch(target)
+    else:
+        newest = _newest(written.path.parent) if written.keep_newest else None
+        _write_new(written.path, written.data)
+        if newest is not None:
+            _make_older(written.path, newest)
+        session_import.mirror_agent_session(
+            session, agent, written.session, start=target, how="resume", leaf=target
+        )
     restored = None
     if restore:
         nearest = session.nearest_snapshot(target)
         assert nearest is not None
         restored = session.restore(nearest.entry)
-    lines = written.data.count(b"\n")
-    return Resumed(target, agent, written.session, written.path, written.command, lines, restored)
+    lines = 0 if written.data is None else written.data.count(b"\n")
+    return Resumed(
+        target, agent, written.session, written.path, written.command, lines, restored,
+        written=written.data is not None, at=written.at,
+    )  # fmt: skip
 
 
 # -- Claude Code ---------------------------------------------------------------------------------
 
 
 def _claude_code(session: Session, target: str) -> _Written:
+    """Claude's own way in when a transcript it keeps has the path on the branch it would load
+    (``claude -r S --resume-session-at UUID``); otherwise a new transcript of the path, beside
+    the one imported, which does not become the newest (``claude -c`` continues what it did)."""
     lines = _path_lines(session, target)
+    at = cc.uuid_of(lines[-1]) if lines else None
+    if at is not None:
+        for transcript in _transcripts(session):
+            try:
+                data = transcript.read_bytes()
+            except OSError:
+                continue
+            if at in cc.resumable_at(data):
+                own = transcript.stem
+                return _Written(own, transcript, None, cc.resume_command(own, at), at)
     folder = _transcript_folder(session)
     new = str(uuid.uuid4())
     written = cc.resume_lines(lines, lambda key: _kept_text(session, key))
     data = b"".join(line + b"\n" for line in written)
-    return _Written(new, folder / f"{new}.jsonl", data, cc.resume_command(new))
+    path = folder / f"{new}.jsonl"
+    return _Written(new, path, data, cc.resume_command(new), keep_newest=True)
+
+
+def _transcripts(session: Session) -> list[Path]:
+    """The Claude transcripts (not a subagent's) the session was imported from, of sessions it
+    mirrors, newest import last."""
+    mirrored = session_import.agent_sessions(session, AGENT)
+    return [
+        path
+        for path in _imported(session, AGENT)
+        if path.parent.name != "subagents" and path.stem in mirrored
+    ]
 
 
 def _path_lines(session: Session, target: str) -> list[bytes]:
@@ -256,6 +318,22 @@ def _refuse_tool_run(session: Session, target: str, title: str) -> None:
 def _imported(session: Session, agent: str) -> list[Path]:
     """The files of ``agent``'s the session was imported from, first imported first."""
     return [Path(source) for name, source in session.tree.imports if name == agent]
+
+
+def _newest(folder: Path) -> float | None:
+    """The newest modification time of the agent's session files in ``folder``, if any."""
+    times = []
+    for found in folder.glob("*.jsonl"):
+        with contextlib.suppress(OSError):
+            times.append(found.stat().st_mtime)
+    return max(times, default=None)
+
+
+def _make_older(path: Path, newest: float) -> None:
+    """``path`` a second older than ``newest``: the file the agent continues unasked (the
+    newest) stays the one it was."""
+    with contextlib.suppress(OSError):
+        os.utime(path, (newest - 1, newest - 1))
 
 
 def _write_new(path: Path, data: bytes) -> None:

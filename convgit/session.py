@@ -447,7 +447,8 @@ class Session:
         relative_paths(paths or [])  # an empty or escaping path: refused before any file is read
         from convgit import restoring
 
-        return restoring.restore(self, ref, paths=paths, dry_run=dry_run, undo=undo, force=force)
+        result = restoring.restore(self, ref, paths=paths, dry_run=dry_run, undo=undo, force=force)
+        return restoring.with_agent_files(self, result)
 
     def add_worktree(self, ref: str, directory: Path) -> str:
         """Check ``ref``'s snapshot (or the saved state ``ref`` names) out in ``directory`` (a

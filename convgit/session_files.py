@@ -40,6 +40,7 @@ class Status:
     matches: str | None = None
     changed: list[str] = field(default_factory=list)
     diverged: bool = False
+    further_down: bool = False  # ``matches`` is below the leaf, on its branch (after a resume)
     # the newest restores of the working tree that never finished, one after another, newest
     # first (a restore killed half-way, then its undo killed too): ``--undo`` goes back before
     # the first of them, the last of this list
@@ -59,6 +60,7 @@ class Status:
             "files": {"matches": self.matches, "changed": self.changed},
             "left_alone": self.left_alone,
             "diverged": self.diverged,
+            "further_down": self.further_down,
             "interrupted_restore": None
             if not self.interrupted
             else {
@@ -260,7 +262,10 @@ def status(session: Session, interrupted: list[SavedState]) -> Status:
             {"path": c.path, "reason": c.reason} for c in changes if c.status == LEFT_ALONE
         ]
     on_path = set(session.tree.path()) if leaf else set()
-    result.diverged = result.matches is not None and result.matches not in on_path
+    if result.matches is not None and result.matches not in on_path:
+        # the leaf moved up its branch (`resume`, `switch`): the files are further down it
+        result.further_down = leaf is not None and leaf in session.tree.path(result.matches)
+        result.diverged = not result.further_down
     return result
 
 

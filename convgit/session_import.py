@@ -127,7 +127,7 @@ def mirror_agent_session(
 
 
 def import_file(
-    agent: str,
+    agent: str | None,
     source: str | Path,
     path: str | Path = ".",
     *,
@@ -139,14 +139,20 @@ def import_file(
     """Import ``agent``'s session file ``source`` into the session that mirrors it (then the
     files the importer names as its companions: a session's subagent files). Only what is
     new is added; nothing is snapshotted. ``agent_session_id`` spares reading the whole
-    file to learn it (the live hooks know it)."""
-    from convgit.formats import importing  # only imports need the importers
+    file to learn it (the live hooks know it). Without ``agent``, the agent is recognised from
+    the file's content; a file another agent wrote is refused (``recognise``)."""
+    from convgit.formats import importing, recognise  # only imports need the importers
 
-    importer = importing.importer(agent)
+    if agent is not None:
+        importing.importer(agent)  # an unknown agent: refused before the file is read
     source = Path(source).absolute()
     whole = None
+    if agent is None or agent_session_id is None:
+        whole = _read_source(source, recognise.TITLES.get(agent or ""))
+        agent = _recognised(agent, source, whole)
+    importer = importing.importer(agent)
     if agent_session_id is None:
-        whole = _read_source(source, importer.title)
+        assert whole is not None
         agent_session_id = importer.session_id(whole)
         if agent_session_id is None:
             raise RefusedError(
@@ -215,6 +221,7 @@ def import_source(
         )
         batch = importer.parse(data, cursor, known)
         records, outcome["skipped"] = importing.fresh(batch.records, known)
+        _below_restore_note(session, records)
         new = [r["id"] for r in records if "parentId" in r]
         leaf = batch.leaf if batch.leaf is not None else session.tree.leaf
         if new and leaf is not None and leaf != new[-1]:
@@ -249,6 +256,45 @@ def import_source(
 
 
 # -- small pure pieces ------------------------------------------------------------------------
+
+
+def _below_restore_note(session: Session, records: list[dict[str, Any]]) -> None:
+    """When the active leaf is the note of a restore made where the agent goes on (``resume
+    --restore``: the agent continues from the note's parent, which it knows), the entries it
+    adds there after the note hang below the note instead: the note stays on the path the
+    conversation goes on, not on a one-entry branch of its own."""
+    tree = session.tree
+    note = tree.entries.get(tree.leaf) if tree.leaf is not None else None
+    if note is None or note.get("type") != "note" or note.get("source") != "restore":
+        return
+    above, when = note.get("parentId"), str(note.get("ts", ""))
+    for record in records:
+        if "parentId" in record and record["parentId"] == above and str(record["ts"]) >= when:
+            record["parentId"] = note["id"]
+
+
+def _recognised(agent: str | None, source: Path, data: bytes) -> str:
+    """The agent to read ``source`` as: ``agent``, unless the file is another agent's (refused);
+    without ``agent``, the one its content shows (refused when none does)."""
+    from convgit.formats.recognise import TITLES, agent_of
+
+    found = agent_of(data)
+    if agent is None:
+        if found is None:
+            known = ", ".join(TITLES.values())
+            raise RefusedError(
+                f"{source.name} does not look like a session file of an agent convgit reads"
+                f" ({known}).",
+                "name the agent: convgit import AGENT FILE",
+            )
+        return found
+    if found is not None and found != agent:
+        raise RefusedError(
+            f"{source.name} is a {TITLES[found]} session file, not a {TITLES[agent]} one;"
+            " nothing was imported.",
+            f"convgit import {found} {source}",
+        )
+    return agent
 
 
 def agent_sessions(session: Session, agent: str) -> frozenset[str]:
@@ -291,11 +337,12 @@ def _fork_link(location: StoreLocation, fork: importing.ForkSource) -> dict[str,
     return None if entry is None else {"session": found, "entry": entry}
 
 
-def _read_source(source: Path, title: str) -> bytes:
+def _read_source(source: Path, title: str | None) -> bytes:
     try:
-        return jsonl.read_bytes(source, f"{title} transcript")
+        return jsonl.read_bytes(source, f"{title} transcript" if title else "session file")
     except NotFoundError as exc:
-        raise NotFoundError(exc.message, f"give the path of a {title} session file") from None
+        what = f"a {title} session file" if title else "an agent's session file"
+        raise NotFoundError(exc.message, f"give the path of {what}") from None
 
 
 def _read_from(

@@ -9,6 +9,7 @@ import json
 import shutil
 import subprocess
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,12 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "claude-code"
 
 
 def run(cwd: Path, *args: str, code: int = 0) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "convgit", *args], cwd=cwd, capture_output=True, text=True
+    done = subprocess.run(  # no terminal: what asks first needs --yes
+        [sys.executable, "-m", "convgit", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
     )
     assert done.returncode == code, (args, done.stdout, done.stderr)
     assert "Traceback" not in done.stderr
@@ -64,10 +69,16 @@ def test_the_transcript_holds_exactly_the_lines_of_the_path_byte_for_byte(
 ) -> None:
     folder, transcript = imported(tmp_path, fixture)
     result = resumed(folder, ref)
-    assert set(result) == {"agent", "agent_session_id", "path", "command", "entry"}
+    assert set(result) == {
+        "agent", "agent_session_id", "path", "command", "entry", "written", "resume_at"
+    }  # fmt: skip
+    # the fixture's file is not named by its session, so Claude could not resume it itself
+    assert result["written"] is True and result["resume_at"] is None
     assert result["command"] == f"claude -r {result['agent_session_id']}"
     written = Path(result["path"])
     assert written == transcript.parent / f"{result['agent_session_id']}.jsonl"
+    # `claude -c` continues the newest transcript: still the one it was
+    assert written.stat().st_mtime < transcript.stat().st_mtime
     original = transcript.read_bytes().splitlines(keepends=True)
     assert written.read_bytes() == b"".join(original[n - 1] for n in lines)
     last = json.loads(written.read_bytes().splitlines()[-1])
@@ -97,7 +108,7 @@ def test_only_restore_changes_files_and_it_saves_them_first(repo: GitRepo, tmp_p
     out = run(folder, "resume", "a1", "--agent", "claude-code")
     assert "files: not changed; 1 file differs from the snapshot of a1 (notes.txt)" in out
     assert repo.digest() == before
-    result = resumed(folder, "a1", "--restore")
+    result = resumed(folder, "a1", "--restore", "--yes")
     assert result["restore"]["changes"] == [{"path": "notes.txt", "status": "modified"}]
     assert (repo.path / "notes.txt").read_text() == "at a1\n"
     run(folder, "restore", "--undo", "--yes")
@@ -121,3 +132,61 @@ def test_an_entry_claude_cannot_resume_at_is_refused_plainly(tmp_path: Path) -> 
     assert "cannot hand a session back to 'gemini'" in run(
         folder, "resume", "a1", "--agent", "gemini", code=1
     )
+
+
+def test_resume_restore_asks_and_its_note_lies_on_the_resumed_path(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    folder, transcript = imported(tmp_path, "rewind.jsonl")
+    repo.write("notes.txt", "at a1\n")
+    run(folder, "snapshot", "a1")
+    repo.write("notes.txt", "later\n")
+    before, claude_folder = repo.digest(), sorted(transcript.parent.iterdir())
+    leaf = json.loads(run(folder, "sessions", "--json"))[0]["leaf"]
+
+    # no terminal to ask on: refused as `restore` refuses, and nothing is done at all
+    refused = run(folder, "resume", "a1", "--restore", code=1)
+    assert "no terminal to ask; nothing was resumed or restored" in refused
+    assert "--yes" in refused
+    assert repo.digest() == before
+    assert sorted(transcript.parent.iterdir()) == claude_folder
+    assert json.loads(run(folder, "sessions", "--json"))[0]["leaf"] == leaf
+
+    result = resumed(folder, "a1", "--restore", "--yes")
+    assert (repo.path / "notes.txt").read_text() == "at a1\n"
+    note = json.loads(run(folder, "log", "--json"))[-1]
+    assert note["type"] == "note" and note["parentId"] == "a1"
+    # Claude goes on from a1 in the transcript written for it: its prompt comes after the note
+    written = Path(result["path"])
+    line = {
+        "parentUuid": "a1",
+        "isSidechain": False,
+        "type": "user",
+        "uuid": "p9",
+        "timestamp": datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
+        "sessionId": result["agent_session_id"],
+        "message": {"role": "user", "content": "Go on from here."},
+    }
+    with written.open("a") as out:
+        out.write(json.dumps(line) + "\n")
+    run(folder, "import", "claude-code", str(written))
+    path = [e["id"] for e in json.loads(run(folder, "log", "--json"))]
+    assert path[-3:] == ["a1", note["id"], "p9"]  # the note on the resumed path
+    tree = json.loads(run(folder, "tree", "--json"))
+    assert [e["id"] for e in tree if e.get("parentId") == note["id"]] == ["p9"]
+
+
+def test_status_after_a_resume_says_the_files_are_further_down_the_branch(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    folder, _ = imported(tmp_path, "rewind.jsonl")
+    repo.write("notes.txt", "at a1\n")
+    run(folder, "snapshot", "a1")
+    run(folder, "resume", "p1")
+    words = run(folder, "status")
+    assert "at the snapshot of a1, further down this branch" in words, words
+    assert "on another branch" not in words and "different branches" not in words
+    status = json.loads(run(folder, "status", "--json"))
+    assert status["further_down"] is True and status["diverged"] is False
+    run(folder, "resume", "a2")  # another branch: said as before
+    assert "on another branch" in run(folder, "status")

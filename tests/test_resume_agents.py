@@ -83,7 +83,7 @@ def test_pi_files_change_only_with_restore(tmp_path: Path) -> None:
     header = json.loads(written[0])
     assert header["id"] == result["agent_session_id"] and header["parentSession"] == str(source)
 
-    restored = run_json(repo, "resume", "10000007", "--restore")
+    restored = run_json(repo, "resume", "10000007", "--restore", "--yes")
     assert "restore" in restored and git_status(repo) == at_snapshot
     assert (repo / "a.txt").read_text() == "alpha\n"
     assert restored["agent_session_id"] != result["agent_session_id"]

@@ -7,7 +7,9 @@ which are installed: ``EVENTS`` below, with why. Every event is handled whether 
 * ``SessionStart``: attach, and keep its ``source`` (resume, fork, compact);
 * ``UserPromptSubmit``: attach; the files are snapshotted if they changed since the last
   snapshot (the user's own edits); a turn left open is closed; the turn is open;
-* ``PostToolUse``: a snapshot per tool call, when ``[hooks] tool_snapshots = true``;
+* ``PostToolUse`` on the tools that edit files: the file a file tool wrote is listed to be kept
+  in the snapshots even when git ignores it (unless ``[snapshots] agent_ignored = false``), and
+  a snapshot per tool call, when ``[hooks] tool_snapshots = true`` in config.toml;
 * ``Stop``: the new part of the transcript is imported and the files snapshotted as the
   snapshot of the turn's last reply; the turn is closed;
 * ``SubagentStop``: the subagent's file is imported (its side branch) and snapshotted;
@@ -30,7 +32,9 @@ from convgit import codec
 AGENT = "claude-code"
 TITLE = "Claude Code"
 TIMEOUT = 30  # seconds, Claude's unit; the handler gives up well before (convgit.hook)
-FILE_TOOLS = "Write|Edit|MultiEdit|NotebookEdit"
+# the tools that write files by name (tool_input.file_path, or notebook_path): a file they
+# wrote is kept in the snapshots even when git ignores it (``convgit.git.agent_files``)
+FILE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 # The events convgit installs, and why each one: every event is a process Claude starts and
 # waits for, so only those that record what no other can. event -> matcher (None: every one).
 EVENTS: dict[str, str | None] = {
@@ -40,7 +44,7 @@ EVENTS: dict[str, str | None] = {
     "UserPromptSubmit": None,
     # the paths the agent's file tools wrote or edited (for the files git ignores); per-tool
     # snapshots when turned on. The matcher keeps Claude from starting it for other tools.
-    "PostToolUse": FILE_TOOLS,
+    "PostToolUse": "|".join(FILE_TOOLS),
     # closes the turn: the transcript imported, the files snapshotted as the last reply's
     "Stop": None,
     # a subagent's work is a side branch, snapshotted at its end (no other event sees that
@@ -48,7 +52,7 @@ EVENTS: dict[str, str | None] = {
     "SubagentStop": None,
 }
 # with ``[hooks] tool_snapshots = true``: a snapshot after every editing tool, Bash included
-TOOL_SNAPSHOT_EVENTS: dict[str, str | None] = {"PostToolUse": f"{FILE_TOOLS}|Bash"}
+TOOL_SNAPSHOT_EVENTS: dict[str, str | None] = {"PostToolUse": "|".join((*FILE_TOOLS, "Bash"))}
 # Not installed, and why:
 # * SessionStart: the first prompt opens the turn and snapshots the files, and the turn's Stop
 #   attaches the session (a fork's, or a resume's under a new id, too) from the transcript;
@@ -145,6 +149,7 @@ class Event:
     tool_use_id: str | None = None
     agent_id: str | None = None  # SubagentStop
     agent_type: str | None = None
+    edited: str | None = None  # PostToolUse of a file tool: the file it wrote, as named
 
 
 def event(payload: Any) -> Event:
@@ -170,6 +175,11 @@ def event(payload: Any) -> Event:
     if transcript is not None and not transcript.is_absolute():
         raise ValueError(f"the {name} event's transcript_path is not absolute")
     cwd = path("cwd")
+    edited = None
+    tool_input = payload.get("tool_input")
+    if text("tool_name") in FILE_TOOLS and isinstance(tool_input, dict):
+        named = tool_input.get("file_path") or tool_input.get("notebook_path")
+        edited = named if isinstance(named, str) and named else None
     return Event(
         name=name,
         session_id=session,
@@ -184,6 +194,7 @@ def event(payload: Any) -> Event:
         tool_use_id=text("tool_use_id"),
         agent_id=text("agent_id"),
         agent_type=text("agent_type"),
+        edited=edited,
     )
 
 
@@ -242,6 +253,11 @@ def _fields(line: bytes) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def uuid_of(line: bytes) -> str | None:
+    """The ``uuid`` of a transcript line, if it has one."""
+    return _uuid_of(line)
+
+
 def _uuid_of(line: bytes) -> str | None:
     uuid = _fields(line).get("uuid")
     return uuid if isinstance(uuid, str) else None
@@ -252,5 +268,58 @@ def _parent_of(line: bytes) -> str | None:
     return parent if isinstance(parent, str) else None
 
 
-def resume_command(agent_session: str) -> str:
-    return f"claude -r {agent_session}"
+def resume_command(agent_session: str, at: str | None = None) -> str:
+    """The command that resumes ``agent_session``: at its leaf, or with ``at`` at that record
+    (Claude's own ``--resume-session-at``: the model is sent root to ``at``, and the new prompt
+    hangs below it in the same transcript)."""
+    found = f"claude -r {agent_session}"
+    return found if at is None else f"{found} --resume-session-at {at}"
+
+
+_MESSAGES = ("user", "assistant")
+
+
+def resumable_at(data: bytes) -> frozenset[str]:
+    """The uuids of a transcript's messages that ``claude -r S --resume-session-at UUID``
+    reaches: those on the chain Claude loads now (parentUuid from the leaf it picks up; a
+    compaction's boundary ends it). Claude picks the leaf from the last ``last-prompt`` record
+    (its ``leafUuid``, when that message has no message below it, or when ``explicit``), else
+    the last message in the file; to be safe, only what is on the chains of both counts."""
+    parents: dict[str, str | None] = {}
+    kinds: dict[str, str] = {}
+    has_child: set[str] = set()
+    last_message: str | None = None
+    last_prompt: dict[str, Any] | None = None
+    for line in data.splitlines():
+        value = _fields(line)
+        kind = value.get("type")
+        if kind == "last-prompt":
+            last_prompt = value
+            continue
+        uuid = value.get("uuid")
+        if not isinstance(uuid, str) or value.get("isSidechain") is True:
+            continue
+        parent = value.get("parentUuid")
+        parents[uuid] = parent if isinstance(parent, str) else None
+        kinds[uuid] = str(kind)
+        if kind in _MESSAGES:
+            last_message = uuid
+            if isinstance(parent, str):
+                has_child.add(parent)
+    leaves = {last_message}
+    chosen = None if last_prompt is None else last_prompt.get("leafUuid")
+    if isinstance(chosen, str) and kinds.get(chosen) in _MESSAGES:
+        if last_prompt is not None and last_prompt.get("explicit") is True:
+            leaves = {chosen}
+        elif chosen not in has_child:
+            leaves.add(chosen)
+    chains = []
+    for leaf in leaves:
+        chain: set[str] = set()
+        at = leaf
+        while at is not None and at not in chain and at in parents:
+            chain.add(at)
+            at = parents[at]
+        chains.append(chain)
+    found = set.intersection(*chains) if chains else set()
+    return frozenset(uuid for uuid in found if kinds.get(uuid) in _MESSAGES)

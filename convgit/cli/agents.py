@@ -19,33 +19,47 @@ from convgit.cli.program import (
     options,
     out,
 )
-from convgit.errors import NotFoundError, UsageError
+from convgit.errors import NotFoundError, RefusedError, UsageError
 
 
 @command("import")
 def import_cmd(
     agent: Annotated[
-        str, typer.Argument(help="The agent that wrote the file: claude-code, codex, gemini, pi.")
+        str,
+        typer.Argument(
+            help="The agent that wrote the file: claude-code, codex, gemini, pi (left out:"
+            " recognised from the file's content).",
+            metavar="[AGENT]",
+        ),
     ],
-    file: Annotated[Path, typer.Argument(help="The agent's session file (its transcript).")],
+    file: Annotated[
+        Path | None, typer.Argument(help="The agent's session file (its transcript).")
+    ] = None,
     json: JsonFlag = False,
 ) -> None:
     """Import an agent's session into the convgit session that mirrors it (one per agent
     session; found again on the next import, which adds only what is new). Nothing is
-    snapshotted: today's files are not those of the turns imported."""
+    snapshotted: today's files are not those of the turns imported. A file of another agent
+    than AGENT is refused; without AGENT the agent is recognised from the file."""
     from convgit import reports
     from convgit.formats import importing
 
-    importer = importing.importer(agent)
+    chosen: str | None = agent
+    if file is None:
+        if agent in importing.IMPORTERS and not Path(agent).exists():
+            raise UsageError(f"Give the {agent} file to import.", f"convgit import {agent} FILE")
+        chosen, file = None, Path(agent)
     results = session_import.import_file(
-        agent, file, options.directory, store_dir=options.store, fsync=options.fsync
+        chosen, file, options.directory, store_dir=options.store, fsync=options.fsync
     )
     if json:
         out({"imports": [r.to_json() for r in results]})  # the session, then its subagents
         return
-
+    title = importing.importer(results[0].agent).title
+    if chosen is None:
+        show(f"{file} is a {title} session file (recognised from its content)")
     for result in results:
-        show(*reports.import_words(result, importer.title))
+        show(*reports.import_words(result, title))
 
 
 @command("export")
@@ -245,18 +259,36 @@ def resume(
     restore_files: Annotated[
         bool, typer.Option("--restore", help="Also restore the files to REF's snapshot.")
     ] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Restore without asking.")] = False,
     json: JsonFlag = False,
 ) -> None:
     """Write a new session of the agent holding exactly the path to REF, and print the command
     that resumes it; its turns become a new branch below REF. Files are not changed unless
-    --restore is given (then it is a restore, saved first)."""
+    --restore is given (then it is a restore, saved first, and asks first as restore does:
+    on a terminal; elsewhere it needs --yes)."""
     from convgit import render, reports
     from convgit import resume as handback
+    from convgit.restoring import RestoreResult
 
     session = open_session()
     session.check()
     chosen = agent or session.header().get("agent") or handback.AGENT
-    result = handback.resume(session, ref, str(chosen), restore=restore_files)
+
+    def confirm(preview: RestoreResult) -> None:
+        if yes:
+            return
+        if not sys.stdin.isatty():
+            raise RefusedError(
+                "resume --restore changes files and there is no terminal to ask; nothing was"
+                " resumed or restored.",
+                "add --yes to restore without asking",
+            )
+        show(*render.restore_words(preview))
+        if preview.changes and not typer.confirm("restore these files?", default=False):
+            typer.echo("nothing was resumed or restored", err=True)
+            raise typer.Exit(1)
+
+    result = handback.resume(session, ref, str(chosen), restore=restore_files, confirm=confirm)
     if json:
         out(result.to_json())
         return

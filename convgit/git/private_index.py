@@ -27,8 +27,8 @@ from typing import NamedTuple
 
 from convgit import locks
 from convgit.errors import RefusedError, WorkspaceError
+from convgit.git import agent_files, presence, rules
 from convgit.git import index as index_file
-from convgit.git import presence, rules
 from convgit.git.kept_out import STORE_NAME, STORE_REASON, KeptOut
 from convgit.git.objects import KIND_MASK
 from convgit.git.restoreplan import Skipped, lstat, real_folders, repository_above
@@ -264,6 +264,14 @@ class PrivateIndex:
                 if running is not None and running.poll() is None:
                     running.kill()
                     running.wait()
+        kept = agent_files.listed(self.path)  # the agent's own files: kept although ignored
+        if kept:
+            ignored -= kept
+            more, left = agent_files.to_stage(
+                self.git.root, kept, self._holds, self.kept_out.above, size_cap
+            )
+            updates += [p for p in more if p not in updates]
+            skipped += left
         if ignored:
             drops += sorted(ignored)
             updates = [p for p in updates if p not in ignored]
@@ -454,6 +462,11 @@ class PrivateIndex:
                 return
         with suppress(OSError):
             self._shared_path(shared).unlink()
+
+    def _holds(self, paths: list[bytes]) -> set[bytes]:
+        """Those of ``paths`` the index holds."""
+        specs = [":(literal)" + os.fsdecode(p) for p in paths]
+        return set(self._git("ls-files", "-z", "--", *specs).stdout.split(b"\0"))
 
     def _git(
         self,

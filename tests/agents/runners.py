@@ -87,6 +87,8 @@ class Agent:
         tmp = self.home / "tmp"
         tmp.mkdir(exist_ok=True)
         env = {k: v for k, v in os.environ.items() if k.startswith("GIT_")}
+        if "PYTHONPATH" in os.environ:  # the convgit under test, for the hooks' `convgit`
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         path = os.environ.get("PATH", "/usr/bin:/bin")
         env.update(
             PATH=f"{Path(sys.executable).parent}{os.pathsep}{path}",

@@ -154,11 +154,15 @@ def test_three_turns_are_recorded_snapshotted_and_any_reply_resumes_as_a_branch(
     # resume at the first reply: Claude is sent that turn and nothing after it
     before = project.digest()
     resumed = convgit_json(project.path, "resume", replies[0]["id"], "--agent", "claude-code")
-    assert resumed["command"] == f"claude -r {resumed['agent_session_id']}"
-    assert Path(resumed["path"]).parent == first.transcript.parent
+    assert resumed["command"] == (
+        f"claude -r {first.session_id} --resume-session-at {resumed['resume_at']}"
+    )
+    assert Path(resumed["path"]) == first.transcript
     assert project.digest() == before, "resume without --restore changed files"
     model_server.expect(say("Back at the first reply."))
-    again = claude_code.run("Start over from here", resume=resumed["agent_session_id"])
+    again = claude_code.run(
+        "Start over from here", "--resume-session-at", resumed["resume_at"], resume=first.session_id
+    )
     sent = model_server.scripted[-1]
     assert sent.prompts() == ["Write notes.txt", "Start over from here"]
     assert sent.replies() == ["I wrote notes.txt."]
