@@ -331,9 +331,12 @@ def restore_words(result: RestoreResult) -> list[str]:
     lines = changes_lines(result.changes)
     lines += [f"left alone: {s.path} ({_why(s.reason)})" for s in result.changes.left_alone]
     replaced = result.changes.replaced
+    already = f"the files already are {what}"
+    if result.changes.left_alone:  # what differs is left alone: the files are not the target
+        already = f"what differs from {what} is left alone"
     if result.dry_run:
         if not result.changes:
-            return [f"nothing to restore: the files already are {what}", *lines]
+            return [f"nothing to restore: {already}", *lines]
         head = f"would restore {files(len(result.changes))} to {what} (dry run, nothing changed)"
         if replaced:
             lines.append(
@@ -342,7 +345,7 @@ def restore_words(result: RestoreResult) -> list[str]:
             )
         return [head, *lines]
     if result.before is None:
-        return [f"nothing to restore: the files already are {what} (nothing saved)", *lines]
+        return [f"nothing to restore: {already} (nothing saved)", *lines]
     head = f"restored {files(len(result.changes))} to {what}"
     if replaced:
         lines.append(

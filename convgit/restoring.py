@@ -29,6 +29,7 @@ from convgit.errors import (
     UsageError,
     signal_name,
 )
+from convgit.git.keeps import Keeps
 from convgit.store.sidecar import SavedState, is_saved_ref, saved_id
 
 if TYPE_CHECKING:
@@ -88,16 +89,18 @@ def restore(
     dry_run: bool = False,
     undo: bool = False,
     force: bool = False,
+    clean: bool = False,
 ) -> RestoreResult:
     """Bring the files (or ``paths``, relative to the root) to ``ref``'s snapshot or to the
-    saved state ``ref`` names (``saved:…``); ``undo``: to the newest saved state. Stopped by
+    saved state ``ref`` names (``saved:…``); ``undo``: to the newest saved state; ``clean``:
+    delete the files the target lacks that no snapshot held too (``convgit.git.keeps``). Stopped by
     SIGINT, SIGTERM or SIGHUP, it stops git, and says what state it left (``StoppedError``)."""
     from convgit.process_groups import stopping_on_signals
 
     progress = _Progress()
     try:
         with stopping_on_signals():
-            return _restore(session, ref, paths, dry_run, undo, force, progress)
+            return _restore(session, ref, paths, dry_run, undo, force, clean, progress)
     except (SignalReceived, KeyboardInterrupt) as exc:
         raise _stopped(exc, session, progress) from None
 
@@ -138,6 +141,7 @@ def _restore(
     dry_run: bool,
     undo: bool,
     force: bool,
+    clean: bool,
     progress: _Progress,
 ) -> RestoreResult:
     ws = session.workspace()
@@ -172,7 +176,7 @@ def _restore(
     with ws.restoring(
         commit, index=session_files.index(session), size_cap=size_cap, paths=paths,
         exact_from=exact_from,
-        target_skipped=skipped, target_rules=rules,
+        target_skipped=skipped, target_rules=rules, keeps=Keeps(_held(session), clean),
     ) as planned:  # fmt: skip
         progress.planned = planned
         changes = planned.changes
@@ -225,6 +229,13 @@ def _restore(
         target_entry, commit, before, changes, False,
         None if skipped_note else note, saved_target, undo, skipped_note, len(settles),
     )  # fmt: skip
+
+
+def _held(session: Session) -> list[str]:
+    """The trees of every snapshot of the session (replaced ones too), newest first."""
+    sidecar = session.sidecar
+    every = [*sidecar.snapshots.values(), *(s for old in sidecar.replaced.values() for s in old)]
+    return [s.tree_id for s in sorted(every, key=lambda s: s.ts, reverse=True)]
 
 
 def _record(

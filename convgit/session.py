@@ -416,12 +416,16 @@ class Session:
         dry_run: bool = False,
         undo: bool = False,
         force: bool = False,
+        clean: bool = False,
     ) -> RestoreResult:
         """Bring the files (or ``paths``, relative to the root) to ``ref``'s snapshot or to a
         saved state (``saved:…``), after saving the files now; ``undo``: return to the newest
-        saved state. See ``convgit.restoring`` for what is promised."""
+        saved state; ``clean``: delete the user's own files the target lacks too. See
+        ``convgit.restoring`` for what is promised."""
         relative_paths(paths or [])  # an empty or escaping path: refused before any file is read
-        return restoring.restore(self, ref, paths=paths, dry_run=dry_run, undo=undo, force=force)
+        return restoring.restore(
+            self, ref, paths=paths, dry_run=dry_run, undo=undo, force=force, clean=clean
+        )
 
     def add_worktree(self, ref: str, directory: Path) -> str:
         """Check ``ref``'s snapshot (or the saved state ``ref`` names) out in ``directory`` (a

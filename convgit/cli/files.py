@@ -96,6 +96,10 @@ def restore(
     force: Annotated[
         bool, typer.Option("--force", help="Restore while tool calls await their results.")
     ] = False,
+    clean: Annotated[
+        bool,
+        typer.Option("--clean", help="Delete files no snapshot held too (saved first)."),
+    ] = False,
     json: JsonFlag = False,
 ) -> None:
     """Bring files back to an entry's snapshot or a saved state, after saving the current
@@ -108,7 +112,7 @@ def restore(
     session = open_session()
     paths = None if path is None else _from_here(session, path)
     if not (yes or dry_run):
-        preview = session.restore(ref, paths=paths, dry_run=True, undo=undo)  # checks REF too
+        preview = session.restore(ref, paths=paths, dry_run=True, undo=undo, clean=clean)
         if not sys.stdin.isatty():
             raise RefusedError(
                 "restore changes files and there is no terminal to ask; nothing was restored.",
@@ -120,7 +124,7 @@ def restore(
         if not typer.confirm("restore these files?", default=False):
             typer.echo("nothing was restored", err=True)
             raise typer.Exit(1)
-    result = session.restore(ref, paths=paths, dry_run=dry_run, undo=undo, force=force)
+    result = session.restore(ref, paths=paths, dry_run=dry_run, undo=undo, force=force, clean=clean)
     if json:
         out(result.to_json())
     else:

@@ -30,13 +30,13 @@ def test_a_restore_that_changes_nothing_saves_nothing_and_undo_finds_the_first_s
     repo: GitRepo,
 ) -> None:
     """restore X twice (the second changes nothing), then --undo: the untracked notes the
-    first restore removed come back."""
+    first restore removed (--clean: no snapshot held them) come back."""
     ids = story(repo)
     repo.write("notes.txt", "my untracked notes\n")
     before = digest(repo.path)
-    first = convgit(repo.path, "restore", ids["task"], "--yes", "--json").json()
+    first = convgit(repo.path, "restore", ids["task"], "--clean", "--yes", "--json").json()
     assert first["saved"] and not (repo.path / "notes.txt").exists()
-    second = convgit(repo.path, "restore", ids["task"], "--yes", "--json").json()
+    second = convgit(repo.path, "restore", ids["task"], "--clean", "--yes", "--json").json()
     assert second["changes"] == [] and second["saved"] is None and second["note"] is None
     words = convgit(repo.path, "restore", ids["task"], "--yes").stdout
     assert words.startswith("nothing to restore: the files already are the snapshot of")
@@ -52,7 +52,7 @@ def test_the_printed_saved_id_is_accepted_by_restore_diff_show_and_worktree(
     ids = story(repo)
     repo.write("notes.txt", "my untracked notes\n")
     before = digest(repo.path)
-    words = convgit(repo.path, "restore", ids["task"], "--yes").stdout
+    words = convgit(repo.path, "restore", ids["task"], "--clean", "--yes").stdout
     saved = saved_id(words)
     assert saved.startswith("saved:") and len(saved) == len("saved:") + 12
 

@@ -1,0 +1,72 @@
+"""What a restore leaves alone beyond git's view, for the sake of the people and agents around
+the session (``Keeps``, handed to ``convgit.git.restore.restoring``):
+
+* the agents' own settings files: Claude Code's ``.claude/settings*.json``, where ``hooks
+  install`` writes convgit's handlers. Rewinding them would change the agent's permissions and
+  hooks behind its back; they are left as they are, whatever the target holds, and listed;
+* the user's own files: a file the target lacks that no snapshot of the session ever held (made
+  after the last snapshot, never seen by convgit) is not the session's to delete. It is left
+  alone and listed, unless ``clean`` (``restore --clean``), which deletes it like any other
+  file the target lacks, saved first;
+* and never in silence: a file another snapshot of the session held, that the target lacks and
+  that git does not see now (ignored since, or over the size cap now), is left where it is and
+  listed (``held_elsewhere``), as a file the target holds that git ignores now already is.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from convgit.git.objects import GITLINK, Objects, diff
+
+AGENT_SETTINGS = (".claude/settings*.json",)  # every file `hooks install` writes in a project
+SETTINGS = "an agent's settings file (convgit's hooks live there); left alone"
+NEVER_HELD = "no snapshot of the session held it (`--clean` removes it)"
+
+
+@dataclass(frozen=True)
+class Keeps:
+    """``held``: the tree ids of the session's snapshots, newest first (None: no such check,
+    as for a restore outside a session); ``clean``: delete unheld files too."""
+
+    held: Sequence[str] | None = None
+    clean: bool = False
+    settings: tuple[str, ...] = AGENT_SETTINGS
+
+    def setting(self, path: str) -> str | None:
+        """Why ``path`` is left alone as an agent's settings file, or None."""
+        matched = any(fnmatch.fnmatchcase(path, pattern) for pattern in self.settings)
+        return SETTINGS if matched else None
+
+    def never_held(self, objects: Objects, paths: Sequence[str]) -> dict[str, str]:
+        """path -> why, for each of ``paths`` no snapshot of the session held (none when
+        ``clean``). Each path is looked up in the newest snapshots first, where an agent's file
+        usually is, so only the user's own files are looked up in every one."""
+        if self.clean or self.held is None or not paths:
+            return {}
+        left = list(paths)
+        for tree_id in dict.fromkeys(self.held):
+            left = [path for path in left if objects.lookup(tree_id, path) is None]
+            if not left:
+                break
+        return dict.fromkeys(left, NEVER_HELD)
+
+    def held_elsewhere(self, objects: Objects, target: str, current: str) -> list[str]:
+        """The files a snapshot of the session held that neither the ``target`` tree nor the
+        ``current`` one (what git sees now) holds: candidates for a file left alone in
+        silence. Each distinct snapshot tree is compared with the target once (identical
+        folders are skipped, and trees are read once)."""
+        if self.held is None:
+            return []
+        found: set[str] = set()
+        for tree_id in dict.fromkeys(self.held):
+            if tree_id == target:
+                continue
+            found.update(
+                d.path
+                for d in diff(objects, target, tree_id)
+                if d.old is None and d.new is not None and d.new[0] != GITLINK
+            )
+        return sorted(p for p in found if objects.lookup(current, p) is None)
