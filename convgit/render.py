@@ -352,8 +352,13 @@ def restore_words(result: RestoreResult) -> list[str]:
             f"replaced {files(len(replaced))} changed since that restore (kept in"
             f" {result.saved}): {_names(list(replaced))}"
         )
-    if result.note_skipped:
-        lines.append(f"warning: {result.note_skipped}")
+    if result.note is not None:
+        lines.append(
+            "the model will be told where the files are when the conversation moves on"
+            " (one note above the next turn)"
+        )
+    elif result.note_skipped:
+        lines.append(result.note_skipped)
     tail = f"saved the previous state as {result.saved}: `convgit restore --undo` returns"
     return [head, *lines, tail]
 

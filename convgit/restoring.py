@@ -10,7 +10,9 @@ Promises kept here (``Session.restore`` is this module's ``restore``):
   restore it undoes (they are saved again first, like any restore's);
 * while the active path ends in tool calls whose results are not all recorded, a restore is
   refused unless forced, and its note never lands between a call and its result;
-* the leaf stays on its branch; a ``note`` under it tells the model what happened.
+* the leaf stays on its branch; when the conversation next moves on, one ``note`` above the
+  turn tells the model where the files are then (``convgit.restore_notes``), or none when
+  they are back where they were (a restore and its undo).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from convgit import codec, faults, saved_states, schema, session_append, session_files
+from convgit import codec, faults, restore_notes, saved_states, schema, session_files
 from convgit.errors import (
     ConvgitError,
     RefusedError,
@@ -34,7 +36,7 @@ from convgit.store.sidecar import SavedState, is_saved_ref, saved_id
 
 if TYPE_CHECKING:
     from convgit.session import Session
-    from convgit.workspace import Change, Restore, Restored
+    from convgit.workspace import Restore, Restored
 
 FILES_RECORDED = 200  # the changed paths a restore record lists (its counts cover them all)
 
@@ -207,28 +209,28 @@ def _restore(
         planned.apply()
         faults.point("restore:before-done")
         session_files.append_sidecar(session, [schema.restored(before)])
-    note = _note(target_entry, saved_target, changes, paths, undo)
-    skipped_note = None
-    if not changes:  # every change was left alone: another writer changed those files first
-        skipped_note = "no note for the model: no file changed"
-    elif waiting:
-        skipped_note = (
-            f"no note for the model: the conversation waits for tool call {', '.join(waiting)}"
-        )
-    elif session.tree.leaf is not None:
-        session_append.write(
-            session,
-            lambda: [
-                session_append.new_entry(
-                    session, "note", session.tree.leaf, text=note, source="restore"
-                )
-            ],
-            builds_on_leaf=False,
-        )
+    note, skipped_note = _told(session, changes)
     return RestoreResult(
         target_entry, commit, before, changes, False,
-        None if skipped_note else note, saved_target, undo, skipped_note, len(settles),
+        note, saved_target, undo, skipped_note, len(settles),
     )  # fmt: skip
+
+
+def _told(session: Session, changes: Restored) -> tuple[str | None, str | None]:
+    """The note the model will be told when the conversation next moves on, as things are
+    now (None: none), and why none, in words."""
+    if not changes:  # every change was left alone: another writer changed those files first
+        return None, "no note for the model: no file changed"
+    try:
+        telling = restore_notes.prepare(session)
+    except (ConvgitError, OSError):
+        telling = None
+    if telling is not None and telling.text is None:
+        return None, (
+            "no note for the model: the files are back where they were when the conversation"
+            " last moved on"
+        )
+    return (None, None) if telling is None else (telling.text, None)
 
 
 def _held(session: Session) -> list[str]:
@@ -269,27 +271,4 @@ def _record(
                 undo=undo,
             )
         ],
-    )
-
-
-def _note(
-    target: str | None,
-    saved: str | None,
-    changes: list[Change],
-    paths: list[str] | None,
-    undo: bool,
-) -> str:
-    scope = "" if not paths else f" (only {', '.join(map(codec.shown, paths))})"
-    if undo:
-        what = "the state before the last restore"
-    elif saved is not None:
-        what = f"the saved state {saved}"
-    else:
-        what = f"the snapshot of entry {target}"
-    names = ", ".join(codec.shown(c.path) for c in changes[:10])
-    names += ", ..." if len(changes) > 10 else ""
-    count = f"{len(changes)} file" + ("" if len(changes) == 1 else "s")
-    return (
-        f"The files were restored to {what}{scope}: {count} changed ({names})."
-        " The conversation above was not changed; files may differ from what it describes."
     )

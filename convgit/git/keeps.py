@@ -19,7 +19,7 @@ import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from convgit.git.objects import GITLINK, Objects, diff
+from convgit.git.objects import GITLINK, TREE, Objects, diff
 
 AGENT_SETTINGS = (".claude/settings*.json",)  # every file `hooks install` writes in a project
 SETTINGS = "an agent's settings file (convgit's hooks live there); left alone"
@@ -48,7 +48,7 @@ class Keeps:
             return {}
         left = list(paths)
         for tree_id in dict.fromkeys(self.held):
-            left = [path for path in left if objects.lookup(tree_id, path) is None]
+            left = [path for path in left if not _file_at(objects, tree_id, path)]
             if not left:
                 break
         return dict.fromkeys(left, NEVER_HELD)
@@ -70,3 +70,9 @@ class Keeps:
                 if d.old is None and d.new is not None and d.new[0] != GITLINK
             )
         return sorted(p for p in found if objects.lookup(current, p) is None)
+
+
+def _file_at(objects: Objects, tree_id: str, path: str) -> bool:
+    """True when tree ``tree_id`` holds a file, link or submodule (not a folder) at ``path``."""
+    found = objects.lookup(tree_id, path)
+    return found is not None and found[0] != TREE

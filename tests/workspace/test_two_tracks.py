@@ -122,10 +122,8 @@ def test_restore_brings_files_back_and_undo_returns_exact_bytes(story: dict[str,
     assert oracle_tree(repo.path) == s.sidecar.snapshots[story["a"]].tree_id
     assert (repo.path / "notes.txt").read_text() == "plan A notes\n"
     assert not (repo.path / "scratch/untracked.txt").exists()
-    # the leaf stays on its branch; a note on it tells the model
-    note = s.tree.entries[s.leaf]
-    assert note["type"] == "note" and note["parentId"] == leaf and note["source"] == "restore"
-    assert story["a"] in note["text"] and result.before is not None
+    # the leaf stays on its branch; the model is told when the conversation moves on
+    assert s.leaf == leaf and result.before is not None and story["a"] in str(result.note)
     s.restore(undo=True)
     assert digest(repo.path) == before
 
