@@ -36,7 +36,7 @@ from convgit.store.location import StoreLocation, locate, size_cap
 from convgit.store.sidecar import SavedState, Sidecar, SnapshotInfo
 
 if TYPE_CHECKING:
-    from convgit.session_files import Status
+    from convgit.session_files import FilesFrom, Status
     from convgit.session_runs import RunReport
     from convgit.workspace import Change, Snapshot, Workspace
 
@@ -65,6 +65,8 @@ class Session:
         self._sidecar: Sidecar | None = None
         self._workspace: Workspace | None = workspace
         self.snapshot_error: str | None = None  # why the last turn's snapshot was not taken
+        # the snapshot on another branch whose files the last turn recorded as its own
+        self.files_from: FilesFrom | None = None
 
     # -- opening --------------------------------------------------------------------------------
 

@@ -202,6 +202,7 @@ def _snapshot_turn(session: Session, made: list[dict[str, Any]]) -> None:
     leaves what was appended in place: ``snapshot_error`` says why, and the sidecar
     records it (``status`` names the entry)."""
     session.snapshot_error = None
+    session.files_from = None
     messages = [r for r in made if r["type"] == "message"]
     reply = next((r for r in reversed(messages) if r["role"] == "assistant"), None)
     first = next((r for r in messages if r["role"] == "user"), None)
@@ -210,6 +211,7 @@ def _snapshot_turn(session: Session, made: list[dict[str, Any]]) -> None:
         return
     try:
         session.snapshot(target["id"], only_if_changed=reply is None)
+        session.files_from = session_files.files_from(session, target["id"])
     except (ConvgitError, OSError) as exc:
         why = exc.message if isinstance(exc, ConvgitError) else session_files.os_words(exc)
         session.snapshot_error = why
