@@ -22,6 +22,12 @@ so a process killed between a restore and the next turn loses no note. A note ne
 between a tool call and its result: while the leaf waits for results it stays pending, and the
 append after the last result carries it. Restores made by another session are told in that
 session's conversation, not here.
+
+A writer that places entries itself (``resume --restore``, which puts the note on the resumed
+path; an agent's hook) tells them with ``tell_now`` under the entry of its choice. The turns the
+hooks import from an agent's transcript hang where the agent put them, so they carry no note:
+what a restore did reaches such a model only through the agent (a restore's note stays pending
+until a convgit append, or ``tell_now``, tells it).
 """
 
 from __future__ import annotations
@@ -96,6 +102,23 @@ def prepare(session: Session) -> Telling | None:
     if not changes:
         return Telling(chain, None)
     return Telling(chain, _text(chain, [c.path for c in changes]))
+
+
+def tell_now(session: Session, parent: str | None) -> str | None:
+    """Tell the pending restores now, by one note under ``parent`` (none when the files are
+    back where they were); the note's id, or None. For writers that place entries themselves."""
+    telling = prepare(session)
+    if telling is None:
+        return None
+    from convgit import session_append
+
+    written: list[dict[str, Any]] = []
+    if telling.text is not None:
+        written = session_append.write(
+            session, lambda: [telling.note(session, parent)], builds_on_leaf=False
+        )
+    settle(session, telling)
+    return str(written[0]["id"]) if written else None
 
 
 def settle(session: Session, telling: Telling) -> None:
