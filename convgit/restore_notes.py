@@ -104,6 +104,20 @@ def prepare(session: Session) -> Telling | None:
     return Telling(chain, _text(chain, [c.path for c in changes]))
 
 
+def foreseen(session: Session) -> Telling | None:
+    """What the next append will say, as a restore foresees it without reading the files
+    (they were just written: reading them would hash every restored file again): nothing when
+    the newest restore returned to the state saved before the first one pending, else a note
+    naming the files the pending restores changed. The append itself compares the files."""
+    chain = pending(session)
+    if not chain:
+        return None
+    if chain[-1].target == chain[0].id:
+        return Telling(chain, None)
+    changed = sorted({path for state in chain for path in state.files})
+    return Telling(chain, _text(chain, changed))
+
+
 def tell_now(session: Session, parent: str | None) -> str | None:
     """Tell the pending restores now, by one note under ``parent`` (none when the files are
     back where they were); the note's id, or None. For writers that place entries themselves."""

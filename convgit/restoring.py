@@ -221,10 +221,7 @@ def _told(session: Session, changes: Restored) -> tuple[str | None, str | None]:
     now (None: none), and why none, in words."""
     if not changes:  # every change was left alone: another writer changed those files first
         return None, "no note for the model: no file changed"
-    try:
-        telling = restore_notes.prepare(session)
-    except (ConvgitError, OSError):
-        telling = None
+    telling = restore_notes.foreseen(session)
     if telling is not None and telling.text is None:
         return None, (
             "no note for the model: the files are back where they were when the conversation"
