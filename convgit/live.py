@@ -474,7 +474,12 @@ def _close(
     live.set("last", {"commit": info.commit, "tree": info.tree_id})
     if missing is not None:
         live.set("unsettled", snapshot_json(info, entry=target, reply=missing))
-    return f"snapshot of {target}; turn {how}"
+    from convgit import session_files
+
+    entries = [e for e in (prompt, target) if e is not None]  # the prompt's snapshot first
+    elsewhere = next(filter(None, (session_files.files_from(session, e) for e in entries)), None)
+    said = "" if elsewhere is None else f"; {elsewhere.words}"
+    return f"snapshot of {target}{said}; turn {how}"
 
 
 def _turn(session: Session, live: Live) -> tuple[str | None, str | None]:

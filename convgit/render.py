@@ -431,9 +431,12 @@ def restore_words(result: RestoreResult, names: Names | None = None) -> list[str
             f" {_names(list(result.agent_files))}"
         )
     replaced = result.changes.replaced
+    already = f"the files already are {what}"
+    if result.changes.left_alone:  # what differs is left alone: the files are not the target
+        already = f"what differs from {what} is left alone"
     if result.dry_run:
         if not result.changes:
-            return [f"nothing to restore: the files already are {what}", *lines]
+            return [f"nothing to restore: {already}", *lines]
         head = f"would restore {files(len(result.changes))} to {what} (dry run, nothing changed)"
         if replaced:
             lines.append(
@@ -442,15 +445,20 @@ def restore_words(result: RestoreResult, names: Names | None = None) -> list[str
             )
         return [head, *lines]
     if result.before is None:
-        return [f"nothing to restore: the files already are {what} (nothing saved)", *lines]
+        return [f"nothing to restore: {already} (nothing saved)", *lines]
     head = f"restored {files(len(result.changes))} to {what}"
     if replaced:
         lines.append(
             f"replaced {files(len(replaced))} changed since that restore (kept in"
             f" {result.saved}): {_names(list(replaced))}"
         )
-    if result.note_skipped:
-        lines.append(f"warning: {result.note_skipped}")
+    if result.note is not None:
+        lines.append(
+            "the model will be told where the files are when the conversation moves on"
+            " (one note above the next turn)"
+        )
+    elif result.note_skipped:
+        lines.append(result.note_skipped)
     tail = f"saved the previous state as {result.saved}: `convgit restore --undo` returns"
     return [head, *lines, tail]
 

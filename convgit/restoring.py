@@ -10,7 +10,9 @@ Promises kept here (``Session.restore`` is this module's ``restore``):
   restore it undoes (they are saved again first, like any restore's);
 * while the active path ends in tool calls whose results are not all recorded, a restore is
   refused unless forced, and its note never lands between a call and its result;
-* the leaf stays on its branch; a ``note`` under it tells the model what happened.
+* the leaf stays on its branch; when the conversation next moves on, one ``note`` above the
+  turn tells the model where the files are then (``convgit.restore_notes``), or none when
+  they are back where they were (a restore and its undo).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from convgit import codec, faults, saved_states, schema, session_append, session_files
+from convgit import codec, faults, restore_notes, saved_states, schema, session_files
 from convgit.errors import (
     ConvgitError,
     RefusedError,
@@ -31,11 +33,12 @@ from convgit.errors import (
     UsageError,
     signal_name,
 )
+from convgit.git.keeps import Keeps
 from convgit.store.sidecar import SavedState, is_saved_ref, saved_id
 
 if TYPE_CHECKING:
     from convgit.session import Session
-    from convgit.workspace import Change, Restore, Restored
+    from convgit.workspace import Restore, Restored
 
 FILES_RECORDED = 200  # the changed paths a restore record lists (its counts cover them all)
 
@@ -104,16 +107,18 @@ def restore(
     dry_run: bool = False,
     undo: bool = False,
     force: bool = False,
+    clean: bool = False,
 ) -> RestoreResult:
     """Bring the files (or ``paths``, relative to the root) to ``ref``'s snapshot or to the
-    saved state ``ref`` names (``saved:…``); ``undo``: to the newest saved state. Stopped by
+    saved state ``ref`` names (``saved:…``); ``undo``: to the newest saved state; ``clean``:
+    delete the files the target lacks that no snapshot held too (``convgit.git.keeps``). Stopped by
     SIGINT, SIGTERM or SIGHUP, it stops git, and says what state it left (``StoppedError``)."""
     from convgit.process_groups import stopping_on_signals
 
     progress = _Progress()
     try:
         with stopping_on_signals():
-            return _restore(session, ref, paths, dry_run, undo, force, progress)
+            return _restore(session, ref, paths, dry_run, undo, force, clean, progress)
     except (SignalReceived, KeyboardInterrupt) as exc:
         raise _stopped(exc, session, progress) from None
 
@@ -154,6 +159,7 @@ def _restore(
     dry_run: bool,
     undo: bool,
     force: bool,
+    clean: bool,
     progress: _Progress,
 ) -> RestoreResult:
     ws = session.workspace()
@@ -188,7 +194,7 @@ def _restore(
     with ws.restoring(
         commit, index=session_files.index(session), size_cap=size_cap, paths=paths,
         exact_from=exact_from,
-        target_skipped=skipped, target_rules=rules,
+        target_skipped=skipped, target_rules=rules, keeps=Keeps(_held(session), clean),
     ) as planned:  # fmt: skip
         progress.planned = planned
         changes = planned.changes
@@ -219,28 +225,32 @@ def _restore(
         planned.apply()
         faults.point("restore:before-done")
         session_files.append_sidecar(session, [schema.restored(before)])
-    note = _note(target_entry, saved_target, changes, paths, undo)
-    skipped_note = None
-    if not changes:  # every change was left alone: another writer changed those files first
-        skipped_note = "no note for the model: no file changed"
-    elif waiting:
-        skipped_note = (
-            f"no note for the model: the conversation waits for tool call {', '.join(waiting)}"
-        )
-    elif session.tree.leaf is not None:
-        session_append.write(
-            session,
-            lambda: [
-                session_append.new_entry(
-                    session, "note", session.tree.leaf, text=note, source="restore"
-                )
-            ],
-            builds_on_leaf=False,
-        )
+    note, skipped_note = _told(session, changes)
     return RestoreResult(
         target_entry, commit, before, changes, False,
-        None if skipped_note else note, saved_target, undo, skipped_note, len(settles),
+        note, saved_target, undo, skipped_note, len(settles),
     )  # fmt: skip
+
+
+def _told(session: Session, changes: Restored) -> tuple[str | None, str | None]:
+    """The note the model will be told when the conversation next moves on, as things are
+    now (None: none), and why none, in words."""
+    if not changes:  # every change was left alone: another writer changed those files first
+        return None, "no note for the model: no file changed"
+    telling = restore_notes.foreseen(session)
+    if telling is not None and telling.text is None:
+        return None, (
+            "no note for the model: the files are back where they were when the conversation"
+            " last moved on"
+        )
+    return (None, None) if telling is None else (telling.text, None)
+
+
+def _held(session: Session) -> list[str]:
+    """The trees of every snapshot of the session (replaced ones too), newest first."""
+    sidecar = session.sidecar
+    every = [*sidecar.snapshots.values(), *(s for old in sidecar.replaced.values() for s in old)]
+    return [s.tree_id for s in sorted(every, key=lambda s: s.ts, reverse=True)]
 
 
 def _record(
@@ -274,27 +284,4 @@ def _record(
                 undo=undo,
             )
         ],
-    )
-
-
-def _note(
-    target: str | None,
-    saved: str | None,
-    changes: list[Change],
-    paths: list[str] | None,
-    undo: bool,
-) -> str:
-    scope = "" if not paths else f" (only {', '.join(map(codec.shown, paths))})"
-    if undo:
-        what = "the state before the last restore"
-    elif saved is not None:
-        what = f"the saved state {saved}"
-    else:
-        what = f"the snapshot of entry {target}"
-    names = ", ".join(codec.shown(c.path) for c in changes[:10])
-    names += ", ..." if len(changes) > 10 else ""
-    count = f"{len(changes)} file" + ("" if len(changes) == 1 else "s")
-    return (
-        f"The files were restored to {what}{scope}: {count} changed ({names})."
-        " The conversation above was not changed; files may differ from what it describes."
     )

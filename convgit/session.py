@@ -27,7 +27,7 @@ from convgit.store.sidecar import SavedState, Sidecar, SnapshotInfo
 if TYPE_CHECKING:
     from convgit import branching, verify
     from convgit.restoring import RestoreResult
-    from convgit.session_files import Status
+    from convgit.session_files import FilesFrom, Status
     from convgit.session_runs import RunReport
     from convgit.workspace import Change, Snapshot, Workspace
 
@@ -56,6 +56,8 @@ class Session:
         self._sidecar: Sidecar | None = None
         self._workspace: Workspace | None = workspace
         self.snapshot_error: str | None = None  # why the last turn's snapshot was not taken
+        # the snapshot on another branch whose files the last turn recorded as its own
+        self.files_from: FilesFrom | None = None
 
     # -- opening --------------------------------------------------------------------------------
 
@@ -438,16 +440,20 @@ class Session:
         dry_run: bool = False,
         undo: bool = False,
         force: bool = False,
+        clean: bool = False,
     ) -> RestoreResult:
         """Bring the files (or ``paths``, relative to the root) to ``ref``'s snapshot or to a
         saved state (``saved:…``), after saving the files now; ``undo``: return to the newest
-        saved state. See ``convgit.restoring`` for what is promised."""
+        saved state; ``clean``: delete the user's own files the target lacks too. See
+        ``convgit.restoring`` for what is promised."""
         from convgit.git.restoreplan import relative_paths
 
         relative_paths(paths or [])  # an empty or escaping path: refused before any file is read
         from convgit import restoring
 
-        result = restoring.restore(self, ref, paths=paths, dry_run=dry_run, undo=undo, force=force)
+        result = restoring.restore(
+            self, ref, paths=paths, dry_run=dry_run, undo=undo, force=force, clean=clean
+        )
         return restoring.with_agent_files(self, result)
 
     def add_worktree(self, ref: str, directory: Path) -> str:

@@ -8,7 +8,9 @@ every use-case writes its records through ``write``):
   a record resent with its id and content is a no-op, the same id with other content refused;
 * a tool result goes only where its call is on the path, or (asked) under its call's branch;
 * with snapshots on, a turn's files are snapshotted after it; a snapshot that cannot be taken
-  leaves what was appended in place and is recorded as failed.
+  leaves what was appended in place and is recorded as failed;
+* the restores not told yet are told above the turn, in the same write, by one note
+  (``convgit.restore_notes``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
-from convgit import schema, session_files
+from convgit import restore_notes, schema, session_files
 from convgit.conversation import appending
 from convgit.errors import (
     ConvgitError,
@@ -110,6 +112,8 @@ def append_records(
     if session.snapshots_enabled:
         session_files.check_worktree(session)
         _ = session.size_cap  # a bad setting is refused before anything is written
+    telling = _telling(session)
+    told: list[bool] = []
 
     def build() -> list[dict[str, Any]]:
         known = session.tree.entries
@@ -143,12 +147,51 @@ def append_records(
             leaf = record["id"]
         fresh = [record for number, record in enumerate(raw, 1) if number not in resent]
         where = [given for number, given in enumerate(placed, 1) if number not in resent]
-        return fresh + appending.admit(session.tree, fresh, where, session.tree.leaf)
+        admitted = fresh + appending.admit(session.tree, fresh, where, session.tree.leaf)
+        start = session.tree.leaf if follow else session.built_on
+        if telling is None or not _tells_here(session, telling, fresh, where, start):
+            return admitted
+        told.append(True)
+        if telling.text is None:
+            return admitted
+        note = telling.note(session, start)
+        for record, given in zip(fresh, where, strict=True):
+            if not given and record["parentId"] == start:
+                record["parentId"] = note["id"]  # the note above the turn, on its path
+        return [note, *admitted]
 
     written = write(session, build, builds_on_leaf=not (follow or explicit), force=force)
+    if told and telling is not None:
+        with suppress(ConvgitError, OSError):  # the note, or the files being back, told it
+            restore_notes.settle(session, telling)
     if snapshot and session.snapshots_enabled and written:
         _snapshot_turn(session, written)
     return [r["id"] for r in raw]
+
+
+def _telling(session: Session) -> restore_notes.Telling | None:
+    """What this append tells of the restores not told yet; None when there are none, or
+    when the files cannot be read now (they stay pending: the append goes on)."""
+    try:
+        return restore_notes.prepare(session)
+    except (ConvgitError, OSError):
+        return None
+
+
+def _tells_here(
+    session: Session,
+    telling: restore_notes.Telling,
+    fresh: list[dict[str, Any]],
+    where: list[bool],
+    start: str | None,
+) -> bool:
+    """True when this append continues the active path from ``start`` (the first record hangs
+    there), which waits for no tool result, and no other process told the restores first."""
+    if not fresh or where[0] or start is None or fresh[0]["parentId"] != start:
+        return False
+    if session.tree.open_tool_calls(start):
+        return False
+    return [s.commit for s in restore_notes.pending(session)] == [s.commit for s in telling.chain]
 
 
 def _snapshot_turn(session: Session, made: list[dict[str, Any]]) -> None:
@@ -159,6 +202,7 @@ def _snapshot_turn(session: Session, made: list[dict[str, Any]]) -> None:
     leaves what was appended in place: ``snapshot_error`` says why, and the sidecar
     records it (``status`` names the entry)."""
     session.snapshot_error = None
+    session.files_from = None
     messages = [r for r in made if r["type"] == "message"]
     reply = next((r for r in reversed(messages) if r["role"] == "assistant"), None)
     first = next((r for r in messages if r["role"] == "user"), None)
@@ -167,6 +211,7 @@ def _snapshot_turn(session: Session, made: list[dict[str, Any]]) -> None:
         return
     try:
         session.snapshot(target["id"], only_if_changed=reply is None)
+        session.files_from = session_files.files_from(session, target["id"])
     except (ConvgitError, OSError) as exc:
         why = exc.message if isinstance(exc, ConvgitError) else session_files.os_words(exc)
         session.snapshot_error = why

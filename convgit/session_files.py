@@ -269,6 +269,50 @@ def status(session: Session, interrupted: list[SavedState]) -> Status:
     return result
 
 
+@dataclass(frozen=True)
+class FilesFrom:
+    """A turn recorded files that are another branch's snapshot: ``entry`` (with its
+    ``label``, or its ``short`` id) holds the same files, off the turn's path."""
+
+    entry: str
+    label: str | None
+    short: str
+
+    @property
+    def words(self) -> str:
+        """The one line an append says (``status`` warns of the same parting)."""
+        return f"files: at {self.label or self.short}'s snapshot, recorded as this turn's"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"entry": self.entry, "label": self.label}
+
+
+def files_from(session: Session, entry: str) -> FilesFrom | None:
+    """When ``entry``'s snapshot holds the files of a snapshot on another branch (and of none
+    above it on its own path): that snapshot's entry, the newest such. What ``status`` calls
+    the files being on another branch, said at the moment a turn records them."""
+    snapshots = session.sidecar.snapshots
+    mine = snapshots.get(entry)
+    if mine is None:
+        return None
+    path = set(session.tree.path(entry))
+    same = [  # taken before it: where the files already were
+        s
+        for s in snapshots.values()
+        if s.tree_id == mine.tree_id
+        and s.entry != entry
+        and s.ts <= mine.ts
+        and s.entry in session.tree.entries
+    ]
+    if not same or any(s.entry in path for s in same):
+        return None
+    other = max(same, key=lambda s: s.ts).entry
+    from convgit.conversation.shortids import ShortIds
+
+    label = session.tree.labels.get(other)
+    return FilesFrom(other, label, ShortIds(session.tree.entries).short(other))
+
+
 def _matching_entry(session: Session, tree_id: str) -> str | None:
     """An entry whose snapshot tree is ``tree_id``: the nearest on the active path, else the
     most recent snapshot anywhere."""

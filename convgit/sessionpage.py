@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from convgit.formats import html
 from convgit.git.objects import GITLINK
+from convgit.store.sidecar import saved_id
 
 if TYPE_CHECKING:
     from convgit.git.objects import Delta
@@ -90,19 +91,27 @@ def gather(session: Session, status: Status, words: list[str]) -> html.Page:
 
 def restores(sidecar: Sidecar, entries: dict[str, dict[str, Any]]) -> list[html.RestoreView]:
     """Every restore the sidecar records, in order, with its saved state (the ``before``
-    commit) and the entry where it happened: the restore note written just after it, else the
-    last entry written before it."""
+    commit) and the entry where it happened: the note that told the model of it (a note names
+    the newest restore it tells of; one written before notes named any, just after it), else
+    the last entry written before it."""
+    told = {
+        str(r["saved"]): i
+        for i, r in entries.items()
+        if r["type"] == "note" and r.get("source") == "restore" and "saved" in r
+    }
     notes = [
         (r["ts"], i)
         for i, r in entries.items()
-        if r["type"] == "note" and r.get("source") == "restore"
+        if r["type"] == "note" and r.get("source") == "restore" and "saved" not in r
     ]
     records = sidecar.restores
     out = []
     for n, record in enumerate(records):
         ts = str(record["ts"])
         until = str(records[n + 1]["ts"]) if n + 1 < len(records) else None
-        at = next((i for t, i in notes if t >= ts and (until is None or t < until)), None)
+        at = told.get(saved_id(str(record["before"])))
+        if at is None:
+            at = next((i for t, i in notes if t >= ts and (until is None or t < until)), None)
         if at is None:
             at = next((i for i, r in reversed(entries.items()) if r["ts"] <= ts), None)
         out.append(

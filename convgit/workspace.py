@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from convgit.errors import HostileSnapshotError, RestoreBlockedError, WorkspaceError
 from convgit.git import patches, rules, snapshots, worktrees
+from convgit.git.keeps import Keeps
 from convgit.git.kept_out import KeptOut
 from convgit.git.objects import Change, Delta, Objects, diff
 from convgit.git.private_index import PrivateIndex
@@ -282,6 +283,7 @@ class Workspace:
         target_skipped: Mapping[str, str] | None = None,
         staged: bool = False,
         target_rules: str | None = None,
+        keeps: Keeps | None = None,
     ) -> AbstractContextManager[Restore]:
         """The restore of the files (or ``paths``) to commit ``target``, planned with the
         private index ``index`` locked for the block: ``save`` then ``apply`` it (see
@@ -295,7 +297,7 @@ class Workspace:
         return restore.restoring(
             self._git, self.private_index(index), target, size_cap=size_cap, paths=paths,
             exact_from=exact_from, target_skipped=target_skipped, staged=staged,
-            target_rules=then,
+            target_rules=then, keeps=keeps,
         )  # fmt: skip
 
     def restore(

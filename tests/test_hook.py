@@ -174,3 +174,32 @@ def test_a_turn_without_a_stop_is_closed_by_the_next_prompt(repo: GitRepo, tmp_p
     hook(repo.path, stop)
     assert convgit_json(repo.path, "show", "a-2")["snapshot"]["tree"] == interrupted
     assert convgit_json(repo.path, "show", "u-2")["snapshot"] is None  # the files did not change
+
+
+def test_a_turn_on_another_branchs_files_is_recorded_and_logged_in_one_line(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """Turn 2 writes plan B; the user rewinds Claude to before it (its next prompt hangs under
+    turn 1's reply) and the files stay plan B's: the turn records them as they are, and the
+    hook's line in the log says that they are turn 2's snapshot."""
+    transcript = tmp_path / f"{SESSION}.jsonl"
+    transcript.write_text("")
+    hook(repo.path, event("SessionStart", transcript, repo.path, source="startup"))
+
+    def turn(prompt: str, user: str, parent: str | None, reply: str) -> None:
+        hook(repo.path, event("UserPromptSubmit", transcript, repo.path, prompt_id=prompt))
+        with transcript.open("a") as out:
+            out.write(line("user", user, parent, f"prompt {prompt}", promptId=prompt))
+            out.write(line("assistant", reply, user, [{"type": "text", "text": "Done."}]))
+        said = {"prompt_id": prompt, "last_assistant_message": "Done."}
+        hook(repo.path, event("Stop", transcript, repo.path, **said))
+
+    repo.write("plan.txt", "plan A\n")
+    turn("p-1", "u-1", None, "a-1")
+    repo.write("plan.txt", "plan B\n")
+    turn("p-2", "u-2", "a-1", "a-2")
+    assert "files: at" not in log_lines(repo)[-1]
+    turn("p-3", "u-3", "a-1", "a-3")  # rewound: a sibling of u-2, the files still plan B's
+    assert "files: at a-2's snapshot, recorded as this turn's" in log_lines(repo)[-1]
+    assert convgit_json(repo.path, "show", "a-3")["snapshot"]["tree"] == repo.oracle()
+    assert all("problem" not in entry for entry in log_lines(repo))

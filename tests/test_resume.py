@@ -142,7 +142,7 @@ def test_resume_restore_asks_and_its_note_lies_on_the_resumed_path(
     run(folder, "snapshot", "a1")
     repo.write("notes.txt", "later\n")
     before, claude_folder = repo.digest(), sorted(transcript.parent.iterdir())
-    leaf = json.loads(run(folder, "sessions", "--json"))[0]["leaf"]
+    leaf = json.loads(run(folder, "sessions", "--json"))["sessions"][0]["leaf"]
 
     # no terminal to ask on: refused as `restore` refuses, and nothing is done at all
     refused = run(folder, "resume", "a1", "--restore", code=1)
@@ -150,11 +150,11 @@ def test_resume_restore_asks_and_its_note_lies_on_the_resumed_path(
     assert "--yes" in refused
     assert repo.digest() == before
     assert sorted(transcript.parent.iterdir()) == claude_folder
-    assert json.loads(run(folder, "sessions", "--json"))[0]["leaf"] == leaf
+    assert json.loads(run(folder, "sessions", "--json"))["sessions"][0]["leaf"] == leaf
 
     result = resumed(folder, "a1", "--restore", "--yes")
     assert (repo.path / "notes.txt").read_text() == "at a1\n"
-    note = json.loads(run(folder, "log", "--json"))[-1]
+    note = json.loads(run(folder, "log", "--json"))["entries"][-1]
     assert note["type"] == "note" and note["parentId"] == "a1"
     # Claude goes on from a1 in the transcript written for it: its prompt comes after the note
     written = Path(result["path"])
@@ -170,9 +170,9 @@ def test_resume_restore_asks_and_its_note_lies_on_the_resumed_path(
     with written.open("a") as out:
         out.write(json.dumps(line) + "\n")
     run(folder, "import", "claude-code", str(written))
-    path = [e["id"] for e in json.loads(run(folder, "log", "--json"))]
+    path = [e["id"] for e in json.loads(run(folder, "log", "--json"))["entries"]]
     assert path[-3:] == ["a1", note["id"], "p9"]  # the note on the resumed path
-    tree = json.loads(run(folder, "tree", "--json"))
+    tree = json.loads(run(folder, "tree", "--json"))["entries"]
     assert [e["id"] for e in tree if e.get("parentId") == note["id"]] == ["p9"]
 
 

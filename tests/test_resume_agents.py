@@ -84,7 +84,9 @@ def test_pi_files_change_only_with_restore(tmp_path: Path) -> None:
     assert header["id"] == result["agent_session_id"] and header["parentSession"] == str(source)
 
     restored = run_json(repo, "resume", "10000007", "--restore", "--yes")
-    assert "restore" in restored and git_status(repo) == at_snapshot
+    # new.txt, which no snapshot held, is the user's: left alone, and listed
+    assert "restore" in restored and git_status(repo) == at_snapshot + "?? new.txt\n"
+    assert [s["path"] for s in restored["restore"]["left_alone"]] == ["new.txt"]
     assert (repo / "a.txt").read_text() == "alpha\n"
     assert restored["agent_session_id"] != result["agent_session_id"]
     guard.verify()

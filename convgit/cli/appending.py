@@ -40,10 +40,14 @@ def append(ident: str | None, json: bool, open_session: Callable[[], Session]) -
     if session.snapshot_error is not None:
         warning = f"convgit: warning: the files were not snapshotted: {session.snapshot_error}"
         output.warn(warning)
+    elsewhere = session.files_from
     if json:
-        output.write_line(codec.dumps({"ids": ids, "leaf": session.leaf}))
+        files_from = None if elsewhere is None else elsewhere.to_json()
+        output.write_line(codec.dumps({"ids": ids, "leaf": session.leaf, "files_from": files_from}))
     else:
         output.show(f"appended {len(ids)} entries; leaf is {session.leaf}")
+        if elsewhere is not None:
+            output.show(elsewhere.words)
 
 
 def run(args: list[str]) -> int | None:

@@ -58,15 +58,22 @@ def status(json: JsonFlag = False) -> None:
 @command()
 def snapshot(
     ref: Annotated[str, typer.Argument(help="The entry to attach the snapshot to.")] = "@",
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Replace another entry's snapshot without asking.")
+    ] = False,
     json: JsonFlag = False,
 ) -> None:
-    """Record the working tree now as the snapshot of an entry (default: the leaf)."""
+    """Record the working tree now as the snapshot of an entry (default: the leaf). Replacing
+    the snapshot of an entry other than the leaf asks first (on a terminal; elsewhere it needs
+    --yes); the old snapshot stays, as the new one's parent (REF@{1})."""
     from convgit import render
     from convgit.process_groups import stopping_on_signals
 
     session = open_session()
     target = session.resolve(ref)
     had = session.sidecar.snapshots.get(target)
+    if had is not None and target != session.leaf and not yes:
+        _confirm_replacing(session, target, had.commit)
     try:
         with stopping_on_signals():
             snap = session.snapshot(ref)
@@ -82,6 +89,31 @@ def snapshot(
         out({"entry": snap.entry, "files": snap.files, "unchanged": unchanged, **snap.to_json()})
     else:
         show(*render.snapshot_words(snap, unchanged=unchanged, names=render.Names(session.view())))
+
+
+def _confirm_replacing(session: Session, target: str, old: str) -> None:
+    """Ask before the files now replace the snapshot of ``target``, an entry other than the
+    leaf (they may be another turn's files); nothing to ask when they are that snapshot's."""
+    from convgit import session_files
+    from convgit.conversation.shortids import ShortIds
+
+    ws = session.workspace()
+    with session_files.workspace_lock(session):
+        now, _ = ws.scan(session_files.index(session), size_cap=session.size_cap)
+    if now == ws.tree_of(old):
+        return
+    short = ShortIds(session.tree.entries).short(target)
+    kept = f"the old one, {old[:12]}, stays as the new one's parent (`{short}@{{1}}` names it)"
+    if not sys.stdin.isatty():
+        raise RefusedError(
+            f"Entry {short} is not the active leaf and has a snapshot already; replacing it with"
+            " the files now needs --yes (there is no terminal to ask); nothing was recorded.",
+            f"add --yes: {kept}",
+        )
+    show(f"entry {short} is not the active leaf and has a snapshot already: {kept}")
+    if not typer.confirm(f"record the files now as the snapshot of {short}?", default=False):
+        typer.echo("nothing was recorded", err=True)
+        raise typer.Exit(1)
 
 
 @command()
@@ -118,6 +150,10 @@ def restore(
     force: Annotated[
         bool, typer.Option("--force", help="Restore while tool calls await their results.")
     ] = False,
+    clean: Annotated[
+        bool,
+        typer.Option("--clean", help="Delete files no snapshot held too (saved first)."),
+    ] = False,
     json: JsonFlag = False,
 ) -> None:
     """Bring files back to an entry's snapshot or a saved state, after saving the current
@@ -130,7 +166,7 @@ def restore(
     session = open_session()
     paths = None if path is None else _from_here(session, path)
     if not (yes or dry_run):
-        preview = session.restore(ref, paths=paths, dry_run=True, undo=undo)  # checks REF too
+        preview = session.restore(ref, paths=paths, dry_run=True, undo=undo, clean=clean)
         if not sys.stdin.isatty():
             raise RefusedError(
                 "restore changes files and there is no terminal to ask; nothing was restored.",
@@ -142,7 +178,7 @@ def restore(
         if not typer.confirm("restore these files?", default=False):
             typer.echo("nothing was restored", err=True)
             raise typer.Exit(1)
-    result = session.restore(ref, paths=paths, dry_run=dry_run, undo=undo, force=force)
+    result = session.restore(ref, paths=paths, dry_run=dry_run, undo=undo, force=force, clean=clean)
     if json:
         out(result.to_json())
     else:

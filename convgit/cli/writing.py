@@ -63,9 +63,11 @@ def _appended(session: Session, ident: str, json: bool) -> None:
         typer.echo(
             codec.shown(f"convgit: warning: the files were not snapshotted: {failed}"), err=True
         )
+    elsewhere = session.files_from
     if json:
         value = session.record(ident)
         value["snapshot"] = {"error": failed} if failed else snap.to_json() if snap else None
+        value["files_from"] = None if elsewhere is None else elsewhere.to_json()
         out(value)
         return
     from convgit import render
@@ -73,6 +75,8 @@ def _appended(session: Session, ident: str, json: bool) -> None:
     show(render.entry_line(session.view(), ident, on_path=ident == session.leaf))
     if snap is not None and failed is None:
         show(*render.snapshot_words(snap, names=render.Names(session.view())))
+    if elsewhere is not None:
+        show(elsewhere.words)
 
 
 def text_of(text: str) -> str:

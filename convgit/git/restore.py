@@ -33,11 +33,13 @@ import subprocess
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager, suppress
+from dataclasses import replace
 from pathlib import Path
 
 from convgit import codec, faults, locks
 from convgit.errors import RefusedError
 from convgit.git import exact, restoreplan, rules
+from convgit.git.keeps import Keeps
 from convgit.git.kept_out import STORE_REASON
 from convgit.git.objects import BLOB, EXEC, LINK, Change, Delta, Objects, diff
 from convgit.git.private_index import LOCK_TIMEOUT, PrivateIndex, forget_files, set_entries
@@ -75,6 +77,7 @@ def restoring(
     target_skipped: Mapping[str, str] | None = None,
     staged: bool = False,
     target_rules: Mapping[str, bytes] | None = None,
+    keeps: Keeps | None = None,
 ) -> Iterator[Restore]:
     """The restore of the working tree (or only ``paths``: files or folders relative to the
     root) to the tree of commit ``target``, planned with ``index`` locked for the block.
@@ -85,14 +88,15 @@ def restoring(
     for what the target's snapshot left out. ``staged``: the caller has just staged the files
     with ``index`` (a snapshot), so its tree stands for them and they are not staged again.
     ``target_rules``: the ignore rules outside the working tree recorded with the target's
-    snapshot (name -> bytes, ``convgit.git.rules``); None: today's judge it."""
+    snapshot (name -> bytes, ``convgit.git.rules``); None: today's judge it. ``keeps``: what
+    is left alone for the session's sake (``convgit.git.keeps``)."""
     with ExitStack() as held:
         held.enter_context(index.locked())
         held.enter_context(worktree_locked(git))
         objects = held.enter_context(git.objects())
         yield Restore(
             git, index, objects, target, size_cap, paths, exact_from, dict(target_skipped or {}),
-            staged, target_rules,
+            staged, target_rules, keeps,
         )  # fmt: skip
 
 
@@ -134,9 +138,15 @@ class Restore:
         target_skipped: dict[str, str],
         staged: bool,
         target_rules: Mapping[str, bytes] | None = None,
+        keeps: Keeps | None = None,
     ) -> None:
         self._git, self._index, self._objects = git, index, objects
         self._target_tree_id = objects.peel(target, "tree")
+        self._keeps = keeps or Keeps()
+        if exact_from is not None and self._keeps.held is not None:
+            # an undo deletes what the restore it undoes wrote: its target's files
+            held = [objects.peel(exact_from, "tree"), *self._keeps.held]
+            self._keeps = replace(self._keeps, held=held)
         known = index.state.tree_id if staged and index.path.exists() else None
         self.skipped: tuple[Skipped, ...]
         if known is not None:
@@ -173,20 +183,53 @@ class Restore:
         kept_out = self._index.kept_out
         ours = [d for d in deltas if kept_out.above(os.fsencode(d.path)) is not None]
         deltas = [d for d in deltas if d not in ours]
+        settings = [d for d in deltas if self._keeps.setting(d.path) is not None]
+        deltas = [d for d in deltas if d not in settings]
         deltas, left_alone = restoreplan.plan(
             self._git.root, deltas, self._ignored, self._unaccounted, self._holds_target
         )
-        if ours:
-            left_alone = sorted(
-                [*left_alone, *(Skipped(d.path, f"{STORE_REASON}; left alone") for d in ours)],
-                key=_by_path,
-            )
+        aside = [Skipped(d.path, f"{STORE_REASON}; left alone") for d in ours]
+        aside += [Skipped(d.path, self._keeps.setting(d.path) or "") for d in settings]
+        aside += self._unseen(paths)
+        if aside:
+            left_alone = sorted([*left_alone, *aside], key=_by_path)
         replaced: list[str] = []
         if exact_from is not None:
             restored_tree_id = objects.peel(exact_from, "tree")
             replaced = [d.path for d in deltas if objects.lookup(restored_tree_id, d.path) != d.old]
         self.changes = Restored([Change(d.path, d.status) for d in deltas], left_alone, replaced)
         return deltas
+
+    def _unseen(self, paths: list[str] | None) -> list[Skipped]:
+        """The files on disk that another snapshot of the session held and that neither the
+        target nor git's view of the files now holds (ignored since, or over the size cap now):
+        left where they are, and said (``convgit.git.keeps``)."""
+        found = self._keeps.held_elsewhere(
+            self._objects, self._target_tree_id, self._current_tree_id
+        )
+        if paths is not None:
+            wanted = [restoreplan.relative_path(p) for p in paths]
+            if "" not in wanted:
+                found = [f for f in found if any(f == w or f.startswith(w + "/") for w in wanted)]
+        kept_out, root = self._index.kept_out, self._git.root
+        found = [
+            path
+            for path in found
+            if kept_out.above(os.fsencode(path)) is None
+            and (info := lstat(root / path)) is not None
+            and not stat.S_ISDIR(info.st_mode)
+        ]
+        if not found:
+            return []
+        by_git = self._ignored(found)
+        return [
+            Skipped(
+                path,
+                f"{'ignored by git' if path in by_git else 'outside the snapshots now'};"
+                " the snapshot lacks it, left alone",
+            )
+            for path in found
+        ]
 
     def _with_exact_files(self, deltas: list[Delta], exact_from: str) -> list[Delta]:
         """``deltas`` plus the files the undone restore changed whose bytes or exec bit differ
@@ -238,6 +281,8 @@ class Restore:
                 self._target_rules, rest,
             )
         )  # fmt: skip
+        rest = [p for p in rest if p not in found]
+        found.update(self._keeps.never_held(self._objects, rest))
         return dict(sorted(found.items()))
 
     # -- saving and applying --

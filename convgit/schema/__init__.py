@@ -45,6 +45,7 @@ from convgit.schema.sidecar import (
     sidecar_switch,
     snapshot,
     snapshot_failed,
+    told,
 )
 from convgit.schema.values import (
     ENTRY_CLASSES,
@@ -106,6 +107,7 @@ __all__ = [
     "snapshot",
     "snapshot_failed",
     "text_of",
+    "told",
     "tool_call_ids",
     "tool_calls_of",
 ]

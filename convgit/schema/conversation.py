@@ -28,7 +28,8 @@ TREE_FIELDS: dict[str, dict[str, FieldSpec]] = {
     "thinking": {"level": ((str, int, type(None)), True)},
     "compaction": {"summary": (STR, True), "firstKeptId": (STR_OR_NULL, True)},
     "branch_summary": {"fromId": (STR, True), "summary": (STR, True)},
-    "note": {"text": (STR, True), "source": (STR, False)},
+    # ``saved``: a restore's note names the saved state of the newest restore it tells of
+    "note": {"text": (STR, True), "source": (STR, False), "saved": (STR, False)},
     # the system prompt from here on down the path (null: none)
     "system": {"text": (STR_OR_NULL, True)},
     "custom": {"kind": (STR, True), "data": (ANY, False)},

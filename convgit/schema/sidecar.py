@@ -37,9 +37,14 @@ SIDECAR_FIELDS: dict[str, dict[str, FieldSpec]] = {
         "skipped": ((list,), False),
         "undo": ((bool,), False),
         "rebuilt": ((bool,), False),
+        # the model is told where it left the files when the conversation next moves on
+        "tell": ((bool,), False),
     },
     # the restore that saved ``before`` finished; a restore without one was interrupted
     "restored": {"before": (STR, True), "ts": (STR, True)},
+    # the restores up to the one that saved ``before`` need no note: the files were back where
+    # they were when the conversation moved on (``convgit.restore_notes``)
+    "told": {"before": (STR, True), "ts": (STR, True)},
 }
 # The required fields of these kinds are checked: damage there makes the sidecar unreadable (an
 # undo could pick a wrong state). Other kinds and optional fields are read leniently: a wrong
@@ -125,6 +130,7 @@ def restore(
     files: list[str],
     skipped: list[dict[str, str]],
     undo: bool,
+    tell: bool = True,
 ) -> dict[str, Any]:
     """A restore to ``commit`` (``entry``'s snapshot, the saved state ``saved``, or neither) is
     about to change files: ``before`` saved them first. ``paths``: the paths it is limited to,
@@ -142,6 +148,7 @@ def restore(
         "files": files,
         "skipped": skipped,
         "undo": undo,
+        "tell": tell,
         "ts": now(),
     }
 
@@ -158,6 +165,11 @@ def rebuilt_restore(before: str, ts: str) -> dict[str, Any]:
         "rebuilt": True,
         "ts": ts,
     }
+
+
+def told(before: str) -> dict[str, Any]:
+    """The restores up to the one that saved ``before`` are told: no note was needed."""
+    return {"type": "told", "before": before, "ts": now()}
 
 
 def restored(before: str) -> dict[str, Any]:

@@ -63,6 +63,7 @@ class SavedState:
     recorded: bool = True  # False: found from its ref alone, its sidecar record is missing
     rebuilt: bool = False  # its record was rebuilt from the ref by ``repair``
     finished: bool = True  # False: the restore it preceded never finished (interrupted)
+    tell: bool = False  # the model is to be told of its restore (``convgit.restore_notes``)
 
     @property
     def id(self) -> str:
@@ -133,6 +134,7 @@ class Sidecar:
         self.restores: list[dict[str, Any]] = []
         self.saved: list[SavedState] = []  # the state before each restore, oldest first
         self.finished: set[str] = set()  # `before` commits of completed restores
+        self.told: set[str] = set()  # `before` commits of restores told without a note
         # entry -> the snapshot that could not be taken for it, since the last one recorded
         self.failed: dict[str, dict[str, Any]] = {}
         self.lines: dict[str, int] = {}  # commit -> the line of the record that names it
@@ -176,6 +178,8 @@ class Sidecar:
             self.lines.setdefault(record["before"], number)
         elif kind == "restored":
             self.finished.add(record["before"])
+        elif kind == "told":
+            self.told.add(record["before"])
         elif kind == "snapshot_failed":
             self.failed[record["entry"]] = record
 
@@ -250,4 +254,5 @@ def _saved_state(number: int, record: dict[str, Any]) -> SavedState:
         target=record.get("saved"),
         line=number,
         rebuilt=record.get("rebuilt", False),
+        tell=record.get("tell", False),
     )

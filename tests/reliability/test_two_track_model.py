@@ -21,6 +21,9 @@ promises checked after each step:
   each of those commits is still reachable from the session's refs;
 * a user message is snapshotted when the files differ from the nearest snapshot above it;
 * switch, fork, edit and retry never change a byte, a mode, a link or a folder;
+* a restore writes no note itself; the next user message or reply carries one note above it
+  when the files git sees differ from before the first restore not told yet (restores undone
+  before the conversation moved on leave none), and then those restores are told;
 * status and diff answer after any `git gc`, and diff names exactly the files that differ;
 * an undo undoes the newest restore of the working tree, whichever session ran it;
 * a file another writer changes while a restore runs keeps the writer's bytes (the restore
@@ -206,11 +209,17 @@ class Refused(Exception):
 
 
 def restored(
-    disk: Files, target: State, paths: list[str] | None, exclude: bytes = b""
+    disk: Files,
+    target: State,
+    paths: list[str] | None,
+    exclude: bytes = b"",
+    held: set[str] | None = None,
 ) -> tuple[Files, bool]:
     """The disk after restoring ``target`` (at ``paths`` only, when given; ``exclude`` is
-    info/exclude now), and whether a file changed. Raises Refused, or NotFoundError for a path
-    in neither the files nor the target."""
+    info/exclude now), and whether a file changed. ``held``: the files a snapshot of the
+    restoring session held (and, returning to a saved state, the files of the restore that
+    saved it): no other file is deleted. Raises Refused, or NotFoundError for a path in neither
+    the files nor the target."""
     now = seen(disk, exclude)
     deltas = {
         p: (now.get(p), target.files.get(p))
@@ -236,6 +245,7 @@ def restored(
         and not any(q in target.left_out for q in [p, *ancestors(p)])
         and not ignores(rules, p)
         and not ignores(then, p)
+        and (held is None or p in held)
     }
     removals = removed | {p for p, (old, new) in deltas.items() if old and new}
     written: Files = {}
@@ -312,6 +322,10 @@ class TwoTrackMachine(RuleBasedStateMachine):
         self.leaf: str | None = None
         self.counter = 0
         self.other: Session | None = None  # a second session on the same working tree
+        # the files git saw before the first restore of the model's session not told yet
+        self.untold: Files | None = None
+        self.held: set[str] = set()  # every file a snapshot of the model's session held
+        self.went_to: dict[str, Files] = {}  # saved id -> the target of the restore that saved it
 
     def teardown(self) -> None:
         try:
@@ -353,6 +367,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
         assert snap.tree_id == oracle_tree(self.root)
         assert {s["path"] for s in snap.skipped} == skipped(self.disk, self.exclude)
         self.at[ident] = self._state()
+        self.held |= set(self.at[ident].files)
         self.commits.add(snap.commit)
 
     def _check_disk(self, expected: Files) -> None:
@@ -371,6 +386,20 @@ class TwoTrackMachine(RuleBasedStateMachine):
     def task(self) -> None:
         self.user()
 
+    def _told(self, made: str, parent: str | None) -> None:
+        """The append of ``made`` on ``parent`` told the restores not told yet: one note above
+        it when the files differ from before the first of them, none when they are back."""
+        above = self.session.tree.entries[made]["parentId"]
+        expected = self.untold is not None and self.untold != seen(self.disk, self.exclude)
+        if expected:
+            note = self.session.tree.entries[above]
+            assert note["type"] == "note" and note["parentId"] == parent, note
+            assert note["source"] == "restore"
+            self._entered(above, parent, "note")
+        else:
+            assert above == parent, "a note the model did not expect"
+        self.untold = None
+
     @rule()
     def user(self) -> None:
         parent = self.leaf
@@ -378,7 +407,8 @@ class TwoTrackMachine(RuleBasedStateMachine):
         nearest = self._nearest_snapshot(parent)
         records = nearest is None or self.at[nearest].files != seen(self.disk, self.exclude)
         made = self._moves_nothing(lambda: self.session.append_user(self._text()))
-        self._entered(made.id, parent, "user")
+        self._told(made.id, parent)
+        self._entered(made.id, self.leaf, "user")
         assert (made.id in self.session.sidecar.snapshots) == records
         if records:
             self._snapshotted(made.id)
@@ -388,7 +418,8 @@ class TwoTrackMachine(RuleBasedStateMachine):
     def assistant(self) -> None:
         parent = self.leaf
         made = self._moves_nothing(lambda: self.session.append_assistant(self._text()))
-        self._entered(made.id, parent, "assistant")
+        self._told(made.id, parent)
+        self._entered(made.id, self.leaf, "assistant")
         self._snapshotted(made.id)
 
     @rule(pick=PICK)
@@ -530,6 +561,13 @@ class TwoTrackMachine(RuleBasedStateMachine):
         target = self.order_of_snapshots()[pick % len(self.at)]
         self._restore(self.at[target], None, lambda: self.session.restore(target))
 
+    def _held(self, by: Session | None, saved: str | None = None) -> set[str]:
+        """What a restore by ``by`` (None: the model's session) may delete: the files its
+        snapshots held, and, returning to the saved state ``saved``, the files of the restore
+        that saved it."""
+        mine = set() if by is not None else set(self.held)
+        return mine | set(self.went_to.get(saved, {})) if saved is not None else mine
+
     @precondition(lambda self: bool(self.at))
     @rule(pick=PICK, picks=st.lists(PICK | st.sampled_from(RESTORE_PATHS), min_size=1, max_size=2))
     def restore_paths(self, pick: int, picks: list[int | str]) -> None:
@@ -546,7 +584,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
     def restore_saved_state(self, pick: int) -> None:
         """Back to any saved state, by the id the restore printed."""
         ident, state, _ = self.saved[pick % len(self.saved)]
-        self._restore(state, None, lambda: self.session.restore(ident))
+        self._restore(state, None, lambda: self.session.restore(ident), saved=ident)
 
     @rule()
     def status_and_diff(self) -> None:
@@ -575,8 +613,8 @@ class TwoTrackMachine(RuleBasedStateMachine):
     @rule()
     def undo(self) -> None:
         """Back to the newest saved state, at the paths of the restore that saved it."""
-        _, state, paths = self.saved[-1]
-        self._restore(state, paths, lambda: self.session.restore(undo=True))
+        ident, state, paths = self.saved[-1]
+        self._restore(state, paths, lambda: self.session.restore(undo=True), saved=ident)
 
     def _saved_ids(self) -> list[str]:
         """The saved states of the working tree, oldest first, whichever session saved them."""
@@ -589,13 +627,20 @@ class TwoTrackMachine(RuleBasedStateMachine):
         return self.other
 
     def _restore(
-        self, target: State, paths: list[str] | None, run: Any, by: Session | None = None
+        self,
+        target: State,
+        paths: list[str] | None,
+        run: Any,
+        by: Session | None = None,
+        saved: str | None = None,
     ) -> None:
-        """``run`` restores ``target`` (by the session ``by``, default the model's)."""
+        """``run`` restores ``target`` (by the session ``by``, default the model's; ``saved``:
+        the saved state ``target`` is)."""
         before = dict(self.disk)
         state = dataclasses.replace(self._state(), exclude=None)  # a saved state records none
+        held = self._held(by, saved)
         try:
-            expected, changes = restored(self.disk, target, paths, self.exclude)
+            expected, changes = restored(self.disk, target, paths, self.exclude, held)
         except NotFoundError:
             event("restore: a path in neither tree")
             with pytest.raises(NotFoundError):
@@ -627,14 +672,14 @@ class TwoTrackMachine(RuleBasedStateMachine):
             assert result.saved == f"saved:{result.before[:12]}"
             assert git(self.root, "rev-parse", f"{result.before}^{{tree}}").strip() == tree_before
             self.saved.append((result.saved, state, paths))
+            self.went_to[result.saved] = target.files
             self.commits.add(result.before)
             if by is not None:
                 return  # the other session's note is in its own tree
-            # a note on the leaf tells the model; the leaf stays on its branch
-            note = self.session.leaf
-            assert note is not None and note != self.leaf
-            assert self.session.tree.entries[note]["type"] == "note"
-            self._entered(note, self.leaf, "note")
+            # no note yet: the leaf stays; the next turn tells the model
+            assert self.session.leaf == self.leaf
+            if self.untold is None:
+                self.untold = state.files
 
     # -- restores from two sessions, and restores that are killed --
 
@@ -644,16 +689,16 @@ class TwoTrackMachine(RuleBasedStateMachine):
         """Another session of the same working tree restores a saved state by its id."""
         ident, state, _ = self.saved[pick % len(self.saved)]
         other = self._other()
-        self._restore(state, None, lambda: other.restore(ident), by=other)
+        self._restore(state, None, lambda: other.restore(ident), by=other, saved=ident)
 
     @precondition(lambda self: bool(self.saved))
     @rule()
     def undo_from_another_session(self) -> None:
         """An undo in another session undoes the newest restore of the working tree, whichever
         session made it."""
-        _, state, paths = self.saved[-1]
+        ident, state, paths = self.saved[-1]
         other = self._other()
-        self._restore(state, paths, lambda: other.restore(undo=True), by=other)
+        self._restore(state, paths, lambda: other.restore(undo=True), by=other, saved=ident)
 
     @precondition(lambda self: bool(self.at))
     @rule(pick=PICK, where=st.sampled_from(WRITER_POINTS), path=st.sampled_from(FILES))
@@ -667,7 +712,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
         if kind_on(self.disk, path) != "file" or not real_parents(self.root, path):
             return
         try:
-            expected, _ = restored(self.disk, self.at[target], None, self.exclude)
+            expected, _ = restored(self.disk, self.at[target], None, self.exclude, self._held(None))
         except (Refused, NotFoundError):
             return
         state = dataclasses.replace(self._state(), exclude=None)
@@ -700,7 +745,10 @@ class TwoTrackMachine(RuleBasedStateMachine):
         self._check_disk(expected)
         if result.saved is not None:
             self.saved.append((result.saved, state, None))
+            self.went_to[result.saved] = self.at[target].files
             self.commits.add(str(result.before))
+            if self.untold is None:  # what the restore saved (the writer may come before)
+                self.untold = self._files_of(str(result.before))
         self._resync()
 
     def _resync(self) -> None:
@@ -712,6 +760,8 @@ class TwoTrackMachine(RuleBasedStateMachine):
             files = self._files_of(state.commit)
             left_out = frozenset(state.skipped)
             self.saved.append((state.id, State(files, left_out), state.paths))
+            if state.restored_to:
+                self.went_to[state.id] = self._files_of(state.restored_to)
             self.commits.add(state.commit)
         for ident, entry in self.session.tree.entries.items():
             if ident not in self.parent:

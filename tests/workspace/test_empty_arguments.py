@@ -111,5 +111,5 @@ def test_an_empty_path_label_name_or_session_is_refused(started: GitRepo, args: 
 
 
 def test_the_whole_tree_is_still_named_by_a_dot(started: GitRepo) -> None:
-    ran = convgit(started.path, "restore", "@", "--path", ".", "--dry-run", "--json")
+    ran = convgit(started.path, "restore", "@", "--path", ".", "--clean", "--dry-run", "--json")
     assert sorted(change["path"] for change in ran.json()["changes"]) == ["notes.txt", "src/app.py"]

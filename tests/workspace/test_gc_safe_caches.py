@@ -35,7 +35,7 @@ def test_status_diff_restore_and_snapshot_work_after_git_gc_prune_now(
     repo.write("notes.txt", "new, not snapshotted\n")
     status = convgit(repo.path, "status", "--json").json()
     diff = convgit(repo.path, "diff", task["id"], "--json").json()["changes"]
-    planned = convgit(repo.path, "restore", task["id"], "--dry-run", "--json").json()
+    planned = convgit(repo.path, "restore", task["id"], "--clean", "--dry-run", "--json").json()
     files_now = repo.oracle()  # git's own tree of the files (the one convgit cached)
     assert status["files"]["changed"] == ["notes.txt", "src/app.py"]
 
@@ -44,8 +44,11 @@ def test_status_diff_restore_and_snapshot_work_after_git_gc_prune_now(
 
     assert convgit(repo.path, "status", "--json").json() == status
     assert convgit(repo.path, "diff", task["id"], "--json").json()["changes"] == diff
-    assert convgit(repo.path, "restore", task["id"], "--dry-run", "--json").json() == planned
-    restored = convgit(repo.path, "restore", task["id"], "--yes", "--json").json()
+    assert (
+        convgit(repo.path, "restore", task["id"], "--clean", "--dry-run", "--json").json()
+        == planned
+    )
+    restored = convgit(repo.path, "restore", task["id"], "--clean", "--yes", "--json").json()
     assert restored["changes"] == planned["changes"]
     assert (repo.path / "src/app.py").read_text() == "print('hello')\n"
     assert not (repo.path / "notes.txt").exists()

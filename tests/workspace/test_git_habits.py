@@ -146,9 +146,9 @@ def test_short_ids_everywhere_people_read_and_each_resolves_back(repo: GitRepo) 
     found = set(re.findall(r"\b[0-9a-f]{8}(?:-[0-9a-f-]*)?(?![0-9a-f])", text))
     assert found >= set(short.values()), found
     for ident, prefix in short.items():
-        assert convgit(repo.path, "show", prefix, "--json").json()["id"] == ident
+        assert convgit(repo.path, "show", prefix, "--json").json()["entry"]["id"] == ident
     for prefix in found:  # every id shown is a reference to one entry
-        assert convgit(repo.path, "show", prefix, "--json").json()["id"] in UUIDS
+        assert convgit(repo.path, "show", prefix, "--json").json()["entry"]["id"] in UUIDS
     assert said[4] == f"{short[UUIDS[1]]} labelled planA\n"
     status = convgit(repo.path, "status").stdout
     assert f"context: at {short[UUIDS[1]]} [planA]" in status
@@ -167,7 +167,7 @@ def test_label_refuses_to_move_a_label_without_force(repo: GitRepo) -> None:
     assert convgit(repo.path, "tree", "--json").json() == before
     moved = convgit(repo.path, "label", ids["task"], "planA", "-f").stdout
     assert moved == f"{ids['task']} labelled planA (moved from {ids['a']})\n"
-    assert convgit(repo.path, "show", "planA", "--json").json()["id"] == ids["task"]
+    assert convgit(repo.path, "show", "planA", "--json").json()["entry"]["id"] == ids["task"]
     again = convgit(repo.path, "label", ids["task"], "planA", "--json").json()  # where it is
     assert again["moved_from"] is None
 

@@ -237,8 +237,9 @@ def test_ctrl_c_while_a_reply_is_snapshotted_says_the_reply_was_recorded_without
     )
     assert not _gits_of(repo)
     assert repo.digest() == before
-    reply = convgit(repo.path, "show", "@", "--json").json()
-    assert reply["role"] == "assistant" and reply.get("snapshot") is None
+    shown = convgit(repo.path, "show", "@", "--json").json()
+    reply = shown["entry"]
+    assert reply["role"] == "assistant" and shown["snapshot"] is None
     assert convgit(repo.path, "snapshot", "--json").json()["entry"] == reply["id"]
 
 

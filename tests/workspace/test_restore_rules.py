@@ -38,17 +38,19 @@ def test_restore_waits_for_the_results_of_open_tool_calls(repo: GitRepo) -> None
     error = convgit(repo.path, "restore", ids["task"], "--yes", code=1).stderr
     assert "waiting for the result of tool call call_7" in one_sentence(error)
     assert digest(repo.path) == before
-    leaf = convgit(repo.path, "show", "@", "--json").json()["id"]
+    leaf = convgit(repo.path, "show", "@", "--json").json()["entry"]["id"]
 
     forced = convgit(repo.path, "restore", ids["task"], "--yes", "--force", "--json").json()
-    assert forced["changes"] and forced["note"] is None
-    assert "call_7" in forced["note_skipped"]
-    assert convgit(repo.path, "show", "@", "--json").json()["id"] == leaf  # no note in between
-    convgit(repo.path, "tool", "call_7", "ok")
+    assert forced["changes"] and forced["note"] is not None  # told when the result is in
+    assert (
+        convgit(repo.path, "show", "@", "--json").json()["entry"]["id"] == leaf
+    )  # no note in between
+    convgit(repo.path, "tool", "call_7", "ok")  # the note never lands between call and result
     messages = convgit(repo.path, "context", "--json").json()["messages"]
     assert [m["role"] for m in messages[-2:]] == ["assistant", "tool"]
-    convgit(repo.path, "restore", ids["a"], "--yes")  # idle again: restores, with its note
-    assert convgit(repo.path, "show", "@", "--json").json()["type"] == "note"
+    convgit(repo.path, "assistant", "the tests pass")  # the next turn: the note above it
+    path = [e["type"] for e in convgit(repo.path, "log", "--json").json()["entries"]]
+    assert path[-3:] == ["message", "note", "message"], path
 
 
 def on_a_terminal(cwd: Path, *args: str, answer: bytes) -> tuple[int, str]:
@@ -122,7 +124,7 @@ def test_a_label_names_one_entry_and_moving_it_says_from_where(repo: GitRepo) ->
     convgit(repo.path, "label", ids["task"], "good")
     moved = convgit(repo.path, "label", ids["a"], "good", "-f").stdout
     assert moved == f"{ids['a']} labelled good (moved from {ids['task']})\n"
-    assert convgit(repo.path, "show", "good", "--json").json()["id"] == ids["a"]
+    assert convgit(repo.path, "show", "good", "--json").json()["entry"]["id"] == ids["a"]
     tree = {e["id"]: e.get("label") for e in convgit(repo.path, "tree", "--json").json()["entries"]}
     assert tree == {ids["task"]: None, ids["a"]: "good"}
     again = convgit(repo.path, "label", ids["a"], "good", "--json").json()

@@ -73,7 +73,7 @@ def test_rm_then_restore_gives_back_the_same_bytes_and_the_same_refs(repo: GitRe
     assert _files(repo, sid) == files, "byte for byte"
     assert _refs(repo) == refs, "the same refs, at the same commits"
     logged = convgit(repo.path, "--session", sid, "log", "--json").json()["entries"]
-    assert logged[-1]["type"] == "note"
+    assert logged[-1]["content"] == "plan A written"  # a restore undone leaves no note
     assert convgit(repo.path, "sessions", "--trash", "--json").json()["sessions"] == []
     assert not (repo.path / STORE / "trash" / sid).exists()
     convgit(repo.path, "--session", sid, "fsck")

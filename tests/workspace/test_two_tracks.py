@@ -118,14 +118,12 @@ def test_restore_brings_files_back_and_undo_returns_exact_bytes(story: dict[str,
     os.chmod(repo.path / "src/app.py", 0o755)
     before = digest(repo.path)
     leaf = s.leaf
-    result = s.restore(story["a"])
+    result = s.restore(story["a"], clean=True)  # the untracked file no snapshot held goes too
     assert oracle_tree(repo.path) == s.sidecar.snapshots[story["a"]].tree_id
     assert (repo.path / "notes.txt").read_text() == "plan A notes\n"
     assert not (repo.path / "scratch/untracked.txt").exists()
-    # the leaf stays on its branch; a note on it tells the model
-    note = s.tree.entries[s.leaf]
-    assert note["type"] == "note" and note["parentId"] == leaf and note["source"] == "restore"
-    assert story["a"] in note["text"] and result.before is not None
+    # the leaf stays on its branch; the model is told when the conversation moves on
+    assert s.leaf == leaf and result.before is not None and story["a"] in str(result.note)
     s.restore(undo=True)
     assert digest(repo.path) == before
 
@@ -263,8 +261,10 @@ def test_restore_says_which_files_it_left_alone(story: dict[str, Any]) -> None:
     assert "left alone: notes.txt (ignored by git" in planned
     result = cli_json(repo, "restore", story["a"], "--yes")
     assert (repo.path / "notes.txt").read_text() == "my private notes, now ignored\n"
-    assert [row["path"] for row in result["left_alone"]] == ["notes.txt"]
-    assert "ignored by git" in result["left_alone"][0]["reason"]
+    alone = {row["path"]: row["reason"] for row in result["left_alone"]}
+    assert set(alone) == {".gitignore", "notes.txt"}  # .gitignore: no snapshot held it
+    assert "ignored by git" in alone["notes.txt"]
+    assert "no snapshot of the session held it" in alone[".gitignore"]
     words = cli(repo, "restore", "--undo", "--yes").stdout
     assert "restored" in words
 

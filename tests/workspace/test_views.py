@@ -114,7 +114,7 @@ def test_show_reads_as_an_entry_and_p_adds_its_snapshot_s_diff(repo: GitRepo) ->
     # --json: the record, the same whatever the flags
     plain = convgit(repo.path, "show", "edited", "--json").json()
     assert convgit(repo.path, "show", "edited", "-p", "--json").json() == plain
-    assert plain["id"] == reply and plain["content"][1] == call
+    assert plain["entry"]["id"] == reply and plain["entry"]["content"][1] == call
     assert plain["snapshot"]["commit"] == here
 
 
