@@ -24,10 +24,10 @@ append after the last result carries it. Restores made by another session are to
 session's conversation, not here.
 
 A writer that places entries itself (``resume --restore``, which puts the note on the resumed
-path; an agent's hook) tells them with ``tell_now`` under the entry of its choice. The turns the
-hooks import from an agent's transcript hang where the agent put them, so they carry no note:
-what a restore did reaches such a model only through the agent (a restore's note stays pending
-until a convgit append, or ``tell_now``, tells it).
+path; an agent's hook) tells them with ``session_append.tell_now`` under the entry of its
+choice. The turns the hooks import from an agent's transcript hang where the agent put them,
+so they carry no note: what a restore did reaches such a model only through the agent (a
+restore's note stays pending until a convgit append, or ``session_append.tell_now``, tells it).
 """
 
 from __future__ import annotations
@@ -58,13 +58,10 @@ class Telling:
         """The saved state of the newest restore told, as the note names it."""
         return self.chain[-1].id
 
-    def note(self, session: Session, parent: str | None) -> dict[str, Any]:
-        from convgit import session_append
-
+    def note_fields(self) -> dict[str, Any]:
+        """The fields of the note that tells these restores (``session_append`` writes it)."""
         assert self.text is not None
-        return session_append.new_entry(
-            session, "note", parent, text=self.text, source=SOURCE, saved=self.saved
-        )
+        return {"text": self.text, "source": SOURCE, "saved": self.saved}
 
 
 def pending(session: Session) -> list[SavedState]:
@@ -116,23 +113,6 @@ def foreseen(session: Session) -> Telling | None:
         return Telling(chain, None)
     changed = sorted({path for state in chain for path in state.files})
     return Telling(chain, _text(chain, changed))
-
-
-def tell_now(session: Session, parent: str | None) -> str | None:
-    """Tell the pending restores now, by one note under ``parent`` (none when the files are
-    back where they were); the note's id, or None. For writers that place entries themselves."""
-    telling = prepare(session)
-    if telling is None:
-        return None
-    from convgit import session_append
-
-    written: list[dict[str, Any]] = []
-    if telling.text is not None:
-        written = session_append.write(
-            session, lambda: [telling.note(session, parent)], builds_on_leaf=False
-        )
-    settle(session, telling)
-    return str(written[0]["id"]) if written else None
 
 
 def settle(session: Session, telling: Telling) -> None:

@@ -132,10 +132,10 @@ def resume(
         nearest = session.nearest_snapshot(target)
         assert nearest is not None
         restored = session.restore(nearest.entry)
-        from convgit import restore_notes
+        from convgit import session_append
 
         # told now, below REF: the agent's next turn hangs below the note (on the resumed path)
-        restore_notes.tell_now(session, target)
+        session_append.tell_now(session, target)
     lines = 0 if written.data is None else written.data.count(b"\n")
     return Resumed(
         target, agent, written.session, written.path, written.command, lines, restored,

@@ -154,7 +154,7 @@ def append_records(
         told.append(True)
         if telling.text is None:
             return admitted
-        note = telling.note(session, start)
+        note = new_entry(session, "note", start, **telling.note_fields())
         for record, given in zip(fresh, where, strict=True):
             if not given and record["parentId"] == start:
                 record["parentId"] = note["id"]  # the note above the turn, on its path
@@ -273,3 +273,20 @@ def _resent(raw: list[dict[str, Any]], known: dict[str, Any]) -> set[int]:
             )
         resent.add(number)
     return resent
+
+
+def tell_now(session: Session, parent: str | None) -> str | None:
+    """Tell the pending restores now, by one note under ``parent`` (none when the files are
+    back where they were); the note's id, or None. For writers that place entries themselves."""
+    telling = restore_notes.prepare(session)
+    if telling is None:
+        return None
+    written: list[dict[str, Any]] = []
+    if telling.text is not None:
+        written = write(
+            session,
+            lambda: [new_entry(session, "note", parent, **telling.note_fields())],
+            builds_on_leaf=False,
+        )
+    restore_notes.settle(session, telling)
+    return str(written[0]["id"]) if written else None

@@ -27,9 +27,9 @@ def import_cmd(
     agent: Annotated[
         str,
         typer.Argument(
-            help="The agent that wrote the file: claude-code, codex, gemini, pi (left out:"
-            " recognised from the file's content).",
-            metavar="[AGENT]",
+            help="The agent that wrote the file: claude-code, codex, gemini, pi; it may be left"
+            " out (`convgit import FILE`: recognised from the file's content).",
+            metavar="AGENT",
         ),
     ],
     file: Annotated[

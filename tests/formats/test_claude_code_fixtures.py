@@ -237,7 +237,7 @@ def test_a_subagent_is_a_side_branch_the_main_context_never_sees(
     folder, _ = imported
     texts = [str(b.get("text")) for m in _context(folder) for b in m["content"]]
     assert "Find README files" not in texts  # the subagent's prompt
-    entry = cli_json(folder, "show", "s-a1")
+    entry = cli_json(folder, "show", "s-a1")["entry"]
     assert entry["native"] == {"key": "s-a1", "in": "m2", "subagent": "ag1"}
     side = orjson.loads(cli(folder, "context", "s-a2", "--format", "anthropic").stdout)
     assert side["messages"][-1]["content"] == [{"type": "text", "text": "Found README.md."}]

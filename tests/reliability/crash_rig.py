@@ -202,7 +202,9 @@ def assert_session_survives(crash: Crash, *, sidecar: bool = False) -> dict[str,
     check = ok(repo, sid, "fsck", "--json")
     assert check["ok"] and check["problems"] == [], f"{crash.fault}: {check}"
     _assert_nothing_lost(crash, entries_of(repo, sid))
-    assert ok(repo, sid, "show", "@", "--json")["id"] == made["id"], "the append is not the leaf"
+    assert ok(repo, sid, "show", "@", "--json")["entry"]["id"] == made["id"], (
+        "the append is not the leaf"
+    )
     assert crash.session_path().read_bytes().endswith(b"\n")
     _assert_tail_quarantined(crash, crash.session_tail, crash.session_path(".quarantine"))
     return survived

@@ -322,7 +322,7 @@ def test_a_killed_turn_after_a_restore_tells_the_model_once(
         assert_killed_at_the_point(crash)
         assert_session_survives(crash)
         crash.run("user", "what now, again?", "--json")
-        tree = crash.run("tree", "--json")
+        tree = crash.run("tree", "--json")["entries"]
         notes = [e for e in tree if e["type"] == "note" and e.get("source") == "restore"]
         assert len(notes) == 1, f"{crash.fault}: {len(notes)} notes"
         below = [e for e in tree if e.get("parentId") == notes[0]["id"]]

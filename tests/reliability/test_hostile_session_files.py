@@ -85,7 +85,7 @@ def test_a_50_mb_message_is_read_in_full(tmp_path: Path) -> None:
     assert cli(store, "fsck").exit_code == 0
     shown = cli(store, "show", "@", "--json")
     assert shown.exit_code == 0
-    assert json.loads(shown.stdout)["content"] == text
+    assert json.loads(shown.stdout)["entry"]["content"] == text
 
 
 # -- parser crashes: only a subprocess can survive them --------------------------------------

@@ -25,7 +25,7 @@ def story(repo: GitRepo) -> dict[str, str]:
 
 
 def notes(repo: GitRepo) -> list[dict[str, Any]]:
-    tree = convgit(repo.path, "tree", "--json").json()
+    tree = convgit(repo.path, "tree", "--json").json()["entries"]
     return [e for e in tree if e["type"] == "note" and e.get("source") == "restore"]
 
 
