@@ -214,7 +214,11 @@ def _restore(
         progress.safety_ref = saved_states.safety_ref(session.id)
         before = planned.save(
             progress.safety_ref,
-            f"convgit safety snapshot before a restore\n\nConvgit-Session: {session.id}\n",
+            # one commit per restore (the restore's own id): two restores of the same files in
+            # one second would otherwise save one commit, and a note told of the first would
+            # count as told of the second (``restore_notes.pending``)
+            f"convgit safety snapshot before a restore\n\nConvgit-Session: {session.id}\n"
+            f"Convgit-Restore: {schema.new_id(size=6)}\n",
         )
         # recorded before the first file changes: a restore killed half-way is then
         # visible (no `restored` record) and undoable
