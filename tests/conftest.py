@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.workspace.gitrepo import GitRepo, UserStateGuard, init_repo
+
 settings.register_profile(
     "default", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
@@ -65,3 +67,14 @@ def _clean_git_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator
     yield
     os.environ.clear()
     os.environ.update(saved)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Iterator[GitRepo]:
+    """A real repository (tmp_path/project) whose user state (HEAD, index, branches, tags,
+    stash) is checked unchanged at the end (tests/workspace has its own, built by make_repo)."""
+    made = init_repo(tmp_path / "project")
+    guard = UserStateGuard()
+    guard.watch(made.path)
+    yield made
+    guard.verify()

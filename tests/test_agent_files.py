@@ -6,23 +6,11 @@ the size cap applies; Bash's commands name no file and are not read."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.test_hook import SESSION, convgit_json, event, hook, line
-from tests.workspace.gitrepo import GitRepo, UserStateGuard, init_repo
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Iterator[GitRepo]:
-    made = init_repo(tmp_path / "project")
-    guard = UserStateGuard()
-    guard.watch(made.path)
-    yield made
-    guard.verify()
+from tests.workspace.gitrepo import GitRepo
 
 
 def tool(transcript: Path, cwd: Path, name: str, **tool_input: Any) -> bytes:

@@ -13,18 +13,9 @@ from typing import Any
 
 import pytest
 
-from tests.workspace.gitrepo import GitRepo, UserStateGuard, init_repo
+from tests.workspace.gitrepo import GitRepo
 
 SESSION = "0b9c3f4e-1111-4222-8333-944445555666"
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Any:
-    made = init_repo(tmp_path / "project")
-    guard = UserStateGuard()
-    guard.watch(made.path)
-    yield made
-    guard.verify()
 
 
 def hook(cwd: Path, stdin: bytes, *args: str) -> subprocess.CompletedProcess[bytes]:

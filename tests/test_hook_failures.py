@@ -16,18 +16,8 @@ from typing import Any
 import pytest
 
 from convgit import locks
-from tests.workspace.gitrepo import GitRepo, UserStateGuard, init_repo
-
-SESSION = "0b9c3f4e-1111-4222-8333-944445555777"
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Any:
-    made = init_repo(tmp_path / "project")
-    guard = UserStateGuard()
-    guard.watch(made.path)
-    yield made
-    guard.verify()
+from tests.test_hook import SESSION, line
+from tests.workspace.gitrepo import GitRepo
 
 
 @pytest.fixture
@@ -77,23 +67,6 @@ class Claude:
             out.write(line("assistant", f"a-{n}", f"u-{n}", [{"type": "text", "text": f"R{n}."}]))
         self.parent = f"a-{n}"
         return self.hook("Stop", prompt_id=f"p-{n}", last_assistant_message=f"R{n}.")
-
-
-def line(kind: str, uuid: str, parent: str | None, content: Any, **more: Any) -> str:
-    message: dict[str, Any] = {"role": kind, "content": content}
-    if kind == "assistant":
-        message.update(id=f"msg_{uuid}", type="message", model="claude-test")
-    record = {
-        "parentUuid": parent,
-        "isSidechain": False,
-        "type": kind,
-        "message": message,
-        "uuid": uuid,
-        "timestamp": "2026-12-01T10:00:00.000Z",
-        "sessionId": SESSION,
-        **more,
-    }
-    return json.dumps(record) + "\n"
 
 
 def convgit(cwd: Path, env: dict[str, str], *args: str) -> str:

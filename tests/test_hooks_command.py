@@ -14,10 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from convgit.agents import claude_code
-from tests.workspace.gitrepo import GitRepo, UserStateGuard, init_repo
+from tests.workspace.gitrepo import GitRepo
 
 SESSION = "0b9c3f4e-1111-4222-8333-944445555888"
 # what an install of convgit 0.1 wrote on every event: the hook, run from the PATH
@@ -30,15 +28,6 @@ OLD_EVENTS = {
     "SubagentStop": None,
     "SessionEnd": None,
 }
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Any:
-    made = init_repo(tmp_path / "project")
-    guard = UserStateGuard()
-    guard.watch(made.path)
-    yield made
-    guard.verify()
 
 
 def run(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:

@@ -11,22 +11,11 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.workspace.gitrepo import GitRepo, UserStateGuard, init_repo
-
-SESSION = "0b9c3f4e-1111-4222-8333-944445555999"
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Any:
-    made = init_repo(tmp_path / "project")
-    guard = UserStateGuard()
-    guard.watch(made.path)
-    yield made
-    guard.verify()
+from tests.test_hook import SESSION, event, line
+from tests.workspace.gitrepo import GitRepo, init_repo
 
 
 @pytest.fixture
@@ -87,33 +76,6 @@ def test_install_local_leaves_exclude_alone_when_git_ignores_the_file_already(
     assert (exclude.read_bytes() if exclude.exists() else None) == before
 
 
-def event(name: str, cwd: Path, transcript: Path, **more: Any) -> str:
-    payload = {
-        "session_id": SESSION,
-        "transcript_path": str(transcript),
-        "cwd": str(cwd),
-        "hook_event_name": name,
-        **more,
-    }
-    return json.dumps(payload)
-
-
-def line(kind: str, uuid: str, parent: str | None, content: Any, **more: Any) -> str:
-    message: dict[str, Any] = {"role": kind, "content": content}
-    if kind == "assistant":
-        message.update(id=f"msg_{uuid}", type="message", model="claude-test")
-    record = {
-        "parentUuid": parent,
-        "type": kind,
-        "message": message,
-        "uuid": uuid,
-        "timestamp": "2026-12-01T10:00:00.000Z",
-        "sessionId": SESSION,
-        **more,
-    }
-    return json.dumps(record) + "\n"
-
-
 def test_outside_git_the_hooks_keep_a_per_user_store_and_a_folder_without_a_turn_gets_nothing(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
@@ -125,15 +87,18 @@ def test_outside_git_the_hooks_keep_a_per_user_store_and_a_folder_without_a_turn
     transcript.write_text("")
     hook = ("hook", "claude-code")
     for name in ("SessionStart", "SessionEnd"):  # an older install's events, no turn
-        assert run(idle, env, *hook, stdin=event(name, idle, transcript, source="startup")) == ""
+        assert (
+            run(idle, env, *hook, stdin=event(name, transcript, idle, source="startup").decode())
+            == ""
+        )
     assert list(idle.iterdir()) == []
     assert not (xdg / "convgit" / "folders").exists()
 
-    assert run(busy, env, *hook, stdin=event("UserPromptSubmit", busy, transcript)) == ""
+    assert run(busy, env, *hook, stdin=event("UserPromptSubmit", transcript, busy).decode()) == ""
     with transcript.open("a") as out:
         out.write(line("user", "u-1", None, "Hello"))
         out.write(line("assistant", "a-1", "u-1", [{"type": "text", "text": "Hi."}]))
-    stop = event("Stop", busy, transcript, last_assistant_message="Hi.")
+    stop = event("Stop", transcript, busy, last_assistant_message="Hi.").decode()
     assert run(busy, env, *hook, stdin=stop) == ""
     assert list(busy.iterdir()) == []  # no .convgit in the folder
     (store,) = (xdg / "convgit" / "folders").iterdir()
