@@ -8,12 +8,11 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from convgit import codec, layout
 from convgit.conversation import tree as tree_mod
-from convgit.conversation.shortids import ShortIds
 from convgit.schema import tool_calls_of
 
 if TYPE_CHECKING:
@@ -180,7 +179,7 @@ def entry_line(
 ) -> Styled:
     record = view.entries[ident]
     line = Styled()
-    line.append(shown_id(view.entries, ident), style="yellow" if on_path else "dim yellow")
+    line.append(view.short_id(ident), style="yellow" if on_path else "dim yellow")
     line.append(" ")
     line.append(summary(record), style="bold" if on_path else "dim")
     label = view.labels.get(ident)
@@ -195,36 +194,16 @@ def entry_line(
     return line
 
 
-def shown_id(ids: Collection[str], ident: str) -> str:
-    """How a listing shows an id among the session's ``ids``: its short id (``ShortIds``: 8
-    characters, more where another id shares them; any prefix is a reference)."""
-    return _short_ids(ids).short(ident)
-
-
-_SHORTENED: dict[int, tuple[int, ShortIds]] = {}
-
-
-def _short_ids(known: Collection[str]) -> ShortIds:
-    found = _SHORTENED.get(id(known))
-    if found is not None and found[0] == len(known):
-        return found[1]
-    made = ShortIds(known)
-    _SHORTENED.clear()  # one tree is drawn per command
-    _SHORTENED[id(known)] = (len(known), made)
-    return made
-
-
 class Names:
     """How a command names entries where people read: by short id, with the label beside it
     (``7ba30997 [planB]``). Without a view, ids are shown whole (``--json`` keeps them so)."""
 
     def __init__(self, view: SessionView | None = None) -> None:
-        self._ids: Collection[str] = () if view is None else view.entries
+        self._view = view
         self._labels: Mapping[str, str] = {} if view is None else view.labels
-        self._whole = view is None
 
     def id(self, ident: str) -> str:
-        return ident if self._whole else shown_id(self._ids, ident)
+        return ident if self._view is None else self._view.short_id(ident)
 
     def named(self, ident: str) -> str:
         label = self._labels.get(ident)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convgit.render import SNAPSHOT_MARK, Styled, entry_line, shown_id, summary
+from convgit.render import SNAPSHOT_MARK, Styled, entry_line, summary
 
 if TYPE_CHECKING:
     from convgit.agents.hooks import Change as HooksChange
@@ -70,7 +70,7 @@ def run_lines(view: SessionView, report: RunReport) -> list[Styled]:
             name, ident, what = row.ref, "files", "the files of the working tree"
         else:
             name = view.labels.get(row.entry) or row.ref
-            ident = shown_id(view.entries, row.entry)
+            ident = view.short_id(row.entry)
             what = summary(view.entries[row.entry], width=60)
         ended = "timed out" if outcome.timed_out else f"exit {outcome.exit_code}"
         heads.append((name, ident, ended, f"{outcome.seconds:.2f} s", what))
@@ -225,7 +225,6 @@ def branch_lines(
     branch: its number (``*`` where the active leaf is), first entry and newest deepest leaf,
     how many entries lead there, the leaf's first line, the branch's labels and its newest
     snapshot."""
-    ids = view.entries
     if fork.at is None:
         head = Styled("branches at the roots of the tree", style="bold")
     else:
@@ -236,15 +235,15 @@ def branch_lines(
     for branch in fork.branches:
         line = Styled("* " if branch.active else "  ", style="bold green")
         line.append(f"{branch.number}  ", style="bold")
-        line.append(shown_id(ids, branch.first), style="yellow")
+        line.append(view.short_id(branch.first), style="yellow")
         if branch.leaf != branch.first:
-            line.append(" … ", style="dim").append(shown_id(ids, branch.leaf), style="yellow")
+            line.append(" … ", style="dim").append(view.short_id(branch.leaf), style="yellow")
         count = f"{branch.length} entr{'y' if branch.length == 1 else 'ies'}"
         line.append(f"  {count}  ").append(summary(view.entries[branch.leaf], width=60))
         for label in branch.labels.values():
             line.append(f" [{label}]", style="cyan")
         if branch.snapshot is not None:
-            line.append(f" {SNAPSHOT_MARK} {shown_id(ids, branch.snapshot)}", style="magenta")
+            line.append(f" {SNAPSHOT_MARK} {view.short_id(branch.snapshot)}", style="magenta")
         if branch.leaf == view.leaf:
             line.append(" ← context", style="bold green")
         out.append(line)

@@ -292,7 +292,7 @@ def resume(
     if json:
         out(result.to_json())
         return
-    show(*reports.resume_words(result, render.shown_id(session.view().entries, result.entry)))
+    show(*reports.resume_words(result, session.view().short_id(result.entry)))
     if result.restored is not None:
         show(*render.restore_words(result.restored))
     else:

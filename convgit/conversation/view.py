@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
+
+from convgit.conversation.shortids import ShortIds
 
 
 @dataclass(frozen=True)
@@ -17,3 +20,12 @@ class SessionView:
     labels: Mapping[str, str]
     leaf: str | None
     snapshots: Collection[str]
+
+    @cached_property
+    def _short_ids(self) -> ShortIds:
+        return ShortIds(self.entries)
+
+    def short_id(self, ident: str) -> str:
+        """How ``ident`` is shown where people read: its short id among this session's
+        entries (``ShortIds``: 8 characters, more where another id shares them)."""
+        return self._short_ids.short(ident)
