@@ -61,8 +61,9 @@ _WALK = 5000  # how far up from the leaf a turn is looked for
 def handle(location: StoreLocation, event: cc.Event) -> str:
     """Do what ``event`` asks of the session that mirrors its agent session; returns what was
     done, in a few words, for the hook log."""
-    per_tool = event.name == "PostToolUse" and tool_snapshots(location)
-    keep = event.edited is not None and _agent_ignored(location)
+    config = load_config(location) if event.name == "PostToolUse" else {}  # read once
+    per_tool = event.name == "PostToolUse" and _tool_snapshots_on(config)
+    keep = event.edited is not None and _agent_ignored(config)
     if event.name == "PostToolUse" and not (per_tool or keep):
         return "per-tool snapshots are off"
     lock = location.agent_lock(AGENT, event.session_id)
@@ -110,10 +111,10 @@ def handle(location: StoreLocation, event: cc.Event) -> str:
         return done
 
 
-def _agent_ignored(location: StoreLocation) -> bool:
+def _agent_ignored(config: dict[str, Any]) -> bool:
     """Whether a file the agent's file tools wrote is kept although git ignores it
     (``[snapshots] agent_ignored``, on unless false)."""
-    found = load_config(location).get("snapshots", {})
+    found = config.get("snapshots", {})
     return not isinstance(found, dict) or found.get("agent_ignored") is not False
 
 
@@ -135,7 +136,11 @@ def _keep_edited(location: StoreLocation, event: cc.Event, sid: str, root: Path)
 
 def tool_snapshots(location: StoreLocation) -> bool:
     """``[hooks] tool_snapshots = true``: a snapshot after every editing tool call."""
-    hooks = load_config(location).get("hooks", {})
+    return _tool_snapshots_on(load_config(location))
+
+
+def _tool_snapshots_on(config: dict[str, Any]) -> bool:
+    hooks = config.get("hooks", {})
     return isinstance(hooks, dict) and hooks.get("tool_snapshots") is True
 
 
