@@ -269,7 +269,7 @@ def test_a_missing_file_and_an_unknown_agent_are_refused_plainly(tmp_path: Path)
 
 
 def test_long_ids_are_listed_by_a_prefix_that_names_them_alone(tmp_path: Path) -> None:
-    from convgit import Session, render
+    from convgit import Session
 
     session = Session.create(tmp_path, store_dir=tmp_path / "store", snapshots=False)
     uuid = "2b6fd122-5bd8-4e0f-9a40-63a8e36b5a11"
@@ -281,7 +281,8 @@ def test_long_ids_are_listed_by_a_prefix_that_names_them_alone(tmp_path: Path) -
             | {"content": ident}
         )
         parent = ident
-    shown = {ident: render.shown_id(session.view().entries, ident) for ident in ids}
+    view = session.view()
+    shown = {ident: view.short_id(ident) for ident in ids}
     assert shown == {
         uuid: uuid,  # all of it is a prefix of the next
         uuid + "_2": uuid + "_",
