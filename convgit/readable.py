@@ -97,9 +97,11 @@ def entry_lines(
     snapshot: SnapshotInfo | None,
     previous: SnapshotInfo | None,
     children: list[str],
+    let_go: str | None = None,
 ) -> list[str]:
     """``convgit show``: one entry's fields, then its content, indented as ``git show`` does;
-    ``previous`` is the snapshot of the nearest entry above it that has one."""
+    ``previous`` is the snapshot of the nearest entry above it that has one; ``let_go``: the
+    day gc let its snapshot go, if it did."""
     from convgit.conversation.shortids import ShortIds
 
     short = ShortIds(view.entries)
@@ -123,7 +125,10 @@ def entry_lines(
     fields.append(("parent", "none (a root)" if parent is None else short(str(parent))))
     if children:
         fields.append(("children", ", ".join(short(child) for child in children)))
-    fields.append(("snapshot", _snapshot_words(snapshot, previous, short)))
+    words = _snapshot_words(snapshot, previous, short)
+    if snapshot is None and let_go is not None:
+        words = f"none: its snapshot was let go by gc on {let_go}"
+    fields.append(("snapshot", words))
     out = [head, *(f"{name + ':':<10}{value}" for name, value in fields), ""]
     body = content_lines(record.get("content")) if kind == "message" else _other_lines(record)
     return out + [f"    {line}" if line else "" for line in body]

@@ -299,3 +299,62 @@ def redact_lines(report: Any, described: str) -> list[str]:
     if would:
         out.append("dry run: nothing was changed")
     return out
+
+
+def gc_lines(report: Any) -> list[str]:
+    """What ``convgit gc`` let go (or would, in a dry run), what it kept and why, the bytes."""
+    would = report.dry_run
+    lines: list[str] = []
+    if report.settled:
+        lines.append("finished a gc that was interrupted")
+    gone = report.let_go
+    kinds = {"snapshot": "snapshot", "replaced": "replaced snapshot", "saved": "saved state"}
+    for item in sorted(gone, key=lambda i: (i.session, i.ts)):
+        what = kinds.get(item.what, item.what)
+        name = f"saved:{item.commit[:12]}" if item.what == "saved" else item.short
+        lines.append(f"  {name}  {item.ts[:10]}  {what} (session {item.session})")
+    counts = {kind: sum(1 for i in gone if i.what == kind) for kind in kinds}
+    said = [f"{n} {kinds[k]}{'' if n == 1 else 's'}" for k, n in counts.items() if n]
+    verb = "would let go" if would else "let go"
+    lines.append(f"{verb} {', '.join(said) if said else 'nothing'}")
+    if report.kept:
+        why = ", ".join(f"{n} {reason}" for reason, n in sorted(report.kept.items()))
+        lines.append(f"kept {sum(report.kept.values())}: {why}")
+    for sid, reason in sorted(report.skipped.items()):
+        lines.append(f"session {sid} was not looked at: {reason}; all of it is kept")
+    if would:
+        lines.append(
+            f"would free about {mib(report.bytes_freed)} of {mib(report.bytes_before)}"
+            " (git's object folder)"
+        )
+    else:
+        lines.append(
+            f"freed {mib(report.bytes_freed)}: git's object folder went from"
+            f" {mib(report.bytes_before)} to {mib(report.bytes_after)} in {report.seconds:.1f} s"
+        )
+    if report.kept_over_budget is not None:
+        lines.append(
+            f"what the keep rules hold alone is {mib(report.kept_over_budget)}, over the budget"
+            f" of {report.policy.max_mib:g} MiB (`[retention] max_mib` in config.toml)"
+        )
+    lines.append(f"policy: {report.policy.words}")
+    return lines
+
+
+def mib(count: int) -> str:
+    """A number of bytes for people: KiB under a MiB, else MiB with one decimal."""
+    if count < 1024 * 1024:
+        return f"{count / 1024:.0f} KiB"
+    return f"{count / (1024 * 1024):.1f} MiB"
+
+
+def store_lines(store: dict[str, Any]) -> list[str]:
+    """The store's size and policy, as ``status`` and ``snapshots`` end."""
+    from convgit.retention import Policy
+
+    policy = Policy(**store["policy"])
+    last = f"; last gc {store['last_gc'][:10]}" if store.get("last_gc") else ""
+    return [
+        f"store:   {mib(store['bytes'])} of snapshots only convgit holds{last}",
+        f"         retention: {policy.words}",
+    ]

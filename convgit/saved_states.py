@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING
 
 from convgit import schema, session_files
 from convgit.conversation import tree
-from convgit.errors import RefusedError
+from convgit.errors import NotFoundError, RefusedError
 from convgit.store import jsonl, sessions
-from convgit.store.sidecar import SavedState, Sidecar, find_saved
+from convgit.store.sidecar import Pruned, SavedState, Sidecar, find_saved
 
 if TYPE_CHECKING:
     from convgit.session import Session
@@ -106,8 +106,30 @@ def undo_point(session: Session) -> UndoPoint:
 
 
 def find(session: Session, ref: str) -> SavedState:
-    """The saved state of the working tree that ``ref`` (``saved:`` and a prefix) names."""
-    return find_saved(of_worktree(session), ref)
+    """The saved state of the working tree that ``ref`` (``saved:`` and a prefix) names; one
+    ``convgit gc`` let go says so."""
+    try:
+        return find_saved(of_worktree(session), ref)
+    except NotFoundError:
+        gone = _let_go(session, ref)
+        if gone is None:
+            raise
+        raise NotFoundError(
+            f"The saved state {ref.strip()} was let go by gc on {gone.day}.", "convgit restores"
+        ) from None
+
+
+def _let_go(session: Session, ref: str) -> Pruned | None:
+    """The saved state gc let go that ``ref`` names, in any session of the store."""
+    wanted = ref.strip()[len("saved:") :].lower()
+    if len(wanted) < 4:
+        return None
+    for sid in session.location.session_ids():
+        sidecar = session.sidecar if sid == session.id else _sidecar(session, sid)
+        for commit, gone in (sidecar.pruned if sidecar is not None else {}).items():
+            if gone.what == "saved" and commit.startswith(wanted):
+                return gone
+    return None
 
 
 def settle(session: Session, chain: list[SavedState]) -> None:

@@ -20,7 +20,13 @@ from convgit import faults, schema
 from convgit.conversation import tree
 from convgit.errors import ConvgitError, NotFoundError, NoWorkspaceError, RefusedError
 from convgit.store.location import find_git
-from convgit.store.sidecar import SavedState, SnapshotInfo, is_saved_ref, snapshot_back
+from convgit.store.sidecar import (
+    Pruned,
+    SavedState,
+    SnapshotInfo,
+    is_saved_ref,
+    snapshot_back,
+)
 
 if TYPE_CHECKING:
     from convgit.session import Session
@@ -380,12 +386,24 @@ def require_snapshot(session: Session, ref: str) -> SnapshotInfo:
     except NotFoundError:  # a snapshot's commit, as `snapshots` and the page show it
         by_commit = None if back else session.sidecar.snapshot_by_commit(base)
         if by_commit is None:
+            gone = _pruned_commit(session, base)
+            if gone is not None:
+                raise NotFoundError(
+                    f"The snapshot {base} was let go by gc on {gone.day}.",
+                    "`convgit snapshots` lists what is kept and why",
+                ) from None
             raise
         return by_commit
     snap = session.sidecar.snapshots.get(target)
     if snap is None:
         nearest = session.nearest_snapshot(target)
         hint = f"its nearest snapshot is at {nearest.entry}" if nearest else "convgit snapshot"
+        gone = session.sidecar.let_go.get(target)
+        if gone is not None:
+            raise NotFoundError(
+                f"Entry {target} has no snapshot now: its snapshot was let go by gc on {gone.day}.",
+                hint,
+            )
         raise NotFoundError(f"Entry {target} has no snapshot.", hint)
     if back:
         earlier = session.sidecar.replaced.get(target, [])
@@ -396,6 +414,15 @@ def require_snapshot(session: Session, ref: str) -> SnapshotInfo:
             )
         snap = earlier[-back]
     return snap
+
+
+def _pruned_commit(session: Session, ref: str) -> Pruned | None:
+    """What gc let go whose commit ``ref`` begins (7 hex digits or more), if anything."""
+    wanted = ref.strip().lower()
+    if len(wanted) < 7:
+        return None
+    found = [p for c, p in session.sidecar.pruned.items() if c.startswith(wanted)]
+    return found[0] if len(found) == 1 else None
 
 
 def add_worktree(session: Session, ref: str, directory: Path) -> str:

@@ -34,8 +34,9 @@ from convgit.store.sidecar import is_saved_ref
 
 @command()
 def status(json: JsonFlag = False) -> None:
-    """Both tracks: where the context is, and which snapshot the files match."""
-    from convgit import hook_failures, render, reports
+    """Both tracks: where the context is, and which snapshot the files match; the store's
+    size and retention policy."""
+    from convgit import collecting, hook_failures, render, reports
 
     try:
         session = open_session()
@@ -48,11 +49,13 @@ def status(json: JsonFlag = False) -> None:
         raise
     st = session.status()
     failures = hook_failures.current(session.location.root)
+    store = collecting.store(session.location)
     if json:
-        out({**st.to_json(), "hook_failures": failures})
+        out({**st.to_json(), "hook_failures": failures, "store": store})
     else:
         show(*render.status_words(st, render.Names(session.view())))
         show(*reports.hook_failure_words(failures))
+        show(*(reports.store_lines(store) if store is not None else []))
 
 
 @command()
@@ -118,18 +121,26 @@ def _confirm_replacing(session: Session, target: str, old: str) -> None:
 
 @command()
 def snapshots(
-    state: Annotated[str, typer.Argument(help="on or off")],
+    state: Annotated[str | None, typer.Argument(help="on or off (none: show)")] = None,
     json: JsonFlag = False,
 ) -> None:
-    """Turn the automatic snapshot after each assistant reply on or off."""
-    if state not in ("on", "off"):
+    """Turn the automatic snapshot after each assistant reply on or off; without on or off,
+    say whether they are on, the store's size and its retention policy."""
+    from convgit import collecting, reports
+
+    if state not in ("on", "off", None):
         raise UsageError(f"'{state}' is neither on nor off.")
     session = open_session()
-    session.set_snapshots(state == "on")
+    if state is not None:
+        session.set_snapshots(state == "on")
+    enabled = session.snapshots_enabled
+    store = collecting.store(session.location)
     if json:
-        out({"session": session.id, "snapshots": state == "on"})
+        out({"session": session.id, "snapshots": enabled, "store": store})
     else:
-        show(f"snapshots {state} for session {session.id}")
+        verb = "are" if state is None else "turned"
+        show(f"snapshots {verb} {'on' if enabled else 'off'} for session {session.id}")
+        show(*(reports.store_lines(store) if store is not None else []))
 
 
 @command()

@@ -22,12 +22,14 @@ from convgit.session import Session
 
 @command()
 def fsck(json: JsonFlag = False) -> None:
-    """Check the session file: exit 0 when it is sound, 3 with every problem by line."""
+    """Check the session file: exit 0 when it is sound, 3 with every problem by line (the
+    snapshots gc let go are counted apart, never as lost)."""
     from convgit import render, saved_states
 
     session = open_session()
     problems = session.problems()
     fatal = [p for p in problems if p.fatal]
+    let_go = len(session.read_sidecar().pruned)  # let go by gc: never counted as lost
     if json:
         out(
             {
@@ -37,6 +39,7 @@ def fsck(json: JsonFlag = False) -> None:
                     {"line": p.line, "entry": p.entry, "what": p.what, "fatal": p.fatal}
                     for p in problems
                 ],
+                "let_go": let_go,
             }
         )
     else:
@@ -56,7 +59,8 @@ def fsck(json: JsonFlag = False) -> None:
                 " cannot be restored, and repair cannot bring them back"
             )
         elif not fatal:
-            lines.append(f"session {session.id}: ok ({len(session.view().entries)} entries)")
+            gone = f"; {let_go} commit(s) let go by gc, not lost" if let_go else ""
+            lines.append(f"session {session.id}: ok ({len(session.view().entries)} entries{gone})")
         if fatal:
             typer.echo("\n".join(lines), err=True)
         else:

@@ -109,13 +109,21 @@ def show_cmd(
 ) -> None:
     """One entry in full: its role, time and text, its tool calls, its snapshot; with -p its
     snapshot's diff from the previous snapshot on its path. --json: {"entry", "snapshot",
-    "children", "saved_state"}: the record, its snapshot and children (for saved:ID, the saved
-    state and the rest null or empty)."""
+    "children", "saved_state", "let_go"}: the record, its snapshot and children (for saved:ID,
+    the saved state and the rest null or empty), and the day gc let its snapshot go (or null)."""
     session = open_session()
     if is_saved_ref(ref):  # a saved state, by the id restore printed
         state = session.saved_state(ref).to_json()
         if json:
-            out({"entry": None, "snapshot": None, "children": [], "saved_state": state})
+            out(
+                {
+                    "entry": None,
+                    "snapshot": None,
+                    "children": [],
+                    "saved_state": state,
+                    "let_go": None,
+                }
+            )
         else:
             echo(codec.dumps(state, pretty=True))
         return
@@ -124,9 +132,19 @@ def show_cmd(
     snap = session.sidecar.snapshots.get(ident)
     value["snapshot"] = snap.to_json() if snap else None
     value["children"] = session.children().get(ident, [])
+    gone = session.sidecar.let_go.get(ident)
+    let_go = gone.day if gone is not None and snap is None else None
     if json:
         snapshot, children = value.pop("snapshot"), value.pop("children")
-        out({"entry": value, "snapshot": snapshot, "children": children, "saved_state": None})
+        out(
+            {
+                "entry": value,
+                "snapshot": snapshot,
+                "children": children,
+                "saved_state": None,
+                "let_go": let_go,
+            }
+        )
         return
     from convgit import readable
 
@@ -134,7 +152,12 @@ def show_cmd(
     previous = session.nearest_snapshot(parent) if snap is not None and parent else None
     show(
         *readable.entry_lines(
-            session.view(), ident, snapshot=snap, previous=previous, children=value["children"]
+            session.view(),
+            ident,
+            snapshot=snap,
+            previous=previous,
+            children=value["children"],
+            let_go=let_go,
         )
     )
     if patch and snap is None:

@@ -130,16 +130,36 @@ def gc(
     in_trash: Annotated[
         bool, typer.Option("--trash", help="Delete the sessions in the trash for good.")
     ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List what would be let go, and the bytes it frees.")
+    ] = False,
     yes: YesFlag = False,
     json: JsonFlag = False,
 ) -> None:
-    """With --trash: empty the trash, for good. Each session there loses its files and refs
-    (git gc may then prune its snapshots). Asks first (on a terminal; elsewhere it needs
-    --yes)."""
+    """Let go the snapshots and saved states the [retention] policy of config.toml does not
+    keep, and free the room they took (see README, "Retention"). With --trash: empty the
+    trash, for good (asks first on a terminal; elsewhere it needs --yes)."""
+    if not in_trash:
+        _gc_snapshots(dry_run, json)
+        return
+    if dry_run:
+        raise UsageError("gc --trash has no --dry-run: `convgit sessions --trash` lists the trash.")
+    _gc_trash(yes, json)
+
+
+def _gc_snapshots(dry_run: bool, json: bool) -> None:
+    from convgit import collecting, reports
+
+    report = collecting.run(_location(), dry_run=dry_run)
+    if json:
+        out(report.to_json())
+    else:
+        show(*reports.gc_lines(report))
+
+
+def _gc_trash(yes: bool, json: bool) -> None:
     from convgit import trash
 
-    if not in_trash:
-        raise UsageError("convgit gc empties the trash, and only when given --trash.")
     location = _location()
     held = [trash.describe(location.in_trash(sid), sid) for sid in location.trashed_ids()]
     if held and not yes:

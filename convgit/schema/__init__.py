@@ -38,6 +38,8 @@ from convgit.schema.quarantine import QUARANTINE_FIELDS, quarantined
 from convgit.schema.sidecar import (
     SIDECAR_CHECKED,
     SIDECAR_FIELDS,
+    pruned,
+    rebased,
     rebuilt_restore,
     restore,
     restored,
@@ -96,7 +98,9 @@ __all__ = [
     "message_parts_error",
     "new_id",
     "now",
+    "pruned",
     "quarantined",
+    "rebased",
     "rebuilt_restore",
     "redaction",
     "restore",

@@ -45,6 +45,16 @@ SIDECAR_FIELDS: dict[str, dict[str, FieldSpec]] = {
     # the restores up to the one that saved ``before`` need no note: the files were back where
     # they were when the conversation moved on (``convgit.restore_notes``)
     "told": {"before": (STR, True), "ts": (STR, True)},
+    # ``convgit gc`` re-parented the snapshot commits it kept: old commit -> new (same tree)
+    "rebased": {"commits": ((dict,), True), "ts": (STR, True)},
+    # ``convgit gc`` let a commit go: ``what`` is "snapshot" (``entry``'s), "replaced" (one a
+    # newer snapshot of ``entry`` replaced) or "saved" (a saved state; ``entry`` is "")
+    "pruned": {
+        "entry": (STR, True),
+        "commit": (STR, True),
+        "what": (STR, True),
+        "ts": (STR, True),
+    },
 }
 # The required fields of these kinds are checked: damage there makes the sidecar unreadable (an
 # undo could pick a wrong state). Other kinds and optional fields are read leniently: a wrong
@@ -170,6 +180,16 @@ def rebuilt_restore(before: str, ts: str) -> dict[str, Any]:
 def told(before: str) -> dict[str, Any]:
     """The restores up to the one that saved ``before`` are told: no note was needed."""
     return {"type": "told", "before": before, "ts": now()}
+
+
+def rebased(commits: dict[str, str]) -> dict[str, Any]:
+    """``convgit gc`` gave these snapshot commits new parents (old id -> new id)."""
+    return {"type": "rebased", "commits": commits, "ts": now()}
+
+
+def pruned(entry: str, commit: str, what: str, ts: str) -> dict[str, Any]:
+    """``convgit gc`` let ``commit`` go at ``ts`` (``what``: snapshot, replaced or saved)."""
+    return {"type": "pruned", "entry": entry, "commit": commit, "what": what, "ts": ts}
 
 
 def restored(before: str) -> dict[str, Any]:

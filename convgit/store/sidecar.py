@@ -11,7 +11,7 @@ caller-chosen ids that do are refused), so the two can never be confused.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from convgit import codec, schema
@@ -123,6 +123,21 @@ class SnapshotInfo:
         }
 
 
+@dataclass(frozen=True)
+class Pruned:
+    """A commit ``convgit gc`` let go: ``entry``'s snapshot (``what`` "snapshot"), one a newer
+    snapshot of ``entry`` replaced ("replaced"), or a saved state ("saved"); ``ts``: when."""
+
+    entry: str
+    commit: str
+    what: str
+    ts: str
+
+    @property
+    def day(self) -> str:
+        return self.ts[:10]
+
+
 class Sidecar:
     """What the sidecar file says: on or off, snapshots by entry, restores in order."""
 
@@ -138,6 +153,10 @@ class Sidecar:
         # entry -> the snapshot that could not be taken for it, since the last one recorded
         self.failed: dict[str, dict[str, Any]] = {}
         self.lines: dict[str, int] = {}  # commit -> the line of the record that names it
+        # what ``convgit gc`` let go: commit -> what it was, and entry -> its snapshot let go
+        self.pruned: dict[str, Pruned] = {}
+        self.moved: dict[str, str] = {}  # every commit gc gave a new id: old -> newest
+        self.let_go: dict[str, Pruned] = {}
         self.problems: list[tree.Problem] = []
 
     def add(self, number: int, record: Any) -> None:
@@ -172,6 +191,7 @@ class Sidecar:
             )
             self.failed.clear()  # the files are recorded again
             self.lines[record["commit"]] = number
+            self.let_go.pop(record["entry"], None)
         elif kind == "restore":
             self.restores.append(record)
             self.saved.append(_saved_state(number, record))
@@ -182,6 +202,39 @@ class Sidecar:
             self.told.add(record["before"])
         elif kind == "snapshot_failed":
             self.failed[record["entry"]] = record
+        elif kind == "rebased":
+            self._rebase({k: v for k, v in record["commits"].items() if type(v) is str})
+        elif kind == "pruned":
+            self._prune(Pruned(record["entry"], record["commit"], record["what"], record["ts"]))
+
+    def _rebase(self, moved: dict[str, str]) -> None:
+        """``convgit gc`` gave these commits new ids (the same trees): name them by the new."""
+
+        def moved_info(snap: SnapshotInfo) -> SnapshotInfo:
+            replaces = moved.get(snap.replaces, snap.replaces) if snap.replaces else None
+            return replace(snap, commit=moved.get(snap.commit, snap.commit), replaces=replaces)
+
+        self.snapshots = {e: moved_info(s) for e, s in self.snapshots.items()}
+        self.replaced = {e: [moved_info(s) for s in old] for e, old in self.replaced.items()}
+        self.moved = {old: moved.get(new, new) for old, new in self.moved.items()}
+        self.moved.update(moved)
+        for old, new in moved.items():
+            if old in self.lines:
+                self.lines[new] = self.lines.pop(old)
+
+    def _prune(self, gone: Pruned) -> None:
+        """``convgit gc`` let ``gone.commit`` go: it is no snapshot or saved state any more."""
+        self.pruned[gone.commit] = gone
+        self.lines.pop(gone.commit, None)
+        current = self.snapshots.get(gone.entry)
+        if gone.what == "snapshot" and current is not None and current.commit == gone.commit:
+            del self.snapshots[gone.entry]
+            self.let_go[gone.entry] = gone
+        elif gone.what == "replaced" and gone.entry in self.replaced:
+            kept = [s for s in self.replaced[gone.entry] if s.commit != gone.commit]
+            self.replaced[gone.entry] = kept
+        elif gone.what == "saved":
+            self.saved = [s for s in self.saved if s.commit != gone.commit]
 
     def check(self, sid: str) -> None:
         """Refuse to act on a damaged sidecar: a lost record could make undo pick a wrong state."""

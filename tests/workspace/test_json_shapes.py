@@ -152,8 +152,12 @@ def test_every_data_command_prints_one_object_shape(make_repo: Any, tmp_path: Pa
     s.run("sessions", here, "sessions", "--trash")
     s.run("sessions restore", here, "sessions", "restore", made["session"])
     s.run("sessions rm", here, "sessions", "rm", made["session"], "--yes")
-    s.run("gc", here, "gc", "--trash", "--yes")
-    s.run("gc", here, "gc", "--trash", "--yes")  # an empty trash
+    s.run("gc --trash", here, "gc", "--trash", "--yes")
+    s.run("gc --trash", here, "gc", "--trash", "--yes")  # an empty trash
+    s.run("gc", here, "gc", "--dry-run")
+    s.run("gc", here, "gc")
+    s.run("snapshots", here, "snapshots")
+    s.run("show", here, "show", first["id"])
 
     documented = shapes_in_readme()
     for name, runs in s.seen.items():

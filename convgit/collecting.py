@@ -1,0 +1,391 @@
+"""``convgit gc``: let go what the retention policy does not keep (``convgit.retention``), for
+every session of the store at once (forks share commits).
+
+The kept snapshots' commits are re-parented onto their nearest kept ancestor (same trees), the
+sessions' sidecars told (a ``rebased`` record: old id -> new; a ``pruned`` record per commit
+let go), the refs moved and deleted in one git transaction, then the objects nothing reaches
+any more deleted (``convgit.git.pruning``: never one the user's refs, reflogs or indexes reach).
+
+Crash-safe: nothing is deleted before everything names what is kept. The new commits are kept
+by refs of their own (``refs/convgit/_gc/``) from the moment they are written; the records come
+next, then the refs, then the objects. Killed anywhere, every kept snapshot still restores (its
+old commit and its new one both exist until the end), and the next ``gc`` finishes the job from
+the records (``settle``): refs still at an old commit move, refs of what was let go go, and the
+objects a killed run was deleting (listed in ``<store>/gc-drop``) are checked again and go.
+Concurrent-safe: it holds the lock of every session's records and private indexes (no snapshot,
+restore or append runs meanwhile), the background packing's lock, and its own.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from convgit import faults, locks, schema
+from convgit.errors import NoWorkspaceError, RefusedError
+from convgit.git import pruning
+from convgit.git.run import Git
+from convgit.retention import HELD, Item, Policy, judge
+from convgit.store import load, sessions
+from convgit.store.location import StoreLocation
+
+KEEP_REFS = "refs/convgit/_gc/"
+LOCK_WAIT = 10.0
+MIB = 1024 * 1024
+
+
+@dataclass
+class Report:
+    """What gc let go (or would, with ``dry_run``), what it kept and why, and the bytes."""
+
+    dry_run: bool
+    policy: Policy
+    let_go: list[Item] = field(default_factory=list)
+    kept: dict[str, int] = field(default_factory=dict)  # why -> how many
+    skipped: dict[str, str] = field(default_factory=dict)  # session -> why not looked at
+    bytes_before: int = 0  # convgit's own objects before
+    bytes_freed: int = 0  # what gc frees (a dry run: what it would, about)
+    bytes_after: int = 0
+    kept_over_budget: int | None = None  # the kept part alone, when over max_mib
+    rebased: int = 0  # commits given new parents
+    objects: int = 0  # objects deleted
+    settled: bool = False  # an interrupted gc was finished first
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "dry_run": self.dry_run,
+            "policy": self.policy.to_json(),
+            "let_go": [item.to_json() for item in self.let_go],
+            "kept": self.kept,
+            "skipped": [{"session": s, "why": w} for s, w in sorted(self.skipped.items())],
+            "bytes": {
+                "before": self.bytes_before,
+                "freed": self.bytes_freed,
+                "after": self.bytes_after,
+            },
+            "over_budget": self.kept_over_budget,
+            "rebased": self.rebased,
+            "objects": self.objects,
+            "finished_interrupted": self.settled,
+        }
+
+
+def git_of(location: StoreLocation) -> Git:
+    """git on the repository of the store; refused plainly outside git."""
+    place = location.git
+    if place is None or place.worktree is None:
+        raise NoWorkspaceError(
+            "convgit gc lets snapshots go, and this store has none: it is not in a git"
+            " repository with a working tree.",
+            "run convgit gc inside the repository",
+        )
+    git = Git.open(place.git_dir, place.worktree)
+    if git is None:
+        raise NoWorkspaceError("No git working tree was found for this store.")
+    return git
+
+
+def run(location: StoreLocation, *, dry_run: bool, now: datetime | None = None) -> Report:
+    """Apply the store's policy (``dry_run``: say what it would do, change nothing)."""
+    started = time.monotonic()
+    policy = Policy.of(location)
+    git = git_of(location)
+    with _locked(location):
+        report = Report(dry_run, policy)
+        if not dry_run:
+            report.settled = settle(location, git)
+        report.bytes_before = store_bytes(git)
+        _collect(location, git, policy, report, now)
+        if not dry_run:
+            (location.root / "gc-last").write_text(schema.now() + "\n")
+            report.bytes_after = store_bytes(git)
+            report.bytes_freed = report.bytes_before - report.bytes_after
+        else:
+            report.bytes_after = max(0, report.bytes_before - report.bytes_freed)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _collect(
+    location: StoreLocation, git: Git, policy: Policy, report: Report, now: datetime | None
+) -> None:
+    looked = judge(location, policy, now)
+    report.skipped = looked.skipped
+    refs = _refs(git)
+    mine = {sid: {r: c for r, c in refs.items() if _sid(r) == sid} for sid in looked.sessions}
+    named = {item.commit for item in looked.items}
+    fixed_tips = {c for r, c in refs.items() if _sid(r) not in mine}
+    fixed_tips |= {c for held in mine.values() for c in held.values() if c not in named}
+    fixed = set(pruning.graph(git, fixed_tips)[0])
+    kept = {item.commit for item in looked.items if item.why} | fixed
+    for item in looked.items:
+        if item.why is None and item.commit in kept:
+            item.why = "shared"
+    tips = set(refs.values()) | named
+    order, parents = pruning.graph(git, tips & _present(git, tips))
+    everything = pruning.objects_of(git, tips & set(order))
+    theirs = _user_objects(git, location)
+    if policy.max_mib is not None:
+        budget = int(policy.max_mib * MIB)
+        extra = _over_budget(git, looked.items, kept, fixed_tips, theirs, budget, report)
+        for item in extra:
+            item.why = None
+        kept = {item.commit for item in looked.items if item.why} | fixed
+    rebased = pruning.rebase(git, order, parents, kept & set(order), write=not dry_run(report))
+    report.rebased = len(rebased.commits)
+    still = pruning.objects_of(git, kept - set(rebased.commits), walk=False)
+    still |= pruning.objects_of(git, fixed_tips)
+    still |= pruning.objects_of(git, kept & set(rebased.commits), walk=False) - set(rebased.commits)
+    doomed = everything - still - theirs
+    report.let_go = [item for item in looked.items if item.why is None]
+    for item in looked.items:
+        if item.why:
+            report.kept[item.why] = report.kept.get(item.why, 0) + 1
+    if dry_run(report):
+        sizes = pruning.disk_sizes(git, doomed)
+        new = sum(pruning.disk_sizes(git, list(rebased.commits), packed=True).values())
+        overhead = pruning.PACK_OVERHEAD if rebased.commits else 0
+        report.bytes_freed = max(0, sum(sizes.values()) - new - overhead)
+        return
+    _apply(location, git, looked.items, mine, rebased, doomed)
+    report.objects = len(doomed)
+
+
+def dry_run(report: Report) -> bool:
+    return report.dry_run
+
+
+def _apply(
+    location: StoreLocation,
+    git: Git,
+    items: list[Item],
+    mine: dict[str, dict[str, str]],
+    rebased: pruning.Rebased,
+    doomed: set[str],
+) -> None:
+    moved = rebased.commits
+    let_go = {item.commit for item in items if item.why is None}
+    targets = sorted({moved[c] for held in mine.values() for c in held.values() if c in moved})
+    if targets:  # the new commits are kept from here on, whatever happens next
+        _transaction(git, [f"create {KEEP_REFS}{c} {c}\n" for c in targets])
+    faults.point("gc:before-records")
+    stamp = schema.now()
+    for sid in mine:
+        ours = [item for item in items if item.session == sid]
+        named = {item.commit for item in ours} | set(mine[sid].values())
+        records: list[dict[str, Any]] = []
+        theirs = {old: new for old, new in moved.items() if old in named}
+        if theirs:
+            records.append(schema.rebased(theirs))
+        records += [
+            schema.pruned(item.entry, item.commit, item.what, stamp)
+            for item in ours
+            if item.why is None
+        ]
+        if records:
+            sessions.sidecar_file(location, sid).append(records)
+            faults.point("gc:between-sessions")
+    faults.point("gc:before-refs")
+    script = []
+    for held in mine.values():
+        for ref, commit in sorted(held.items()):
+            if commit in moved:
+                script.append(f"update {ref} {moved[commit]} {commit}\n")
+            elif commit in let_go:
+                script.append(f"delete {ref} {commit}\n")
+    script += [f"delete {KEEP_REFS}{c} {c}\n" for c in targets]
+    _transaction(git, script)
+    _expire_logs(git, [line.split()[1] for line in script])
+    faults.point("gc:before-prune")
+    _drop(location, git, doomed)
+    pruning.pack(git, [new for new in moved.values() if _loose(git, new)])
+
+
+def _drop(location: StoreLocation, git: Git, doomed: set[str]) -> None:
+    """Delete ``doomed`` (convgit's objects a gc let go) unless something reaches them now;
+    the list is kept in ``<store>/gc-drop`` until done, for a gc killed half-way."""
+    journal = location.root / "gc-drop"
+    if not doomed:
+        journal.unlink(missing_ok=True)
+        return
+    temporary = journal.with_name("gc-drop.tmp")
+    temporary.write_text("".join(f"{oid}\n" for oid in sorted(doomed)))
+    os.replace(temporary, journal)
+    since = pruning.now()
+    safe = pruning.protected(git, _private_indexes(location))
+    faults.point("gc:dropping")
+    pruning.drop(git, doomed - safe, since)
+    journal.unlink(missing_ok=True)
+
+
+def settle(location: StoreLocation, git: Git) -> bool:
+    """Finish a gc that was killed: refs still at a commit the records say was given a new id
+    move to it, refs of commits let go are deleted, the objects it was deleting go. True when
+    there was anything to finish."""
+    refs = _refs(git)
+    script: list[str] = []
+    for sid in location.session_ids():
+        sidecar = load.sidecar(sessions.sidecar_file(location, sid))[1]
+        if not sidecar.moved and not sidecar.pruned:
+            continue
+        for ref, commit in sorted(refs.items()):
+            if _sid(ref) != sid:
+                continue
+            if commit in sidecar.moved:
+                script.append(f"update {ref} {sidecar.moved[commit]} {commit}\n")
+            elif commit in sidecar.pruned:
+                script.append(f"delete {ref} {commit}\n")
+    keepers = {r: c for r, c in refs.items() if r.startswith(KEEP_REFS)}
+    script += [f"delete {ref} {commit}\n" for ref, commit in sorted(keepers.items())]
+    _transaction(git, script)
+    journal = location.root / "gc-drop"
+    leftover = journal.exists()
+    if leftover:
+        doomed = {line.strip() for line in journal.read_text().splitlines() if line.strip()}
+        _drop(location, git, doomed)
+    return bool(script) or leftover
+
+
+def _over_budget(
+    git: Git,
+    items: list[Item],
+    kept: set[str],
+    fixed_tips: set[str],
+    theirs: set[str],
+    budget: int,
+    report: Report,
+) -> list[Item]:
+    """The items kept while there is room (recent, branch ends) to let go, oldest first, so
+    convgit's objects fit in ``budget`` bytes; the fewest that do (all of them when the kept
+    part alone is over: ``report.kept_over_budget`` then says how much it is)."""
+    soft = sorted((i for i in items if i.why and i.why not in HELD), key=lambda i: i.ts)
+    fixed = pruning.objects_of(git, fixed_tips)
+
+    def size(count: int) -> int:
+        gone = {i.commit for i in soft[:count]}
+        held = {i.commit for i in items if i.why and i.commit not in gone and i not in soft[:count]}
+        found = (pruning.objects_of(git, held & kept, walk=False) | fixed) - theirs
+        return sum(pruning.disk_sizes(git, found, packed=True).values())
+
+    if size(0) <= budget:
+        return []
+    low, high = 1, len(soft)
+    if size(high) > budget:
+        report.kept_over_budget = size(high)
+        return soft
+    while low < high:
+        middle = (low + high) // 2
+        if size(middle) <= budget:
+            high = middle
+        else:
+            low = middle + 1
+    return soft[:low]
+
+
+def store_bytes(git: Git) -> int:
+    """The bytes git's object folder takes (``git count-objects -v``: loose and packed)."""
+    listed = os.fsdecode(git.run("count-objects", "-v").stdout)
+    found = dict(line.split(": ", 1) for line in listed.splitlines() if ": " in line)
+    return (int(found.get("size", "0")) + int(found.get("size-pack", "0"))) * 1024
+
+
+def _user_objects(git: Git, location: StoreLocation) -> set[str]:
+    """Every object something other than convgit's refs reaches: the user's refs, reflogs and
+    indexes, and the blobs convgit's private indexes name."""
+    listed = git.run(
+        "rev-list", "--objects", "--exclude=refs/convgit/*", "--all", "--reflog",
+        "--indexed-objects", check=False,
+    ).stdout  # fmt: skip
+    width = 2 * git.hash_len
+    found = {os.fsdecode(line[:width]) for line in listed.splitlines() if line}
+    return found | pruning.index_blobs(git, _private_indexes(location))
+
+
+def _private_indexes(location: StoreLocation) -> list[Path]:
+    folder = location.root / "index"
+    return sorted(p for p in folder.glob("*") if "." not in p.name) if folder.is_dir() else []
+
+
+def _refs(git: Git) -> dict[str, str]:
+    listed = git.run("for-each-ref", "--format=%(objectname) %(refname)", "refs/convgit/").stdout
+    found = (os.fsdecode(line).partition(" ") for line in listed.splitlines())
+    return {name: commit for commit, _, name in found}
+
+
+def _sid(ref: str) -> str:
+    return ref[len("refs/convgit/") :].split("/", 1)[0]
+
+
+def _present(git: Git, commits: set[str]) -> set[str]:
+    asked = "".join(f"{c}\n" for c in sorted(commits)).encode()
+    listed = git.run("cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=asked).stdout
+    return {
+        os.fsdecode(line.split()[0]) for line in listed.splitlines() if line.endswith(b" commit")
+    }
+
+
+def _loose(git: Git, oid: str) -> bool:
+    return (git.common_dir / "objects" / oid[:2] / oid[2:]).exists()
+
+
+def _transaction(git: Git, script: list[str]) -> None:
+    """One ``git update-ref --stdin`` transaction: every line or none."""
+    if script:
+        git.run("update-ref", "--stdin", stdin="".join(script).encode())
+
+
+def _expire_logs(git: Git, refs: list[str]) -> None:
+    """Under core.logAllRefUpdates=always a ref's log would keep the old commits."""
+    logs = git.common_dir / "logs"
+    for ref in refs:
+        if (logs / ref).exists():
+            expire = ("--expire=now", "--expire-unreachable=now")
+            git.run("reflog", "expire", *expire, ref, check=False)
+
+
+@contextmanager
+def _locked(location: StoreLocation) -> Iterator[None]:
+    """gc's own lock, the background packing's, and every session's records and private
+    indexes: no snapshot, restore or append runs while gc does."""
+    from convgit.git import private_index
+
+    with ExitStack() as held:
+        try:
+            held.enter_context(locks.held(location.root / "locks" / "gc.lock", 0))
+        except locks.LockTimeout:
+            raise RefusedError(
+                "Another convgit gc is running in this store.", "wait for it to end"
+            ) from None
+        held.enter_context(locks.held(location.root / "locks" / "maintenance.lock", LOCK_WAIT))
+        for index in _private_indexes(location):
+            held.enter_context(private_index.locked(index))
+        for sid in location.session_ids():
+            held.enter_context(sessions.sidecar_file(location, sid).lock())
+        yield
+
+
+def store(location: StoreLocation) -> dict[str, Any] | None:
+    """The store's size (the objects only convgit's refs reach) and policy, for ``status`` and
+    ``snapshots``; None outside git."""
+    place = location.git
+    if place is None or place.worktree is None:
+        return None
+    git = Git.open(place.git_dir, place.worktree)
+    if git is None:
+        return None
+    try:
+        last: str | None = (location.root / "gc-last").read_text().strip() or None
+    except OSError:
+        last = None
+    return {
+        "bytes": pruning.own_bytes(git),
+        "policy": Policy.of(location).to_json(),
+        "last_gc": last,
+    }
