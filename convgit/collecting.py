@@ -27,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from convgit import faults, locks, schema
+from convgit import codec, faults, locks, schema
 from convgit.errors import NoWorkspaceError, RefusedError
 from convgit.git import pruning
 from convgit.git.run import Git
@@ -171,86 +171,93 @@ def _apply(
     doomed: set[str],
 ) -> None:
     moved = rebased.commits
-    let_go = {item.commit for item in items if item.why is None}
     targets = sorted({moved[c] for held in mine.values() for c in held.values() if c in moved})
     if targets:  # the new commits are kept from here on, whatever happens next
         _transaction(git, [f"create {KEEP_REFS}{c} {c}\n" for c in targets])
-    faults.point("gc:before-records")
     stamp = schema.now()
+    records: dict[str, list[dict[str, Any]]] = {}
     for sid in mine:
         ours = [item for item in items if item.session == sid]
         named = {item.commit for item in ours} | set(mine[sid].values())
-        records: list[dict[str, Any]] = []
         theirs = {old: new for old, new in moved.items() if old in named}
-        if theirs:
-            records.append(schema.rebased(theirs))
-        records += [
+        records[sid] = [schema.rebased(theirs, stamp)] if theirs else []
+        records[sid] += [
             schema.pruned(item.entry, item.commit, item.what, stamp)
             for item in ours
             if item.why is None
         ]
-        if records:
-            sessions.sidecar_file(location, sid).append(records)
-            faults.point("gc:between-sessions")
+    journal = {
+        "ts": stamp,
+        "records": {sid: found for sid, found in records.items() if found},
+        "moved": moved,
+        "let_go": sorted({item.commit for item in items if item.why is None}),
+        "doomed": sorted(doomed),
+    }
+    _write_journal(location, journal)
+    faults.point("gc:before-records")
+    _finish(location, git, journal)
+
+
+def _finish(location: StoreLocation, git: Git, journal: dict[str, Any]) -> None:
+    """Carry out the journal of a gc (``_apply`` wrote it; ``settle`` after a kill): each
+    session's records (unless it has them), the refs, the objects; then the journal goes."""
+    stamp = journal["ts"]
+    for sid, records in sorted(journal["records"].items()):
+        sidecar_file = sessions.sidecar_file(location, sid)
+        if stamp not in load.sidecar(sidecar_file)[1].gc_runs:
+            sidecar_file.append(records)
+        faults.point("gc:between-sessions")
     faults.point("gc:before-refs")
+    moved, let_go = journal["moved"], set(journal["let_go"])
     script = []
-    for held in mine.values():
-        for ref, commit in sorted(held.items()):
-            if commit in moved:
-                script.append(f"update {ref} {moved[commit]} {commit}\n")
-            elif commit in let_go:
-                script.append(f"delete {ref} {commit}\n")
-    script += [f"delete {KEEP_REFS}{c} {c}\n" for c in targets]
+    for ref, commit in sorted(_refs(git).items()):
+        if ref.startswith(KEEP_REFS):
+            script.append(f"delete {ref} {commit}\n")
+        elif _sid(ref) in journal["records"] and commit in moved:
+            script.append(f"update {ref} {moved[commit]} {commit}\n")
+        elif _sid(ref) in journal["records"] and commit in let_go:
+            script.append(f"delete {ref} {commit}\n")
     _transaction(git, script)
     _expire_logs(git, [line.split()[1] for line in script])
     faults.point("gc:before-prune")
-    _drop(location, git, doomed)
-    pruning.pack(git, [new for new in moved.values() if _loose(git, new)])
-
-
-def _drop(location: StoreLocation, git: Git, doomed: set[str]) -> None:
-    """Delete ``doomed`` (convgit's objects a gc let go) unless something reaches them now;
-    the list is kept in ``<store>/gc-drop`` until done, for a gc killed half-way."""
-    journal = location.root / "gc-drop"
-    if not doomed:
-        journal.unlink(missing_ok=True)
-        return
-    temporary = journal.with_name("gc-drop.tmp")
-    temporary.write_text("".join(f"{oid}\n" for oid in sorted(doomed)))
-    os.replace(temporary, journal)
     since = pruning.now()
     safe = pruning.protected(git, _private_indexes(location))
     faults.point("gc:dropping")
-    pruning.drop(git, doomed - safe, since)
-    journal.unlink(missing_ok=True)
+    pruning.drop(git, set(journal["doomed"]) - safe, since)
+    pruning.pack(git, [new for new in set(moved.values()) if _loose(git, new)])
+    (location.root / JOURNAL).unlink(missing_ok=True)
+
+
+JOURNAL = "gc-journal.json"
+
+
+def _write_journal(location: StoreLocation, journal: dict[str, Any]) -> None:
+    path = location.root / JOURNAL
+    temporary = path.with_name(JOURNAL + ".tmp")
+    temporary.write_bytes(codec.dumps(journal).encode())
+    with open(temporary, "rb") as written:
+        os.fsync(written.fileno())
+    os.replace(temporary, path)
 
 
 def settle(location: StoreLocation, git: Git) -> bool:
-    """Finish a gc that was killed: refs still at a commit the records say was given a new id
-    move to it, refs of commits let go are deleted, the objects it was deleting go. True when
-    there was anything to finish."""
-    refs = _refs(git)
-    script: list[str] = []
-    for sid in location.session_ids():
-        sidecar = load.sidecar(sessions.sidecar_file(location, sid))[1]
-        if not sidecar.moved and not sidecar.pruned:
-            continue
-        for ref, commit in sorted(refs.items()):
-            if _sid(ref) != sid:
-                continue
-            if commit in sidecar.moved:
-                script.append(f"update {ref} {sidecar.moved[commit]} {commit}\n")
-            elif commit in sidecar.pruned:
-                script.append(f"delete {ref} {commit}\n")
-    keepers = {r: c for r, c in refs.items() if r.startswith(KEEP_REFS)}
-    script += [f"delete {ref} {commit}\n" for ref, commit in sorted(keepers.items())]
-    _transaction(git, script)
-    journal = location.root / "gc-drop"
-    leftover = journal.exists()
-    if leftover:
-        doomed = {line.strip() for line in journal.read_text().splitlines() if line.strip()}
-        _drop(location, git, doomed)
-    return bool(script) or leftover
+    """Finish a gc that was killed (its journal is there): the records each session lacks,
+    the refs, the objects it was deleting. Refs of its own (``KEEP_REFS``) left by a gc
+    killed before its journal go. True when there was anything to finish."""
+    path = location.root / JOURNAL
+    try:
+        journal = codec.decode(path.read_bytes())
+    except FileNotFoundError:
+        journal = None
+    except ValueError:  # written whole and renamed into place: damage means it is not ours
+        path.unlink()
+        journal = None
+    if isinstance(journal, dict):
+        _finish(location, git, journal)
+        return True
+    keepers = {r: c for r, c in _refs(git).items() if r.startswith(KEEP_REFS)}
+    _transaction(git, [f"delete {ref} {commit}\n" for ref, commit in sorted(keepers.items())])
+    return bool(keepers)
 
 
 def _over_budget(

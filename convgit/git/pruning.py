@@ -21,6 +21,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from convgit import faults
 from convgit.git.run import Git
 
 PACK_OVERHEAD = 12 + 20 + 1072 + 40  # a pack's header and trailer, an index's fan-out and trailer
@@ -225,6 +226,7 @@ def drop(git: Git, doomed: Collection[str], since: float) -> Dropped:
         except OSError:
             continue
         done.objects += 1
+        faults.point("gc:dropped-loose")
     for index in sorted((objects / "pack").glob("pack-*.idx")):
         pack = index.with_suffix(".pack")
         listed = git.run("show-index", stdin=index.read_bytes(), check=False).stdout
@@ -246,9 +248,11 @@ def drop(git: Git, doomed: Collection[str], since: float) -> Dropped:
                 "pack-objects", "-q", str(objects / "pack" / "pack"),
                 stdin="".join(f"{oid}\n" for oid in rest).encode(),
             )  # fmt: skip
+        faults.point("gc:repacked")
         for suffix in (".idx", ".pack", ".rev", ".bitmap"):  # the index first: git then skips it
             with suppress(OSError):
                 os.unlink(index.with_suffix(suffix))
+            faults.point("gc:pack-file-gone")
         done.objects += len(hit)
         done.packs_rewritten += 1
     if done.packs_rewritten and (objects / "pack" / "multi-pack-index").exists():

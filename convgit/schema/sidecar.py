@@ -182,9 +182,10 @@ def told(before: str) -> dict[str, Any]:
     return {"type": "told", "before": before, "ts": now()}
 
 
-def rebased(commits: dict[str, str]) -> dict[str, Any]:
-    """``convgit gc`` gave these snapshot commits new parents (old id -> new id)."""
-    return {"type": "rebased", "commits": commits, "ts": now()}
+def rebased(commits: dict[str, str], ts: str) -> dict[str, Any]:
+    """``convgit gc`` (the run of time ``ts``) gave these snapshot commits new parents (old
+    id -> new id)."""
+    return {"type": "rebased", "commits": commits, "ts": ts}
 
 
 def pruned(entry: str, commit: str, what: str, ts: str) -> dict[str, Any]:

@@ -156,6 +156,7 @@ class Sidecar:
         # what ``convgit gc`` let go: commit -> what it was, and entry -> its snapshot let go
         self.pruned: dict[str, Pruned] = {}
         self.moved: dict[str, str] = {}  # every commit gc gave a new id: old -> newest
+        self.gc_runs: set[str] = set()  # the ``ts`` of each gc whose records are here
         self.let_go: dict[str, Pruned] = {}
         self.problems: list[tree.Problem] = []
 
@@ -203,8 +204,10 @@ class Sidecar:
         elif kind == "snapshot_failed":
             self.failed[record["entry"]] = record
         elif kind == "rebased":
+            self.gc_runs.add(record["ts"])
             self._rebase({k: v for k, v in record["commits"].items() if type(v) is str})
         elif kind == "pruned":
+            self.gc_runs.add(record["ts"])
             self._prune(Pruned(record["entry"], record["commit"], record["what"], record["ts"]))
 
     def _rebase(self, moved: dict[str, str]) -> None:
