@@ -120,3 +120,119 @@ def test_gc_on_a_sixty_day_session(make_repo: Any, user_state_guard: UserStateGu
 @pytest.mark.slow
 def test_gc_on_two_hundred_turns(make_repo: Any, user_state_guard: UserStateGuard) -> None:
     check_gc(make_repo(), user_state_guard, turns=200, restore_all=True)
+
+
+def _turns(repo: GitRepo, what: str, count: int, *, days_ago: float, size: int = 0) -> list[str]:
+    """``count`` turns through the real CLI, each changing a file (and with ``size``, writing an
+    incompressible file of that many bytes over the last), stamped ``days_ago`` days back."""
+    import random
+
+    made = []
+    ts = datetime.now(timezone.utc).timestamp() - days_ago * 86400
+    stamp = datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds")
+    stamp = stamp.replace("+00:00", "Z")
+    for n in range(count):
+        repo.write(f"{what}.txt", f"{what} {n}\n")
+        if size:
+            repo.write(f"{what}.bin", random.Random(f"{what}{n}").randbytes(size))
+        line = {"type": "message", "role": "assistant", "content": f"{what} {n}", "ts": stamp}
+        ran = convgit(repo.path, "append", "--json", input=orjson_line(line))
+        made.append(ran.json()["ids"][0])
+    return made
+
+
+def orjson_line(value: dict[str, Any]) -> bytes:
+    import orjson
+
+    return orjson.dumps(value) + b"\n"
+
+
+def test_saved_states_past_saved_days_go_and_say_so(repo: GitRepo) -> None:
+    here = repo.path
+    convgit(here, "init")
+    first = _turns(repo, "a", 3, days_ago=1)
+    saved = []
+    for target in (first[0], first[2], first[1]):
+        restored = convgit(here, "restore", target, "--yes", "--json").json()
+        saved.append(restored["saved"])
+    (here / ".git" / "convgit" / "config.toml").write_text(
+        "[retention]\nkeep_days = 0\nsaved_days = 0\n"
+    )
+    done = convgit(here, "gc", "--json").json()
+    went = {i["commit"][:12] for i in done["let_go"] if i["what"] == "saved"}
+    newest = convgit(here, "restores", "--json").json()["saved_states"][0]["id"]
+    assert newest == saved[-1], "the newest saved state, where --undo goes, stays"
+    assert {s.removeprefix("saved:") for s in saved[:-1]} == went
+    for state in saved[:-1]:
+        refused = convgit(here, "restore", state, "--yes", code=1)
+        one_sentence(refused.stderr)
+        assert f"The saved state {state} was let go by gc on" in refused.stderr
+        assert state not in convgit(here, "restores").stdout
+    convgit(here, "restore", "--undo", "--yes")
+    assert convgit(here, "fsck", "--json").json()["ok"]
+
+
+def test_fsck_tells_a_lost_snapshot_from_one_gc_let_go(
+    repo: GitRepo, user_state_guard: UserStateGuard
+) -> None:
+    here = repo.path
+    sid = convgit(here, "init", "--json").json()["id"]
+    base = _turns(repo, "base", 2, days_ago=50)
+    convgit(here, "switch", base[0])
+    side = _turns(repo, "side", 4, days_ago=45)
+    convgit(here, "switch", base[-1])
+    done = convgit(here, "gc", "--json").json()
+    assert {i["entry"] for i in done["let_go"]} == set(side[:-1])
+    # a kept snapshot lost by hand: its ref deleted, then git's own gc
+    repo.git("update-ref", "-d", f"refs/convgit/{sid}/{side[-1]}")
+    repo.git("-c", "gc.reflogExpire=now", "gc", "-q", "--prune=now")
+    user_state_guard.watch(here)  # git's gc packed the user's refs: the user's own doing
+    checked = convgit(here, "fsck", code=3)
+    said = checked.stdout + checked.stderr
+    assert said.count("not in the repository any more") == 1, said
+    assert "1 snapshot or saved-state commit(s) lost from git" in said
+    assert convgit(here, "fsck", "--json", code=3).json()["let_go"] == len(side) - 1
+    assert "let go by gc" in convgit(here, "show", side[0]).stdout
+
+
+def test_a_budget_lets_the_oldest_go_first_and_says_when_the_kept_part_is_over(
+    repo: GitRepo,
+) -> None:
+    here = repo.path
+    convgit(here, "init")
+    main = _turns(repo, "main", 2, days_ago=2, size=20_000)
+    convgit(here, "switch", main[0])
+    side = _turns(repo, "side", 6, days_ago=1, size=40_000)
+    convgit(here, "switch", main[-1])
+    config = here / ".git" / "convgit" / "config.toml"
+    config.write_text("[retention]\nmax_mib = 0.2\n")
+    planned = convgit(here, "gc", "--dry-run", "--json").json()
+    went = [i["entry"] for i in planned["let_go"]]
+    assert went and went == side[: len(went)], "oldest first, and only what no rule holds"
+    assert len(went) < len(side) and planned["over_budget"] is None
+    config.write_text("[retention]\nmax_mib = 0.001\n")
+    tight = convgit(here, "gc")
+    assert "over the budget of 0.001 MiB" in tight.stdout
+    assert not set(main) & {i["entry"] for i in convgit(here, "gc", "--json").json()["let_go"]}
+    shown = convgit(here, "status", "--json").json()["store"]
+    assert shown["policy"]["max_mib"] == 0.001 and shown["last_gc"]
+
+
+def test_gc_refuses_plainly(repo: GitRepo, tmp_path: Any) -> None:
+    from convgit import locks
+
+    here = repo.path
+    convgit(here, "init")
+    config = here / ".git" / "convgit" / "config.toml"
+    config.write_text("[retention]\nkeep_days = 'forever'\n")
+    one_sentence(convgit(here, "gc", code=3).stderr)
+    config.write_text("[retention]\nkeep = 3\n")
+    one_sentence(convgit(here, "gc", code=3).stderr)
+    config.unlink()
+    with locks.held(here / ".git" / "convgit" / "locks" / "gc.lock", 0):
+        refused = convgit(here, "gc", code=1)
+    assert "Another convgit gc is running" in refused.stderr
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    convgit(plain, "init")
+    one_sentence(convgit(plain, "gc", code=1).stderr)
