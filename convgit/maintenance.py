@@ -1,9 +1,15 @@
-"""Packing convgit's own objects, in the background: no command the user waits on packs.
+"""Packing convgit's own objects, and ``gc`` when the user asked for it, in the background:
+no command the user waits on does either.
 
 Each snapshot adds a few loose objects (a blob per changed file, its trees, a commit). Once
 about ``PACK_AFTER`` have been added since the last packing, the command that noticed starts
 ``python -m convgit.maintenance`` detached from itself and returns; that process packs the
 objects only convgit's refs reach (``Workspace.maintain``), one at a time per store.
+
+With ``[retention] auto = true``, a turn that made a snapshot also looks, at most once a day
+(the time of ``<store>/gc-checked``), whether a day has passed since the last gc, and if so
+starts ``python -m convgit.maintenance gc`` the same way (``convgit.collecting``); it writes a
+line to ``<store>/logs/gc.log``.
 """
 
 from __future__ import annotations
@@ -11,6 +17,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+from contextlib import suppress
 from pathlib import Path
 
 from convgit import locks
@@ -18,6 +26,7 @@ from convgit.errors import ConvgitError
 from convgit.workspace import Workspace
 
 PACK_AFTER = 2048
+GC_EVERY = 24 * 3600  # seconds: an automatic gc at most once a day
 
 
 def note(workspace: Workspace, store: Path, written: int) -> bool:
@@ -55,9 +64,69 @@ def start(workspace: Workspace, lock: Path) -> None:
     )
 
 
+def after_turn(store: Path, worktree: Path) -> bool:
+    """With ``[retention] auto = true``, start ``gc`` in the background when a day has passed
+    since the last one; a stat when checked within the day. True when it started."""
+    checked = store / "gc-checked"
+    try:
+        if time.time() - checked.stat().st_mtime < GC_EVERY:
+            return False
+    except OSError:
+        pass
+    try:
+        checked.write_text(f"{time.time():.0f}\n")
+        if time.time() - (store / "gc-last").stat().st_mtime < GC_EVERY:
+            return False
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return False
+    from convgit.retention import Policy
+    from convgit.store.location import StoreLocation, find_git
+
+    try:
+        auto = Policy.of(StoreLocation(store, find_git(worktree))).auto
+    except ConvgitError:
+        return False
+    if auto:
+        command = [sys.executable, "-m", "convgit.maintenance", "gc", str(store), str(worktree)]
+        subprocess.run(
+            ["sh", "-c", 'exec "$@" </dev/null >/dev/null 2>&1 &', "convgit-gc", *command],
+            cwd=worktree,
+            start_new_session=True,
+            check=False,
+        )
+    return auto
+
+
+def gc(store: Path, worktree: Path) -> int:
+    """The automatic ``gc`` of the store at ``store``: one line to ``logs/gc.log``."""
+    from convgit import collecting
+    from convgit.schema import now
+    from convgit.store.location import StoreLocation, find_git
+
+    log = store / "logs" / "gc.log"
+    try:
+        report = collecting.run(StoreLocation(store, find_git(worktree)), dry_run=False)
+        line = (
+            f"{now()} let go {len(report.let_go)}, freed {report.bytes_freed} bytes"
+            f" in {report.seconds:.1f} s"
+        )
+        code = 0
+    except (ConvgitError, OSError) as exc:
+        line, code = f"{now()} gc failed: {exc}", 1
+    with suppress(OSError):
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "a") as written:
+            written.write(line + "\n")
+    return code
+
+
 def main(argv: list[str]) -> int:
     """``ROOT GIT_DIR COMMON_DIR OBJECT_FORMAT LOCK``: pack convgit's loose objects, unless
-    another packing holds the lock."""
+    another packing holds the lock (``gc STORE WORKTREE``: the automatic gc)."""
+    if argv[:1] == ["gc"]:
+        return gc(Path(argv[1]), Path(argv[2]))
     root, git_dir, common_dir, object_format, lock = argv
     workspace = Workspace(Path(root), Path(git_dir), Path(common_dir), object_format=object_format)
     try:

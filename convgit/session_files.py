@@ -215,6 +215,7 @@ def _record_snapshot(session: Session, target: str, snap: Snapshot) -> SnapshotI
         from convgit import maintenance
 
         maintenance.note(session.workspace(), session.location.root, snap.written)
+        maintenance.after_turn(session.location.root, session.workspace().root)
     return session.sidecar.snapshots[target]
 
 

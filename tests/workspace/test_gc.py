@@ -236,3 +236,29 @@ def test_gc_refuses_plainly(repo: GitRepo, tmp_path: Any) -> None:
     plain.mkdir()
     convgit(plain, "init")
     one_sentence(convgit(plain, "gc", code=1).stderr)
+
+
+def test_auto_runs_gc_in_the_background_after_a_turn_only_when_asked(repo: GitRepo) -> None:
+    import time
+
+    here = repo.path
+    store = here / ".git" / "convgit"
+    convgit(here, "init")
+    base = _turns(repo, "base", 2, days_ago=50)
+    convgit(here, "switch", base[0])
+    side = _turns(repo, "side", 3, days_ago=45)
+    convgit(here, "switch", base[-1])
+    assert (store / "gc-checked").exists() and not (store / "gc-last").exists(), "auto is off"
+    (store / "gc-checked").unlink()
+    (store / "config.toml").write_text("[retention]\nauto = true\n")
+    _turns(repo, "now", 1, days_ago=0)  # a turn: gc starts in the background
+    waited = 0.0
+    while not (store / "logs" / "gc.log").exists() and waited < 60:
+        time.sleep(0.2)
+        waited += 0.2
+    while "let go" not in (store / "logs" / "gc.log").read_text() and waited < 60:
+        time.sleep(0.2)
+        waited += 0.2
+    assert (store / "logs" / "gc.log").read_text().count("\n") == 1
+    assert "let go 2," in (store / "logs" / "gc.log").read_text()
+    assert "let go by gc" in convgit(here, "show", side[0]).stdout
