@@ -4,7 +4,8 @@ Conversation moves (append, switch, fork, edit, retry), file operations (write, 
 symlink, ignored files, .gitignore and .git/info/exclude edits, files growing past the size cap
 and shrinking below it, a folder swapped for a symlink to its new place), hand edits between
 turns, explicit snapshots, restores (whole tree, ``paths=``, and to a saved state by its id),
-undos, status and diff, `git gc --prune=now`, restores and undos from a second session of the
+undos, status and diff, `git gc --prune=now`, ``convgit gc`` (keeping only what a keep rule holds),
+restores and undos from a second session of the
 same working tree, and a restore raced by another writer are interleaved on a real repository. The
 model is a dict of every file and link on disk, ignored and big ones included, and of the files
 git sees at every snapshot and saved state, plus the entry tree, kept without convgit. The
@@ -25,6 +26,8 @@ promises checked after each step:
   when the files git sees differ from before the first restore not told yet (restores undone
   before the conversation moved on leave none), and then those restores are told;
 * status and diff answer after any `git gc`, and diff names exactly the files that differ;
+* ``convgit gc`` never lets go a snapshot a keep rule holds (the active path's, a branch end's)
+  or the saved state an undo returns to: their trees and every object stay;
 * an undo undoes the newest restore of the working tree, whichever session ran it;
 * a file another writer changes while a restore runs keeps the writer's bytes (the restore
   leaves it alone and lists it), and so does what stands above or below it;
@@ -309,7 +312,10 @@ class TwoTrackMachine(RuleBasedStateMachine):
         self.guard.watch(self.root)
         self.session = Session.create(self.root)
         config = self.session.location.root / "config.toml"
-        config.write_text(f"[snapshots]\nsize_cap_mib = {CAP_MIB}\n")
+        config.write_text(
+            f"[snapshots]\nsize_cap_mib = {CAP_MIB}\n"
+            "[retention]\nkeep_days = 0\nsaved_days = 0\n"  # gc keeps only what a rule holds
+        )
         # The model: the disk, the states at each snapshotted entry and each saved state.
         self.disk: Files = on_disk(self.root)
         self.exclude = b""  # .git/info/exclude
@@ -605,6 +611,53 @@ class TwoTrackMachine(RuleBasedStateMachine):
         self.guard.verify()
         git(self.root, "gc", "-q", "--prune=now")
         self.guard.watch(self.root)  # git packed the user's refs: the user's own doing
+
+    @rule()
+    def gc(self) -> None:
+        """``convgit gc`` with nothing kept for its age: every snapshot a keep rule holds (the
+        active path's, each branch end's) and the newest saved state stay recoverable, with
+        their trees; what it let go is dropped from the model, and the model goes on."""
+        from convgit import collecting
+
+        children = {p for p in self.parent.values() if p is not None}
+        path = []
+        node = self.leaf
+        while node is not None:
+            path.append(node)
+            node = self.parent[node]
+        holds = {self._nearest_snapshot(e) for e in [*path, *set(self.parent) - children]}
+        trees = {e: self.session.sidecar.snapshots[e].tree_id for e in holds if e is not None}
+        newest = self.saved[-1][0] if self.saved else None
+        self.guard.verify()
+        users = git(self.root, "for-each-ref", "refs/heads", "refs/tags", "refs/stash")
+        report = self._moves_nothing(lambda: collecting.run(self.session.location, dry_run=False))
+        # deleting a ref git packed rewrites packed-refs: the user's refs in it stay as they were
+        assert git(self.root, "for-each-ref", "refs/heads", "refs/tags", "refs/stash") == users
+        self.guard.watch(self.root)
+        for session in (self.session, self.other):
+            if session is not None:
+                session.reload()
+        let_go = {i.commit for i in report.let_go}
+        gone = {i.entry for i in report.let_go if i.what == "snapshot"}
+        gone &= {i.entry for i in report.let_go if i.session == self.session.id}
+        assert not gone & set(trees), "gc let go a snapshot a keep rule holds"
+        event(f"gc: let go {'some' if report.let_go else 'nothing'}")
+        for entry, tree in trees.items():
+            snap = self.session.sidecar.snapshots[entry]
+            assert snap.tree_id == tree
+            assert git(self.root, "rev-parse", f"{snap.commit}^{{tree}}").strip() == tree
+            git(self.root, "rev-list", "--objects", snap.commit)  # every object is there
+        saved_gone = {f"saved:{i.commit[:12]}" for i in report.let_go if i.what == "saved"}
+        assert newest not in saved_gone, "gc let go the state an undo returns to"
+        self.saved = [s for s in self.saved if s[0] not in saved_gone]
+        for entry in gone:
+            del self.at[entry]
+        moved: dict[str, str] = {}
+        for session in (self.session, self.other):
+            if session is not None:
+                moved.update(session.read_sidecar().moved)
+        self.commits = {moved.get(c, c) for c in self.commits if c not in let_go}
+        self.held = {p for state in self.at.values() for p in state.files}
 
     def order_of_snapshots(self) -> list[str]:
         return [e for e in self.order if e in self.at]
