@@ -179,8 +179,9 @@ def disk_sizes(git: Git, oids: Collection[str], *, packed: bool = False) -> dict
 
 
 def own_bytes(git: Git) -> int:
-    """About how many bytes the objects only convgit's refs reach take (git's ``rev-list
-    --disk-usage`` from convgit's refs, less what the user's refs and HEAD reach)."""
+    """About how many bytes the objects only convgit's refs reach take on disk, counted as
+    ``disk_sizes`` counts them (``rev-list`` from convgit's refs, less what the user's refs
+    and HEAD reach)."""
     listed = git.run("for-each-ref", "--format=%(objectname) %(refname)").stdout
     ours: set[str] = set()
     theirs: set[str] = set()
@@ -192,9 +193,10 @@ def own_bytes(git: Git) -> int:
     head = os.fsdecode(git.run("rev-parse", "--verify", "-q", "HEAD", check=False).stdout).strip()
     theirs |= {head} if head else set()
     revs = "".join([*(f"{o}\n" for o in sorted(ours)), *(f"^{t}\n" for t in sorted(theirs))])
-    found = git.run("rev-list", "--objects", "--disk-usage", "--stdin", stdin=revs.encode())
-    text = os.fsdecode(found.stdout).strip()
-    return int(text) if text.isdigit() else 0
+    found = git.run("rev-list", "--objects", "--stdin", stdin=revs.encode()).stdout
+    width = 2 * git.hash_len
+    oids = {os.fsdecode(line[:width]) for line in found.splitlines() if line}
+    return sum(disk_sizes(git, oids).values())
 
 
 @dataclass

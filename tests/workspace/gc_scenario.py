@@ -85,8 +85,7 @@ class Scenario:
             convgit(here, "restore", at[base], "--yes")
             session = Session.open(here)
             built.older[name] = [
-                self.turn(session, t, f"branch-{name}", f"{name}-{t}")
-                for t in range(first, first + length)
+                self.turn(session, t, f"branch-{name}", name) for t in range(first, first + length)
             ]
         middle = built.older["b"]
         built.labelled = middle[len(middle) // 2]

@@ -33,7 +33,7 @@ def check_gc(repo: GitRepo, guard: UserStateGuard, turns: int, restore_all: bool
     # the user stages a file whose bytes only a snapshot gc lets go holds, and writes a blob
     # nothing reaches: both are the user's, and stay
     second = built.older["c"][1]
-    held_only_there = f"refs/convgit/{built.source}/{second}:data/c-{turns * 40 // 100 + 2}.bin"
+    held_only_there = f"refs/convgit/{built.source}/{second}:data/c.bin"
     gone_bytes = subprocess.run(
         ["git", "cat-file", "blob", held_only_there], cwd=here, capture_output=True, check=True
     ).stdout
