@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -105,6 +105,7 @@ def run(location: StoreLocation, *, dry_run: bool, now: datetime | None = None) 
         _collect(location, git, policy, report, now)
         if not dry_run:
             (location.root / "gc-last").write_text(schema.now() + "\n")
+            (location.root / SIZE_CACHE).unlink(missing_ok=True)  # measured again when asked
             report.bytes_after = store_bytes(git)
             report.bytes_freed = report.bytes_before - report.bytes_after
         else:
@@ -378,21 +379,42 @@ def _locked(location: StoreLocation) -> Iterator[None]:
         yield
 
 
-def store(location: StoreLocation) -> dict[str, Any] | None:
-    """The store's size (the objects only convgit's refs reach) and policy, for ``status`` and
-    ``snapshots``; None outside git."""
+SIZE_CACHE = "store-size.json"
+SIZE_FRESH = 3600.0  # seconds ``status`` shows a measured size before measuring again
+
+
+def store(location: StoreLocation, *, fresh: bool = True) -> dict[str, Any] | None:
+    """The store's size (the objects only convgit's refs reach, ``bytes``, and when it was
+    ``measured``) and policy, for ``status`` and ``snapshots``; None outside git. Without
+    ``fresh``, a size measured in the last hour is shown as it was (walking every snapshot's
+    objects costs ``status`` more than the rest of it on a large store)."""
     place = location.git
     if place is None or place.worktree is None:
-        return None
-    git = Git.open(place.git_dir, place.worktree)
-    if git is None:
         return None
     try:
         last: str | None = (location.root / "gc-last").read_text().strip() or None
     except OSError:
         last = None
+    cache = location.root / SIZE_CACHE
+    measured: dict[str, Any] | None = None
+    if not fresh:
+        try:
+            if time.time() - cache.stat().st_mtime < SIZE_FRESH:
+                measured = codec.decode(cache.read_bytes())
+        except (OSError, ValueError):
+            measured = None
+    if not isinstance(measured, dict) or type(measured.get("bytes")) is not int:
+        git = Git.open(place.git_dir, place.worktree)
+        if git is None:
+            return None
+        measured = {"bytes": pruning.own_bytes(git), "measured": schema.now()}
+        with suppress(OSError):
+            temporary = cache.with_name(SIZE_CACHE + ".tmp")
+            temporary.write_bytes(codec.dumps(measured).encode())
+            os.replace(temporary, cache)
     return {
-        "bytes": pruning.own_bytes(git),
+        "bytes": measured["bytes"],
+        "measured": str(measured.get("measured", "")),
         "policy": Policy.of(location).to_json(),
         "last_gc": last,
     }

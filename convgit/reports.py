@@ -354,7 +354,9 @@ def store_lines(store: dict[str, Any]) -> list[str]:
 
     policy = Policy(**store["policy"])
     last = f"; last gc {store['last_gc'][:10]}" if store.get("last_gc") else ""
+    when = str(store.get("measured", ""))
+    at = f" (measured {when[11:16]} UTC)" if when[:10] else ""
     return [
-        f"store:   {mib(store['bytes'])} of snapshots only convgit holds{last}",
+        f"store:   {mib(store['bytes'])} of snapshots only convgit holds{at}{last}",
         f"         retention: {policy.words}",
     ]

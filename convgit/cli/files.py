@@ -49,7 +49,7 @@ def status(json: JsonFlag = False) -> None:
         raise
     st = session.status()
     failures = hook_failures.current(session.location.root)
-    store = collecting.store(session.location)
+    store = collecting.store(session.location, fresh=False)
     if json:
         out({**st.to_json(), "hook_failures": failures, "store": store})
     else:
