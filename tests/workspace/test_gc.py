@@ -262,3 +262,44 @@ def test_auto_runs_gc_in_the_background_after_a_turn_only_when_asked(repo: GitRe
     assert (store / "logs" / "gc.log").read_text().count("\n") == 1
     assert "let go 2," in (store / "logs" / "gc.log").read_text()
     assert "let go by gc" in convgit(here, "show", side[0]).stdout
+
+
+def test_turns_while_gc_runs_lose_nothing(repo: GitRepo) -> None:
+    """gc holds the locks every turn takes: turns made while it runs wait for it (or it for
+    them), and afterwards every snapshot the records name is whole, with its tree."""
+    import subprocess
+    import sys
+    import threading
+
+    from convgit.session import Session
+
+    here = repo.path
+    convgit(here, "init")
+    base = _turns(repo, "base", 3, days_ago=50, size=10_000)
+    convgit(here, "switch", base[0])
+    _turns(repo, "side", 6, days_ago=45, size=10_000)
+    convgit(here, "switch", base[-1])
+    made: list[str] = []
+
+    def turns() -> None:
+        for n in range(6):
+            repo.write("during.txt", f"during {n}\n")
+            line = orjson_line({"type": "message", "role": "assistant", "content": f"d{n}"})
+            ran = convgit(here, "append", "--json", input=line)
+            made.append(ran.json()["ids"][0])
+
+    writer = threading.Thread(target=turns)
+    gc = subprocess.Popen([sys.executable, "-m", "convgit", "gc"], cwd=here)
+    writer.start()
+    writer.join(120)
+    assert gc.wait(120) == 0
+    assert len(made) == 6
+    session = Session.open(here)
+    for snap in session.sidecar.snapshots.values():
+        assert repo.git("rev-parse", f"{snap.commit}^{{tree}}").strip() == snap.tree_id
+        repo.git("rev-list", "--objects", snap.commit)
+    assert convgit(here, "fsck", "--json").json()["ok"]
+    convgit(here, "gc")  # and again, with nothing running beside it
+    convgit(here, "restore", made[2], "--yes")
+    assert (here / "during.txt").read_text() == "during 2\n"
+    assert convgit(here, "fsck", "--json").json()["ok"]
