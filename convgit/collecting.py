@@ -125,12 +125,12 @@ def _collect(
     fixed_tips = {c for r, c in refs.items() if _sid(r) not in mine}
     fixed_tips |= {c for held in mine.values() for c in held.values() if c not in named}
     fixed = set(pruning.graph(git, fixed_tips)[0])
-    kept = {item.commit for item in looked.items if item.why} | fixed
+    tips = set(refs.values()) | named
+    order, parents = pruning.graph(git, tips & _present(git, tips))
+    kept = _kept(looked.items, fixed, parents)
     for item in looked.items:
         if item.why is None and item.commit in kept:
             item.why = "shared"
-    tips = set(refs.values()) | named
-    order, parents = pruning.graph(git, tips & _present(git, tips))
     everything = pruning.objects_of(git, tips & set(order))
     theirs = _user_objects(git, location)
     if policy.max_mib is not None:
@@ -138,7 +138,7 @@ def _collect(
         extra = _over_budget(git, looked.items, kept, fixed_tips, theirs, budget, report)
         for item in extra:
             item.why = None
-        kept = {item.commit for item in looked.items if item.why} | fixed
+        kept = _kept(looked.items, fixed, parents)
     rebased = pruning.rebase(git, order, parents, kept & set(order), write=not dry_run(report))
     report.rebased = len(rebased.commits)
     still = pruning.objects_of(git, kept - set(rebased.commits), walk=False)
@@ -157,6 +157,20 @@ def _collect(
         return
     _apply(location, git, looked.items, mine, rebased, doomed)
     report.objects = len(doomed)
+
+
+def _kept(items: list[Item], fixed: set[str], parents: dict[str, list[str]]) -> set[str]:
+    """The commits kept: those of the items a rule keeps, those ``fixed`` (refs gc does not
+    look at reach them), and the whole ancestry of each saved state kept (a saved state's
+    commit may be a child of the state saved first, with exact bytes: its id must not change)."""
+    kept = {item.commit for item in items if item.why} | fixed
+    stack = [item.commit for item in items if item.why and item.what == "saved"]
+    while stack:
+        for parent in parents.get(stack.pop(), []):
+            if parent not in kept:
+                kept.add(parent)
+                stack.append(parent)
+    return kept
 
 
 def dry_run(report: Report) -> bool:

@@ -303,3 +303,25 @@ def test_turns_while_gc_runs_lose_nothing(repo: GitRepo) -> None:
     convgit(here, "restore", made[2], "--yes")
     assert (here / "during.txt").read_text() == "during 2\n"
     assert convgit(here, "fsck", "--json").json()["ok"]
+
+
+def test_a_kept_saved_state_with_exact_bytes_keeps_its_id(repo: GitRepo) -> None:
+    """A saved state whose files git's view does not hold byte for byte is a child commit of
+    the state saved first: gc keeps both, so the id the restore printed still names it."""
+    here = repo.path
+    convgit(here, "init")
+    repo.write(".gitattributes", "*.crlf text\n")
+    repo.write("a.crlf", b"one\r\n")
+    first = _turns(repo, "a", 1, days_ago=40)
+    repo.write("a.crlf", b"two\r\n")
+    _turns(repo, "b", 1, days_ago=40)
+    saved = convgit(here, "restore", first[0], "--yes", "--json").json()["saved"]
+    commit = convgit(here, "restores", "--json").json()["saved_states"][0]["commit"]
+    assert repo.git("rev-list", "--count", commit).strip() == "2", "exact bytes: a child"
+    (here / ".git" / "convgit" / "config.toml").write_text(
+        "[retention]\nkeep_days = 0\nsaved_days = 0\n"
+    )
+    convgit(here, "gc")
+    assert convgit(here, "restores", "--json").json()["saved_states"][0]["id"] == saved
+    convgit(here, "restore", "--undo", "--yes")
+    assert (here / "a.crlf").read_bytes() == b"two\r\n"
