@@ -409,9 +409,12 @@ def require_snapshot(session: Session, ref: str) -> SnapshotInfo:
     if back:
         earlier = session.sidecar.replaced.get(target, [])
         if back > len(earlier):
+            pruned = session.sidecar.pruned.values()
+            let_go = [p for p in pruned if p.entry == target and p.what == "replaced"]
+            said = f" kept now (gc let {len(let_go)} go on {let_go[-1].day})" if let_go else ""
             raise NotFoundError(
                 f"The snapshot of {target} replaced {len(earlier)} earlier one"
-                f"{'' if len(earlier) == 1 else 's'}; '{ref}' is not one of them."
+                f"{'' if len(earlier) == 1 else 's'}{said}; '{ref}' is not one of them."
             )
         snap = earlier[-back]
     return snap

@@ -264,6 +264,9 @@ class Sidecar:
             return None
         every = [*self.snapshots.values(), *(s for older in self.replaced.values() for s in older)]
         found = {s.commit: s for s in every if s.commit.startswith(wanted)}
+        if not found:  # a commit gc gave a new id (same files): the id printed before still works
+            moved = {self.moved[old] for old in self.moved if old.startswith(wanted)}
+            found = {s.commit: s for s in every if s.commit in moved}
         if len(found) > 1:
             raise AmbiguousRefError(
                 f"'{ref}' begins {len(found)} snapshot commits.", "give more digits of the commit"

@@ -45,6 +45,8 @@ def check_gc(repo: GitRepo, guard: UserStateGuard, turns: int, restore_all: bool
     theirs = user_objects(repo) | {loose}
     seen_by_user = user_view(repo)
 
+    tip = built.older["c"][-1]  # a branch end, whose parents go
+    old_commit = convgit(here, "show", tip, "--json").json()["snapshot"]["commit"]
     planned = convgit(here, "gc", "--dry-run", "--json").json()
     assert snapshot_trees(repo) == before, "a dry run changes nothing"
     size_before = store_bytes(repo)
@@ -90,6 +92,11 @@ def check_gc(repo: GitRepo, guard: UserStateGuard, turns: int, restore_all: bool
     for sid, entry in sample:
         convgit(here, "--session", sid, "restore", entry, "--yes", "--clean")
         assert oracle_tree(here) == before[sid][entry], (sid, entry)
+
+    # a kept snapshot gc gave a new commit (same files): the commit printed before still names it
+    new_commit = convgit(here, "show", tip, "--json").json()["snapshot"]["commit"]
+    assert new_commit != old_commit, "the branch end was re-parented"
+    assert convgit(here, "diff", old_commit[:12], tip, "--json").json()["changes"] == []
 
     # every entry whose snapshot went says so, in one sentence
     for sid, entry in sorted(gone):
