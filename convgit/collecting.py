@@ -139,7 +139,7 @@ def _collect(
         for item in extra:
             item.why = None
         kept = _kept(looked.items, fixed, parents)
-    rebased = pruning.rebase(git, order, parents, kept & set(order), write=not dry_run(report))
+    rebased = pruning.rebase(git, order, parents, kept & set(order), write=not report.dry_run)
     report.rebased = len(rebased.commits)
     still = pruning.objects_of(git, kept - set(rebased.commits), walk=False)
     still |= pruning.objects_of(git, fixed_tips)
@@ -149,7 +149,7 @@ def _collect(
     for item in looked.items:
         if item.why:
             report.kept[item.why] = report.kept.get(item.why, 0) + 1
-    if dry_run(report):
+    if report.dry_run:
         sizes = pruning.disk_sizes(git, doomed)
         new = sum(pruning.disk_sizes(git, list(rebased.commits), packed=True).values())
         overhead = pruning.PACK_OVERHEAD if rebased.commits else 0
@@ -171,10 +171,6 @@ def _kept(items: list[Item], fixed: set[str], parents: dict[str, list[str]]) -> 
                 kept.add(parent)
                 stack.append(parent)
     return kept
-
-
-def dry_run(report: Report) -> bool:
-    return report.dry_run
 
 
 def _apply(

@@ -46,11 +46,9 @@ def graph(git: Git, tips: Collection[str]) -> tuple[list[str], dict[str, list[st
 
 @dataclass
 class Rebased:
-    """The commits a re-parenting gives: old id -> new id (only those whose parents changed),
-    and the bytes each new commit's old one takes on disk (what the new one will take)."""
+    """The commits a re-parenting gives: old id -> new id (only those whose parents changed)."""
 
     commits: dict[str, str] = field(default_factory=dict)
-    sizes: dict[str, int] = field(default_factory=dict)
 
 
 def rebase(
@@ -84,7 +82,6 @@ def rebase(
                 raw[done.commits[commit]] = data
     if write and raw:
         _write_commits(git, raw)
-    done.sizes = disk_sizes(git, list(done.commits))
     return done
 
 
