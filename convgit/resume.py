@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from convgit import branching, codec, session_import
+from convgit import branching, codec, session_files, session_import
 from convgit.agents import claude_code as cc
 from convgit.agents import codex as codex_agent
 from convgit.agents import pi as pi_agent
@@ -113,6 +113,13 @@ def resume(
     written = write(session, target)
     if restore:
         nearest = session.nearest_snapshot(target)
+        gone = session_files.let_go_above(session, target)
+        if gone is not None:  # the nearest kept snapshot above holds other files
+            raise NotFoundError(
+                f"The files of entry {target} were the snapshot of {gone.entry}, which gc let"
+                f" go on {gone.day}.",
+                f"convgit resume {target} (without --restore) keeps the files as they are",
+            )
         if nearest is None:
             raise NotFoundError(f"Entry {target} has no snapshot above it to restore.")
         if confirm is not None:

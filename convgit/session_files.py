@@ -121,6 +121,20 @@ def nearest_snapshot(session: Session, ident: str | None) -> SnapshotInfo | None
     return None
 
 
+def let_go_above(session: Session, ident: str | None) -> Pruned | None:
+    """What gc let go of the snapshot that held ``ident``'s files (its own, or the nearest
+    above it that had one then), when it let that go; None when the files' snapshot stays."""
+    snapshots, let_go = session.sidecar.snapshots, session.sidecar.let_go
+    node = ident
+    while node is not None:
+        if node in snapshots:
+            return None
+        if node in let_go:
+            return let_go[node]
+        node = session.tree.entries[node]["parentId"]
+    return None
+
+
 def lost_commits(session: Session) -> list[tree.Problem]:
     sidecar = session.read_sidecar()
     if session.location.git is None or not sidecar.lines:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -332,3 +333,31 @@ def test_a_kept_saved_state_with_exact_bytes_keeps_its_id(repo: GitRepo) -> None
     assert convgit(here, "restores", "--json").json()["saved_states"][0]["id"] == saved
     convgit(here, "restore", "--undo", "--yes")
     assert (here / "a.crlf").read_bytes() == b"two\r\n"
+
+
+def test_resume_restore_refuses_an_entry_whose_files_gc_let_go(
+    repo: GitRepo, tmp_path: Any
+) -> None:
+    """An entry's files were its snapshot (or the nearest above it then): when gc let that go,
+    ``resume --restore`` says so rather than restore older files."""
+    import shutil
+
+    fixture = Path(__file__).resolve().parents[2] / "fixtures" / "claude-code" / "rewind.jsonl"
+    transcript = tmp_path / "claude" / "projects" / "-work" / fixture.name
+    transcript.parent.mkdir(parents=True)
+    shutil.copy(fixture, transcript)
+    here = repo.path
+    convgit(here, "import", "claude-code", str(transcript))
+    repo.write("notes.txt", "at p1\n")
+    convgit(here, "snapshot", "p1")  # the files of p1, and of a1 below it (a2 is the leaf)
+    repo.write("notes.txt", "at a2\n")
+    convgit(here, "snapshot", "a2")
+    # a budget of nothing lets go what is kept only while there is room: a1's branch end
+    (here / ".git" / "convgit" / "config.toml").write_text(
+        "[retention]\nkeep_days = 0\nmax_mib = 0\n"
+    )
+    convgit(here, "gc")
+    refused = convgit(here, "resume", "a1", "--agent", "claude-code", "--restore", "--yes", code=1)
+    one_sentence(refused.stderr)
+    assert "were the snapshot of p1, which gc let go on" in refused.stderr
+    assert (here / "notes.txt").read_text() == "at a2\n"
