@@ -281,6 +281,9 @@ def _sidecar(
                 moved = {
                     k: renamed.get(v, v) if isinstance(v, str) else v for k, v in record.items()
                 }
+                if record.get("type") == "rebased" and isinstance(record.get("commits"), dict):
+                    # gc's map of old commits to new: the new ones are what redaction rewrote
+                    moved["commits"] = {k: renamed.get(v, v) for k, v in record["commits"].items()}
                 if moved != record:
                     new = codec.dumps(moved).encode()
         changed |= new != raw

@@ -361,3 +361,24 @@ def test_resume_restore_refuses_an_entry_whose_files_gc_let_go(
     one_sentence(refused.stderr)
     assert "were the snapshot of p1, which gc let go on" in refused.stderr
     assert (here / "notes.txt").read_text() == "at a2\n"
+
+
+def test_redaction_after_gc_keeps_every_kept_snapshot(
+    repo: GitRepo, user_state_guard: UserStateGuard
+) -> None:
+    """gc's map of old commits to new is rewritten with the commits redaction rewrites."""
+    here = repo.path
+    convgit(here, "init")
+    repo.write("secret.txt", "token=hunter2\n")
+    base = _turns(repo, "base", 2, days_ago=50)
+    convgit(here, "switch", base[0])
+    _turns(repo, "side", 3, days_ago=45)
+    convgit(here, "switch", base[-1])
+    convgit(here, "gc")
+    side_end = convgit(here, "tree", "--json").json()["entries"][-1]["id"]
+    convgit(here, "redact", "hunter2", "--snapshots", "--yes")
+    repo.git("gc", "-q", "--prune=now")  # the commits before redaction are gone for good
+    user_state_guard.watch(here)  # git's gc packed the user's refs: the user's own doing
+    assert convgit(here, "fsck", "--json").json()["ok"]
+    convgit(here, "restore", side_end, "--yes")
+    assert (here / "secret.txt").read_text() == "token=[redacted]\n"
