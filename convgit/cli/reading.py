@@ -316,7 +316,7 @@ def html_cmd(
 ) -> None:
     """Write one self-contained HTML page of both tracks: the tree beside the snapshots, each
     entry in full, the files changed at each snapshot, comparisons, restores."""
-    from convgit import render, sessionpage
+    from convgit import collecting, render, reports, sessionpage
     from convgit.cli import newfile
     from convgit.formats import html
 
@@ -327,11 +327,10 @@ def html_cmd(
         fsync=options.fsync,
     )
     status = session.status()
-    text = html.render(
-        sessionpage.gather(
-            session, status, render.status_words(status, render.Names(session.view()))
-        )
-    )
+    store = collecting.store(session.location, fresh=False)  # the page ends as `status` does
+    words = render.status_words(status, render.Names(session.view()))
+    words += reports.store_lines(store) if store is not None else []
+    text = html.render(sessionpage.gather(session, status, words))
     if output is not None and str(output) == "-":
         sys.stdout.write(text)
         return
