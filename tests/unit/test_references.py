@@ -96,5 +96,5 @@ def test_a_label_misspelt_is_named_in_the_hint(tree: Tree) -> None:
 def test_an_empty_session_names_no_entry_for_the_leaf_forms() -> None:
     empty = build_records([HEADER])
     for ref in ("@", "root", ":1"):
-        with pytest.raises(NotFoundError, match="The session has no entries yet."):
+        with pytest.raises(NotFoundError, match=r"The session has no entries yet\."):
             empty.resolve(ref)
