@@ -125,7 +125,7 @@ def _collect(
     fixed_tips = {c for r, c in refs.items() if _sid(r) not in mine}
     fixed_tips |= {c for held in mine.values() for c in held.values() if c not in named}
     fixed = set(pruning.graph(git, fixed_tips)[0])
-    tips = set(refs.values()) | named
+    tips = set(refs.values()) | named | {item.also for item in looked.items if item.also}
     order, parents = pruning.graph(git, tips & _present(git, tips))
     kept = _kept(looked.items, fixed, parents)
     for item in looked.items:
@@ -139,6 +139,9 @@ def _collect(
         for item in extra:
             item.why = None
         kept = _kept(looked.items, fixed, parents)
+        for item in looked.items:
+            if item.why is None and item.commit in kept:
+                item.why = "shared"
     rebased = pruning.rebase(git, order, parents, kept & set(order), write=not report.dry_run)
     report.rebased = len(rebased.commits)
     still = pruning.objects_of(git, kept - set(rebased.commits), walk=False)
@@ -164,6 +167,8 @@ def _kept(items: list[Item], fixed: set[str], parents: dict[str, list[str]]) -> 
     look at reach them), and the whole ancestry of each saved state kept (a saved state's
     commit may be a child of the state saved first, with exact bytes: its id must not change)."""
     kept = {item.commit for item in items if item.why} | fixed
+    # an undo to a saved state reads the commit its restore went to: that commit stays too
+    kept |= {item.also for item in items if item.why and item.also and item.also in parents}
     stack = [item.commit for item in items if item.why and item.what == "saved"]
     while stack:
         for parent in parents.get(stack.pop(), []):
@@ -190,6 +195,7 @@ def _apply(
     for sid in mine:
         ours = [item for item in items if item.session == sid]
         named = {item.commit for item in ours} | set(mine[sid].values())
+        named |= {item.also for item in ours if item.also}
         theirs = {old: new for old, new in moved.items() if old in named}
         records[sid] = [schema.rebased(theirs, stamp)] if theirs else []
         records[sid] += [

@@ -39,7 +39,7 @@ from convgit import codec, schema
 
 if TYPE_CHECKING:
     from convgit.session import Session
-    from convgit.store.sidecar import SavedState
+    from convgit.store.sidecar import SavedState, Sidecar
 
 SOURCE = "restore"
 NAMED = 10  # the files a note names (its count covers them all)
@@ -66,7 +66,11 @@ class Telling:
 
 def pending(session: Session) -> list[SavedState]:
     """This session's restores the model is not told of yet, oldest first."""
-    sidecar = session.sidecar
+    return pending_in(session.sidecar, session.tree.entries)
+
+
+def pending_in(sidecar: Sidecar, entries: dict[str, dict[str, Any]]) -> list[SavedState]:
+    """``pending`` of a session whose records are ``sidecar`` and entries ``entries``."""
     chain: list[SavedState] = []
     for state in sidecar.saved:
         if state.commit in sidecar.told:
@@ -77,7 +81,7 @@ def pending(session: Session) -> list[SavedState]:
         return chain
     noted = {  # read only while restores are pending: a note whose told record is not written
         str(entry["saved"])
-        for entry in session.tree.entries.values()
+        for entry in entries.values()
         if entry.get("type") == "note" and entry.get("source") == SOURCE and "saved" in entry
     }
     last = max((at for at, state in enumerate(chain) if state.id in noted), default=-1)

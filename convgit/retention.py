@@ -89,7 +89,7 @@ class Policy:
 
 
 # why a commit is kept: held (the budget never lets it go) or kept while there is room
-HELD = ("label", "active path", "saved state", "undo", "no entry", "shared")
+HELD = ("label", "active path", "saved state", "undo", "untold", "no entry", "shared")
 SOFT = ("recent", "branch end")
 
 
@@ -106,6 +106,7 @@ class Item:
     ts: str
     why: str | None = None
     short: str = ""  # the entry's short id, as people read it
+    also: str | None = None  # a saved state's: the commit its restore went to (an undo reads it)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -189,11 +190,18 @@ def _items(sid: str, found: Tree, sidecar: Sidecar, recent: str, saved_since: st
             why = "recent" if snap.ts >= recent else None
             items.append(Item(sid, entry, snap.commit, "replaced", snap.ts, why))
     newest = max(sidecar.saved, key=lambda s: (s.ts, s.line), default=None)
+    from convgit import restore_notes
+
+    untold = {s.commit for s in restore_notes.pending_in(sidecar, found.entries)}
     for state in sidecar.saved:
         why = "saved state" if state.ts >= saved_since else None
+        if state.commit in untold:  # the next turn's note compares with it
+            why = "untold"
         if state is newest:
             why = "undo"
-        items.append(Item(sid, "", state.commit, "saved", state.ts, why))
+        item = Item(sid, "", state.commit, "saved", state.ts, why)
+        item.also = state.restored_to or None
+        items.append(item)
     return items
 
 

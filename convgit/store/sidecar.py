@@ -218,6 +218,9 @@ class Sidecar:
             return replace(snap, commit=moved.get(snap.commit, snap.commit), replaces=replaces)
 
         self.snapshots = {e: moved_info(s) for e, s in self.snapshots.items()}
+        self.saved = [
+            replace(s, restored_to=moved.get(s.restored_to, s.restored_to)) for s in self.saved
+        ]
         self.replaced = {e: [moved_info(s) for s in old] for e, old in self.replaced.items()}
         self.moved = {old: moved.get(new, new) for old, new in self.moved.items()}
         self.moved.update(moved)
