@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from convgit import codec, faults, locks, schema
-from convgit.errors import NoWorkspaceError, RefusedError
+from convgit.errors import ConvgitError, NoWorkspaceError, RefusedError
 from convgit.git import pruning
 from convgit.git.run import Git
 from convgit.retention import HELD, Item, Policy, judge
@@ -434,3 +434,31 @@ def store(location: StoreLocation, *, fresh: bool = True) -> dict[str, Any] | No
         "policy": Policy.of(location).to_json(),
         "last_gc": last,
     }
+
+
+def auto(store_root: Path, worktree: Path) -> int:
+    """The automatic ``gc`` (``[retention] auto``, started by ``maintenance.after_turn``) of the
+    store at ``store_root``: one line to ``logs/gc.log``."""
+    from convgit.store.location import find_git
+
+    log = store_root / "logs" / "gc.log"
+    try:
+        report = run(StoreLocation(store_root, find_git(worktree)), dry_run=False)
+        line = (
+            f"{schema.now()} let go {len(report.let_go)}, freed {report.bytes_freed} bytes"
+            f" in {report.seconds:.1f} s"
+        )
+        code = 0
+    except (ConvgitError, OSError) as exc:
+        line, code = f"{schema.now()} gc failed: {exc}", 1
+    with suppress(OSError):
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "a") as written:
+            written.write(line + "\n")
+    return code
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(auto(Path(sys.argv[1]), Path(sys.argv[2])))

@@ -8,8 +8,8 @@ objects only convgit's refs reach (``Workspace.maintain``), one at a time per st
 
 With ``[retention] auto = true``, a turn that made a snapshot also looks, at most once a day
 (the time of ``<store>/gc-checked``), whether a day has passed since the last gc, and if so
-starts ``python -m convgit.maintenance gc`` the same way (``convgit.collecting``); it writes a
-line to ``<store>/logs/gc.log``.
+starts ``python -m convgit.collecting`` the same way; it writes a line to
+``<store>/logs/gc.log``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import os
 import subprocess
 import sys
 import time
-from contextlib import suppress
 from pathlib import Path
 
 from convgit import locks
@@ -81,15 +80,15 @@ def after_turn(store: Path, worktree: Path) -> bool:
         pass
     except OSError:
         return False
-    from convgit.retention import Policy
-    from convgit.store.location import StoreLocation, find_git
+    from convgit.store.location import StoreLocation, find_git, load_config
 
-    try:
-        auto = Policy.of(StoreLocation(store, find_git(worktree))).auto
+    try:  # the setting alone: gc itself checks the whole policy
+        given = load_config(StoreLocation(store, find_git(worktree))).get("retention", {})
+        auto = isinstance(given, dict) and given.get("auto") is True
     except ConvgitError:
         return False
     if auto:
-        command = [sys.executable, "-m", "convgit.maintenance", "gc", str(store), str(worktree)]
+        command = [sys.executable, "-m", "convgit.collecting", str(store), str(worktree)]
         subprocess.run(
             ["sh", "-c", 'exec "$@" </dev/null >/dev/null 2>&1 &', "convgit-gc", *command],
             cwd=worktree,
@@ -99,34 +98,9 @@ def after_turn(store: Path, worktree: Path) -> bool:
     return auto
 
 
-def gc(store: Path, worktree: Path) -> int:
-    """The automatic ``gc`` of the store at ``store``: one line to ``logs/gc.log``."""
-    from convgit import collecting
-    from convgit.schema import now
-    from convgit.store.location import StoreLocation, find_git
-
-    log = store / "logs" / "gc.log"
-    try:
-        report = collecting.run(StoreLocation(store, find_git(worktree)), dry_run=False)
-        line = (
-            f"{now()} let go {len(report.let_go)}, freed {report.bytes_freed} bytes"
-            f" in {report.seconds:.1f} s"
-        )
-        code = 0
-    except (ConvgitError, OSError) as exc:
-        line, code = f"{now()} gc failed: {exc}", 1
-    with suppress(OSError):
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with open(log, "a") as written:
-            written.write(line + "\n")
-    return code
-
-
 def main(argv: list[str]) -> int:
     """``ROOT GIT_DIR COMMON_DIR OBJECT_FORMAT LOCK``: pack convgit's loose objects, unless
-    another packing holds the lock (``gc STORE WORKTREE``: the automatic gc)."""
-    if argv[:1] == ["gc"]:
-        return gc(Path(argv[1]), Path(argv[2]))
+    another packing holds the lock."""
     root, git_dir, common_dir, object_format, lock = argv
     workspace = Workspace(Path(root), Path(git_dir), Path(common_dir), object_format=object_format)
     try:
