@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 
 from convgit.cli import app
 
-HEAVY = ("pygit2", "filelock", "rich", "pydantic", "asyncio")
+# textual: `convgit ui` alone imports it (the terminal navigator)
+HEAVY = ("pygit2", "filelock", "rich", "pydantic", "asyncio", "textual")
 LEAN = (*HEAVY, "typer", "click")  # a hook the agent waits on every turn
 
 # Runs the console script's main() and reports which heavy libraries it imported.
