@@ -15,7 +15,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Footer, Input, Static, Tree
+from textual.widgets import Input, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from convgit import branching, readable, render, reports
@@ -52,7 +52,8 @@ _CSS = """
 #tree { width: 1fr; min-width: 30; }
 #detail { width: 1fr; border-left: solid $accent; padding: 0 1; }
 #status { height: auto; max-height: 8; padding: 0 1; background: $boost; }
-#line { dock: bottom; display: none; }
+#keys { height: 1; background: $panel; padding: 0 1; }
+#line { display: none; }
 #line.open { display: block; }
 """
 
@@ -89,7 +90,12 @@ class Navigator(App[list[str]]):
         self.session = session
         self.view: SessionView = session.view()
         self.files_at: str | None = None
-        self.nodes: dict[str, TreeNode[str]] = {}
+        self.nodes: dict[str, TreeNode[str]] = {}  # the entries' rows made so far
+        self.fold_nodes: dict[shape.Fold, TreeNode[str]] = {}
+        self.folds: dict[int, shape.Fold] = {}  # a fold's row by its node's id
+        self.filled: set[str | shape.Fold | None] = set()  # what has its rows made
+        self.on_path: set[str] = set()
+        self.layout = shape.Layout([])
         self.marked: str | None = None
         self.asking: str | None = None  # what the input line is open for
         self.found: list[str] = []  # the last search's matches, in tree order
@@ -107,7 +113,7 @@ class Navigator(App[list[str]]):
                 yield Static(id="entry")
         yield Static(id="status")
         yield Input(id="line")
-        yield Footer()
+        yield Static(_footer(self.BINDINGS), id="keys")
 
     def on_mount(self) -> None:
         self._fill(self.session.leaf)
@@ -124,33 +130,77 @@ class Navigator(App[list[str]]):
         return None if node is None else node.data
 
     def _fill(self, cursor: str | None) -> None:
-        """(Re)draw the tree from the session as it is, the cursor on ``cursor``; folds the
-        reader opened or closed stay as they were."""
-        tree = self.drawn
-        folded = {ident for ident, node in self.nodes.items() if not node.is_expanded}
-        opened = {ident for ident, node in self.nodes.items() if node.is_expanded}
+        """(Re)draw the tree from the session as it is, the cursor on ``cursor``; the folds the
+        reader opened or closed stay so. Only what is open is made: a branch off the active
+        path, or the older part of a long line, gets its rows when it is opened."""
+        made = [*self.nodes.items(), *self.fold_nodes.items()]
+        opened = [key for key, node in made if node.allow_expand and node.is_expanded]
+        closed = {key for key, node in made if node.allow_expand and not node.is_expanded}
         self.view = self.session.view()
         self.files_at = self._files_at()
-        path = self.session.path_ids() if self.session.leaf else []
-        on_path = set(path)
-        children = self.session.children()
-        tree.clear()
-        self.nodes = {}
-        for place in shape.places(children, on_path):
-            under = tree.root if place.under is None else self.nodes[place.under]
-            label = self._label(place, place.entry in on_path)
-            if place.head or len(children.get(place.entry, ())) > 1:
-                node = under.add(label, data=place.entry)
-                closed = place.head and place.entry not in opened
-                if place.entry in folded or closed:
-                    node.collapse()
-                else:
-                    node.expand()
-            else:
-                node = under.add_leaf(label, data=place.entry)
-            self.nodes[place.entry] = node
+        self.on_path = set(self.session.path_ids() if self.session.leaf else [])
+        self.layout = shape.Layout(shape.places(self.session.children(), self.on_path))
+        self.drawn.clear()
+        self.nodes, self.fold_nodes, self.folds, self.filled = {}, {}, {}, set()
+        self._make_rows(None, self.drawn.root)
+        for key in opened:
+            if key in self.layout.place or isinstance(key, shape.Fold):
+                self._open(key)
+        for ident, node in self.nodes.items():
+            if ident in closed:
+                node.collapse()
         self.found = []
-        self._go(cursor if cursor in self.nodes else self.session.leaf)
+        self._go(cursor if cursor in self.layout.place else self.session.leaf)
+
+    def _make_rows(self, under: str | shape.Fold | None, parent: TreeNode[str]) -> None:
+        """The rows below ``under`` (None: the top), made once."""
+        self.filled.add(under)
+        if isinstance(under, shape.Fold):
+            rows: list[str | shape.Fold] = list(self.layout.folded(under))
+        else:
+            rows = self.layout.rows(under)
+        for row in rows:
+            if isinstance(row, shape.Fold):
+                node = parent.add(self._fold_label(row), data=None)
+                self.fold_nodes[row] = node
+                self.folds[node.id] = row
+                continue
+            place = self.layout.place[row]
+            label = self._label(place, row in self.on_path)
+            if place.head or len(self.layout.below.get(row, ())) > 0:
+                self.nodes[row] = parent.add(label, data=row)
+                if not place.head:  # a fork point: the branches that leave it are drawn
+                    self._open(row)
+            else:
+                self.nodes[row] = parent.add_leaf(label, data=row)
+
+    def _open(self, key: str | shape.Fold) -> None:
+        """Open ``key``'s fold, making its rows first (and the folds it is in: ``route``)."""
+        if isinstance(key, shape.Fold):
+            route: list[str | shape.Fold] = (
+                [key] if key.under is None else [*self.layout.route(key.under), key]
+            )
+        else:
+            route = self.layout.route(key)
+        for step in route:
+            node = self.fold_nodes.get(step) if isinstance(step, shape.Fold) else None
+            node = node or (None if isinstance(step, shape.Fold) else self.nodes.get(step))
+            if node is None:
+                return  # not made: what it hangs below is not open (a route opens that first)
+            if step not in self.filled and node.allow_expand:
+                self._make_rows(step, node)
+            if node.allow_expand and not node.is_expanded:
+                node.expand()
+
+    def on_tree_node_expanded(self, event: Tree.NodeExpanded[str]) -> None:
+        key = event.node.data if event.node.data is not None else self.folds.get(event.node.id)
+        if key is not None and key not in self.filled:
+            self._make_rows(key, event.node)
+
+    def _fold_label(self, fold: shape.Fold) -> Text:
+        line = self.layout.folded(fold)
+        short = self.view.short_id
+        return Text(f"… {len(line)} entries: {short(line[0])} to {short(line[-1])}", style="dim")
 
     def _label(self, place: shape.Place, on_path: bool) -> Text:
         line = render.entry_line(self.view, place.entry, on_path=on_path, files_at=self.files_at)
@@ -170,14 +220,12 @@ class Navigator(App[list[str]]):
         return None
 
     def _go(self, ident: str | None) -> None:
-        """The cursor on ``ident``, unfolding the branches it is in."""
-        node = self.nodes.get(ident or "")
-        if node is None:
+        """The cursor on ``ident``, opening the folds it is in."""
+        if ident is None or ident not in self.layout.place:
             return
-        above = node.parent
-        while above is not None:
-            above.expand()
-            above = above.parent
+        for step in self.layout.route(ident)[:-1]:
+            self._open(step)
+        node = self.nodes[ident]
         self.drawn.call_after_refresh(self.drawn.move_cursor, node)
 
     # -- the entry on the right -----------------------------------------------------------------
@@ -186,6 +234,8 @@ class Navigator(App[list[str]]):
         ident = event.node.data
         if ident is not None:
             self._show_entry(ident)
+        else:
+            self._detail(Text("older entries of this line, folded: → or space opens them"))
 
     def _show_entry(self, ident: str) -> None:
         session = self.session
@@ -448,8 +498,7 @@ class Navigator(App[list[str]]):
             self.say([render.Styled(verb).append_text(line), self._boundary()])
 
     def _search(self, query: str) -> None:
-        order = [p.entry for p in shape.places(self.session.children(), set())]
-        self.found = shape.matches(self.view, query, order)
+        self.found = shape.matches(self.view, query, self.layout.drawing_order())
         if not self.found:
             self.say([f"nothing matches {query!r}"])
             return
@@ -478,6 +527,17 @@ class Navigator(App[list[str]]):
 
     def action_help(self) -> None:
         self.push_screen(Help(KEYS))
+
+
+def _footer(bindings: Sequence[BindingType]) -> Text:
+    """The keys the footer lists: each key bold, then its word (one line of text: textual's
+    own footer, a widget per key, costs a fifth of the start on a big session)."""
+    out = Text()
+    for binding in bindings:
+        if isinstance(binding, Binding) and binding.show:
+            key = {"slash": "/", "question_mark": "?"}.get(binding.key, binding.key)
+            out.append(f"{key} ", style="bold").append(f"{binding.description}  ")
+    return out
 
 
 def _sentence(exc: ConvgitError) -> str:

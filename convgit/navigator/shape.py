@@ -61,6 +61,79 @@ def _sized(found: list[Place]) -> list[Place]:
     return [Place(p.entry, p.under, p.head, count[p.entry]) if p.head else p for p in found]
 
 
+WINDOW = 200  # a line longer than twice this is drawn as folds of this many, then its end
+
+
+@dataclass(frozen=True)
+class Fold:
+    """Entries ``start`` to ``end`` (exclusive) of the line below ``under``, folded into one row
+    until opened: a long line's older part (its newest entries are drawn as they are)."""
+
+    under: str | None
+    start: int
+    end: int
+
+
+class Layout:
+    """The places, by what they hang below: a thing the tree draws is an entry (its id) or a
+    fold of a long line; a tree node is made only when what it hangs below is opened, so a
+    session of any length starts as fast as a short one."""
+
+    def __init__(self, found: list[Place]) -> None:
+        self.place = {p.entry: p for p in found}
+        self.below: dict[str | None, list[str]] = {}
+        for p in found:
+            self.below.setdefault(p.under, []).append(p.entry)
+        self._at = {ident: n for line in self.below.values() for n, ident in enumerate(line)}
+
+    def rows(self, under: str | None) -> list[str | Fold]:
+        """What is drawn directly below ``under``: its older entries in folds of ``WINDOW``,
+        while at least ``WINDOW`` entries stay after them, then those entries."""
+        line = self.below.get(under, [])
+        cut = 0 if len(line) < 2 * WINDOW else (len(line) - WINDOW) // WINDOW * WINDOW
+        folds: list[str | Fold] = [
+            Fold(under, start, start + WINDOW) for start in range(0, cut, WINDOW)
+        ]
+        return folds + line[cut:]
+
+    def fold_of(self, ident: str) -> Fold | None:
+        """The fold ``ident`` is in, if its line folds it."""
+        under = self.place[ident].under
+        for row in self.rows(under):
+            if isinstance(row, Fold) and row.start <= self._at[ident] < row.end:
+                return row
+            if not isinstance(row, Fold):
+                break
+        return None
+
+    def folded(self, fold: Fold) -> list[str]:
+        return self.below.get(fold.under, [])[fold.start : fold.end]
+
+    def drawing_order(self) -> list[str]:
+        """Every entry in the order the tree draws them with every fold open."""
+        out: list[str] = []
+        stack: list[str | None] = [None]
+        while stack:  # each entry is followed by what hangs below it
+            under = stack.pop()
+            if under is not None:
+                out.append(under)
+            stack.extend(reversed(self.below.get(under, [])))
+        return out
+
+    def route(self, ident: str) -> list[str | Fold]:
+        """What must be opened, from the top, for ``ident`` to be drawn; ``ident`` last."""
+        out: list[str | Fold] = [ident]
+        node: str | None = ident
+        while node is not None:
+            fold = self.fold_of(node)
+            if fold is not None:
+                out.append(fold)
+            node = self.place[node].under
+            if node is not None:
+                out.append(node)
+        return out[::-1]
+
+
 def matches(view: SessionView, query: str, order: Iterable[str]) -> list[str]:
     """The entries of ``order`` that ``query`` (any case) names: an id or short id it starts,
     a label, or words of the record (its text, tool calls and their inputs, where file names

@@ -13,6 +13,7 @@ from textual.pilot import Pilot
 from textual.widgets import Static
 
 from convgit.navigator.app import Navigator
+from convgit.navigator.shape import Fold
 from convgit.session import Session
 from tests.workspace.cli import convgit
 from tests.workspace.gitrepo import GitRepo
@@ -44,22 +45,18 @@ async def settle(app: Navigator, pilot: Drive) -> None:
 
 async def go_to(app: Navigator, pilot: Drive, ident: str) -> None:
     """The cursor on ``ident``, with the arrow keys only: down or up to each fold it is in,
-    right to open it, then to the entry."""
-    node = app.nodes[ident]
-    chain = []
-    above = node.parent
-    while above is not None and above is not app.drawn.root:
-        chain.append(above)
-        above = above.parent
-    for target in [*reversed(chain), node]:
-        for _ in range(len(app.nodes) + 1):
+    right to open it (its rows are made then), then down or up to the entry."""
+    route = app.layout.route(ident)
+    for step in route:
+        await pilot.pause()
+        target = app.fold_nodes[step] if isinstance(step, Fold) else app.nodes[step]
+        for _ in range(len(app.nodes) + len(app.fold_nodes) + 1):
             if app.drawn.cursor_node is target:
                 break
             await pilot.press("down" if target.line > app.drawn.cursor_line else "up")
-        assert app.drawn.cursor_node is target, f"the cursor did not reach {target.data}"
-        if target is not node and not target.is_expanded:
+        assert app.drawn.cursor_node is target, f"the cursor did not reach {step}"
+        if step is not ident and not target.is_expanded:
             await pilot.press("right")
-            await pilot.pause()
     await settle(app, pilot)
 
 
