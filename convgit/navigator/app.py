@@ -16,13 +16,13 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Input, Static, Tree
-from textual.widgets.tree import TreeNode
 
 from convgit import branching, readable, render, reports
 from convgit.conversation.view import SessionView
 from convgit.errors import ConvgitError
 from convgit.navigator import shape
 from convgit.navigator.screens import Branches, Confirm, Help, shown
+from convgit.navigator.treepane import ConversationTree
 from convgit.session import Session
 
 # (key, what it does): the footer shows the short words, ``?`` and the README these
@@ -45,6 +45,7 @@ KEYS: list[tuple[str, str]] = [
     ("?", "these keys"),
 ]
 
+PATCH_SHOWN = 256 * 1024  # the most of a diff drawn on the right (as the page caps a file)
 FOLLOW_SECONDS = 0.5  # how often the session's files are looked at (their size and time only)
 
 _CSS = """
@@ -67,8 +68,6 @@ class Navigator(App[list[str]]):
     AUTO_FOCUS = "#tree"
     ENABLE_COMMAND_PALETTE = False
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("left", "fold", "fold", show=False),
-        Binding("right", "unfold", "unfold", show=False),
         Binding("slash", "ask('search')", "search"),
         Binding("n", "next_match", "next", show=False),
         Binding("s", "switch", "switch"),
@@ -88,15 +87,6 @@ class Navigator(App[list[str]]):
     def __init__(self, session: Session) -> None:
         super().__init__()
         self.session = session
-        self.view: SessionView = session.view()
-        self.files_at: str | None = None
-        self.nodes: dict[str, TreeNode[str]] = {}  # the entries' rows made so far
-        self.fold_nodes: dict[shape.Fold, TreeNode[str]] = {}
-        self.folds: dict[int, shape.Fold] = {}  # a fold's row by its node's id
-        self.filled: set[str | shape.Fold | None] = set()  # what has its rows made
-        self.on_path: set[str] = set()
-        self.layout = shape.Layout([])
-        self.marked: str | None = None
         self.asking: str | None = None  # what the input line is open for
         self.found: list[str] = []  # the last search's matches, in tree order
         self.seen = self._stamp()
@@ -105,10 +95,7 @@ class Navigator(App[list[str]]):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="panes"):
-            tree: Tree[str] = Tree(f"session {self.session.id}", id="tree")
-            tree.show_root = False
-            tree.guide_depth = 3
-            yield tree
+            yield ConversationTree(self.session, id="tree")
             with VerticalScroll(id="detail"):
                 yield Static(id="entry")
         yield Static(id="status")
@@ -116,117 +103,22 @@ class Navigator(App[list[str]]):
         yield Static(_footer(self.BINDINGS), id="keys")
 
     def on_mount(self) -> None:
-        self._fill(self.session.leaf)
+        self.drawn.fill(self.session.leaf)
         self.say(self._both_tracks())
         self.set_interval(FOLLOW_SECONDS, self._follow)
 
     @property
-    def drawn(self) -> Tree[str]:
-        return self.query_one("#tree", Tree)
+    def drawn(self) -> ConversationTree:
+        return self.query_one("#tree", ConversationTree)
+
+    @property
+    def view(self) -> SessionView:
+        return self.drawn.view
 
     @property
     def selected(self) -> str | None:
         node = self.drawn.cursor_node
         return None if node is None else node.data
-
-    def _fill(self, cursor: str | None) -> None:
-        """(Re)draw the tree from the session as it is, the cursor on ``cursor``; the folds the
-        reader opened or closed stay so. Only what is open is made: a branch off the active
-        path, or the older part of a long line, gets its rows when it is opened."""
-        made = [*self.nodes.items(), *self.fold_nodes.items()]
-        opened = [key for key, node in made if node.allow_expand and node.is_expanded]
-        closed = {key for key, node in made if node.allow_expand and not node.is_expanded}
-        self.view = self.session.view()
-        self.files_at = self._files_at()
-        self.on_path = set(self.session.path_ids() if self.session.leaf else [])
-        self.layout = shape.Layout(shape.places(self.session.children(), self.on_path))
-        self.drawn.clear()
-        self.nodes, self.fold_nodes, self.folds, self.filled = {}, {}, {}, set()
-        self._make_rows(None, self.drawn.root)
-        for key in opened:
-            if key in self.layout.place or isinstance(key, shape.Fold):
-                self._open(key)
-        for ident, node in self.nodes.items():
-            if ident in closed:
-                node.collapse()
-        self.found = []
-        self._go(cursor if cursor in self.layout.place else self.session.leaf)
-
-    def _make_rows(self, under: str | shape.Fold | None, parent: TreeNode[str]) -> None:
-        """The rows below ``under`` (None: the top), made once."""
-        self.filled.add(under)
-        if isinstance(under, shape.Fold):
-            rows: list[str | shape.Fold] = list(self.layout.folded(under))
-        else:
-            rows = self.layout.rows(under)
-        for row in rows:
-            if isinstance(row, shape.Fold):
-                node = parent.add(self._fold_label(row), data=None)
-                self.fold_nodes[row] = node
-                self.folds[node.id] = row
-                continue
-            place = self.layout.place[row]
-            label = self._label(place, row in self.on_path)
-            if place.head or len(self.layout.below.get(row, ())) > 0:
-                self.nodes[row] = parent.add(label, data=row)
-                if not place.head:  # a fork point: the branches that leave it are drawn
-                    self._open(row)
-            else:
-                self.nodes[row] = parent.add_leaf(label, data=row)
-
-    def _open(self, key: str | shape.Fold) -> None:
-        """Open ``key``'s fold, making its rows first (and the folds it is in: ``route``)."""
-        if isinstance(key, shape.Fold):
-            route: list[str | shape.Fold] = (
-                [key] if key.under is None else [*self.layout.route(key.under), key]
-            )
-        else:
-            route = self.layout.route(key)
-        for step in route:
-            node = self.fold_nodes.get(step) if isinstance(step, shape.Fold) else None
-            node = node or (None if isinstance(step, shape.Fold) else self.nodes.get(step))
-            if node is None:
-                return  # not made: what it hangs below is not open (a route opens that first)
-            if step not in self.filled and node.allow_expand:
-                self._make_rows(step, node)
-            if node.allow_expand and not node.is_expanded:
-                node.expand()
-
-    def on_tree_node_expanded(self, event: Tree.NodeExpanded[str]) -> None:
-        key = event.node.data if event.node.data is not None else self.folds.get(event.node.id)
-        if key is not None and key not in self.filled:
-            self._make_rows(key, event.node)
-
-    def _fold_label(self, fold: shape.Fold) -> Text:
-        line = self.layout.folded(fold)
-        short = self.view.short_id
-        return Text(f"… {len(line)} entries: {short(line[0])} to {short(line[-1])}", style="dim")
-
-    def _label(self, place: shape.Place, on_path: bool) -> Text:
-        line = render.entry_line(self.view, place.entry, on_path=on_path, files_at=self.files_at)
-        if place.head and place.size > 1:
-            line.append(f"  (+{place.size - 1})", style="dim")
-        if place.entry == self.marked:
-            line.append("  ● marked", style="bold blue")
-        return line.to_rich()
-
-    def _files_at(self) -> str | None:
-        """The entry whose snapshot the files are at, as ``convgit tree`` marks it."""
-        try:
-            if self.session.sidecar.snapshots and self.session.location.git is not None:
-                return self.session.status().matches
-        except ConvgitError:
-            return None
-        return None
-
-    def _go(self, ident: str | None) -> None:
-        """The cursor on ``ident``, opening the folds it is in."""
-        if ident is None or ident not in self.layout.place:
-            return
-        for step in self.layout.route(ident)[:-1]:
-            self._open(step)
-        node = self.nodes[ident]
-        self.drawn.call_after_refresh(self.drawn.move_cursor, node)
 
     # -- the entry on the right -----------------------------------------------------------------
 
@@ -269,11 +161,19 @@ class Navigator(App[list[str]]):
         except ConvgitError as exc:
             self.call_from_thread(self._detail, shown([*head, "", _sentence(exc)]))
             return
+        except OSError as exc:  # git could not be run, a file could not be read
+            self.call_from_thread(self._detail, shown([*head, "", f"convgit: {exc}."]))
+            return
         text = shown(head)
         text.append("\n\n")
-        text.append_text(
-            _coloured(patch.decode("utf-8", "replace")) if patch else Text("no changes")
-        )
+        shown_patch = patch[:PATCH_SHOWN].decode("utf-8", "replace")
+        text.append_text(_coloured(shown_patch) if patch else Text("no changes"))
+        if len(patch) > PATCH_SHOWN:
+            text.append(
+                f"\n… cut at {PATCH_SHOWN // 1024} KiB of {len(patch) // 1024} KiB:"
+                " `convgit diff A B -p` prints it whole",
+                style="bold",
+            )
         alone = [c for c in changes if c.status == "left alone"]
         if alone:
             text.append("\n" + "\n".join(render.changes_lines(alone)), style="dim")
@@ -325,23 +225,10 @@ class Navigator(App[list[str]]):
         self.seen = self._stamp()
         with self._refusals():
             self.session.reload()
-            self._fill(self.selected)
+            self.drawn.fill(self.selected)
+            self.found = []
 
     # -- moves ----------------------------------------------------------------------------------
-
-    def action_fold(self) -> None:
-        node = self.drawn.cursor_node
-        if node is None:
-            return
-        if node.allow_expand and node.is_expanded:
-            node.collapse()
-        elif node.parent is not None and node.parent is not self.drawn.root:
-            self.drawn.move_cursor(node.parent)
-
-    def action_unfold(self) -> None:
-        node = self.drawn.cursor_node
-        if node is not None and node.allow_expand:
-            node.expand()
 
     def action_switch(self) -> None:
         ident = self.selected
@@ -392,8 +279,8 @@ class Navigator(App[list[str]]):
         if ident is None:
             return
         with self._refusals():
-            if self.marked is not None and self.marked != ident:
-                a, b = self.marked, ident
+            if self.drawn.marked is not None and self.drawn.marked != ident:
+                a, b = self.drawn.marked, ident
                 what = f"diff from {self.view.short_id(a)} to {self.view.short_id(b)}"
             else:
                 a, b = ident, None
@@ -409,11 +296,11 @@ class Navigator(App[list[str]]):
         ident = self.selected
         if ident is None:
             return
-        self.marked = None if self.marked == ident else ident
-        self._fill(ident)
+        self.drawn.marked = None if self.drawn.marked == ident else ident
+        self.drawn.fill(ident)
         self.say(
             [f"marked {self.view.short_id(ident)}: d compares it with the entry at the cursor"]
-            if self.marked
+            if self.drawn.marked
             else ["no entry is marked"]
         )
 
@@ -434,7 +321,7 @@ class Navigator(App[list[str]]):
 
             def picked(leaf: str | None) -> None:
                 if leaf is not None:
-                    self._go(leaf)
+                    self.drawn.go(leaf)
                     self.say([f"at the end of that branch, {self.view.short_id(leaf)}: s switches"])
 
             self.push_screen(Branches(lines, [b.leaf for b in fork.branches]), picked)
@@ -492,13 +379,13 @@ class Navigator(App[list[str]]):
                     [f"{self.view.short_id(done)} {'labelled ' + text if text else 'unlabelled'}"]
                 )
                 return
-            self._go(done)
+            self.drawn.go(done)
             line = render.entry_line(self.view, done, on_path=True)
             verb = "edited: " if what == "edit" else "forked: "
             self.say([render.Styled(verb).append_text(line), self._boundary()])
 
     def _search(self, query: str) -> None:
-        self.found = shape.matches(self.view, query, self.layout.drawing_order())
+        self.found = shape.matches(self.view, query, self.drawn.placed.drawing_order())
         if not self.found:
             self.say([f"nothing matches {query!r}"])
             return
@@ -511,7 +398,7 @@ class Navigator(App[list[str]]):
         at = self.selected
         after = self.found.index(at) + 1 if at in self.found else 0
         ident = self.found[after % len(self.found)]
-        self._go(ident)
+        self.drawn.go(ident)
         self.say([f"match {self.found.index(ident) + 1} of {len(self.found)} (n: the next)"])
 
     def action_resume(self) -> None:

@@ -46,11 +46,11 @@ async def settle(app: Navigator, pilot: Drive) -> None:
 async def go_to(app: Navigator, pilot: Drive, ident: str) -> None:
     """The cursor on ``ident``, with the arrow keys only: down or up to each fold it is in,
     right to open it (its rows are made then), then down or up to the entry."""
-    route = app.layout.route(ident)
+    route = app.drawn.placed.route(ident)
     for step in route:
         await pilot.pause()
-        target = app.fold_nodes[step] if isinstance(step, Fold) else app.nodes[step]
-        for _ in range(len(app.nodes) + len(app.fold_nodes) + 1):
+        target = app.drawn.fold_nodes[step] if isinstance(step, Fold) else app.drawn.nodes[step]
+        for _ in range(len(app.drawn.nodes) + len(app.drawn.fold_nodes) + 1):
             if app.drawn.cursor_node is target:
                 break
             await pilot.press("down" if target.line > app.drawn.cursor_line else "up")

@@ -172,7 +172,7 @@ def test_l_labels_the_entry_and_an_empty_label_takes_it_off(told: Story) -> None
         await type_line(pilot, "planA")
         await settle(app, pilot)
         assert "labelled planA" in said(app)
-        assert "[planA]" in str(app.nodes[told.plan_one].label)
+        assert "[planA]" in str(app.drawn.nodes[told.plan_one].label)
         assert Session.open(told.repo.path).labelled("planA") == [told.plan_one]
         await pilot.press("l", "ctrl+u")  # the line holds the label: cleared, nothing typed
         await type_line(pilot, "")
@@ -296,25 +296,25 @@ def test_an_append_by_another_process_shows_up_in_the_tree(told: Story) -> None:
         )
         ident = orjson.loads(made.stdout)["id"]
         for _ in range(100):  # the app looks every FOLLOW_SECONDS
-            if ident in app.nodes:
+            if ident in app.drawn.nodes:
                 break
             await pilot.pause(FOLLOW_SECONDS / 2)
-        assert ident in app.nodes
-        assert "← context" in str(app.nodes[ident].label)
+        assert ident in app.drawn.nodes
+        assert "← context" in str(app.drawn.nodes[ident].label)
 
     drive(told.repo.path, follow)
 
 
 def test_arrows_fold_and_unfold_a_branch(told: Story) -> None:
     async def fold(app: Navigator, pilot: Drive) -> None:
-        fork = app.nodes[told.plan_one]
+        fork = app.drawn.nodes[told.plan_one]
         await go_to(app, pilot, told.plan_one)
         assert fork.is_expanded
         await pilot.press("left")
         assert not fork.is_expanded
         await pilot.press("right")
         assert fork.is_expanded
-        head = app.nodes[told.again]
+        head = app.drawn.nodes[told.again]
         assert not head.is_expanded  # a branch off the active path starts folded
         await go_to(app, pilot, told.plan_two)  # opened on the way
         assert head.is_expanded

@@ -26,8 +26,8 @@ def test_a_long_line_is_folded_and_every_entry_is_reached(repo: GitRepo) -> None
 
     async def walk(app: Navigator, pilot: Drive) -> None:
         assert app.selected == ids[-1]
-        assert len(app.nodes) == WINDOW  # the older entries wait in folds
-        assert "… 200 entries" in str(app.fold_nodes[next(iter(app.fold_nodes))].label)
+        assert len(app.drawn.nodes) == WINDOW  # the older entries wait in folds
+        assert "… 200 entries" in str(app.drawn.fold_nodes[next(iter(app.drawn.fold_nodes))].label)
         await go_to(app, pilot, ids[5])  # by the keys: up to the fold, right, down
         assert "assistant turn 5." in shown(app, "#entry")
         await pilot.press("slash")
