@@ -23,8 +23,7 @@ def ui(
     s switches, r restores (after listing what changes), u undoes it, ? lists every key."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise RefusedError(
-            "convgit ui draws in a terminal, and this one has none (stdin or stdout is not a"
-            " terminal).",
+            "The navigator draws in a terminal, and stdin or stdout is not one.",
             "convgit tree prints the tree; convgit show REF one entry",
         )
     session = Session.open(

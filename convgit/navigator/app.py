@@ -29,7 +29,7 @@ from convgit.session import Session
 KEYS: list[tuple[str, str]] = [
     ("↑ ↓", "move"),
     ("← →, space", "fold and unfold a branch"),
-    ("/", "search text, ids, labels, tool calls (file names); enter: the next match"),
+    ("/", "search text, ids, labels, tool calls (file names): the cursor goes to a match"),
     ("n", "the next match"),
     ("s", "switch the context here (the files are not changed)"),
     ("r", "restore the files to this entry's snapshot, after listing what changes"),
