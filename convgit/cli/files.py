@@ -275,6 +275,7 @@ def diff(
 def _context_snapshot(session: Session) -> str:
     """The entry whose snapshot ``status`` compares the files with: the nearest on the
     context's path, at or above the active leaf."""
+    session.workspace()  # outside git: the one sentence every workspace command says
     leaf = session.tree.leaf
     snap = None if leaf is None else session.nearest_snapshot(leaf)
     if snap is None:

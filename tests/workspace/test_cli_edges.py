@@ -252,3 +252,12 @@ def test_diff_without_an_entry_compares_the_files_with_the_snapshot_status_names
     assert alone == convgit(repo.path, "diff", "tried", "--json").json()["changes"]
     patch = convgit(repo.path, "diff", "-p").stdout
     assert "-print('first')\n+print('second')" in patch
+
+
+def test_diff_without_an_entry_outside_git_says_there_are_no_files_to_compare(
+    tmp_path: Path,
+) -> None:
+    convgit(tmp_path, "init")
+    convgit(tmp_path, "user", "hello")
+    ran = convgit(tmp_path, "diff", code=1)
+    assert one_sentence(ran.stderr).startswith("convgit: The workspace track needs a git")
