@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 from convgit import opening, schema, session_append, session_files
 from convgit.conversation import replay, tree
 from convgit.conversation.view import SessionView
-from convgit.schema import Entry
 from convgit.store import load, sessions
 from convgit.store.location import StoreLocation, locate, size_cap
 from convgit.store.sidecar import SavedState, Sidecar, SnapshotInfo
@@ -27,6 +26,7 @@ from convgit.store.sidecar import SavedState, Sidecar, SnapshotInfo
 if TYPE_CHECKING:
     from convgit import branching, verify
     from convgit.restoring import RestoreResult
+    from convgit.schema import Entry
     from convgit.session_files import FilesFrom, Status
     from convgit.session_runs import RunReport
     from convgit.workspace import Change, Snapshot, Workspace
@@ -191,7 +191,7 @@ class Session:
     ) -> list[Entry]:
         """Append entries in order under one lock (see ``append_records``); returns them."""
         ids = self.append_records(
-            [item.to_wire() if isinstance(item, Entry) else dict(item) for item in items],
+            [dict(item) if isinstance(item, dict) else item.to_wire() for item in items],
             force=force,
             follow=follow,
         )
