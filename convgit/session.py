@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from convgit import opening, schema, session_append, session_files
-from convgit.conversation import replay, tree
-from convgit.conversation.view import SessionView
+from convgit.conversation import tree
 from convgit.store import load, sessions
 from convgit.store.location import StoreLocation, locate, size_cap
 from convgit.store.sidecar import SavedState, Sidecar, SnapshotInfo
@@ -25,6 +24,8 @@ from convgit.store.sidecar import SavedState, Sidecar, SnapshotInfo
 # hook, which records turns and takes snapshots, starts without them
 if TYPE_CHECKING:
     from convgit import branching, verify
+    from convgit.conversation import replay
+    from convgit.conversation.view import SessionView
     from convgit.restoring import RestoreResult
     from convgit.schema import Entry
     from convgit.session_files import FilesFrom, Status
@@ -141,6 +142,8 @@ class Session:
 
     def context(self, ref: str | None = None) -> replay.Context:
         """What the model is sent at ``ref`` (default: the active leaf); see ``replay``."""
+        from convgit.conversation import replay
+
         self.check()
         return replay.replay(self.tree, None if ref is None else self.resolve(ref))
 
@@ -488,6 +491,8 @@ class Session:
 
     def view(self) -> SessionView:
         """The conversation as values for showing entries (the index's own records, not copies)."""
+        from convgit.conversation.view import SessionView
+
         return SessionView(
             id=self.id,
             name=self.tree.name,
