@@ -102,9 +102,7 @@ def entry_lines(
     """``convgit show``: one entry's fields, then its content, indented as ``git show`` does;
     ``previous`` is the snapshot of the nearest entry above it that has one; ``let_go``: the
     day gc let its snapshot go, if it did."""
-    from convgit.conversation.shortids import ShortIds
-
-    short = ShortIds(view.entries)
+    short = view.short_id
     record = view.entries[ident]
     head = f"entry {short(ident)}"
     if ident in view.labels:
