@@ -61,6 +61,7 @@ from hypothesis.stateful import (
 from convgit import Session, faults, saved_states
 from convgit.errors import NotFoundError, RefusedError
 from convgit.store.sidecar import SavedState
+from tests.missing_tools import missing
 from tests.workspace.gitrepo import UserStateGuard, digest, git, init_repo
 
 Files = dict[str, tuple[str, Any]]
@@ -294,7 +295,10 @@ def oracle_tree(root: Path) -> str:
 
 
 class TwoTrackMachine(RuleBasedStateMachine):
-    """One session on one fresh repository per example."""
+    """One session on one fresh repository per example; snapshots find what changed the way
+    ``WATCHER`` (``[snapshots] fsmonitor``) says."""
+
+    WATCHER = "off"
 
     def __init__(self) -> None:
         super().__init__()
@@ -309,7 +313,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
         self.guard.watch(self.root)
         self.session = Session.create(self.root)
         config = self.session.location.root / "config.toml"
-        config.write_text(f"[snapshots]\nsize_cap_mib = {CAP_MIB}\n")
+        config.write_text(f'[snapshots]\nsize_cap_mib = {CAP_MIB}\nfsmonitor = "{self.WATCHER}"\n')
         # The model: the disk, the states at each snapshotted entry and each saved state.
         self.disk: Files = on_disk(self.root)
         self.exclude = b""  # .git/info/exclude
@@ -331,6 +335,8 @@ class TwoTrackMachine(RuleBasedStateMachine):
         try:
             self.guard.verify()
         finally:
+            if self.WATCHER == "watchman":  # watchman would drop the watch by itself too
+                subprocess.run(["watchman", "watch-del", str(self.root)], capture_output=True)
             shutil.rmtree(self.scratch, ignore_errors=True)
 
     # -- the model's bookkeeping --
@@ -792,9 +798,19 @@ class TwoTrackMachine(RuleBasedStateMachine):
         return files
 
 
-def run_machine(max_examples: int, steps: int) -> None:
+class WatchedTwoTrackMachine(TwoTrackMachine):
+    """The same, with the private index asking the real watchman what changed (issue 27)."""
+
+    WATCHER = "watchman"
+
+
+def run_machine(
+    max_examples: int, steps: int, machine: type[TwoTrackMachine] = TwoTrackMachine
+) -> None:
+    if machine.WATCHER == "watchman" and shutil.which("watchman") is None:
+        missing("watchman", "apt-get install watchman")
     run_state_machine_as_test(
-        TwoTrackMachine,
+        machine,
         settings=settings(max_examples=max_examples, stateful_step_count=steps, deadline=None),
     )
 
@@ -808,6 +824,20 @@ def test_restores_undos_and_moves_keep_their_promises_against_the_model_at_lengt
     # 24 examples of 40 steps by default, 120 with CONVGIT_HYPOTHESIS_PROFILE=ci (derandomized,
     # so CI replays the same ones): a few minutes on two cores
     run_machine(max_examples=min(settings.default.max_examples * 2 // 5, 120), steps=40)
+
+
+def test_with_watchman_the_two_tracks_keep_their_promises_against_the_model() -> None:
+    run_machine(max_examples=25, steps=20, machine=WatchedTwoTrackMachine)
+
+
+@pytest.mark.slow
+def test_with_watchman_the_two_tracks_keep_their_promises_at_length() -> None:
+    # 15 examples of 40 steps by default, at most 60 with CONVGIT_HYPOTHESIS_PROFILE=ci
+    run_machine(
+        max_examples=min(settings.default.max_examples // 4, 60),
+        steps=40,
+        machine=WatchedTwoTrackMachine,
+    )
 
 
 def test_the_model_says_what_git_ignores_as_git_does(tmp_path: Path) -> None:
