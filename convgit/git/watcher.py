@@ -12,9 +12,11 @@ Whatever goes wrong with the watcher, git stats every file, as it does without o
 watchman is not asked at all, a failing one makes the hook fail (and git falls back in the same
 command, with the same result); ``status`` says which path is in use, and why it fell back.
 
-``[snapshots] fsmonitor`` in config.toml: ``"auto"`` (the default: watchman when it is on
-PATH; "fell back" in ``status`` when it is not), ``"watchman"`` (the same), ``"off"``, or the
-path of a hook.
+``[snapshots] fsmonitor`` in config.toml: ``"off"`` (the default), ``"auto"`` (watchman when
+it is on PATH; "fell back" in ``status`` when it is not), ``"watchman"`` (the same), or the path
+of a hook. Off by default: with git 2.39 a command that changes an index with a watcher writes
+the whole index, not its split half, and each git command starts the hook, so at 100,000 files
+a snapshot measured slower with watchman than without (README, Performance).
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ from pathlib import Path
 from convgit.git import watchman_hook
 
 MODES = ("auto", "watchman", "off")
-DEFAULT = "auto"
 WATCHMAN = "watchman"  # the path a snapshot takes: watchman, a hook of the user's, or stat
 HOOK = "hook"
 STAT = "stat"

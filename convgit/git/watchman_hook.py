@@ -21,7 +21,10 @@ from __future__ import annotations
 import os
 import struct
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time: it would double the hook's start
+if TYPE_CHECKING:
+    from typing import Any
 
 PREFIX = "convgit:"
 NOTE = ".watcher"  # beside the index: why the last query failed

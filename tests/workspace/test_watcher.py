@@ -205,6 +205,14 @@ def test_a_failing_watchman_falls_back_with_the_same_tree(watched: GitRepo, tmp_
     assert watcher_of(repo) == {"path": "watchman", "setting": "watchman", "note": None}
 
 
+def test_the_watcher_is_off_unless_turned_on(repo: GitRepo) -> None:
+    convgit(repo.path, "init")
+    repo.write("src/app.py", "print('default')\n")
+    assert turn(repo, "default") == oracle_tree(repo.path)
+    assert tokens(repo) == [b""]
+    assert watcher_of(repo) == {"path": "stat", "setting": "off", "note": None}
+
+
 def test_off_uses_no_watcher_and_status_says_so(repo: GitRepo) -> None:
     use_watcher(repo, "off")
     repo.write("src/app.py", "print('off')\n")
