@@ -85,6 +85,7 @@ def test_every_snapshot_with_watchman_is_git_add_all(watched: GitRepo) -> None:
         ("a file replaced by a folder", lambda: replace_file_by_folder(repo.path / "moved.py")),
         ("an ignored file", lambda: write_ignored(repo)),
         ("a deletion", lambda: (repo.path / "README.md").unlink()),
+        ("a name that is not ASCII", lambda: repo.write("dossier é/ü file.txt", "ü\n")),
         ("an executable bit", lambda: (repo.path / "source").chmod(0o755)),
         ("nothing", lambda: None),
     ]
@@ -163,6 +164,20 @@ def path_without_watchman(tmp_path: Path) -> str:
     assert git is not None
     (folder / "git").symlink_to(git)
     return str(folder)
+
+
+def test_folders_watchman_ignores_make_it_fall_back(watched: GitRepo) -> None:
+    """A .watchmanconfig whose ignore_dirs hides folders git sees: watchman would miss their
+    changes, so it is not trusted, and status says why."""
+    repo = watched
+    repo.write(".watchmanconfig", '{"ignore_dirs": ["src"]}\n')
+    assert turn(repo, "first") == oracle_tree(repo.path)
+    repo.write("src/app.py", "print('in an ignored folder')\n")
+    assert turn(repo, "changed") == oracle_tree(repo.path)
+    said = watcher_of(repo)
+    assert said["path"] == "stat" and said["note"] == (
+        "watchman ignores folders (ignore_dirs in .watchmanconfig)"
+    )
 
 
 def test_without_watchman_on_path_snapshots_fall_back_with_a_note(
