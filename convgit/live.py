@@ -242,6 +242,9 @@ def _adopt_index(location: StoreLocation, agent_session: str, sid: str) -> None:
                 Path(f"{found}{suffix}").unlink()
             else:
                 os.replace(f"{found}{suffix}", f"{target}{suffix}")
+    from convgit.git import watcher
+
+    watcher.forget(found)  # what the watcher's hook kept beside it: found again when needed
 
 
 def _read_tree(session: Session) -> Session:
