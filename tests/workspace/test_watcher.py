@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from unittest import mock
 
@@ -260,3 +260,25 @@ def test_a_setting_that_is_not_a_string_is_one_sentence(repo: GitRepo) -> None:
     assert ran.stderr.count("\n") == 1 and "config.toml sets fsmonitor to 3" in ran.stderr
     ran = convgit(repo.path, "status", code=3)
     assert ran.stderr.startswith("convgit: config.toml sets fsmonitor to 3;"), ran.stderr
+
+
+def test_the_users_own_fsmonitor_is_never_run_nor_its_token_taken(
+    repo: GitRepo, watchman: str, tmp_path: Path, rewatch: Callable[[GitRepo], None]
+) -> None:
+    """The user's git runs a watcher of its own (core.fsmonitor in their config): convgit's git
+    commands never run it, and the token it left in the user's index (which a new private index
+    is seeded from) is not taken for convgit's."""
+    hook, calls = tmp_path / "users-hook", tmp_path / "calls"
+    hook.write_text(f"#!/bin/sh\necho \"$1 $2\" >> '{calls}'\nprintf 'users-token\\0/'\n")
+    hook.chmod(0o755)
+    repo.git("config", "core.fsmonitor", str(hook))
+    repo.git("status", "--porcelain")  # the user's git: their index keeps their token
+    rewatch(repo)
+    asked = calls.read_text()
+    use_watcher(repo)  # its private index is seeded from the user's, token and all
+    repo.write("src/app.py", "print('beside the user's watcher')\n")
+    tree = turn(repo, "with the user's watcher configured")
+    assert calls.read_text() == asked  # convgit never ran it
+    assert tokens(repo) and all(t.startswith(b"convgit:c:") for t in tokens(repo))
+    assert tree == oracle_tree(repo.path)
+    subprocess.run([watchman, "watch-del", str(repo.path)], capture_output=True, check=False)
