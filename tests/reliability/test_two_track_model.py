@@ -5,9 +5,10 @@ symlink, ignored files, .gitignore and .git/info/exclude edits, files growing pa
 and shrinking below it, a folder swapped for a symlink to its new place), hand edits between
 turns, explicit snapshots, restores (whole tree, ``paths=``, and to a saved state by its id),
 undos, status and diff, `git gc --prune=now`, restores and undos from a second session of the
-same working tree, and a restore raced by another writer are interleaved on a real repository. The
-model is a dict of every file and link on disk, ignored and big ones included, and of the files
-git sees at every snapshot and saved state, plus the entry tree, kept without convgit. The
+same working tree, and a restore raced by another writer are interleaved on a real repository
+(and again with the private index asking the real watchman what changed, watchman stopped now
+and then between steps). The model is a dict of every file and link on disk, ignored and big
+ones included, and of the files git sees at every snapshot and saved state, plus the entry tree, kept without convgit. The
 promises checked after each step:
 
 * a restore brings the files git sees to the target's (or at the chosen paths only), except what
