@@ -8,8 +8,8 @@ undos, status and diff, `git gc --prune=now`, restores and undos from a second s
 same working tree, and a restore raced by another writer are interleaved on a real repository
 (and again with the private index asking the real watchman what changed, watchman stopped now
 and then between steps). The model is a dict of every file and link on disk, ignored and big
-ones included, and of the files git sees at every snapshot and saved state, plus the entry tree, kept without convgit. The
-promises checked after each step:
+ones included, and of the files git sees at every snapshot and saved state, plus the entry
+tree, kept without convgit. The promises checked after each step:
 
 * a restore brings the files git sees to the target's (or at the chosen paths only), except what
   the target does not account for: a file it lacks that its snapshot left out (over the size
