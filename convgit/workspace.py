@@ -293,7 +293,6 @@ class Workspace:
         paths: list[str] | None = None,
         exact_from: str | None = None,
         target_skipped: Mapping[str, str] | None = None,
-        staged: bool = False,
         target_rules: str | None = None,
         keeps: Keeps | None = None,
     ) -> AbstractContextManager[Restore]:
@@ -308,34 +307,8 @@ class Workspace:
             then = rules.recorded(self._rules_home, target_rules)
         return restore.restoring(
             self._git, self.private_index(index), target, size_cap=size_cap, paths=paths,
-            exact_from=exact_from, target_skipped=target_skipped, staged=staged,
-            target_rules=then, keeps=keeps,
+            exact_from=exact_from, target_skipped=target_skipped, target_rules=then, keeps=keeps,
         )  # fmt: skip
-
-    def restore(
-        self,
-        target: str,
-        *,
-        index: Path,
-        size_cap: int = DEFAULT_SIZE_CAP,
-        paths: list[str] | None = None,
-        dry_run: bool = False,
-        exact_from: str | None = None,
-        target_skipped: Mapping[str, str] | None = None,
-        saved_ref: str | None = None,
-    ) -> Restored:
-        """``restoring`` in one call, after a snapshot with the same ``index`` (its tree
-        stands for the files now): plan, save the files (kept by ``saved_ref`` when given),
-        apply; ``dry_run`` only plans. The changes (current -> target)."""
-        with self.restoring(
-            target, index=index, size_cap=size_cap, paths=paths, exact_from=exact_from,
-            target_skipped=target_skipped, staged=True,
-        ) as planned:  # fmt: skip
-            if not dry_run:
-                if planned.changes:
-                    planned.save(saved_ref, "convgit safety snapshot before a restore\n")
-                planned.apply()
-            return planned.changes
 
     # -- side-by-side worktrees --
 

@@ -4,6 +4,7 @@ do it): HOME points at an empty folder and every GIT_* variable is removed."""
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +25,13 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("CONVGIT_HYPOTHESIS_PROFILE", "default"))
 
+# A shell that starts a job in the background (`cmd &` without job control) sets SIGINT to
+# ignored, and an ignored signal stays ignored in every program the tests start: the Ctrl-C tests
+# would then see convgit ignore SIGINT. Python's own default (KeyboardInterrupt here, the
+# default action in the programs started) is what a user at a terminal has.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 ROOT = Path(__file__).resolve().parent.parent
 # a missing tool (agent CLIs, Chromium) is counted once in the summary, under its install line
 pytest_plugins = ["tests.missing_tools", "pytester"]
@@ -35,7 +43,9 @@ def samples() -> Path:
     CI; never copied into the project)."""
     folder = ROOT.parent / "shared" / "samples" / "transcripts"
     if not folder.is_dir():
-        pytest.skip("../shared/samples/transcripts is not beside the checkout")
+        from tests.missing_tools import no_samples  # a plugin: pytest imports it first
+
+        no_samples()
     return folder
 
 

@@ -50,3 +50,39 @@ def test_tests_missing_a_tool_fail_and_are_counted_under_its_install_line(
     )
     # a failure that has nothing to do with a tool is not counted as one
     assert "1 test failed for want" not in result.stdout.str()
+
+
+SAMPLES_ABSENT = """
+import pytest
+from tests.missing_tools import no_samples
+
+@pytest.fixture(scope="session")
+def samples():
+    no_samples()
+
+@pytest.mark.parametrize("n", range(4))
+def test_reads_samples(samples, n):
+    pass
+
+def test_skips_for_another_reason():
+    pytest.skip("not this platform")
+
+def test_passes():
+    pass
+"""
+
+
+def test_tests_skipped_for_missing_samples_are_counted_loudly_in_the_summary(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = os.environ.get("PYTHONPATH")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), *([path] if path else [])]))
+    pytester.makepyfile(test_sample=SAMPLES_ABSENT)
+    result = pytester.runpytest_subprocess("-p", "tests.missing_tools", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, skipped=5)
+    result.stdout.fnmatch_lines(
+        [
+            "*sample transcripts are missing*",
+            "4 tests skipped: ../shared/samples/transcripts is not beside the checkout*",
+        ]
+    )

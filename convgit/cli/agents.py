@@ -76,6 +76,8 @@ def export_cmd(
 ) -> None:
     """The root-to-REF path as another agent's session file, which that agent continues
     (`pi --session FILE`). Entries imported from it are written back byte for byte."""
+    if not format:
+        raise UsageError("Say which agent's format to write: --format pi.")
     if format != "pi":
         raise UsageError(f"Unknown export format '{format}': use --format pi.")
     from convgit.formats import pi_export

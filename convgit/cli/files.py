@@ -227,7 +227,12 @@ def restores(json: JsonFlag = False) -> None:
 
 @command()
 def diff(
-    a: Annotated[str, typer.Argument(help="An entry with a snapshot.")],
+    a: Annotated[
+        str | None,
+        typer.Argument(
+            help="An entry with a snapshot (default: the context's, as `status` compares)."
+        ),
+    ] = None,
     b: Annotated[str | None, typer.Argument(help="Another (default: the files now).")] = None,
     patch: Annotated[
         bool, typer.Option("--patch", "-p", help="git's unified diff of the two.")
@@ -237,12 +242,15 @@ def diff(
     json: JsonFlag = False,
 ) -> None:
     """Files that differ between two entries' snapshots, or a snapshot and the files now; with
-    -p or --stat, what git diff prints between them. --json: {"changes"}, always."""
+    -p or --stat, what git diff prints between them. Without an entry, the files now against
+    the context's snapshot (the one `status` compares them with). --json: {"changes"}, always."""
     from convgit import render
 
     if name_only and (patch or stat):
         raise UsageError("--name-only lists paths; give it without -p and --stat.")
     session = open_session()
+    if a is None:  # typer fills A first: B alone is never given
+        a = _context_snapshot(session)
     if json or not (patch or stat):
         changes = session.diff(a, b)
     if json:
@@ -262,6 +270,20 @@ def diff(
         write_git_diff(session, a, b, patch=patch, stat=stat)
     else:
         show("\n".join(render.changes_lines(changes, name_only=name_only)) or "no changes")
+
+
+def _context_snapshot(session: Session) -> str:
+    """The entry whose snapshot ``status`` compares the files with: the nearest on the
+    context's path, at or above the active leaf."""
+    session.workspace()  # outside git: the one sentence every workspace command says
+    leaf = session.tree.leaf
+    snap = None if leaf is None else session.nearest_snapshot(leaf)
+    if snap is None:
+        raise NotFoundError(
+            "There is no snapshot on the context's path to compare the files with yet.",
+            hint="convgit snapshot",
+        )
+    return snap.entry
 
 
 def write_git_diff(

@@ -75,7 +75,6 @@ def restoring(
     paths: list[str] | None = None,
     exact_from: str | None = None,
     target_skipped: Mapping[str, str] | None = None,
-    staged: bool = False,
     target_rules: Mapping[str, bytes] | None = None,
     keeps: Keeps | None = None,
 ) -> Iterator[Restore]:
@@ -85,10 +84,9 @@ def restoring(
     ``exact_from``: undoing a restore that went to that commit, ``target`` being the state it
     saved: the files that restore changed are compared and written byte for byte, and the
     files that changed since it are listed in ``replaced``. ``target_skipped``: path -> why,
-    for what the target's snapshot left out. ``staged``: the caller has just staged the files
-    with ``index`` (a snapshot), so its tree stands for them and they are not staged again.
-    ``target_rules``: the ignore rules outside the working tree recorded with the target's
-    snapshot (name -> bytes, ``convgit.git.rules``); None: today's judge it. ``keeps``: what
+    for what the target's snapshot left out. ``target_rules``: the ignore rules outside the
+    working tree recorded with the target's snapshot (name -> bytes, ``convgit.git.rules``);
+    None: today's judge it. ``keeps``: what
     is left alone for the session's sake (``convgit.git.keeps``)."""
     with ExitStack() as held:
         held.enter_context(index.locked())
@@ -96,7 +94,7 @@ def restoring(
         objects = held.enter_context(git.objects())
         yield Restore(
             git, index, objects, target, size_cap, paths, exact_from, dict(target_skipped or {}),
-            staged, target_rules, keeps,
+            target_rules, keeps,
         )  # fmt: skip
 
 
@@ -136,7 +134,6 @@ class Restore:
         paths: list[str] | None,
         exact_from: str | None,
         target_skipped: dict[str, str],
-        staged: bool,
         target_rules: Mapping[str, bytes] | None = None,
         keeps: Keeps | None = None,
     ) -> None:
@@ -147,12 +144,8 @@ class Restore:
             # an undo deletes what the restore it undoes wrote: its target's files
             held = [objects.peel(exact_from, "tree"), *self._keeps.held]
             self._keeps = replace(self._keeps, held=held)
-        known = index.state.tree_id if staged and index.path.exists() else None
-        self.skipped: tuple[Skipped, ...]
-        if known is not None:
-            self._current_tree_id, self.skipped = known, ()
-        else:  # the plan compares with the files now
-            self._current_tree_id, self.skipped, _ = index.stage(size_cap)
+        # the plan compares with the files now
+        self._current_tree_id, self.skipped, _ = index.stage(size_cap)
         self._target_skipped = target_skipped
         self._target_rules = target_rules
         self._exact: set[str] = set()

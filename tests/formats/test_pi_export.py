@@ -175,6 +175,8 @@ def test_export_refuses_to_overwrite_and_names_its_formats(tmp_path: Path) -> No
     assert b"exists" in words.stderr and taken.read_text() == "mine\n"
     words = store.run("-s", session, "export", "--format", "html", code=2)
     assert b"use --format pi" in words.stderr
+    words = store.run("-s", session, "export", code=2)
+    assert words.stderr.startswith(b"convgit: Say which agent's format to write: --format pi.")
     empty = Store(tmp_path / "empty", real=False)
     empty.run("init")
     assert b"no entries" in empty.run("export", "--format", "pi", code=1).stderr

@@ -7,8 +7,9 @@ import stat
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
-from convgit.workspace import Workspace
+from convgit.workspace import Restored, Workspace
 
 
 def git(cwd: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
@@ -46,6 +47,20 @@ def digest(root: Path) -> dict[str, tuple[str, object]]:
             else:
                 seen[rel] = ("file", (path.read_bytes(), bool(info.st_mode & 0o100)))
     return seen
+
+
+def restore_files(
+    workspace: Workspace, target: str, *, index: Path, dry_run: bool = False, **kwargs: Any
+) -> tuple[str | None, Restored]:
+    """What `convgit restore` does to the files (``convgit.restoring``), without a session:
+    plan against the files as they are, save them when something changes, apply. The saved
+    state's commit (None when nothing was saved) and the changes."""
+    with workspace.restoring(target, index=index, **kwargs) as planned:
+        if dry_run:
+            return None, planned.changes
+        saved = planned.save(None, "saved before a restore\n") if planned.changes else None
+        planned.apply()
+        return saved, planned.changes
 
 
 def apply_operation(root: Path, kind: str, name: str, data: bytes) -> None:

@@ -226,3 +226,38 @@ def test_a_replaced_snapshot_is_named_by_restore_diff_and_worktree(
     assert "replaced 1 earlier one" in one_sentence(ran.stderr)
     ran = convgit(repo.path, "label", "@", "x@{1}", code=2)
     convgit(repo.path, "worktree", "--remove", str(tmp_path / "side"))
+
+
+def test_diff_without_an_entry_compares_the_files_with_the_snapshot_status_names(
+    repo: GitRepo,
+) -> None:
+    """As `git diff` alone does: the files now against the context's snapshot, the one whose
+    difference `status` counts, the leaf's own or the nearest above it."""
+    convgit(repo.path, "init")
+    ran = convgit(repo.path, "diff", code=1)
+    assert one_sentence(ran.stderr) == (
+        "convgit: There is no snapshot on the context's path to compare the files with yet."
+    )
+    convgit(repo.path, "user", "change it")
+    repo.write("src/app.py", "print('first')\n")
+    convgit(repo.path, "assistant", "first try")
+    convgit(repo.path, "label", "@", "tried")
+    convgit(repo.path, "user", "and more")  # no snapshot of its own: the reply's is nearest
+    repo.write("src/app.py", "print('second')\n")
+    repo.write("notes.txt", "new\n")
+
+    counted = convgit(repo.path, "status", "--json").json()["files"]["changed"]
+    alone = convgit(repo.path, "diff", "--json").json()["changes"]
+    assert sorted(c["path"] for c in alone) == sorted(counted) == ["notes.txt", "src/app.py"]
+    assert alone == convgit(repo.path, "diff", "tried", "--json").json()["changes"]
+    patch = convgit(repo.path, "diff", "-p").stdout
+    assert "-print('first')\n+print('second')" in patch
+
+
+def test_diff_without_an_entry_outside_git_says_there_are_no_files_to_compare(
+    tmp_path: Path,
+) -> None:
+    convgit(tmp_path, "init")
+    convgit(tmp_path, "user", "hello")
+    ran = convgit(tmp_path, "diff", code=1)
+    assert one_sentence(ran.stderr).startswith("convgit: The workspace track needs a git")

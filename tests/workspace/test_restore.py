@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from convgit.errors import NotFoundError, RefusedError
 from convgit.workspace import Change, HostileSnapshotError, RestoreBlockedError, Skipped
-from tests.workspace.gitrepo import GitRepo, apply_operation, digest
+from tests.workspace.gitrepo import GitRepo, apply_operation, digest, restore_files
 
 
 def snapshot(repo: GitRepo, size_cap: int | None = None) -> str:
@@ -25,9 +25,8 @@ def snapshot(repo: GitRepo, size_cap: int | None = None) -> str:
 
 
 def restore(repo: GitRepo, target: str, **kwargs):
-    """As a session does it: a safety snapshot with the same index, then the restore."""
-    safety = snapshot(repo, kwargs.pop("size_cap", None))
-    return safety, repo.workspace.restore(target, index=repo.index, **kwargs)
+    """As `convgit restore` does it: the files saved (their commit returned), then restored."""
+    return restore_files(repo.workspace, target, index=repo.index, **kwargs)
 
 
 @pytest.fixture
@@ -103,7 +102,7 @@ def test_restoring_the_safety_snapshot_returns_the_exact_prior_bytes(project: Gi
     before = project.digest()
     safety, _ = restore(project, target)
     assert project.digest() != before
-    undo = project.workspace.restore(safety, index=project.index)  # what --undo does
+    _, undo = restore(project, safety, exact_from=target)  # what --undo does
     assert project.digest() == before  # untracked files, exec bits and symlinks included
     assert Change("untracked/new.txt", "added") in undo
 
@@ -113,11 +112,12 @@ def test_restore_dry_run_changes_no_byte(project: GitRepo):
     change_everything(project)
     snapshot(project)
     before = project.digest()
-    index_before = project.index.read_bytes()
-    planned = project.workspace.restore(target, index=project.index, dry_run=True)
+    index_before = (project.path / ".git" / "index").read_bytes()
+    _, planned = restore(project, target, dry_run=True)
     assert project.digest() == before
-    assert project.index.read_bytes() == index_before
-    done = project.workspace.restore(target, index=project.index)
+    # the user's index (convgit's private one is a stat cache a plan may refresh)
+    assert (project.path / ".git" / "index").read_bytes() == index_before
+    _, done = restore(project, target)
     assert planned == done and planned
 
 
@@ -327,7 +327,7 @@ def test_restore_refuses_hostile_snapshots_before_changing_anything(
     index_before = repo.index.read_bytes()
     for dry_run in (True, False):
         with pytest.raises(RefusedError, match="nothing was restored"):
-            repo.workspace.restore(commit, index=repo.index, dry_run=dry_run)
+            restore(repo, commit, dry_run=dry_run)
     assert repo.digest() == before
     assert repo.index.read_bytes() == index_before
     assert sorted((repo.path / ".git" / "hooks").iterdir()) == hooks_before
@@ -343,7 +343,7 @@ def test_a_hostile_path_in_an_unchanged_folder_is_still_refused_when_it_changes(
     src = raw_tree(pygit_repo, [("100644", b"..", blob), ("100644", b"app.py", blob)])
     root = raw_tree(pygit_repo, [("40000", b"src", src)])
     with pytest.raises(HostileSnapshotError):
-        repo.workspace.restore(root, index=repo.index)
+        restore(repo, root)
 
 
 def test_changes_reports_added_modified_deleted_and_typechange(repo: GitRepo):
@@ -425,7 +425,8 @@ def restore_and_undo(repo: GitRepo, target: str) -> None:
     assert {p: v for p, v in after.items() if p.endswith(".log")} == {
         p: v for p, v in before.items() if p.endswith(".log")
     }
-    repo.workspace.restore(safety, index=repo.index)
+    if safety is not None:  # None: the files were the target already, nothing was saved
+        restore(repo, safety, exact_from=target)
     assert files_only(repo.digest()) == before
 
 

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 from tests.workspace.cli import convgit
-from tests.workspace.gitrepo import GitRepo, digest, git
+from tests.workspace.gitrepo import GitRepo, digest, git, restore_files
 
 MIB = 1024 * 1024
 
@@ -189,7 +189,7 @@ def test_a_submodule_the_target_lacks_is_not_deleted(repo: GitRepo, make_repo, r
     ).stdout.strip()
     target = repo.git("commit-tree", tree, "-m", "no submodule").strip()
     inside = digest(repo.path / "lib")
-    done = ws.restore(target, index=repo.index)
+    _, done = restore_files(ws, target, index=repo.index)
     assert digest(repo.path / "lib") == inside
     reasons = [(s.path, s.reason) for s in done.left_alone]
     assert ("lib", "a submodule the snapshot lacks; left alone") in reasons

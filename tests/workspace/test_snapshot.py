@@ -22,7 +22,7 @@ from convgit.errors import NotFoundError, RefusedError
 from convgit.git.index import entries as _index_entries
 from convgit.store import location as store_location
 from convgit.workspace import AUTHOR_EMAIL, AUTHOR_NAME, Skipped, Workspace
-from tests.workspace.gitrepo import GitRepo, UserStateGuard, apply_operation, git
+from tests.workspace.gitrepo import GitRepo, UserStateGuard, apply_operation, git, restore_files
 
 
 def snap(repo: GitRepo, parent: str | None = None, **kwargs: int) -> str:
@@ -443,7 +443,7 @@ def test_snapshot_keeps_a_registered_submodule_as_its_gitlink(
     assert repo.tree_paths(moved.tree_id)["lib"] == f"160000 {new_head}"
     assert moved.tree_id == repo.oracle()
     # Restoring the older snapshot leaves the submodule's checkout to the user, and says so.
-    restored = repo.workspace.restore(tree, index=repo.index)
+    _, restored = restore_files(repo.workspace, tree, index=repo.index)
     assert restored == []
     assert restored.left_alone == (
         Skipped("lib", f"a submodule; convgit does not move it (its snapshot is at {head})"),
@@ -514,7 +514,7 @@ def test_snapshot_restore_and_refs_run_no_hooks(repo: GitRepo, tmp_path: Path):
     repo.write("src/app.py", "changed\n")
     second = workspace.snapshot(repo.index, message="m\n", parent=first.commit)
     workspace.set_ref("refs/convgit/s/e1", second.commit)
-    workspace.restore(first.commit, index=repo.index)
+    restore_files(workspace, first.commit, index=repo.index)
     workspace.delete_ref("refs/convgit/s/e1")
     workspace.add_worktree(first.commit, tmp_path / "side")
     workspace.remove_worktree(tmp_path / "side")
