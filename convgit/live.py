@@ -86,29 +86,51 @@ def handle(location: StoreLocation, event: cc.Event) -> str:
         trashed = _in_trash(location, event, live)
         if trashed is not None:
             return f"session {trashed} is in the trash: the event was not recorded"
-        attached = live.data.get("session")
-        session = _attach(location, event, live)
-        if session is not None and attached != session.id:
-            location.set_current(session.id)  # attached at the end of its first turn
-        if session is None:
-            done = "waiting for the transcript to show which session this one continues"
-            if event.name == "UserPromptSubmit":
-                live.open_turn(event.prompt_id)
-                done += _snapshot_unattached(location, event, live)
-        else:
-            did = []
-            if keep and session.snapshots_enabled:
-                root = session.workspace().root
-                did.append(_keep_edited(location, event, session.id, root))
-            if per_tool or not keep:
-                did.append(_STEPS.get(event.name, _catch_up)(session, event, live))
-            done = f"session {session.id}: {'; '.join(did) or 'snapshots are off'}"
-            live.remember(location, session.id, session.snapshots_enabled)
-            if session.snapshots_enabled:
-                ws = session.workspace()
-                live.remember_workspace(ws)
-        live.save()
-        return done
+        early = None
+        try:
+            if event.name == "Stop":  # the files are final: taken while the session is read
+                early = BackgroundSnapshot.from_state(location, live)
+            return _record(location, event, live, keep, per_tool, early)
+        finally:
+            if early is not None:
+                early.wait()
+
+
+def _record(
+    location: StoreLocation,
+    event: cc.Event,
+    live: Live,
+    keep: bool,
+    per_tool: bool,
+    early: BackgroundSnapshot | None,
+) -> str:
+    """``handle`` for the session that mirrors the event's agent session, under its lock;
+    ``early``: the files' snapshot at a Stop, started from the state."""
+    attached = live.data.get("session")
+    session = _attach(location, event, live)
+    if session is not None and attached != session.id:
+        location.set_current(session.id)  # attached at the end of its first turn
+    if session is None:
+        done = "waiting for the transcript to show which session this one continues"
+        if event.name == "UserPromptSubmit":
+            live.open_turn(event.prompt_id)
+            done += _snapshot_unattached(location, event, live)
+    else:
+        did = []
+        if keep and session.snapshots_enabled:
+            root = session.workspace().root
+            did.append(_keep_edited(location, event, session.id, root))
+        if event.name == "Stop":
+            did.append(_stop(session, event, live, early))
+        elif per_tool or not keep:
+            did.append(_STEPS.get(event.name, _catch_up)(session, event, live))
+        done = f"session {session.id}: {'; '.join(did) or 'snapshots are off'}"
+        live.remember(location, session.id, session.snapshots_enabled)
+        if session.snapshots_enabled:
+            ws = session.workspace()
+            live.remember_workspace(ws)
+    live.save()
+    return done
 
 
 def _agent_ignored(config: dict[str, Any]) -> bool:
@@ -369,12 +391,19 @@ def _prompt(session: Session, event: cc.Event, live: Live) -> str:
     return "; ".join([*done, "turn open"])
 
 
-def _stop(session: Session, event: cc.Event, live: Live) -> str:
+def _stop(
+    session: Session, event: cc.Event, live: Live, started: BackgroundSnapshot | None = None
+) -> str:
     """The end of a turn: import (the reply may reach the file just after the event), then
     snapshot the files as the reply's and close the turn. The files are final now, so their
-    snapshot is taken on another thread while the transcript is read."""
+    snapshot is taken on another thread while the transcript is read (``started``: begun
+    already, from the state, when it is this session's)."""
     deadline = time.monotonic() + REPLY_WAIT
-    early = BackgroundSnapshot.start(session, live)
+    early = started
+    if early is None or early.session_id != session.id:
+        if early is not None:
+            early.wait()  # another session's: left unused (no ref keeps it)
+        early = BackgroundSnapshot.start(session, live)
     try:
         new = _import(session, event, live)
         missing = None

@@ -202,15 +202,18 @@ def quick_prompt(location: StoreLocation, live: Live, title: str, prompt: str | 
 
 class BackgroundSnapshot:
     """The files snapshotted on another thread (at the end of a turn, while the transcript is
-    imported), the parent being the last snapshot. Locks are reentrant within a process, not a
-    thread: the caller takes no workspace lock until ``result()`` returned."""
+    imported), the parent being the last snapshot, for session ``session_id``. Locks are
+    reentrant within a process, not a thread: the caller takes no workspace lock until
+    ``result()`` returned."""
 
-    def __init__(self, session: Session, parent: str) -> None:
+    def __init__(
+        self, session_id: str, parent: str, snap: Callable[[str | None], Snapshot]
+    ) -> None:
+        self.session_id = session_id
         self.parent = parent
         self._snap: Snapshot | None = None
         self._error: BaseException | None = None
-        session.workspace()  # found before the thread starts: it is not shared while found
-        self._thread = threading.Thread(target=self._take, args=(session,), daemon=True)
+        self._thread = threading.Thread(target=self._take, args=(snap,), daemon=True)
         self._thread.start()
 
     @classmethod
@@ -218,13 +221,26 @@ class BackgroundSnapshot:
         last = live.get("last")
         if last is None or not session.snapshots_enabled:
             return None
-        return cls(session, str(last["commit"]))
+        session.workspace()  # found before the thread starts: it is not shared while found
+        what = "at a turn's end"
+        return cls(session.id, str(last["commit"]), lambda p: session.take_snapshot(p, what))
 
-    def _take(self, session: Session) -> None:
+    @classmethod
+    def from_state(cls, location: StoreLocation, live: Live) -> BackgroundSnapshot | None:
+        """Started from the state alone, before the session is read (its snapshot then runs
+        beside the reading): None when the state does not say enough (``start`` then)."""
+        sid, last = live.data.get("session"), live.get("last")
+        if not isinstance(sid, str) or last is None or not live.snapshots(location, sid):
+            return None
+        ws = live.workspace(location)
+        if ws is None or not location.session_path(sid).exists():
+            return None
+        what = "at a turn's end"
+        return cls(sid, str(last["commit"]), lambda p: take(location, sid, ws, p, what))
+
+    def _take(self, snap: Callable[[str | None], Snapshot]) -> None:
         try:
-            self._snap = after(
-                self.parent, lambda parent: session.take_snapshot(parent, "at a turn's end")
-            )
+            self._snap = after(self.parent, snap)
         except BaseException as exc:  # given to the thread that asks for the result
             self._error = exc
 

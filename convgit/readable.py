@@ -100,9 +100,7 @@ def entry_lines(
 ) -> list[str]:
     """``convgit show``: one entry's fields, then its content, indented as ``git show`` does;
     ``previous`` is the snapshot of the nearest entry above it that has one."""
-    from convgit.conversation.shortids import ShortIds
-
-    short = ShortIds(view.entries)
+    short = view.short_id
     record = view.entries[ident]
     head = f"entry {short(ident)}"
     if ident in view.labels:

@@ -15,9 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from convgit import opening, schema, session_append, session_files
-from convgit.conversation import replay, tree
-from convgit.conversation.view import SessionView
-from convgit.schema import Entry
+from convgit.conversation import tree
 from convgit.store import load, sessions
 from convgit.store.location import StoreLocation, locate, size_cap
 from convgit.store.sidecar import SavedState, Sidecar, SnapshotInfo
@@ -26,7 +24,10 @@ from convgit.store.sidecar import SavedState, Sidecar, SnapshotInfo
 # hook, which records turns and takes snapshots, starts without them
 if TYPE_CHECKING:
     from convgit import branching, verify
+    from convgit.conversation import replay
+    from convgit.conversation.view import SessionView
     from convgit.restoring import RestoreResult
+    from convgit.schema import Entry
     from convgit.session_files import FilesFrom, Status
     from convgit.session_runs import RunReport
     from convgit.workspace import Change, Snapshot, Workspace
@@ -141,6 +142,8 @@ class Session:
 
     def context(self, ref: str | None = None) -> replay.Context:
         """What the model is sent at ``ref`` (default: the active leaf); see ``replay``."""
+        from convgit.conversation import replay
+
         self.check()
         return replay.replay(self.tree, None if ref is None else self.resolve(ref))
 
@@ -191,7 +194,7 @@ class Session:
     ) -> list[Entry]:
         """Append entries in order under one lock (see ``append_records``); returns them."""
         ids = self.append_records(
-            [item.to_wire() if isinstance(item, Entry) else dict(item) for item in items],
+            [dict(item) if isinstance(item, dict) else item.to_wire() for item in items],
             force=force,
             follow=follow,
         )
@@ -488,6 +491,8 @@ class Session:
 
     def view(self) -> SessionView:
         """The conversation as values for showing entries (the index's own records, not copies)."""
+        from convgit.conversation.view import SessionView
+
         return SessionView(
             id=self.id,
             name=self.tree.name,

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
-from convgit import restore_notes, schema, session_files
+from convgit import schema, session_files
 from convgit.conversation import appending
 from convgit.errors import (
     ConvgitError,
@@ -31,6 +31,7 @@ from convgit.errors import (
 from convgit.store.sidecar import SAVED_PREFIX
 
 if TYPE_CHECKING:
+    from convgit import restore_notes
     from convgit.schema import Entry
     from convgit.session import Session
 
@@ -162,6 +163,8 @@ def append_records(
 
     written = write(session, build, builds_on_leaf=not (follow or explicit), force=force)
     if told and telling is not None:
+        from convgit import restore_notes
+
         with suppress(ConvgitError, OSError):  # the note, or the files being back, told it
             restore_notes.settle(session, telling)
     if snapshot and session.snapshots_enabled and written:
@@ -172,6 +175,8 @@ def append_records(
 def _telling(session: Session) -> restore_notes.Telling | None:
     """What this append tells of the restores not told yet; None when there are none, or
     when the files cannot be read now (they stay pending: the append goes on)."""
+    from convgit import restore_notes  # here: reading and importing never tell restores
+
     try:
         return restore_notes.prepare(session)
     except (ConvgitError, OSError):
@@ -191,6 +196,8 @@ def _tells_here(
         return False
     if session.tree.open_tool_calls(start):
         return False
+    from convgit import restore_notes
+
     return [s.commit for s in restore_notes.pending(session)] == [s.commit for s in telling.chain]
 
 
@@ -278,6 +285,8 @@ def _resent(raw: list[dict[str, Any]], known: dict[str, Any]) -> set[int]:
 def tell_now(session: Session, parent: str | None) -> str | None:
     """Tell the pending restores now, by one note under ``parent`` (none when the files are
     back where they were); the note's id, or None. For writers that place entries themselves."""
+    from convgit import restore_notes
+
     telling = restore_notes.prepare(session)
     if telling is None:
         return None

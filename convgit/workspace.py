@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convgit.errors import HostileSnapshotError, RestoreBlockedError, WorkspaceError
-from convgit.git import patches, rules, snapshots, watcher, worktrees
-from convgit.git.keeps import Keeps
+from convgit.git import rules, snapshots, watcher
 from convgit.git.kept_out import KeptOut
 from convgit.git.objects import Change, Delta, Objects, diff
 from convgit.git.private_index import PrivateIndex
@@ -39,6 +38,7 @@ from convgit.git.snapshots import Snapshot
 from convgit.store.location import DEFAULT_SIZE_CAP
 
 if TYPE_CHECKING:  # the restore machinery is imported when a restore runs: a hook never needs it
+    from convgit.git.keeps import Keeps
     from convgit.git.restore import Restore, Restored
 
 
@@ -241,6 +241,8 @@ class Workspace:
         tree id) pair, from one ``git diff-tree``; binary files say so in git's words."""
         if not pairs:
             return []
+        from convgit.git import patches
+
         done = self._git.run(*patches.DIFF_TREE, config=DIFF, stdin=patches.stdin(pairs))
         return patches.split(done.stdout, pairs)
 
@@ -259,6 +261,8 @@ class Workspace:
         leave_out: Sequence[str] = (),
     ) -> bytes:
         """What ``git diff A B`` prints for two commit or tree ids (``patches.git_diff_args``)."""
+        from convgit.git import patches
+
         args = patches.git_diff_args(
             a, b, stat=stat, patch=patch, colour=colour, leave_out=leave_out
         )
@@ -317,18 +321,26 @@ class Workspace:
         made by convgit. The main working tree, its index and HEAD are not touched."""
         with self.objects() as objects:
             sha = objects.peel(commit, "commit")
+        from convgit.git import worktrees
+
         worktrees.add(self._git, sha, directory)
 
     def list_worktrees(self) -> list[tuple[Path, str]]:
         """(path, head commit) of each worktree convgit made, whether or not its folder exists."""
+        from convgit.git import worktrees
+
         return worktrees.listed(self._git)
 
     def remove_worktree(self, directory: Path, *, force: bool = False) -> None:
         """Remove a worktree convgit made (one with changes only with ``force``)."""
+        from convgit.git import worktrees
+
         worktrees.remove(self._git, directory, force=force)
 
     def discard_worktree(self, directory: Path) -> None:
         """Remove the worktree convgit made at ``directory``, whatever state it is in."""
+        from convgit.git import worktrees
+
         worktrees.discard(self._git, directory)
 
     # -- housekeeping --

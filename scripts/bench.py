@@ -804,6 +804,58 @@ class ClaudeTurns:
         return f"reply {self.n}"
 
 
+# `convgit ui` to its first paint: textual's headless driver draws the screen as a terminal's
+# would; once the app is ready and idle (drawn), a line on stdout says so
+_UI_FIRST_PAINT = """
+import sys
+from convgit.navigator.app import Navigator
+from convgit.session import Session
+
+async def painted(pilot):
+    await pilot.pause()
+    sys.stdout.write("painted\\n")
+    sys.stdout.flush()
+    pilot.app.exit()
+
+session = Session.open(".", session=sys.argv[1], store_dir=sys.argv[2])
+Navigator(session).run(headless=True, auto_pilot=painted, size=(160, 50))
+"""
+
+
+def bench_ui(bench: Bench, entries: int = 10_000) -> None:
+    """`convgit ui` from a fresh interpreter to its first paint (the screen drawn, before it
+    quits), against `convgit tree` printing the same session (a branch every 100 entries)."""
+    store = bench.root / f"ui-store-{entries}"
+    sid = f"ui{entries}"
+    make_session(store, sid, entries)
+
+    def first_paint() -> float:
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _UI_FIRST_PAINT, sid, str(store)],
+            cwd=bench.root,
+            env=bench.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert proc.stdout is not None
+        said = proc.stdout.readline()
+        took = time.perf_counter() - start
+        _, error = proc.communicate()
+        if said != b"painted\n" or proc.returncode != 0:
+            raise SystemExit(f"bench: convgit ui did not draw: {error.decode(errors='replace')}")
+        return took
+
+    a, b = bench.alternate(
+        first_paint,
+        lambda: bench.timed([*bench.cli, "--store", str(store), "-s", sid, "tree"], bench.root),
+    )
+    bench.add(
+        "`convgit ui`: start to first paint", f"{entries:,} entries", a, b,
+        "`convgit tree` printing the same session", 2.0, seconds=0.75,
+    )  # fmt: skip
+
+
 def installed_hook() -> list[str]:
     """The hook as Claude runs it: the command `convgit hooks install claude-code` writes (this
     checkout's convgit, started as the installed command starts it), in a shell."""
@@ -981,7 +1033,7 @@ def main() -> int:
         "--only",
         default="",
         help="comma list of: snapshot, restore, first, run, objects, log, load, append, import, "
-        "page, hooks, claude, watcher",
+        "page, hooks, claude, ui, watcher",
     )
     parser.add_argument(
         "--million", action="store_true", help="the watcher rows at 1,000,000 files too (slow)"
@@ -1031,6 +1083,8 @@ def main() -> int:
             bench_hooks(bench, file_sizes)
         if not only or "claude" in only:
             bench_claude_turn(bench)
+        if not only or "ui" in only:
+            bench_ui(bench)
         if not only or "watcher" in only:
             from bench_watcher import bench_watcher  # beside this file
 

@@ -15,8 +15,9 @@ from typer.testing import CliRunner
 from convgit.cli import app
 
 # What could come in: each is installed wherever the tests run (a dependency of convgit or of
-# its tests, or the standard library), so an import of it would show (checked below).
-HEAVY = ("pygit2", "rich", "asyncio")
+# its tests, or the standard library), so an import of it would show (checked below). textual:
+# `convgit ui` alone imports it (the terminal navigator).
+HEAVY = ("pygit2", "rich", "asyncio", "textual")
 LEAN = (*HEAVY, "typer", "click")  # a hook the agent waits on every turn
 
 # Runs the console script's main() and reports which heavy libraries it imported.

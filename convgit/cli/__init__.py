@@ -33,4 +33,4 @@ def __getattr__(name: str) -> Any:
 def _register_commands() -> None:
     # in this order in `convgit --help`
     from convgit.cli import writing, agents, reading, sessions  # noqa: F401, I001
-    from convgit.cli import moves, maintenance, files, completion  # noqa: F401
+    from convgit.cli import moves, maintenance, files, completion, ui  # noqa: F401

@@ -3,10 +3,12 @@ list of what that body leaves out (never left out silently)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from convgit.conversation.replay import Context
 from convgit.errors import UsageError
+
+if TYPE_CHECKING:  # an importer (every hook event) never replays
+    from convgit.conversation.replay import Context
 
 FORMATS = ("openai", "anthropic")
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
 import stat
 import struct
 import subprocess
@@ -380,6 +379,8 @@ class PrivateIndex:
             self.forget()
             user_index = self.git.git_dir / "index"
             if user_index.exists():
+                import shutil  # here: only a new index is seeded
+
                 seed = Path(f"{self.path}.seed")
                 shutil.copy2(user_index, seed)  # keeps the mtime: git's racy-entry check needs it
                 os.replace(seed, self.path)

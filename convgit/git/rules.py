@@ -18,11 +18,8 @@ rules (taken before convgit recorded them) is judged by today's files.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import shutil
 import subprocess
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,12 +104,17 @@ def record(files: RuleFiles, cache: Path, home: Path) -> str:
         known = rules_id = ""
     if known == fingerprint and rules_id and (home / rules_id).is_dir():
         return rules_id
+    import hashlib  # here: a snapshot whose rules did not move never needs it
+
     contents = files.contents()
     digest = hashlib.sha1()
     for name in sorted(contents):
         digest.update(f"{name}\0{len(contents[name])}\0".encode() + contents[name])
     rules_id = digest.hexdigest()
     if not (home / rules_id).is_dir():
+        import shutil
+        import tempfile
+
         home.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=f".{rules_id}-", dir=home))
         for name, data in contents.items():
@@ -208,6 +210,8 @@ def _matched(
     `git check-ignore` in a scratch working tree holding ``gitignores``. A scratch git dir holds
     ``rules`` (recorded ones); when None, the repository's own info/exclude and excludes file
     (``today``) are used."""
+    import tempfile  # here: only a restore asks
+
     with tempfile.TemporaryDirectory(prefix="convgit-rules-") as scratch:
         tree = Path(scratch, "tree")
         tree.mkdir()

@@ -10,6 +10,8 @@ kinds and unknown fields are kept (``Unknown``, ``extra``) so a newer writer's r
 older reader. Callers import from here; the submodules split the schema by file.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from convgit.schema.content import message_parts_error, text_of, tool_call_ids, tool_calls_of
 from convgit.schema.conversation import (
     COMMON_TREE_FIELDS,
@@ -47,20 +49,22 @@ from convgit.schema.sidecar import (
     snapshot_failed,
     told,
 )
-from convgit.schema.values import (
-    ENTRY_CLASSES,
-    BranchSummary,
-    Compaction,
-    Custom,
-    Entry,
-    Message,
-    ModelChange,
-    Note,
-    SystemPrompt,
-    ThinkingLevel,
-    Unknown,
-    entry_from_wire,
-)
+
+if TYPE_CHECKING:  # the entries as values: imported when first asked for (a hook never is)
+    from convgit.schema.values import (
+        ENTRY_CLASSES,
+        BranchSummary,
+        Compaction,
+        Custom,
+        Entry,
+        Message,
+        ModelChange,
+        Note,
+        SystemPrompt,
+        ThinkingLevel,
+        Unknown,
+        entry_from_wire,
+    )
 
 __all__ = [
     "COMMON_TREE_FIELDS",
@@ -111,3 +115,31 @@ __all__ = [
     "tool_call_ids",
     "tool_calls_of",
 ]
+
+
+_VALUES = frozenset(
+    {
+        "ENTRY_CLASSES",
+        "BranchSummary",
+        "Compaction",
+        "Custom",
+        "Entry",
+        "Message",
+        "ModelChange",
+        "Note",
+        "SystemPrompt",
+        "ThinkingLevel",
+        "Unknown",
+        "entry_from_wire",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    """The entries as values (``values``), imported when first asked for: reading and appending
+    records, as a hook does, never builds one, and their dataclasses cost every start."""
+    if name in _VALUES:
+        from convgit.schema import values
+
+        return getattr(values, name)
+    raise AttributeError(f"module 'convgit.schema' has no attribute {name!r}")

@@ -1,0 +1,40 @@
+"""``convgit ui``: the terminal navigator (``convgit.navigator``, on textual, imported here
+only)."""
+
+import sys
+from typing import Annotated
+
+import typer
+
+from convgit.cli.output import show
+from convgit.cli.program import command, options
+from convgit.errors import RefusedError
+from convgit.session import Session
+
+
+@command()
+def ui(
+    session_ref: Annotated[
+        str | None,
+        typer.Argument(metavar="SESSION", help="A session id or prefix (default: the current)."),
+    ] = None,
+) -> None:
+    """Browse the session in the terminal: the tree beside the selected entry and its diff.
+    s switches, r restores (after listing what changes), u undoes it, ? lists every key."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise RefusedError(
+            "The navigator draws in a terminal, and stdin or stdout is not one.",
+            "convgit tree prints the tree; convgit show REF one entry",
+        )
+    session = Session.open(
+        options.directory,
+        session=session_ref if session_ref is not None else options.session,
+        store_dir=options.store,
+        fsync=options.fsync,
+    )
+    session.check()
+    from convgit.navigator.app import Navigator
+
+    said = Navigator(session).run()
+    if said:
+        show(*said)
