@@ -336,8 +336,6 @@ class TwoTrackMachine(RuleBasedStateMachine):
         try:
             self.guard.verify()
         finally:
-            if self.WATCHER == "watchman":  # watchman would drop the watch by itself too
-                subprocess.run(["watchman", "watch-del", str(self.root)], capture_output=True)
             shutil.rmtree(self.scratch, ignore_errors=True)
 
     # -- the model's bookkeeping --

@@ -7,6 +7,7 @@ stat'ing every file with the same tree, and ``status`` says so in one line."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -64,11 +65,17 @@ def watcher_of(repo: GitRepo, env: dict[str, str] | None = None) -> dict[str, st
     return dict(convgit(repo.path, "status", "--json", env=env).json()["watcher"])
 
 
+def unwatch(watchman: str, repo: GitRepo) -> None:
+    """Drop the watch (watchman would drop it once the folder is gone, too); never wait long."""
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        subprocess.run([watchman, "watch-del", str(repo.path)], capture_output=True, timeout=10)
+
+
 @pytest.fixture
 def watched(repo: GitRepo, watchman: str) -> Iterator[GitRepo]:
     use_watcher(repo)
     yield repo
-    subprocess.run([watchman, "watch-del", str(repo.path)], capture_output=True, check=False)
+    unwatch(watchman, repo)
 
 
 def test_every_snapshot_with_watchman_is_git_add_all(watched: GitRepo) -> None:
@@ -281,4 +288,4 @@ def test_the_users_own_fsmonitor_is_never_run_nor_its_token_taken(
     assert calls.read_text() == asked  # convgit never ran it
     assert tokens(repo) and all(t.startswith(b"convgit:c:") for t in tokens(repo))
     assert tree == oracle_tree(repo.path)
-    subprocess.run([watchman, "watch-del", str(repo.path)], capture_output=True, check=False)
+    unwatch(watchman, repo)
