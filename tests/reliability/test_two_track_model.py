@@ -36,6 +36,7 @@ tree, kept without convgit. The promises checked after each step:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import shutil
@@ -807,7 +808,8 @@ class WatchedTwoTrackMachine(TwoTrackMachine):
     @rule()
     def watcher_restarted(self) -> None:
         # not running (stopped by the step before, not asked since) is stopped too
-        subprocess.run(["watchman", "shutdown-server"], capture_output=True, check=False)
+        with contextlib.suppress(subprocess.TimeoutExpired):  # never hangs the model
+            subprocess.run(["watchman", "shutdown-server"], capture_output=True, timeout=30)
 
 
 def run_machine(
