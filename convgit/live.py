@@ -43,7 +43,7 @@ from convgit.live_state import (
     snapshot_of,
 )
 from convgit.store import jsonl
-from convgit.store.location import StoreLocation, load_config, size_cap
+from convgit.store.location import StoreLocation, fsmonitor, load_config, size_cap
 
 if TYPE_CHECKING:  # imported where used: the common prompt reads neither the session nor git
     from convgit.formats import importing
@@ -226,6 +226,7 @@ def _snapshot_unattached(location: StoreLocation, event: cc.Event, live: Live) -
     if ws is None:
         return ""
     ws.keep_out(location.root)
+    ws.track_changes(fsmonitor(location))
     index = _unattached_index(location, event.session_id)
     index.parent.mkdir(parents=True, exist_ok=True)
     message = prompt_message(cc.TITLE, event.prompt_id)
@@ -263,6 +264,9 @@ def _adopt_index(location: StoreLocation, agent_session: str, sid: str) -> None:
                 Path(f"{found}{suffix}").unlink()
             else:
                 os.replace(f"{found}{suffix}", f"{target}{suffix}")
+    from convgit.git import watcher
+
+    watcher.forget(found)  # what the watcher's hook kept beside it: found again when needed
 
 
 def _read_tree(session: Session) -> Session:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from convgit import codec
 from convgit.errors import NotFoundError
-from convgit.store.location import StoreLocation, size_cap, write_pointer
+from convgit.store.location import StoreLocation, fsmonitor, size_cap, write_pointer
 
 if TYPE_CHECKING:
     from convgit.session import Session
@@ -99,6 +99,7 @@ class Live:
             root, git_dir, Path(str(known["common"])), object_format=str(known["format"])
         )
         found.keep_out(location.root)
+        found.track_changes(fsmonitor(location))
         return found
 
 

@@ -276,6 +276,24 @@ def log_lines(view: SessionView, ids: list[str], files_at: str | None = None) ->
 
 def status_words(status: Status, names: Names | None = None) -> list[str]:
     """Both tracks in words, every time; entries by ``names`` (default: whole ids)."""
+    return [*_status_words(status, names), *watcher_words(status.watcher)]
+
+
+def watcher_words(watcher: dict[str, str | None] | None) -> list[str]:
+    """How snapshots find what changed, and why they fell back to stat'ing every file."""
+    if watcher is None:
+        return []
+    path, setting, note = watcher["path"], watcher["setting"], watcher["note"]
+    if note:
+        return [f"watcher: fell back to stat'ing every file: {note}"]
+    if path == "watchman":
+        return ["watcher: watchman (a snapshot stats only the files it reports)"]
+    if path == "hook":
+        return [f"watcher: the fsmonitor hook {setting}"]
+    return ["watcher: off (a snapshot stats every file)"]
+
+
+def _status_words(status: Status, names: Names | None = None) -> list[str]:
     n = Names() if names is None else names
     out: list[str] = []
     name = f" ({status.name})" if status.name else ""

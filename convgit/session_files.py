@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from convgit import faults, schema
 from convgit.conversation import tree
 from convgit.errors import ConvgitError, NotFoundError, NoWorkspaceError, RefusedError
-from convgit.store.location import find_git
+from convgit.store.location import find_git, fsmonitor
 from convgit.store.sidecar import (
     Pruned,
     SavedState,
@@ -54,6 +54,8 @@ class Status:
     left_alone: list[dict[str, str]] = field(default_factory=list)  # path, reason
     not_recorded: dict[str, Any] | None = None  # the last failed snapshot: entry, error, ts
     files_error: str | None = None  # why the files could not be read now
+    # how snapshots find what changed: path ("watchman", "hook", "stat"), setting, note
+    watcher: dict[str, str | None] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -75,6 +77,7 @@ class Status:
             },
             "not_recorded": self.not_recorded,
             "files_error": self.files_error,
+            "watcher": self.watcher,
         }
 
 
@@ -97,6 +100,7 @@ def find_workspace(session: Session) -> Workspace:
     if found is None:
         raise NoWorkspaceError("No git working tree was found for this session.")
     found.keep_out(session.location.root)
+    found.track_changes(fsmonitor(session.location))
     return found
 
 
@@ -274,6 +278,10 @@ def status(session: Session, interrupted: list[SavedState]) -> Status:
     except (ConvgitError, OSError) as exc:  # git cannot stage the files (a failing filter)
         result.files_error = exc.message if isinstance(exc, ConvgitError) else os_words(exc)
         return result
+    finally:  # what the scan just went by
+        path, note = ws.tracking(index(session))
+        setting = fsmonitor(session.location)
+        result.watcher = {"path": path, "setting": setting, "note": note or None}
     result.matches = _matching_entry(session, current)
     if leaf_snap is not None:
         now = {s.path: s.reason for s in skipped}

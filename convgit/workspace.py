@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convgit.errors import HostileSnapshotError, RestoreBlockedError, WorkspaceError
-from convgit.git import rules, snapshots
+from convgit.git import rules, snapshots, watcher
 from convgit.git.kept_out import KeptOut
 from convgit.git.objects import Change, Delta, Objects, diff
 from convgit.git.private_index import PrivateIndex
@@ -78,6 +78,7 @@ class Workspace:
         self._git = Git(root, git_dir, common_dir, object_format=object_format)
         self._kept_out = KeptOut()
         self._rules_home: Path | None = None  # where the store keeps the rules snapshots record
+        self._tracking = watcher.OFF  # how the private index finds what changed
         self.root, self.git_dir, self.common_dir = root, git_dir, common_dir
         self.object_format = object_format
 
@@ -123,6 +124,17 @@ class Workspace:
         if inside.parts:
             self._kept_out.add(os.fsencode(inside.as_posix()))
 
+    def track_changes(self, setting: str) -> None:
+        """Find what changed through the watcher ``setting`` names (``[snapshots] fsmonitor``:
+        "auto", "watchman", "off" or a hook's path; see ``convgit.git.watcher``)."""
+        self._tracking = watcher.choose(setting)
+
+    def tracking(self, index: Path) -> tuple[str, str]:
+        """Which path the private index at ``index`` takes to find what changed ("watchman",
+        "hook" or "stat") and, when it fell back to stat'ing every file, why ("" otherwise)."""
+        note = self._tracking.last_note(index)
+        return (watcher.STAT if note else self._tracking.path), note
+
     def git(self, *args: str, stdin: bytes | None = None) -> bytes:
         """git's output for ``args`` on this repository, with convgit's environment and safe
         settings (no hook, no user index); a failure raises ``WorkspaceError`` in git's words.
@@ -135,7 +147,7 @@ class Workspace:
 
     def private_index(self, index: Path) -> PrivateIndex:
         """The private index at ``index`` (kept per session and worktree)."""
-        return PrivateIndex(self._git, index, self._kept_out)
+        return PrivateIndex(self._git, index, self._kept_out, self._tracking)
 
     def forget_index(self, index: Path) -> None:
         """Remove a private index and what is kept beside it: the next snapshot rebuilds it

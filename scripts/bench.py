@@ -4,6 +4,7 @@ same run, convgit and the baseline alternating (A B A B ...) after a warm-up.
 
     python scripts/bench.py           # full: 1k/10k/100k files, 10k/100k/1M entries
     python scripts/bench.py --quick   # small: 1k/10k files, 10k/100k entries, fewer repetitions
+    python scripts/bench.py --only watcher --million  # the watcher rows at 100k and 1M files
 
 Everything is generated under a temporary directory (removed at the end unless --keep). Needs
 only convgit's own dependencies and git. Prints a markdown table to paste into the README.
@@ -1032,7 +1033,10 @@ def main() -> int:
         "--only",
         default="",
         help="comma list of: snapshot, restore, first, run, objects, log, load, append, import, "
-        "page, hooks, claude, ui",
+        "page, hooks, claude, ui, watcher",
+    )
+    parser.add_argument(
+        "--million", action="store_true", help="the watcher rows at 1,000,000 files too (slow)"
     )
     args = parser.parse_args()
     only = set(filter(None, args.only.split(",")))
@@ -1081,6 +1085,11 @@ def main() -> int:
             bench_claude_turn(bench)
         if not only or "ui" in only:
             bench_ui(bench)
+        if not only or "watcher" in only:
+            from bench_watcher import bench_watcher  # beside this file
+
+            for files in (100_000, 1_000_000) if args.million else (100_000,):
+                bench_watcher(bench, files, make_tree, Turns, IDENTITY)
     finally:
         gc.collect()
         if not args.keep:

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from convgit import locks
+from convgit import faults, locks
 from convgit.errors import RefusedError, WorkspaceError
-from convgit.git import agent_files, presence, rules
+from convgit.git import agent_files, presence, rules, watcher
 from convgit.git import index as index_file
 from convgit.git.kept_out import STORE_NAME, STORE_REASON, KeptOut
 from convgit.git.objects import KIND_MASK
@@ -101,10 +101,13 @@ def locked(path: Path) -> Iterator[None]:
 class PrivateIndex:
     """The private index at ``path`` of the working tree ``git`` runs on."""
 
-    def __init__(self, git: Git, path: Path, kept_out: KeptOut) -> None:
+    def __init__(
+        self, git: Git, path: Path, kept_out: KeptOut, tracking: watcher.Tracking = watcher.OFF
+    ) -> None:
         self.git = git
         self.path = path.absolute()
         self.kept_out = kept_out
+        self.tracking = tracking  # how git finds what changed (``watcher``)
         self._rule_files: rules.RuleFiles | None = None
 
     def locked(self) -> AbstractContextManager[None]:
@@ -187,6 +190,7 @@ class PrivateIndex:
         # folder: another session's git may be making its own there right now.
         made = {state.shared, self._shared_now()}
         updates, drops, skipped, ignores = self._survey(size_cap, state.ignores)
+        faults.point("snapshot:surveyed")  # files may change from here on (a writer's race)
         made.add(self._shared_now())
         tree_id, present = state.tree_id, state.present
         if tree_id is not None and not (updates or drops):
@@ -476,10 +480,13 @@ class PrivateIndex:
         config: tuple[str, ...] = INDEX,
         check: bool = True,
     ) -> subprocess.CompletedProcess[bytes]:
+        if config == INDEX:  # the watcher, when one is in use, tracks the index as it goes
+            config = (*INDEX, *self.tracking.config)
         return self.git.run(*args, index=self.path, config=config, stdin=stdin, check=check)
 
     def _spawn(self, *args: str) -> subprocess.Popen[bytes]:
-        return self.git.spawn(*args, index=self.path, config=INDEX)
+        config = (*INDEX, *self.tracking.config)
+        return self.git.spawn(*args, index=self.path, config=config)
 
 
 def set_entries(git: Git, index: Path, lines: list[bytes], config: tuple[str, ...] = INDEX) -> None:
@@ -494,6 +501,7 @@ def forget_files(index: Path) -> None:
     """Remove the index file at ``index`` and what is kept beside it."""
     for suffix in ("", ".state", ".lock", ".rules"):
         Path(f"{index}{suffix}").unlink(missing_ok=True)
+    watcher.forget(index)
 
 
 def _z(paths: list[bytes]) -> bytes:

@@ -280,6 +280,20 @@ def size_cap(location: StoreLocation) -> int:
     return int(value * 1024 * 1024)
 
 
+def fsmonitor(location: StoreLocation) -> str:
+    """How snapshots find what changed (``[snapshots] fsmonitor``): "off" (the default),
+    "auto", "watchman" or the path of a git fsmonitor hook (``convgit.git.watcher``); a value
+    that is not a string is refused (CorruptStoreError)."""
+    value = load_config(location).get("snapshots", {}).get("fsmonitor", "off")
+    if not isinstance(value, str) or not value.strip():
+        raise CorruptStoreError(
+            f'config.toml sets fsmonitor to {value!r}; it must be "auto", "watchman",'
+            ' "off" or the path of a git fsmonitor hook.',
+            f"edit {location.root / 'config.toml'}",
+        )
+    return value.strip()
+
+
 def write_pointer(path: Path, value: str) -> None:
     """Write a small pointer file atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -5,11 +5,11 @@ symlink, ignored files, .gitignore and .git/info/exclude edits, files growing pa
 and shrinking below it, a folder swapped for a symlink to its new place), hand edits between
 turns, explicit snapshots, restores (whole tree, ``paths=``, and to a saved state by its id),
 undos, status and diff, `git gc --prune=now`, ``convgit gc`` (keeping only what a keep rule holds),
-restores and undos from a second session of the
-same working tree, and a restore raced by another writer are interleaved on a real repository. The
-model is a dict of every file and link on disk, ignored and big ones included, and of the files
-git sees at every snapshot and saved state, plus the entry tree, kept without convgit. The
-promises checked after each step:
+restores and undos from a second session of the same working tree, and a restore raced by another
+writer are interleaved on a real repository (and again with the private index asking the real
+watchman what changed, watchman stopped now and then between steps). The model is a dict of every
+file and link on disk, ignored and big ones included, and of the files git sees at every snapshot
+and saved state, plus the entry tree, kept without convgit. The promises checked after each step:
 
 * a restore brings the files git sees to the target's (or at the chosen paths only), except what
   the target does not account for: a file it lacks that its snapshot left out (over the size
@@ -38,6 +38,7 @@ promises checked after each step:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import shutil
@@ -64,6 +65,7 @@ from hypothesis.stateful import (
 from convgit import Session, faults, saved_states
 from convgit.errors import NotFoundError, RefusedError
 from convgit.store.sidecar import SavedState
+from tests.missing_tools import missing
 from tests.workspace.gitrepo import UserStateGuard, digest, git, init_repo
 
 Files = dict[str, tuple[str, Any]]
@@ -297,7 +299,10 @@ def oracle_tree(root: Path) -> str:
 
 
 class TwoTrackMachine(RuleBasedStateMachine):
-    """One session on one fresh repository per example."""
+    """One session on one fresh repository per example; snapshots find what changed the way
+    ``WATCHER`` (``[snapshots] fsmonitor``) says."""
+
+    WATCHER = "off"
 
     def __init__(self) -> None:
         super().__init__()
@@ -313,7 +318,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
         self.session = Session.create(self.root)
         config = self.session.location.root / "config.toml"
         config.write_text(
-            f"[snapshots]\nsize_cap_mib = {CAP_MIB}\n"
+            f'[snapshots]\nsize_cap_mib = {CAP_MIB}\nfsmonitor = "{self.WATCHER}"\n'
             "[retention]\nkeep_days = 0\nsaved_days = 0\n"  # gc keeps only what a rule holds
         )
         # The model: the disk, the states at each snapshotted entry and each saved state.
@@ -845,9 +850,27 @@ class TwoTrackMachine(RuleBasedStateMachine):
         return files
 
 
-def run_machine(max_examples: int, steps: int) -> None:
+class WatchedTwoTrackMachine(TwoTrackMachine):
+    """The same, with the private index asking the real watchman what changed (issue 27), and
+    watchman stopped now and then between steps (the next git command's hook starts it again,
+    with a new clock)."""
+
+    WATCHER = "watchman"
+
+    @rule()
+    def watcher_restarted(self) -> None:
+        # not running (stopped by the step before, not asked since) is stopped too
+        with contextlib.suppress(subprocess.TimeoutExpired):  # never hangs the model
+            subprocess.run(["watchman", "shutdown-server"], capture_output=True, timeout=30)
+
+
+def run_machine(
+    max_examples: int, steps: int, machine: type[TwoTrackMachine] = TwoTrackMachine
+) -> None:
+    if machine.WATCHER == "watchman" and shutil.which("watchman") is None:
+        missing("watchman", "apt-get install watchman")
     run_state_machine_as_test(
-        TwoTrackMachine,
+        machine,
         settings=settings(max_examples=max_examples, stateful_step_count=steps, deadline=None),
     )
 
@@ -861,6 +884,20 @@ def test_restores_undos_and_moves_keep_their_promises_against_the_model_at_lengt
     # 24 examples of 40 steps by default, 120 with CONVGIT_HYPOTHESIS_PROFILE=ci (derandomized,
     # so CI replays the same ones): a few minutes on two cores
     run_machine(max_examples=min(settings.default.max_examples * 2 // 5, 120), steps=40)
+
+
+def test_with_watchman_the_two_tracks_keep_their_promises_against_the_model() -> None:
+    run_machine(max_examples=25, steps=20, machine=WatchedTwoTrackMachine)
+
+
+@pytest.mark.slow
+def test_with_watchman_the_two_tracks_keep_their_promises_at_length() -> None:
+    # 15 examples of 40 steps by default, 40 with CONVGIT_HYPOTHESIS_PROFILE=ci
+    run_machine(
+        max_examples=min(settings.default.max_examples // 4, 40),
+        steps=40,
+        machine=WatchedTwoTrackMachine,
+    )
 
 
 def test_the_model_says_what_git_ignores_as_git_does(tmp_path: Path) -> None:
