@@ -348,8 +348,11 @@ def mib(count: int) -> str:
     return f"{count / (1024 * 1024):.1f} MiB"
 
 
-def store_lines(store: dict[str, Any]) -> list[str]:
-    """The store's size and policy, as ``status`` and ``snapshots`` end."""
+def store_lines(store: dict[str, Any] | None) -> list[str]:
+    """The store's size and policy, as ``status`` and ``snapshots`` end (none outside git,
+    where ``store`` is None)."""
+    if store is None:
+        return []
     from convgit.retention import Policy
 
     policy = Policy(**store["policy"])

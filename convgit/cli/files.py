@@ -55,7 +55,7 @@ def status(json: JsonFlag = False) -> None:
     else:
         show(*render.status_words(st, render.Names(session.view())))
         show(*reports.hook_failure_words(failures))
-        show(*(reports.store_lines(store) if store is not None else []))
+        show(*reports.store_lines(store))
 
 
 @command()
@@ -140,7 +140,7 @@ def snapshots(
     else:
         verb = "are" if state is None else "turned"
         show(f"snapshots {verb} {'on' if enabled else 'off'} for session {session.id}")
-        show(*(reports.store_lines(store) if store is not None else []))
+        show(*reports.store_lines(store))
 
 
 @command()
@@ -287,8 +287,7 @@ def _context_snapshot(session: Session) -> str:
     """The entry whose snapshot ``status`` compares the files with: the nearest on the
     context's path, at or above the active leaf."""
     session.workspace()  # outside git: the one sentence every workspace command says
-    leaf = session.tree.leaf
-    snap = None if leaf is None else session.nearest_snapshot(leaf)
+    snap = session.nearest_snapshot(session.tree.leaf)
     if snap is None:
         raise NotFoundError(
             "There is no snapshot on the context's path to compare the files with yet.",

@@ -329,7 +329,7 @@ def html_cmd(
     status = session.status()
     store = collecting.store(session.location, fresh=False)  # the page ends as `status` does
     words = render.status_words(status, render.Names(session.view()))
-    words += reports.store_lines(store) if store is not None else []
+    words += reports.store_lines(store)
     text = html.render(sessionpage.gather(session, status, words))
     if output is not None and str(output) == "-":
         sys.stdout.write(text)
