@@ -42,6 +42,7 @@ from convgit.agents.live_state import (
 )
 from convgit.base import codec
 from convgit.base.errors import NotFoundError, RefusedError
+from convgit.git import names
 from convgit.store import jsonl
 from convgit.store.location import StoreLocation, fsmonitor, load_config, size_cap
 
@@ -232,7 +233,7 @@ def _snapshot_unattached(location: StoreLocation, event: cc.Event, live: Live) -
     message = prompt_message(cc.TITLE, event.prompt_id)
     snap = ws.snapshot(
         index,
-        message=f"convgit snapshot {message}\n\nConvgit-Agent-Session: {event.session_id}\n",
+        message=names.commit_message(f"convgit snapshot {message}", agent_session=event.session_id),
         parent=None,
         size_cap=size_cap(location),
     )

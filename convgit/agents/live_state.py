@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from convgit.base import codec
 from convgit.base.errors import NotFoundError
+from convgit.git import names
 from convgit.store.location import StoreLocation, fsmonitor, size_cap, write_pointer
 
 if TYPE_CHECKING:
@@ -161,7 +162,7 @@ def take(
     index.parent.mkdir(parents=True, exist_ok=True)
     return ws.snapshot(
         index,
-        message=f"convgit snapshot {what}\n\nConvgit-Session: {sid}\n",
+        message=names.commit_message(f"convgit snapshot {what}", session=sid),
         parent=parent,
         size_cap=size_cap(location),
     )

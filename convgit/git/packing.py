@@ -8,7 +8,8 @@ from __future__ import annotations
 import os
 from contextlib import suppress
 
-from convgit.git.run import REF_PREFIX, Git
+from convgit.git.names import PREFIX
+from convgit.git.run import Git
 
 
 def pack_own(git: Git, *, threshold: int) -> bool:
@@ -32,7 +33,7 @@ def _own_loose(git: Git) -> list[bytes]:
     theirs: list[bytes] = []
     for line in listed.splitlines():
         oid, _, name = line.partition(b" ")
-        (ours if name.startswith(REF_PREFIX.encode()) else theirs).append(oid)
+        (ours if name.startswith(PREFIX.encode()) else theirs).append(oid)
     if not ours:
         return []
     head = git.run("rev-parse", "--verify", "-q", "HEAD", check=False).stdout.strip()

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from convgit.base import faults
+from convgit.git import names
 from convgit.git.run import Git
 
 PACK_OVERHEAD = 12 + 20 + 1072 + 40  # a pack's header and trailer, an index's fan-out and trailer
@@ -184,7 +185,7 @@ def own_bytes(git: Git) -> int:
     theirs: set[str] = set()
     for line in os.fsdecode(listed).splitlines():
         oid, _, name = line.partition(" ")
-        (ours if name.startswith("refs/convgit/") else theirs).add(oid)
+        (ours if name.startswith(names.PREFIX) else theirs).add(oid)
     if not ours:
         return 0
     head = os.fsdecode(git.run("rev-parse", "--verify", "-q", "HEAD", check=False).stdout).strip()

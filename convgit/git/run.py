@@ -20,11 +20,11 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from convgit.base.errors import NotFoundError, NoWorkspaceError, RefusedError, WorkspaceError
+from convgit.git.names import PREFIX
 from convgit.git.objects import Objects
 
 AUTHOR_NAME = "convgit"
 AUTHOR_EMAIL = "convgit@localhost"
-REF_PREFIX = "refs/convgit/"
 STOP_GRACE = 5.0  # seconds a git process has to end after SIGTERM before it is killed
 # git's check_refname_format, for the refs convgit writes (a component may not start with a
 # dot or end with .lock; no "..", "@{", control characters, space or ~^:?*[\ anywhere).
@@ -282,8 +282,10 @@ class Git:
         self.run("update-ref", "-d", ref)
 
     def refs_under(self, prefix: str) -> dict[str, str]:
-        """Every ref whose name starts with ``prefix`` (under refs/convgit/): name -> commit."""
-        _check_ref(prefix.rstrip("/"))
+        """Every ref whose name starts with ``prefix`` (a folder of ``names``, or one of its
+        for-each-ref patterns, under refs/convgit/): name -> commit."""
+        if not prefix.startswith(PREFIX) or _BAD_REF.search(prefix.replace("*", "x").rstrip("/")):
+            raise RefusedError(f"convgit only lists refs under {PREFIX}, not {prefix!r}.")
         listed = self.run("for-each-ref", "--format=%(objectname) %(refname)", prefix).stdout
         found = (os.fsdecode(line).partition(" ") for line in listed.splitlines())
         return {name: commit for commit, _, name in found}
@@ -350,8 +352,8 @@ def _ignore_interrupts() -> None:
 
 
 def _check_ref(ref: str) -> None:
-    if not ref.startswith(REF_PREFIX) or _BAD_REF.search(ref):
-        raise RefusedError(f"convgit only writes refs under {REF_PREFIX}, not {ref!r}.")
+    if not ref.startswith(PREFIX) or _BAD_REF.search(ref):
+        raise RefusedError(f"convgit only writes refs under {PREFIX}, not {ref!r}.")
 
 
 def git_words(err: bytes, code: int) -> str:

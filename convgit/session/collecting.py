@@ -30,13 +30,12 @@ from typing import Any
 from convgit import schema
 from convgit.base import codec, faults, locks
 from convgit.base.errors import ConvgitError, NoWorkspaceError, RefusedError
-from convgit.git import pruning
+from convgit.git import names, pruning
 from convgit.git.run import Git
 from convgit.session.retention import HELD, Item, Policy, judge
 from convgit.store import load, sessions
 from convgit.store.location import StoreLocation
 
-KEEP_REFS = "refs/convgit/_gc/"
 LOCK_WAIT = 10.0
 MIB = 1024 * 1024
 
@@ -121,9 +120,12 @@ def _collect(
     looked = judge(location, policy, now)
     report.skipped = looked.skipped
     refs = _refs(git)
-    mine = {sid: {r: c for r, c in refs.items() if _sid(r) == sid} for sid in looked.sessions}
+    mine = {
+        sid: {r: c for r, c in refs.items() if names.session_of(r) == sid}
+        for sid in looked.sessions
+    }
     named = {item.commit for item in looked.items}
-    fixed_tips = {c for r, c in refs.items() if _sid(r) not in mine}
+    fixed_tips = {c for r, c in refs.items() if names.session_of(r) not in mine}
     fixed_tips |= {c for held in mine.values() for c in held.values() if c not in named}
     fixed = set(pruning.graph(git, fixed_tips)[0])
     tips = set(refs.values()) | named | {item.also for item in looked.items if item.also}
@@ -190,7 +192,7 @@ def _apply(
     moved = rebased.commits
     targets = sorted({moved[c] for held in mine.values() for c in held.values() if c in moved})
     if targets:  # the new commits are kept from here on, whatever happens next
-        _transaction(git, [f"create {KEEP_REFS}{c} {c}\n" for c in targets])
+        _transaction(git, [f"create {names.gc_ref(c)} {c}\n" for c in targets])
     stamp = schema.now()
     records: dict[str, list[dict[str, Any]]] = {}
     for sid in mine:
@@ -229,11 +231,11 @@ def _finish(location: StoreLocation, git: Git, journal: dict[str, Any]) -> None:
     moved, let_go = journal["moved"], set(journal["let_go"])
     script = []
     for ref, commit in sorted(_refs(git).items()):
-        if ref.startswith(KEEP_REFS):
+        if ref.startswith(names.GC_PREFIX):
             script.append(f"delete {ref} {commit}\n")
-        elif _sid(ref) in journal["records"] and commit in moved:
+        elif names.session_of(ref) in journal["records"] and commit in moved:
             script.append(f"update {ref} {moved[commit]} {commit}\n")
-        elif _sid(ref) in journal["records"] and commit in let_go:
+        elif names.session_of(ref) in journal["records"] and commit in let_go:
             script.append(f"delete {ref} {commit}\n")
     _transaction(git, script)
     _expire_logs(git, [line.split()[1] for line in script])
@@ -260,7 +262,7 @@ def _write_journal(location: StoreLocation, journal: dict[str, Any]) -> None:
 
 def settle(location: StoreLocation, git: Git) -> bool:
     """Finish a gc that was killed (its journal is there): the records each session lacks,
-    the refs, the objects it was deleting. Refs of its own (``KEEP_REFS``) left by a gc
+    the refs, the objects it was deleting. Refs of its own (``names.GC_PREFIX``) left by a gc
     killed before its journal go. True when there was anything to finish."""
     path = location.root / JOURNAL
     try:
@@ -273,7 +275,7 @@ def settle(location: StoreLocation, git: Git) -> bool:
     if isinstance(journal, dict):
         _finish(location, git, journal)
         return True
-    keepers = {r: c for r, c in _refs(git).items() if r.startswith(KEEP_REFS)}
+    keepers = {r: c for r, c in _refs(git).items() if r.startswith(names.GC_PREFIX)}
     _transaction(git, [f"delete {ref} {commit}\n" for ref, commit in sorted(keepers.items())])
     return bool(keepers)
 
@@ -325,7 +327,7 @@ def _user_objects(git: Git, location: StoreLocation) -> set[str]:
     """Every object something other than convgit's refs reaches: the user's refs, reflogs and
     indexes, and the blobs convgit's private indexes name."""
     listed = git.run(
-        "rev-list", "--objects", "--exclude=refs/convgit/*", "--all", "--reflog",
+        "rev-list", "--objects", f"--exclude={names.PREFIX}*", "--all", "--reflog",
         "--indexed-objects", check=False,
     ).stdout  # fmt: skip
     width = 2 * git.hash_len
@@ -339,13 +341,7 @@ def _private_indexes(location: StoreLocation) -> list[Path]:
 
 
 def _refs(git: Git) -> dict[str, str]:
-    listed = git.run("for-each-ref", "--format=%(objectname) %(refname)", "refs/convgit/").stdout
-    found = (os.fsdecode(line).partition(" ") for line in listed.splitlines())
-    return {name: commit for commit, _, name in found}
-
-
-def _sid(ref: str) -> str:
-    return ref[len("refs/convgit/") :].split("/", 1)[0]
+    return git.refs_under(names.PREFIX)
 
 
 def _present(git: Git, commits: set[str]) -> set[str]:

@@ -20,6 +20,7 @@ from convgit import schema
 from convgit.base import faults
 from convgit.base.errors import ConvgitError, NotFoundError, NoWorkspaceError, RefusedError
 from convgit.conversation import tree
+from convgit.git import names
 from convgit.store.location import find_git, fsmonitor
 from convgit.store.sidecar import (
     Pruned,
@@ -190,7 +191,7 @@ def take_snapshot(session: Session, parent: str | None, what: str) -> Snapshot:
     with workspace_lock(session):
         return session.workspace().snapshot(
             index(session),
-            message=f"convgit snapshot {what}\n\nConvgit-Session: {session.id}\n",
+            message=names.commit_message(f"convgit snapshot {what}", session=session.id),
             parent=parent,
             size_cap=session.size_cap,
         )
@@ -202,9 +203,9 @@ def record_snapshot(session: Session, ref: str, snap: Snapshot) -> SnapshotInfo:
     existing = session.sidecar.snapshots.get(target)
     with workspace_lock(session):
         if existing is not None and existing.commit != snap.commit:
-            kept = f"refs/convgit/{session.id}/replaced/{target}-{existing.commit[:12]}"
+            kept = names.replaced_ref(session.id, target, existing.commit)
             ws.set_ref(kept, existing.commit)
-        ws.set_ref(f"refs/convgit/{session.id}/{target}", snap.commit)
+        ws.set_ref(names.snapshot_ref(session.id, target), snap.commit)
     return _record_snapshot(session, target, snap)
 
 
@@ -469,8 +470,8 @@ def snapshot(
     size_cap = session.size_cap
     existing = session.sidecar.snapshots.get(target)
     parent = existing or session.nearest_snapshot(session.tree.entries[target]["parentId"])
-    message = (
-        f"convgit snapshot of {target}\n\nConvgit-Session: {session.id}\nConvgit-Entry: {target}\n"
+    message = names.commit_message(
+        f"convgit snapshot of {target}", session=session.id, entry=target
     )
     with workspace_lock(session):
         faults.point("snapshot:before-stage")
@@ -490,7 +491,7 @@ def snapshot(
         ):
             return existing  # the same files, left out by the same rules: nothing new
         faults.point("snapshot:before-ref")
-        ws.set_ref(f"refs/convgit/{session.id}/{target}", snap.commit)
+        ws.set_ref(names.snapshot_ref(session.id, target), snap.commit)
         faults.point("snapshot:before-record")
     return _record_snapshot(session, target, snap)
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from convgit import schema
 from convgit.base.errors import NotFoundError, RefusedError, UsageError
 from convgit.conversation import appending, branching, tree
+from convgit.git import names
 from convgit.session import appending as session_append
 from convgit.session import files as session_files
 from convgit.session import opening
@@ -172,7 +173,7 @@ def fork_session(session: Session, ref: str, *, name: str | None = None) -> Sess
     session_append.write(new, lambda: copied, builds_on_leaf=False)
     if ws is not None:
         for snap in shared:
-            ws.set_ref(f"refs/convgit/{new.id}/{snap.entry}", snap.commit)
+            ws.set_ref(names.snapshot_ref(new.id, snap.entry), snap.commit)
         session_files.append_sidecar(
             new,
             [

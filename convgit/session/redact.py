@@ -28,6 +28,7 @@ from convgit import schema
 from convgit.base import codec
 from convgit.base.errors import NoWorkspaceError, RefusedError
 from convgit.conversation import tree
+from convgit.git import names
 from convgit.session import scrub
 from convgit.store import jsonl
 
@@ -152,10 +153,7 @@ def _rewrite_commits(sessions: list[Session], scrubber: scrub.Scrubber, dry_run:
     ws = sessions[0].workspace()
     refs: dict[str, str] = {}
     for session in sessions:
-        listed = ws.git("for-each-ref", "--format=%(objectname) %(refname)", _prefix(session))
-        for line in listed.decode().splitlines():
-            commit, ref = line.split(" ", 1)
-            refs[ref] = commit
+        refs.update(ws.session_refs(session.id))
 
     def scrubbed(data: bytes) -> bytes | None:
         new, count = scrubber.data(data)
@@ -180,10 +178,6 @@ def _move(sessions: list[Session], done: Rewritten) -> None:
                 ws.forget_index(index)  # it names the old blobs: rebuilt at the next snapshot
 
 
-def _prefix(session: Session) -> str:
-    return f"refs/convgit/{session.id}/"
-
-
 def _session(
     session: Session, scrubber: scrub.Scrubber, rewritten: Rewritten | None
 ) -> tuple[Found, dict[Path, bytes | None]]:
@@ -198,8 +192,9 @@ def _session(
     new_raw = _session_lines(scrubber, lines, found)
     if rewritten is not None:
         for ref, commit in rewritten.refs.items():
-            if ref.startswith(_prefix(session)):
-                found.snapshots[ref[len(_prefix(session)) :]] = rewritten.paths.get(commit, [])
+            within = names.within_session(ref, session.id)
+            if within is not None:
+                found.snapshots[within] = rewritten.paths.get(commit, [])
     sidecar = _sidecar(session, scrubber, rewritten, found)
     quarantined = _quarantine(lines, scrubber, found, session)
     others = _companions(session, scrubber, found)
@@ -371,22 +366,27 @@ def _elsewhere(
             said.append(f"the page {page} holds matches (session {sid})")
     if rewritten is not None and rewritten.blobs:
         ws = sessions[0].workspace()
-        listed = ws.git("for-each-ref", "--format=%(objectname) %(refname)", "refs/convgit/")
-        tips = [
-            line.split(" ", 1)
-            for line in listed.decode().splitlines()
-            if not any(line.split(" ", 1)[1].startswith(f"refs/convgit/{sid}/") for sid in scope)
-        ]
+        tips = {
+            ref: commit
+            for ref, commit in ws.convgit_refs().items()
+            if names.session_of(ref) not in scope
+        }
         if tips:
-            reachable = set(ws.git("rev-list", "--objects", *{c for c, _ in tips}).split())
+            reachable = set(ws.git("rev-list", "--objects", *set(tips.values())).split())
             kept = {oid.encode() for oid in rewritten.blobs} & reachable
             if kept:
-                holders = sorted({ref.split("/")[2] for _, ref in tips})
+                holders = sorted({_holder(ref) for ref in tips})
                 said.append(
                     f"{len(kept)} file version(s) with matches are still in snapshots of other"
                     f" sessions ({', '.join(holders)}): redact those with --all"
                 )
     return said
+
+
+def _holder(ref: str) -> str:
+    """Who keeps ``ref``: its session, or convgit's own folder it is in (``_trash``, ``_gc``)."""
+    parsed = names.parse_ref(ref)
+    return ref if parsed is None else parsed.owner
 
 
 def _in_working_tree(session: Session, scrubber: scrub.Scrubber, report: Report) -> list[str]:

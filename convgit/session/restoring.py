@@ -34,6 +34,7 @@ from convgit.base.errors import (
     UsageError,
     signal_name,
 )
+from convgit.git import names
 from convgit.git.keeps import Keeps
 from convgit.session import files as session_files
 from convgit.session import restore_notes, saved_states
@@ -220,8 +221,11 @@ def _restore(
             # one commit per restore (the restore's own id): two restores of the same files in
             # one second would otherwise save one commit, and a note told of the first would
             # count as told of the second (``restore_notes.pending``)
-            f"convgit safety snapshot before a restore\n\nConvgit-Session: {session.id}\n"
-            f"Convgit-Restore: {schema.new_id(size=6)}\n",
+            names.commit_message(
+                "convgit safety snapshot before a restore",
+                session=session.id,
+                restore=schema.new_id(size=6),
+            ),
         )
         # recorded before the first file changes: a restore killed half-way is then
         # visible (no `restored` record) and undoable

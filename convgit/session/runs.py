@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from convgit import schema
 from convgit.base.errors import NotFoundError, RefusedError, UsageError
 from convgit.conversation import appending
+from convgit.git import names
 from convgit.git.restoreplan import relative_paths
 from convgit.session import appending as session_append
 from convgit.session import files as session_files
@@ -104,7 +105,7 @@ def run(
 
 def _files_now(session: Session) -> str:
     """A commit of the files of the working tree now (no ref, no sidecar record)."""
-    message = f"convgit: the working tree for a run\n\nConvgit-Session: {session.id}\n"
+    message = names.commit_message("convgit: the working tree for a run", session=session.id)
     with session_files.workspace_lock(session):
         made = session.workspace().snapshot(
             session_files.index(session), message=message, parent=None, size_cap=session.size_cap

@@ -26,13 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 from convgit.base import codec, faults
 from convgit.base.errors import ConvgitError, NotFoundError, RefusedError
+from convgit.git import names
 from convgit.store import jsonl, sessions
 from convgit.store.location import StoreLocation
 
 if TYPE_CHECKING:
     from convgit.workspace import Workspace
-
-TRASH_REFS = "refs/convgit/_trash/"
 
 
 @dataclass
@@ -75,7 +74,7 @@ def remove(location: StoreLocation, ref: str) -> Trashed:
         )
     moved = describe(location, sid)
     with _locked(location, sid):
-        moved.refs = _move_refs(location, sid, TRASH_REFS + sid + "/", f"refs/convgit/{sid}/")
+        moved.refs = _move_refs(location, sid, names.trash_prefix(sid), names.session_prefix(sid))
         moved.files = _move_files(location, there, sid, note=True)
     return moved
 
@@ -92,7 +91,7 @@ def restore(location: StoreLocation, ref: str) -> Trashed:
     there = location.in_trash(sid)
     back = describe(there, sid)
     with _locked(location, sid):
-        back.refs = _move_refs(location, sid, f"refs/convgit/{sid}/", TRASH_REFS + sid + "/")
+        back.refs = _move_refs(location, sid, names.session_prefix(sid), names.trash_prefix(sid))
         back.files = _move_files(there, location, sid, note=False)
     shutil.rmtree(location.trash / sid, ignore_errors=True)  # empty folders and its note
     return back
@@ -121,19 +120,16 @@ def empty(location: StoreLocation) -> tuple[list[Trashed], int]:
     its snapshots), its private indexes and page. Returns them, and how many refs of the trash
     were left over from a move that was interrupted (deleted too)."""
     ws = _workspace(location)
-    refs = {} if ws is None else ws.refs_under(TRASH_REFS)
+    refs = {} if ws is None else ws.refs_under(names.TRASH_PREFIX)
     removed: list[Trashed] = []
     for sid in location.trashed_ids():
         there = location.in_trash(sid)
         gone = describe(there, sid)
         gone.files = sorted(p.name for p in there.sessions.iterdir())
-        own = {
-            name: commit for name, commit in refs.items() if name.startswith(f"{TRASH_REFS}{sid}/")
-        }
-        gone.refs = len(own)
+        own: dict[str, str] = {}
         with _locked(location, sid):
             if ws is not None:
-                ws.delete_refs(own)
+                own = ws.delete_session_refs(sid, trashed=True)
                 for index in location.index_path(sid).parent.glob(f"{sid}-*"):
                     if "." not in index.name:  # the index; what is kept beside it goes with it
                         ws.forget_index(index)
@@ -141,7 +137,8 @@ def empty(location: StoreLocation) -> tuple[list[Trashed], int]:
             shutil.rmtree(location.trash / sid)
         (location.root / "pages" / f"{sid}.html").unlink(missing_ok=True)
         for name in own:
-            del refs[name]
+            refs.pop(name, None)
+        gone.refs = len(own)
         removed.append(gone)
     if ws is not None and refs:
         ws.delete_refs(refs)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convgit.base.errors import HostileSnapshotError, RestoreBlockedError, WorkspaceError
-from convgit.git import rules, snapshots, watcher
+from convgit.git import names, rules, snapshots, watcher
 from convgit.git.kept_out import KeptOut
 from convgit.git.objects import Change, Delta, Objects, diff
 from convgit.git.private_index import PrivateIndex
@@ -197,6 +197,28 @@ class Workspace:
     def refs_under(self, prefix: str) -> dict[str, str]:
         """The refs under ``prefix`` (in refs/convgit/), name -> commit."""
         return self._git.refs_under(prefix)
+
+    def convgit_refs(self) -> dict[str, str]:
+        """Every ref convgit wrote in this repository, of every family (``names``)."""
+        return self._git.refs_under(names.PREFIX)
+
+    def session_refs(self, sid: str, *, trashed: bool = False) -> dict[str, str]:
+        """Session ``sid``'s refs (its snapshots, replaced snapshots and saved states; with
+        ``trashed``, those it has in the trash), name -> commit."""
+        folder = names.trash_prefix(sid) if trashed else names.session_prefix(sid)
+        return self._git.refs_under(folder)
+
+    def saved_state_refs(self) -> dict[str, str]:
+        """The ref of every saved state, of every session (listed by their pattern: a few ms
+        beside 20,000 snapshot refs, where all of refs/convgit/ takes ten times as long)."""
+        return self._git.refs_under(names.SAFETY_PATTERN)
+
+    def delete_session_refs(self, sid: str, *, trashed: bool = False) -> dict[str, str]:
+        """Delete session ``sid``'s refs (``session_refs``), all or none: git gc may then prune
+        their commits. Returns them."""
+        found = self.session_refs(sid, trashed=trashed)
+        self._git.delete_refs(found)
+        return found
 
     def move_refs(self, moves: Sequence[tuple[str, str, str]]) -> None:
         """Rename refs (old name, new name, commit), all or none; the commits stay kept."""
