@@ -40,7 +40,6 @@ import base64
 import hashlib
 import importlib
 import json
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +48,7 @@ from typing import Any, NamedTuple
 from convgit import schema
 from convgit.base import codec
 from convgit.base.errors import UsageError
+from convgit.conversation import refs
 
 # agent name -> the module whose ``IMPORTER`` reads that agent's files
 IMPORTERS: dict[str, str] = {
@@ -58,8 +58,7 @@ IMPORTERS: dict[str, str] = {
     "pi": "convgit.agents.pi.reading",
 }
 
-_SAFE_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,127}")
-_RESERVED = frozenset({"root", "head"})
+_RESERVED = refs.RESERVED_IDS | {refs.LEAF_ALIAS.lower()}  # and `head`, HEAD in any case
 CHECK_BYTES = 256  # the bytes at the start and before a saved offset that must not change
 _DECODER = json.JSONDecoder()
 _TORN = ("is not JSON", "is not UTF-8")  # what a last line cut mid-write looks like
@@ -256,7 +255,7 @@ def derived_id(record: Record, prefix: str = "l") -> str:
 
 
 def _is_safe(ident: str) -> bool:
-    return _SAFE_ID.fullmatch(ident) is not None and ident not in _RESERVED
+    return refs.SAFE_ID.fullmatch(ident) is not None and ident not in _RESERVED
 
 
 def _digest(value: str | bytes, size: int) -> str:

@@ -27,9 +27,8 @@ from convgit.cli.program import (
     options,
     out,
 )
+from convgit.conversation.refs import LEAF, WORKING_TREE, is_saved_ref
 from convgit.session import Session
-from convgit.session.runs import WORKING_TREE
-from convgit.store.sidecar import is_saved_ref
 
 
 @command()
@@ -62,7 +61,7 @@ def status(json: JsonFlag = False) -> None:
 
 @command()
 def snapshot(
-    ref: Annotated[str, typer.Argument(help="The entry to attach the snapshot to.")] = "@",
+    ref: Annotated[str, typer.Argument(help="The entry to attach the snapshot to.")] = LEAF,
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Replace another entry's snapshot without asking.")
     ] = False,

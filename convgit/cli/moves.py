@@ -15,6 +15,7 @@ from convgit.cli.program import (
     out,
     positive,
 )
+from convgit.conversation.refs import LEAF
 from convgit.session import Session
 
 if TYPE_CHECKING:
@@ -152,7 +153,7 @@ def edit(
 
 @command()
 def retry(
-    ref: Annotated[str, typer.Argument(help="The reply to try again (default: the leaf).")] = "@",
+    ref: Annotated[str, typer.Argument(help="The reply to try again (default: the leaf).")] = LEAF,
     turn: Annotated[
         bool,
         typer.Option(

@@ -19,8 +19,8 @@ from convgit.cli.program import (
     out,
     positive,
 )
+from convgit.conversation.refs import LEAF, is_saved_ref
 from convgit.session import Session
-from convgit.store.sidecar import is_saved_ref
 
 
 @command()
@@ -98,7 +98,7 @@ def tree_cmd(
 
 @command("show")
 def show_cmd(
-    ref: Annotated[str, typer.Argument(help="An id prefix, label, @, @~N or root.")] = "@",
+    ref: Annotated[str, typer.Argument(help="An id prefix, label, @, @~N or root.")] = LEAF,
     patch: Annotated[
         bool,
         typer.Option(

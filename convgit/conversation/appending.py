@@ -9,26 +9,22 @@ the active leaf: ``admit`` returns the ``leaf`` record that keeps it where it wa
 
 from __future__ import annotations
 
-import re
 from itertools import chain
 from typing import Any
 
 from convgit import schema
 from convgit.base.errors import InvalidEntryError, NotFoundError
+from convgit.conversation import refs
 from convgit.conversation.parts import PartError, normalised_content
 from convgit.conversation.tree import Tree
 
-# what `resolve` can never read as something else: no '~', '@', spaces, capitals or leading '-'
-REFERENCE_SAFE_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,127}")
-RESERVED_IDS = frozenset({"root"})
-
 
 def id_problem(ident: str) -> str | None:
-    if REFERENCE_SAFE_ID.fullmatch(ident) and ident not in RESERVED_IDS:
+    if refs.is_safe_id(ident):
         return None
     return (
         f"has the id {ident!r}, which references could misread: use lowercase letters, digits,"
-        " '-' and '_' (starting with a letter or digit; not 'root')"
+        f" '-' and '_' (starting with a letter or digit; not '{refs.ROOT}')"
     )
 
 

@@ -1,9 +1,22 @@
-"""References and the places they lead to in a conversation tree: resolving ``@``, ``@~N``,
-``root``, ``:N``, labels and id prefixes; the newest leaf below an entry; the tool calls still
-waiting at an entry. Pure functions over a ``Tree``."""
+"""The reference grammar, said once, and the places references lead to in a conversation tree:
+resolving ``@``, ``@~N``, ``root``, ``:N``, labels and id prefixes; the newest leaf below an
+entry; the tool calls still waiting at an entry. Pure functions over a ``Tree``.
+
+Every reserved word and sign of the grammar is a constant here; the commands, the store's
+``saved:`` and ``REF@{N}`` readers, the label and id checks and the importers ask this module
+instead of spelling them:
+
+* ``@`` (or git's ``HEAD``): the leaf; ``root``: the first entry of the active path;
+* ``:N``: the N-th user message of the active path (``:-N`` counts from its end);
+* ``X~N``: N entries up from X (``X~`` is ``X~1``);
+* ``X@{N}``: the snapshot of X's entry N back (a replaced one);
+* ``saved:ID``: a saved state of the working tree (``saved:`` and 4 or more hex digits);
+* ``.``: in ``run``, the files of the working tree now.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from convgit.base.errors import AmbiguousRefError, NotFoundError, UsageError
@@ -11,6 +24,72 @@ from convgit.schema import tool_call_ids
 
 if TYPE_CHECKING:
     from convgit.conversation.tree import Tree
+
+LEAF = "@"
+LEAF_ALIAS = "HEAD"  # git's word for where you are, read as @
+ROOT = "root"
+USER_MESSAGE = ":"  # begins `:N`
+BACK = "~"  # joins `X~N`
+SNAPSHOT_BACK = "@{"  # begins the `@{N}` of `X@{N}`
+SAVED = "saved:"  # begins `saved:ID`
+WORKING_TREE = "."  # the REF of `run` that means the files of the working tree now
+SAVED_DIGITS = 12  # the hex digits of a saved state's commit in its printed name
+# words that are references whatever the tree holds: never a label
+RESERVED_WORDS = (LEAF, LEAF_ALIAS, ROOT, WORKING_TREE)
+# an id `resolve` can never read as something else: no '~', '@', spaces, capitals or leading
+# '-', and not a reserved word that ids could spell (lowercase)
+SAFE_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,127}")
+RESERVED_IDS = frozenset({ROOT})
+_SNAPSHOT_BACK = re.compile(r"(.*)" + re.escape(SNAPSHOT_BACK) + r"([0-9]+)\}")
+
+
+def is_safe_id(ident: str) -> bool:
+    """True for an entry id that no reference form could misread."""
+    return SAFE_ID.fullmatch(ident) is not None and ident not in RESERVED_IDS
+
+
+def saved_id(commit: str) -> str:
+    """The name a saved state is printed and addressed by: ``saved:`` and 12 hex digits."""
+    return SAVED + commit[:SAVED_DIGITS]
+
+
+def is_saved_ref(ref: str) -> bool:
+    """True for a reference to a saved state rather than to an entry."""
+    return ref.strip().startswith(SAVED)
+
+
+def saved_digits(ref: str) -> str:
+    """What follows ``saved:`` in ``ref`` (the prefix of a saved state's commit), lowercased."""
+    return ref.strip()[len(SAVED) :].lower()
+
+
+def snapshot_back(ref: str) -> tuple[str, int]:
+    """``REF@{N}``: REF (``@`` when only ``@{N}`` is given) and N, how many snapshots back of
+    REF's entry (0: its snapshot now, 1: the one that replaced, ...); any other ref: (ref, 0)."""
+    found = _SNAPSHOT_BACK.fullmatch(ref.strip())
+    if found is None:
+        return ref, 0
+    return found.group(1) or LEAF, int(found.group(2))
+
+
+def label_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a label (a reference would read it as something else), else None."""
+    if (
+        not name
+        or name != name.strip()
+        or any(c in name for c in BACK + " \t\n")
+        or name.startswith(USER_MESSAGE)  # `:N` is the N-th user message
+        or name in RESERVED_WORDS
+        or name.startswith(SAVED)
+        or SNAPSHOT_BACK in name  # REF@{N} names a replaced snapshot
+    ):
+        words = ", ".join(RESERVED_WORDS[:-1]) + " or " + RESERVED_WORDS[-1]
+        return (
+            f"'{name}' cannot be a label: use a word without spaces, '{BACK}' or"
+            f" '{SNAPSHOT_BACK}', not starting with '{USER_MESSAGE}' or {SAVED} (which name user"
+            f" messages and saved states), and not {words}"
+        )
+    return None
 
 
 def newest_leaf(tree: Tree, ident: str) -> str:
@@ -66,11 +145,11 @@ def resolve(tree: Tree, ref: str) -> str:
     ref = ref.strip()
     if not ref:
         raise UsageError("An empty reference names no entry; give one (@ is the leaf).")
-    base, _, back = ref.partition("~")
+    base, _, back = ref.partition(BACK)
     steps = 0
-    if back or ref.endswith("~"):
+    if back or ref.endswith(BACK):
         if back and not (back.isascii() and back.isdigit()):  # '²' is a digit to isdigit
-            raise UsageError(f"'{ref}' is not a reference: what follows '~' must be a number.")
+            raise UsageError(f"'{ref}' is not a reference: what follows '{BACK}' must be a number.")
         steps = int(back) if back else 1
     ident = _resolve_base(tree, base)
     for _ in range(steps):
@@ -106,15 +185,15 @@ def _user_message(tree: Tree, base: str) -> str:
 
 
 def _resolve_base(tree: Tree, base: str) -> str:
-    if base in ("@", "HEAD", ""):
+    if base in (LEAF, LEAF_ALIAS, ""):
         if tree.leaf is None:
             raise NotFoundError("The session has no entries yet.", 'convgit user "..."')
         return tree.leaf
-    if base == "root":
+    if base == ROOT:
         if tree.leaf is None:
             raise NotFoundError("The session has no entries yet.", 'convgit user "..."')
         return tree.path()[0]
-    if base.startswith(":"):
+    if base.startswith(USER_MESSAGE):
         return _user_message(tree, base)
     if base in tree.entries:
         return base

@@ -28,8 +28,8 @@ from convgit.base.errors import (
     UsageError,
 )
 from convgit.conversation import appending
+from convgit.conversation.refs import is_saved_ref
 from convgit.session import files as session_files
-from convgit.store.sidecar import SAVED_PREFIX
 
 if TYPE_CHECKING:
     from convgit.schema import Entry
@@ -262,7 +262,7 @@ def _resent(raw: list[dict[str, Any]], known: dict[str, Any]) -> set[int]:
         ident = record.get("id")
         if not isinstance(ident, str):
             continue
-        if ident.startswith(SAVED_PREFIX):
+        if is_saved_ref(ident):
             raise InvalidEntryError(
                 f"Entry {number} has the id {ident}, which names a saved state; nothing was"
                 " appended."

@@ -20,14 +20,13 @@ from convgit import schema
 from convgit.base import faults
 from convgit.base.errors import ConvgitError, NotFoundError, NoWorkspaceError, RefusedError
 from convgit.conversation import tree
+from convgit.conversation.refs import LEAF, is_saved_ref, snapshot_back
 from convgit.git import names
 from convgit.store.location import find_git, fsmonitor
 from convgit.store.sidecar import (
     Pruned,
     SavedState,
     SnapshotInfo,
-    is_saved_ref,
-    snapshot_back,
 )
 
 if TYPE_CHECKING:
@@ -463,7 +462,7 @@ def add_worktree(session: Session, ref: str, directory: Path) -> str:
 
 
 def snapshot(
-    session: Session, ref: str = "@", *, only_if_changed: bool = False
+    session: Session, ref: str = LEAF, *, only_if_changed: bool = False
 ) -> SnapshotInfo | None:
     target = session.resolve(ref)
     ws = session.workspace()

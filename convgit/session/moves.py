@@ -15,13 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from convgit import schema
 from convgit.base.errors import NotFoundError, RefusedError, UsageError
-from convgit.conversation import appending, branching, tree
+from convgit.conversation import appending, branching, refs, tree
 from convgit.git import names
 from convgit.session import appending as session_append
 from convgit.session import files as session_files
 from convgit.session import opening
-from convgit.session.runs import WORKING_TREE
-from convgit.store.sidecar import SAVED_PREFIX
 
 if TYPE_CHECKING:
     from convgit.session import Session
@@ -124,7 +122,7 @@ def edit(session: Session, ref: str, text: str) -> str:
     return str(made[0]["id"])
 
 
-def retry(session: Session, ref: str = "@", *, turn: bool = False) -> str:
+def retry(session: Session, ref: str = refs.LEAF, *, turn: bool = False) -> str:
     target = session.resolve(ref)
     record = session.tree.entries[target]
     if turn:
@@ -240,17 +238,6 @@ def _describe(record: dict[str, Any]) -> str:
 
 
 def _check_label(name: str) -> None:
-    if (
-        not name
-        or name != name.strip()
-        or any(c in name for c in "~ \t\n")
-        or name.startswith(":")  # `:N` is the N-th user message
-        or name in ("@", "HEAD", "root", WORKING_TREE)
-        or name.startswith(SAVED_PREFIX)
-        or "@{" in name  # REF@{N} names a replaced snapshot
-    ):
-        raise UsageError(
-            f"'{name}' cannot be a label: use a word without spaces, '~' or '@{{', not starting"
-            f" with ':' or {SAVED_PREFIX} (which name user messages and saved states), and not @,"
-            " HEAD, root or ."
-        )
+    problem = refs.label_problem(name)
+    if problem is not None:
+        raise UsageError(problem)

@@ -34,11 +34,12 @@ from convgit.base.errors import (
     UsageError,
     signal_name,
 )
+from convgit.conversation.refs import is_saved_ref, saved_id
 from convgit.git import names
 from convgit.git.keeps import Keeps
 from convgit.session import files as session_files
 from convgit.session import restore_notes, saved_states
-from convgit.store.sidecar import SavedState, is_saved_ref, saved_id
+from convgit.store.sidecar import SavedState
 
 if TYPE_CHECKING:
     from convgit.session import Session

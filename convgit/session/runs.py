@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from convgit import schema
 from convgit.base.errors import NotFoundError, RefusedError, UsageError
 from convgit.conversation import appending
+from convgit.conversation.refs import WORKING_TREE
 from convgit.git import names
 from convgit.git.restoreplan import relative_paths
 from convgit.session import appending as session_append
@@ -26,8 +27,6 @@ from convgit.session import files as session_files
 if TYPE_CHECKING:
     from convgit.session import Session
     from convgit.workspace.sidebyside import Outcome
-
-WORKING_TREE = "."  # the REF of `run` that means the files of the working tree now
 
 
 @dataclass(frozen=True)

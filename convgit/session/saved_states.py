@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from convgit import schema
 from convgit.base.errors import NotFoundError, RefusedError
-from convgit.conversation import tree
+from convgit.conversation import refs, tree
 from convgit.git import names
 from convgit.session import files as session_files
 from convgit.store import jsonl, sessions
@@ -121,7 +121,7 @@ def find(session: Session, ref: str) -> SavedState:
 
 def _let_go(session: Session, ref: str) -> Pruned | None:
     """The saved state gc let go that ``ref`` names, in any session of the store."""
-    wanted = ref.strip()[len("saved:") :].lower()
+    wanted = refs.saved_digits(ref)
     if len(wanted) < 4:
         return None
     for sid in session.location.session_ids():

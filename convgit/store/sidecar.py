@@ -10,7 +10,6 @@ caller-chosen ids that do are refused), so the two can never be confused.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -18,30 +17,7 @@ from convgit import schema
 from convgit.base import codec
 from convgit.base.errors import AmbiguousRefError, CorruptStoreError, NotFoundError
 from convgit.conversation import tree
-
-SAVED_PREFIX = "saved:"
-
-
-def saved_id(commit: str) -> str:
-    """The name a saved state is printed and addressed by."""
-    return SAVED_PREFIX + commit[:12]
-
-
-def is_saved_ref(ref: str) -> bool:
-    """True for a reference to a saved state rather than to an entry."""
-    return ref.strip().startswith(SAVED_PREFIX)
-
-
-_BACK = re.compile(r"(.*)@\{([0-9]+)\}")
-
-
-def snapshot_back(ref: str) -> tuple[str, int]:
-    """``REF@{N}``: REF (``@`` when only ``@{N}`` is given) and N, how many snapshots back of
-    REF's entry (0: its snapshot now, 1: the one that replaced, ...); any other ref: (ref, 0)."""
-    found = _BACK.fullmatch(ref.strip())
-    if found is None:
-        return ref, 0
-    return found.group(1) or "@", int(found.group(2))
+from convgit.conversation.refs import saved_digits, saved_id
 
 
 @dataclass(frozen=True)
@@ -280,7 +256,7 @@ class Sidecar:
 
 def find_saved(states: list[SavedState], ref: str) -> SavedState:
     """The one of ``states`` that ``ref`` names (``saved:`` and a prefix of its commit)."""
-    wanted = ref.strip()[len(SAVED_PREFIX) :].lower()
+    wanted = saved_digits(ref)
     if len(wanted) < 4 or any(c not in "0123456789abcdef" for c in wanted):
         raise NotFoundError(
             f"'{ref}' is not a saved state: give saved: and at least 4 hex digits.",

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from convgit.conversation.refs import saved_id
 from convgit.text.render import SNAPSHOT_MARK, Styled, entry_line, summary
 
 if TYPE_CHECKING:
@@ -311,7 +312,7 @@ def gc_lines(report: Any) -> list[str]:
     kinds = {"snapshot": "snapshot", "replaced": "replaced snapshot", "saved": "saved state"}
     for item in sorted(gone, key=lambda i: (i.session, i.ts)):
         what = kinds.get(item.what, item.what)
-        name = f"saved:{item.commit[:12]}" if item.what == "saved" else item.short
+        name = saved_id(item.commit) if item.what == "saved" else item.short
         lines.append(f"  {name}  {item.ts[:10]}  {what} (session {item.session})")
     counts = {kind: sum(1 for i in gone if i.what == kind) for kind in kinds}
     said = [f"{n} {kinds[k]}{'' if n == 1 else 's'}" for k, n in counts.items() if n]

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from convgit.conversation.refs import saved_id
 from convgit.git.objects import GITLINK
-from convgit.store.sidecar import saved_id
 from convgit.text import html
 
 if TYPE_CHECKING:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from convgit.base.errors import AmbiguousRefError, NotFoundError, UsageError
+from convgit.conversation import refs
 from convgit.conversation.tree import Tree, build_records
 
 HEADER = {"type": "session", "v": 1, "id": "s1", "created": "2026-12-01T00:00:00Z", "cwd": "."}
@@ -98,3 +99,63 @@ def test_an_empty_session_names_no_entry_for_the_leaf_forms() -> None:
     for ref in ("@", "root", ":1"):
         with pytest.raises(NotFoundError, match=r"The session has no entries yet\."):
             empty.resolve(ref)
+
+
+# -- the grammar's other readers: REF@{N}, saved:ID, labels and ids (``convgit.conversation.refs``)
+
+
+@pytest.mark.parametrize(
+    ("ref", "split"),
+    [
+        ("@{1}", ("@", 1)),
+        ("planB@{2}", ("planB", 2)),
+        ("cc22@{0}", ("cc22", 0)),
+        (" cc22@{3} ", ("cc22", 3)),
+        ("cc22", ("cc22", 0)),
+        ("cc22@{x}", ("cc22@{x}", 0)),  # not a number: the whole is the ref
+        ("@", ("@", 0)),
+    ],
+)
+def test_a_snapshot_back_reference_splits_into_its_ref_and_count(
+    ref: str, split: tuple[str, int]
+) -> None:
+    assert refs.snapshot_back(ref) == split
+
+
+def test_a_saved_states_name_is_read_back_by_the_saved_readers() -> None:
+    commit = "219b5438d00c4f1e9a0b6f2e7c1d3a5b8e9f0a1b"
+    name = refs.saved_id(commit)
+    assert name == "saved:219b5438d00c"
+    assert refs.is_saved_ref(name) and refs.is_saved_ref(f"  {name}")
+    assert refs.saved_digits(" saved:219B5438D00C ") == commit[:12], "hex digits in any case"
+    assert not refs.is_saved_ref("cc22") and not refs.is_saved_ref("saved")
+
+
+@pytest.mark.parametrize(
+    "name", ["@", "HEAD", "root", ".", ":1", "saved:ab12", "a~1", "a@{1}", "a b", " a", ""]
+)
+def test_a_word_the_grammar_reads_cannot_be_a_label(name: str) -> None:
+    problem = refs.label_problem(name)
+    assert problem is not None and problem.startswith(f"'{name}' cannot be a label")
+    assert problem.endswith("and not @, HEAD, root or .")
+
+
+@pytest.mark.parametrize("name", ["planB", "v1.0", "fix-2", "my_label", "head"])
+def test_any_other_word_can_be_a_label_and_resolve_reads_it_as_one(name: str) -> None:
+    assert refs.label_problem(name) is None
+    labelled = build_records(
+        [
+            HEADER,
+            _message("aa11", None, "user"),
+            {"type": "label", "target": "aa11", "label": name, "ts": "2026-12-01T00:00:00Z"},
+        ]
+    )
+    assert labelled.resolve(name) == "aa11"
+
+
+@pytest.mark.parametrize(
+    ("ident", "safe"),
+    [("aa11", True), ("x-1_b", True), ("root", False), ("Aa11", False), ("-a", False)],
+)
+def test_an_id_is_safe_only_when_no_reference_form_could_misread_it(ident: str, safe: bool) -> None:
+    assert refs.is_safe_id(ident) is safe
