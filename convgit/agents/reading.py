@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import importlib
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -47,16 +46,7 @@ from typing import Any, NamedTuple
 
 from convgit import schema
 from convgit.base import codec
-from convgit.base.errors import UsageError
 from convgit.conversation import refs
-
-# agent name -> the module whose ``IMPORTER`` reads that agent's files
-IMPORTERS: dict[str, str] = {
-    "claude-code": "convgit.agents.claude_code.reading",
-    "codex": "convgit.agents.codex.reading",
-    "gemini": "convgit.agents.gemini.reading",
-    "pi": "convgit.agents.pi.reading",
-}
 
 _RESERVED = refs.RESERVED_IDS | {refs.LEAF_ALIAS.lower()}  # and `head`, HEAD in any case
 CHECK_BYTES = 256  # the bytes at the start and before a saved offset that must not change
@@ -449,11 +439,10 @@ class Importer:
 
 def importer(agent: str) -> Importer:
     """The importer for ``agent``; a UsageError names the known agents."""
-    module = IMPORTERS.get(agent)
-    if module is None:
-        known = ", ".join(sorted(IMPORTERS))
-        raise UsageError(f"There is no importer for '{agent}': use one of {known}.")
-    found: Importer = importlib.import_module(module).IMPORTER
+    from convgit.agents import registry
+
+    unknown = "There is no importer for '{name}': use one of {known}."
+    found: Importer = registry.agent(agent, "reading", unknown=unknown).part("reading").IMPORTER
     return found
 
 
