@@ -17,16 +17,15 @@ from pathlib import Path
 from convgit.base import faults
 from convgit.base.errors import RestoreBlockedError
 from convgit.git.objects import BLOB, EXEC, GITLINK, LEGACY_BLOB, TREE, Objects, TreeEntry
+from convgit.git.paths import folders_above
 from convgit.git.restoreplan import lstat
 from convgit.git.run import Git
 
 
 def real_parent(root: Path, path: str) -> bool:
     """True when every folder above ``path`` is a real folder (no symlink) under ``root``."""
-    current = os.fspath(root)
-    for part in path.split("/")[:-1]:
-        current = os.path.join(current, part)
-        info = lstat(current)
+    for folder in folders_above(path):
+        info = lstat(os.path.join(root, folder))
         if info is None or not stat.S_ISDIR(info.st_mode):
             return False
     return True

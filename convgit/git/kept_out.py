@@ -3,6 +3,8 @@ working tree (under any name), and any folder named ``.convgit``."""
 
 from __future__ import annotations
 
+from convgit.git.paths import folders_above
+
 STORE_NAME = ".convgit"  # a folder of this name is a convgit store, wherever it is
 STORE_REASON = "convgit's store"
 
@@ -23,8 +25,7 @@ class KeptOut:
             if path.startswith(folder + b"/"):
                 return folder
         if STORE_NAME.encode() in path:
-            parts = path.split(b"/")
-            for depth, part in enumerate(parts[:-1]):
-                if part == STORE_NAME.encode():
-                    return b"/".join(parts[: depth + 1])
+            for folder in folders_above(path):
+                if folder.rpartition(b"/")[2] == STORE_NAME.encode():
+                    return folder
         return None

@@ -42,6 +42,7 @@ from convgit.git import exact, restoreplan, rules
 from convgit.git.keeps import Keeps
 from convgit.git.kept_out import STORE_REASON
 from convgit.git.objects import BLOB, EXEC, LINK, Change, Delta, Objects, diff
+from convgit.git.paths import folders_above
 from convgit.git.private_index import LOCK_TIMEOUT, PrivateIndex, forget_files, set_entries
 from convgit.git.restoreguard import Guard
 from convgit.git.restoreplan import Skipped, lstat
@@ -262,7 +263,7 @@ class Restore:
         found: dict[str, str] = {}
         skipped = self._target_skipped
         for path in paths:
-            for lead in (path, *restoreplan.leading(path)):
+            for lead in (path, *folders_above(path)):
                 why = skipped.get(lead) or skipped.get(codec.shown(lead))  # records show names
                 if why is not None:
                     found[path] = f"not in the snapshot: {why}"

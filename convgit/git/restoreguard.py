@@ -31,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from convgit.git.objects import GITLINK, LINK, Delta, Objects
+from convgit.git.paths import folders_above
 from convgit.git.restoreplan import lstat
 from convgit.git.run import WHOLE_INDEX, Git
 
@@ -154,11 +155,8 @@ class Guard:
 
     def _way_clear(self, path: str) -> str | None:
         """None when every folder above ``path`` is a real folder or absent."""
-        parts = os.fsencode(path).split(b"/")[:-1]
-        folder = self._root
-        for part in parts:
-            folder = os.path.join(folder, part)
-            info = lstat(folder)
+        for folder in folders_above(os.fsencode(path)):
+            info = lstat(os.path.join(self._root, folder))
             if info is None:
                 return None
             if not stat.S_ISDIR(info.st_mode):

@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 
 from convgit.base.errors import NotFoundError, RefusedError, RestoreBlockedError, UsageError
 from convgit.git.objects import GITLINK, Delta, bad_name
+from convgit.git.paths import folders_above
 
 
 @dataclass(frozen=True)
@@ -35,17 +36,9 @@ def lstat(path: str | bytes | Path) -> os.stat_result | None:
         return None
 
 
-def leading(path: str) -> list[str]:
-    """The folders above ``path``, nearest last: ``a/b/c`` -> ``a``, ``a/b``."""
-    parts = path.split("/")
-    return ["/".join(parts[:i]) for i in range(1, len(parts))]
-
-
 def real_folders(root: bytes, path: bytes, known: dict[bytes, bool]) -> bool:
     """True when every folder above ``path`` is a real folder, no symlink (``known`` caches)."""
-    folders = path.split(b"/")[:-1]
-    for depth in range(1, len(folders) + 1):
-        folder = b"/".join(folders[:depth])
+    for folder in folders_above(path):
         if folder not in known:
             info = lstat(os.path.join(root, folder))
             known[folder] = info is not None and stat.S_ISDIR(info.st_mode)
@@ -56,9 +49,7 @@ def real_folders(root: bytes, path: bytes, known: dict[bytes, bool]) -> bool:
 
 def repository_above(root: bytes, path: bytes, known: dict[bytes, bool]) -> bytes | None:
     """The folder above ``path`` that holds a ``.git`` (a nested repository), if any."""
-    folders = path.split(b"/")[:-1]
-    for depth in range(1, len(folders) + 1):
-        folder = b"/".join(folders[:depth])
+    for folder in folders_above(path):
         if folder not in known:
             known[folder] = os.path.lexists(os.path.join(root, folder, b".git"))
         if known[folder]:
@@ -101,9 +92,8 @@ def select(deltas: list[Delta], paths: list[str], known: Callable[[str], bool]) 
     # A file that stands where a chosen path needs a folder must go as well.
     by_path = {d.path: d for d in deltas}
     for path in list(chosen):
-        parts = path.split("/")
-        for i in range(1, len(parts)):
-            lead = by_path.get("/".join(parts[:i]))
+        for folder in folders_above(path):
+            lead = by_path.get(folder)
             if lead is not None and lead.new is None:
                 chosen.add(lead.path)
     return [d for d in deltas if d.path in chosen]
@@ -207,7 +197,7 @@ def _check_write(
     paths are (mode, holds a .git), each looked at once per plan."""
     assert delta.new is not None
     top = os.fspath(root)
-    for lead in leading(delta.path):
+    for lead in folders_above(delta.path):
         known = seen.get(lead)
         if known is None:
             found = lstat(os.path.join(top, lead))

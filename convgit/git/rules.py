@@ -26,7 +26,7 @@ from pathlib import Path
 
 from convgit.base.errors import WorkspaceError
 from convgit.git.objects import BLOB, EXEC, LEGACY_BLOB, Objects
-from convgit.git.restoreplan import leading
+from convgit.git.paths import folders_above
 from convgit.git.run import SAFE, Git, git_words
 
 EXCLUDE, EXCLUDES_FILE, SPARSE = "exclude", "excludesFile", "sparse-checkout"
@@ -187,7 +187,7 @@ def _gitignores(
 ) -> tuple[dict[str, bytes], bool]:
     """The target's .gitignore files on the way to ``paths`` (name -> blob id), and whether
     any of them differs from the files now."""
-    folders = {lead for path in paths for lead in ("", *leading(path))}
+    folders = {lead for path in paths for lead in ("", *folders_above(path))}
     found: dict[str, bytes] = {}
     differs = False
     for folder in sorted(folders):

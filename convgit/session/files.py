@@ -22,6 +22,7 @@ from convgit.base.errors import ConvgitError, NotFoundError, NoWorkspaceError, R
 from convgit.conversation import tree
 from convgit.conversation.refs import LEAF, is_saved_ref, snapshot_back
 from convgit.git import names
+from convgit.git.paths import and_above
 from convgit.store.location import find_git, fsmonitor
 from convgit.store.sidecar import (
     Pruned,
@@ -503,7 +504,7 @@ def _compared(
     out: list[Change] = []
     for change in ws.changes(a, b):
         lacking = {"added": a_skipped, "deleted": b_skipped}.get(change.status, {})
-        why = next((lacking[p] for p in _and_above(change.path) if p in lacking), None)
+        why = next((lacking[p] for p in and_above(change.path) if p in lacking), None)
         if why is None:
             out.append(change)
         else:
@@ -513,11 +514,6 @@ def _compared(
 
 def _skipped(snap: SnapshotInfo) -> dict[str, str]:
     return {str(s["path"]): str(s.get("reason", "")) for s in snap.skipped}
-
-
-def _and_above(path: str) -> list[str]:
-    parts = path.split("/")
-    return ["/".join(parts[:i]) for i in range(len(parts), 0, -1)]
 
 
 def _reason_word(reason: str) -> str:

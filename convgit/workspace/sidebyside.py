@@ -36,6 +36,7 @@ from convgit.base.errors import (
 )
 from convgit.base.process_groups import GRACE, Interrupts, ProcessGroups, tail
 from convgit.git.objects import BLOB, LEGACY_BLOB, TREE
+from convgit.git.paths import folders_above
 from convgit.git.restoreplan import relative_path
 from convgit.workspace import Workspace, user_env
 from convgit.workspace.sidebyside_worktrees import Worktrees, sweep
@@ -131,11 +132,6 @@ def _check_links(ws: Workspace, links: Sequence[str]) -> list[str]:
     return clean
 
 
-def _parents(path: str) -> list[str]:
-    parts = path.split("/")
-    return ["/".join(parts[:depth]) for depth in range(1, len(parts))]
-
-
 def _check_targets(
     ws: Workspace, targets: Sequence[Target], program: str, links: list[str]
 ) -> None:
@@ -152,7 +148,7 @@ def _check_targets(
             raise NotFoundError(f"There is no executable {where}; nothing was run.")
     else:
         in_trees = relative_path(program)
-    wanted = sorted({*links, *(p for link in links for p in _parents(link))})
+    wanted = sorted({*links, *(p for link in links for p in folders_above(link))})
     if in_trees is not None:
         wanted.append(in_trees)
     if not wanted:
@@ -165,7 +161,7 @@ def _check_targets(
                     f"{link} is in {target.what}, so it cannot be linked there: --link is for"
                     " paths snapshots leave out (ignored files such as .venv or node_modules)."
                 )
-            folder = next((p for p in _parents(link) if modes[p] not in (None, TREE)), None)
+            folder = next((p for p in folders_above(link) if modes[p] not in (None, TREE)), None)
             if folder is not None:
                 raise RefusedError(
                     f"{folder} is a file in {target.what}, so {link} cannot be linked."
