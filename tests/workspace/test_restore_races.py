@@ -39,10 +39,13 @@ V1, V2 = b"version one\n", b"version two\n"
 NAME = "files/a_folder_with_a_longer_name/f{:03}_with_a_descriptive_name.txt"
 
 
-def _slow_filter(repo: GitRepo, marker: Path, *, clean_delay: float = 0.0) -> None:
-    """Every .txt file goes through a filter: its smudge (git writing a file) sleeps 30 ms and
-    its clean (git reading one) touches ``marker`` first, and sleeps ``clean_delay``."""
-    repo.git("config", "filter.slow.smudge", "sleep 0.03; cat")
+def _slow_filter(
+    repo: GitRepo, marker: Path, *, clean_delay: float = 0.0, smudge_delay: float = 0.03
+) -> None:
+    """Every .txt file goes through a filter: its smudge (git writing a file) sleeps
+    ``smudge_delay`` and its clean (git reading one) touches ``marker`` first, and sleeps
+    ``clean_delay``."""
+    repo.git("config", "filter.slow.smudge", f"sleep {smudge_delay}; cat")
     repo.git("config", "filter.slow.clean", f"touch '{marker}'; sleep {clean_delay}; cat")
     repo.write(".gitattributes", "*.txt filter=slow\n")
 
@@ -87,10 +90,12 @@ def _gits_of(repo: GitRepo) -> list[int]:
     return found
 
 
-def _prepared(repo: GitRepo, marker: Path) -> tuple[str, dict[str, tuple[str, object]]]:
+def _prepared(
+    repo: GitRepo, marker: Path, smudge_delay: float = 0.03
+) -> tuple[str, dict[str, tuple[str, object]]]:
     """The task's snapshot holds version one of FILES files; the files now are version two.
     Returns the task's entry and the files now (what an undo must give back exactly)."""
-    _slow_filter(repo, marker)
+    _slow_filter(repo, marker, smudge_delay=smudge_delay)
     _many(repo, V1)
     convgit(repo.path, "init")
     task = convgit(repo.path, "user", "task", "--json").json()["id"]
@@ -159,8 +164,10 @@ def test_ctrl_c_at_a_terminal_never_leaves_a_file_half_written(
 ) -> None:
     """A terminal's Ctrl-C reaches the whole process group, git included: git finishes the
     files it was handed instead of dying between removing a file and writing it again, so no
-    file is missing, and the undo finds nothing that changed since the restore."""
-    task, before = _prepared(repo, tmp_path / "cleaned")
+    file is missing, and the undo finds nothing that changed since the restore. Each file takes
+    git 0.1 s here, so what it was handed (a pipe's worth of paths) takes longer than convgit
+    gives any other git to stop: it is waited for all the same, never cut off."""
+    task, before = _prepared(repo, tmp_path / "cleaned", smudge_delay=0.1)
     running = _start(repo, "restore", task, "--yes", group=True)
     _wait_until(lambda: _git_is_writing(repo), "git to write the first file")
     os.killpg(running.pid, signal.SIGINT)
