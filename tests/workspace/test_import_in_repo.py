@@ -4,23 +4,18 @@ snapshotted as usual. The user's git state is untouched throughout (the guard)."
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import orjson
 
+from tests.clirun import run
 from tests.workspace.gitrepo import GitRepo
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "claude-code" / "rewind.jsonl"
 
 
 def convgit(repo: GitRepo, *args: str) -> bytes:
-    done = subprocess.run(
-        [sys.executable, "-m", "convgit", *args], cwd=repo.path, capture_output=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr.decode()
-    return done.stdout
+    return run(*args, cwd=repo.path).out
 
 
 def test_an_import_snapshots_nothing_and_the_session_goes_on_live(repo: GitRepo) -> None:
