@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from convgit.agents import claude_code
+from convgit.agents.claude_code import live as claude_code
 from tests import clirun
 from tests.workspace.gitrepo import GitRepo
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import orjson
 
+from convgit.agents.reading import kept_text
 from convgit.conversation.replay import MISSING_RESULT
-from convgit.formats.importing import kept_text
-from convgit.formats.openai import TOOL_ERROR_PREFIX
+from convgit.providers.openai import TOOL_ERROR_PREFIX
 from tests.clirun import invoke, run
 
 _OWN_PROCESS = ("import", "export")

@@ -1,4 +1,4 @@
-"""The pieces every importer shares (convgit.formats.importing): reading an agent's JSONL with
+"""The pieces every importer shares (convgit.agents.reading): reading an agent's JSONL with
 its quirks, ids that survive a re-read, keeping the exact text, skipping what is there, and
 continuing from a saved offset."""
 
@@ -7,8 +7,9 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from convgit.formats import importing
-from convgit.formats.importing import Cursor, Known, Record
+from convgit.agents import reading as importing
+from convgit.agents.reading import Cursor, Known, Record
+from convgit.base.errors import UsageError
 
 
 def _texts(read: importing.Read) -> list[tuple[int, int, bytes]]:
@@ -198,5 +199,5 @@ def test_a_json_document_gives_each_element_of_a_list_with_its_text() -> None:
 
 
 def test_an_unknown_agent_is_a_usage_error() -> None:
-    with pytest.raises(importing.UsageError, match="claude-code"):
+    with pytest.raises(UsageError, match="claude-code"):
         importing.importer("no-such-agent")

@@ -1,6 +1,6 @@
-"""Each agent's reader (``IMPORTER.parse`` of convgit/formats/<agent>.py) on a few lines of that
-agent's format written here as bytes: one quirk per test, no file, no store, no process.
-tests/formats/ imports the fixtures end to end through the CLI; this is the fast layer below."""
+"""Each agent's reader (``IMPORTER.parse`` of convgit/agents/<agent>/reading.py) on a few
+lines of that agent's format written here as bytes: one quirk per test, no file, no store, no
+process. tests/formats/ imports the fixtures end to end through the CLI; this is the layer below."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from convgit.errors import NotAPiSessionError, NotARolloutError
-from convgit.formats.importing import Batch, Cursor, Known, importer
+from convgit.agents.reading import Batch, Cursor, Known, importer
+from convgit.base.errors import NotAPiSessionError, NotARolloutError
 
 
 def parse(agent: str, data: bytes) -> Batch:

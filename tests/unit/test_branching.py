@@ -1,6 +1,6 @@
-"""Branches, fork points and where a branch may start (convgit/branching.py), on trees built in
-memory: no store, no git, no process. `convgit branches`, `switch --branch N` and the refusal to
-fork inside a tool run rest on these."""
+"""Branches, fork points and where a branch may start (convgit/conversation/branching.py), on
+trees built in memory: no store, no git, no process. `convgit branches`, `switch --branch N`
+and the refusal to fork inside a tool run rest on these."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from convgit.branching import (
+from convgit.base.errors import NotFoundError
+from convgit.conversation.branching import (
     ROOTS,
     fork_at,
     fork_point,
@@ -17,7 +18,6 @@ from convgit.branching import (
     tool_run,
 )
 from convgit.conversation.tree import Tree, build_records
-from convgit.errors import NotFoundError
 
 TS = "2026-12-01T00:00:00Z"
 HEADER = {"type": "session", "v": 1, "id": "s1", "created": TS, "cwd": "."}

@@ -1,4 +1,4 @@
-"""What every importer shares (convgit/formats/importing.py), on bytes in memory: reading JSONL
+"""What every importer shares (convgit/agents/reading.py), on bytes in memory: reading JSONL
 a record at a time, the ids made from an agent's ids, the exact text kept, what a session
 already has, and where an import continues. No file, no store, no process."""
 
@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from convgit.errors import UsageError
-from convgit.formats.importing import (
+from convgit.agents.reading import (
     Cursor,
     Known,
     derived_id,
@@ -20,6 +19,7 @@ from convgit.formats.importing import (
     read_jsonl,
     resume,
 )
+from convgit.base.errors import UsageError
 
 # -- reading -------------------------------------------------------------------------------------
 
@@ -148,7 +148,7 @@ def test_a_known_record_come_back_with_other_text_is_kept_beside_once() -> None:
 
 
 def test_an_import_continues_only_where_the_file_still_starts_as_it_did() -> None:
-    from convgit.formats.importing import checkpoint
+    from convgit.agents.reading import checkpoint
 
     data = b'{"a": 1}\n{"b": 2}\n'
     saved = checkpoint("pi", "f.jsonl", Cursor(9, 1, 0, {"s": 1}), data[:9], data[:9])

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from convgit.errors import NotFoundError, RefusedError, RestoreBlockedError, UsageError
+from convgit.base.errors import NotFoundError, RefusedError, RestoreBlockedError, UsageError
 from convgit.git.objects import BLOB, GITLINK, Delta
 from convgit.git.restoreplan import Skipped, leading, plan, relative_path, select
 

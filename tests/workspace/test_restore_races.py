@@ -26,7 +26,8 @@ from unittest import mock
 
 import orjson
 
-from convgit import Session, faults
+from convgit import Session
+from convgit.base import faults
 from tests.clirun import start
 from tests.workspace.cli import convgit, one_sentence
 from tests.workspace.gitrepo import GitRepo

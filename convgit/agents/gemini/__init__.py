@@ -1,0 +1,4 @@
+"""Gemini CLI: its chat files read (``reading``)."""
+
+NAME = "gemini"
+TITLE = "Gemini CLI"

@@ -1,0 +1,191 @@
+"""Handing a convgit path back to the agent it came from. Where the agent reaches the entry
+itself (Claude Code's ``--resume-session-at``, for an entry on the branch it would load now),
+convgit prints that command and writes nothing: the agent's next turn is appended to its own
+transcript, below the entry, and comes back as a new branch there. Elsewhere it writes a new
+session file of the agent's own, holding exactly the path from the root to the entry (the
+records it was imported from, where it has them), which the agent resumes; the file's session
+is recorded as continuing the convgit session (``agent_session``), and what the agent would
+continue without being told (``claude -c``: the newest transcript) stays what it was. What is
+particular to each agent is in ``convgit.agents``."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from convgit.agents import importing as session_import
+from convgit.agents import reading, registry
+from convgit.base.errors import NotFoundError, RefusedError
+from convgit.conversation import branching
+from convgit.session import Session
+from convgit.session import files as session_files
+from convgit.session.restoring import RestoreResult
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """A session file written for the agent: its session id, file and the command that runs it."""
+
+    entry: str
+    agent: str
+    agent_session_id: str
+    path: Path
+    command: str
+    lines: int
+    restored: RestoreResult | None
+    written: bool = True  # False: the agent reaches the path in a transcript of its own
+    at: str | None = None  # the agent's record it resumes at, when the command names one
+
+    @property
+    def title(self) -> str:
+        return registry.title(self.agent) or self.agent
+
+    def to_json(self) -> dict[str, Any]:
+        found: dict[str, Any] = {
+            "agent": self.agent,
+            "agent_session_id": self.agent_session_id,
+            "path": str(self.path),
+            "command": self.command,
+            "entry": self.entry,
+            "written": self.written,
+            "resume_at": self.at,
+        }
+        if self.restored is not None:
+            found["restore"] = self.restored.to_json()
+        return found
+
+
+@dataclass(frozen=True)
+class Written:
+    """What the agent resumes: ``data`` written to ``path`` (None: nothing to write, the agent
+    reaches the path in its own file at ``path``), with ``command``."""
+
+    session: str
+    path: Path
+    data: bytes | None
+    command: str
+    at: str | None = None
+    keep_newest: bool = False  # the newest file in path's folder stays the newest
+
+
+def resume(
+    session: Session,
+    ref: str,
+    agent: str = registry.DEFAULT,
+    *,
+    restore: bool = False,
+    confirm: Callable[[RestoreResult], None] | None = None,
+) -> Resumed:
+    """Hand the path from the root to ``ref`` to ``agent``: the command of its own that
+    reaches it, else a new session file of the agent's holding exactly that path, from the
+    records it was imported from; when the agent resumes, its turns continue here as a new
+    branch below ``ref``. The active leaf moves to ``ref``; the files
+    change only with ``restore`` (to ``ref``'s nearest snapshot, saved first, as ``convgit
+    restore`` does; ``confirm`` is shown what it would change first, and raises to stop
+    before anything is written). Refused for a session of another agent, and for a path the
+    agent cannot hold."""
+    unknown = "convgit cannot hand a session back to '{name}': it resumes in {known}."
+    found = registry.agent(agent, "resume", unknown=unknown, error=RefusedError)
+    title = found.title
+    target = session.resolve(ref)  # a REF that names nothing is refused first, whatever the agent
+    header = session.tree.header or {}
+    if header.get("agent") != agent:
+        raise RefusedError(
+            f"Session {session.id} does not mirror a {title} session, so there is nothing"
+            f" {title} could resume.",
+            f"convgit sessions  (the ones with agent {agent})",
+        )
+    written: Written = found.part("resume").hand_back(session, target)
+    if restore:
+        nearest = session.nearest_snapshot(target)
+        gone = session_files.let_go_above(session, target)
+        if gone is not None:  # the nearest kept snapshot above holds other files
+            raise NotFoundError(
+                f"The files of entry {target} were the snapshot of {gone.entry}, which gc let"
+                f" go on {gone.day}.",
+                f"convgit resume {target} (without --restore) keeps the files as they are",
+            )
+        if nearest is None:
+            raise NotFoundError(f"Entry {target} has no snapshot above it to restore.")
+        if confirm is not None:
+            confirm(session.restore(nearest.entry, dry_run=True))
+    if written.data is None:  # the agent's next turn lands in a file this session mirrors
+        session.switch(target)
+    else:
+        newest = _newest(written.path.parent) if written.keep_newest else None
+        _write_new(written.path, written.data)
+        if newest is not None:
+            _make_older(written.path, newest)
+        session_import.mirror_agent_session(
+            session, agent, written.session, start=target, how="resume", leaf=target
+        )
+    restored = None
+    if restore:
+        nearest = session.nearest_snapshot(target)
+        assert nearest is not None
+        restored = session.restore(nearest.entry)
+        from convgit.session import appending as session_append
+
+        # told now, below REF: the agent's next turn hangs below the note (on the resumed path)
+        session_append.tell_now(session, target)
+    lines = 0 if written.data is None else written.data.count(b"\n")
+    return Resumed(
+        target, agent, written.session, written.path, written.command, lines, restored,
+        written=written.data is not None, at=written.at,
+    )  # fmt: skip
+
+
+# -- shared --------------------------------------------------------------------------------------
+
+
+def refuse_tool_run(session: Session, target: str, title: str) -> None:
+    refused = branching.refusal(session.tree, target, f"Resuming {title} at {target}")
+    if refused is not None:
+        raise refused
+
+
+def kept_line(session: Session, key: str) -> bytes | None:
+    """The exact text of the agent's line the session keeps under ``key`` (a record that
+    became no entry)."""
+    found = session.tree.kept.get(key)
+    return None if found is None else reading.kept_text(found)
+
+
+def imported(session: Session, agent: str) -> list[Path]:
+    """The files of ``agent``'s the session was imported from, first imported first."""
+    return [Path(source) for name, source in session.tree.imports if name == agent]
+
+
+def _newest(folder: Path) -> float | None:
+    """The newest modification time of the agent's session files in ``folder``, if any."""
+    times = []
+    for found in folder.glob("*.jsonl"):
+        with contextlib.suppress(OSError):
+            times.append(found.stat().st_mtime)
+    return max(times, default=None)
+
+
+def _make_older(path: Path, newest: float) -> None:
+    """``path`` a second older than ``newest``: the file the agent continues unasked (the
+    newest) stays the one it was."""
+    with contextlib.suppress(OSError):
+        os.utime(path, (newest - 1, newest - 1))
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as exc:
+        raise RefusedError(f"{path} cannot be written ({exc.strerror}).") from None
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
