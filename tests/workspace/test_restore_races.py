@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +28,7 @@ import orjson
 
 from convgit import Session
 from convgit.base import faults
+from tests.clirun import start
 from tests.workspace.cli import convgit, one_sentence
 from tests.workspace.gitrepo import GitRepo
 
@@ -57,14 +57,7 @@ def _many(repo: GitRepo, data: bytes) -> None:
 
 def _start(repo: GitRepo, *args: str, group: bool = False) -> subprocess.Popen[bytes]:
     """The real CLI; with ``group``, in a process group of its own, as a terminal starts it."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "convgit", *args],
-        cwd=repo.path,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=group,
-    )
+    return start(*args, cwd=repo.path, group=group)
 
 
 def _wait_until(condition: Callable[[], bool], what: str, timeout: float = 120) -> None:
@@ -258,18 +251,12 @@ def test_ctrl_c_after_the_files_are_saved_and_before_the_restore_is_recorded_lea
     no file changed, and no saved state is left without its record (fsck stays clean)."""
     task, before = _prepared(repo, tmp_path / "cleaned")
     listed = convgit(repo.path, "restores", "--json").json()["saved_states"]
-    running = subprocess.run(
-        [sys.executable, "-m", "convgit", "restore", task, "--yes"],
-        cwd=repo.path,
-        env={**os.environ, "CONVGIT_FAULT": "restore:before-record!INT"},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        check=False,
-    )
-    assert running.returncode == 130
-    assert one_sentence(running.stderr.decode()) == (
-        "convgit: Interrupted by SIGINT: no file was changed."
-    )
+    running = convgit(
+        repo.path, "restore", task, "--yes", env={"CONVGIT_FAULT": "restore:before-record!INT"},
+        code=None,
+    )  # fmt: skip
+    assert running.code == 130
+    assert one_sentence(running.stderr) == ("convgit: Interrupted by SIGINT: no file was changed.")
     assert repo.digest() == before
     assert convgit(repo.path, "fsck").code == 0
     assert convgit(repo.path, "restores", "--json").json()["saved_states"] == listed
