@@ -27,6 +27,8 @@ DEADLINE = 20.0  # seconds; the agent's own timeout for these hooks is 30
 LOCK_WAIT = 2.0  # seconds a hook waits for a lock another convgit process holds
 MAX_EVENT = 16 << 20  # bytes of stdin read at most
 LOG_LIMIT = 1 << 20  # bytes after which the log moves to hooks.log.1
+# agent -> the module whose ``handle`` records its events (the others: ``convgit.live``)
+RECORDERS = {"gemini": "convgit.gemini_live"}
 
 
 class LateError(Exception):
@@ -115,9 +117,9 @@ def run(args: list[str], store_dir: Path | None = None) -> int:
             root = None  # outside git, a folder that never had a turn gets nothing
             succeeded = True
             return 0
-        from convgit import live
+        import importlib
 
-        done = live.handle(location, event)
+        done = importlib.import_module(RECORDERS.get(agent, "convgit.live")).handle(location, event)
         succeeded = True
         _log(root, f"{what}: ok in {_ms(started)}: {done}")
     except BaseException as exc:  # the agent must go on, whatever went wrong here

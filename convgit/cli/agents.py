@@ -108,9 +108,18 @@ hooks_app = typer.Typer(
 )
 add_group("hooks", hooks_app)
 ScopeOption = Annotated[
-    str,
-    typer.Option("--scope", help="local (.claude/settings.local.json), project or user."),
+    str | None,
+    typer.Option(
+        "--scope",
+        help="claude-code: local (.claude/settings.local.json, the default), project or user;"
+        " gemini: project (.gemini/settings.json, the default) or user.",
+    ),
 ]
+
+
+def _scope(integration: Any, scope: str | None) -> str:
+    """The scope given, else the agent's default (``local`` where it has one)."""
+    return scope or str(getattr(integration, "DEFAULT_SCOPE", "local"))
 
 
 def _project() -> Path:
@@ -148,8 +157,8 @@ def _location() -> Any:
 
 @command("install", group=hooks_app)
 def hooks_install(
-    agent: Annotated[str, typer.Argument(help="The agent: claude-code.")],
-    scope: ScopeOption = "local",
+    agent: Annotated[str, typer.Argument(help="The agent: claude-code or gemini.")],
+    scope: ScopeOption = None,
     program: Annotated[
         str | None,
         typer.Option(
@@ -169,6 +178,7 @@ def hooks_install(
     if program is not None and not program.strip():
         raise UsageError("--command is empty: give the convgit the hooks should run.")
     integration = agents.integration(agent)
+    scope = _scope(integration, scope)
     wanted = integration.wanted(program, _tool_snapshots())
     project = _project()
     change = hooks.install(integration, scope, project, _backups(scope), wanted)
@@ -187,8 +197,8 @@ def hooks_install(
 
 @command("uninstall", group=hooks_app)
 def hooks_uninstall(
-    agent: Annotated[str, typer.Argument(help="The agent: claude-code.")],
-    scope: ScopeOption = "local",
+    agent: Annotated[str, typer.Argument(help="The agent: claude-code or gemini.")],
+    scope: ScopeOption = None,
     json: JsonFlag = False,
 ) -> None:
     """Take convgit's hooks out of the agent's settings, and nothing else (a file nothing
@@ -196,7 +206,9 @@ def hooks_uninstall(
     from convgit import agents, reports
     from convgit.agents import hooks
 
-    change = hooks.uninstall(agents.integration(agent), scope, _project(), _backups(scope))
+    integration = agents.integration(agent)
+    scope = _scope(integration, scope)
+    change = hooks.uninstall(integration, scope, _project(), _backups(scope))
     if json:
         out(change.to_json())
     else:
@@ -204,7 +216,12 @@ def hooks_uninstall(
 
 
 @command("status", group=hooks_app)
-def hooks_status(json: JsonFlag = False) -> None:
+def hooks_status(
+    agent: Annotated[
+        str | None, typer.Argument(help="Only this agent's settings (default: every agent's).")
+    ] = None,
+    json: JsonFlag = False,
+) -> None:
     """Where convgit's hooks are installed, whether the agent can run them, the hook log, and
     the hook events that failed since the last that succeeded."""
     import shutil
@@ -217,7 +234,7 @@ def hooks_status(json: JsonFlag = False) -> None:
         name: hooks.status(
             agents.integration(name), _project(), agents.integration(name).events(tool_snapshots)
         )
-        for name in agents.AGENTS
+        for name in ([agents.integration(agent).AGENT] if agent else agents.AGENTS)
     }
     root = _location().root
     log = hook.log_path(root)
@@ -241,7 +258,9 @@ def hooks_status(json: JsonFlag = False) -> None:
 
 @command("hook")
 def hook_cmd(
-    agent: Annotated[str, typer.Argument(help="The agent whose hook this is: claude-code.")],
+    agent: Annotated[
+        str, typer.Argument(help="The agent whose hook this is: claude-code or gemini.")
+    ],
 ) -> None:
     """Record one hook event of the agent, read on stdin (what `convgit hooks install` sets up).
     Always exits 0 and prints nothing; problems go to the hook log (`convgit hooks status`)."""

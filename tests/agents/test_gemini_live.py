@@ -1,0 +1,255 @@
+"""convgit live beside the real Gemini CLI, its hooks installed by `convgit hooks install
+gemini`: every prompt, reply and tool call lands in the tree, each turn's snapshot is what
+`git add -A` stages at its AfterAgent (a shell edit included), and a hook that fails never
+changes what Gemini does. The user's git state is guarded by `project`."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from convgit import locks
+from tests.agents.hooked import ROOT, calls_of, convgit, convgit_json, hook_log, reply_text
+from tests.agents.runners import Gemini
+from tests.agents.script import call, say
+from tests.agents.server import ModelServer
+from tests.workspace.gitrepo import GitRepo
+
+# A hook of the user's own: git's own answer to `git add -A` at that moment, logged with the
+# reply Gemini names.
+ORACLE = f"""
+import json, sys
+sys.path.insert(0, {str(ROOT)!r})
+from tests.workspace.gitrepo import oracle_tree
+event = json.load(sys.stdin)
+with open(sys.argv[1], "a") as log:
+    log.write(json.dumps({{"reply": event.get("prompt_response"), "tree": oracle_tree(
+        __import__("pathlib").Path(event["cwd"]))}}) + "\\n")
+"""
+
+
+ONE_TWO = {"old_string": "one", "new_string": "two"}
+
+
+def user_settings(project: Path, log: Path) -> bytes:
+    """The user's project settings before convgit: their own AfterAgent hook and a setting
+    convgit knows nothing of; the file's bytes."""
+    command = f"{shlex.quote(sys.executable)} -c {shlex.quote(ORACLE)} {shlex.quote(str(log))}"
+    settings = {
+        "ui": {"hideTips": True},
+        "hooks": {
+            "AfterAgent": [
+                {"hooks": [{"type": "command", "name": "oracle", "command": command}]},
+            ]
+        },
+    }
+    (project / ".gemini").mkdir(exist_ok=True)
+    path = project / ".gemini" / "settings.json"
+    path.write_text(json.dumps(settings, indent=4) + "\n")
+    return path.read_bytes()
+
+
+def replay(path: Path) -> list[dict[str, Any]]:
+    """The messages of a Gemini chat file, replayed as the CLI reads it back."""
+    messages: list[dict[str, Any]] = []
+    for line in path.read_text().splitlines()[1:]:
+        value = json.loads(line)
+        if "$set" in value:
+            if isinstance(value["$set"].get("messages"), list):
+                messages = list(value["$set"]["messages"])
+        elif "$rewindTo" in value:
+            ids = [m["id"] for m in messages]
+            at = value["$rewindTo"]
+            messages = messages[: ids.index(at)] if at in ids else []
+        elif isinstance(value.get("id"), str):
+            ids = [m["id"] for m in messages]
+            if value["id"] in ids:
+                messages[ids.index(value["id"])] = value
+            else:
+                messages.append(value)
+    return messages
+
+
+def _user(text: str) -> tuple[str, str]:
+    """A user's text; the CLI's session context (written again, with today's listing, at
+    each resume: convgit keeps each version) by its kind alone."""
+    return ("context", "") if text.startswith("<session_context>") else ("user", text)
+
+
+def session_messages(path: Path) -> list[tuple[str, str]]:
+    """The conversation as the chat file holds it: (role, text | call id | result's call id),
+    in order, each call and result once (the CLI keeps a result in its call, and again in a
+    user message; a resumed history may have the calls as parts too, and their answers as
+    user messages)."""
+    found: list[tuple[str, str]] = []
+    for message in replay(path):
+        content = message.get("content")
+        parts = [{"text": content}] if isinstance(content, str) else content or []
+        texts = "".join(p.get("text", "") for p in parts if isinstance(p, dict))
+        if message["type"] == "user":
+            if texts:
+                found.append(_user(texts))
+            answered = [p["functionResponse"]["id"] for p in parts if "functionResponse" in p]
+            found += [("result", i) for i in answered if ("result", i) not in found]
+        elif message["type"] == "gemini":
+            if texts:
+                found.append(("assistant", texts))
+            calls = message.get("toolCalls") or []
+            named = [c["id"] for c in calls]
+            named += [p["functionCall"]["id"] for p in parts if "functionCall" in p]
+            found += [("call", i) for i in named if ("call", i) not in found]
+            done = [c["id"] for c in calls if c.get("result") is not None]
+            found += [("result", i) for i in done if ("result", i) not in found]
+    return found
+
+
+def path_messages(path: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The same reading of convgit's active path."""
+    found: list[tuple[str, str]] = []
+    for entry in path:
+        if entry["type"] != "message":
+            continue
+        if entry["role"] == "tool":
+            answered = [entry["toolCallId"]]
+        else:
+            if text := reply_text(entry):
+                found.append(_user(text) if entry["role"] == "user" else (entry["role"], text))
+            found += [("call", part["id"]) for part in calls_of(entry)]
+            parts = entry["content"] if isinstance(entry["content"], list) else []
+            kept = [p["value"] for p in parts if p.get("type") == "gemini.part"]
+            answered = [p["functionResponse"]["id"] for p in kept if "functionResponse" in p]
+        found += [("result", i) for i in answered if ("result", i) not in found]
+    return found
+
+
+def said(project: GitRepo) -> list[str]:
+    """The prompts and replies on the active path, in order (the CLI's context left out)."""
+    path = convgit_json(project.path, "log")["entries"]
+    texts = [reply_text(e) for e in path if e["type"] == "message"]
+    return [t for t in texts if t and not t.startswith("<session_context>")]
+
+
+def test_three_turns_are_recorded_and_snapshotted_as_git_stages_them(
+    model_server: ModelServer, gemini: Gemini, project: GitRepo, tmp_path: Path
+) -> None:
+    oracle_log = tmp_path / "oracle.jsonl"
+    theirs = user_settings(project.path, oracle_log)
+    installed = convgit(project.path, "hooks", "install", "gemini")
+    assert "installed convgit's hooks in .gemini/settings.json" in installed
+    settings_path = project.path / ".gemini" / "settings.json"
+    settings = json.loads(settings_path.read_text())
+    assert settings["ui"] == {"hideTips": True}
+    assert json.loads(theirs)["hooks"]["AfterAgent"][0] in settings["hooks"]["AfterAgent"]
+    assert sorted(settings["hooks"]) == ["AfterAgent", "AfterTool", "BeforeAgent"]
+    status = convgit_json(project.path, "hooks", "status", "gemini")["agents"]["gemini"]
+    assert [(s["scope"], s["state"]) for s in status] == [
+        ("project", "installed"),
+        ("user", "not installed"),
+    ]
+
+    model_server.expect(
+        call("write_file", {"file_path": "notes.txt", "content": "one\n"}),
+        say("I wrote notes.txt."),
+        call("replace", {"file_path": "notes.txt", "instruction": "say two", **ONE_TWO}),
+        say("I edited notes.txt."),
+        call("run_shell_command", {"command": "echo three > made-by-shell.txt && rm README.md"}),
+        say("I ran the command."),
+    )
+    prompts = ["Write notes.txt", "Edit notes.txt", "Run the command"]
+    first = gemini.run(prompts[0])
+    for prompt in prompts[1:]:
+        gemini.run(prompt, resume=first.session_id)
+    assert first.transcript is not None
+    assert (project.path / "notes.txt").read_text() == "two\n"
+    assert (project.path / "made-by-shell.txt").read_text() == "three\n"
+    assert all("problem" not in line for line in hook_log(project)), hook_log(project)
+
+    # one convgit session for the Gemini session, its tree the chat file's conversation
+    (found,) = convgit_json(project.path, "sessions")["sessions"]
+    assert found["agent"] == "gemini" and found["agent_session_id"] == first.session_id
+    path = convgit_json(project.path, "log")["entries"]
+    assert path_messages(path) == session_messages(first.transcript)
+    path = [e for e in path if e["type"] == "message"]
+    users = [reply_text(e) for e in path if e["type"] == "message" and e["role"] == "user"]
+    assert [t for t in users if t and not t.startswith("<session_context>")] == prompts
+    calls = [(p["name"], p["id"]) for e in path for p in calls_of(e)]
+    assert [name for name, _ in calls] == ["write_file", "replace", "run_shell_command"]
+    results = [e for e in path if e["type"] == "message" and e["role"] == "tool"]
+    assert [r["toolCallId"] for r in results] == [ident for _, ident in calls]
+
+    # each turn's reply has the snapshot git stages at that turn's AfterAgent (the shell's too)
+    oracle = [json.loads(line) for line in oracle_log.read_text().splitlines()]
+    assert [o["reply"] for o in oracle] == [
+        "I wrote notes.txt.",
+        "I edited notes.txt.",
+        "I ran the command.",
+    ]
+    replies = [e for e in path if e["type"] == "message" and e["role"] == "assistant"]
+    replies = [e for e in replies if reply_text(e)]
+    assert [reply_text(e) for e in replies] == [o["reply"] for o in oracle]
+    for reply, seen in zip(replies, oracle, strict=True):
+        shown = convgit_json(project.path, "show", reply["id"])
+        assert shown["snapshot"]["tree"] == seen["tree"], reply_text(reply)
+    assert "made-by-shell.txt" in project.tree_paths(oracle[2]["tree"])
+    assert "README.md" not in project.tree_paths(oracle[2]["tree"])
+    # the first prompt has the files as they were before Gemini touched them
+    prompt_entry = next(e for e in path if reply_text(e) == prompts[0])
+    start = convgit_json(project.path, "show", prompt_entry["id"])["snapshot"]
+    assert "notes.txt" not in project.tree_paths(start["tree"])
+    assert convgit_json(project.path, "status")["files"]["changed"] == []
+
+    # uninstall gives the user's settings back byte for byte
+    convgit(project.path, "hooks", "uninstall", "gemini")
+    assert settings_path.read_bytes() == theirs
+
+
+def test_a_failing_hook_leaves_gemini_as_it_was_and_the_next_turn_catches_up(
+    model_server: ModelServer, gemini: Gemini, project: GitRepo
+) -> None:
+    convgit(project.path, "hooks", "install", "gemini")
+    model_server.expect(say("One."), say("Two."), say("Three."))
+    first = gemini.run("turn one")
+    assert first.output == "One."
+    (sid,) = [s["id"] for s in convgit_json(project.path, "sessions")["sessions"]]
+
+    # the store is locked past the hooks' wait: the turn's events fail, Gemini goes on
+    lock = project.path / ".git" / "convgit" / "locks"
+    with locks.held(lock / f"agent-gemini-{first.session_id}.lock", 5):
+        second = gemini.run("turn two", resume=first.session_id)
+    assert second.returncode == 0 and second.output == "Two."
+    assert json.loads(second.stdout).keys() == json.loads(first.stdout).keys()
+    assert json.loads(second.stdout)["response"] == "Two."
+    # told to the user by Gemini (on stderr, never to the model), once per failed event
+    told = [line for line in second.stderr.splitlines() if "convgit's hook at" in line]
+    assert [line.split()[6] for line in told] == ["BeforeAgent", "AfterAgent"]
+    assert all(line.startswith("Hook system message: ") for line in told)
+    failed = [line for line in hook_log(project) if "problem" in line]
+    assert {line.split()[2] for line in failed} == {"BeforeAgent", "AfterAgent"}
+    assert all("lock" in line for line in failed)
+    failures = convgit_json(project.path, "status")["hook_failures"]
+    assert [f["event"] for f in failures] == ["BeforeAgent", "AfterAgent"]
+    assert "Two." not in said(project)
+
+    # the next turn succeeds: the failures are gone, turn two came in with it
+    third = gemini.run("turn three", resume=first.session_id)
+    assert third.output == "Three."
+    assert convgit_json(project.path, "status")["hook_failures"] == []
+    assert said(project) == [
+        "turn one",
+        "One.",
+        "turn two",
+        "Two.",
+        "turn three",
+        "Three.",
+    ]
+    leaf = convgit_json(project.path, "log")["entries"][-1]
+    assert reply_text(leaf) == "Three."
+    assert convgit_json(project.path, "show", leaf["id"])["snapshot"]["tree"] == project.oracle()
+    assert [s["id"] for s in convgit_json(project.path, "sessions")["sessions"]] == [sid]
+    assert "convgit's hook" not in third.stderr
+    # the model never saw a word of convgit's
+    sent = json.dumps([r.body for r in model_server.requests])
+    assert "convgit" not in sent
