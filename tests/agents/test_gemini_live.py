@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from convgit import locks
+from convgit.base import locks
 from tests.agents.hooked import ROOT, calls_of, convgit, convgit_json, hook_log, reply_text
 from tests.agents.runners import Gemini
 from tests.agents.script import call, say
