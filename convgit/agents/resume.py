@@ -24,6 +24,8 @@ from convgit.agents import reading as importing
 from convgit.agents.claude_code import live as cc
 from convgit.agents.codex import reading as codex_format
 from convgit.agents.codex import resume as codex_agent
+from convgit.agents.gemini import live as gemini_agent
+from convgit.agents.gemini import resume as gemini_resume
 from convgit.agents.pi import export as pi_export
 from convgit.agents.pi import resume as pi_agent
 from convgit.base import codec
@@ -35,6 +37,7 @@ from convgit.session.restoring import RestoreResult
 
 AGENT = cc.AGENT
 TITLES = {cc.AGENT: cc.TITLE, codex_agent.AGENT: codex_agent.TITLE, pi_agent.AGENT: pi_agent.TITLE}
+TITLES[gemini_agent.AGENT] = gemini_agent.TITLE
 
 
 @dataclass(frozen=True)
@@ -113,7 +116,8 @@ def resume(
             f" {title} could resume.",
             f"convgit sessions  (the ones with agent {agent})",
         )
-    write = {cc.AGENT: _claude_code, pi_agent.AGENT: _pi, codex_agent.AGENT: _codex}[agent]
+    write = {cc.AGENT: _claude_code, pi_agent.AGENT: _pi, codex_agent.AGENT: _codex}.get(agent)
+    write = write or {gemini_agent.AGENT: _gemini}[agent]
     written = write(session, target)
     if restore:
         nearest = session.nearest_snapshot(target)
@@ -319,6 +323,46 @@ def _codex(session: Session, target: str) -> _Written:
     root = codex_agent.sessions_root(str(p) for p in _imported(session, codex_agent.AGENT))
     path = codex_agent.rollout_path(root, new, datetime.now(timezone.utc))
     return _Written(new, path, data, codex_agent.resume_command(new))
+
+
+# -- Gemini CLI ----------------------------------------------------------------------------------
+
+
+def _gemini(session: Session, target: str) -> _Written:
+    """A chat file of the path's messages as Gemini CLI wrote them (``gemini_resume``), under
+    a new session id, in the ``chats`` folder of the chat files imported."""
+    tree = session.tree
+    title = gemini_agent.TITLE
+    _refuse_tool_run(session, target, title)
+    path = tree.path(target)
+    for ident in path:
+        if not isinstance(tree.entries[ident].get("native"), dict):
+            raise RefusedError(
+                f"Entry {ident} on the path to {target} was written by convgit, not by {title},"
+                f" and a {title} chat file holds only messages of its own.",
+                "resume above it, or continue in convgit itself",
+            )
+    imported = _imported(session, gemini_agent.AGENT)
+    folder = gemini_resume.chats_folder(imported)
+    files = []
+    for source in imported:
+        with contextlib.suppress(OSError):
+            files.append(source.read_bytes())
+    if folder is None or not files:
+        raise NotFoundError(
+            f"Session {session.id} has no {title} chat file to take its messages from (it was"
+            f" imported from none, or they are gone), so convgit cannot write one {title}"
+            " would resume."
+        )
+    messages = gemini_resume.path_messages(files, path, importing.entry_id)
+    if not messages:
+        raise RefusedError(f"No message of {title}'s own is on the path to {target}.")
+    header = gemini_resume.replay(files[0])[0]
+    now = datetime.now(timezone.utc)
+    new = str(uuid.uuid4())
+    data = gemini_resume.chat_file(header, messages, new, now)
+    file = folder / gemini_resume.file_name(new, now)
+    return _Written(new, file, data, gemini_resume.resume_command(new))
 
 
 # -- shared --------------------------------------------------------------------------------------

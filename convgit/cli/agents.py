@@ -278,7 +278,10 @@ def resume(
     ref: Annotated[str, typer.Argument(help="The entry to continue from in the agent.")],
     agent: Annotated[
         str | None,
-        typer.Option("--agent", help="The agent (default: the session's): claude-code, codex, pi."),
+        typer.Option(
+            "--agent",
+            help="The agent (default: the session's): claude-code, codex, gemini, pi.",
+        ),
     ] = None,
     restore_files: Annotated[
         bool, typer.Option("--restore", help="Also restore the files to REF's snapshot.")

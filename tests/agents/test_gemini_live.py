@@ -100,7 +100,7 @@ def session_messages(path: Path) -> list[tuple[str, str]]:
             calls = message.get("toolCalls") or []
             named = [c["id"] for c in calls]
             named += [p["functionCall"]["id"] for p in parts if "functionCall" in p]
-            found += [("call", i) for i in named if ("call", i) not in found]
+            found += [("call", i) for i in dict.fromkeys(named) if ("call", i) not in found]
             done = [c["id"] for c in calls if c.get("result") is not None]
             found += [("result", i) for i in done if ("result", i) not in found]
     return found
@@ -128,7 +128,7 @@ def path_messages(path: list[dict[str, Any]]) -> list[tuple[str, str]]:
 def said(project: GitRepo) -> list[str]:
     """The prompts and replies on the active path, in order (the CLI's context left out)."""
     path = convgit_json(project.path, "log")["entries"]
-    texts = [reply_text(e) for e in path if e["type"] == "message"]
+    texts = [reply_text(e) for e in path if e.get("role") in ("user", "assistant")]
     return [t for t in texts if t and not t.startswith("<session_context>")]
 
 
@@ -200,6 +200,55 @@ def test_three_turns_are_recorded_and_snapshotted_as_git_stages_them(
     start = convgit_json(project.path, "show", prompt_entry["id"])["snapshot"]
     assert "notes.txt" not in project.tree_paths(start["tree"])
     assert convgit_json(project.path, "status")["files"]["changed"] == []
+
+    # resume at the first reply: a chat file of that path, which Gemini is sent and nothing more
+    before = project.digest()
+    resumed = convgit_json(project.path, "resume", replies[0]["id"])
+    assert resumed["agent"] == "gemini" and resumed["written"] is True
+    chat = Path(resumed["path"])
+    assert chat.parent == first.transcript.parent and chat.name.endswith("-convgit.jsonl")
+    assert resumed["command"] == f"gemini --resume {resumed['agent_session_id']}"
+    assert project.digest() == before, "resume without --restore changed files"
+    model_server.expect(say("Back at the first reply."))
+    again = gemini.run("Start over from here", *shlex.split(resumed["command"])[1:])
+    sent = model_server.scripted[-1]
+    assert sent.prompts() == ["Write notes.txt", "Start over from here"]
+    assert sent.replies() == ["I wrote notes.txt."]
+    assert [c.name for c in sent.calls()] == ["write_file"]
+    assert [r.call_id for r in sent.results()] == [c.call_id for c in sent.calls()]
+    assert again.output == "Back at the first reply."
+    assert again.transcript == chat
+
+    # its turn is a branch below the first reply, a sibling of the second prompt
+    assert len(convgit_json(project.path, "sessions")["sessions"]) == 1
+    tree = {e["id"]: e for e in convgit_json(project.path, "tree")["entries"]}
+    prompt_entries = [e for e in tree.values() if e.get("role") == "user"]
+    new_prompt = next(e for e in prompt_entries if reply_text(e) == "Start over from here")
+    second_prompt = next(e for e in prompt_entries if reply_text(e) == prompts[1])
+    assert new_prompt["parentId"] == second_prompt["parentId"] == replies[0]["id"]
+    assert said(project) == [prompts[0], "I wrote notes.txt.", "Start over from here",
+                             "Back at the first reply."]  # fmt: skip
+    assert project.digest() == before, "the resumed turn changed files"
+    assert all("problem" not in line for line in hook_log(project)), hook_log(project)
+
+    # Gemini's session cleanup, on (its default), at the start of another session: the CLI's
+    # empty start of the resumed recording goes, the chat file convgit wrote stays
+    (stray,) = [p for p in gemini.sessions(resumed["agent_session_id"]) if p != chat]
+    assert "Start over from here" not in stray.read_text()  # nothing in it to resume
+    home_settings = gemini.gemini_dir / "settings.json"
+    on = json.loads(home_settings.read_text())
+    on["general"]["sessionRetention"] = {"enabled": True}
+    home_settings.write_text(json.dumps(on))
+    model_server.expect(say("A new session."))
+    gemini.run("Something else")
+    assert not stray.exists(), "the session cleanup did not run"
+    assert chat.is_file() and first.transcript.is_file()
+    assert "Back at the first reply." in chat.read_text()
+
+    # --restore brings the first reply's files back (saved first)
+    assert len(convgit_json(project.path, "sessions")["sessions"]) == 2
+    convgit(project.path, "-s", found["id"], "resume", replies[0]["id"], "--restore", "--yes")
+    assert project.oracle() == oracle[0]["tree"]
 
     # uninstall gives the user's settings back byte for byte
     convgit(project.path, "hooks", "uninstall", "gemini")
