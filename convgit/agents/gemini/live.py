@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-AGENT = "gemini"
-TITLE = "Gemini CLI"
+from convgit.agents.gemini import NAME
+
+AGENT = NAME
 RECORDER = "convgit.agents.gemini.recording"  # the module whose ``handle`` records an event
 TIMEOUT = 30000  # milliseconds, Gemini's unit; the handler gives up well before (agents.hook)
 NAME = "convgit"  # the handler's name: what Gemini shows when it asks about project hooks

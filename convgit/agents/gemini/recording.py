@@ -22,7 +22,8 @@ from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convgit.agents.gemini.live import AGENT, TITLE, Event
+from convgit.agents.gemini import TITLE
+from convgit.agents.gemini.live import AGENT, Event
 from convgit.agents.live_state import Live, after, now, prompt_message, quick_prompt, snapshot_json
 from convgit.base.errors import NotFoundError
 from convgit.store import jsonl

@@ -18,14 +18,24 @@ them, under a header naming a new session.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-AGENT = "gemini"
+from convgit.agents import reading
+from convgit.agents.gemini import NAME, TITLE
+from convgit.agents.resume import Written, imported, refuse_tool_run
+from convgit.base.errors import NotFoundError, RefusedError
+
+if TYPE_CHECKING:
+    from convgit.session import Session
+
+AGENT = NAME
 
 
 @dataclass(frozen=True)
@@ -152,3 +162,41 @@ def resume_command(session: str) -> str:
 def _iso(now: datetime) -> str:
     moment = now.astimezone(timezone.utc)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+# -- handing the path back -------------------------------------------------------------------
+
+
+def hand_back(session: Session, target: str) -> Written:
+    """A chat file of the path's messages as Gemini CLI wrote them, under a new session id, in
+    the ``chats`` folder of the chat files imported."""
+    tree = session.tree
+    refuse_tool_run(session, target, TITLE)
+    path = tree.path(target)
+    for ident in path:
+        if not isinstance(tree.entries[ident].get("native"), dict):
+            raise RefusedError(
+                f"Entry {ident} on the path to {target} was written by convgit, not by {TITLE},"
+                f" and a {TITLE} chat file holds only messages of its own.",
+                "resume above it, or continue in convgit itself",
+            )
+    sources = imported(session, AGENT)
+    folder = chats_folder(sources)
+    files = []
+    for source in sources:
+        with contextlib.suppress(OSError):
+            files.append(source.read_bytes())
+    if folder is None or not files:
+        raise NotFoundError(
+            f"Session {session.id} has no {TITLE} chat file to take its messages from (it was"
+            f" imported from none, or they are gone), so convgit cannot write one {TITLE}"
+            " would resume."
+        )
+    messages = path_messages(files, path, reading.entry_id)
+    if not messages:
+        raise RefusedError(f"No message of {TITLE}'s own is on the path to {target}.")
+    header = replay(files[0])[0]
+    now = datetime.now(timezone.utc)
+    new = str(uuid.uuid4())
+    data = chat_file(header, messages, new, now)
+    return Written(new, folder / file_name(new, now), data, resume_command(new))
