@@ -7,12 +7,23 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from convgit.base import locks
-from tests.agents.hooked import ROOT, calls_of, convgit, convgit_json, hook_log, reply_text
+from tests.agents.hooked import (
+    KEEPER,
+    ROOT,
+    calls_of,
+    convgit,
+    convgit_json,
+    hook_log,
+    reply_text,
+    snapshot_records,
+    store_bytes,
+)
 from tests.agents.runners import Gemini
 from tests.agents.script import call, say
 from tests.agents.server import ModelServer
@@ -302,3 +313,43 @@ def test_a_failing_hook_leaves_gemini_as_it_was_and_the_next_turn_catches_up(
     # the model never saw a word of convgit's
     sent = json.dumps([r.body for r in model_server.requests])
     assert "convgit" not in sent
+
+
+def test_an_event_delivered_again_records_nothing_twice(
+    model_server: ModelServer, gemini: Gemini, project: GitRepo, tmp_path: Path
+) -> None:
+    kept = tmp_path / "events.jsonl"
+    command = f"{shlex.quote(sys.executable)} -c {shlex.quote(KEEPER)} {shlex.quote(str(kept))}"
+    keeper = {"hooks": [{"type": "command", "name": "keeper", "command": command}]}
+    (project.path / ".gemini").mkdir()
+    (project.path / ".gemini" / "settings.json").write_text(
+        json.dumps({"hooks": {"BeforeAgent": [keeper], "AfterAgent": [keeper]}})
+    )
+    convgit(project.path, "hooks", "install", "gemini")
+    model_server.expect(call("write_file", {"file_path": "a.txt", "content": "a\n"}), say("A."))
+    run = gemini.run("Make a.txt")
+    path = convgit_json(project.path, "log")["entries"]
+    prompt = next(e for e in path if reply_text(e) == "Make a.txt")
+    assert snapshot_records(project) == [prompt["id"], path[-1]["id"]]
+
+    # every event once more, as Gemini runs the hook: nothing new is recorded (once what Gemini
+    # wrote after its last hook, its `lastUpdated`, is imported: the next event brings it in)
+    assert run.transcript is not None
+    convgit(project.path, "import", "gemini", str(run.transcript))
+    before = store_bytes(project)
+    events = kept.read_text().splitlines()
+    assert [json.loads(e)["hook_event_name"] for e in events] == ["BeforeAgent", "AfterAgent"]
+    hook = json.loads((project.path / ".gemini" / "settings.json").read_text())
+    (ours,) = [h for g in hook["hooks"]["AfterAgent"] for h in g["hooks"] if h["name"] == "convgit"]
+    for event in events:
+        again = subprocess.run(
+            ["bash", "-c", ours["command"]],
+            cwd=project.path,
+            env=gemini.env(),
+            input=event,
+            capture_output=True,
+            text=True,
+        )
+        assert (again.returncode, again.stdout, again.stderr) == (0, "", "")
+    assert store_bytes(project) == before
+    assert all("problem" not in line for line in hook_log(project))
