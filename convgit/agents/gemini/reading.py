@@ -16,6 +16,11 @@ after the one before:
 * ``info``, ``warning`` and ``error`` messages are what Gemini CLI showed the user, not the
   model: ``custom`` entries, kept and not replayed.
 
+A resumed session's history, which Gemini CLI writes again whole (a ``$set`` of every message:
+a call's message with the call as a part instead of its ``toolCalls``, and its answers again as
+a ``user`` message ``<id>_response``), stays one line: the echo makes no entry, and a message
+written again with less keeps the deepest entry it had.
+
 What a message gains later (a tool call, a result) hangs below that message's last entry;
 messages after a rewind branch from the last message the rewind kept, so the rewound ones stay
 as the branch left behind. Every message keeps its exact text; a message whose text changed
