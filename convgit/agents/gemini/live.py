@@ -168,7 +168,7 @@ def event(payload: Any) -> Event:
     cwd = path("cwd")
     edited = None
     tool_input = payload.get("tool_input")
-    if text("tool_name") in FILE_TOOLS and isinstance(tool_input, dict):
+    if name == "AfterTool" and text("tool_name") in FILE_TOOLS and isinstance(tool_input, dict):
         named = tool_input.get("file_path")
         edited = named if isinstance(named, str) and named else None
     reply = payload.get("prompt_response")
