@@ -253,7 +253,9 @@ def test_three_turns_are_recorded_and_snapshotted_as_git_stages_them(
     model_server.expect(say("A new session."))
     gemini.run("Something else")
     assert not stray.exists(), "the session cleanup did not run"
-    assert chat.is_file() and first.transcript.is_file()
+    # (the first chat file may go too, by the CLI's own doing: when the plain `--resume`s above
+    # crossed a minute, the CLI's empty start of them takes it along; the tree keeps it all)
+    assert chat.is_file()
     assert "Back at the first reply." in chat.read_text()
 
     # --restore brings the first reply's files back (saved first)
