@@ -258,10 +258,17 @@ def test_three_turns_are_recorded_and_snapshotted_as_git_stages_them(
     assert chat.is_file()
     assert "Back at the first reply." in chat.read_text()
 
-    # --restore brings the first reply's files back (saved first)
+    # --restore brings the first reply's files back (saved first); with every chat file of
+    # the session gone, the path is written from the lines the session keeps
     assert len(convgit_json(project.path, "sessions")["sessions"]) == 2
-    convgit(project.path, "-s", found["id"], "resume", replies[0]["id"], "--restore", "--yes")
+    for gone in chat.parent.glob("*.jsonl"):
+        gone.unlink()
+    later = convgit(project.path, "-s", found["id"], "resume", replies[0]["id"], "--restore", "-y")
     assert project.oracle() == oracle[0]["tree"]
+    (written,) = chat.parent.glob("*-convgit.jsonl")
+    assert written.name in later
+    assert [m["type"] for m in replay(written)] == ["user", "user", "gemini", "gemini"]
+    assert "I wrote notes.txt." in written.read_text()
 
     # uninstall gives the user's settings back byte for byte
     convgit(project.path, "hooks", "uninstall", "gemini")

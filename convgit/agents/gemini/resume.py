@@ -6,6 +6,8 @@ them, under a header naming a new session.
   reads them (a later line with the same id replaces a message, ``$set`` with ``messages``
   replaces them all, ``$rewindTo`` drops from a message on). Of a message written several times,
   the last version that has its ``toolCalls`` (with their results) is written, else the last.
+* Where the CLI's cleanup deleted the chat files, the lines the session keeps stand in: each
+  message's exact line on its entry, the lines that wrote it again beside it.
 * The tool answers the CLI also keeps as separate ``user`` messages are left out where their
   call's result is in the call: the CLI sends a result it finds in both places twice.
 * Gemini CLI's session cleanup (``general.sessionRetention``, on by default) deletes, at every
@@ -29,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from convgit.agents import reading
 from convgit.agents.gemini import NAME, TITLE
-from convgit.agents.resume import Written, imported, refuse_tool_run
+from convgit.agents.resume import Written, imported, kept_line, refuse_tool_run
 from convgit.base.errors import NotFoundError, RefusedError
 
 if TYPE_CHECKING:
@@ -182,11 +184,11 @@ def hand_back(session: Session, target: str) -> Written:
             )
     sources = imported(session, AGENT)
     folder = chats_folder(sources)
-    files = []
+    files = [_kept_chat(session, path)]  # what the session keeps, if the files are gone
     for source in sources:
         with contextlib.suppress(OSError):
             files.append(source.read_bytes())
-    if folder is None or not files:
+    if folder is None:
         raise NotFoundError(
             f"Session {session.id} has no {TITLE} chat file to take its messages from (it was"
             f" imported from none, or they are gone), so convgit cannot write one {TITLE}"
@@ -195,8 +197,27 @@ def hand_back(session: Session, target: str) -> Written:
     messages = path_messages(files, path, reading.entry_id)
     if not messages:
         raise RefusedError(f"No message of {TITLE}'s own is on the path to {target}.")
-    header = replay(files[0])[0]
+    header = replay(files[-1])[0]
     now = datetime.now(timezone.utc)
     new = str(uuid.uuid4())
     data = chat_file(header, messages, new, now)
     return Written(new, folder / file_name(new, now), data, resume_command(new))
+
+
+def _kept_chat(session: Session, path: list[str]) -> bytes:
+    """The message lines the session keeps for the entries of ``path`` (each message's first
+    line on its entry, the lines that wrote it again beside it), under the header it keeps: a
+    chat file to take messages from when Gemini CLI's cleanup deleted the ones imported."""
+    tree, on_path = session.tree, set(path)
+    lines = [kept_line(session, "session") or b"{}"]
+    for ident in path:
+        native = tree.entries[ident].get("native")
+        if isinstance(native, dict) and "in" not in native:
+            text = reading.kept_text(native)
+            if text is not None:
+                lines.append(text)
+    for found in tree.kept.values():
+        text = reading.kept_text(found)
+        if found.get("at") in on_path and text is not None and not text.startswith(b'{"$'):
+            lines.append(text)
+    return b"".join(line + b"\n" for line in lines)
