@@ -178,3 +178,34 @@ def test_a_hook_event_imports_neither_typer_nor_rich_nor_pydantic(tmp_path: Path
     log = (repo.path / ".git" / "convgit" / "logs" / "hooks.log").read_text()
     assert log.count(": ok in ") == 4, log
     assert len(repo.git("for-each-ref", "refs/convgit").splitlines()) == 2, "no snapshots"
+
+
+def test_a_gemini_hook_event_imports_neither_typer_nor_rich_nor_pydantic(tmp_path: Path) -> None:
+    """The same for Gemini CLI's events: a prompt with a snapshot, a file tool's end, the end
+    of the turn with an import and a snapshot."""
+    from tests.workspace.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "repo")
+    chat = tmp_path / "session-2026-12-02T07-00-s1.jsonl"
+    lines = [
+        {"sessionId": "s1", "projectHash": "x", "kind": "main"},
+        {"id": "u1", "type": "user", "content": [{"text": "hi"}]},
+        {"id": "g1", "type": "gemini", "content": "hello", "model": "m"},
+    ]
+    chat.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    for name in ("BeforeAgent", "AfterTool", "AfterAgent"):
+        repo.write("plan.txt", name)
+        event = {
+            "hook_event_name": name,
+            "session_id": "s1",
+            "transcript_path": str(chat),
+            "cwd": str(repo.path),
+            "prompt": "hi",
+            "tool_name": "write_file",
+            "tool_input": {"file_path": "plan.txt"},
+        }
+        found = _imported(repo.path, "hook", "gemini", heavy=LEAN, stdin=orjson.dumps(event))
+        assert found == set(), name
+    log = (repo.path / ".git" / "convgit" / "logs" / "hooks.log").read_text()
+    assert log.count(": ok in ") == 3, log
+    assert len(repo.git("for-each-ref", "refs/convgit").splitlines()) == 2, "no snapshots"
