@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.clirun import Cli
 from tests.workspace.gitrepo import GitRepo, UserStateGuard, init_repo
 
 settings.register_profile(
@@ -88,3 +89,10 @@ def repo(tmp_path: Path) -> Iterator[GitRepo]:
     guard.watch(made.path)
     yield made
     guard.verify()
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    """The real command line (tests/clirun.py), run in ``tmp_path`` unless told ``cwd=``:
+    ``cli("log")``, ``cli("user", "hi", code=1)``, ``cli.json("status")``, ``cli.at(folder)``."""
+    return Cli(tmp_path)

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from typer.testing import CliRunner
 
-from convgit.cli import app
-
-runner = CliRunner()
+from tests.clirun import invoke, run
 
 
 class Cli:
@@ -24,7 +19,7 @@ class Cli:
         self.folder = folder
 
     def __call__(self, *args: str, input: str | None = None, code: int = 0) -> Any:
-        result = runner.invoke(app, ["-C", str(self.folder), *args], input=input)
+        result = invoke("-C", str(self.folder), *args, input=input)
         assert result.exit_code == code, (args, result.output, result.exception)
         assert "Traceback" not in result.output
         return result
@@ -166,7 +161,7 @@ def test_errors_are_one_sentence_with_a_hint(cli: Cli) -> None:
 
 
 def test_no_session_here_says_init(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["-C", str(tmp_path), "log"])
+    result = invoke("-C", str(tmp_path), "log")
     assert result.exit_code == 1
     assert "convgit init" in result.stderr
 
@@ -174,15 +169,7 @@ def test_no_session_here_says_init(tmp_path: Path) -> None:
 def _run(
     folder: Path, *args: str, input: bytes | None = None
 ) -> subprocess.CompletedProcess[bytes]:
-    env = dict(os.environ)
-    return subprocess.run(
-        [sys.executable, "-m", "convgit", *args],
-        cwd=folder,
-        input=input,
-        capture_output=True,
-        env=env,
-        timeout=120,
-    )
+    return run(*args, cwd=folder, input=input, code=None).completed()
 
 
 def test_as_a_subprocess_fork_and_corrupt_store(tmp_path: Path) -> None:

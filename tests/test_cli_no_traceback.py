@@ -67,7 +67,7 @@ def _shell(command: str, folder: Path) -> subprocess.CompletedProcess[bytes]:
 def test_a_full_stdout_is_one_sentence_and_exit_1(sh: Shell) -> None:
     sh.run("user", "one")
     for command in ("CONVGIT log >/dev/full", "CONVGIT context --format openai >/dev/full"):
-        done = _shell(command, sh.folder)
+        done = _shell(command, sh.cwd)
         assert done.returncode == 1, done.stderr
         assert (
             done.stderr == b"convgit: the output could not be written (No space left on device).\n"
@@ -75,7 +75,7 @@ def test_a_full_stdout_is_one_sentence_and_exit_1(sh: Shell) -> None:
 
 
 def test_a_closed_stdout_is_one_sentence_and_the_command_still_runs(sh: Shell) -> None:
-    done = _shell("CONVGIT user 'said with stdout closed' >&-", sh.folder)
+    done = _shell("CONVGIT user 'said with stdout closed' >&-", sh.cwd)
     assert done.returncode == 1, done.stderr
     assert done.stderr == b"convgit: the output could not be written (standard output is closed).\n"
     assert [m["content"] for m in sh.json("log")["entries"]] == ["said with stdout closed"]
@@ -88,6 +88,6 @@ def test_a_reader_that_stops_early_gets_no_traceback(sh: Shell) -> None:
         for i in range(3000)
     )
     sh.run("append", input=lines)
-    done = _shell("set -o pipefail; CONVGIT log | head -c 10", sh.folder)
+    done = _shell("set -o pipefail; CONVGIT log | head -c 10", sh.cwd)
     assert len(done.stdout) == 10 and done.stderr == b""
     assert done.returncode in (0, 1)  # 1: convgit's output was cut, said by the pipe itself

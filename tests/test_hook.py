@@ -7,25 +7,23 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests import clirun
 from tests.workspace.gitrepo import GitRepo
 
 SESSION = "0b9c3f4e-1111-4222-8333-944445555666"
 
 
 def hook(cwd: Path, stdin: bytes, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "convgit", "hook", *(args or ("claude-code",))],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        timeout=60,
-    )
+    ran = clirun.run(
+        "hook", *(args or ("claude-code",)), cwd=cwd, input=stdin, code=None, timeout=60,
+        logs_tracebacks=True,
+    )  # fmt: skip
+    return ran.completed()
 
 
 def log_lines(repo: GitRepo) -> list[str]:
@@ -34,11 +32,7 @@ def log_lines(repo: GitRepo) -> list[str]:
 
 
 def convgit_json(cwd: Path, *args: str) -> Any:
-    done = subprocess.run(
-        [sys.executable, "-m", "convgit", *args, "--json"], cwd=cwd, capture_output=True
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    return clirun.run(*args, "--json", cwd=cwd).json()
 
 
 @pytest.mark.parametrize(
@@ -71,10 +65,8 @@ def test_whatever_comes_on_stdin_the_hook_exits_0_prints_nothing_and_logs(
     assert (done.returncode, done.stdout) == (0, b"")
     (line,) = log_lines(repo)
     assert "problem" in line and problem in line
-    status = subprocess.run(
-        [sys.executable, "-m", "convgit", "hooks", "status"], cwd=repo.path, capture_output=True
-    )
-    assert b"hooks.log (1 events, 1 problems)" in status.stdout
+    status = clirun.run("hooks", "status", cwd=repo.path, code=None)
+    assert "hooks.log (1 events, 1 problems)" in status.stdout
 
 
 def event(name: str, transcript: Path, cwd: Path, **more: Any) -> bytes:

@@ -8,14 +8,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from convgit.base import locks
+from tests.clirun import run
 from tests.test_hook import SESSION, line
 from tests.workspace.gitrepo import GitRepo
 
@@ -45,16 +44,11 @@ class Claude:
             "hook_event_name": name,
             **more,
         }
-        done = subprocess.run(
-            [sys.executable, "-m", "convgit", "hook", "claude-code"],
-            cwd=self.repo.path,
-            input=json.dumps(payload).encode(),
-            capture_output=True,
-            env=self.env,
-            timeout=60,
-        )
-        assert done.returncode == 0, done.stderr  # stderr: the log, when the store has none
-        return done.stdout.decode()
+        done = run(
+            "hook", "claude-code", cwd=self.repo.path, input=json.dumps(payload), env=self.env,
+            timeout=60, logs_tracebacks=True,
+        )  # fmt: skip
+        return done.stdout
 
     def prompt(self) -> str:
         self.turns += 1
@@ -70,11 +64,7 @@ class Claude:
 
 
 def convgit(cwd: Path, env: dict[str, str], *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "convgit", *args], cwd=cwd, capture_output=True, text=True, env=env
-    )
-    assert done.returncode == 0 and "Traceback" not in done.stderr, (args, done.stderr)
-    return done.stdout
+    return run(*args, cwd=cwd, env=env).stdout
 
 
 def failures(cwd: Path, env: dict[str, str]) -> tuple[list[Any], list[Any]]:

@@ -10,11 +10,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from convgit.agents.claude_code import live as claude_code
+from tests import clirun
 from tests.workspace.gitrepo import GitRepo
 
 SESSION = "0b9c3f4e-1111-4222-8333-944445555888"
@@ -31,11 +31,7 @@ OLD_EVENTS = {
 
 
 def run(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "convgit", *args], cwd=cwd, capture_output=True, text=True, env=env
-    )
-    assert done.returncode == 0 and "Traceback" not in done.stderr, (args, done.stderr)
-    return done.stdout
+    return clirun.run(*args, cwd=cwd, env=env).stdout
 
 
 def local(repo: GitRepo) -> Path:

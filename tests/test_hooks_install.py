@@ -9,7 +9,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from hypothesis import strategies as st
 
 from convgit.agents import settings
 from convgit.agents.claude_code import live as claude_code
+from tests import clirun
 
 HOOK = claude_code.handler()
 THEIRS = {"type": "command", "command": "./lint.sh", "timeout": 12, "statusMessage": "linting"}
@@ -40,12 +40,8 @@ RICH = {
 
 
 def run(cwd: Path, *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "convgit", *args], cwd=cwd, capture_output=True, text=True
-    )
-    assert done.returncode == code, (args, done.stdout, done.stderr)
-    assert "Traceback" not in done.stderr
-    return done
+    ran = clirun.run(*args, cwd=cwd, code=code)
+    return subprocess.CompletedProcess(list(args), ran.code, ran.stdout, ran.stderr)
 
 
 def local(project: Path) -> Path:

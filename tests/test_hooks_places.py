@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests import clirun
 from tests.test_hook import SESSION, event, line
 from tests.workspace.gitrepo import GitRepo, init_repo
 
@@ -29,16 +29,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 def run(cwd: Path, env: dict[str, str], *args: str, stdin: str | None = None) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "convgit", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=env,
-        input=stdin,
-    )
-    assert done.returncode == 0 and "Traceback" not in done.stderr, (args, done.stderr)
-    return done.stdout
+    return clirun.run(*args, cwd=cwd, env=env, input=stdin).stdout
 
 
 def ignored(repo: GitRepo, path: str) -> bool:

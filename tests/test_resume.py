@@ -7,29 +7,20 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests import clirun
 from tests.workspace.gitrepo import GitRepo, UserStateGuard, init_repo
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "claude-code"
 
 
 def run(cwd: Path, *args: str, code: int = 0) -> str:
-    done = subprocess.run(  # no terminal: what asks first needs --yes
-        [sys.executable, "-m", "convgit", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-    )
-    assert done.returncode == code, (args, done.stdout, done.stderr)
-    assert "Traceback" not in done.stderr
+    done = clirun.run(*args, cwd=cwd, code=code)  # no terminal: what asks first needs --yes
     return done.stdout if code == 0 else done.stderr
 
 
@@ -129,8 +120,8 @@ def test_an_entry_claude_cannot_resume_at_is_refused_plainly(tmp_path: Path) -> 
     run(plain, "user", "hello")
     assert "does not mirror a Claude Code session" in run(plain, "resume", "@", code=1)
     assert "does not mirror a pi session" in run(folder, "resume", "a1", "--agent", "pi", code=1)
-    assert "cannot hand a session back to 'gemini'" in run(
-        folder, "resume", "a1", "--agent", "gemini", code=1
+    assert "cannot hand a session back to 'opencode'" in run(
+        folder, "resume", "a1", "--agent", "opencode", code=1
     )
 
 

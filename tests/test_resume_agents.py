@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests import clirun
 from tests.workspace.gitrepo import UserStateGuard, init_repo
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -22,11 +22,7 @@ CODEX_FILE = "parallel-function-calls.jsonl"
 
 
 def run(cwd: Path, *args: str, code: int = 0) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "convgit", *args], cwd=cwd, capture_output=True, text=True
-    )
-    assert done.returncode == code, (args, done.stdout, done.stderr)
-    assert "Traceback" not in done.stderr
+    done = clirun.run(*args, cwd=cwd, code=code)
     if code:
         assert done.stderr.startswith("convgit: ") and done.stderr.count("\n") <= 2
     return done.stdout if code == 0 else done.stderr

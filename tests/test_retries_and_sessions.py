@@ -3,13 +3,12 @@ the real CLI (a process of its own) on a conversation-only store."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import orjson
 import pytest
 
+from tests import clirun
 from tests.workspace.cli import convgit, one_sentence
 
 
@@ -77,7 +76,7 @@ def test_a_batch_sent_again_appends_nothing_twice(folder: Path) -> None:
 def test_dash_reads_a_text_longer_than_a_command_line_allows_from_stdin(folder: Path) -> None:
     text = "é" * 200_000  # 400 KB: more than one argument may hold (128 KiB on Linux)
     with pytest.raises(OSError):
-        subprocess.run([sys.executable, "-m", "convgit", "user", text], cwd=folder, check=False)
+        clirun.run("user", text, cwd=folder, code=None)
     for command in ("user", "assistant"):
         made = convgit(folder, command, "-", "--json", input=text).json()
         assert made["content"] == text

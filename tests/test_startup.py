@@ -10,9 +10,8 @@ from pathlib import Path
 
 import orjson
 import pytest
-from typer.testing import CliRunner
 
-from convgit.cli import app
+from tests import clirun
 
 # What could come in: each is installed wherever the tests run (a dependency of convgit or of
 # its tests, or the standard library), so an import of it would show (checked below). textual:
@@ -63,15 +62,7 @@ def _imported(
 @pytest.fixture
 def conversation(tmp_path: Path) -> Path:
     def run(*args: str, input: bytes | None = None) -> bytes:
-        done = subprocess.run(
-            [sys.executable, "-m", "convgit", *args],
-            cwd=tmp_path,
-            input=input,
-            capture_output=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout
+        return clirun.run(*args, cwd=tmp_path, input=input).out
 
     run("init", "--no-snapshots")
     lines = b"".join(
@@ -111,7 +102,7 @@ def test_a_snapshot_turn_imports_no_heavy_library(tmp_path: Path) -> None:
 
     repo = init_repo(tmp_path / "repo")
     for args in (["init"], ["user", "task"]):
-        subprocess.run([sys.executable, "-m", "convgit", *args], cwd=repo.path, check=True)
+        clirun.run(*args, cwd=repo.path)
     repo.write("plan.txt", "plan\n")
     assert _imported(repo.path, "assistant", "done") == set()
     assert len(repo.git("for-each-ref", "refs/convgit").splitlines()) == 2, "no snapshot taken"
@@ -121,13 +112,11 @@ def test_a_snapshot_turn_imports_no_heavy_library(tmp_path: Path) -> None:
 def test_one_command_parser_matches_the_whole_app(command: str) -> None:
     """main() builds only the command asked for, with its annotations evaluated once; its help
     (every parameter, type and default) is the whole app's."""
-    alone = subprocess.run(
-        [sys.executable, "-m", "convgit", command, "--help"], capture_output=True, timeout=120
-    )
-    whole = CliRunner().invoke(app, [command, "--help"])
-    assert alone.returncode == 0 and whole.exit_code == 0
+    alone = clirun.run(command, "--help", cwd=Path.cwd(), code=None)
+    whole = clirun.invoke(command, "--help")
+    assert alone.code == 0 and whole.exit_code == 0
     # the same words after the usage line (which names the program); the widths differ
-    assert _words(alone.stdout.decode()) == _words(whole.stdout)
+    assert _words(alone.stdout) == _words(whole.stdout)
 
 
 def _words(help_text: str) -> list[str]:
@@ -140,24 +129,14 @@ def test_append_imports_neither_typer_nor_rich_nor_pydantic(conversation: Path) 
     assert _imported(conversation, "append", heavy=LEAN, stdin=line) == set()
     found = _imported(conversation, "append", "--json", "--id", "u-9", heavy=LEAN, stdin=line)
     assert found == set()
-    shown = subprocess.run(
-        [sys.executable, "-m", "convgit", "show", "u-9", "--json"],
-        cwd=conversation,
-        capture_output=True,
-        check=True,
-    )
-    assert orjson.loads(shown.stdout)["entry"]["content"] == "again"
+    shown = clirun.run("show", "u-9", "--json", cwd=conversation)
+    assert shown.json()["entry"]["content"] == "again"
 
 
 def test_append_given_what_it_does_not_take_says_so_as_every_command(tmp_path: Path) -> None:
     """Arguments the lean entry does not know reach the typer app, which names the mistake."""
-    done = subprocess.run(
-        [sys.executable, "-m", "convgit", "append", "--nope"],
-        cwd=tmp_path,
-        capture_output=True,
-        timeout=120,
-    )
-    assert done.returncode == 2 and b"--nope" in done.stderr, done.stderr
+    done = clirun.run("append", "--nope", cwd=tmp_path, code=None)
+    assert done.code == 2 and "--nope" in done.stderr, done.stderr
 
 
 def test_the_console_script_takes_the_lean_entry() -> None:
@@ -198,4 +177,35 @@ def test_a_hook_event_imports_neither_typer_nor_rich_nor_pydantic(tmp_path: Path
         assert found == set(), name
     log = (repo.path / ".git" / "convgit" / "logs" / "hooks.log").read_text()
     assert log.count(": ok in ") == 4, log
+    assert len(repo.git("for-each-ref", "refs/convgit").splitlines()) == 2, "no snapshots"
+
+
+def test_a_gemini_hook_event_imports_neither_typer_nor_rich_nor_pydantic(tmp_path: Path) -> None:
+    """The same for Gemini CLI's events: a prompt with a snapshot, a file tool's end, the end
+    of the turn with an import and a snapshot."""
+    from tests.workspace.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "repo")
+    chat = tmp_path / "session-2026-12-02T07-00-s1.jsonl"
+    lines = [
+        {"sessionId": "s1", "projectHash": "x", "kind": "main"},
+        {"id": "u1", "type": "user", "content": [{"text": "hi"}]},
+        {"id": "g1", "type": "gemini", "content": "hello", "model": "m"},
+    ]
+    chat.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    for name in ("BeforeAgent", "AfterTool", "AfterAgent"):
+        repo.write("plan.txt", name)
+        event = {
+            "hook_event_name": name,
+            "session_id": "s1",
+            "transcript_path": str(chat),
+            "cwd": str(repo.path),
+            "prompt": "hi",
+            "tool_name": "write_file",
+            "tool_input": {"file_path": "plan.txt"},
+        }
+        found = _imported(repo.path, "hook", "gemini", heavy=LEAN, stdin=orjson.dumps(event))
+        assert found == set(), name
+    log = (repo.path / ".git" / "convgit" / "logs" / "hooks.log").read_text()
+    assert log.count(": ok in ") == 3, log
     assert len(repo.git("for-each-ref", "refs/convgit").splitlines()) == 2, "no snapshots"

@@ -116,9 +116,10 @@ def run(args: list[str], store_dir: Path | None = None) -> int:
             root = None  # outside git, a folder that never had a turn gets nothing
             succeeded = True
             return 0
-        from convgit.agents import live
+        import importlib
 
-        done = live.handle(location, event)
+        recorder = getattr(integration, "RECORDER", "convgit.agents.live")
+        done = importlib.import_module(recorder).handle(location, event)
         succeeded = True
         _log(root, f"{what}: ok in {_ms(started)}: {done}")
     except BaseException as exc:  # the agent must go on, whatever went wrong here

@@ -110,9 +110,18 @@ hooks_app = typer.Typer(
 )
 add_group("hooks", hooks_app)
 ScopeOption = Annotated[
-    str,
-    typer.Option("--scope", help="local (.claude/settings.local.json), project or user."),
+    str | None,
+    typer.Option(
+        "--scope",
+        help="claude-code: local (.claude/settings.local.json, the default), project or user;"
+        " gemini: project (.gemini/settings.json, the default) or user.",
+    ),
 ]
+
+
+def _scope(integration: Any, scope: str | None) -> str:
+    """The scope given, else the agent's default (``local`` where it has one)."""
+    return scope or str(getattr(integration, "DEFAULT_SCOPE", "local"))
 
 
 def _project() -> Path:
@@ -151,7 +160,7 @@ def _location() -> Any:
 @command("install", group=hooks_app)
 def hooks_install(
     agent: Annotated[str, typer.Argument(help=f"The agent: {registry.listing('live')}.")],
-    scope: ScopeOption = "local",
+    scope: ScopeOption = None,
     program: Annotated[
         str | None,
         typer.Option(
@@ -171,6 +180,7 @@ def hooks_install(
     if program is not None and not program.strip():
         raise UsageError("--command is empty: give the convgit the hooks should run.")
     integration = registry.integration(agent)
+    scope = _scope(integration, scope)
     wanted = integration.wanted(program, _tool_snapshots())
     project = _project()
     change = hooks.install(integration, scope, project, _backups(scope), wanted)
@@ -190,7 +200,7 @@ def hooks_install(
 @command("uninstall", group=hooks_app)
 def hooks_uninstall(
     agent: Annotated[str, typer.Argument(help=f"The agent: {registry.listing('live')}.")],
-    scope: ScopeOption = "local",
+    scope: ScopeOption = None,
     json: JsonFlag = False,
 ) -> None:
     """Take convgit's hooks out of the agent's settings, and nothing else (a file nothing
@@ -198,7 +208,9 @@ def hooks_uninstall(
     from convgit.agents import hooks
     from convgit.text import reports
 
-    change = hooks.uninstall(registry.integration(agent), scope, _project(), _backups(scope))
+    integration = registry.integration(agent)
+    scope = _scope(integration, scope)
+    change = hooks.uninstall(integration, scope, _project(), _backups(scope))
     if json:
         out(change.to_json())
     else:
@@ -206,7 +218,12 @@ def hooks_uninstall(
 
 
 @command("status", group=hooks_app)
-def hooks_status(json: JsonFlag = False) -> None:
+def hooks_status(
+    agent: Annotated[
+        str | None, typer.Argument(help="Only this agent's settings (default: every agent's).")
+    ] = None,
+    json: JsonFlag = False,
+) -> None:
     """Where convgit's hooks are installed, whether the agent can run them, the hook log, and
     the hook events that failed since the last that succeeded."""
     import shutil
@@ -221,7 +238,7 @@ def hooks_status(json: JsonFlag = False) -> None:
             _project(),
             registry.integration(name).events(tool_snapshots),
         )
-        for name in registry.names("live")
+        for name in ([registry.integration(agent).AGENT] if agent else registry.names("live"))
     }
     root = _location().root
     log = hook.log_path(root)

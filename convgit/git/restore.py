@@ -375,7 +375,7 @@ class Restore:
                 config=(*WHOLE_INDEX, "checkout.workers=1"), stdin=True, keep_fds=held,
                 finishes_its_input=True,
             )  # fmt: skip
-            with stopped_on_the_way_out(proc):
+            with stopped_on_the_way_out(proc, finishes_its_input=True):
                 faults.point("restore:checkout-started")
                 self._feed(proc, deltas, guard)
         finally:

@@ -323,16 +323,23 @@ class Git:
 
 
 @contextmanager
-def stopped_on_the_way_out(proc: subprocess.Popen[bytes]) -> Iterator[None]:
+def stopped_on_the_way_out(
+    proc: subprocess.Popen[bytes], *, finishes_its_input: bool = False
+) -> Iterator[None]:
     """For the block that waits on ``proc``: if anything cuts it short (a signal, Ctrl-C), the
     git process is stopped and waited for before the exception goes on, so no git convgit
-    started outlives the command that started it."""
+    started outlives the command that started it. A git that ``finishes_its_input`` (one that
+    writes files: see ``Git.spawn``) is never stopped, however long what it was handed takes: a
+    SIGTERM between removing a file and writing it again would lose the file."""
     try:
         yield
     except BaseException:
         if proc.stdin is not None:  # no more input: git ends once it has done what it has
             with suppress(OSError):
                 proc.stdin.close()
+            if finishes_its_input:
+                proc.wait()
+                raise
             with suppress(subprocess.TimeoutExpired):
                 proc.wait(STOP_GRACE)
         if proc.poll() is None:

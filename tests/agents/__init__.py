@@ -9,13 +9,14 @@ Fixtures (conftest.py), all per test:
   for more replies than scripted, left scripted replies unasked, or tried to reach another host.
 * ``project`` (`GitRepo` from tests/workspace/gitrepo.py): a real repository whose git state
   must be byte-identical at the end; ``agent_home``: the HOME all agents of the test share.
-* ``claude_code``, ``pi``, ``codex`` (`runners.Agent`): ``run(prompt, *args, resume=None,
-  cwd=None, env=None, timeout=None, check=True)`` runs one prompt with stdin closed and returns
-  a `runners.Run`: ``session_id``, ``transcript`` (the session file the agent wrote), ``output``
-  (its final reply), ``returncode``, ``stdout``, ``stderr``, ``seconds``. ``resume`` is a session
-  id for Claude Code (``claude -r``) and Codex (``codex exec resume``), a session file for pi
-  (``--session``). ``env()`` is the environment the agent (and so its hooks) runs with, for
-  running convgit as a hook would; the venv's bin folder leads its PATH.
+* ``claude_code``, ``pi``, ``codex``, ``gemini`` (`runners.Agent`): ``run(prompt, *args,
+  resume=None, cwd=None, env=None, timeout=None, check=True)`` runs one prompt with stdin closed
+  and returns a `runners.Run`: ``session_id``, ``transcript`` (the session file the agent
+  wrote), ``output`` (its final reply), ``returncode``, ``stdout``, ``stderr``, ``seconds``.
+  ``resume`` is a session id for Claude Code (``claude -r``), Codex (``codex exec resume``) and
+  Gemini CLI (``--resume``), a session file for pi (``--session``). ``env()`` is the
+  environment the agent (and so its hooks) runs with, for running convgit as a hook would; the
+  venv's bin folder leads its PATH.
   ``Codex(..., sandbox="danger-full-access")`` sets Codex's sandbox (the default,
   ``workspace-write``, keeps ``.git`` read-only for the model's commands).
 
@@ -26,6 +27,10 @@ A script is a list of `script.Reply`: ``say(text)``, ``call(name, input)``, or
   ``call("Edit", {"file_path", "old_string", "new_string"})``, ``call("Bash", {"command": ...})``.
 * pi: ``call("write", {"path": RELATIVE, "content": ...})``,
   ``call("edit", {"path", "edits": [{"oldText", "newText"}]})``, ``call("bash", {"command"})``.
+* Gemini CLI: ``call("write_file", {"file_path": RELATIVE, "content"})``,
+  ``call("replace", {"file_path", "old_string", "new_string"})``,
+  ``call("run_shell_command", {"command"})``. It is looked for in tools/agents' node_modules,
+  then in the folders ``AGENT_NODE_MODULES`` names.
 * Codex: ``call("apply_patch", "*** Begin Patch\\n*** Add File: a.txt\\n+a\\n*** End Patch\\n")``
   (a string input is a custom tool call), ``call("exec_command", {"cmd": ...})``.
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agents.runners import ClaudeCode, Codex, Pi
+from tests.agents.runners import ClaudeCode, Codex, Gemini, Pi
 from tests.agents.server import ModelServer
 from tests.workspace.gitrepo import GitRepo, UserStateGuard, init_repo
 
@@ -55,3 +55,8 @@ def pi(model_server: ModelServer, project: GitRepo, agent_home: Path) -> Pi:
 @pytest.fixture
 def codex(model_server: ModelServer, project: GitRepo, agent_home: Path) -> Codex:
     return Codex(model_server, project.path, agent_home)
+
+
+@pytest.fixture
+def gemini(model_server: ModelServer, project: GitRepo, agent_home: Path) -> Gemini:
+    return Gemini(model_server, project.path, agent_home)

@@ -7,6 +7,10 @@ agent's SDK expects, and a request's conversation as `Item`s.
   ``data:`` chunks with ``choices[0].delta``, a finish chunk, a usage chunk, ``data: [DONE]``.
 * OpenAI Responses (Codex): ``POST /v1/responses``, ``response.created``, one
   ``response.output_item.done`` per item, ``response.completed``.
+* Gemini API v1beta (Gemini CLI): ``POST /v1beta/models/MODEL:streamGenerateContent?alt=sse``,
+  one ``data:`` event holding the whole ``GenerateContentResponse`` (its candidate's parts: text,
+  then one ``functionCall`` per call); the model is named in the path, and streaming by the
+  method (``:generateContent`` is the CLI's utility calls, answered whole).
 """
 
 from __future__ import annotations
@@ -54,12 +58,12 @@ class Dialect:
         """A non-streamed reply of plain text (for side requests made without ``stream``)."""
         raise NotImplementedError
 
-    def side(self, body: JsonObject, n: int) -> tuple[str, bytes]:
+    def side(self, body: JsonObject, n: int, path: str = "") -> tuple[str, bytes]:
         """A sensible answer to a request the script did not expect: plain text, streamed the
         way the request asked."""
         text = "(scripted model: side reply)"
-        model = str(body.get("model", "scripted"))
-        if body.get("stream"):
+        model = self.model(path, body)
+        if self.streams(path, body):
             return "text/event-stream", self.stream(Reply(text=text), n, model)
         return "application/json", json.dumps(self.whole(text, n, model)).encode()
 
@@ -68,6 +72,13 @@ class Dialect:
 
     def items(self, body: JsonObject) -> list[Item]:
         raise NotImplementedError
+
+    def streams(self, path: str, body: JsonObject) -> bool:
+        """Whether the request asked for a streamed answer."""
+        return bool(body.get("stream"))
+
+    def model(self, path: str, body: JsonObject) -> str:
+        return str(body.get("model", "scripted"))
 
     @staticmethod
     def call_id(n: int, i: int) -> str:
@@ -336,9 +347,89 @@ class Responses(Dialect):
         return found
 
 
+class Gemini(Dialect):
+    name = "gemini"
+    prefix = "/v1beta/models/"
+
+    @staticmethod
+    def call_id(n: int, i: int) -> str:
+        return f"scripted_call_{n}_{i}"
+
+    def streams(self, path: str, body: JsonObject) -> bool:
+        return path.endswith(":streamGenerateContent")
+
+    def model(self, path: str, body: JsonObject) -> str:
+        return path[len(self.prefix) :].split(":")[0] or "scripted"
+
+    def _response(self, parts: list[JsonObject], model: str) -> JsonObject:
+        usage = {
+            "promptTokenCount": USAGE_IN,
+            "candidatesTokenCount": USAGE_OUT,
+            "totalTokenCount": USAGE_IN + USAGE_OUT,
+        }
+        candidate = {"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}
+        return {"candidates": [{**candidate, "index": 0}], "usageMetadata": usage,
+                "modelVersion": model}  # fmt: skip
+
+    def _parts(self, reply: Reply, n: int) -> list[JsonObject]:
+        parts: list[JsonObject] = [{"text": reply.text}] if reply.text else []
+        for i, c in enumerate(reply.calls):
+            assert isinstance(c.input, dict), f"Gemini CLI's tools take an object: {c}"
+            call = {"id": c.id or self.call_id(n, i), "name": c.name, "args": c.input}
+            parts.append({"functionCall": call})
+        return parts
+
+    def stream(self, reply: Reply, n: int, model: str) -> bytes:
+        return _sse([(None, self._response(self._parts(reply, n), model))])
+
+    def whole(self, text: str, n: int, model: str) -> JsonObject:
+        return self._response([{"text": text}], model)
+
+    def side(self, body: JsonObject, n: int, path: str = "") -> tuple[str, bytes]:
+        config = body.get("generationConfig") or {}
+        if config.get("responseMimeType") == "application/json":  # a utility call's JSON
+            whole = self._response([{"text": "{}"}], self.model(path, body))
+            return "application/json", json.dumps(whole).encode()
+        return super().side(body, n, path)
+
+    def error(self, message: str) -> bytes:
+        error = {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}
+        return json.dumps({"error": error}).encode()
+
+    def items(self, body: JsonObject) -> list[Item]:
+        found: list[Item] = []
+        for content in body.get("contents") or []:
+            role = content.get("role")
+            for part in content.get("parts") or []:
+                if "functionCall" in part:
+                    call = part["functionCall"]
+                    found.append(Item("call", name=call["name"], input=call.get("args"),
+                                      call_id=str(call.get("id", ""))))  # fmt: skip
+                elif "functionResponse" in part:
+                    answer = part["functionResponse"]
+                    response = answer.get("response") or {}
+                    text = response.get("output", response.get("error", ""))
+                    found.append(Item("result", str(text), call_id=str(answer.get("id", ""))))
+                elif isinstance(part.get("text"), str) and not part.get("thought"):
+                    text = part["text"]
+                    found.append(_user_item(text) if role == "user" else Item("text", text))
+        return found
+
+
+GEMINI = Gemini()
 DIALECTS: dict[str, Dialect] = {
     "/v1/messages": Anthropic(),
     "/v1/chat/completions": Chat(),
     "/v1/responses": Responses(),
 }
-BY_NAME = {d.name: d for d in DIALECTS.values()}
+BY_NAME = {d.name: d for d in [*DIALECTS.values(), GEMINI]}
+
+
+def dialect_for(path: str) -> Dialect | None:
+    """The wire format of a request to ``path``: by its whole path, or for the Gemini API by
+    its method (``/v1beta/models/MODEL:METHOD``)."""
+    found = DIALECTS.get(path)
+    methods = (":streamGenerateContent", ":generateContent")
+    if found is None and path.startswith(Gemini.prefix) and path.endswith(methods):
+        return GEMINI
+    return found

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import shlex
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from tests.clirun import run
 from tests.workspace.gitrepo import GitRepo
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,12 +32,7 @@ def oracle_command(log: Path) -> str:
 
 
 def convgit(cwd: Path, *args: str, code: int = 0) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "convgit", *args], cwd=cwd, capture_output=True, text=True
-    )
-    assert done.returncode == code, (args, done.stdout, done.stderr)
-    assert "Traceback" not in done.stderr
-    return done.stdout
+    return run(*args, cwd=cwd, code=code).stdout
 
 
 def convgit_json(cwd: Path, *args: str) -> Any:

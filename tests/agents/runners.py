@@ -27,6 +27,9 @@ from tests.missing_tools import missing
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = ROOT / "tools" / "agents" / "node_modules"
 INSTALL = "npm ci --prefix tools/agents"
+# more node_modules folders to look in after MODULES (os.pathsep between them): an agent
+# installed elsewhere while tools/agents is shared
+MORE_MODULES = "AGENT_NODE_MODULES"
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,8 @@ class Agent:
         raise NotImplementedError
 
     def _installed(self, pattern: str, what: str) -> Path:
-        found = sorted(MODULES.glob(pattern))
+        more = [Path(p) for p in os.environ.get(MORE_MODULES, "").split(os.pathsep) if p]
+        found = next((f for m in (MODULES, *more) if (f := sorted(m.glob(pattern)))), [])
         if not found:
             missing(f"{what} (tools/agents/{MODULES.name}/{pattern})", INSTALL)
         return found[0]
@@ -407,3 +411,81 @@ stream_max_retries = 0
     def transcript(self, session_id: str, resume: str | Path | None, cwd: Path) -> Path | None:
         found = sorted((self.codex_home / "sessions").glob(f"*/*/*/rollout-*-{session_id}.jsonl"))
         return found[0] if found else None
+
+
+class Gemini(Agent):
+    """``gemini --approval-mode yolo -o json -p PROMPT`` (yolo: headless runs offer the tools
+    that write only then) against the server as the Gemini API (``GOOGLE_GEMINI_BASE_URL``),
+    with the settings that keep it offline and its session files where they are: an API key's
+    auth, no usage statistics or telemetry, no session retention (its cleanup deletes session
+    files), one attempt per request, a fixed model (no router request). ``resume`` is a
+    session id: ``--resume ID``."""
+
+    name = "Gemini CLI"
+
+    def binary(self) -> list[str]:
+        return ["node", str(self._installed("@google/gemini-cli/bundle/gemini.js", "Gemini CLI"))]
+
+    @property
+    def gemini_dir(self) -> Path:
+        return self.home / ".gemini"
+
+    def settings(self) -> JsonObject:
+        general = {
+            "enableAutoUpdate": False,
+            "enableAutoUpdateNotification": False,
+            "sessionRetention": {"enabled": False},
+            "maxAttempts": 1,
+            "retryFetchErrors": False,
+        }
+        return {
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+            "general": general,
+            "model": {"name": "gemini-2.5-pro"},
+        }
+
+    def configure(self) -> None:
+        self.gemini_dir.mkdir(parents=True, exist_ok=True)
+        (self.gemini_dir / "settings.json").write_text(json.dumps(self.settings(), indent=1))
+
+    def agent_env(self) -> dict[str, str]:
+        return {
+            "GEMINI_API_KEY": "scripted-test-key",
+            "GOOGLE_GEMINI_BASE_URL": self.server.url,
+            "GEMINI_CLI_TRUST_WORKSPACE": "true",
+            "GEMINI_CLI_NO_RELAUNCH": "true",
+        }
+
+    def command(self, prompt: str, args: list[str], resume: str | Path | None) -> list[str]:
+        flags = ["--approval-mode", "yolo", "-o", "json"]
+        resuming = ["--resume", str(resume)] if resume else []
+        return [*self.binary(), *flags, *resuming, *args, "-p", prompt]
+
+    def parse(self, stdout: str) -> tuple[str, str]:
+        for record in reversed(_json_lines(stdout)):
+            if "session_id" in record:
+                return str(record["session_id"]), str(record.get("response", ""))
+        try:
+            whole = json.loads(stdout)
+        except ValueError:
+            return "", ""
+        if not isinstance(whole, dict):
+            return "", ""
+        return str(whole.get("session_id", "")), str(whole.get("response", ""))
+
+    def sessions(self, session_id: str) -> list[Path]:
+        """The chat files holding session ``session_id`` (a resume's stray copy among them)."""
+        found = []
+        for path in sorted(self.gemini_dir.glob("tmp/*/chats/session-*.json*")):
+            first = path.read_bytes().split(b"\n", 1)[0]
+            with contextlib.suppress(ValueError):
+                if json.loads(first).get("sessionId") == session_id:
+                    found.append(path)
+        return found
+
+    def transcript(self, session_id: str, resume: str | Path | None, cwd: Path) -> Path | None:
+        """The chat file of the session: of those holding it, the one with the most in it."""
+        found = self.sessions(session_id)
+        return max(found, key=lambda p: p.stat().st_size) if found else None

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
-from tests.agents.dialects import BY_NAME, DIALECTS
+from tests.agents.dialects import BY_NAME, dialect_for
 from tests.agents.script import Item, JsonObject, Reply
 
 
@@ -167,7 +167,7 @@ class _HTTPServer(ThreadingHTTPServer):
 
 
 def _error(dialect_path: str, message: str) -> bytes:
-    dialect = DIALECTS.get(dialect_path)
+    dialect = dialect_for(dialect_path)
     if dialect is not None:
         return dialect.error(message)
     return json.dumps({"error": {"message": message, "type": "not_found_error"}}).encode()
@@ -243,7 +243,7 @@ class _Handler(BaseHTTPRequestHandler):
         with state.lock:
             request.index = len(state.requests)
             state.requests.append(request)
-            dialect = DIALECTS.get(path)
+            dialect = dialect_for(path)
             if self.command == "CONNECT" or "://" in path:
                 request.note = "escape"
                 return 403, "text/plain", b"the scripted model server proxies nothing\n"
@@ -252,15 +252,15 @@ class _Handler(BaseHTTPRequestHandler):
                     f"more than {state.max_requests} requests: {request.describe()}"
                 )
                 return 429, "application/json", _error(path, "too many requests for a test")
-            if path.endswith("/count_tokens"):
+            if path.endswith(("/count_tokens", ":countTokens")):
                 request.note = "count_tokens"
-                return 200, "application/json", b'{"input_tokens": 10}'
+                return 200, "application/json", b'{"input_tokens": 10, "totalTokens": 10}'
             if dialect is None or self.command != "POST":
                 return self._other(request)
             request.dialect = dialect.name
             if not body.get("tools"):
                 request.note = "side request (no tools)"
-                ctype, payload = dialect.side(body, request.index)
+                ctype, payload = dialect.side(body, request.index, path)
                 return 200, ctype, payload
             if state.given == len(state.turns):
                 state.problems.append(
@@ -268,13 +268,13 @@ class _Handler(BaseHTTPRequestHandler):
                     + request.describe()
                 )
                 return 400, "application/json", dialect.error("the script is exhausted")
-            if not body.get("stream"):
+            if not dialect.streams(path, body):
                 state.problems.append(
                     f"a scripted request did not ask to stream: {request.describe()}"
                 )
             request.reply = state.turns[state.given]
             state.given += 1
-            model = str(body.get("model", "scripted"))
+            model = dialect.model(path, body)
             return 200, "text/event-stream", dialect.stream(request.reply, request.index, model)
 
     def _other(self, request: Request) -> tuple[int, str, bytes]:

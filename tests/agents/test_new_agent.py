@@ -9,10 +9,11 @@ import difflib
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import orjson
+
+from tests import clirun
 
 PACKAGE = Path(__file__).resolve().parents[2] / "convgit"
 
@@ -128,14 +129,8 @@ def test_an_agent_added_as_one_folder_and_one_line_is_read_named_and_refused(
     subprocess.run(["git", "init", "-q", str(work)], check=True)
     env = {**os.environ, "PYTHONPATH": str(copy.parent), "COLUMNS": "200"}
 
-    def convgit(*args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(
-            [sys.executable, "-m", "convgit", *args],
-            cwd=work, env=env, capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
-        assert done.returncode == code, (args, done.stdout, done.stderr)
-        assert "Traceback" not in done.stderr
-        return done
+    def convgit(*args: str, code: int = 0) -> clirun.Ran:
+        return clirun.run(*args, cwd=work, env=env, code=code)
 
     named = orjson.loads(
         convgit("import", "toy", str(_toy_file(tmp_path / "a.jsonl", "s-a")), "--json").stdout
@@ -149,6 +144,6 @@ def test_an_agent_added_as_one_folder_and_one_line_is_read_named_and_refused(
     assert "Done: it is faster." in said
     assert "toy" in convgit("import", "--help").stdout
     hooks = convgit("hooks", "install", "toy", code=2)
-    assert "convgit does not run beside 'toy': use one of claude-code." in hooks.stderr
+    assert "convgit does not run beside 'toy': use one of claude-code, gemini." in hooks.stderr
     export = convgit("export", "--format", "toy", code=2)
     assert "Unknown export format 'toy': use --format pi." in export.stderr

@@ -4,18 +4,16 @@ and the checks every imported session must pass: a sound tree, replays a provide
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import orjson
-from typer.testing import CliRunner
 
 from convgit.agents.reading import kept_text
-from convgit.cli import app
 from convgit.conversation.replay import MISSING_RESULT
 from convgit.providers.openai import TOOL_ERROR_PREFIX
+from tests.clirun import invoke, run
 
 _OWN_PROCESS = ("import", "export")
 
@@ -35,19 +33,11 @@ class Store:
         self, *args: str, code: int = 0, input: bytes | None = None
     ) -> subprocess.CompletedProcess[bytes]:
         if self.real and args[args.index("-s") + 2 if "-s" in args else 0] in _OWN_PROCESS:
-            proc = subprocess.run(
-                [sys.executable, "-m", "convgit", *args],
-                cwd=self.folder,
-                capture_output=True,
-                input=input,
-            )
-        else:
-            result = CliRunner().invoke(app, ["-C", str(self.folder), *args], input=input)
-            if result.exception is not None and not isinstance(result.exception, SystemExit):
-                raise result.exception
-            proc = subprocess.CompletedProcess(
-                args, result.exit_code, result.stdout_bytes, result.stderr_bytes
-            )
+            return run(*args, cwd=self.folder, input=input, code=code).completed()
+        result = invoke("-C", str(self.folder), *args, input=input)
+        proc = subprocess.CompletedProcess(
+            args, result.exit_code, result.stdout_bytes, result.stderr_bytes
+        )
         words = proc.stderr.decode(errors="replace")
         assert proc.returncode == code, (args, proc.returncode, words)
         assert "Traceback" not in words, words

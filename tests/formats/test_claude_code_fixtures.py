@@ -10,17 +10,15 @@ from typing import Any
 
 import orjson
 import pytest
-from typer.testing import CliRunner
 
-from convgit.cli import app
 from convgit.conversation.replay import BRANCH_SUMMARY_PREFIX, COMPACTION_PREFIX
+from tests.clirun import invoke
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "claude-code"
-runner = CliRunner()
 
 
 def cli(folder: Path, *args: str, code: int = 0) -> Any:
-    result = runner.invoke(app, ["-C", str(folder), *args])
+    result = invoke("-C", str(folder), *args)
     assert result.exit_code == code, (args, result.output, result.exception)
     assert "Traceback" not in result.output
     return result

@@ -10,16 +10,14 @@ from typing import Any
 
 import orjson
 import pytest
-from typer.testing import CliRunner
 
-from convgit.cli import app
+from tests.clirun import invoke
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "claude-code"
-runner = CliRunner()
 
 
 def _import(folder: Path, file: Path) -> dict[str, Any]:
-    result = runner.invoke(app, ["-C", str(folder), "import", "claude-code", str(file), "--json"])
+    result = invoke("-C", str(folder), "import", "claude-code", str(file), "--json")
     assert result.exit_code == 0, (result.output, result.exception)
     found: dict[str, Any] = orjson.loads(result.stdout)["imports"][0]  # the session's own file
     return found
@@ -31,7 +29,7 @@ def _session(folder: Path) -> tuple[list[dict[str, Any]], str | None]:
     (path,) = (folder / ".convgit" / "sessions").glob("*[0-9a-f].jsonl")
     records = [orjson.loads(line) for line in path.read_bytes().splitlines()[1:]]
     kept = [r for r in records if r["type"] not in ("import", "leaf")]
-    status = runner.invoke(app, ["-C", str(folder), "status", "--json"])
+    status = invoke("-C", str(folder), "status", "--json")
     return kept, orjson.loads(status.stdout)["leaf"]
 
 

@@ -6,8 +6,6 @@ nothing, and the replayed context is what Claude sends: turns in order, tool cal
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -17,6 +15,7 @@ import orjson
 import pytest
 
 from convgit.conversation.replay import MISSING_RESULT
+from tests.clirun import run
 
 FOLDER = "claude-code"
 
@@ -73,14 +72,7 @@ SHAPES = {
 
 
 def convgit(folder: Path, *args: str, code: int = 0) -> bytes:
-    done = subprocess.run(
-        [sys.executable, "-m", "convgit", "-C", str(folder), *args],
-        capture_output=True,
-        timeout=120,
-    )
-    assert done.returncode == code, (args, done.stderr.decode())
-    assert b"Traceback" not in done.stderr
-    return done.stdout
+    return run("-C", str(folder), *args, cwd=folder, code=code).out
 
 
 def convgit_json(folder: Path, *args: str) -> Any:

@@ -192,6 +192,41 @@ def test_json_lines_read_as_they_grow_make_one_tree(tmp_path: Path, lines: int) 
     assert second["leaf"] == "g3"
 
 
+def test_a_resumed_chat_keeps_one_line_of_messages(tmp_path: Path) -> None:
+    """Gemini CLI 0.61's ``--resume`` writes the history again (``$set`` of every message): a
+    call's message without its ``toolCalls`` (the call as a part), and the answers once more as
+    ``<id>_response``. The next prompt still follows the last reply; nothing branches."""
+    answer = {"functionResponse": {"id": "w__1", "name": "write_file", "response": {"output": 1}}}
+    call = {"id": "w__1", "name": "write_file", "args": {"file_path": "a"}, "status": "success",
+            "result": [answer]}  # fmt: skip
+    u1 = {"id": "u1", "type": "user", "content": [{"text": "Write a"}]}
+    g1 = {"id": "g1", "type": "gemini", "content": "", "model": "m", "toolCalls": [call]}
+    r1 = {"id": "r1", "type": "user", "content": [answer]}
+    g2 = {"id": "g2", "type": "gemini", "content": "Wrote a.", "model": "m"}
+    again = {"id": "g1", "type": "gemini", "content": [{"functionCall": {"id": "w__1"}}]}
+    echo = {"id": "g1_response", "type": "user", "content": [answer]}
+    header = {"sessionId": "s1", "projectHash": "x", "kind": "main"}
+    lines = [
+        header, u1, g1, r1, g2,
+        header, {"$set": {"messages": []}}, {"$set": {"sessionId": "s1"}},
+        {"$set": {"messages": [u1, again, echo, r1, {**g2, "content": [{"text": "Wrote a."}]}]}},
+        {"id": "u3", "type": "user", "content": [{"text": "And b"}]},
+        {"id": "g3", "type": "gemini", "content": "Wrote b.", "model": "m"},
+    ]  # fmt: skip
+    path = tmp_path / "session-2026-12-02T07-11-s1.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    store = Store(tmp_path / "store", real=False)
+    result = store.import_("gemini", path)
+    entries = store.entries(result["session"])
+    made, answered = gemini._part_id("call", "w__1"), gemini._part_id("result", "w__1")
+    assert [(e["id"], e["parentId"]) for e in entries] == [
+        ("u1", None), ("model-g1", "u1"), ("g1", "model-g1"), (made, "g1"), (answered, made),
+        ("r1", answered), ("g2", "r1"), ("u3", "g2"), ("g3", "u3"),
+    ]  # fmt: skip
+    assert result["leaf"] == "g3"
+    assert store.import_("gemini", path)["new"] == 0
+
+
 # -- quirks ------------------------------------------------------------------------------------
 
 

@@ -4,8 +4,6 @@ two branches, snapshots and a restore, driven by textual's headless pilot. The u
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import orjson
@@ -14,6 +12,7 @@ import pytest
 from convgit.navigator.app import FOLLOW_SECONDS, Navigator
 from convgit.navigator.screens import Branches, Confirm, Help
 from convgit.session import Session
+from tests import clirun
 from tests.navigator.drive import Drive, Story, drive, go_to, said, settle, shown, story, type_line
 from tests.workspace.cli import convgit
 from tests.workspace.gitrepo import GitRepo
@@ -288,13 +287,8 @@ def test_a_resumes_in_the_agent_and_gives_the_command_after_quitting(
 def test_an_append_by_another_process_shows_up_in_the_tree(told: Story) -> None:
     async def follow(app: Navigator, pilot: Drive) -> None:
         told.repo.write("plan.txt", "four\n")
-        made = subprocess.run(
-            [sys.executable, "-m", "convgit", "assistant", "and plan four", "--json"],
-            cwd=told.repo.path,
-            capture_output=True,
-            check=True,
-        )
-        ident = orjson.loads(made.stdout)["id"]
+        made = clirun.run("assistant", "and plan four", "--json", cwd=told.repo.path)
+        ident = made.json()["id"]
         for _ in range(100):  # the app looks every FOLLOW_SECONDS
             if ident in app.drawn.nodes:
                 break

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 import orjson
 import pytest
 
+from tests.clirun import run
 from tests.missing_tools import missing
 
 CHROMIUM = os.environ.get("CONVGIT_CHROMIUM", "/usr/bin/chromium")
@@ -35,19 +35,9 @@ FLAGS = [
 def run_convgit(
     cwd: Path, *args: str, code: int = 0, input: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CONVGIT_")}
-    done = subprocess.run(
-        [sys.executable, "-m", "convgit", *args],
-        cwd=cwd,
-        env=env,
-        input=input,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == code, (args, done.stdout, done.stderr)
-    assert "Traceback" not in done.stderr
-    return done
+    env: dict[str, str | None] = {k: None for k in os.environ if k.startswith("CONVGIT_")}
+    ran = run(*args, cwd=cwd, env=env, input=input, code=code, timeout=300)
+    return subprocess.CompletedProcess(list(args), ran.code, ran.stdout, ran.stderr)
 
 
 def convgit_json(cwd: Path, *args: str, input: str | None = None) -> Any:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +15,7 @@ import pytest
 
 from convgit.session import Session
 from convgit.text import render
+from tests.clirun import run
 from tests.page.conftest import Shown, convgit_json, run_convgit
 from tests.workspace.gitrepo import GitRepo, UserStateGuard, init_repo
 
@@ -155,11 +154,9 @@ def test_html_writes_into_the_store_prints_and_opens(tmp_path: Path) -> None:
     browser = tmp_path / "browser.sh"
     browser.write_text(f'#!/bin/sh\nprintf "%s" "$1" > {opened}\n')
     browser.chmod(browser.stat().st_mode | stat.S_IXUSR)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CONVGIT_")}
-    subprocess.run(
-        [sys.executable, "-m", "convgit", "html", "--open", "-o", str(tmp_path / "p.html")],
-        cwd=repo.path, env={**env, "BROWSER": f"{browser} %s"}, check=True, capture_output=True,
-    )  # fmt: skip
+    env: dict[str, str | None] = {k: None for k in os.environ if k.startswith("CONVGIT_")}
+    run("html", "--open", "-o", str(tmp_path / "p.html"), cwd=repo.path,
+        env={**env, "BROWSER": f"{browser} %s"})  # fmt: skip
     assert opened.read_text() == (tmp_path / "p.html").as_uri()
 
 

@@ -12,37 +12,28 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import orjson
-import typer
-from typer.testing import CliRunner, Result
+from typer.testing import Result
 
-from convgit.cli import app
+from tests.clirun import invoke, start
 from tests.workspace.gitrepo import UserStateGuard, digest, git, oracle_tree
 
 Files = dict[str, tuple[str, object]]
 KILLED = -signal.SIGKILL
 WORKERS = max(2, min(4, os.cpu_count() or 2))
 
-_runner = CliRunner()
-_command = typer.main.get_command(app)  # built once: typer rebuilds it on every invoke
-
 
 def convgit(repo: Path, sid: str | None, *args: str, stdin: bytes | None = None) -> Result:
     """``convgit -C REPO --session SID ARGS`` in this process; a traceback fails the test."""
     base = ["-C", str(repo), *(["--session", sid] if sid else [])]
-    with mock.patch("typer.testing._get_command", lambda _: _command):
-        result = _runner.invoke(app, [*base, *args], input=stdin)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise AssertionError(f"convgit {' '.join(args)} crashed") from result.exception
+    result: Result = invoke(*base, *args, input=stdin)
     return result
 
 
@@ -58,19 +49,10 @@ def spawn(
 ) -> subprocess.Popen[bytes]:
     """The real CLI as its own process, with ``CONVGIT_FAULT`` set when ``fault`` is given;
     with ``group``, in a process group of its own, so its git children can be killed with it."""
-    env = {k: v for k, v in os.environ.items() if k != "CONVGIT_FAULT"}
-    if fault is not None:
-        env["CONVGIT_FAULT"] = fault
-    command = [sys.executable, "-m", "convgit", "-C", str(repo), "--session", sid, *args]
-    return subprocess.Popen(
-        command,
-        cwd=repo,
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=group,
-    )
+    return start(
+        "-C", str(repo), "--session", sid, *args, cwd=repo, env={"CONVGIT_FAULT": fault},
+        group=group, stdin=subprocess.PIPE,
+    )  # fmt: skip
 
 
 @dataclass

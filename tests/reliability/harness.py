@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import base64
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
-import typer
-from typer.testing import CliRunner, Result
+from typer.testing import Result
 
-from convgit.cli import app
+from tests.clirun import Ran, invoke, run
 
 SID = "bad0000000"
 BOM = b"\xef\xbb\xbf"
@@ -24,12 +20,6 @@ READING_COMMANDS: dict[str, tuple[str, ...]] = {
     "show": ("show", "@"),
 }
 JSON_READS = (("log", "--json"), ("tree", "--json"), ("context", "--json"), ("show", "@", "--json"))
-
-
-_runner = CliRunner()
-# typer's CliRunner rebuilds the click command from the app on every call: 10 ms, most of the
-# time of a run, and the corpus makes about 2,000 of them. Build it once.
-_command = typer.main.get_command(app)
 
 
 def make_store(root: Path, content: bytes) -> Path:
@@ -54,22 +44,17 @@ def backups(store: Path) -> list[Path]:
 
 def cli(store: Path, *args: str, input: str | None = None) -> Result:
     """``convgit --store STORE --session SID -C <store's parent> ARGS`` in this process.
-    ``-C`` points outside any git repository, so only the conversation track is involved."""
+    ``-C`` points outside any git repository, so only the conversation track is involved.
+    The corpus makes about 2,000 of these: ``invoke`` builds the click command once."""
     base = ["--store", str(store), "--session", SID, "-C", str(store.parent)]
-    with mock.patch("typer.testing._get_command", lambda _: _command):
-        return _runner.invoke(app, [*base, *args], input=input)
+    result: Result = invoke(*base, *args, input=input)
+    return result
 
 
-def process(store: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """The same, as a real ``python -m convgit`` process."""
+def process(store: Path, *args: str, timeout: float = 60) -> Ran:
+    """The same, as a real ``python -m convgit`` process (whatever its exit code)."""
     base = ["--store", str(store), "--session", SID, "-C", str(store.parent)]
-    return subprocess.run(
-        [sys.executable, "-m", "convgit", *base, *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=store.parent,
-    )
+    return run(*base, *args, cwd=store.parent, code=None, timeout=timeout)
 
 
 def no_crash(result: Result) -> None:

@@ -20,6 +20,7 @@ import pytest
 from convgit import Session
 from convgit.schema import Message, Note
 from convgit.session import restore_notes
+from tests.clirun import COMMAND, run
 from tests.reliability.repos import git_fsck
 from tests.workspace.gitrepo import GitRepo, oracle_tree
 
@@ -125,7 +126,7 @@ def _api_appender(start: Event, root: str, sid: str, stop: str, out: str) -> Non
 
 
 def _convgit(root: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "convgit", "-C", str(root), *args]
+    return [*COMMAND, "-C", str(root), *args]
 
 
 def test_a_restore_racing_appends_from_the_cli_and_the_api_loses_nothing(
@@ -214,6 +215,6 @@ def test_a_restore_racing_appends_from_the_cli_and_the_api_loses_nothing(
     # No restore is lost to the model: once the conversation moves on, none waits to be told.
     final.append_user("after the race")
     assert restore_notes.pending(Session.open(repo.path, session=session.id)) == []
-    fsck = subprocess.run(_convgit(repo.path, "fsck"), capture_output=True, text=True)
-    assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+    fsck = run("-C", str(repo.path), "fsck", cwd=repo.path, code=None)
+    assert fsck.code == 0, fsck.stdout + fsck.stderr
     git_fsck(repo.path)

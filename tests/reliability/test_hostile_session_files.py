@@ -98,7 +98,7 @@ def test_a_line_nested_100000_levels_deep_is_refused_without_crashing(tmp_path: 
     store = make_store(tmp_path, bad_corpus.base_bytes() + raw + b"\n")
     before = folder_bytes(store / "sessions")
     done = process(store, "fsck")
-    assert done.returncode == 3, f"exit {done.returncode} (negative: killed by a signal)"
+    assert done.code == 3, f"exit {done.code} (negative: killed by a signal)"
     assert "error: line 18 " in done.stderr
     assert folder_bytes(store / "sessions") == before
 
@@ -128,7 +128,7 @@ def test_a_fifo_in_place_of_the_session_file_is_refused_without_hanging(tmp_path
             done = process(store, *args, timeout=3)
         except Exception as exc:  # subprocess.TimeoutExpired: the child is killed
             pytest.fail(f"`convgit {args[0]}` on a FIFO did not return: {exc}")
-        assert done.returncode == 3
+        assert done.code == 3
         one_sentence_error(done.stderr)
     assert stat.S_ISFIFO(session_file(store).lstat().st_mode)
 
@@ -232,7 +232,7 @@ def test_a_real_process_exits_with_the_promised_code_and_no_traceback(
 ) -> None:
     store = make_store(tmp_path, (bad_corpus.CORPUS / name).read_bytes())
     done = process(store, *READING_COMMANDS[command])
-    assert done.returncode == code, done.stderr
+    assert done.code == code, done.stderr
     assert "Traceback" not in done.stdout + done.stderr
     if code:
         assert done.stdout == ""

@@ -5,8 +5,6 @@ sentence, no traceback, before a single byte changes in the working tree, in .gi
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -14,6 +12,7 @@ import pygit2
 import pytest
 
 from convgit import Session
+from tests.clirun import run
 from tests.reliability.harness import one_sentence_error
 from tests.workspace.gitrepo import GitRepo, digest
 
@@ -86,14 +85,10 @@ def test_a_crafted_snapshot_is_refused_by_the_cli_before_anything_changes(
 
     before = state()
     for extra in (["--dry-run"], ["--yes"]):
-        proc = subprocess.run(
-            [sys.executable, "-m", "convgit", "-C", str(repo.path), "restore", pulled, *extra],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
+        proc = run(
+            "-C", str(repo.path), "restore", pulled, *extra, cwd=repo.path, code=None, timeout=60
         )
-        assert proc.returncode == 1, (extra, proc.stdout, proc.stderr)
+        assert proc.code == 1, (extra, proc.stdout, proc.stderr)
         message = one_sentence_error(proc.stderr)
         assert "nothing was restored" in message, message
         assert state() == before, f"`restore {' '.join(extra)}` changed something"

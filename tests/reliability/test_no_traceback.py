@@ -13,12 +13,12 @@ import os
 import resource
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.clirun import Ran, run
 from tests.workspace.cli import convgit, one_sentence
 from tests.workspace.gitrepo import GitRepo, UserStateGuard, digest, init_repo
 
@@ -51,22 +51,14 @@ def fill(where: Path, how: str) -> None:
             out.flush()
 
 
-def run_limited(cwd: Path, how: str, *args: str) -> subprocess.CompletedProcess[str]:
+def run_limited(cwd: Path, how: str, *args: str) -> Ran:
     """convgit in ``cwd``; with ``rlimit``, no file may grow past its size now."""
 
     def limit() -> None:
         if how == "rlimit":
             resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
 
-    return subprocess.run(
-        [sys.executable, "-m", "convgit", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        preexec_fn=limit,
-        timeout=120,
-        check=False,
-    )
+    return run(*args, cwd=cwd, code=None, preexec_fn=limit)
 
 
 def test_a_full_disk_is_one_sentence_and_loses_nothing(tmp_path: Path) -> None:
@@ -82,7 +74,7 @@ def test_a_full_disk_is_one_sentence_and_loses_nothing(tmp_path: Path) -> None:
         for args in (("assistant", "a reply"), ("user", "x" * 10_000), ("snapshot",)):
             done = run_limited(repo.path, how, *args)
             assert "Traceback" not in done.stderr, done.stderr
-            if done.returncode == 0:  # recorded; only the snapshot failed, and says so
+            if done.code == 0:  # recorded; only the snapshot failed, and says so
                 assert done.stderr.startswith("convgit: warning: the files were not snapshot")
             else:
                 one_sentence(done.stderr)

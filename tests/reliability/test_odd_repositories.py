@@ -8,18 +8,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from convgit import Session
-from convgit.cli import app
+from tests import clirun
+from tests.clirun import invoke
 from tests.reliability.repos import git_fsck
 from tests.workspace.gitrepo import GitRepo, UserStateGuard, digest, git
 
@@ -219,16 +217,7 @@ def test_git_dir_and_git_work_tree_in_the_environment(
     env = {**os.environ, "GIT_DIR": str(repo.path / ".git"), "GIT_WORK_TREE": str(repo.path)}
 
     def convgit(*args: str) -> str:
-        proc = subprocess.run(
-            [sys.executable, "-m", "convgit", *args],
-            cwd=elsewhere.path / "src",
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
-        return proc.stdout
+        return clirun.run(*args, cwd=elsewhere.path / "src", env=env).stdout
 
     convgit("init")
     convgit("user", "task")
@@ -278,10 +267,9 @@ def test_convgit_never_runs_the_users_hooks(repo: GitRepo, tmp_path: Path, where
     if where == "core.hooksPath":
         repo.git("config", "core.hooksPath", str(hooks))
     repo.git("config", "core.fsmonitor", str(hooks / "fsmonitor"))
-    runner = CliRunner()
 
     def convgit(*args: str) -> str:
-        result = runner.invoke(app, ["-C", str(repo.path), *args])
+        result = invoke("-C", str(repo.path), *args)
         assert result.exit_code == 0, (args, result.output)
         fired = sorted(p.name for p in markers.iterdir()) if markers.exists() else []
         assert fired == [], f"`convgit {' '.join(args)}` ran the user's hooks: {fired}"

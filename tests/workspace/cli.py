@@ -3,25 +3,11 @@ an agent: its output must be UTF-8, its errors one sentence, and never a traceba
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import orjson
+from tests.clirun import Env, Ran, run
 
-
-@dataclass
-class Ran:
-    args: tuple[str, ...]
-    code: int
-    stdout: str
-    stderr: str
-
-    def json(self) -> Any:
-        return orjson.loads(self.stdout)
+__all__ = ["Ran", "convgit", "one_sentence"]
 
 
 def convgit(
@@ -29,26 +15,13 @@ def convgit(
     *args: str,
     code: int | None = 0,
     input: bytes | str | None = None,
-    env: dict[str, str] | None = None,
+    env: Env | None = None,
     timeout: float = 120,
 ) -> Ran:
-    """Run ``convgit ARGS`` in ``cwd``; assert its exit code (unless ``code`` is None), that its
-    output is UTF-8 and that it printed no traceback."""
-    data = input.encode() if isinstance(input, str) else input
-    proc = subprocess.run(
-        [sys.executable, "-m", "convgit", *args],
-        cwd=cwd,
-        input=data,
-        stdin=None if data is not None else subprocess.DEVNULL,
-        capture_output=True,
-        env={**os.environ, **(env or {})},
-        timeout=timeout,
-        check=False,
-    )
-    ran = Ran(args, proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8"))
-    assert "Traceback" not in ran.stderr, ran.stderr
-    if code is not None:
-        assert ran.code == code, f"convgit {' '.join(args)} exited {ran.code}: {ran.stderr}"
+    """Run ``convgit ARGS`` in ``cwd`` (tests/clirun.py's ``run``); assert its exit code (unless
+    ``code`` is None), that its output is UTF-8 and that it printed no traceback."""
+    ran = run(*args, cwd=cwd, input=input, env=env, code=code, timeout=timeout)
+    _ = (ran.stdout, ran.stderr)  # decoded here: output that is not UTF-8 fails the test
     return ran
 
 

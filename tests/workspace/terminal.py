@@ -7,11 +7,12 @@ import fcntl
 import os
 import re
 import struct
-import subprocess
 import sys
 import termios
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.clirun import start
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -35,14 +36,10 @@ def on_terminal(
     environment plus ``env`` (``whole_env``: in ``env`` alone)."""
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "convgit", *args],
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=slave,
-        stderr=subprocess.PIPE,
-        env=dict(env or {}) if whole_env else {**os.environ, **(env or {})},
-    )
+    given: dict[str, str | None] = dict(env or {})
+    if whole_env:  # every other variable of this process removed
+        given = {**{name: None for name in os.environ}, **given}
+    proc = start(*args, cwd=cwd, env=given, stdout=slave)
     os.close(slave)
     chunks = []
     while True:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.clirun import start
 from tests.workspace.cli import convgit, one_sentence
 from tests.workspace.gc_scenario import (
     Scenario,
@@ -276,8 +277,6 @@ def test_auto_runs_gc_in_the_background_after_a_turn_only_when_asked(repo: GitRe
 def test_turns_while_gc_runs_lose_nothing(repo: GitRepo) -> None:
     """gc holds the locks every turn takes: turns made while it runs wait for it (or it for
     them), and afterwards every snapshot the records name is whole, with its tree."""
-    import subprocess
-    import sys
     import threading
 
     from convgit.session import Session
@@ -298,7 +297,7 @@ def test_turns_while_gc_runs_lose_nothing(repo: GitRepo) -> None:
             made.append(ran.json()["ids"][0])
 
     writer = threading.Thread(target=turns)
-    gc = subprocess.Popen([sys.executable, "-m", "convgit", "gc"], cwd=here)
+    gc = start("gc", cwd=here, stdout=None, stderr=None)
     writer.start()
     writer.join(120)
     assert gc.wait(120) == 0

@@ -4,34 +4,22 @@ snapshotted as usual. The user's git state is untouched throughout (the guard)."
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
-import orjson
-
+from tests.clirun import Cli
 from tests.workspace.gitrepo import GitRepo
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "claude-code" / "rewind.jsonl"
 
 
-def convgit(repo: GitRepo, *args: str) -> bytes:
-    done = subprocess.run(
-        [sys.executable, "-m", "convgit", *args], cwd=repo.path, capture_output=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr.decode()
-    return done.stdout
-
-
-def test_an_import_snapshots_nothing_and_the_session_goes_on_live(repo: GitRepo) -> None:
-    (result,) = orjson.loads(convgit(repo, "import", "claude-code", str(FIXTURE), "--json"))[
-        "imports"
-    ]
+def test_an_import_snapshots_nothing_and_the_session_goes_on_live(repo: GitRepo, cli: Cli) -> None:
+    convgit = cli.at(repo.path)
+    (result,) = convgit.json("import", "claude-code", str(FIXTURE))["imports"]
     assert result["new"] == 6 and result["leaf"] == "a2"
     assert repo.git("for-each-ref", "refs/convgit") == ""
-    status = orjson.loads(convgit(repo, "status", "--json"))
+    status = convgit.json("status")
     assert status["snapshots"] is True and status["leaf_snapshot"] is None
-    reply = orjson.loads(convgit(repo, "assistant", "Done, live.", "--json"))
+    reply = convgit.json("assistant", "Done, live.")
     assert reply["parentId"] == "a2" and reply["snapshot"] is not None
     refs = repo.git("for-each-ref", "--format=%(refname)", "refs/convgit").split()
     assert refs == [f"refs/convgit/{result['session']}/{reply['id']}"]

@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +28,7 @@ import orjson
 
 from convgit import Session
 from convgit.base import faults
+from tests.clirun import start
 from tests.workspace.cli import convgit, one_sentence
 from tests.workspace.gitrepo import GitRepo
 
@@ -39,10 +39,13 @@ V1, V2 = b"version one\n", b"version two\n"
 NAME = "files/a_folder_with_a_longer_name/f{:03}_with_a_descriptive_name.txt"
 
 
-def _slow_filter(repo: GitRepo, marker: Path, *, clean_delay: float = 0.0) -> None:
-    """Every .txt file goes through a filter: its smudge (git writing a file) sleeps 30 ms and
-    its clean (git reading one) touches ``marker`` first, and sleeps ``clean_delay``."""
-    repo.git("config", "filter.slow.smudge", "sleep 0.03; cat")
+def _slow_filter(
+    repo: GitRepo, marker: Path, *, clean_delay: float = 0.0, smudge_delay: float = 0.03
+) -> None:
+    """Every .txt file goes through a filter: its smudge (git writing a file) sleeps
+    ``smudge_delay`` and its clean (git reading one) touches ``marker`` first, and sleeps
+    ``clean_delay``."""
+    repo.git("config", "filter.slow.smudge", f"sleep {smudge_delay}; cat")
     repo.git("config", "filter.slow.clean", f"touch '{marker}'; sleep {clean_delay}; cat")
     repo.write(".gitattributes", "*.txt filter=slow\n")
 
@@ -54,14 +57,7 @@ def _many(repo: GitRepo, data: bytes) -> None:
 
 def _start(repo: GitRepo, *args: str, group: bool = False) -> subprocess.Popen[bytes]:
     """The real CLI; with ``group``, in a process group of its own, as a terminal starts it."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "convgit", *args],
-        cwd=repo.path,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=group,
-    )
+    return start(*args, cwd=repo.path, group=group)
 
 
 def _wait_until(condition: Callable[[], bool], what: str, timeout: float = 120) -> None:
@@ -87,10 +83,12 @@ def _gits_of(repo: GitRepo) -> list[int]:
     return found
 
 
-def _prepared(repo: GitRepo, marker: Path) -> tuple[str, dict[str, tuple[str, object]]]:
+def _prepared(
+    repo: GitRepo, marker: Path, smudge_delay: float = 0.03
+) -> tuple[str, dict[str, tuple[str, object]]]:
     """The task's snapshot holds version one of FILES files; the files now are version two.
     Returns the task's entry and the files now (what an undo must give back exactly)."""
-    _slow_filter(repo, marker)
+    _slow_filter(repo, marker, smudge_delay=smudge_delay)
     _many(repo, V1)
     convgit(repo.path, "init")
     task = convgit(repo.path, "user", "task", "--json").json()["id"]
@@ -159,8 +157,10 @@ def test_ctrl_c_at_a_terminal_never_leaves_a_file_half_written(
 ) -> None:
     """A terminal's Ctrl-C reaches the whole process group, git included: git finishes the
     files it was handed instead of dying between removing a file and writing it again, so no
-    file is missing, and the undo finds nothing that changed since the restore."""
-    task, before = _prepared(repo, tmp_path / "cleaned")
+    file is missing, and the undo finds nothing that changed since the restore. Each file takes
+    git 0.1 s here, so what it was handed (a pipe's worth of paths) takes longer than convgit
+    gives any other git to stop: it is waited for all the same, never cut off."""
+    task, before = _prepared(repo, tmp_path / "cleaned", smudge_delay=0.1)
     running = _start(repo, "restore", task, "--yes", group=True)
     _wait_until(lambda: _git_is_writing(repo), "git to write the first file")
     os.killpg(running.pid, signal.SIGINT)
@@ -251,18 +251,12 @@ def test_ctrl_c_after_the_files_are_saved_and_before_the_restore_is_recorded_lea
     no file changed, and no saved state is left without its record (fsck stays clean)."""
     task, before = _prepared(repo, tmp_path / "cleaned")
     listed = convgit(repo.path, "restores", "--json").json()["saved_states"]
-    running = subprocess.run(
-        [sys.executable, "-m", "convgit", "restore", task, "--yes"],
-        cwd=repo.path,
-        env={**os.environ, "CONVGIT_FAULT": "restore:before-record!INT"},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        check=False,
-    )
-    assert running.returncode == 130
-    assert one_sentence(running.stderr.decode()) == (
-        "convgit: Interrupted by SIGINT: no file was changed."
-    )
+    running = convgit(
+        repo.path, "restore", task, "--yes", env={"CONVGIT_FAULT": "restore:before-record!INT"},
+        code=None,
+    )  # fmt: skip
+    assert running.code == 130
+    assert one_sentence(running.stderr) == ("convgit: Interrupted by SIGINT: no file was changed.")
     assert repo.digest() == before
     assert convgit(repo.path, "fsck").code == 0
     assert convgit(repo.path, "restores", "--json").json()["saved_states"] == listed

@@ -7,12 +7,12 @@ from __future__ import annotations
 import os
 import pty
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import orjson
 
+from tests.clirun import start
 from tests.workspace.cli import convgit, one_sentence
 from tests.workspace.gitrepo import GitRepo, digest
 
@@ -57,13 +57,7 @@ def on_a_terminal(cwd: Path, *args: str, answer: bytes) -> tuple[int, str]:
     """Run convgit with a terminal as its stdin, answering the prompt with ``answer``."""
     master, slave = pty.openpty()
     try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "convgit", *args],
-            cwd=cwd,
-            stdin=slave,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-        )
+        proc = start(*args, cwd=cwd, stdin=slave, stderr=subprocess.STDOUT)
         os.write(master, answer)
         out, _ = proc.communicate(timeout=120)
     finally:

@@ -22,6 +22,8 @@ import orjson
 import pytest
 
 from convgit import Session
+from tests import clirun
+from tests.clirun import Ran
 from tests.workspace.gitrepo import GitRepo, oracle_tree
 
 START = "def add(a, b):\n    return a - b  # bug\n"
@@ -57,10 +59,10 @@ class Plans:
         self.session.label(self.b, "planB")
         self.worktrees = repo.git("worktree", "list", "--porcelain")
 
-    def convgit(self, *args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "convgit", "-C", str(self.repo.path), *args],
-            capture_output=True, text=True, env=self.env, timeout=120, check=False, **kwargs,
+    def convgit(self, *args: str, **kwargs: Any) -> Ran:
+        return clirun.run(
+            "-C", str(self.repo.path), *args, cwd=self.repo.path, env=self.env, code=None,
+            **kwargs,
         )  # fmt: skip
 
     @property
@@ -75,13 +77,13 @@ class Plans:
         rows: list[dict[str, Any]] = found["runs"]
         failed = [r for r in rows if r["timed_out"] or r["exit_code"] != 0]
         assert found["failed"] == len(failed)
-        assert done.returncode == (1 if failed else 0), done.stderr
+        assert done.code == (1 if failed else 0), done.stderr
         return rows
 
     def refused(self, *args: str, code: int = 1, **kwargs: Any) -> str:
         """Run, expect ``code`` and one sentence on stderr, and return it."""
         done = self.convgit(*args, **kwargs)
-        assert done.returncode == code, (done.stdout, done.stderr)
+        assert done.code == code, (done.stdout, done.stderr)
         assert "Traceback" not in done.stderr
         first = done.stderr.splitlines()[0]
         assert first.startswith("convgit: ") and first.endswith("."), done.stderr
@@ -146,7 +148,7 @@ def test_run_shows_each_branchs_result_in_order_and_leaves_the_users_files_alone
     repo.write("scratch.txt", "untracked\n")
     before = repo.digest()
     done = plans.convgit("run", "planA", "planB", "--", sys.executable, "-m", "pytest", "-q")
-    assert done.returncode == 1, done.stderr
+    assert done.code == 1, done.stderr
     assert done.stderr == "convgit: 1 of 2 commands failed (planA: exit 1).\n"
     rows = [line.split() for line in done.stdout.splitlines() if not line.startswith(" ")]
     assert [row[:4] for row in rows] == [
@@ -183,14 +185,14 @@ def test_run_exits_1_when_a_command_failed_after_running_every_ref(plans: Plans)
     """Keep-going: a failure never stops the other REFs (one at a time, plan A first, plan B
     still runs); the exit code says whether every command succeeded."""
     done = plans.convgit("run", "--jobs", "1", "planA", "planB", "--", *QUICK_TEST)
-    assert done.returncode == 1
+    assert done.code == 1
     assert done.stderr == "convgit: 1 of 2 commands failed (planA: exit 1).\n"
     assert [line.split()[:4] for line in done.stdout.splitlines() if line[:1] != " "] == [
         ["planA", plans.a, "exit", "1"],
         ["planB", plans.b, "exit", "0"],
     ]
     done = plans.convgit("run", "planB", "--", *QUICK_TEST)
-    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.code == 0 and done.stderr == "", done.stderr
     plans.assert_nothing_left()
 
 
@@ -220,7 +222,7 @@ def test_note_records_each_result_at_the_end_of_its_branch_and_the_active_leaf_s
     a_end = s.append_user("Still failing for negative numbers.").id  # plan A's branch goes on
     elsewhere = s.fork(plans.task, summary="Try something else.")  # the active leaf: a 3rd branch
     done = plans.convgit("run", "--note", "planA", "planB", "--", *QUICK_TEST)
-    assert done.returncode == 1, done.stderr  # plan A's command failed
+    assert done.code == 1, done.stderr  # plan A's command failed
     s = Session.open(plans.repo.path)
     assert s.leaf == elsewhere
     notes = {
@@ -243,7 +245,7 @@ def test_note_below_the_active_leaf_moves_it_down_its_own_branch_only(plans: Pla
     s = plans.session
     s.switch(plans.b)
     done = plans.convgit("run", "--note", "planB", "planA", "--", *QUICK_TEST)
-    assert done.returncode == 1, done.stderr  # plan A's command failed
+    assert done.code == 1, done.stderr  # plan A's command failed
     s = Session.open(plans.repo.path)
     note = s.tree.entries[s.leaf]
     assert (note["type"], note["parentId"]) == ("note", plans.b)
@@ -271,10 +273,10 @@ def test_interrupting_a_run_stops_its_commands_and_removes_its_worktrees(
     plans: Plans, pids: Path, signum: signal.Signals
 ) -> None:
     script = f"echo $$ >> {shlex.quote(str(pids))}; sleep 300 & echo $! >> {pids}; wait"
-    command = [sys.executable, "-m", "convgit", "-C", str(plans.repo.path), "run"]
-    run = subprocess.Popen(
-        [*command, "planA", "planB", "--", "sh", "-c", script], env=plans.env,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    command = ["-C", str(plans.repo.path), "run"]
+    run = clirun.start(
+        *command, "planA", "planB", "--", "sh", "-c", script, cwd=plans.repo.path,
+        env=plans.env, text=True, group=True,
     )  # fmt: skip
     started = wait_for_lines(pids, 4)
     os.killpg(run.pid, signum)  # as a terminal's Ctrl-C does: to the whole process group
@@ -290,10 +292,10 @@ def test_the_worktrees_of_a_run_killed_outright_go_with_the_next_run(
     plans: Plans, pids: Path
 ) -> None:
     script = f"echo $$ >> {shlex.quote(str(pids))}; exec sleep 300"
-    command = [sys.executable, "-m", "convgit", "-C", str(plans.repo.path), "run"]
-    killed = subprocess.Popen(
-        [*command, "planA", "planB", "--", "sh", "-c", script], env=plans.env,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    command = ["-C", str(plans.repo.path), "run"]
+    killed = clirun.start(
+        *command, "planA", "planB", "--", "sh", "-c", script, cwd=plans.repo.path,
+        env=plans.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     started = wait_for_lines(pids, 2)
     killed.kill()  # SIGKILL: no clean-up can run

@@ -4,25 +4,20 @@ here runs under the guard that the user's index, HEAD, branches, tags and stash 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from typer.testing import CliRunner
 
 from convgit import NoWorkspaceError, Session
-from convgit.cli import app
+from tests.clirun import invoke, run
 from tests.workspace.gitrepo import GitRepo, digest, git, oracle_tree
-
-runner = CliRunner()
 
 
 def cli(repo: GitRepo, *args: str, code: int = 0) -> Any:
-    result = runner.invoke(app, ["-C", str(repo.path), *args])
+    result = invoke("-C", str(repo.path), *args)
     assert result.exit_code == code, (args, result.output, result.exception)
     assert "Traceback" not in result.output
     return result
@@ -200,9 +195,9 @@ def test_outside_git_the_workspace_track_says_so_plainly(tmp_path: Path) -> None
     s.append_user("q")
     with pytest.raises(NoWorkspaceError):
         s.snapshot()
-    result = runner.invoke(app, ["-C", str(folder), "snapshot"])
+    result = invoke("-C", str(folder), "snapshot")
     assert result.exit_code == 1 and "needs a git repository" in result.stderr
-    result = runner.invoke(app, ["-C", str(folder), "status"])
+    result = invoke("-C", str(folder), "status")
     assert result.exit_code == 0 and "no git repository" in result.stdout
 
 
@@ -210,7 +205,7 @@ def test_a_folder_named_git_that_git_does_not_read_is_no_repository(tmp_path: Pa
     (tmp_path / ".git" / "convgit").mkdir(parents=True)  # a stray folder, no HEAD in it
     folder = tmp_path / "plain"
     folder.mkdir()
-    result = runner.invoke(app, ["-C", str(folder), "init"])
+    result = invoke("-C", str(folder), "init")
     assert result.exit_code == 0 and "no git repository: conversation only" in result.stdout
     assert (folder / ".convgit" / "sessions").is_dir()
     assert list((tmp_path / ".git" / "convgit").iterdir()) == []
@@ -218,15 +213,9 @@ def test_a_folder_named_git_that_git_does_not_read_is_no_repository(tmp_path: Pa
 
 def test_the_demo_tells_the_whole_story(tmp_path: Path) -> None:
     folder = tmp_path / "demo"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CONVGIT_")}
-    done = subprocess.run(
-        [sys.executable, "-m", "convgit", "demo", "--dir", str(folder)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    env: dict[str, str | None] = {k: None for k in os.environ if k.startswith("CONVGIT_")}
+    done = run("demo", "--dir", str(folder), cwd=tmp_path, env=env, code=None, timeout=300)
+    assert done.code == 0, done.stdout + done.stderr
     out = done.stdout
     assert "files: not changed; 1 file differs from the snapshot of" in out
     assert ", on another branch" in out

@@ -16,6 +16,11 @@ after the one before:
 * ``info``, ``warning`` and ``error`` messages are what Gemini CLI showed the user, not the
   model: ``custom`` entries, kept and not replayed.
 
+A resumed session's history, which Gemini CLI writes again whole (a ``$set`` of every message:
+a call's message with the call as a part instead of its ``toolCalls``, and its answers again as
+a ``user`` message ``<id>_response``), stays one line: the echo makes no entry, and a message
+written again with less keeps the deepest entry it had.
+
 What a message gains later (a tool call, a result) hangs below that message's last entry;
 messages after a rewind branch from the last message the rewind kept, so the rewound ones stay
 as the branch left behind. Every message keeps its exact text; a message whose text changed
@@ -183,6 +188,14 @@ class _Chat:
             self.order.append(value["id"])
         position = self.order.index(value["id"])
         before = self.order[position - 1] if position else None
+        if before is not None and _echoes(value, before):
+            # the answers of the call before it, which a resumed session's history repeats:
+            # no entry (its call's results are); its text kept (a ``$set`` line keeps it whole)
+            if within is None:
+                self.keep(record, derived_id(record, "r"))
+            self.tails[value["id"]] = self.tails.get(before)
+            self.models[value["id"]] = self.models.get(before)
+            return
         stamp = _stamp(value.get("timestamp"))
         self.ts = stamp or self.ts
         made, model = _entries(value, record, self.models.get(before) if before else None,
@@ -192,7 +205,11 @@ class _Chat:
                 entry["native"] = {"key": entry["id"], "in": within}
         if ident in self.made or ident in self.known.entries:
             made = [e for e in made if e["type"] != "model"]  # its model was decided before
-        self.tails[value["id"]] = self._chain(made, self.tails.get(before) if before else None)
+        tail = self._chain(made, self.tails.get(before) if before else None)
+        earlier = self.tails.get(value["id"])
+        if earlier is not None and self._has(earlier) and self._below(earlier, tail):
+            tail = earlier  # written again with less (a resumed history): what it had stays
+        self.tails[value["id"]] = tail
         self.models[value["id"]] = model
 
     def _chain(self, made: list[dict[str, Any]], previous: str | None) -> str | None:
@@ -238,6 +255,19 @@ class _Chat:
                 return tail is None
             node = self._parent(node)
         return False
+
+
+def _echoes(value: Mapping[str, Any], before: str) -> bool:
+    """Whether message ``value`` is the answers to the calls of message ``before`` written
+    again under ``<before>_response``, as Gemini CLI rebuilds a resumed session's history."""
+    content = value.get("content")
+    return (
+        value.get("type") == "user"
+        and value.get("id") == f"{before}_response"
+        and isinstance(content, list)
+        and bool(content)
+        and all(type(p) is dict and "functionResponse" in p for p in content)
+    )
 
 
 def _stamp(value: Any) -> str | None:

@@ -1,0 +1,186 @@
+"""Gemini CLI, live: its hook events as values, its settings files and the handler convgit
+installs there (``convgit.agents.hooks`` merges it in; the shape is Claude Code's:
+``{"hooks": {EVENT: [{"matcher": M, "hooks": [HANDLER]}]}}``, the timeout in milliseconds).
+``RECORDER`` records the events in the session.
+
+What each event does (one command for every event; the event's name comes on stdin). Every
+event is handled whether installed or not (a user's own handler, an older install):
+* ``BeforeAgent`` (a prompt): attach; the files are snapshotted if they changed since the last
+  snapshot (the user's own edits); a turn left open is closed; the turn is open;
+* ``AfterAgent`` (the turn's end; the session file holds the reply by then): the new part of
+  the session file is imported and the files snapshotted as the snapshot of the turn's last
+  reply; the turn is closed;
+* ``AfterTool`` on the tools that write files by name: the file is kept in the snapshots even
+  when git ignores it (unless ``[snapshots] agent_ignored = false``), and a snapshot per tool
+  call, the shell included, when ``[hooks] tool_snapshots = true``;
+* ``SessionStart`` (of a new session), ``PreCompress``, ``SessionEnd``: what the session file
+  gained is imported. At a resume's SessionStart the CLI names a file it is about to leave
+  (its ``transcript_path``): that event imports nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from convgit.agents.gemini import NAME
+
+AGENT = NAME
+RECORDER = "convgit.agents.gemini.recording"  # the module whose ``handle`` records an event
+TIMEOUT = 30000  # milliseconds, Gemini's unit; the handler gives up well before (agents.hook)
+NAME = "convgit"  # the handler's name: what Gemini shows when it asks about project hooks
+# the tools that write a file by name (tool_input.file_path)
+FILE_TOOLS = ("write_file", "replace")
+SHELL = "run_shell_command"
+# The events convgit installs, and why each one: every event is a process Gemini starts and
+# waits for, so only those that record what no other can. event -> matcher (None: every one).
+EVENTS: dict[str, str | None] = {
+    # opens the turn: the files the user changed since the last turn are snapshotted for the
+    # prompt; a turn left open (a failed request ends it without AfterAgent) is closed first
+    "BeforeAgent": None,
+    # closes the turn: the session file imported, the files snapshotted as the last reply's
+    "AfterAgent": None,
+    # the paths the file tools wrote (for the files git ignores); a regular expression on the
+    # tool's name, so Gemini starts it for these tools only
+    "AfterTool": "|".join(FILE_TOOLS),
+}
+# with ``[hooks] tool_snapshots = true``: a snapshot after every editing tool, the shell's too
+TOOL_SNAPSHOT_EVENTS: dict[str, str | None] = {"AfterTool": "|".join((*FILE_TOOLS, SHELL))}
+# Handled when delivered, not installed, and why:
+# * SessionStart: the first prompt's BeforeAgent attaches the session and snapshots the files;
+#   at a resume it names a file the CLI leaves at once;
+# * PreCompress: 0.61.0 fires it before every model request once the history is not empty
+#   (before it checks whether to compress): a process per step; a compression rewrites the
+#   session file, which the turn's AfterAgent imports;
+# * SessionEnd: Gemini does not wait for it; what it writes after AfterAgent (its
+#   ``lastUpdated``) the next event imports.
+ALL_EVENTS = (
+    "SessionStart",
+    "BeforeAgent",
+    "AfterTool",
+    "AfterAgent",
+    "PreCompress",
+    "SessionEnd",
+)
+# the events whose hook may speak to the user (its stdout's ``systemMessage``, which Gemini
+# shows as ``Hook system message: ...`` and never sends to the model): not SessionEnd
+SPEAKS = frozenset({"SessionStart", "BeforeAgent", "AfterTool", "AfterAgent", "PreCompress"})
+# the events that open a turn: outside git, a folder's store is made at the first of them
+OPENS = frozenset({"BeforeAgent"})
+SCOPES = {
+    "project": ".gemini/settings.json (this project: everyone who opens it)",
+    "user": "~/.gemini/settings.json (every project, only you)",
+}
+DEFAULT_SCOPE = "project"
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
+
+
+def handler(program: str | None = None) -> dict[str, Any]:
+    """The handler convgit installs for every event (``program``: the convgit to run, default
+    the one running now)."""
+    from convgit.agents import hook_command
+
+    command = hook_command.command(AGENT, program)
+    return {"type": "command", "name": NAME, "command": command, "timeout": TIMEOUT}
+
+
+def events(tool_snapshots: bool = False) -> dict[str, str | None]:
+    """The events to install, with their matchers."""
+    return {**EVENTS, **TOOL_SNAPSHOT_EVENTS} if tool_snapshots else dict(EVENTS)
+
+
+def wanted(
+    program: str | None = None, tool_snapshots: bool = False
+) -> dict[str, tuple[str | None, dict[str, Any]]]:
+    made = handler(program)
+    return {event: (matcher, made) for event, matcher in events(tool_snapshots).items()}
+
+
+def is_ours(found: Any) -> bool:
+    """A handler convgit installed (this version or another, whichever convgit path it names):
+    its command only runs the hook, guarded or not."""
+    from convgit.agents import hook_command
+
+    if not isinstance(found, dict) or found.get("type", "command") != "command":
+        return False
+    command = found.get("command")
+    return isinstance(command, str) and hook_command.is_hook_command(command, AGENT)
+
+
+def home(env: Mapping[str, str] = os.environ) -> Path:
+    """Gemini CLI's own folder: ``$GEMINI_CLI_HOME/.gemini``, else ``~/.gemini``."""
+    chosen = env.get("GEMINI_CLI_HOME")
+    return (Path(chosen).expanduser() if chosen else Path("~").expanduser()) / ".gemini"
+
+
+def settings_file(scope: str, project: Path, env: Mapping[str, str] = os.environ) -> Path:
+    """The settings file of ``scope`` (a key of SCOPES) for the project at ``project``."""
+    if scope == "user":
+        return home(env) / "settings.json"
+    return project / ".gemini" / "settings.json"
+
+
+# -- events -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Event:
+    """One hook event, the fields convgit uses (every other is ignored)."""
+
+    name: str  # hook_event_name
+    session_id: str
+    transcript: Path | None  # the session file (at a resume's SessionStart: one left at once)
+    cwd: Path | None
+    timestamp: str | None = None
+    source: str | None = None  # SessionStart: startup, resume
+    prompt: str | None = None  # BeforeAgent, AfterAgent
+    reply: str | None = None  # AfterAgent: prompt_response
+    tool_name: str | None = None
+    edited: str | None = None  # AfterTool of a file tool: the file it wrote, as named
+
+
+def event(payload: Any) -> Event:
+    """The event a hook was given; ValueError, in one sentence, for one convgit cannot use."""
+    if not isinstance(payload, dict):
+        raise ValueError("the event is not a JSON object")
+    name = payload.get("hook_event_name")
+    if not isinstance(name, str) or not name:
+        raise ValueError("the event has no hook_event_name")
+    session = payload.get("session_id")
+    if not isinstance(session, str) or not _ID.fullmatch(session):
+        raise ValueError(f"the {name} event has no usable session_id")
+
+    def text(key: str) -> str | None:
+        value = payload.get(key)
+        return value if isinstance(value, str) and value else None
+
+    def path(key: str) -> Path | None:
+        value = text(key)
+        return Path(value).expanduser() if value is not None and "\0" not in value else None
+
+    transcript = path("transcript_path")
+    if transcript is not None and not transcript.is_absolute():
+        raise ValueError(f"the {name} event's transcript_path is not absolute")
+    cwd = path("cwd")
+    edited = None
+    tool_input = payload.get("tool_input")
+    if name == "AfterTool" and text("tool_name") in FILE_TOOLS and isinstance(tool_input, dict):
+        named = tool_input.get("file_path")
+        edited = named if isinstance(named, str) and named else None
+    reply = payload.get("prompt_response")
+    return Event(
+        name=name,
+        session_id=session,
+        transcript=transcript,
+        cwd=cwd if cwd is not None and cwd.is_absolute() else None,
+        timestamp=text("timestamp"),
+        source=text("source"),
+        prompt=payload.get("prompt") if isinstance(payload.get("prompt"), str) else None,
+        reply=reply if isinstance(reply, str) else None,
+        tool_name=text("tool_name"),
+        edited=edited,
+    )
