@@ -11,7 +11,8 @@ import pytest
 
 from convgit.base.errors import NotFoundError, RefusedError, RestoreBlockedError, UsageError
 from convgit.git.objects import BLOB, GITLINK, Delta
-from convgit.git.restoreplan import Skipped, leading, plan, relative_path, select
+from convgit.git.paths import folders_above
+from convgit.git.restoreplan import Skipped, plan, relative_path, select
 
 OLD = (BLOB, "1" * 40)
 NEW = (BLOB, "2" * 40)
@@ -229,5 +230,5 @@ def test_a_restore_path_outside_the_tree_or_into_git_is_refused(
 
 
 def test_the_folders_above_a_path_nearest_last() -> None:
-    assert leading("a/b/c.txt") == ["a", "a/b"]
-    assert leading("top.txt") == []
+    assert folders_above("a/b/c.txt") == ["a", "a/b"]
+    assert folders_above("top.txt") == []
