@@ -1,0 +1,163 @@
+"""Working with others through git remotes: ``share``/``unshare`` a session, ``push``,
+``fetch`` and ``pull`` (``convgit.sharing``)."""
+
+from typing import Annotated, Any
+
+import typer
+
+from convgit.cli.output import show
+from convgit.cli.program import JsonFlag, command, options, out
+from convgit.store.location import StoreLocation, locate
+
+RemoteArg = Annotated[
+    str | None,
+    typer.Argument(
+        metavar="[REMOTE]",
+        help="The git remote (default: [share] remote of config.toml, else origin).",
+        show_default=False,
+    ),
+]
+
+
+def _location() -> StoreLocation:
+    return locate(options.directory, options.store)
+
+
+def _bytes(count: int) -> str:
+    return f"{count} bytes" if count < 1024 else f"{count / 1024:.1f} KiB"
+
+
+def _named(sid: str, name: str | None) -> str:
+    return f"session {sid}" + (f" ({name})" if name else "")
+
+
+@command()
+def share(
+    session: Annotated[
+        str, typer.Argument(metavar="SESSION", help="Its id, a prefix or its name.")
+    ],
+    json: JsonFlag = False,
+) -> None:
+    """Share a session: `convgit push` sends it (sessions are shared one by one, never all)."""
+    from convgit.sharing.settings import set_shared
+    from convgit.store.sessions import find_session
+
+    location = _location()
+    sid = find_session(location, session)
+    changed = set_shared(location, sid, True)
+    if json:
+        out({"session": sid, "shared": True, "changed": changed})
+    else:
+        was = "" if changed else " already"
+        show(f"session {sid} is{was} shared: `convgit push` sends it")
+
+
+@command()
+def unshare(
+    session: Annotated[
+        str, typer.Argument(metavar="SESSION", help="Its id, a prefix or its name.")
+    ],
+    json: JsonFlag = False,
+) -> None:
+    """Stop sharing a session: `convgit push` no longer sends it (remotes keep what they have)."""
+    from convgit.sharing.settings import set_shared
+    from convgit.store.sessions import find_session
+
+    location = _location()
+    sid = find_session(location, session)
+    changed = set_shared(location, sid, False)
+    if json:
+        out({"session": sid, "shared": False, "changed": changed})
+    else:
+        was = "" if changed else " already"
+        show(f"session {sid} is{was} not shared; remotes keep what they were sent")
+
+
+@command()
+def push(
+    remote: RemoteArg = None,
+    session: Annotated[
+        str | None,
+        typer.Option("--session", "-s", metavar="SESSION", help="Push this shared session."),
+    ] = None,
+    every: Annotated[bool, typer.Option("--all", help="Push every shared session.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List what would be sent; send nothing.")
+    ] = False,
+    allow_secrets: Annotated[
+        bool, typer.Option("--allow-secrets", help="Send even what the secret scan finds.")
+    ] = False,
+    json: JsonFlag = False,
+) -> None:
+    """Send shared sessions to a git remote (default: the current session): entries, snapshots
+    and saved states the remote lacks, after a scan for secrets."""
+    from convgit.errors import UsageError
+    from convgit.sharing import pushing
+    from convgit.store.sessions import find_session
+
+    if session is not None and every:
+        raise UsageError("Give --session or --all, not both.")
+    location = _location()
+    given = session or options.session
+    named = find_session(location, given) if given else None
+    sids = pushing.chosen(location, named, every, None if named else location.current())
+    report = pushing.push(location, remote, sids, dry_run=dry_run, allow_secrets=allow_secrets)
+    if json:
+        out(report.to_json())
+        return
+    lines: list[Any] = []
+    if report.merged:
+        lines.append(f"merged {report.merged} entries {report.remote} had first (it had moved)")
+    verb = "would push" if dry_run else "pushed"
+    for s in report.sessions:
+        if not s.specs:
+            lines.append(f"{report.remote} has all of {_named(s.session, s.name)}")
+            continue
+        lines.append(
+            f"{verb} {_named(s.session, s.name)} to {report.remote}: {s.entries} entries,"
+            f" {s.snapshots} snapshot refs, {_bytes(s.bytes)}"
+        )
+    if dry_run:
+        lines.append("nothing was sent (--dry-run)")
+    show(*lines)
+
+
+def _fetched(merge: bool, remote: str | None, json: bool) -> None:
+    from convgit.sharing import fetching
+
+    report = fetching.fetch(_location(), remote, merge=merge)
+    if json:
+        out(report.to_json())
+        return
+    lines = []
+    for s in report.sessions:
+        where = f"from {report.remote}: session {s.session}"
+        if s.trashed:
+            lines.append(f"{where}: in the trash here, not made again")
+        elif s.new:
+            lines.append(f"{where}: new here, {s.entries} entries, {s.snapshots} snapshots")
+        elif s.merged and (s.entries or s.snapshots):
+            lines.append(f"{where}: merged {s.entries} entries, {s.snapshots} snapshots")
+        elif not s.merged and s.entries:
+            lines.append(f"{where}: {s.entries} entries not here yet (`convgit pull` merges them)")
+        else:
+            lines.append(f"{where}: up to date")
+        if s.differ:
+            lines.append(f"  {s.differ} entries have another snapshot here; this clone's kept")
+    if not report.sessions:
+        lines.append(f"{report.remote} has no shared session")
+    show(*lines)
+
+
+@command()
+def fetch(remote: RemoteArg = None, json: JsonFlag = False) -> None:
+    """Fetch the shared sessions of a git remote: a session new here is made; for one here,
+    how many entries it lacks (`convgit pull` merges them)."""
+    _fetched(False, remote, json)
+
+
+@command()
+def pull(remote: RemoteArg = None, json: JsonFlag = False) -> None:
+    """Fetch, then merge each remote copy into the session here: the union of their entries,
+    each clone keeping its own active leaf."""
+    _fetched(True, remote, json)
