@@ -91,7 +91,7 @@ def push(
 ) -> None:
     """Send shared sessions to a git remote (default: the current session): entries, snapshots
     and saved states the remote lacks, after a scan for secrets."""
-    from convgit.errors import UsageError
+    from convgit.base.errors import UsageError
     from convgit.sharing import pushing
     from convgit.store.sessions import find_session
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from convgit import codec, faults, schema
+from convgit import schema
+from convgit.base import codec, faults
 from convgit.conversation import tree
 from convgit.git.run import Git
 from convgit.session import Session

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from convgit import schema
+from convgit.base.errors import CorruptStoreError, RefusedError
 from convgit.conversation import tree
 from convgit.conversation.shortids import ShortIds
-from convgit.errors import CorruptStoreError, RefusedError
 from convgit.store import jsonl
 from convgit.store.sidecar import Sidecar
 

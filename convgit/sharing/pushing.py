@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from convgit import faults
-from convgit.errors import NotFoundError, RefusedError
+from convgit.base import faults
+from convgit.base.errors import NotFoundError, RefusedError
 from convgit.git.run import Git
 from convgit.session import Session
 from convgit.sharing import incoming, refs, secrets, session_commit, transport

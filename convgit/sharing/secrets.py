@@ -10,9 +10,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from convgit import codec
+from convgit.base import codec
 from convgit.git.run import Git
-from convgit.scrub import SECRETS
+from convgit.session.scrub import SECRETS
 
 SCAN_CAP = 10 * 1024 * 1024  # bytes of one file scanned (snapshots leave bigger ones out anyway)
 _PATTERNS = [(kind, re.compile(pattern)) for kind, pattern in SECRETS.items()]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from convgit.errors import CorruptStoreError
+from convgit.base.errors import CorruptStoreError
 from convgit.store.location import StoreLocation, load_config
 
 KEYS = ("remote", "on_push")

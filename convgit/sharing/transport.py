@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from convgit import faults
-from convgit.errors import NotFoundError, NoWorkspaceError, UsageError, WorkspaceError
+from convgit.base import faults
+from convgit.base.errors import NotFoundError, NoWorkspaceError, UsageError, WorkspaceError
 from convgit.git.run import Git, git_words, stopped_on_the_way_out
 from convgit.sharing import refs
 from convgit.sharing.settings import ShareSettings
