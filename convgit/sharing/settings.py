@@ -1,15 +1,15 @@
 """What the user chose to share and where: the sessions shared one by one (``convgit share``,
-kept in ``<store>/shared``, one id a line) and ``[share]`` of config.toml (``remote``: the remote
-``push`` and ``fetch`` use when none is named; ``on_push``: ``git push`` sends the shared
-sessions too, through a pre-push hook)."""
+kept in ``<store>/shared`` by ``convgit.store.shared``) and ``[share]`` of config.toml
+(``remote``: the remote ``push`` and ``fetch`` use when none is named; ``on_push``: ``git push``
+sends the shared sessions too, through a pre-push hook)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from convgit.base.errors import CorruptStoreError
 from convgit.store.location import StoreLocation, load_config
+from convgit.store.shared import set_shared, shared_ids
 
 KEYS = ("remote", "on_push")
 
@@ -48,33 +48,4 @@ class ShareSettings:
         return cls(remote.strip() if remote else None, on_push)
 
 
-def _path(location: StoreLocation) -> str:
-    return str(location.root / "shared")
-
-
-def shared_ids(location: StoreLocation) -> list[str]:
-    """The sessions shared, sorted (a session gone from the store is left out)."""
-    try:
-        with open(_path(location), encoding="utf-8") as read:
-            listed = {line.strip() for line in read if line.strip()}
-    except FileNotFoundError:
-        return []
-    return sorted(sid for sid in listed if location.session_path(sid).exists())
-
-
-def set_shared(location: StoreLocation, sid: str, shared: bool) -> bool:
-    """Share ``sid`` (or stop sharing it); False when it already was (or was not)."""
-    try:
-        with open(_path(location), encoding="utf-8") as read:
-            listed = {line.strip() for line in read if line.strip()}
-    except FileNotFoundError:
-        listed = set()
-    if (sid in listed) == shared:
-        return False
-    listed = listed | {sid} if shared else listed - {sid}
-    location.root.mkdir(parents=True, exist_ok=True)
-    temporary = _path(location) + ".tmp"
-    with open(temporary, "w", encoding="utf-8") as written:
-        written.write("".join(f"{s}\n" for s in sorted(listed)))
-    os.replace(temporary, _path(location))
-    return True
+__all__ = ["KEYS", "ShareSettings", "set_shared", "shared_ids"]
