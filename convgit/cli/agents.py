@@ -148,7 +148,9 @@ def _location() -> Any:
 
 @command("install", group=hooks_app)
 def hooks_install(
-    agent: Annotated[str, typer.Argument(help="The agent: claude-code.")],
+    agent: Annotated[
+        str, typer.Argument(help="The agent: claude-code; or git (commit trailers, on_push).")
+    ],
     scope: ScopeOption = "local",
     program: Annotated[
         str | None,
@@ -169,6 +171,11 @@ def hooks_install(
 
     if program is not None and not program.strip():
         raise UsageError("--command is empty: give the convgit the hooks should run.")
+    if agent == "git":  # git's own hooks (convgit.sharing.githooks)
+        from convgit.cli import sharing
+
+        sharing.install_git_hooks(program, json)
+        return
     integration = agents.integration(agent)
     wanted = integration.wanted(program, _tool_snapshots())
     project = _project()
@@ -198,6 +205,11 @@ def hooks_uninstall(
     from convgit.agents import hooks
     from convgit.text import reports
 
+    if agent == "git":
+        from convgit.cli import sharing
+
+        sharing.install_git_hooks(None, json, remove=True)
+        return
     change = hooks.uninstall(agents.integration(agent), scope, _project(), _backups(scope))
     if json:
         out(change.to_json())

@@ -161,3 +161,85 @@ def pull(remote: RemoteArg = None, json: JsonFlag = False) -> None:
     """Fetch, then merge each remote copy into the session here: the union of their entries,
     each clone keeping its own active leaf."""
     _fetched(True, remote, json)
+
+
+@command()
+def why(
+    commit: Annotated[str, typer.Argument(metavar="COMMIT", help="A commit (any git revision).")],
+    json: JsonFlag = False,
+) -> None:
+    """The conversation that led to a commit (its trailers name it; `convgit hooks install
+    git` adds them), and which snapshot the commit's files match."""
+    from convgit.sharing import why as asking
+    from convgit.text import render
+
+    found = asking.why(_location(), commit)
+    if json:
+        out(found.to_json())
+        return
+    view = found.session.view()
+    entry = view.short_id(found.match.entry)
+    files = (
+        "the committed files are its snapshot exactly"
+        if found.match.differ == 0
+        else f"{found.match.differ} committed files differ from its snapshot (the nearest)"
+    )
+    how = "named in its trailers" if found.found_by == "trailers" else "found by its files"
+    show(
+        f"commit {found.commit[:12]} {found.subject}",
+        f"{_named(found.session.id, view.name)}, entry {entry} ({how}): {files}",
+        "the conversation that led there:",
+        *render.log_lines(view, found.path),
+    )
+
+
+@command("git-hook", hidden=True)
+def git_hook(
+    hook: Annotated[str, typer.Argument(help="prepare-commit-msg or pre-push.")],
+    args: Annotated[list[str] | None, typer.Argument(help="git's arguments to the hook.")] = None,
+) -> None:
+    """What convgit's git hooks run: never stops git (a failure is one line on stderr)."""
+    import sys
+
+    from convgit.base.errors import ConvgitError
+
+    try:
+        if hook == "prepare-commit-msg":
+            from convgit.sharing import trailers
+
+            trailers.on_commit(_location(), args or [])
+        elif hook == "pre-push":
+            from convgit.sharing import pushing
+
+            report = pushing.on_push(_location(), args or [], sys.stdin.read())
+            if report is not None and report.sessions:
+                sent = sum(1 for s in report.sessions if s.specs)
+                typer.echo(f"convgit: sent {sent} shared session(s) to {report.remote}", err=True)
+    except (ConvgitError, OSError) as exc:
+        typer.echo(f"convgit: the {hook} hook did nothing: {exc}", err=True)
+
+
+def install_git_hooks(program: str | None, json: bool, *, remove: bool = False) -> None:
+    """`convgit hooks install git` (and uninstall): prepare-commit-msg, and pre-push when
+    `[share] on_push = true`."""
+    from convgit.sharing import githooks
+    from convgit.sharing.settings import ShareSettings
+    from convgit.sharing.transport import git_of
+
+    location = _location()
+    git = git_of(location)
+    hooks = ["prepare-commit-msg"]
+    if remove or ShareSettings.of(location).on_push:
+        hooks.append("pre-push")
+    changes = [
+        githooks.uninstall(git, h) if remove else githooks.install(git, h, program) for h in hooks
+    ]
+    if json:
+        out({"hooks": [c.to_json() for c in changes]})
+        return
+    for change in changes:
+        verb = "removed" if remove else "installed"
+        if not change.changed:
+            verb = "not there" if remove else "already installed"
+        chained = " (it runs the hook that was there first)" if change.chained else ""
+        show(f"git {change.hook} hook {verb}: {change.path}{chained}")

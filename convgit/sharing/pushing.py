@@ -196,3 +196,17 @@ def _session_commit(git: Git, location: StoreLocation, sid: str, theirs: str | N
 def _one(git: Git, ref: str) -> str | None:
     found = git.refs_under(ref)
     return found.get(ref)
+
+
+def on_push(location: StoreLocation, args: list[str], refs_pushed: str) -> PushReport | None:
+    """The ``pre-push`` hook's part (``REMOTE URL``, and git's ref lines on stdin): with
+    ``[share] on_push = true``, every shared session goes to the remote ``git push`` pushes to
+    (a remote named: a URL alone is not one of convgit's); otherwise nothing."""
+    from convgit.sharing.settings import ShareSettings
+
+    if not ShareSettings.of(location).on_push or not args:
+        return None
+    sids = shared_ids(location)
+    if not sids or not refs.REMOTE_NAME.fullmatch(args[0]):
+        return None
+    return push(location, args[0], sids)
