@@ -1,6 +1,7 @@
 """Working with others through git remotes: ``share``/``unshare`` a session, ``push``,
 ``fetch`` and ``pull`` (``convgit.sharing``)."""
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -243,3 +244,45 @@ def install_git_hooks(program: str | None, json: bool, *, remove: bool = False) 
             verb = "not there" if remove else "already installed"
         chained = " (it runs the hook that was there first)" if change.chained else ""
         show(f"git {change.hook} hook {verb}: {change.path}{chained}")
+
+
+@command()
+def blame(
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="A file of the working tree.")],
+    json: JsonFlag = False,
+) -> None:
+    """For each line of FILE as it is now, what last changed it: a turn (the prompt it
+    answered, the agent and model), a hand edit recorded at a user's entry, an older commit
+    (as git blame says), or nothing recorded yet. git tracks the lines over the snapshots."""
+    from convgit.cli.program import open_session
+    from convgit.sharing import blame as blaming
+    from convgit.sharing.transport import git_of
+
+    session = open_session()
+    where = file if file.is_absolute() else options.directory / file
+    found = blaming.blame(session, git_of(session.location), where)
+    if json:
+        out({"session": session.id, **found.to_json()})
+        return
+    view = session.view()
+    named: dict[str, blaming.Source] = {}
+    lines = []
+    for number, (text, source) in enumerate(found.lines, 1):
+        if source.entry is not None:
+            who = f"{'turn' if source.kind == 'turn' else 'hand'} {view.short_id(source.entry)}"
+            named.setdefault(who, source)
+        elif source.commit is not None:
+            who = f"commit {source.commit[:8]}"
+            named.setdefault(who, source)
+        else:
+            who = "not recorded yet"
+        lines.append(f"{number:>4} {who:<17} | {text}")
+    for who, source in named.items():
+        if source.kind == "turn":
+            by = ", ".join(x for x in (source.agent, source.model) if x)
+            lines.append(f'{who}: answered "{source.prompt or ""}"' + (f" ({by})" if by else ""))
+        elif source.kind == "hand edit":
+            lines.append(f"{who}: the files as they were when this prompt was sent (a hand edit)")
+        else:
+            lines.append(f"{who}: {source.summary or ''} ({source.author or 'unknown'})")
+    show(*lines)
