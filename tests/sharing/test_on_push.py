@@ -11,8 +11,7 @@ from tests.sharing.test_push_fetch import start
 from tests.workspace.gitrepo import UserStateGuard, git
 
 THEIRS = (
-    '#!/bin/sh\nsaw="$(dirname "$0")/../their-pre-push-saw"\n'
-    'cat > "$saw"\necho "$1" >> "$saw"\n'
+    '#!/bin/sh\nsaw="$(dirname "$0")/../their-pre-push-saw"\ncat > "$saw"\necho "$1" >> "$saw"\n'
 )
 
 
