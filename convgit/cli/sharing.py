@@ -28,6 +28,11 @@ def _bytes(count: int) -> str:
     return f"{count} bytes" if count < 1024 else f"{count / 1024:.1f} KiB"
 
 
+def _count(n: int, word: str) -> str:
+    plural = word[:-1] + "ies" if word.endswith("y") else word + "s"
+    return f"{n} {word if n == 1 else plural}"
+
+
 def _named(sid: str, name: str | None) -> str:
     return f"session {sid}" + (f" ({name})" if name else "")
 
@@ -108,15 +113,16 @@ def push(
         return
     lines: list[Any] = []
     if report.merged:
-        lines.append(f"merged {report.merged} entries {report.remote} had first (it had moved)")
+        had = _count(report.merged, "entry")
+        lines.append(f"{report.remote} had moved: merged its {had} here first, then pushed again")
     verb = "would push" if dry_run else "pushed"
     for s in report.sessions:
         if not s.specs:
             lines.append(f"{report.remote} has all of {_named(s.session, s.name)}")
             continue
         lines.append(
-            f"{verb} {_named(s.session, s.name)} to {report.remote}: {s.entries} entries,"
-            f" {s.snapshots} snapshot refs, {_bytes(s.bytes)}"
+            f"{verb} {_named(s.session, s.name)} to {report.remote}: {_count(s.entries, 'entry')},"
+            f" {_count(s.snapshots, 'snapshot ref')}, {_bytes(s.bytes)}"
         )
     if dry_run:
         lines.append("nothing was sent (--dry-run)")
@@ -136,11 +142,15 @@ def _fetched(merge: bool, remote: str | None, json: bool) -> None:
         if s.trashed:
             lines.append(f"{where}: in the trash here, not made again")
         elif s.new:
-            lines.append(f"{where}: new here, {s.entries} entries, {s.snapshots} snapshots")
+            what = f"{_count(s.entries, 'entry')}, {_count(s.snapshots, 'snapshot')}"
+            lines.append(f"{where}: new here, {what}")
         elif s.merged and (s.entries or s.snapshots):
-            lines.append(f"{where}: merged {s.entries} entries, {s.snapshots} snapshots")
+            what = f"{_count(s.entries, 'entry')}, {_count(s.snapshots, 'snapshot')}"
+            lines.append(f"{where}: merged {what}")
         elif not s.merged and s.entries:
-            lines.append(f"{where}: {s.entries} entries not here yet (`convgit pull` merges them)")
+            lines.append(
+                f"{where}: {_count(s.entries, 'entry')} not here yet (`convgit pull` merges them)"
+            )
         else:
             lines.append(f"{where}: up to date")
         if s.differ:
