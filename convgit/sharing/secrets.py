@@ -16,6 +16,7 @@ from convgit.session.scrub import SECRETS
 
 SCAN_CAP = 10 * 1024 * 1024  # bytes of one file scanned (snapshots leave bigger ones out anyway)
 _PATTERNS = [(kind, re.compile(pattern)) for kind, pattern in SECRETS.items()]
+_ANY = re.compile("|".join(f"(?:{pattern})" for pattern in SECRETS.values()))  # one pass first
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,8 @@ class Found:
 
 def kinds(text: str) -> list[str]:
     """The kinds of secret ``text`` holds."""
+    if not _ANY.search(text):
+        return []
     return [kind for kind, pattern in _PATTERNS if pattern.search(text)]
 
 
