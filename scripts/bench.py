@@ -1033,7 +1033,7 @@ def main() -> int:
         "--only",
         default="",
         help="comma list of: snapshot, restore, first, run, objects, log, load, append, import, "
-        "page, hooks, claude, gemini, ui, watcher",
+        "page, hooks, claude, gemini, ui, watcher, share",
     )
     parser.add_argument(
         "--million", action="store_true", help="the watcher rows at 1,000,000 files too (slow)"
@@ -1094,6 +1094,12 @@ def main() -> int:
 
             for files in (100_000, 1_000_000) if args.million else (100_000,):
                 bench_watcher(bench, files, make_tree, Turns, IDENTITY)
+        if not only or "share" in only:
+            from bench_share import bench_share  # beside this file
+
+            bench_share(
+                bench, 2_000 if args.quick else 10_000, 20 if args.quick else 100, make_tree, Turns
+            )
     finally:
         gc.collect()
         if not args.keep:

@@ -159,7 +159,10 @@ def _location() -> Any:
 
 @command("install", group=hooks_app)
 def hooks_install(
-    agent: Annotated[str, typer.Argument(help=f"The agent: {registry.listing('live')}.")],
+    agent: Annotated[
+        str,
+        typer.Argument(help=f"The agent: {registry.listing('live')}; or git (commit trailers)."),
+    ],
     scope: ScopeOption = None,
     program: Annotated[
         str | None,
@@ -179,6 +182,11 @@ def hooks_install(
 
     if program is not None and not program.strip():
         raise UsageError("--command is empty: give the convgit the hooks should run.")
+    if agent == "git":  # git's own hooks (convgit.sharing.githooks)
+        from convgit.cli import sharing
+
+        sharing.install_git_hooks(program, json)
+        return
     integration = registry.integration(agent)
     scope = _scope(integration, scope)
     wanted = integration.wanted(program, _tool_snapshots())
@@ -199,7 +207,10 @@ def hooks_install(
 
 @command("uninstall", group=hooks_app)
 def hooks_uninstall(
-    agent: Annotated[str, typer.Argument(help=f"The agent: {registry.listing('live')}.")],
+    agent: Annotated[
+        str,
+        typer.Argument(help=f"The agent: {registry.listing('live')}; or git (commit trailers)."),
+    ],
     scope: ScopeOption = None,
     json: JsonFlag = False,
 ) -> None:
@@ -208,6 +219,11 @@ def hooks_uninstall(
     from convgit.agents import hooks
     from convgit.text import reports
 
+    if agent == "git":
+        from convgit.cli import sharing
+
+        sharing.install_git_hooks(None, json, remove=True)
+        return
     integration = registry.integration(agent)
     scope = _scope(integration, scope)
     change = hooks.uninstall(integration, scope, _project(), _backups(scope))

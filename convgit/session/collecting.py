@@ -35,6 +35,7 @@ from convgit.git.run import Git
 from convgit.session.retention import HELD, Item, Policy, judge
 from convgit.store import load, sessions
 from convgit.store.location import StoreLocation
+from convgit.store.shared import shared_ids
 
 LOCK_WAIT = 10.0
 MIB = 1024 * 1024
@@ -128,6 +129,7 @@ def _collect(
     fixed_tips = {c for r, c in refs.items() if names.session_of(r) not in mine}
     fixed_tips |= {c for held in mine.values() for c in held.values() if c not in named}
     fixed = set(pruning.graph(git, fixed_tips)[0])
+    _hold_unpushed(location, looked.items, fixed)
     tips = set(refs.values()) | named | {item.also for item in looked.items if item.also}
     order, parents = pruning.graph(git, tips & _present(git, tips))
     kept = _kept(looked.items, fixed, parents)
@@ -163,6 +165,16 @@ def _collect(
         return
     _apply(location, git, looked.items, mine, rebased, doomed)
     report.objects = len(doomed)
+
+
+def _hold_unpushed(location: StoreLocation, items: list[Item], fixed: set[str]) -> None:
+    """A shared session's snapshots and saved states stay until a remote has them: a commit
+    no fetched or pushed ref of a remote (``refs/convgit/_remote/``, among the refs gc does not
+    look at: ``fixed``) reaches is held, "not pushed"."""
+    shared = set(shared_ids(location))
+    for item in items:
+        if item.session in shared and item.commit not in fixed and item.why not in HELD:
+            item.why = "not pushed"
 
 
 def _kept(items: list[Item], fixed: set[str], parents: dict[str, list[str]]) -> set[str]:

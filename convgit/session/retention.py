@@ -2,12 +2,13 @@
 
 The policy is ``[retention]`` of config.toml. Held whatever the budget (the keep rules): every
 labelled entry's files, every active leaf's path, the saved states of the last ``saved_days``
-days and the newest one (where ``restore --undo`` goes). Kept unless the budget (``max_mib``)
+days and the newest one (where ``restore --undo`` goes), and a shared session's commits that no
+remote has yet ("not pushed", ``collecting``). Kept unless the budget (``max_mib``)
 needs the room, oldest first: everything of the last ``keep_days`` days, and the files at each
 branch end. Everything else is let go. An entry's files are its nearest snapshot at or above it,
 so an entry held holds that snapshot. A commit stays while any session keeps it (forks share
 commits), and so does everything a ref gc does not look at reaches (a session in the trash, one
-whose files cannot be read).
+whose files cannot be read, what was fetched from or pushed to a remote).
 """
 
 from __future__ import annotations
@@ -89,7 +90,16 @@ class Policy:
 
 
 # why a commit is kept: held (the budget never lets it go) or kept while there is room
-HELD = ("label", "active path", "saved state", "undo", "untold", "no entry", "shared")
+HELD = (
+    "label",
+    "active path",
+    "saved state",
+    "undo",
+    "untold",
+    "no entry",
+    "shared",
+    "not pushed",  # a shared session's commit no remote has yet (``convgit push`` sends it)
+)
 SOFT = ("recent", "branch end")
 
 

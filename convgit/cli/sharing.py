@@ -1,0 +1,298 @@
+"""Working with others through git remotes: ``share``/``unshare`` a session, ``push``,
+``fetch`` and ``pull`` (``convgit.sharing``)."""
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from convgit.cli.output import show
+from convgit.cli.program import JsonFlag, command, options, out
+from convgit.store.location import StoreLocation, locate
+
+RemoteArg = Annotated[
+    str | None,
+    typer.Argument(
+        metavar="[REMOTE]",
+        help="The git remote (default: [share] remote of config.toml, else origin).",
+        show_default=False,
+    ),
+]
+
+
+def _location() -> StoreLocation:
+    return locate(options.directory, options.store)
+
+
+def _bytes(count: int) -> str:
+    return f"{count} bytes" if count < 1024 else f"{count / 1024:.1f} KiB"
+
+
+def _count(n: int, word: str) -> str:
+    plural = word[:-1] + "ies" if word.endswith("y") else word + "s"
+    return f"{n} {word if n == 1 else plural}"
+
+
+def _named(sid: str, name: str | None) -> str:
+    return f"session {sid}" + (f" ({name})" if name else "")
+
+
+@command()
+def share(
+    session: Annotated[
+        str, typer.Argument(metavar="SESSION", help="Its id, a prefix or its name.")
+    ],
+    json: JsonFlag = False,
+) -> None:
+    """Share a session: `convgit push` sends it (sessions are shared one by one, never all)."""
+    from convgit.sharing.settings import set_shared
+    from convgit.store.sessions import find_session
+
+    location = _location()
+    sid = find_session(location, session)
+    changed = set_shared(location, sid, True)
+    if json:
+        out({"session": sid, "shared": True, "changed": changed})
+    else:
+        was = "" if changed else " already"
+        show(f"session {sid} is{was} shared: `convgit push` sends it")
+
+
+@command()
+def unshare(
+    session: Annotated[
+        str, typer.Argument(metavar="SESSION", help="Its id, a prefix or its name.")
+    ],
+    json: JsonFlag = False,
+) -> None:
+    """Stop sharing a session: `convgit push` no longer sends it (remotes keep what they have)."""
+    from convgit.sharing.settings import set_shared
+    from convgit.store.sessions import find_session
+
+    location = _location()
+    sid = find_session(location, session)
+    changed = set_shared(location, sid, False)
+    if json:
+        out({"session": sid, "shared": False, "changed": changed})
+    else:
+        was = "" if changed else " already"
+        show(f"session {sid} is{was} not shared; remotes keep what they were sent")
+
+
+@command()
+def push(
+    remote: RemoteArg = None,
+    session: Annotated[
+        str | None,
+        typer.Option("--session", "-s", metavar="SESSION", help="Push this shared session."),
+    ] = None,
+    every: Annotated[bool, typer.Option("--all", help="Push every shared session.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List what would be sent; send nothing.")
+    ] = False,
+    allow_secrets: Annotated[
+        bool, typer.Option("--allow-secrets", help="Send even what the secret scan finds.")
+    ] = False,
+    json: JsonFlag = False,
+) -> None:
+    """Send shared sessions to a git remote (default: the current session): entries, snapshots
+    and saved states the remote lacks, after a scan for secrets."""
+    from convgit.base.errors import UsageError
+    from convgit.sharing import pushing
+    from convgit.store.sessions import find_session
+
+    if session is not None and every:
+        raise UsageError("Give --session or --all, not both.")
+    location = _location()
+    given = session or options.session
+    named = find_session(location, given) if given else None
+    sids = pushing.chosen(location, named, every, None if named else location.current())
+    report = pushing.push(location, remote, sids, dry_run=dry_run, allow_secrets=allow_secrets)
+    if json:
+        out(report.to_json())
+        return
+    lines: list[Any] = []
+    if report.merged:
+        had = _count(report.merged, "entry")
+        lines.append(f"{report.remote} had moved: merged its {had} here first, then pushed again")
+    verb = "would push" if dry_run else "pushed"
+    for s in report.sessions:
+        if not s.specs:
+            lines.append(f"{report.remote} has all of {_named(s.session, s.name)}")
+            continue
+        lines.append(
+            f"{verb} {_named(s.session, s.name)} to {report.remote}: {_count(s.entries, 'entry')},"
+            f" {_count(s.snapshots, 'snapshot ref')}, {_bytes(s.bytes)}"
+        )
+    if dry_run:
+        lines.append("nothing was sent (--dry-run)")
+    show(*lines)
+
+
+def _fetched(merge: bool, remote: str | None, json: bool) -> None:
+    from convgit.sharing import fetching
+
+    report = fetching.fetch(_location(), remote, merge=merge)
+    if json:
+        out(report.to_json())
+        return
+    lines = []
+    for s in report.sessions:
+        where = f"from {report.remote}: session {s.session}"
+        if s.trashed:
+            lines.append(f"{where}: in the trash here, not made again")
+        elif s.new:
+            what = f"{_count(s.entries, 'entry')}, {_count(s.snapshots, 'snapshot')}"
+            lines.append(f"{where}: new here, {what}")
+        elif s.merged and (s.entries or s.snapshots):
+            what = f"{_count(s.entries, 'entry')}, {_count(s.snapshots, 'snapshot')}"
+            lines.append(f"{where}: merged {what}")
+        elif not s.merged and s.entries:
+            lines.append(
+                f"{where}: {_count(s.entries, 'entry')} not here yet (`convgit pull` merges them)"
+            )
+        else:
+            lines.append(f"{where}: up to date")
+        if s.differ:
+            lines.append(f"  {s.differ} entries have another snapshot here; this clone's kept")
+    if not report.sessions:
+        lines.append(f"{report.remote} has no shared session")
+    show(*lines)
+
+
+@command()
+def fetch(remote: RemoteArg = None, json: JsonFlag = False) -> None:
+    """Fetch the shared sessions of a git remote: a session new here is made; for one here,
+    how many entries it lacks (`convgit pull` merges them)."""
+    _fetched(False, remote, json)
+
+
+@command()
+def pull(remote: RemoteArg = None, json: JsonFlag = False) -> None:
+    """Fetch, then merge each remote copy into the session here: the union of their entries,
+    each clone keeping its own active leaf."""
+    _fetched(True, remote, json)
+
+
+@command()
+def why(
+    commit: Annotated[str, typer.Argument(metavar="COMMIT", help="A commit (any git revision).")],
+    json: JsonFlag = False,
+) -> None:
+    """The conversation that led to a commit (its trailers name it; `convgit hooks install
+    git` adds them), and which snapshot the commit's files match."""
+    from convgit.sharing import why as asking
+    from convgit.text import render
+
+    found = asking.why(_location(), commit)
+    if json:
+        out(found.to_json())
+        return
+    view = found.session.view()
+    entry = view.short_id(found.match.entry)
+    files = (
+        "the committed files are its snapshot exactly"
+        if found.match.differ == 0
+        else f"{found.match.differ} committed files differ from its snapshot (the nearest)"
+    )
+    how = "named in its trailers" if found.found_by == "trailers" else "found by its files"
+    show(
+        f"commit {found.commit[:12]} {found.subject}",
+        f"{_named(found.session.id, view.name)}, entry {entry} ({how}): {files}",
+        "the conversation that led there:",
+        *render.log_lines(view, found.path),
+    )
+
+
+@command("git-hook", hidden=True)
+def git_hook(
+    hook: Annotated[str, typer.Argument(help="prepare-commit-msg or pre-push.")],
+    args: Annotated[list[str] | None, typer.Argument(help="git's arguments to the hook.")] = None,
+) -> None:
+    """What convgit's git hooks run: never stops git (a failure is one line on stderr)."""
+    import sys
+
+    from convgit.base.errors import ConvgitError
+
+    try:
+        if hook == "prepare-commit-msg":
+            from convgit.sharing import trailers
+
+            trailers.on_commit(_location(), args or [])
+        elif hook == "pre-push":
+            from convgit.sharing import pushing
+
+            report = pushing.on_push(_location(), args or [], sys.stdin.read())
+            if report is not None and report.sessions:
+                sent = sum(1 for s in report.sessions if s.specs)
+                typer.echo(f"convgit: sent {sent} shared session(s) to {report.remote}", err=True)
+    except (ConvgitError, OSError) as exc:
+        typer.echo(f"convgit: the {hook} hook did nothing: {exc}", err=True)
+
+
+def install_git_hooks(program: str | None, json: bool, *, remove: bool = False) -> None:
+    """`convgit hooks install git` (and uninstall): prepare-commit-msg, and pre-push when
+    `[share] on_push = true`."""
+    from convgit.sharing import githooks
+    from convgit.sharing.settings import ShareSettings
+    from convgit.sharing.transport import git_of
+
+    location = _location()
+    git = git_of(location)
+    hooks = ["prepare-commit-msg"]
+    if remove or ShareSettings.of(location).on_push:
+        hooks.append("pre-push")
+    changes = [
+        githooks.uninstall(git, h) if remove else githooks.install(git, h, program) for h in hooks
+    ]
+    if json:
+        out({"hooks": [c.to_json() for c in changes]})
+        return
+    for change in changes:
+        verb = "removed" if remove else "installed"
+        if not change.changed:
+            verb = "not there" if remove else "already installed"
+        chained = " (it runs the hook that was there first)" if change.chained else ""
+        show(f"git {change.hook} hook {verb}: {change.path}{chained}")
+
+
+@command()
+def blame(
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="A file of the working tree.")],
+    json: JsonFlag = False,
+) -> None:
+    """For each line of FILE as it is now, what last changed it: a turn (the prompt it
+    answered, the agent and model), a hand edit recorded at a user's entry, an older commit
+    (as git blame says), or nothing recorded yet. git tracks the lines over the snapshots."""
+    from convgit.cli.program import open_session
+    from convgit.sharing import blame as blaming
+    from convgit.sharing.transport import git_of
+
+    session = open_session()
+    where = file if file.is_absolute() else options.directory / file
+    found = blaming.blame(session, git_of(session.location), where)
+    if json:
+        out({"session": session.id, **found.to_json()})
+        return
+    view = session.view()
+    named: dict[str, blaming.Source] = {}
+    lines = []
+    for number, (text, source) in enumerate(found.lines, 1):
+        if source.entry is not None:
+            who = f"{'turn' if source.kind == 'turn' else 'hand'} {view.short_id(source.entry)}"
+            named.setdefault(who, source)
+        elif source.commit is not None:
+            who = f"commit {source.commit[:8]}"
+            named.setdefault(who, source)
+        else:
+            who = "not recorded yet"
+        lines.append(f"{number:>4} {who:<17} | {text}")
+    for who, source in named.items():
+        if source.kind == "turn":
+            by = ", ".join(x for x in (source.agent, source.model) if x)
+            lines.append(f'{who}: answered "{source.prompt or ""}"' + (f" ({by})" if by else ""))
+        elif source.kind == "hand edit":
+            lines.append(f"{who}: the files as they were when this prompt was sent (a hand edit)")
+        else:
+            lines.append(f"{who}: {source.summary or ''} ({source.author or 'unknown'})")
+    show(*lines)

@@ -1,0 +1,105 @@
+"""``convgit fetch`` and ``convgit pull``: what a remote has of the shared sessions.
+
+``fetch`` brings the remote's session commits and the refs of their sessions into the tracking
+refs (``refs/convgit/_remote/<remote>/…``, only objects this clone lacks), makes here every
+session this clone does not have (and shares it: it came from the remote), and says how many
+entries each session here is behind. ``pull`` fetches, then merges each remote copy into the
+session here (``incoming.merge_into``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from convgit.git.run import Git
+from convgit.session import Session
+from convgit.sharing import incoming, refs, session_commit, transport
+from convgit.sharing.settings import set_shared
+from convgit.store.location import StoreLocation
+from convgit.store.sessions import SESSION_ID
+
+
+@dataclass
+class Fetched:
+    """One session a remote has: made here (``new``), merged, or how far behind this is."""
+
+    session: str
+    new: bool = False
+    merged: bool = False
+    entries: int = 0  # entries made or merged here; for a fetch of a session here, behind
+    snapshots: int = 0
+    differ: int = 0  # entries whose snapshot differs here (ours kept)
+    trashed: bool = False  # the session here is in the trash: nothing was made
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session": self.session,
+            "new": self.new,
+            "merged": self.merged,
+            "entries": self.entries,
+            "snapshots": self.snapshots,
+            "differ": self.differ,
+            "trashed": self.trashed,
+        }
+
+
+@dataclass
+class FetchReport:
+    remote: str
+    merge: bool
+    sessions: list[Fetched] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "remote": self.remote,
+            "merged": self.merge,
+            "sessions": [s.to_json() for s in self.sessions],
+        }
+
+
+def fetch_sessions(
+    git: Git, location: StoreLocation, remote: str, only: list[str] | None = None
+) -> list[str]:
+    """Fetch the remote's session commits, then the refs of its sessions (``only`` these);
+    the sessions fetched."""
+    transport.fetch(git, remote, refs.fetch_specs(remote, None))
+    prefix = refs.tracking(remote, refs.SHARED)
+    found = sorted(
+        name[len(prefix) :]
+        for name in git.refs_under(prefix)
+        if SESSION_ID.fullmatch(name[len(prefix) :])
+    )
+    if only is not None:
+        found = [sid for sid in found if sid in only]
+    transport.fetch(git, remote, refs.fetch_specs(remote, found))
+    return found
+
+
+def fetch(location: StoreLocation, given_remote: str | None, *, merge: bool) -> FetchReport:
+    git = transport.git_of(location)
+    remote = transport.remote(git, location, given_remote, "fetched")
+    report = FetchReport(remote, merge)
+    trashed = set(location.trashed_ids())
+    for sid in fetch_sessions(git, location, remote):
+        ref = refs.tracking(remote, refs.session_commit(sid))
+        commit = git.refs_under(ref)[ref]
+        row = Fetched(sid)
+        if location.session_path(sid).exists():
+            session = Session(location, sid)
+            if merge:
+                done = incoming.merge_into(session, git, remote, commit)
+                row.merged, row.entries = True, done.entries
+                row.snapshots, row.differ = done.snapshots, done.differ
+            else:
+                session.reload()
+                data = session_commit.read(git, commit)[0]
+                row.entries = incoming.entries_behind(session.tree, data)
+        elif sid in trashed:
+            row.trashed = True
+        else:
+            done = incoming.create_from(location, git, sid, remote, commit)
+            set_shared(location, sid, True)
+            row.new, row.entries, row.snapshots = True, done.entries, done.snapshots
+        report.sessions.append(row)
+    return report

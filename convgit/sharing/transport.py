@@ -1,0 +1,118 @@
+"""git's own transport, for sharing: which remote, ``git push`` and ``git fetch`` of refs under
+``refs/convgit/`` only, and the bytes a push would send.
+
+Every git process runs through ``Git`` (convgit's environment: no user hook runs, no prompt for a
+password, no identity needed). A push is atomic (``--atomic``: every ref moves on the remote or
+none does), so a push killed anywhere leaves the remote as it was or as it should be.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from convgit.base import faults
+from convgit.base.errors import NotFoundError, NoWorkspaceError, UsageError, WorkspaceError
+from convgit.git.run import Git, git_words, stopped_on_the_way_out
+from convgit.sharing import refs
+from convgit.sharing.settings import ShareSettings
+from convgit.store.location import StoreLocation
+
+DEFAULT_REMOTE = "origin"
+
+
+def git_of(location: StoreLocation) -> Git:
+    """git on the repository of the store; refused plainly outside git."""
+    place = location.git
+    if place is None or place.worktree is None:
+        raise NoWorkspaceError(
+            "Sessions are shared through git, and this store is not in a git repository with a"
+            " working tree.",
+            "run convgit inside the repository",
+        )
+    git = Git.open(place.git_dir, place.worktree)
+    if git is None:
+        raise NoWorkspaceError("No git working tree was found for this store.")
+    return git
+
+
+def remote(git: Git, location: StoreLocation, given: str | None, doing: str) -> str:
+    """The remote named, else ``[share] remote``, else origin: one that exists. A configured
+    remote that does not exist stops the command (no other remote is tried)."""
+    configured = ShareSettings.of(location).remote
+    name = given if given is not None else configured or DEFAULT_REMOTE
+    if not refs.REMOTE_NAME.fullmatch(name):
+        raise UsageError(f"'{name}' is not a remote's name; nothing was {doing}.")
+    listed = os.fsdecode(git.run("remote").stdout).split()
+    if name not in listed:
+        how = (
+            "named"
+            if given is not None
+            else "set as [share] remote in config.toml"
+            if configured
+            else "the default"
+        )
+        known = ", ".join(listed) if listed else "none"
+        raise NotFoundError(
+            f"There is no git remote '{name}' ({how}); nothing was {doing}.",
+            f"the remotes here: {known} (`git remote add {name} URL` adds it)",
+        )
+    return name
+
+
+@dataclass
+class Pushed:
+    """What ``git push`` said: ``moved`` when the remote moved since it was fetched (fetch,
+    merge and push again), the refs it took otherwise."""
+
+    ok: bool
+    moved: bool = False
+    refs: list[str] = field(default_factory=list)
+
+
+def push(git: Git, remote: str, specs: list[str]) -> Pushed:
+    """Push ``specs`` (``SRC:DST``, none forced) to ``remote`` in one atomic push."""
+    if not specs:
+        return Pushed(True)
+    proc = git.spawn(
+        "push", "--atomic", "--porcelain", "--no-verify", "--quiet", remote, *specs, stdin=False
+    )
+    with stopped_on_the_way_out(proc):
+        faults.point("share:pushing")  # killed while git sends: the remote takes all or nothing
+        out, err = proc.communicate()
+    lines = os.fsdecode(out).splitlines()
+    if proc.returncode == 0:
+        return Pushed(True, refs=[line.split("\t")[1] for line in lines if line.count("\t") >= 2])
+    rejected = [line for line in lines if line.startswith("!")]
+    if any("fetch first" in r or "non-fast-forward" in r or "stale info" in r for r in rejected):
+        return Pushed(False, moved=True)
+    words = git_words(err, proc.returncode)
+    if rejected and not err.strip():
+        words = rejected[0].split("\t")[-1]
+    raise WorkspaceError(f"git push to {remote} failed: {words}")
+
+
+def fetch(git: Git, remote: str, specs: list[str]) -> None:
+    """Fetch ``specs`` from ``remote`` into the tracking refs they name."""
+    if specs:
+        git.run(
+            "fetch", "--no-tags", "--no-write-fetch-head", "--no-auto-gc", "--quiet",
+            "--no-recurse-submodules", remote, *specs,
+        )  # fmt: skip
+
+
+def set_refs(git: Git, moves: dict[str, str]) -> None:
+    """Point each ref (under refs/convgit/) at its commit, in one transaction."""
+    script = "".join(f"update {name} {commit}\n" for name, commit in sorted(moves.items()))
+    if script:
+        git.run("update-ref", "--stdin", stdin=script.encode())
+
+
+def pack_bytes(git: Git, tips: list[str], have: list[str]) -> int:
+    """The bytes of the pack that carries what ``tips`` reach and ``have`` does not: what a
+    push sends (a thin pack, as git sends it)."""
+    if not tips:
+        return 0
+    asked = "".join(f"{t}\n" for t in tips) + "".join(f"^{h}\n" for h in have)
+    done = git.run("pack-objects", "--revs", "--stdout", "--thin", "-q", stdin=asked.encode())
+    return len(done.stdout)

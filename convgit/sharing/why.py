@@ -1,0 +1,67 @@
+"""``convgit why COMMIT``: the conversation that led to a commit, and which snapshot its files
+match. The commit's trailers (``trailers``) name the session and entry; a commit without them is
+looked up by its files (a snapshot of any session of the store with that very tree)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from convgit.base.errors import NotFoundError
+from convgit.session import Session
+from convgit.sharing import trailers
+from convgit.sharing.transport import git_of
+from convgit.store.location import StoreLocation
+
+
+@dataclass
+class Why:
+    commit: str
+    subject: str
+    found_by: str  # "trailers" or "files"
+    match: trailers.Match
+    session: Session
+    path: list[str] = field(default_factory=list)  # root to the entry
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "commit": self.commit,
+            "subject": self.subject,
+            "found_by": self.found_by,
+            **self.match.to_json(),
+            "path": [self.session.record(i) for i in self.path],
+        }
+
+
+def why(location: StoreLocation, rev: str) -> Why:
+    git = git_of(location)
+    commit, tree_id = git.commit_and_tree(rev)
+    subject = git.run("log", "-1", "--format=%s", commit, "--").stdout.decode().strip()
+    named = trailers.read(git, commit)
+    sid, entry = named.get(trailers.SESSION), named.get(trailers.ENTRY)
+    if sid and entry and location.session_path(sid).exists():
+        session = Session(location, sid)
+        session.reload()
+        if entry in session.tree.entries:
+            snap = session.nearest_snapshot(entry)
+            if snap is not None:
+                differ = trailers.differing(git, tree_id, snap.tree_id)
+                found = trailers.Match(sid, entry, snap.commit, differ)
+                return Why(commit, subject, "trailers", found, session, session.path_ids(entry))
+    for other in location.session_ids():
+        session = Session(location, other)
+        session.reload()
+        for snap in session.read_sidecar().snapshots.values():
+            if snap.tree_id == tree_id and snap.entry in session.tree.entries:
+                found = trailers.Match(other, snap.entry, snap.commit, 0)
+                return Why(commit, subject, "files", found, session, session.path_ids(snap.entry))
+    if sid:
+        raise NotFoundError(
+            f"Commit {commit[:12]} names session {sid}, entry {entry}, which this store does not"
+            " have.",
+            "`convgit fetch` brings the shared sessions of a remote",
+        )
+    raise NotFoundError(
+        f"Commit {commit[:12]} names no conversation, and no snapshot here has its files.",
+        "`convgit hooks install git` adds the trailers to the commits made from now on",
+    )
