@@ -14,6 +14,7 @@ from convgit.errors import UsageError
 # agent name -> the module of its live integration
 AGENTS: dict[str, str] = {
     "claude-code": "convgit.agents.claude_code",
+    "pi": "convgit.agents.pi_live",
 }
 
 

@@ -109,7 +109,11 @@ hooks_app = typer.Typer(
 add_group("hooks", hooks_app)
 ScopeOption = Annotated[
     str,
-    typer.Option("--scope", help="local (.claude/settings.local.json), project or user."),
+    typer.Option(
+        "--scope",
+        help="Claude Code: local (.claude/settings.local.json, the default), project or user;"
+        " pi: project (.pi/extensions/, the default) or user.",
+    ),
 ]
 
 
@@ -148,8 +152,8 @@ def _location() -> Any:
 
 @command("install", group=hooks_app)
 def hooks_install(
-    agent: Annotated[str, typer.Argument(help="The agent: claude-code.")],
-    scope: ScopeOption = "local",
+    agent: Annotated[str, typer.Argument(help="The agent: claude-code, pi.")],
+    scope: ScopeOption = "",
     program: Annotated[
         str | None,
         typer.Option(
@@ -169,9 +173,15 @@ def hooks_install(
     if program is not None and not program.strip():
         raise UsageError("--command is empty: give the convgit the hooks should run.")
     integration = agents.integration(agent)
-    wanted = integration.wanted(program, _tool_snapshots())
+    scope = scope or getattr(integration, "DEFAULT_SCOPE", "local")
     project = _project()
-    change = hooks.install(integration, scope, project, _backups(scope), wanted)
+    if hasattr(integration, "install_hooks"):  # an agent with hooks of its own kind (pi)
+        change = integration.install_hooks(
+            scope, project, _backups(scope), program, _tool_snapshots()
+        )
+    else:
+        wanted = integration.wanted(program, _tool_snapshots())
+        change = hooks.install(integration, scope, project, _backups(scope), wanted)
     excluded = None
     if scope == "local":
         from convgit.agents import exclude
@@ -187,8 +197,8 @@ def hooks_install(
 
 @command("uninstall", group=hooks_app)
 def hooks_uninstall(
-    agent: Annotated[str, typer.Argument(help="The agent: claude-code.")],
-    scope: ScopeOption = "local",
+    agent: Annotated[str, typer.Argument(help="The agent: claude-code, pi.")],
+    scope: ScopeOption = "",
     json: JsonFlag = False,
 ) -> None:
     """Take convgit's hooks out of the agent's settings, and nothing else (a file nothing
@@ -196,7 +206,12 @@ def hooks_uninstall(
     from convgit import agents, reports
     from convgit.agents import hooks
 
-    change = hooks.uninstall(agents.integration(agent), scope, _project(), _backups(scope))
+    integration = agents.integration(agent)
+    scope = scope or getattr(integration, "DEFAULT_SCOPE", "local")
+    if hasattr(integration, "uninstall_hooks"):
+        change = integration.uninstall_hooks(scope, _project(), _backups(scope))
+    else:
+        change = hooks.uninstall(integration, scope, _project(), _backups(scope))
     if json:
         out(change.to_json())
     else:
@@ -213,12 +228,14 @@ def hooks_status(json: JsonFlag = False) -> None:
     from convgit.agents import hooks
 
     tool_snapshots = _tool_snapshots()
-    found = {
-        name: hooks.status(
-            agents.integration(name), _project(), agents.integration(name).events(tool_snapshots)
-        )
-        for name in agents.AGENTS
-    }
+    found = {}
+    for name in agents.AGENTS:
+        integration = agents.integration(name)
+        if hasattr(integration, "hooks_status"):
+            found[name] = integration.hooks_status(_project(), tool_snapshots)
+        else:
+            events = integration.events(tool_snapshots)
+            found[name] = hooks.status(integration, _project(), events)
     root = _location().root
     log = hook.log_path(root)
     report = hook.read_log(log)
@@ -241,7 +258,7 @@ def hooks_status(json: JsonFlag = False) -> None:
 
 @command("hook")
 def hook_cmd(
-    agent: Annotated[str, typer.Argument(help="The agent whose hook this is: claude-code.")],
+    agent: Annotated[str, typer.Argument(help="The agent whose hook this is: claude-code, pi.")],
 ) -> None:
     """Record one hook event of the agent, read on stdin (what `convgit hooks install` sets up).
     Always exits 0 and prints nothing; problems go to the hook log (`convgit hooks status`)."""
