@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from convgit import locks
+from convgit.base import locks
 from tests.agents.hooked import (
     ORACLE,
     calls_of,

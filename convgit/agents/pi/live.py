@@ -1,0 +1,139 @@
+"""pi, live: the events convgit's pi extension hands ``convgit hook pi`` (``pi.hooks`` writes
+the extension), as the events ``convgit.agents.live`` records.
+
+pi has no hooks of its own: an extension (a TypeScript module pi loads from
+``.pi/extensions/`` or the user's ``~/.pi/agent/extensions/``) subscribes to pi's events and, at
+each, runs the hook with one JSON object on stdin: ``event`` (pi's event name), ``session_id``,
+``transcript_path`` (the session file; pi writes it once the first reply exists), ``leaf``,
+``cwd``, and per event ``source`` (session_start's ``reason``), ``prompt_id`` (made by the
+extension for each prompt), ``tool_name``, ``tool_use_id`` and ``path`` (a file tool's).
+
+What each does, in ``convgit.agents.live``'s words:
+* ``session_start`` is a SessionStart (``reason`` its source: ``fork`` and ``resume`` mean the
+  file may continue a session convgit mirrors);
+* ``agent_start`` (pi starts working on a prompt) is a UserPromptSubmit: the files the user
+  changed since the last turn are snapshotted for the prompt, and the turn is open;
+* ``tool_execution_end`` of ``write`` and ``edit`` is a PostToolUse (the file kept in the
+  snapshots even when git ignores it; a snapshot per tool call when ``[hooks] tool_snapshots``
+  is on, then for every tool, ``bash`` included);
+* ``agent_end`` is a Stop: pi has written the turn's last reply already; the new entries are
+  imported and the files snapshotted as that reply's;
+* ``turn_end`` and ``session_shutdown`` import what the file gained (SessionEnd).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+from typing import Any
+
+from convgit.agents.claude_code import live as cc
+from convgit.base import codec
+
+AGENT = "pi"
+TITLE = "pi"
+FILE_TOOLS = ("write", "edit")
+# pi's event -> the event convgit.agents.live records
+NAMES = {
+    "session_start": "SessionStart",
+    "agent_start": "UserPromptSubmit",
+    "tool_execution_end": "PostToolUse",
+    "turn_end": "TurnEnd",
+    "agent_end": "Stop",
+    "session_shutdown": "SessionEnd",
+}
+# the pi events the extension passes on, in pi's order (``turn_end`` is not: ``agent_end``
+# imports the whole turn, and a process per model request is time the user waits for)
+EVENTS = ("session_start", "agent_start", "tool_execution_end", "agent_end", "session_shutdown")
+ALL_EVENTS = tuple(NAMES)
+# the extension tells the user (a notice on pi's screen, stderr in print mode) at these
+SPEAKS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse", "TurnEnd", "Stop"})
+OPENS = frozenset({"UserPromptSubmit"})
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
+
+
+def event(payload: Any) -> cc.Event:
+    """The event the extension sent; ValueError, in one sentence, for one convgit cannot use."""
+    if not isinstance(payload, dict):
+        raise ValueError("the event is not a JSON object")
+    name = payload.get("event")
+    if name not in NAMES:
+        raise ValueError(f"the event names no pi event convgit knows ({name!r})")
+    session = payload.get("session_id")
+    if not isinstance(session, str) or not _ID.fullmatch(session):
+        raise ValueError(f"the {name} event has no usable session_id")
+
+    def text(key: str) -> str | None:
+        value = payload.get(key)
+        return value if isinstance(value, str) and value and "\0" not in value else None
+
+    transcript = text("transcript_path")
+    if transcript is not None and not Path(transcript).is_absolute():
+        raise ValueError(f"the {name} event's transcript_path is not absolute")
+    cwd = text("cwd")
+    tool = text("tool_name")
+    return dataclasses.replace(
+        cc.Event(
+            name=NAMES[name],
+            session_id=session,
+            transcript=None if transcript is None else Path(transcript),
+            cwd=Path(cwd) if cwd is not None and Path(cwd).is_absolute() else None,
+            source=text("source"),
+            prompt_id=text("prompt_id"),
+            tool_name=tool,
+            tool_use_id=text("tool_use_id"),
+            edited=text("path") if tool in FILE_TOOLS else None,
+        ),
+        agent=AGENT,
+    )
+
+
+def line_uuids(data: bytes) -> list[tuple[str, str | None]]:
+    """(id, parentId) of every entry of a pi session file, in file order (the header has
+    none): a file that copies another's entries (a fork, a resume) is told by them."""
+    found: list[tuple[str, str | None]] = []
+    for line in data.splitlines():
+        try:
+            value = codec.decode(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict) and value.get("type") != "session":
+            ident, parent = value.get("id"), value.get("parentId")
+            if isinstance(ident, str):
+                found.append((ident, parent if isinstance(parent, str) else None))
+    return found
+
+
+def carries_prompt(native_text: str, prompt_id: str) -> bool:
+    """pi's entries do not carry the prompt's id: the turn's prompt is its first user message."""
+    return False
+
+
+# -- installing (``pi.hooks``: imported only by the ``hooks`` commands) --------------------------
+
+DEFAULT_SCOPE = "project"
+SCOPES = {
+    "project": ".pi/extensions/convgit.ts (this project)",
+    "user": "~/.pi/agent/extensions/convgit.ts (every project, only you)",
+}
+
+
+def install_hooks(
+    scope: str, project: Path, backups: Path, program: str | None, tools: bool
+) -> Any:
+    from convgit.agents.pi import hooks as pi_hooks
+
+    return pi_hooks.install(scope, project, backups, program, tools)
+
+
+def uninstall_hooks(scope: str, project: Path, backups: Path) -> Any:
+    from convgit.agents.pi import hooks as pi_hooks
+
+    return pi_hooks.uninstall(scope, project, backups)
+
+
+def hooks_status(project: Path, tools: bool) -> Any:
+    from convgit.agents.pi import hooks as pi_hooks
+
+    return pi_hooks.status(project, tools)
