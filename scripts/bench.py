@@ -1033,7 +1033,7 @@ def main() -> int:
         "--only",
         default="",
         help="comma list of: snapshot, restore, first, run, objects, log, load, append, import, "
-        "page, hooks, claude, ui, watcher",
+        "page, hooks, claude, live, ui, watcher",
     )
     parser.add_argument(
         "--million", action="store_true", help="the watcher rows at 1,000,000 files too (slow)"
@@ -1083,6 +1083,10 @@ def main() -> int:
             bench_hooks(bench, file_sizes)
         if not only or "claude" in only:
             bench_claude_turn(bench)
+        if not only or "live" in only:
+            from bench_live import bench_live_turns  # beside this file
+
+            bench_live_turns(bench, make_tree, REPO)
         if not only or "ui" in only:
             bench_ui(bench)
         if not only or "watcher" in only:

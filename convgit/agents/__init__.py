@@ -15,6 +15,7 @@ from convgit.base.errors import UsageError
 AGENTS: dict[str, str] = {
     "claude-code": "convgit.agents.claude_code.live",
     "pi": "convgit.agents.pi.live",
+    "codex": "convgit.agents.codex.live",
 }
 
 

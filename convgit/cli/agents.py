@@ -112,7 +112,7 @@ ScopeOption = Annotated[
     typer.Option(
         "--scope",
         help="Claude Code: local (.claude/settings.local.json, the default), project or user;"
-        " pi: project (.pi/extensions/, the default) or user.",
+        " pi: project (.pi/extensions/, the default) or user; codex: user ($CODEX_HOME).",
     ),
 ]
 
@@ -152,7 +152,7 @@ def _location() -> Any:
 
 @command("install", group=hooks_app)
 def hooks_install(
-    agent: Annotated[str, typer.Argument(help="The agent: claude-code, pi.")],
+    agent: Annotated[str, typer.Argument(help="The agent: claude-code, codex, pi.")],
     scope: ScopeOption = "",
     program: Annotated[
         str | None,
@@ -198,7 +198,7 @@ def hooks_install(
 
 @command("uninstall", group=hooks_app)
 def hooks_uninstall(
-    agent: Annotated[str, typer.Argument(help="The agent: claude-code, pi.")],
+    agent: Annotated[str, typer.Argument(help="The agent: claude-code, codex, pi.")],
     scope: ScopeOption = "",
     json: JsonFlag = False,
 ) -> None:
@@ -261,7 +261,9 @@ def hooks_status(json: JsonFlag = False) -> None:
 
 @command("hook")
 def hook_cmd(
-    agent: Annotated[str, typer.Argument(help="The agent whose hook this is: claude-code, pi.")],
+    agent: Annotated[
+        str, typer.Argument(help="The agent whose hook this is: claude-code, codex, pi.")
+    ],
 ) -> None:
     """Record one hook event of the agent, read on stdin (what `convgit hooks install` sets up).
     Always exits 0 and prints nothing; problems go to the hook log (`convgit hooks status`)."""
