@@ -59,6 +59,7 @@ def source(program: str | None, tools: bool) -> str:
         + json.dumps(marker)
         + "\n"
         + _BODY.replace("@COMMAND@", json.dumps(command))
+        .replace("@EVENTS@", json.dumps(events(tools)))
         .replace("@TOOLS@", wanted)
         .replace("@TIMEOUT@", str(TIMEOUT_MS))
     )
@@ -70,12 +71,14 @@ _BODY = """\
 import { spawnSync } from "node:child_process";
 
 const COMMAND: string = @COMMAND@;
+const EVENTS: string[] = @EVENTS@; // the events passed on to convgit
 const TOOLS: string[] | null = @TOOLS@; // null: every tool (per-tool snapshots)
 
 export default function (pi: any) {
   let prompts = 0;
   const paths = new Map<string, string>();
   const run = (event: string, ctx: any, more: Record<string, unknown> = {}) => {
+    if (!EVENTS.includes(event)) return;
     try {
       const sessions = ctx.sessionManager;
       const payload = {

@@ -8,7 +8,8 @@ each, runs the hook with one JSON object on stdin: ``event`` (pi's event name), 
 ``cwd``, and per event ``source`` (session_start's ``reason``), ``prompt_id`` (made by the
 extension for each prompt), ``tool_name``, ``tool_use_id`` and ``path`` (a file tool's).
 
-What each does, in ``convgit.agents.live``'s words:
+What each does, in ``convgit.agents.live``'s words (``EVENTS`` below: which the extension passes
+on, and why):
 * ``session_start`` is a SessionStart (``reason`` its source: ``fork`` and ``resume`` mean the
   file may continue a session convgit mirrors);
 * ``agent_start`` (pi starts working on a prompt) is a UserPromptSubmit: the files the user
@@ -43,9 +44,12 @@ NAMES = {
     "agent_end": "Stop",
     "session_shutdown": "SessionEnd",
 }
-# the pi events the extension passes on, in pi's order (``turn_end`` is not: ``agent_end``
-# imports the whole turn, and a process per model request is time the user waits for)
-EVENTS = ("session_start", "agent_start", "tool_execution_end", "agent_end", "session_shutdown")
+# The pi events the extension passes on: each is a process pi waits for (in print mode, every
+# turn is a pi process of its own), so only those that record what no other can. Not passed on:
+# ``session_start`` (the first prompt snapshots the files and the turn's end attaches the
+# session, a fork's too, from its file), ``turn_end`` (``agent_end`` imports the whole turn),
+# ``session_shutdown`` (pi writes nothing after ``agent_end``; the next event imports anything).
+EVENTS = ("agent_start", "tool_execution_end", "agent_end")
 ALL_EVENTS = tuple(NAMES)
 # the extension tells the user (a notice on pi's screen, stderr in print mode) at these
 SPEAKS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse", "TurnEnd", "Stop"})
