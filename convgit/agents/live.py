@@ -58,11 +58,27 @@ _WALK = 5000  # how far up from the leaf a turn is looked for
 # -- events ---------------------------------------------------------------------------------------
 
 
-def _integration(agent: str) -> Any:
-    """The live integration of ``agent`` (its TITLE, ``line_uuids``, ``carries_prompt``)."""
-    from convgit import agents
+def _title(agent: str) -> str:
+    from convgit.agents import registry
 
-    return agents.integration(agent)
+    return registry.title(agent) or agent
+
+
+def _line_uuids(agent: str, data: bytes) -> list[tuple[str, str | None]]:
+    """The ids (and parents) of the records of an agent's file, which tell a file that copies
+    another's (a fork, a resume under a new id): its ``resume`` part says."""
+    from convgit.agents import registry
+
+    found: list[tuple[str, str | None]] = (
+        registry.agent(agent, "resume").part("resume").line_uuids(data)
+    )
+    return found
+
+
+def _carries_prompt(agent: str, native_text: str, prompt_id: str) -> bool:
+    from convgit.agents import registry
+
+    return bool(registry.integration(agent).carries_prompt(native_text, prompt_id))
 
 
 def handle(location: StoreLocation, event: cc.Event) -> str:
@@ -73,7 +89,7 @@ def handle(location: StoreLocation, event: cc.Event) -> str:
     keep = event.edited is not None and _agent_ignored(config)
     if event.name == "PostToolUse" and not (per_tool or keep):
         return "per-tool snapshots are off"
-    title = _integration(event.agent).TITLE
+    title = _title(event.agent)
     lock = location.agent_lock(event.agent, event.session_id)
     with jsonl.exclusive(lock, f"the {title} session {event.session_id}"):
         live = Live.load(location, event.agent, event.session_id)
@@ -199,7 +215,7 @@ def _attach(location: StoreLocation, event: cc.Event, live: Live) -> Session | N
         return Session(location, known, workspace=live.workspace(location))
     found = session_import.find_for_agent(location, event.agent, event.session_id)
     if found is None:
-        copied = _integration(event.agent).line_uuids(_read(event.transcript))
+        copied = _line_uuids(event.agent, _read(event.transcript))
         if copied:
             found = _continued(location, event, copied, live)
         elif live.data.get("source") in ("resume", "fork") or (
@@ -237,7 +253,7 @@ def _snapshot_unattached(location: StoreLocation, event: cc.Event, live: Live) -
     ws.track_changes(fsmonitor(location))
     index = _unattached_index(location, event.agent, event.session_id)
     index.parent.mkdir(parents=True, exist_ok=True)
-    message = prompt_message(_integration(event.agent).TITLE, event.prompt_id)
+    message = prompt_message(_title(event.agent), event.prompt_id)
     snap = ws.snapshot(
         index,
         message=f"convgit snapshot {message}\n\nConvgit-Agent-Session: {event.session_id}\n",
@@ -390,7 +406,7 @@ def _prompt(session: Session, event: cc.Event, live: Live) -> str:
     else:
         nearest = _read_tree(session).nearest_snapshot(session.tree.leaf)
         base = None if nearest is None else nearest.commit
-    message = prompt_message(_integration(event.agent).TITLE, event.prompt_id)
+    message = prompt_message(_title(event.agent), event.prompt_id)
     snap = after(base, lambda parent: session.take_snapshot(parent, message))
     if snap.reused:
         done.append("files unchanged")
@@ -547,8 +563,8 @@ def _turn(session: Session, live: Live) -> tuple[str | None, str | None]:
                 reply = node
             elif record["role"] == "user":
                 prompt = node
-                carries = _integration(live.agent).carries_prompt
-                if isinstance(wanted, str) and carries(_native_text(record), wanted):
+                said = _native_text(record)
+                if isinstance(wanted, str) and _carries_prompt(live.agent, said, wanted):
                     break
         node = record["parentId"]
     return prompt, reply

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from convgit.agents.claude_code import live as cc
+from convgit.agents.codex import NAME
 
-AGENT = "codex"
-TITLE = "Codex"
+AGENT = NAME
 TIMEOUT = 30  # seconds; the handler gives up well before (convgit.agents.hook)
 EVENTS: dict[str, str | None] = {"UserPromptSubmit": None, "Stop": None}
 TOOL_SNAPSHOT_EVENTS: dict[str, str | None] = {"PostToolUse": "Bash|apply_patch"}
@@ -50,12 +50,6 @@ def event(payload: Any) -> cc.Event:
         prompt_id=turn if isinstance(turn, str) and turn else None,
         edited=None,  # Codex's file tool is a patch: no one file named
     )
-
-
-def line_uuids(data: bytes) -> list[tuple[str, str | None]]:
-    """A rollout copies no other's records under ids of its own (a fork names its parent, a
-    resume appends): nothing to tell a copy by."""
-    return []
 
 
 def carries_prompt(native_text: str, prompt_id: str) -> bool:

@@ -30,10 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from convgit.agents.claude_code import live as cc
-from convgit.base import codec
+from convgit.agents.pi import NAME
 
-AGENT = "pi"
-TITLE = "pi"
+AGENT = NAME
 FILE_TOOLS = ("write", "edit")
 # pi's event -> the event convgit.agents.live records
 NAMES = {
@@ -91,22 +90,6 @@ def event(payload: Any) -> cc.Event:
         ),
         agent=AGENT,
     )
-
-
-def line_uuids(data: bytes) -> list[tuple[str, str | None]]:
-    """(id, parentId) of every entry of a pi session file, in file order (the header has
-    none): a file that copies another's entries (a fork, a resume) is told by them."""
-    found: list[tuple[str, str | None]] = []
-    for line in data.splitlines():
-        try:
-            value = codec.decode(line)
-        except ValueError:
-            continue
-        if isinstance(value, dict) and value.get("type") != "session":
-            ident, parent = value.get("id"), value.get("parentId")
-            if isinstance(ident, str):
-                found.append((ident, parent if isinstance(parent, str) else None))
-    return found
 
 
 def carries_prompt(native_text: str, prompt_id: str) -> bool:
