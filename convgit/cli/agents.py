@@ -152,6 +152,14 @@ def _location() -> Any:
     return locate(options.directory, options.store, per_user=True)
 
 
+def _own_hooks(name: str) -> Any:
+    """The agent's ``hooks`` part, when its hooks install their own way (pi's extension,
+    Codex's trust): ``install``, ``uninstall`` and ``status``; None for a settings file
+    ``convgit.agents.hooks`` merges alone (Claude Code)."""
+    found = registry.agent(name, "live")
+    return found.part("hooks") if found.has("hooks") else None
+
+
 @command("install", group=hooks_app)
 def hooks_install(
     agent: Annotated[str, typer.Argument(help=f"The agent: {registry.listing('live')}.")],
@@ -177,10 +185,9 @@ def hooks_install(
     integration = registry.integration(agent)
     scope = scope or getattr(integration, "DEFAULT_SCOPE", "local")
     project = _project()
-    if hasattr(integration, "install_hooks"):  # an agent with hooks of its own kind (pi)
-        change = integration.install_hooks(
-            scope, project, _backups(scope), program, _tool_snapshots()
-        )
+    own = _own_hooks(agent)
+    if own is not None:
+        change = own.install(scope, project, _backups(scope), program, _tool_snapshots())
     else:
         wanted = integration.wanted(program, _tool_snapshots())
         change = hooks.install(integration, scope, project, _backups(scope), wanted)
@@ -210,8 +217,9 @@ def hooks_uninstall(
 
     integration = registry.integration(agent)
     scope = scope or getattr(integration, "DEFAULT_SCOPE", "local")
-    if hasattr(integration, "uninstall_hooks"):
-        change = integration.uninstall_hooks(scope, _project(), _backups(scope))
+    own = _own_hooks(agent)
+    if own is not None:
+        change = own.uninstall(scope, _project(), _backups(scope))
     else:
         change = hooks.uninstall(integration, scope, _project(), _backups(scope))
     if json:
@@ -233,8 +241,9 @@ def hooks_status(json: JsonFlag = False) -> None:
     found = {}
     for name in registry.names("live"):
         integration = registry.integration(name)
-        if hasattr(integration, "hooks_status"):
-            found[name] = integration.hooks_status(_project(), tool_snapshots)
+        own = _own_hooks(name)
+        if own is not None:
+            found[name] = own.status(_project(), tool_snapshots)
         else:
             events = integration.events(tool_snapshots)
             found[name] = hooks.status(integration, _project(), events)

@@ -90,23 +90,3 @@ def is_ours(found: Any) -> bool:
         return False
     command = found.get("command")
     return isinstance(command, str) and hook_command.is_hook_command(command, AGENT)
-
-
-def install_hooks(
-    scope: str, project: Path, backups: Path, program: str | None, tools: bool
-) -> Any:
-    from convgit.agents.codex import hooks
-
-    return hooks.install(scope, project, backups, program, tools)
-
-
-def uninstall_hooks(scope: str, project: Path, backups: Path) -> Any:
-    from convgit.agents.codex import hooks
-
-    return hooks.uninstall(scope, project, backups)
-
-
-def hooks_status(project: Path, tools: bool) -> Any:
-    from convgit.agents.codex import hooks
-
-    return hooks.status(project, tools)

@@ -104,23 +104,3 @@ SCOPES = {
     "project": ".pi/extensions/convgit.ts (this project)",
     "user": "~/.pi/agent/extensions/convgit.ts (every project, only you)",
 }
-
-
-def install_hooks(
-    scope: str, project: Path, backups: Path, program: str | None, tools: bool
-) -> Any:
-    from convgit.agents.pi import hooks as pi_hooks
-
-    return pi_hooks.install(scope, project, backups, program, tools)
-
-
-def uninstall_hooks(scope: str, project: Path, backups: Path) -> Any:
-    from convgit.agents.pi import hooks as pi_hooks
-
-    return pi_hooks.uninstall(scope, project, backups)
-
-
-def hooks_status(project: Path, tools: bool) -> Any:
-    from convgit.agents.pi import hooks as pi_hooks
-
-    return pi_hooks.status(project, tools)
