@@ -1033,7 +1033,7 @@ def main() -> int:
         "--only",
         default="",
         help="comma list of: snapshot, restore, first, run, objects, log, load, append, import, "
-        "page, hooks, claude, gemini, ui, watcher, share",
+        "page, hooks, claude, gemini, live, ui, watcher, share",
     )
     parser.add_argument(
         "--million", action="store_true", help="the watcher rows at 1,000,000 files too (slow)"
@@ -1087,6 +1087,10 @@ def main() -> int:
             from bench_gemini import bench_gemini_turn  # beside this file
 
             bench_gemini_turn(bench, REPO, make_tree)
+        if not only or "live" in only:
+            from bench_live import bench_live_turns  # beside this file
+
+            bench_live_turns(bench, make_tree, REPO)
         if not only or "ui" in only:
             bench_ui(bench)
         if not only or "watcher" in only:

@@ -29,9 +29,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convgit.agents.claude_code import TITLE
 from convgit.agents.claude_code import live as cc
-from convgit.agents.claude_code.resume import line_uuids
 from convgit.agents.live_state import (
     BackgroundSnapshot,
     Live,
@@ -52,13 +50,36 @@ if TYPE_CHECKING:  # imported where used: the common prompt reads neither the se
     from convgit.agents import reading as importing
     from convgit.session import Session
 
-AGENT = cc.AGENT
+AGENT = cc.AGENT  # the agent of an event that names none
 REPLY_WAIT = 0.25  # seconds the end of a turn waits for its reply to reach the transcript
 _POLL = 0.02
 _WALK = 5000  # how far up from the leaf a turn is looked for
 
 
 # -- events ---------------------------------------------------------------------------------------
+
+
+def _title(agent: str) -> str:
+    from convgit.agents import registry
+
+    return registry.title(agent) or agent
+
+
+def _line_uuids(agent: str, data: bytes) -> list[tuple[str, str | None]]:
+    """The ids (and parents) of the records of an agent's file, which tell a file that copies
+    another's (a fork, a resume under a new id): its ``resume`` part says."""
+    from convgit.agents import registry
+
+    found: list[tuple[str, str | None]] = (
+        registry.agent(agent, "resume").part("resume").line_uuids(data)
+    )
+    return found
+
+
+def _carries_prompt(agent: str, native_text: str, prompt_id: str) -> bool:
+    from convgit.agents import registry
+
+    return bool(registry.integration(agent).carries_prompt(native_text, prompt_id))
 
 
 def handle(location: StoreLocation, event: cc.Event) -> str:
@@ -69,9 +90,10 @@ def handle(location: StoreLocation, event: cc.Event) -> str:
     keep = event.edited is not None and _agent_ignored(config)
     if event.name == "PostToolUse" and not (per_tool or keep):
         return "per-tool snapshots are off"
-    lock = location.agent_lock(AGENT, event.session_id)
-    with jsonl.exclusive(lock, f"the {TITLE} session {event.session_id}"):
-        live = Live.load(location, AGENT, event.session_id)
+    title = _title(event.agent)
+    lock = location.agent_lock(event.agent, event.session_id)
+    with jsonl.exclusive(lock, f"the {title} session {event.session_id}"):
+        live = Live.load(location, event.agent, event.session_id)
         if keep and not per_tool:  # from the state alone, when it says enough
             sid, known = live.data.get("session"), live.get("workspace")
             if isinstance(sid, str) and known is not None and live.snapshots(location, sid):
@@ -80,7 +102,7 @@ def handle(location: StoreLocation, event: cc.Event) -> str:
                 )
         quick = None
         if event.name == "UserPromptSubmit":
-            quick = quick_prompt(location, live, TITLE, event.prompt_id)
+            quick = quick_prompt(location, live, title, event.prompt_id)
         if quick is not None:
             live.save()
             return quick
@@ -178,7 +200,7 @@ def _in_trash(location: StoreLocation, event: cc.Event, live: Live) -> str | Non
     known = live.data.get("session")
     candidates = [known] if isinstance(known, str) else []
     with suppress(OSError):
-        candidates.append(location.agent_pointer(AGENT, event.session_id).read_text().strip())
+        candidates.append(location.agent_pointer(event.agent, event.session_id).read_text().strip())
     return next((sid for sid in candidates if sid in trashed), None)
 
 
@@ -192,9 +214,9 @@ def _attach(location: StoreLocation, event: cc.Event, live: Live) -> Session | N
     if isinstance(known, str) and location.session_path(known).exists():
         # read when a step needs it (`_read_tree`); the working tree as found before
         return Session(location, known, workspace=live.workspace(location))
-    found = session_import.find_for_agent(location, AGENT, event.session_id)
+    found = session_import.find_for_agent(location, event.agent, event.session_id)
     if found is None:
-        copied = line_uuids(_read(event.transcript))
+        copied = _line_uuids(event.agent, _read(event.transcript))
         if copied:
             found = _continued(location, event, copied, live)
         elif live.data.get("source") in ("resume", "fork") or (
@@ -206,14 +228,14 @@ def _attach(location: StoreLocation, event: cc.Event, live: Live) -> Session | N
             return None
         if found is None:
             found = session_import.for_agent(
-                AGENT,
+                event.agent,
                 event.session_id,
                 event.cwd or ".",
                 store_dir=location.root,
                 make_current=False,
             )
     live.set("session", found.id)
-    _adopt_index(location, event.session_id, found.id)
+    _adopt_index(location, event.agent, event.session_id, found.id)
     return found
 
 
@@ -230,9 +252,9 @@ def _snapshot_unattached(location: StoreLocation, event: cc.Event, live: Live) -
         return ""
     ws.keep_out(location.root)
     ws.track_changes(fsmonitor(location))
-    index = _unattached_index(location, event.session_id)
+    index = _unattached_index(location, event.agent, event.session_id)
     index.parent.mkdir(parents=True, exist_ok=True)
-    message = prompt_message(TITLE, event.prompt_id)
+    message = prompt_message(_title(event.agent), event.prompt_id)
     snap = ws.snapshot(
         index,
         message=names.commit_message(f"convgit snapshot {message}", agent_session=event.session_id),
@@ -244,19 +266,19 @@ def _snapshot_unattached(location: StoreLocation, event: cc.Event, live: Live) -
     return "; files snapshotted for the prompt"
 
 
-def _unattached_index(location: StoreLocation, agent_session: str) -> Path:
+def _unattached_index(location: StoreLocation, agent: str, agent_session: str) -> Path:
     """The private index of the snapshot at a first prompt, before the session is known; it
     becomes the session's own when it is attached (its stat cache saves hashing every file
     again at the end of the turn)."""
-    name = location.agent_pointer(AGENT, agent_session).name
+    name = location.agent_pointer(agent, agent_session).name
     return location.root / "index" / f"agent-{name}-{location.worktree_key}"
 
 
-def _adopt_index(location: StoreLocation, agent_session: str, sid: str) -> None:
+def _adopt_index(location: StoreLocation, agent: str, agent_session: str, sid: str) -> None:
     import contextlib
     import os
 
-    found = _unattached_index(location, agent_session)
+    found = _unattached_index(location, agent, agent_session)
     if not found.exists():
         return
     target = location.index_path(sid)
@@ -303,7 +325,7 @@ def _continued(
     marker = codec.dumps(first).encode()
     for sid in location.session_ids():
         header = jsonl.read_header(location.session_path(sid)) or {}
-        if header.get("agent") != AGENT:
+        if header.get("agent") != event.agent:
             continue
         try:
             if marker not in jsonl.read_bytes(location.session_path(sid)):
@@ -322,7 +344,9 @@ def _continued(
             start = line
         anchor = None if start is None else _anchor(known, start)
         how = str(live.data.get("source") or "fork")
-        session_import.mirror_agent_session(session, AGENT, event.session_id, start=anchor, how=how)
+        session_import.mirror_agent_session(
+            session, event.agent, event.session_id, start=anchor, how=how
+        )
         return session
     return None
 
@@ -339,7 +363,7 @@ def _import(session: Session, event: cc.Event, live: Live) -> int:
     from convgit.agents import importing as session_import
     from convgit.agents import reading as importing
 
-    importer = importing.importer(AGENT)
+    importer = importing.importer(event.agent)
     transcript = event.transcript
     if transcript is None or not transcript.is_file():
         return 0
@@ -383,7 +407,7 @@ def _prompt(session: Session, event: cc.Event, live: Live) -> str:
     else:
         nearest = _read_tree(session).nearest_snapshot(session.tree.leaf)
         base = None if nearest is None else nearest.commit
-    message = prompt_message(TITLE, event.prompt_id)
+    message = prompt_message(_title(event.agent), event.prompt_id)
     snap = after(base, lambda parent: session.take_snapshot(parent, message))
     if snap.reused:
         done.append("files unchanged")
@@ -540,7 +564,8 @@ def _turn(session: Session, live: Live) -> tuple[str | None, str | None]:
                 reply = node
             elif record["role"] == "user":
                 prompt = node
-                if isinstance(wanted, str) and cc.carries_prompt(_native_text(record), wanted):
+                said = _native_text(record)
+                if isinstance(wanted, str) and _carries_prompt(live.agent, said, wanted):
                     break
         node = record["parentId"]
     return prompt, reply

@@ -36,9 +36,10 @@ if TYPE_CHECKING:
 class Live:
     """The live state of one agent session."""
 
-    def __init__(self, path: Path, data: dict[str, Any]) -> None:
+    def __init__(self, path: Path, data: dict[str, Any], agent: str = "claude-code") -> None:
         self.path = path
         self.data = data
+        self.agent = agent
         self._saved = dict(data)
 
     @classmethod
@@ -49,7 +50,7 @@ class Live:
             data = codec.decode(path.read_bytes())
         except (OSError, ValueError):
             data = {}
-        return cls(path, data if isinstance(data, dict) else {})
+        return cls(path, data if isinstance(data, dict) else {}, agent)
 
     def save(self) -> None:
         if self.data != self._saved:

@@ -114,7 +114,8 @@ ScopeOption = Annotated[
     typer.Option(
         "--scope",
         help="claude-code: local (.claude/settings.local.json, the default), project or user;"
-        " gemini: project (.gemini/settings.json, the default) or user.",
+        " gemini: project (.gemini/settings.json, the default) or user; pi: project"
+        " (.pi/extensions/, the default) or user; codex: user ($CODEX_HOME).",
     ),
 ]
 
@@ -157,6 +158,14 @@ def _location() -> Any:
     return locate(options.directory, options.store, per_user=True)
 
 
+def _own_hooks(name: str) -> Any:
+    """The agent's ``hooks`` part, when its hooks install their own way (pi's extension,
+    Codex's trust): ``install``, ``uninstall`` and ``status``; None for a settings file
+    ``convgit.agents.hooks`` merges alone (Claude Code)."""
+    found = registry.agent(name, "live")
+    return found.part("hooks") if found.has("hooks") else None
+
+
 @command("install", group=hooks_app)
 def hooks_install(
     agent: Annotated[
@@ -189,9 +198,13 @@ def hooks_install(
         return
     integration = registry.integration(agent)
     scope = _scope(integration, scope)
-    wanted = integration.wanted(program, _tool_snapshots())
     project = _project()
-    change = hooks.install(integration, scope, project, _backups(scope), wanted)
+    own = _own_hooks(agent)
+    if own is not None:
+        change = own.install(scope, project, _backups(scope), program, _tool_snapshots())
+    else:
+        wanted = integration.wanted(program, _tool_snapshots())
+        change = hooks.install(integration, scope, project, _backups(scope), wanted)
     excluded = None
     if scope == "local":
         from convgit.agents import exclude
@@ -226,7 +239,11 @@ def hooks_uninstall(
         return
     integration = registry.integration(agent)
     scope = _scope(integration, scope)
-    change = hooks.uninstall(integration, scope, _project(), _backups(scope))
+    own = _own_hooks(agent)
+    if own is not None:
+        change = own.uninstall(scope, _project(), _backups(scope))
+    else:
+        change = hooks.uninstall(integration, scope, _project(), _backups(scope))
     if json:
         out(change.to_json())
     else:
@@ -248,14 +265,15 @@ def hooks_status(
     from convgit.text import reports
 
     tool_snapshots = _tool_snapshots()
-    found = {
-        name: hooks.status(
-            registry.integration(name),
-            _project(),
-            registry.integration(name).events(tool_snapshots),
-        )
-        for name in ([registry.integration(agent).AGENT] if agent else registry.names("live"))
-    }
+    found = {}
+    for name in [registry.integration(agent).AGENT] if agent else registry.names("live"):
+        integration = registry.integration(name)
+        own = _own_hooks(name)
+        if own is not None:
+            found[name] = own.status(_project(), tool_snapshots)
+        else:
+            events = integration.events(tool_snapshots)
+            found[name] = hooks.status(integration, _project(), events)
     root = _location().root
     log = hook.log_path(root)
     report = hook.read_log(log)

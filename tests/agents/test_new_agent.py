@@ -144,6 +144,9 @@ def test_an_agent_added_as_one_folder_and_one_line_is_read_named_and_refused(
     assert "Done: it is faster." in said
     assert "toy" in convgit("import", "--help").stdout
     hooks = convgit("hooks", "install", "toy", code=2)
-    assert "convgit does not run beside 'toy': use one of claude-code, gemini." in hooks.stderr
+    assert (
+        "convgit does not run beside 'toy': use one of claude-code, codex, gemini, pi."
+        in hooks.stderr
+    )
     export = convgit("export", "--format", "toy", code=2)
     assert "Unknown export format 'toy': use --format pi." in export.stderr

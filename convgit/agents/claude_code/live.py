@@ -150,6 +150,7 @@ class Event:
     agent_id: str | None = None  # SubagentStop
     agent_type: str | None = None
     edited: str | None = None  # PostToolUse of a file tool: the file it wrote, as named
+    agent: str = AGENT  # the agent that sent it (``convgit.live`` serves every agent's events)
 
 
 def event(payload: Any) -> Event:

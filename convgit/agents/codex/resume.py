@@ -44,6 +44,12 @@ class NotWholeError(ValueError):
     """The path's records do not make the lines of a rollout."""
 
 
+def line_uuids(data: bytes) -> list[tuple[str, str | None]]:
+    """A rollout copies no other's records under ids of its own (a fork names its parent, a
+    resume appends): nothing to tell a copy by."""
+    return []
+
+
 def rollout(steps: Sequence[Step]) -> bytes:
     """The rollout holding every step at its line (the first: the ``session_meta`` at line 1),
     and between two steps the records kept there; where two rollouts of the session share a

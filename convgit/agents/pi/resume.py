@@ -54,6 +54,22 @@ def sessions_dir(cwd: str, env: Mapping[str, str] = os.environ) -> Path:
     return base / "sessions" / f"--{name}--"
 
 
+def line_uuids(data: bytes) -> list[tuple[str, str | None]]:
+    """(id, parentId) of every entry of a pi session file, in file order (the header has
+    none): a file that copies another's entries (a fork, a resume) is told by them."""
+    found: list[tuple[str, str | None]] = []
+    for line in data.splitlines():
+        try:
+            value = codec.decode(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict) and value.get("type") != "session":
+            ident, parent = value.get("id"), value.get("parentId")
+            if isinstance(ident, str):
+                found.append((ident, parent if isinstance(parent, str) else None))
+    return found
+
+
 def resume_command(path: str) -> str:
     return f"pi --session {shlex.quote(path)}"
 

@@ -1,0 +1,92 @@
+"""Codex, live: its hook events as the events ``convgit.agents.live`` records, the hooks file
+convgit's handlers go in (``$CODEX_HOME/hooks.json``), and which are installed.
+
+Codex's hooks speak Claude Code's dialect (``hook_event_name``, ``session_id``,
+``transcript_path`` the rollout, ``cwd``; ``turn_id`` at a prompt and at Stop; ``tool_name``
+``Bash`` or ``apply_patch``), so an event is read as Claude Code's, under Codex's name, the
+turn's id standing for the prompt's. What each does is what it does for Claude Code:
+* ``UserPromptSubmit``: the files the user changed since the last turn are snapshotted for the
+  prompt; the turn is open;
+* ``Stop``: the rollout's new records imported (the reply is in it already at Stop), the files
+  snapshotted as the turn's last reply's; the turn closed;
+* ``PostToolUse`` on ``Bash|apply_patch``, only with ``[hooks] tool_snapshots = true``: a
+  snapshot per tool call.
+Not installed: SessionStart (the first prompt attaches, and a resume ``convgit resume`` wrote
+is attached already), SessionEnd (Codex clamps it to 3 s; the next event imports what it would).
+
+Codex runs a hook only once it is trusted: ``hooks`` (``codex.hooks``) writes the trust entry
+for each handler convgit added, and ``hooks status`` says when one would be skipped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from convgit.agents.claude_code import live as cc
+from convgit.agents.codex import NAME
+
+AGENT = NAME
+TIMEOUT = 30  # seconds; the handler gives up well before (convgit.agents.hook)
+EVENTS: dict[str, str | None] = {"UserPromptSubmit": None, "Stop": None}
+TOOL_SNAPSHOT_EVENTS: dict[str, str | None] = {"PostToolUse": "Bash|apply_patch"}
+ALL_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd")
+SPEAKS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"})
+OPENS = frozenset({"UserPromptSubmit"})
+DEFAULT_SCOPE = "user"
+SCOPES = {"user": "$CODEX_HOME/hooks.json (~/.codex: every project, only you)"}
+
+
+def event(payload: Any) -> cc.Event:
+    """The event a hook was given; ValueError, in one sentence, for one convgit cannot use."""
+    found = cc.event(payload)
+    turn = payload.get("turn_id")
+    return dataclasses.replace(
+        found,
+        agent=AGENT,
+        prompt_id=turn if isinstance(turn, str) and turn else None,
+        edited=None,  # Codex's file tool is a patch: no one file named
+    )
+
+
+def carries_prompt(native_text: str, prompt_id: str) -> bool:
+    """Codex's records do not carry the turn's id: the turn's prompt is its first user message."""
+    return False
+
+
+def codex_home(env: Mapping[str, str] = os.environ) -> Path:
+    chosen = env.get("CODEX_HOME")
+    return Path(chosen).expanduser() if chosen else Path("~/.codex").expanduser()
+
+
+def settings_file(scope: str, project: Path, env: Mapping[str, str] = os.environ) -> Path:
+    return codex_home(env) / "hooks.json"
+
+
+def handler(program: str | None = None) -> dict[str, Any]:
+    from convgit.agents import hook_command
+
+    return {"type": "command", "command": hook_command.command(AGENT, program), "timeout": TIMEOUT}
+
+
+def events(tool_snapshots: bool = False) -> dict[str, str | None]:
+    return {**EVENTS, **TOOL_SNAPSHOT_EVENTS} if tool_snapshots else dict(EVENTS)
+
+
+def wanted(
+    program: str | None = None, tool_snapshots: bool = False
+) -> dict[str, tuple[str | None, dict[str, Any]]]:
+    made = handler(program)
+    return {name: (matcher, made) for name, matcher in events(tool_snapshots).items()}
+
+
+def is_ours(found: Any) -> bool:
+    from convgit.agents import hook_command
+
+    if not isinstance(found, dict) or found.get("type", "command") != "command":
+        return False
+    command = found.get("command")
+    return isinstance(command, str) and hook_command.is_hook_command(command, AGENT)

@@ -1,0 +1,227 @@
+"""convgit's pi extension: one file, ``convgit.ts``, in the project's ``.pi/extensions/`` or the
+user's ``~/.pi/agent/extensions/`` (``PI_CODING_AGENT_DIR`` honoured), which pi loads at start.
+
+* The file is convgit's alone: its first line is a marker naming the events it passes on and
+  the command it runs (``convgit hook pi``, ``hook_command``). A file of that name without the
+  marker is the user's: it is refused and left as it is. Every other extension is untouched.
+* Installing again replaces convgit's file when it differs (another convgit, other events).
+* Uninstalling removes the file and the folders the install made, when nothing else is in them
+  (the install notes which it made, beside the backups), so the project is as it was.
+* The extension runs the hook synchronously with the event on stdin, its stdout read back (a
+  message about failed events, shown with pi's notice, or on stderr in print mode) and its
+  stderr dropped; whatever happens, pi goes on (every call is guarded, 30 s at most).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from convgit.agents import settings
+from convgit.agents.hooks import Change, ScopeState
+from convgit.agents.pi import live as pi_live
+from convgit.base.errors import RefusedError, UsageError
+
+NAME = "convgit.ts"
+MARKER = "// convgit-pi-extension "
+TIMEOUT_MS = 30_000
+
+
+def agent_dir(env: os._Environ[str] | dict[str, str] = os.environ) -> Path:
+    """pi's own folder: ``PI_CODING_AGENT_DIR``, else ``~/.pi/agent``."""
+    chosen = env.get("PI_CODING_AGENT_DIR")
+    return Path(chosen).expanduser() if chosen else Path("~/.pi/agent").expanduser()
+
+
+def extension_file(scope: str, project: Path) -> Path:
+    if scope not in pi_live.SCOPES:
+        known = ", ".join(pi_live.SCOPES)
+        raise UsageError(f"There is no scope '{scope}' for pi: use one of {known}.")
+    base = agent_dir() if scope == "user" else project / ".pi"
+    return base / "extensions" / NAME
+
+
+def events(tools: bool = False) -> list[str]:
+    return list(pi_live.EVENTS)
+
+
+def source(program: str | None, tools: bool) -> str:
+    """The extension's text: the marker, then the module pi loads."""
+    from convgit.agents import hook_command
+
+    command = hook_command.command(pi_live.AGENT, program)
+    marker = {"events": events(tools), "command": command, "tool_snapshots": tools}
+    wanted = "null" if tools else json.dumps(list(pi_live.FILE_TOOLS))
+    return (
+        MARKER
+        + json.dumps(marker)
+        + "\n"
+        + _BODY.replace("@COMMAND@", json.dumps(command))
+        .replace("@EVENTS@", json.dumps(events(tools)))
+        .replace("@TOOLS@", wanted)
+        .replace("@TIMEOUT@", str(TIMEOUT_MS))
+    )
+
+
+_BODY = """\
+// Written by `convgit hooks install pi`; `convgit hooks uninstall pi` removes it.
+// Records this pi session in convgit, turn by turn. It never stops pi: every call is guarded.
+import { spawnSync } from "node:child_process";
+
+const COMMAND: string = @COMMAND@;
+const EVENTS: string[] = @EVENTS@; // the events passed on to convgit
+const TOOLS: string[] | null = @TOOLS@; // null: every tool (per-tool snapshots)
+
+export default function (pi: any) {
+  let prompts = 0;
+  const paths = new Map<string, string>();
+  const run = (event: string, ctx: any, more: Record<string, unknown> = {}) => {
+    if (!EVENTS.includes(event)) return;
+    try {
+      const sessions = ctx.sessionManager;
+      const payload = {
+        event,
+        session_id: sessions.getSessionId(),
+        transcript_path: sessions.getSessionFile() ?? null,
+        leaf: sessions.getLeafId() ?? null,
+        cwd: ctx.cwd,
+        ...more,
+      };
+      const done = spawnSync("sh", ["-c", COMMAND], {
+        cwd: ctx.cwd,
+        input: JSON.stringify(payload),
+        stdio: ["pipe", "pipe", "ignore"],
+        encoding: "utf8",
+        timeout: @TIMEOUT@,
+      });
+      const said = String(done.stdout || "").trim();
+      if (!said) return;
+      const message = JSON.parse(said).systemMessage;
+      if (typeof message !== "string") return;
+      if (ctx.hasUI) ctx.ui.notify(message, "warning");
+      else process.stderr.write(message + "\\n");
+    } catch {
+      // convgit's problem, never pi's
+    }
+  };
+  pi.on("session_start", async (event: any, ctx: any) => {
+    run("session_start", ctx, { source: event.reason });
+  });
+  pi.on("agent_start", async (_event: any, ctx: any) => {
+    prompts += 1;
+    run("agent_start", ctx, { prompt_id: `${process.pid}-${Date.now()}-${prompts}` });
+  });
+  pi.on("tool_execution_start", async (event: any) => {
+    const path = event.args && event.args.path;
+    if (typeof path === "string") paths.set(event.toolCallId, path);
+  });
+  pi.on("tool_execution_end", async (event: any, ctx: any) => {
+    const path = paths.get(event.toolCallId);
+    paths.delete(event.toolCallId);
+    if (TOOLS !== null && !TOOLS.includes(event.toolName)) return;
+    const tool = { tool_name: event.toolName, tool_use_id: event.toolCallId, path };
+    run("tool_execution_end", ctx, tool);
+  });
+  pi.on("agent_end", async (_event: any, ctx: any) => run("agent_end", ctx));
+  pi.on("session_shutdown", async (_event: any, ctx: any) => run("session_shutdown", ctx));
+}
+"""
+
+
+def _marker(text: str) -> dict[str, object] | None:
+    """The marker of convgit's extension file, None when the text is not convgit's."""
+    first = text.split("\n", 1)[0]
+    if not first.startswith(MARKER):
+        return None
+    try:
+        value = json.loads(first[len(MARKER) :])
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise RefusedError(f"{path} cannot be read ({exc.strerror}).") from None
+
+
+def _made_note(scope: str, path: Path, backups: Path) -> Path:
+    key = hashlib.sha1(str(path).encode()).hexdigest()[:12]
+    return backups.parent / "settings-before-install" / f"pi-{scope}-{key}.made.json"
+
+
+def install(scope: str, project: Path, backups: Path, program: str | None, tools: bool) -> Change:
+    path = extension_file(scope, project)
+    found = _read(path)
+    if found is not None and _marker(found) is None:
+        raise RefusedError(
+            f"{path} is there and is not convgit's extension; it was left as it is.",
+            "rename it, then install again",
+        )
+    wanted = source(program, tools)
+    if found == wanted:
+        return Change(pi_live.AGENT, scope, path, False, events(tools), None)
+    made = []
+    for folder in reversed([path.parent, path.parent.parent]):
+        if not folder.exists():
+            made.append(str(folder))
+    if found is None:
+        note = _made_note(scope, path, backups)
+        settings.write_atomically(note, json.dumps(made).encode(), 0o600)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_atomically(path, wanted.encode(), 0o644)
+    return Change(pi_live.AGENT, scope, path, True, events(tools), None)
+
+
+def uninstall(scope: str, project: Path, backups: Path) -> Change:
+    path = extension_file(scope, project)
+    found = _read(path)
+    if found is None or _marker(found) is None:
+        return Change(pi_live.AGENT, scope, path, False, [], None)
+    path.unlink()
+    note = _made_note(scope, path, backups)
+    try:
+        made = json.loads(note.read_bytes())
+    except (OSError, ValueError):
+        made = []
+    for folder in reversed(made if isinstance(made, list) else []):
+        try:
+            os.rmdir(folder)  # only when empty: what the user put there since stays
+        except OSError:
+            break
+    note.unlink(missing_ok=True)
+    return Change(pi_live.AGENT, scope, path, True, [], None)
+
+
+def status(project: Path, tools: bool) -> list[ScopeState]:
+    from convgit.agents import hook_command
+
+    states = []
+    for scope in pi_live.SCOPES:
+        path = extension_file(scope, project)
+        try:
+            found = _read(path)
+        except RefusedError as exc:
+            states.append(ScopeState(scope, path, "unreadable", [], exc.message))
+            continue
+        marker = None if found is None else _marker(found)
+        if marker is None:
+            problem = None if found is None else "a file of the user's has convgit's name"
+            states.append(ScopeState(scope, path, "not installed", [], problem))
+            continue
+        named = marker.get("events")
+        names = [str(e) for e in named] if isinstance(named, list) else []
+        same = names == events(tools) and marker.get("tool_snapshots") is tools
+        problem = None
+        if hook_command.would_run(str(marker.get("command"))) is None:
+            problem = f"its command would start no convgit from this shell: {marker.get('command')}"
+        states.append(
+            ScopeState(scope, path, "installed" if same else "out of date", names, problem)
+        )
+    return states

@@ -1,0 +1,106 @@
+"""pi, live: the events convgit's pi extension hands ``convgit hook pi`` (``pi.hooks`` writes
+the extension), as the events ``convgit.agents.live`` records.
+
+pi has no hooks of its own: an extension (a TypeScript module pi loads from
+``.pi/extensions/`` or the user's ``~/.pi/agent/extensions/``) subscribes to pi's events and, at
+each, runs the hook with one JSON object on stdin: ``event`` (pi's event name), ``session_id``,
+``transcript_path`` (the session file; pi writes it once the first reply exists), ``leaf``,
+``cwd``, and per event ``source`` (session_start's ``reason``), ``prompt_id`` (made by the
+extension for each prompt), ``tool_name``, ``tool_use_id`` and ``path`` (a file tool's).
+
+What each does, in ``convgit.agents.live``'s words (``EVENTS`` below: which the extension passes
+on, and why):
+* ``session_start`` is a SessionStart (``reason`` its source: ``fork`` and ``resume`` mean the
+  file may continue a session convgit mirrors);
+* ``agent_start`` (pi starts working on a prompt) is a UserPromptSubmit: the files the user
+  changed since the last turn are snapshotted for the prompt, and the turn is open;
+* ``tool_execution_end`` of ``write`` and ``edit`` is a PostToolUse (the file kept in the
+  snapshots even when git ignores it; a snapshot per tool call when ``[hooks] tool_snapshots``
+  is on, then for every tool, ``bash`` included);
+* ``agent_end`` is a Stop: pi has written the turn's last reply already; the new entries are
+  imported and the files snapshotted as that reply's;
+* ``turn_end`` and ``session_shutdown`` import what the file gained (SessionEnd).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+from typing import Any
+
+from convgit.agents.claude_code import live as cc
+from convgit.agents.pi import NAME
+
+AGENT = NAME
+FILE_TOOLS = ("write", "edit")
+# pi's event -> the event convgit.agents.live records
+NAMES = {
+    "session_start": "SessionStart",
+    "agent_start": "UserPromptSubmit",
+    "tool_execution_end": "PostToolUse",
+    "turn_end": "TurnEnd",
+    "agent_end": "Stop",
+    "session_shutdown": "SessionEnd",
+}
+# The pi events the extension passes on: each is a process pi waits for (in print mode, every
+# turn is a pi process of its own), so only those that record what no other can. Not passed on:
+# ``session_start`` (the first prompt snapshots the files and the turn's end attaches the
+# session, a fork's too, from its file), ``turn_end`` (``agent_end`` imports the whole turn),
+# ``session_shutdown`` (pi writes nothing after ``agent_end``; the next event imports anything).
+EVENTS = ("agent_start", "tool_execution_end", "agent_end")
+ALL_EVENTS = tuple(NAMES)
+# the extension tells the user (a notice on pi's screen, stderr in print mode) at these
+SPEAKS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse", "TurnEnd", "Stop"})
+OPENS = frozenset({"UserPromptSubmit"})
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
+
+
+def event(payload: Any) -> cc.Event:
+    """The event the extension sent; ValueError, in one sentence, for one convgit cannot use."""
+    if not isinstance(payload, dict):
+        raise ValueError("the event is not a JSON object")
+    name = payload.get("event")
+    if name not in NAMES:
+        raise ValueError(f"the event names no pi event convgit knows ({name!r})")
+    session = payload.get("session_id")
+    if not isinstance(session, str) or not _ID.fullmatch(session):
+        raise ValueError(f"the {name} event has no usable session_id")
+
+    def text(key: str) -> str | None:
+        value = payload.get(key)
+        return value if isinstance(value, str) and value and "\0" not in value else None
+
+    transcript = text("transcript_path")
+    if transcript is not None and not Path(transcript).is_absolute():
+        raise ValueError(f"the {name} event's transcript_path is not absolute")
+    cwd = text("cwd")
+    tool = text("tool_name")
+    return dataclasses.replace(
+        cc.Event(
+            name=NAMES[name],
+            session_id=session,
+            transcript=None if transcript is None else Path(transcript),
+            cwd=Path(cwd) if cwd is not None and Path(cwd).is_absolute() else None,
+            source=text("source"),
+            prompt_id=text("prompt_id"),
+            tool_name=tool,
+            tool_use_id=text("tool_use_id"),
+            edited=text("path") if tool in FILE_TOOLS else None,
+        ),
+        agent=AGENT,
+    )
+
+
+def carries_prompt(native_text: str, prompt_id: str) -> bool:
+    """pi's entries do not carry the prompt's id: the turn's prompt is its first user message."""
+    return False
+
+
+# -- installing (``pi.hooks``: imported only by the ``hooks`` commands) --------------------------
+
+DEFAULT_SCOPE = "project"
+SCOPES = {
+    "project": ".pi/extensions/convgit.ts (this project)",
+    "user": "~/.pi/agent/extensions/convgit.ts (every project, only you)",
+}

@@ -1,0 +1,238 @@
+"""convgit live beside the real Codex CLI, its hooks installed (and trusted) by `convgit hooks
+install codex`: every prompt, reply and tool call lands in the tree as the rollout has it, each
+turn's snapshot is what `git add -A` stages at its Stop (a shell edit included), a reply resumed
+with `convgit resume` continues as a branch below it, the files change only when restored, and
+a hook that fails never changes what Codex does. The user's git state is guarded by
+`project`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from convgit.agents.codex import hooks as codex_hooks
+from convgit.base import locks
+from tests.agents.hooked import calls_of, hook_log, oracle_command, records, reply_text
+from tests.agents.runners import Codex
+from tests.agents.script import call, say
+from tests.agents.server import ModelServer
+from tests.workspace.gitrepo import GitRepo
+
+WRITE = "*** Begin Patch\n*** Add File: notes.txt\n+one\n*** End Patch\n"
+EDIT = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-one\n+two\n*** End Patch\n"
+
+
+def convgit(codex: Codex, *args: str, code: int = 0) -> str:
+    """The convgit CLI with Codex's environment (its CODEX_HOME)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "convgit", *args],
+        cwd=codex.cwd,
+        env=codex.env(),
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == code, (args, done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr
+    return done.stdout
+
+
+def convgit_json(codex: Codex, *args: str) -> Any:
+    return json.loads(convgit(codex, *args, "--json"))
+
+
+def user_stop_hook(codex: Codex, log: Path) -> tuple[dict[str, Any], str]:
+    """The user's own Stop hook (git's tree at that moment, logged), trusted as Codex would."""
+    handler = {"type": "command", "command": oracle_command(log), "timeout": 60}
+    theirs = {"hooks": {"Stop": [{"hooks": [handler]}]}}
+    path = codex.codex_home / "hooks.json"
+    path.write_text(json.dumps(theirs, indent=1))
+    key = f"{path.resolve()}:stop:0:0"
+    digest = codex_hooks.trusted_hash("Stop", None, handler)
+    trust = f'\n[hooks.state."{key}"]\ntrusted_hash = "{digest}"\n'
+    config = codex.codex_home / "config.toml"
+    config.write_text(config.read_text() + trust)
+    return theirs, config.read_text()
+
+
+def messages(path: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    found = []
+    for entry in path:
+        if entry["type"] != "message":
+            continue
+        if entry["role"] == "tool":
+            found.append(("result", entry["toolCallId"]))
+            continue
+        if text := reply_text(entry):
+            found.append((entry["role"], text))
+        found += [("call", part["id"]) for part in calls_of(entry)]
+    return found
+
+
+def rollout_messages(path: Path) -> list[tuple[str, str]]:
+    """The conversation as the rollout holds it (prompts, replies, calls and their outputs)."""
+    found = []
+    for line in records(path):
+        item = line.get("payload") or {}
+        if line.get("type") != "response_item":
+            continue
+        kind = item.get("type")
+        if kind == "message" and item.get("role") in ("user", "assistant"):
+            text = "".join(c.get("text", "") for c in item["content"])
+            if item["role"] == "assistant" or not text.startswith("<"):
+                found.append((item["role"], text))
+        elif kind in ("function_call", "custom_tool_call"):
+            found.append(("call", item["call_id"]))
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            found.append(("result", item["call_id"]))
+    return found
+
+
+def test_three_turns_are_recorded_snapshotted_and_a_resumed_reply_continues_as_a_branch(
+    model_server: ModelServer, codex: Codex, project: GitRepo, tmp_path: Path
+) -> None:
+    oracle_log = tmp_path / "oracle.jsonl"
+    theirs, config = user_stop_hook(codex, oracle_log)
+    assert "installed convgit's hooks" in convgit(codex, "hooks", "install", "codex")
+    installed = json.loads((codex.codex_home / "hooks.json").read_text())
+    assert theirs["hooks"]["Stop"][0] in installed["hooks"]["Stop"]
+    assert (codex.codex_home / "config.toml").read_text().startswith(config)
+    (status,) = convgit_json(codex, "hooks", "status")["agents"]["codex"]
+    assert status["state"] == "installed" and status["problem"] is None
+
+    model_server.expect(
+        call("apply_patch", WRITE),
+        say("I wrote notes.txt."),
+        call("apply_patch", EDIT),
+        say("I edited notes.txt."),
+        call("exec_command", {"cmd": "echo three > made-by-bash.txt && rm README.md"}),
+        say("I ran the command."),
+    )
+    prompts = ["Write notes.txt", "Edit notes.txt", "Run the command"]
+    first = codex.run(prompts[0])
+    assert first.transcript is not None
+    for prompt in prompts[1:]:
+        codex.run(prompt, resume=first.session_id)
+    assert (project.path / "made-by-bash.txt").read_text() == "three\n"
+    assert all("problem" not in line for line in hook_log(project))
+
+    # one convgit session for the Codex thread, its tree the rollout's conversation
+    (found,) = convgit_json(codex, "sessions")["sessions"]
+    assert found["agent"] == "codex" and found["agent_session_id"] == first.session_id
+    path = convgit_json(codex, "log")["entries"]
+    assert messages(path) == rollout_messages(first.transcript)
+    users = [reply_text(e) for e in path if e["type"] == "message" and e["role"] == "user"]
+    assert users == prompts
+    calls = [p["name"] for e in path if e["type"] == "message" for p in calls_of(e)]
+    assert calls == ["apply_patch", "apply_patch", "exec_command"]
+
+    # each turn's reply has the snapshot git stages at that turn's Stop (the shell edit too)
+    oracle = records(oracle_log)
+    assert [o["reply"] for o in oracle] == [
+        "I wrote notes.txt.",
+        "I edited notes.txt.",
+        "I ran the command.",
+    ]
+    replies = [e for e in path if e["type"] == "message" and e["role"] == "assistant"]
+    replies = [e for e in replies if reply_text(e)]
+    for reply, seen in zip(replies, oracle, strict=True):
+        shown = convgit_json(codex, "show", reply["id"])
+        assert shown["snapshot"]["tree"] == seen["tree"], reply_text(reply)
+    assert "made-by-bash.txt" in project.tree_paths(oracle[2]["tree"])
+    assert "README.md" not in project.tree_paths(oracle[2]["tree"])
+
+    # resume at the first reply: Codex is sent that turn and nothing after it
+    before = project.digest()
+    resumed = convgit_json(codex, "resume", replies[0]["id"])
+    thread = resumed["agent_session_id"]
+    assert resumed["agent"] == "codex" and resumed["command"] == f"codex resume {thread}"
+    assert project.digest() == before, "resume without --restore changed files"
+    model_server.expect(say("Back at the first reply."))
+    again = codex.run("Start over from here", resume=thread)
+    assert again.output == "Back at the first reply."
+    sent = model_server.scripted[-1]
+    assert sent.prompts() == ["Write notes.txt", "Start over from here"]
+    assert sent.replies() == ["I wrote notes.txt."]
+
+    # the hooks alone recorded its turn: a sibling branch of the second prompt, same session
+    assert len(convgit_json(codex, "sessions")["sessions"]) == 1
+    tree = convgit_json(codex, "tree")["entries"]
+    users_now = [e for e in tree if e["type"] == "message" and e.get("role") == "user"]
+    new_prompt = next(e for e in users_now if reply_text(e) == "Start over from here")
+    second = next(e for e in users_now if reply_text(e) == "Edit notes.txt")
+    by_id = {e["id"]: e for e in tree}
+
+    def turn_of(entry: dict[str, Any]) -> str:  # the last reply or call above a prompt
+        node = by_id[entry["parentId"]]
+        while node["type"] != "message":
+            node = by_id[node["parentId"]]
+        return str(node["id"])
+
+    assert turn_of(new_prompt) == turn_of(second) == replies[0]["id"]
+    log = convgit_json(codex, "log")["entries"]
+    assert reply_text(log[-1]) == "Back at the first reply."
+    assert project.digest() == before, "the resumed turn changed files"
+    assert convgit_json(codex, "show", log[-1]["id"])["snapshot"]["tree"] == project.oracle()
+
+    # restore brings the first reply's files back (saved first, undoable)
+    convgit(codex, "restore", replies[0]["id"], "--yes")
+    assert project.oracle() == oracle[0]["tree"]
+    convgit(codex, "restore", "--undo", "--yes")
+    assert project.digest() == before
+
+    # uninstall takes convgit's handlers and trust out, and nothing else
+    convgit(codex, "hooks", "uninstall", "codex")
+    assert json.loads((codex.codex_home / "hooks.json").read_text()) == theirs
+    assert (codex.codex_home / "config.toml").read_text() == config
+
+
+def kinds(stdout: str) -> list[str]:
+    """What Codex printed, event by event (items by their type)."""
+    found = []
+    for line in stdout.splitlines():
+        event = json.loads(line)
+        found.append(f"{event['type']} {(event.get('item') or {}).get('type', '')}".strip())
+    return found
+
+
+def test_a_failing_hook_leaves_codex_as_it_was_and_status_says_when_codex_skips_them(
+    model_server: ModelServer, codex: Codex, project: GitRepo
+) -> None:
+    config = codex.codex_home / "config.toml"
+    original = config.read_bytes()
+    convgit(codex, "hooks", "install", "codex")
+    model_server.expect(say("One."), say("Two."), say("Three."))
+    first = codex.run("turn one")
+    assert first.transcript is not None
+
+    # the store is locked past the hooks' wait: the turn's events fail, Codex goes on
+    lock = project.path / ".git" / "convgit" / "locks" / f"agent-codex-{first.session_id}.lock"
+    with locks.held(lock, 5):
+        second = codex.run("turn two", resume=first.session_id)
+    assert second.returncode == 0 and second.output == "Two."
+    assert kinds(second.stdout) == kinds(first.stdout)  # no item more or less
+    failures = convgit_json(codex, "status")["hook_failures"]
+    assert [f["event"] for f in failures] == ["UserPromptSubmit", "Stop"]
+    logged = convgit_json(codex, "log")["entries"]
+    assert "Two." not in [reply_text(e) for e in logged if e["type"] == "message"]
+
+    # the next turn succeeds: the failures are gone, turn two came in with it
+    third = codex.run("turn three", resume=first.session_id)
+    assert third.output == "Three."
+    assert convgit_json(codex, "status")["hook_failures"] == []
+    path = convgit_json(codex, "log")["entries"]
+    said = [reply_text(e) for e in path if e["type"] == "message" and e["role"] != "tool"]
+    assert said == ["turn one", "One.", "turn two", "Two.", "turn three", "Three."]
+    assert convgit_json(codex, "show", path[-1]["id"])["snapshot"]["tree"] == project.oracle()
+
+    # without the trust entries Codex would skip the hooks: status says so
+    trusted = config.read_bytes()
+    config.write_bytes(original)
+    (status,) = convgit_json(codex, "hooks", "status")["agents"]["codex"]
+    assert status["state"] == "installed" and "Codex skips 2 of them" in status["problem"]
+    config.write_bytes(trusted)
+    convgit(codex, "hooks", "uninstall", "codex")
+    assert config.read_bytes() == original
+    assert not (codex.codex_home / "hooks.json").exists()
