@@ -1,4 +1,4 @@
-"""The conversation track and the store stay below the session and git (ARCHITECTURE.md): each
+"""The conversation track and the store stay below the session and git (docs/architecture.md): each
 module of theirs imports only what is beneath it, and no module runs generated code."""
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ sections.)"""
 from __future__ import annotations
 
 import re
+import shutil
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -43,12 +44,11 @@ class Shapes:
         return value
 
 
-def shapes_in_readme() -> dict[str, tuple[str, ...]]:
-    """The README's table: | `COMMAND` | `{"key", "key"}` | ..."""
-    text = (ROOT / "README.md").read_text()
-    section = text.split("### What --json prints", 1)[1].split("\n## ", 1)[0]
+def shapes_documented() -> dict[str, tuple[str, ...]]:
+    """docs/json.md's table: | `COMMAND` | `{"key", "key"}` | ..."""
+    text = (ROOT / "docs" / "json.md").read_text()
     found = {}
-    for command, keys in re.findall(r"^\| `([a-z -]+)` \| `\{([^}]*)\}`[^|]*\|", section, re.M):
+    for command, keys in re.findall(r"^\| `([a-z -]+)` \| `\{([^}]*)\}`[^|]*\|", text, re.M):
         found[command] = tuple(re.findall(r'"([A-Za-z_]+)"', keys))
     return found
 
@@ -159,8 +159,20 @@ def test_every_data_command_prints_one_object_shape(make_repo: Any, tmp_path: Pa
     s.run("snapshots", here, "snapshots")
     s.run("show", here, "show", first["id"])
 
-    documented = shapes_in_readme()
+    s.run("context", here, "context")
+    s.run("context", plain, "context")
+    for provider in ("openai", "anthropic"):
+        s.run("context --format", here, "context", "--format", provider)
+        s.run("context --format", plain, "context", "--format", provider)
+    agent = tmp_path / "agent"  # resume writes the agent's session file beside the one imported
+    agent.mkdir()
+    shutil.copy(CLAUDE / "compaction.jsonl", agent / "transcript.jsonl")
+    convgit(agent, "import", "claude-code", str(agent / "transcript.jsonl"))
+    s.run("resume", agent, "resume", "@")
+
+    documented = shapes_documented()
     for name, runs in s.seen.items():
         shapes = {keys for _, keys in runs}
         assert len(shapes) == 1, f"`{name} --json` printed {len(shapes)} shapes: {runs}"
-        assert documented.get(name) == next(iter(shapes)), f"the README's row for `{name}`"
+        assert documented.get(name) == next(iter(shapes)), f"docs/json.md's row for `{name}`"
+    assert set(documented) <= set(s.seen), f"rows never run: {set(documented) - set(s.seen)}"
