@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from convgit.errors import (
+from convgit.base.errors import (
     AccessDeniedError,
     AmbiguousRefError,
     ConvgitError,

@@ -9,7 +9,7 @@ import sys
 
 # command -> the module whose ``run(args) -> exit code`` handles it without the typer app (None:
 # arguments the lean path does not take, for the app to explain)
-LEAN = {"hook": "convgit.hook", "append": "convgit.cli.appending"}
+LEAN = {"hook": "convgit.agents.hook", "append": "convgit.cli.appending"}
 
 
 def main() -> None:

@@ -633,8 +633,8 @@ SAMPLES = REPO.parent / "shared" / "samples" / "transcripts"
 
 _IMPORT = """
 import gc, sys, time
-from convgit import session_import
-from convgit.formats import importing
+from convgit.agents import importing as session_import
+from convgit.agents import reading as importing
 agent, source, folder, store = sys.argv[1:]
 importing.importer(agent)  # modules load at start, as orjson does for the baseline
 best = None
@@ -859,7 +859,7 @@ def bench_ui(bench: Bench, entries: int = 10_000) -> None:
 def installed_hook() -> list[str]:
     """The hook as Claude runs it: the command `convgit hooks install claude-code` writes (this
     checkout's convgit, started as the installed command starts it), in a shell."""
-    from convgit.agents import claude_code
+    from convgit.agents.claude_code import live as claude_code
 
     return ["sh", "-c", str(claude_code.handler()["command"])]
 

@@ -18,7 +18,7 @@ from openai.types.chat.completion_create_params import (
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from convgit.conversation.replay import Context
-from convgit.formats import export
+from convgit.providers import export
 
 _STRICT = ConfigDict(extra="forbid")
 ANTHROPIC_MESSAGES = TypeAdapter(list[at.MessageParam], config=_STRICT)

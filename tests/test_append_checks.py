@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from convgit import Session
-from convgit.errors import InvalidEntryError
+from convgit.base.errors import InvalidEntryError
 from tests.clirun import Shell
 from tests.request_bodies import PNG
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from convgit import NotFoundError, Session
-from convgit.errors import RefusedError, UsageError
+from convgit.base.errors import RefusedError, UsageError
 from tests.clirun import Shell
 
 

@@ -9,8 +9,8 @@ import orjson
 import pytest
 
 from convgit import CorruptStoreError, LeafMovedError, NotFoundError, Session
+from convgit.base.errors import AmbiguousRefError, InvalidEntryError, RefusedError
 from convgit.conversation.replay import MISSING_RESULT
-from convgit.errors import AmbiguousRefError, InvalidEntryError, RefusedError
 
 
 def new(tmp_path: Path) -> Session:

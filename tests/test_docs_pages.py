@@ -288,7 +288,7 @@ def _config_table() -> dict[str, str]:
 
 
 def test_the_configuration_page_shows_the_code_defaults() -> None:
-    from convgit import retention
+    from convgit.session import retention
     from convgit.store import location
 
     text = (DOCS / "configuration.md").read_text()
@@ -343,4 +343,55 @@ def test_help_texts_send_the_reader_to_pages_that_say_it() -> None:
             path = ROOT / "README.md" if "README" in named else ROOT / named
             if path.exists() and term not in path.read_text():
                 wrong.append(f"{where}: {named} does not say {term}")
+    assert not wrong, "\n".join(wrong)
+
+
+# -- the code the pages name --
+
+
+def _resolves(dotted: str) -> bool:
+    """``convgit.a.b.name``: a module, or a name in one."""
+    import importlib
+
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found: Any = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for name in parts[cut:]:
+            if not hasattr(found, name):
+                return False
+            found = getattr(found, name)
+        return True
+    return False
+
+
+def _named_code(page: Page) -> Iterator[tuple[int, str]]:
+    """The code a page names in backticks: `convgit/...` paths and `convgit.x.y` names, and
+    paths relative to convgit/ (`session/files.py`; in the glossary also `name.py`)."""
+    folders = {p.name for p in (ROOT / "convgit").iterdir() if p.is_dir()} - {"__pycache__"}
+    for number, span in page.inline_code():
+        for path in re.findall(r"(?:^|\s)(convgit/[\w/.<>-]*)", span):
+            yield number, path
+        for name in re.findall(r"(?:^|[\s(])(convgit(?:\.\w+)+)", span):
+            yield number, name
+        relative = re.fullmatch(r"([a-z_]+)(?:/[a-z_]+)*(?:\.py|/)", span)
+        glossary = page.path.name == "glossary.md" and relative and relative.group(1) != "refs"
+        if relative and (glossary or relative.group(1) in folders):
+            yield number, f"convgit/{span}"
+
+
+@pytest.mark.parametrize("page", [p.name for p in ALL])
+def test_every_module_a_page_names_exists(page: str) -> None:
+    """A module moved or renamed leaves no page pointing at its old name."""
+    source = next(p for p in ALL if p.name == page)
+    wrong = []
+    for number, named in _named_code(source):
+        if "/" in named:
+            real = named.split("<", 1)[0].rstrip("/.")  # convgit/agents/<agent>/... -> its folder
+            if not (ROOT / real).exists():
+                wrong.append(f"{page}:{number}: {named} does not exist")
+        elif not _resolves(named):
+            wrong.append(f"{page}:{number}: {named} is no module or name of convgit")
     assert not wrong, "\n".join(wrong)

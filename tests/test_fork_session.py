@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from convgit import Session
-from convgit.errors import RefusedError
+from convgit.base.errors import RefusedError
 from tests.clirun import Shell
 
 PI_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "pi"

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from convgit import locks
+from convgit.base import locks
 from tests.test_hook import SESSION, line
 from tests.workspace.gitrepo import GitRepo
 

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from convgit.agents import claude_code
+from convgit.agents.claude_code import live as claude_code
 from tests.workspace.gitrepo import GitRepo
 
 SESSION = "0b9c3f4e-1111-4222-8333-944445555888"

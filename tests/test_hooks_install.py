@@ -17,7 +17,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from convgit.agents import claude_code, settings
+from convgit.agents import settings
+from convgit.agents.claude_code import live as claude_code
 
 HOOK = claude_code.handler()
 THEIRS = {"type": "command", "command": "./lint.sh", "timeout": 12, "statusMessage": "linting"}

@@ -1,54 +1,48 @@
-"""The conversation track and the store stay below the session and git (docs/architecture.md): each
-module of theirs imports only what is beneath it, and no module runs generated code."""
+"""The layers hold for every module (docs/architecture.md): each module sits in a folder the
+layers contract names (lint-imports checks the imports), no import cycle, no generated code."""
 
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import grimp
-import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 PACKAGE = Path(__file__).resolve().parent.parent / "convgit"
-BENEATH = {
-    "schema": {"convgit.schema", "convgit.errors"},
-    "conversation": {"convgit.conversation", "convgit.schema", "convgit.codec", "convgit.errors"},
-    "store": {
-        "convgit.store",
-        "convgit.conversation",
-        "convgit.schema",
-        "convgit.codec",
-        "convgit.errors",
-        "convgit.locks",
-        "convgit.faults",
-    },
-}
+PYPROJECT = PACKAGE.parent / "pyproject.toml"
 
 
-def _imports(path: Path) -> set[str]:
-    """Every convgit module ``path`` imports, at the top or inside a function."""
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module is not None and not node.level:
-            if node.module == "convgit":
-                found |= {f"convgit.{alias.name}" for alias in node.names}
-            else:
-                found.add(node.module)
-    return {name for name in found if name.split(".")[0] == "convgit"}
+def _layers() -> list[str]:
+    """The folders (and top-level modules) the layers contract of pyproject.toml names."""
+    config = tomllib.loads(PYPROJECT.read_text())["tool"]["importlinter"]["contracts"]
+    (contract,) = [c for c in config if c["type"] == "layers" and c["containers"] == ["convgit"]]
+    return [name.strip() for layer in contract["layers"] for name in layer.split("|")]
 
 
-@pytest.mark.parametrize("package", sorted(BENEATH))
-def test_a_package_imports_only_what_is_beneath_it(package: str) -> None:
-    allowed = BENEATH[package]
-    for path in sorted((PACKAGE / package).glob("*.py")):
-        above = {
-            name
-            for name in _imports(path)
-            if not any(name == ok or name.startswith(ok + ".") for ok in allowed)
-        }
-        assert not above, f"{path.name} imports {sorted(above)}"
+def test_every_module_is_in_a_layer() -> None:
+    """lint-imports checks only what its layers name: a module outside every named folder would
+    be checked by nobody, so none may exist."""
+    layers = set(_layers())
+    outside = [
+        str(path.relative_to(PACKAGE))
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.relative_to(PACKAGE).parts[0].removesuffix(".py") not in layers
+        and path.relative_to(PACKAGE) != Path("__init__.py")
+    ]
+    assert not outside, f"modules in no layer of pyproject.toml's contract: {outside}"
+
+
+def test_every_layer_exists() -> None:
+    missing = [
+        n for n in _layers() if not (PACKAGE / n).is_dir() and not (PACKAGE / f"{n}.py").is_file()
+    ]
+    assert not missing, f"layers naming nothing: {missing}"
 
 
 def test_no_module_runs_generated_code() -> None:

@@ -13,9 +13,10 @@ from typing import Any
 import orjson
 import pytest
 
-from convgit import Session, codec, schema
+from convgit import Session, schema
+from convgit.base import codec
+from convgit.base.errors import ConvgitError
 from convgit.conversation import tree
-from convgit.errors import ConvgitError
 from convgit.store import jsonl
 from tests.reliability.bad_corpus import CORPUS, NOT_FIXTURES
 

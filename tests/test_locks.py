@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from convgit import locks
+from convgit.base import locks
 
 _HOLD = """
 import sys, time
 from pathlib import Path
-from convgit import locks
+from convgit.base import locks
 with locks.held(Path(sys.argv[1]), 10):
     print("held", flush=True)
     time.sleep(float(sys.argv[2]))

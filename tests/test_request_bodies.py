@@ -11,11 +11,11 @@ import orjson
 import pytest
 
 from convgit import Session
+from convgit.base.errors import UsageError
 from convgit.conversation.replay import Context
-from convgit.errors import UsageError
-from convgit.formats import export
-from convgit.formats.openai import IMAGES_OF, TOOL_ERROR_PREFIX
-from convgit.formats.request import START_PLACEHOLDER
+from convgit.providers import export
+from convgit.providers.openai import IMAGES_OF, TOOL_ERROR_PREFIX
+from convgit.providers.request import START_PLACEHOLDER
 from tests.clirun import Shell
 from tests.request_bodies import PNG, InvalidBody, check_anthropic, check_openai, sent
 

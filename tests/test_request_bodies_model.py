@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from convgit import Session, schema
+from convgit.base.errors import RefusedError
 from convgit.conversation.parts import image_source
-from convgit.errors import RefusedError
 from tests.request_bodies import PNG, sent
 
 TEXT = st.sampled_from(["", " ", "\n", "ok", "run it", "ça marche", "tabs\tand\nlines"])

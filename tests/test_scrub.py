@@ -8,8 +8,8 @@ import base64
 
 import pytest
 
-from convgit import scrub
-from convgit.errors import RefusedError, UsageError
+from convgit.base.errors import RefusedError, UsageError
+from convgit.session import scrub
 
 # Made-up credentials in each issuer's shape (none is real).
 FAKE = {

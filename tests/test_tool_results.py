@@ -11,8 +11,8 @@ import orjson
 import pytest
 
 from convgit import Session
+from convgit.base.errors import InvalidEntryError, NotFoundError, RefusedError
 from convgit.conversation.replay import MISSING_RESULT
-from convgit.errors import InvalidEntryError, NotFoundError, RefusedError
 from tests.clirun import Shell
 from tests.request_bodies import sent
 from tests.workspace.gitrepo import UserStateGuard, init_repo

@@ -1,7 +1,7 @@
 """Live integrations with coding agents: one module per agent, holding what is particular to it
 (the events its hooks send, its settings file, where its transcripts live, how a session is
-handed back to it). They take values and return values: ``convgit.live`` binds them to a
-session, ``convgit.hook`` and ``convgit.cli`` to the outside world.
+handed back to it). They take values and return values: ``convgit.agents.live`` binds them to a
+session, ``convgit.agents.hook`` and ``convgit.cli`` to the outside world.
 """
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from convgit.errors import UsageError
+from convgit.base.errors import UsageError
 
 # agent name -> the module of its live integration
 AGENTS: dict[str, str] = {
-    "claude-code": "convgit.agents.claude_code",
+    "claude-code": "convgit.agents.claude_code.live",
 }
 
 

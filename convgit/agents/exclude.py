@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from convgit.errors import RefusedError
+from convgit.base.errors import RefusedError
 
 
 def keep_out_of_git(project: Path, path: Path) -> str | None:

@@ -11,7 +11,7 @@ from types import ModuleType
 from typing import Any
 
 from convgit.agents import settings
-from convgit.errors import ConvgitError, UsageError
+from convgit.base.errors import ConvgitError, UsageError
 
 
 @dataclass(frozen=True)

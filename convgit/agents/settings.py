@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from convgit.errors import RefusedError
+from convgit.base.errors import RefusedError
 
 Handler = dict[str, Any]
 IsOurs = Callable[[Any], bool]

@@ -8,7 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
-from convgit import session_import
+from convgit.agents import importing as session_import
+from convgit.base.errors import NotFoundError, RefusedError, UsageError
 from convgit.cli.output import output_failed, show
 from convgit.cli.program import (
     JsonFlag,
@@ -19,7 +20,6 @@ from convgit.cli.program import (
     options,
     out,
 )
-from convgit.errors import NotFoundError, RefusedError, UsageError
 
 
 @command("import")
@@ -41,8 +41,8 @@ def import_cmd(
     session; found again on the next import, which adds only what is new). Nothing is
     snapshotted: today's files are not those of the turns imported. A file of another agent
     than AGENT is refused; without AGENT the agent is recognised from the file."""
-    from convgit import reports
-    from convgit.formats import importing
+    from convgit.agents import reading as importing
+    from convgit.text import reports
 
     chosen: str | None = agent
     if file is None:
@@ -80,7 +80,7 @@ def export_cmd(
         raise UsageError("Say which agent's format to write: --format pi.")
     if format != "pi":
         raise UsageError(f"Unknown export format '{format}': use --format pi.")
-    from convgit.formats import pi_export
+    from convgit.agents.pi import export as pi_export
 
     session = open_session()
     path = session.records(ref)
@@ -135,7 +135,7 @@ def _backups(scope: str) -> Path:
 
 
 def _tool_snapshots() -> bool:
-    from convgit import live
+    from convgit.agents import live
 
     return live.tool_snapshots(_location())
 
@@ -163,8 +163,9 @@ def hooks_install(
     """Add convgit's hooks to the agent's settings (every other setting and hook is kept):
     from then on every prompt, reply and tool call is recorded, with a snapshot per turn.
     Installing again replaces the hooks of an older version (on other events) with these."""
-    from convgit import agents, reports
+    from convgit import agents
     from convgit.agents import hooks
+    from convgit.text import reports
 
     if program is not None and not program.strip():
         raise UsageError("--command is empty: give the convgit the hooks should run.")
@@ -193,8 +194,9 @@ def hooks_uninstall(
 ) -> None:
     """Take convgit's hooks out of the agent's settings, and nothing else (a file nothing
     else changed in since the install gets its bytes back; one the install made goes)."""
-    from convgit import agents, reports
+    from convgit import agents
     from convgit.agents import hooks
+    from convgit.text import reports
 
     change = hooks.uninstall(agents.integration(agent), scope, _project(), _backups(scope))
     if json:
@@ -209,8 +211,9 @@ def hooks_status(json: JsonFlag = False) -> None:
     the hook events that failed since the last that succeeded."""
     import shutil
 
-    from convgit import agents, hook, hook_failures, reports
-    from convgit.agents import hooks
+    from convgit import agents
+    from convgit.agents import hook, hook_failures, hooks
+    from convgit.text import reports
 
     tool_snapshots = _tool_snapshots()
     found = {
@@ -245,7 +248,7 @@ def hook_cmd(
 ) -> None:
     """Record one hook event of the agent, read on stdin (what `convgit hooks install` sets up).
     Always exits 0 and prints nothing; problems go to the hook log (`convgit hooks status`)."""
-    from convgit import hook
+    from convgit.agents import hook
 
     os.chdir(options.directory)
     raise typer.Exit(hook.run([agent], options.store))
@@ -268,9 +271,9 @@ def resume(
     that resumes it; its turns become a new branch below REF. Files are not changed unless
     --restore is given (then it is a restore, saved first, and asks first as restore does:
     on a terminal; elsewhere it needs --yes)."""
-    from convgit import render, reports
-    from convgit import resume as handback
-    from convgit.restoring import RestoreResult
+    from convgit.agents import resume as handback
+    from convgit.session.restoring import RestoreResult
+    from convgit.text import render, reports
 
     session = open_session()
     session.check()

@@ -8,11 +8,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from convgit import codec
+from convgit.base import codec
+from convgit.base.errors import ConvgitError, InvalidEntryError, UsageError
 from convgit.cli import output
-from convgit.errors import ConvgitError, InvalidEntryError, UsageError
 from convgit.session import Session
-from convgit.session_append import caller_id
+from convgit.session.appending import caller_id
 
 
 def append(ident: str | None, json: bool, open_session: Callable[[], Session]) -> None:

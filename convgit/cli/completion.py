@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
+from convgit.base.errors import UsageError
 from convgit.cli.program import COMPLETE_VAR, PROGRAM, command, echo
-from convgit.errors import UsageError
 
 SHELLS = ("bash", "zsh", "fish")
 

@@ -9,6 +9,14 @@ from typing import Annotated
 
 import typer
 
+from convgit.base.errors import (
+    NotFoundError,
+    RefusedError,
+    SignalReceived,
+    StoppedError,
+    UsageError,
+    signal_name,
+)
 from convgit.cli.output import output_failed, show
 from convgit.cli.program import (
     CommandAfterDashes,
@@ -19,16 +27,8 @@ from convgit.cli.program import (
     options,
     out,
 )
-from convgit.errors import (
-    NotFoundError,
-    RefusedError,
-    SignalReceived,
-    StoppedError,
-    UsageError,
-    signal_name,
-)
 from convgit.session import Session
-from convgit.session_runs import WORKING_TREE
+from convgit.session.runs import WORKING_TREE
 from convgit.store.sidecar import is_saved_ref
 
 
@@ -36,7 +36,9 @@ from convgit.store.sidecar import is_saved_ref
 def status(json: JsonFlag = False) -> None:
     """Both tracks: where the context is, and which snapshot the files match; the store's
     size and retention policy."""
-    from convgit import collecting, hook_failures, render, reports
+    from convgit.agents import hook_failures
+    from convgit.session import collecting
+    from convgit.text import render, reports
 
     try:
         session = open_session()
@@ -69,8 +71,8 @@ def snapshot(
     """Record the working tree now as the snapshot of an entry (default: the leaf). Replacing
     the snapshot of an entry other than the leaf asks first (on a terminal; elsewhere it needs
     --yes); the old snapshot stays, as the new one's parent (REF@{1})."""
-    from convgit import render
-    from convgit.process_groups import stopping_on_signals
+    from convgit.base.process_groups import stopping_on_signals
+    from convgit.text import render
 
     session = open_session()
     target = session.resolve(ref)
@@ -97,8 +99,8 @@ def snapshot(
 def _confirm_replacing(session: Session, target: str, old: str) -> None:
     """Ask before the files now replace the snapshot of ``target``, an entry other than the
     leaf (they may be another turn's files); nothing to ask when they are that snapshot's."""
-    from convgit import session_files
     from convgit.conversation.shortids import ShortIds
+    from convgit.session import files as session_files
 
     ws = session.workspace()
     with session_files.workspace_lock(session):
@@ -126,7 +128,8 @@ def snapshots(
 ) -> None:
     """Turn the automatic snapshot after each assistant reply on or off; without on or off,
     say whether they are on, the store's size and its retention policy."""
-    from convgit import collecting, reports
+    from convgit.session import collecting
+    from convgit.text import reports
 
     if state not in ("on", "off", None):
         raise UsageError(f"'{state}' is neither on nor off.")
@@ -170,7 +173,7 @@ def restore(
     """Bring files back to an entry's snapshot or a saved state, after saving the current
     state (undoable). Asks first (on a terminal; elsewhere it needs --yes). The conversation's
     leaf does not move; a note tells the model."""
-    from convgit import render
+    from convgit.text import render
 
     if undo == (ref is not None):
         raise UsageError("Give either an entry to restore or --undo.", "convgit restore REF")
@@ -226,7 +229,8 @@ def _from_here(session: Session, paths: list[str]) -> list[str]:
 def restores(json: JsonFlag = False) -> None:
     """The saved states of the working tree, newest first: the files as they were before
     each restore, whichever session ran it."""
-    from convgit import render, saved_states
+    from convgit.session import saved_states
+    from convgit.text import render
 
     session = open_session()
     saved = saved_states.of_worktree(session)
@@ -255,7 +259,7 @@ def diff(
     """Files that differ between two entries' snapshots, or a snapshot and the files now; with
     -p or --stat, what git diff prints between them. Without an entry, the files now against
     the context's snapshot (the one `status` compares them with). --json: {"changes"}, always."""
-    from convgit import render
+    from convgit.text import render
 
     if name_only and (patch or stat):
         raise UsageError("--name-only lists paths; give it without -p and --stat.")
@@ -303,7 +307,8 @@ def write_git_diff(
     as wide as the terminal only on one; a file one side left out is named on stderr."""
     import shutil
 
-    from convgit import render, session_files
+    from convgit.session import files as session_files
+    from convgit.text import render
 
     terminal = render.colour(sys.stdout)
     width = shutil.get_terminal_size().columns if terminal else 0
@@ -422,7 +427,7 @@ def run(
     (removed afterwards): convgit run REF... -- COMMAND. Every REF runs, whatever the others
     did. Exit 0 when every command exited 0; 1 when one failed or timed out (the report says
     which), or when nothing could be run."""
-    from convgit import reports
+    from convgit.text import reports
 
     command_line = ctx.meta.get("convgit.command")
     if not command_line:

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from convgit.base.errors import RefusedError, UsageError
 from convgit.cli.output import show
 from convgit.cli.program import (
     JsonFlag,
@@ -16,7 +17,6 @@ from convgit.cli.program import (
     options,
     out,
 )
-from convgit.errors import RefusedError, UsageError
 from convgit.session import Session
 
 
@@ -24,7 +24,8 @@ from convgit.session import Session
 def fsck(json: JsonFlag = False) -> None:
     """Check the session file: exit 0 when it is sound, 3 with every problem by line (the
     snapshots gc let go are counted apart, never as lost)."""
-    from convgit import render, saved_states
+    from convgit.session import saved_states
+    from convgit.text import render
 
     session = open_session()
     problems = session.problems()
@@ -117,9 +118,9 @@ def redact(
     """Replace every match of PATTERN with [redacted] in the session's history, keeping every
     id and the tree's shape, and leave no copy of it in the store (with --snapshots, in its
     snapshot commits either). The one command that rewrites history."""
-    from convgit import redact as redacting
-    from convgit import reports
-    from convgit.scrub import Scrubber
+    from convgit.session import redact as redacting
+    from convgit.session.scrub import Scrubber
+    from convgit.text import reports
 
     scrubber = Scrubber(pattern, secrets=secrets)
     if all_ and session_id is not None:
@@ -164,6 +165,6 @@ def demo(
     ] = None,
 ) -> None:
     """Walk through the two tracks on a throwaway repository, with real commands."""
-    from convgit.demo import run
+    from convgit.cli.demo import run
 
     run(directory)

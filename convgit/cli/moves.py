@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from convgit.base.errors import UsageError
 from convgit.cli.output import show
 from convgit.cli.program import (
     JsonFlag,
@@ -14,11 +15,10 @@ from convgit.cli.program import (
     out,
     positive,
 )
-from convgit.errors import UsageError
 from convgit.session import Session
 
 if TYPE_CHECKING:
-    from convgit.render import Styled
+    from convgit.text.render import Styled
 
 
 @command()
@@ -61,7 +61,7 @@ def _moved(session: Session, leaf: str, json: bool, verb: str) -> None:
             }
         )
         return
-    from convgit import render
+    from convgit.text import render
 
     show(_prefixed(verb, render.entry_line(session.view(), leaf, on_path=True)))
     boundary(session)
@@ -72,7 +72,7 @@ def _entries(count: int) -> str:
 
 
 def _prefixed(verb: str, line: "Styled") -> "Styled":
-    from convgit.render import Styled
+    from convgit.text.render import Styled
 
     return Styled(f"{verb} ").append_text(line)
 
@@ -127,7 +127,7 @@ def fork(
             }
         )
         return
-    from convgit import render
+    from convgit.text import render
 
     show(
         f"started session {made.id} from session {session.id} at"
@@ -196,7 +196,7 @@ def label(
             }
         )
     else:
-        from convgit import render
+        from convgit.text import render
 
         names = render.Names(session.view())
         where = f" (moved from {', '.join(names.id(i) for i in moved)})" if moved else ""

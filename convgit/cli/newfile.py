@@ -17,7 +17,7 @@ import errno
 import os
 from pathlib import Path
 
-from convgit.errors import RefusedError
+from convgit.base.errors import RefusedError
 
 # the file systems where a hard link is refused: the new file is then created exclusively
 _NO_LINKS = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.EXDEV})

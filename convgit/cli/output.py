@@ -7,8 +7,8 @@ import os
 import sys
 from typing import Any
 
-from convgit import codec
-from convgit.errors import ConvgitError
+from convgit.base import codec
+from convgit.base.errors import ConvgitError
 
 
 def sentence(exc: ConvgitError) -> str:
@@ -39,7 +39,7 @@ def write_line(text: str) -> None:
 
 def show(*lines: Any) -> None:
     """Print lines (text or ``render.Styled``), in colour only on a terminal."""
-    from convgit import render
+    from convgit.text import render
 
     try:
         render.print_lines(lines)
@@ -70,7 +70,7 @@ def os_sentence(exc: OSError) -> str:
 
 def os_error(exc: OSError) -> ConvgitError:
     """The file system's refusal as an error: exit 1, with a hint when access was denied."""
-    from convgit.errors import denied
+    from convgit.base.errors import denied
 
     sentence = os_sentence(exc)
     return denied(exc, sentence) or ConvgitError(sentence)

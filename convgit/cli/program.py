@@ -12,14 +12,14 @@ from typing import Annotated, Any, TypeVar
 import typer
 import typer.core
 
-from convgit import codec
-from convgit.cli import output, pager
-from convgit.cli.notation import Command
-from convgit.cli.output import output_failed, show
-from convgit.errors import (
+from convgit.base import codec
+from convgit.base.errors import (
     ConvgitError,
     UsageError,
 )
+from convgit.cli import output, pager
+from convgit.cli.notation import Command
+from convgit.cli.output import output_failed, show
 from convgit.session import Session
 
 
@@ -210,7 +210,7 @@ def out(value: Any) -> None:
 
 def boundary(session: Session) -> None:
     """End a move in the conversation with the line that says the files did not change."""
-    from convgit import render
+    from convgit.text import render
 
     try:
         status = session.status()

@@ -7,7 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
-from convgit import codec
+from convgit.base import codec
+from convgit.base.errors import UsageError
 from convgit.cli.output import show
 from convgit.cli.program import (
     JsonFlag,
@@ -18,7 +19,6 @@ from convgit.cli.program import (
     out,
     positive,
 )
-from convgit.errors import UsageError
 from convgit.session import Session
 from convgit.store.sidecar import is_saved_ref
 
@@ -41,7 +41,7 @@ def log(
     if json:
         out({"session": session.id, "leaf": session.leaf, "entries": _records(session, ids)})
         return
-    from convgit import render
+    from convgit.text import render
 
     show(*render.log_lines(session.view(), ids, _files_at(session)))
 
@@ -87,8 +87,8 @@ def tree_cmd(
             }
         )
         return
-    from convgit import render
     from convgit.cli import pager
+    from convgit.text import render
 
     drawn = render.draw_tree(
         view, session.children(), session.path_ids(), _files_at(session), depth=levels
@@ -146,7 +146,7 @@ def show_cmd(
             }
         )
         return
-    from convgit import readable
+    from convgit.text import readable
 
     parent = session.tree.entries[ident]["parentId"]
     previous = session.nearest_snapshot(parent) if snap is not None and parent else None
@@ -190,7 +190,7 @@ def context(
     session = open_session()
     cap = positive(max_tokens, "--max-tokens") if max_tokens is not None else None
     if format in ("openai", "anthropic"):
-        from convgit.formats import export
+        from convgit.providers import export
 
         body, dropped = export(session.context(ref), format, max_tokens=cap)
         if json:
@@ -212,7 +212,7 @@ def context(
         lines.append(f"[model {ctx.model['provider']}/{ctx.model['model']}]")
     if ctx.thinking is not None:
         lines.append(f"[thinking {ctx.thinking}]")
-    from convgit import readable
+    from convgit.text import readable
 
     names = readable.call_names(ctx.messages)
     for message in ctx.messages:
@@ -222,7 +222,7 @@ def context(
 
 
 def report_dropped(dropped: list[dict[str, Any]], target: str) -> None:
-    from convgit import reports
+    from convgit.text import reports
 
     if dropped:
         typer.echo("\n".join(reports.dropped_lines(dropped, target)), err=True)
@@ -258,7 +258,7 @@ def branches(
 ) -> None:
     """The branches that start at a fork point: each one's first entry, its newest deepest leaf
     and that leaf's text, its labels and newest snapshot. Numbered for `switch --branch N`."""
-    from convgit import reports
+    from convgit.text import reports
 
     session = open_session()
     fork = session.branches(ref)
@@ -288,7 +288,7 @@ def branches(
 
 
 def _leaf_text(record: dict[str, object]) -> str:
-    from convgit import render
+    from convgit.text import render
 
     return render.summary(record, width=1 << 30)
 
@@ -316,9 +316,9 @@ def html_cmd(
 ) -> None:
     """Write one self-contained HTML page of both tracks: the tree beside the snapshots, each
     entry in full, the files changed at each snapshot, comparisons, restores."""
-    from convgit import collecting, render, reports, sessionpage
     from convgit.cli import newfile
-    from convgit.formats import html
+    from convgit.session import collecting
+    from convgit.text import html, render, reports, sessionpage
 
     session = Session.open(
         options.directory,

@@ -1,15 +1,15 @@
 """The sessions of a store and its trash: ``sessions`` (list), ``sessions rm``, ``sessions
-restore`` and ``gc --trash`` (``convgit.trash``)."""
+restore`` and ``gc --trash`` (``convgit.session.trash``)."""
 
 import sys
 from typing import Annotated, Any
 
 import typer
 
+from convgit.base.errors import ConvgitError, RefusedError, UsageError
 from convgit.cli import output
 from convgit.cli.output import show
 from convgit.cli.program import JsonFlag, add_group, command, fail, options, out
-from convgit.errors import ConvgitError, RefusedError, UsageError
 from convgit.store.location import StoreLocation
 
 sessions_app = typer.Typer(
@@ -54,8 +54,9 @@ def sessions(
 
 
 def _list(in_trash: bool, json: bool) -> None:
-    from convgit import reports, trash
+    from convgit.session import trash
     from convgit.store.sessions import rows
+    from convgit.text import reports
 
     location = _location()
     found: list[dict[str, Any]] = [] if in_trash else rows(location)
@@ -80,7 +81,7 @@ def _list(in_trash: bool, json: bool) -> None:
 def sessions_rm(session_ref: SessionArgument, yes: YesFlag = False, json: JsonFlag = False) -> None:
     """Move a session to the store's trash: its file, its sidecar and its refs (which keep its
     snapshots from git gc). Asks first (on a terminal; elsewhere it needs --yes)."""
-    from convgit import trash
+    from convgit.session import trash
     from convgit.store.sessions import find_session
 
     location = _location()
@@ -116,7 +117,7 @@ def sessions_restore(
 ) -> None:
     """Bring a session back from the trash, as it was: the same files, byte for byte, and the
     same refs. Refused when a session of that id is in the store."""
-    from convgit import trash
+    from convgit.session import trash
 
     back = trash.restore(_location(), session_ref)
     if json:
@@ -148,7 +149,8 @@ def gc(
 
 
 def _gc_snapshots(dry_run: bool, json: bool) -> None:
-    from convgit import collecting, reports
+    from convgit.session import collecting
+    from convgit.text import reports
 
     report = collecting.run(_location(), dry_run=dry_run)
     if json:
@@ -158,7 +160,7 @@ def _gc_snapshots(dry_run: bool, json: bool) -> None:
 
 
 def _gc_trash(yes: bool, json: bool) -> None:
-    from convgit import trash
+    from convgit.session import trash
 
     location = _location()
     held = [trash.describe(location.in_trash(sid), sid) for sid in location.trashed_ids()]

@@ -6,9 +6,9 @@ from typing import Annotated
 
 import typer
 
+from convgit.base.errors import RefusedError
 from convgit.cli.output import show
 from convgit.cli.program import command, options
-from convgit.errors import RefusedError
 from convgit.session import Session
 
 

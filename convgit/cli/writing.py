@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from convgit import codec
+from convgit.base import codec
+from convgit.base.errors import InvalidEntryError, SignalReceived, StoppedError, signal_name
 from convgit.cli.output import show
 from convgit.cli.program import (
     ForceFlag,
@@ -19,7 +20,6 @@ from convgit.cli.program import (
     options,
     out,
 )
-from convgit.errors import InvalidEntryError, SignalReceived, StoppedError, signal_name
 from convgit.session import Session
 
 
@@ -70,7 +70,7 @@ def _appended(session: Session, ident: str, json: bool) -> None:
         value["files_from"] = None if elsewhere is None else elsewhere.to_json()
         out(value)
         return
-    from convgit import render
+    from convgit.text import render
 
     show(render.entry_line(session.view(), ident, on_path=ident == session.leaf))
     if snap is not None and failed is None:
@@ -93,7 +93,7 @@ def text_of(text: str) -> str:
 def _appending(session: Session, append: Callable[[], str]) -> str:
     """``append()`` (which records an entry, then snapshots the files): stopped by SIGINT,
     SIGTERM or SIGHUP, it says in one sentence whether the entry was recorded."""
-    from convgit.process_groups import stopping_on_signals
+    from convgit.base.process_groups import stopping_on_signals
 
     leaf = session.leaf
     try:
@@ -170,7 +170,7 @@ def tool(
     )
     _appended(session, made.id, json)
     if not json and made.id != session.leaf:
-        from convgit import render
+        from convgit.text import render
 
         leaf = render.Names(session.view()).named(str(session.leaf))
         show(f"filed on the branch of call {call_id}; the active leaf stays at {leaf}")
@@ -210,6 +210,6 @@ def system(
     if json:  # the same shape as without TEXT, with the entry that records it
         out({"leaf": session.leaf, "system": text, "entry": session.record(made.id)})
         return
-    from convgit import render
+    from convgit.text import render
 
     show(render.entry_line(session.view(), made.id, on_path=True))

@@ -14,9 +14,9 @@ from itertools import chain
 from typing import Any
 
 from convgit import schema
+from convgit.base.errors import InvalidEntryError, NotFoundError
 from convgit.conversation.parts import PartError, normalised_content
 from convgit.conversation.tree import Tree
-from convgit.errors import InvalidEntryError, NotFoundError
 
 # what `resolve` can never read as something else: no '~', '@', spaces, capitals or leading '-'
 REFERENCE_SAFE_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,127}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from convgit.errors import AmbiguousRefError, NotFoundError, UsageError
+from convgit.base.errors import AmbiguousRefError, NotFoundError, UsageError
 from convgit.schema import tool_call_ids
 
 if TYPE_CHECKING:

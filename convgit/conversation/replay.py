@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from convgit.base.errors import CorruptStoreError
 from convgit.conversation.tree import Tree
-from convgit.errors import CorruptStoreError
 from convgit.schema import tool_call_ids
 
 COMPACTION_PREFIX = "The conversation before this point was compacted into this summary:\n\n"

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from itertools import chain, islice
 from typing import Any
 
+from convgit.base.errors import CorruptStoreError, UnsupportedVersionError
 from convgit.conversation import refs
-from convgit.errors import CorruptStoreError, UnsupportedVersionError
 from convgit.schema import (
     FORMAT_VERSION,
     HEADER_FIELDS,

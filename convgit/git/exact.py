@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from contextlib import suppress
 from pathlib import Path
 
-from convgit import faults
-from convgit.errors import RestoreBlockedError
+from convgit.base import faults
+from convgit.base.errors import RestoreBlockedError
 from convgit.git.objects import BLOB, EXEC, GITLINK, LEGACY_BLOB, TREE, Objects, TreeEntry
 from convgit.git.restoreplan import lstat
 from convgit.git.run import Git

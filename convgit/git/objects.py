@@ -12,7 +12,7 @@ import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from convgit.errors import HostileSnapshotError, NotFoundError
+from convgit.base.errors import HostileSnapshotError, NotFoundError
 
 TREE, BLOB, EXEC, LINK, GITLINK = 0o040000, 0o100644, 0o100755, 0o120000, 0o160000
 LEGACY_BLOB = 0o100664  # old git wrote group-writable blobs; git reads them as 100644

@@ -1,6 +1,6 @@
 """Packing convgit's own loose objects: those reachable from ``refs/convgit/`` and from none
 of the user's refs. The user's objects are never packed or touched. It walks the snapshots'
-history: run it away from the commands a user waits on (``convgit.maintenance`` does).
+history: run it away from the commands a user waits on (``convgit.workspace.background`` does).
 """
 
 from __future__ import annotations

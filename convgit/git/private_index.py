@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from convgit import faults, locks
-from convgit.errors import RefusedError, WorkspaceError
+from convgit.base import faults, locks
+from convgit.base.errors import RefusedError, WorkspaceError
 from convgit.git import agent_files, presence, rules, watcher
 from convgit.git import index as index_file
 from convgit.git.kept_out import STORE_NAME, STORE_REASON, KeptOut

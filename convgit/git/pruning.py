@@ -21,7 +21,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from convgit import faults
+from convgit.base import faults
 from convgit.git.run import Git
 
 PACK_OVERHEAD = 12 + 20 + 1072 + 40  # a pack's header and trailer, an index's fan-out and trailer

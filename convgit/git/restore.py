@@ -36,8 +36,8 @@ from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
 
-from convgit import codec, faults, locks
-from convgit.errors import RefusedError
+from convgit.base import codec, faults, locks
+from convgit.base.errors import RefusedError
 from convgit.git import exact, restoreplan, rules
 from convgit.git.keeps import Keeps
 from convgit.git.kept_out import STORE_REASON

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from convgit.errors import NotFoundError, RefusedError, RestoreBlockedError, UsageError
+from convgit.base.errors import NotFoundError, RefusedError, RestoreBlockedError, UsageError
 from convgit.git.objects import GITLINK, Delta, bad_name
 
 

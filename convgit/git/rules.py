@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from convgit.errors import WorkspaceError
+from convgit.base.errors import WorkspaceError
 from convgit.git.objects import BLOB, EXEC, LEGACY_BLOB, Objects
 from convgit.git.restoreplan import leading
 from convgit.git.run import SAFE, Git, git_words

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from convgit.errors import NotFoundError, NoWorkspaceError, RefusedError, WorkspaceError
+from convgit.base.errors import NotFoundError, NoWorkspaceError, RefusedError, WorkspaceError
 from convgit.git.objects import Objects
 
 AUTHOR_NAME = "convgit"

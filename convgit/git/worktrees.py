@@ -14,7 +14,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
-from convgit.errors import RefusedError, WorkspaceError
+from convgit.base.errors import RefusedError, WorkspaceError
 from convgit.git.run import Git
 
 MARKER = "convgit-worktree"

@@ -17,13 +17,14 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Input, Static, Tree
 
-from convgit import branching, readable, render, reports
+from convgit.base.errors import ConvgitError
+from convgit.conversation import branching
 from convgit.conversation.view import SessionView
-from convgit.errors import ConvgitError
 from convgit.navigator import shape
 from convgit.navigator.screens import Branches, Confirm, Help, shown
 from convgit.navigator.treepane import ConversationTree
 from convgit.session import Session
+from convgit.text import readable, render, reports
 
 # (key, what it does): the footer shows the short words, ``?`` and the README these
 KEYS: list[tuple[str, str]] = [
@@ -154,7 +155,7 @@ class Navigator(App[list[str]]):
     def _patch(self, a: str | None, b: str | None, head: Sequence[Any]) -> None:
         """``head`` then git's diff from ``a``'s files to ``b``'s (None: the files now), as
         ``show -p`` and ``diff -p`` print it (run in a worker thread: git takes its time)."""
-        from convgit import session_files
+        from convgit.session import files as session_files
 
         try:
             patch, changes = session_files.git_diff(self.session, a, b, patch=True)
@@ -405,7 +406,7 @@ class Navigator(App[list[str]]):
         ident = self.selected
         if ident is None:
             return
-        from convgit import resume as handback
+        from convgit.agents import resume as handback
 
         with self._refusals():
             agent = str(self.session.header().get("agent") or handback.AGENT)

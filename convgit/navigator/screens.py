@@ -13,7 +13,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from convgit.render import Styled
+from convgit.text.render import Styled
 
 _FRAME = """
 {name} {{ align: center middle; }}

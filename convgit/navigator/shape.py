@@ -10,7 +10,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from convgit import codec
+from convgit.base import codec
 from convgit.conversation.view import SessionView
 
 

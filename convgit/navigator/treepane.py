@@ -11,11 +11,11 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from convgit import render
+from convgit.base.errors import ConvgitError
 from convgit.conversation.view import SessionView
-from convgit.errors import ConvgitError
 from convgit.navigator import shape
 from convgit.session import Session
+from convgit.text import render
 
 
 class ConversationTree(Tree[str]):

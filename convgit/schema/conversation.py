@@ -38,7 +38,7 @@ META_FIELDS: dict[str, dict[str, FieldSpec]] = {
     "leaf": {"target": (STR, True), "ts": (STR, True)},
     "label": {"target": (STR, True), "label": (STR_OR_NULL, True), "ts": (STR, True)},
     "name": {"name": (STR, True), "ts": (STR, True)},
-    # an agent's record that became no entry, kept with its exact text (convgit.formats.importing)
+    # an agent's record that became no entry, kept with its exact text (convgit.agents.reading)
     "native": {
         "key": (STR, True),
         "at": (STR_OR_NULL, True),

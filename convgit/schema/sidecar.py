@@ -43,7 +43,7 @@ SIDECAR_FIELDS: dict[str, dict[str, FieldSpec]] = {
     # the restore that saved ``before`` finished; a restore without one was interrupted
     "restored": {"before": (STR, True), "ts": (STR, True)},
     # the restores up to the one that saved ``before`` need no note: the files were back where
-    # they were when the conversation moved on (``convgit.restore_notes``)
+    # they were when the conversation moved on (``convgit.session.restore_notes``)
     "told": {"before": (STR, True), "ts": (STR, True)},
     # ``convgit gc`` re-parented the snapshot commits it kept: old commit -> new (same tree)
     "rebased": {"commits": ((dict,), True), "ts": (STR, True)},

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from convgit import codec, faults, locks
-from convgit.errors import (
+from convgit.base import codec, faults, locks
+from convgit.base.errors import (
     CorruptStoreError,
     InvalidEntryError,
     NotFoundError,

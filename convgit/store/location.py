@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from convgit.errors import CorruptStoreError, UsageError, denied
+from convgit.base.errors import CorruptStoreError, UsageError, denied
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
@@ -88,7 +88,7 @@ class StoreLocation:
 
     @property
     def trash(self) -> Path:
-        """Where the sessions ``convgit sessions rm`` moved wait (``convgit.trash``)."""
+        """Where the sessions ``convgit sessions rm`` moved wait (``convgit.session.trash``)."""
         return self.root / "trash"
 
     def in_trash(self, sid: str) -> StoreLocation:

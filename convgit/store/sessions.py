@@ -9,9 +9,9 @@ import re
 from pathlib import Path, PurePath
 from typing import Any
 
-from convgit import codec
+from convgit.base import codec
+from convgit.base.errors import AmbiguousRefError, ConvgitError, NotFoundError, UsageError
 from convgit.conversation.tree import Tree
-from convgit.errors import AmbiguousRefError, ConvgitError, NotFoundError, UsageError
 from convgit.store import jsonl, load
 from convgit.store.location import StoreLocation, locate, write_pointer
 from convgit.store.sidecar import Sidecar

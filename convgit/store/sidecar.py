@@ -14,9 +14,10 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from convgit import codec, schema
+from convgit import schema
+from convgit.base import codec
+from convgit.base.errors import AmbiguousRefError, CorruptStoreError, NotFoundError
 from convgit.conversation import tree
-from convgit.errors import AmbiguousRefError, CorruptStoreError, NotFoundError
 
 SAVED_PREFIX = "saved:"
 
@@ -63,7 +64,7 @@ class SavedState:
     recorded: bool = True  # False: found from its ref alone, its sidecar record is missing
     rebuilt: bool = False  # its record was rebuilt from the ref by ``repair``
     finished: bool = True  # False: the restore it preceded never finished (interrupted)
-    tell: bool = False  # the model is to be told of its restore (``convgit.restore_notes``)
+    tell: bool = False  # the model is to be told of its restore (``convgit.session.restore_notes``)
 
     @property
     def id(self) -> str:

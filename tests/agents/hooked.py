@@ -106,6 +106,6 @@ def session_records(project: Path, kind: str) -> list[dict[str, Any]]:
 
 def claude_code_hook_command() -> str:
     """The command `convgit hooks install claude-code` puts in Claude's settings."""
-    from convgit.agents import claude_code
+    from convgit.agents.claude_code import live as claude_code
 
     return str(claude_code.handler()["command"])

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from convgit import locks
+from convgit.base import locks
 from tests.agents.hooked import convgit, convgit_json, records, reply_text
 from tests.agents.runners import ClaudeCode
 from tests.agents.script import say

@@ -217,7 +217,7 @@ def test_a_failing_hook_exits_0_logs_and_claude_finishes_and_the_next_turn_catch
     (sid,) = [s["id"] for s in convgit_json(project.path, "sessions")["sessions"]]
 
     # the session is locked by another process: the hooks that write give up in a moment
-    from convgit import locks
+    from convgit.base import locks
 
     lock = project.path / ".git" / "convgit" / "locks" / f"{sid}.lock"
     with locks.held(lock, 5):

@@ -12,10 +12,10 @@ from typing import Any
 import orjson
 from typer.testing import CliRunner
 
+from convgit.agents.reading import kept_text
 from convgit.cli import app
 from convgit.conversation.replay import MISSING_RESULT
-from convgit.formats.importing import kept_text
-from convgit.formats.openai import TOOL_ERROR_PREFIX
+from convgit.providers.openai import TOOL_ERROR_PREFIX
 
 _OWN_PROCESS = ("import", "export")
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from convgit.formats import codex
-from convgit.formats.importing import Cursor, Known
+from convgit.agents.codex import reading as codex
+from convgit.agents.reading import Cursor, Known
 from tests.formats.agentfiles import (
     Store,
     anthropic_sound,

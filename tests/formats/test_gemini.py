@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from convgit.formats import gemini
-from convgit.formats.importing import Cursor, Known
+from convgit.agents.gemini import reading as gemini
+from convgit.agents.reading import Cursor, Known
 from tests.formats.agentfiles import (
     Store,
     anthropic_sound,

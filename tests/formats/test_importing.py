@@ -1,4 +1,4 @@
-"""The pieces every importer shares (convgit.formats.importing): reading an agent's JSONL with
+"""The pieces every importer shares (convgit.agents.reading): reading an agent's JSONL with
 its quirks, ids that survive a re-read, keeping the exact text, skipping what is there, and
 continuing from a saved offset."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from convgit.formats import importing
-from convgit.formats.importing import Cursor, Known, Record
+from convgit.agents import reading as importing
+from convgit.agents.reading import Cursor, Known, Record
 
 
 def _texts(read: importing.Read) -> list[tuple[int, int, bytes]]:

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from convgit.formats import pi
-from convgit.formats.importing import Cursor, Known
+from convgit.agents.pi import reading as pi
+from convgit.agents.reading import Cursor, Known
 from tests.formats.agentfiles import (
     Store,
     anthropic_sound,

@@ -11,8 +11,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from convgit.formats import pi
-from convgit.formats.importing import Cursor, Known
+from convgit.agents.pi import reading as pi
+from convgit.agents.reading import Cursor, Known
 from tests.formats.agentfiles import Store, texts
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "pi"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from convgit.formats.recognise import TITLES, agent_of
+from convgit.agents.recognise import TITLES, agent_of
 from tests.formats.agentfiles import Store
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"

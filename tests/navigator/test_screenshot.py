@@ -20,7 +20,7 @@ def drawn_by() -> str:
     """A digest of every file whose change can change the picture."""
     package = ROOT / "convgit"
     files = sorted((package / "navigator").glob("*.py"))
-    files += [package / name for name in ("render.py", "readable.py", "demo.py")]
+    files += [package / name for name in ("text/render.py", "text/readable.py", "cli/demo.py")]
     digest = hashlib.sha256()
     for path in files:
         digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())

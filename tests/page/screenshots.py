@@ -17,9 +17,9 @@ def source_digest(*extra: Path) -> str:
     """A digest of every file whose change can change how a page looks, and of ``extra``
     (what the picture's session is made from)."""
     package = ROOT / "convgit"
-    drawn = sorted((package / "formats" / "page").iterdir())
-    drawn += [package / name for name in ("layout.py", "sessionpage.py", "demo.py", "render.py")]
-    drawn += [package / "formats" / "html.py", package / "conversation" / "shortids.py"]
+    drawn = sorted((package / "text" / "page").iterdir())
+    drawn += [package / "text" / n for n in ("layout.py", "sessionpage.py", "render.py", "html.py")]
+    drawn += [package / "cli" / "demo.py", package / "conversation" / "shortids.py"]
     digest = hashlib.sha256()
     for path in drawn:
         digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from convgit import render
+from convgit.text import render
 from tests.page.conftest import Demo, Shown, convgit_json, run_convgit
 from tests.page.screenshots import source_digest, write_screenshot
 

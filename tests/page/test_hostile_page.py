@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import pytest
 
-from convgit import render
+from convgit.text import render
 from tests.page.conftest import Shown, convgit_json, run_convgit
 from tests.workspace.gitrepo import UserStateGuard, init_repo
 

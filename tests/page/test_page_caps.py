@@ -1,14 +1,14 @@
 """What the page says where it cannot show everything: a first snapshot with too many files to
 list, a diff or a file over the page's cap. The page is made from values (what convgit html
-hands convgit.formats.html) and read in the browser."""
+hands convgit.text.html) and read in the browser."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from convgit.formats import html
 from convgit.git.objects import BLOB
+from convgit.text import html
 from tests.page.conftest import Shown
 
 TS = "2026-01-02T03:04:05.000Z"

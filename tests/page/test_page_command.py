@@ -15,8 +15,8 @@ from typing import Any
 import orjson
 import pytest
 
-from convgit import render
 from convgit.session import Session
+from convgit.text import render
 from tests.page.conftest import Shown, convgit_json, run_convgit
 from tests.workspace.gitrepo import GitRepo, UserStateGuard, init_repo
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from convgit import render
+from convgit.text import render
 from tests.page.conftest import Shown, convgit_json, run_convgit
 
 

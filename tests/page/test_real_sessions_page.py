@@ -14,8 +14,8 @@ from typing import Any
 import orjson
 import pytest
 
-from convgit import render
 from convgit.conversation.shortids import ShortIds
+from convgit.text import render
 from tests.page.conftest import Shown, convgit_json
 from tests.page.real_sessions import SAMPLES, RealSession, build
 from tests.page.screenshots import source_digest, write_screenshot

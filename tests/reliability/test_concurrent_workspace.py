@@ -17,8 +17,9 @@ from typing import Any
 import pygit2
 import pytest
 
-from convgit import Session, restore_notes
+from convgit import Session
 from convgit.schema import Message, Note
+from convgit.session import restore_notes
 from tests.reliability.repos import git_fsck
 from tests.workspace.gitrepo import GitRepo, oracle_tree
 

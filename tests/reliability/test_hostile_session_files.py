@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-import convgit.render  # noqa: F401  (imported before dropping privileges, see below)
+import convgit.text.render  # noqa: F401  (imported before dropping privileges, see below)
 from tests.reliability import bad_corpus
 from tests.reliability.harness import (
     READING_COMMANDS,

@@ -62,8 +62,10 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from convgit import Session, faults, saved_states
-from convgit.errors import NotFoundError, RefusedError
+from convgit import Session
+from convgit.base import faults
+from convgit.base.errors import NotFoundError, RefusedError
+from convgit.session import saved_states
 from convgit.store.sidecar import SavedState
 from tests.missing_tools import missing
 from tests.workspace.gitrepo import UserStateGuard, digest, git, init_repo
@@ -622,7 +624,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
         """``convgit gc`` with nothing kept for its age: every snapshot a keep rule holds (the
         active path's, each branch end's) and the newest saved state stay recoverable, with
         their trees; what it let go is dropped from the model, and the model goes on."""
-        from convgit import collecting
+        from convgit.session import collecting
 
         children = {p for p in self.parent.values() if p is not None}
         path = []

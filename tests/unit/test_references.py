@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from convgit.base.errors import AmbiguousRefError, NotFoundError, UsageError
 from convgit.conversation.tree import Tree, build_records
-from convgit.errors import AmbiguousRefError, NotFoundError, UsageError
 
 HEADER = {"type": "session", "v": 1, "id": "s1", "created": "2026-12-01T00:00:00Z", "cwd": "."}
 

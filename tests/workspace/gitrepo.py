@@ -52,7 +52,7 @@ def digest(root: Path) -> dict[str, tuple[str, object]]:
 def restore_files(
     workspace: Workspace, target: str, *, index: Path, dry_run: bool = False, **kwargs: Any
 ) -> tuple[str | None, Restored]:
-    """What `convgit restore` does to the files (``convgit.restoring``), without a session:
+    """What `convgit restore` does to the files (``convgit.session.restoring``), without a session:
     plan against the files as they are, save them when something changes, apply. The saved
     state's commit (None when nothing was saved) and the changes."""
     with workspace.restoring(target, index=index, **kwargs) as planned:

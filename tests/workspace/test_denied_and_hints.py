@@ -28,7 +28,7 @@ import convgit, convgit.cli, typer
 convgit.cli._register_commands()
 for package in (convgit, typer):
     for found in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
-        if found.name not in ("convgit.__main__", "convgit.maintenance", "typer.__main__"):
+        if found.name not in ("convgit.__main__", "convgit.workspace.background", "typer.__main__"):
             try:
                 importlib.import_module(found.name)
             except (ImportError, AssertionError):  # a part of typer for another system

@@ -228,7 +228,7 @@ def test_a_budget_lets_the_oldest_go_first_and_says_when_the_kept_part_is_over(
 
 
 def test_gc_refuses_plainly(repo: GitRepo, tmp_path: Any) -> None:
-    from convgit import locks
+    from convgit.base import locks
 
     here = repo.path
     convgit(here, "init")

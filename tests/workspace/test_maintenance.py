@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from convgit import locks
+from convgit.base import locks
 from tests.workspace.cli import convgit
 from tests.workspace.gitrepo import GitRepo
 

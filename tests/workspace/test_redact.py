@@ -13,8 +13,9 @@ from typing import Any
 import orjson
 import pytest
 
-from convgit import Session, redact, scrub
-from convgit.errors import RefusedError
+from convgit import Session
+from convgit.base.errors import RefusedError
+from convgit.session import redact, scrub
 from tests.clirun import Shell
 from tests.workspace.cli import one_sentence
 from tests.workspace.gitrepo import GitRepo

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from convgit.errors import NotFoundError, RefusedError
+from convgit.base.errors import NotFoundError, RefusedError
 from convgit.workspace import Change, HostileSnapshotError, RestoreBlockedError, Skipped
 from tests.workspace.gitrepo import GitRepo, apply_operation, digest, restore_files
 

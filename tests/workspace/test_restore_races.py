@@ -27,7 +27,8 @@ from unittest import mock
 
 import orjson
 
-from convgit import Session, faults
+from convgit import Session
+from convgit.base import faults
 from tests.workspace.cli import convgit, one_sentence
 from tests.workspace.gitrepo import GitRepo
 

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from convgit.errors import NotFoundError, RefusedError
+from convgit.base.errors import NotFoundError, RefusedError
 from convgit.git.index import entries as _index_entries
 from convgit.store import location as store_location
 from convgit.workspace import AUTHOR_EMAIL, AUTHOR_NAME, Skipped, Workspace

@@ -1,7 +1,7 @@
 """Where `restore --undo` leads: after a restore and its undo were both killed, back to the files
 from before the first of them; across the sessions of one working tree, to the newest restore,
 so the hint a restore prints undoes that restore from any session. Through the real CLI (killed
-at the fault points of ``convgit.faults``) on real repositories, under the user-state guard."""
+at the fault points of ``convgit.base.faults``) on real repositories, under the user-state guard."""
 
 from __future__ import annotations
 

@@ -17,7 +17,8 @@ from unittest import mock
 
 import pytest
 
-from convgit import Session, faults
+from convgit import Session
+from convgit.base import faults
 from convgit.git import index as index_file
 from tests.missing_tools import missing
 from tests.workspace.cli import convgit

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from convgit.errors import NotFoundError, RefusedError
+from convgit.base.errors import NotFoundError, RefusedError
 from tests.workspace.gitrepo import GitRepo, UserStateGuard
 
 

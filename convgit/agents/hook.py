@@ -1,0 +1,211 @@
+"""The lean entry of an agent's hooks: ``convgit hook AGENT`` reads one event on stdin and
+records it in the session that mirrors the agent's (``convgit.agents.live``).
+
+It never stands in the agent's way: it exits 0 whatever happens, writes on stdout only the JSON
+of a ``systemMessage`` naming hook events that failed (``convgit.agents.hook_failures``: shown to
+the user by the agent, never sent to the model), waits at most ``LOCK_WAIT`` for a lock and gives
+up after ``DEADLINE``, well inside the agent's timeout. One line per event, and every problem
+with its traceback, go to the hook log of the store (``logs/hooks.log``, which ``convgit hooks
+status`` names); a problem left an event unrecorded, and the next event catches up on the
+transcript. The path imports neither typer nor rich nor pydantic.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+DEADLINE = 20.0  # seconds; the agent's own timeout for these hooks is 30
+LOCK_WAIT = 2.0  # seconds a hook waits for a lock another convgit process holds
+MAX_EVENT = 16 << 20  # bytes of stdin read at most
+LOG_LIMIT = 1 << 20  # bytes after which the log moves to hooks.log.1
+
+
+class LateError(Exception):
+    """The hook ran past its deadline."""
+
+
+def log_path(root: Path) -> Path:
+    """The hook log of the store at ``root``."""
+    return root / "logs" / "hooks.log"
+
+
+@dataclass(frozen=True)
+class LogReport:
+    """What the hook log says: events logged, problems among them, the last of each."""
+
+    events: int
+    problems: int
+    last: str | None
+    last_problem: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "events": self.events,
+            "problems": self.problems,
+            "last": self.last,
+            "last_problem": self.last_problem,
+        }
+
+
+def read_log(path: Path) -> LogReport:
+    """The hook log at ``path`` summed up (nothing when there is none)."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return LogReport(0, 0, None, None)
+    events = [line for line in text.splitlines() if line[:1].isdigit()]
+    problems = [line for line in events if ": problem after " in line]
+    return LogReport(
+        len(events),
+        len(problems),
+        events[-1] if events else None,
+        problems[-1] if problems else None,
+    )
+
+
+def run(args: list[str], store_dir: Path | None = None) -> int:
+    """``convgit hook AGENT``: handle the event on stdin; always 0. ``store_dir``: the store
+    (``--store``), else the one of the event's folder (``CONVGIT_STORE`` honoured; outside git,
+    the per-user store of the folder, made at its first prompt)."""
+    started = time.monotonic()
+    # A Stop snapshots on a thread that mostly waits for git while this one reads the session:
+    # it gets the interpreter back within half a millisecond of git's answer, not five.
+    sys.setswitchinterval(0.0005)
+    if os.environ.get("CONVGIT_HOOK_PROBE"):  # `convgit hooks status` asks which convgit runs
+        sys.stdout.write(f"convgit {Path(__file__).parent}\n")
+        return 0
+    stdout = _silence_stdout()
+    agent = args[0] if args else ""
+    root: Path | None = None
+    what = f"{agent or '(no agent)'} (unread event)"
+    name = ""
+    speaks = False
+    succeeded = False
+    try:
+        _deadline(DEADLINE)
+        from convgit import agents
+        from convgit.base import codec, locks
+        from convgit.store.location import locate
+
+        locks.cap_waits(LOCK_WAIT)
+        root = locate(os.getcwd(), store_dir, per_user=True).root
+        integration = agents.integration(agent)
+        raw = sys.stdin.buffer.read(MAX_EVENT + 1)
+        if len(raw) > MAX_EVENT:
+            raise ValueError(f"the event is over {MAX_EVENT >> 20} MiB")
+        try:
+            payload: Any = codec.decode(raw)
+        except ValueError:
+            raise ValueError("the event on stdin is not JSON") from None
+        event = integration.event(payload)
+        name = event.name
+        what = f"{agent} {event.name} {event.session_id}"
+        location = locate(event.cwd or os.getcwd(), store_dir, per_user=True)
+        root = location.root
+        speaks = event.name in integration.SPEAKS
+        if location.git is None and event.name not in integration.OPENS and not root.is_dir():
+            root = None  # outside git, a folder that never had a turn gets nothing
+            succeeded = True
+            return 0
+        from convgit.agents import live
+
+        done = live.handle(location, event)
+        succeeded = True
+        _log(root, f"{what}: ok in {_ms(started)}: {done}")
+    except BaseException as exc:  # the agent must go on, whatever went wrong here
+        import traceback
+
+        problem = _problem(exc)
+        _log(root, f"{what}: problem after {_ms(started)}: {problem}", traceback.format_exc())
+        if root is not None:
+            from convgit.agents import hook_failures
+
+            hook_failures.failed(root, agent, name or "(unread event)", problem, log_path(root))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        if root is not None:
+            _tell(root, succeeded, speaks, stdout)
+    return 0
+
+
+def _tell(root: Path, succeeded: bool, speaks: bool, stdout: int | None) -> None:
+    """Settle the failures kept for the store; tell those not told yet through the agent's
+    ``systemMessage`` (JSON on stdout, which a synchronous hook's agent shows the user and
+    never sends to the model), when this event can speak."""
+    try:
+        from convgit.agents import hook_failures
+
+        untold = hook_failures.settle(root, succeeded, speaks and stdout is not None)
+        if untold and stdout is not None:
+            text = json.dumps({"systemMessage": hook_failures.message(untold, succeeded)})
+            os.write(stdout, (text + "\n").encode())
+    except Exception:
+        pass
+
+
+def _silence_stdout() -> int | None:
+    """Nothing, not even a child process, can write to the agent's stdout from here on; the
+    agent's stdout is returned (a descriptor of its own), for the message ``_tell`` writes."""
+    saved = None
+    try:
+        saved = os.dup(1)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
+    return saved
+
+
+def _deadline(seconds: float) -> None:
+    def late(signum: int, frame: FrameType | None) -> None:
+        raise LateError(f"the hook ran past its {seconds:.0f} s deadline")
+
+    signal.signal(signal.SIGALRM, late)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+
+
+def _problem(exc: BaseException) -> str:
+    message = getattr(exc, "message", None)  # a ConvgitError's sentence
+    if isinstance(message, str):
+        return message
+    if isinstance(exc, OSError) and exc.filename and exc.strerror:
+        return f"{exc.strerror}: {exc.filename}"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def _ms(started: float) -> str:
+    return f"{(time.monotonic() - started) * 1000:.0f} ms"
+
+
+def _log(root: Path | None, line: str, details: str = "") -> None:
+    """Append to the hook log (stderr when there is no store to log to)."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    text = f"{stamp} {line}\n"
+    if details:
+        text += "".join(f"  {row}\n" for row in details.rstrip().splitlines())
+    if root is not None:
+        path = log_path(root)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.exists() and path.stat().st_size > LOG_LIMIT:
+                os.replace(path, path.with_name(path.name + ".1"))
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, text.encode("utf-8", "replace"))
+            finally:
+                os.close(fd)
+            return
+        except OSError:
+            pass
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(text)

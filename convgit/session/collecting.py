@@ -1,0 +1,465 @@
+"""``convgit gc``: let go what the retention policy does not keep
+(``convgit.session.retention``), for every session of the store at once (forks share commits).
+
+The kept snapshots' commits are re-parented onto their nearest kept ancestor (same trees), the
+sessions' sidecars told (a ``rebased`` record: old id -> new; a ``pruned`` record per commit
+let go), the refs moved and deleted in one git transaction, then the objects nothing reaches
+any more deleted (``convgit.git.pruning``: never one the user's refs, reflogs or indexes reach).
+
+Crash-safe: nothing is deleted before everything names what is kept. The new commits are kept
+by refs of their own (``refs/convgit/_gc/``) from the moment they are written; the records come
+next, then the refs, then the objects. Killed anywhere, every kept snapshot still restores (its
+old commit and its new one both exist until the end), and the next ``gc`` finishes the job from
+the records (``settle``): refs still at an old commit move, refs of what was let go go, and the
+objects a killed run was deleting (listed in ``<store>/gc-drop``) are checked again and go.
+Concurrent-safe: it holds the lock of every session's records and private indexes (no snapshot,
+restore or append runs meanwhile), the background packing's lock, and its own.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager, suppress
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from convgit import schema
+from convgit.base import codec, faults, locks
+from convgit.base.errors import ConvgitError, NoWorkspaceError, RefusedError
+from convgit.git import pruning
+from convgit.git.run import Git
+from convgit.session.retention import HELD, Item, Policy, judge
+from convgit.store import load, sessions
+from convgit.store.location import StoreLocation
+
+KEEP_REFS = "refs/convgit/_gc/"
+LOCK_WAIT = 10.0
+MIB = 1024 * 1024
+
+
+@dataclass
+class Report:
+    """What gc let go (or would, with ``dry_run``), what it kept and why, and the bytes."""
+
+    dry_run: bool
+    policy: Policy
+    let_go: list[Item] = field(default_factory=list)
+    kept: dict[str, int] = field(default_factory=dict)  # why -> how many
+    skipped: dict[str, str] = field(default_factory=dict)  # session -> why not looked at
+    bytes_before: int = 0  # convgit's own objects before
+    bytes_freed: int = 0  # what gc frees (a dry run: what it would, about)
+    bytes_after: int = 0
+    kept_over_budget: int | None = None  # the kept part alone, when over max_mib
+    rebased: int = 0  # commits given new parents
+    objects: int = 0  # objects deleted
+    settled: bool = False  # an interrupted gc was finished first
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "dry_run": self.dry_run,
+            "policy": self.policy.to_json(),
+            "let_go": [item.to_json() for item in self.let_go],
+            "kept": self.kept,
+            "skipped": [{"session": s, "why": w} for s, w in sorted(self.skipped.items())],
+            "bytes": {
+                "before": self.bytes_before,
+                "freed": self.bytes_freed,
+                "after": self.bytes_after,
+            },
+            "over_budget": self.kept_over_budget,
+            "rebased": self.rebased,
+            "objects": self.objects,
+            "finished_interrupted": self.settled,
+        }
+
+
+def git_of(location: StoreLocation) -> Git:
+    """git on the repository of the store; refused plainly outside git."""
+    place = location.git
+    if place is None or place.worktree is None:
+        raise NoWorkspaceError(
+            "convgit gc lets snapshots go, and this store has none: it is not in a git"
+            " repository with a working tree.",
+            "run convgit gc inside the repository",
+        )
+    git = Git.open(place.git_dir, place.worktree)
+    if git is None:
+        raise NoWorkspaceError("No git working tree was found for this store.")
+    return git
+
+
+def run(location: StoreLocation, *, dry_run: bool, now: datetime | None = None) -> Report:
+    """Apply the store's policy (``dry_run``: say what it would do, change nothing)."""
+    started = time.monotonic()
+    policy = Policy.of(location)
+    git = git_of(location)
+    with _locked(location):
+        report = Report(dry_run, policy)
+        if not dry_run:
+            report.settled = settle(location, git)
+        report.bytes_before = store_bytes(git)
+        _collect(location, git, policy, report, now)
+        if not dry_run:
+            (location.root / "gc-last").write_text(schema.now() + "\n")
+            (location.root / SIZE_CACHE).unlink(missing_ok=True)  # measured again when asked
+            report.bytes_after = store_bytes(git)
+            report.bytes_freed = report.bytes_before - report.bytes_after
+        else:
+            report.bytes_after = max(0, report.bytes_before - report.bytes_freed)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _collect(
+    location: StoreLocation, git: Git, policy: Policy, report: Report, now: datetime | None
+) -> None:
+    looked = judge(location, policy, now)
+    report.skipped = looked.skipped
+    refs = _refs(git)
+    mine = {sid: {r: c for r, c in refs.items() if _sid(r) == sid} for sid in looked.sessions}
+    named = {item.commit for item in looked.items}
+    fixed_tips = {c for r, c in refs.items() if _sid(r) not in mine}
+    fixed_tips |= {c for held in mine.values() for c in held.values() if c not in named}
+    fixed = set(pruning.graph(git, fixed_tips)[0])
+    tips = set(refs.values()) | named | {item.also for item in looked.items if item.also}
+    order, parents = pruning.graph(git, tips & _present(git, tips))
+    kept = _kept(looked.items, fixed, parents)
+    for item in looked.items:
+        if item.why is None and item.commit in kept:
+            item.why = "shared"
+    everything = pruning.objects_of(git, tips & set(order))
+    theirs = _user_objects(git, location)
+    if policy.max_mib is not None:
+        budget = int(policy.max_mib * MIB)
+        extra = _over_budget(git, looked.items, kept, fixed_tips, theirs, budget, report)
+        for item in extra:
+            item.why = None
+        kept = _kept(looked.items, fixed, parents)
+        for item in looked.items:
+            if item.why is None and item.commit in kept:
+                item.why = "shared"
+    rebased = pruning.rebase(git, order, parents, kept & set(order), write=not report.dry_run)
+    report.rebased = len(rebased.commits)
+    still = pruning.objects_of(git, kept - set(rebased.commits), walk=False)
+    still |= pruning.objects_of(git, fixed_tips)
+    still |= pruning.objects_of(git, kept & set(rebased.commits), walk=False) - set(rebased.commits)
+    doomed = everything - still - theirs
+    report.let_go = [item for item in looked.items if item.why is None]
+    for item in looked.items:
+        if item.why:
+            report.kept[item.why] = report.kept.get(item.why, 0) + 1
+    if report.dry_run:
+        sizes = pruning.disk_sizes(git, doomed)
+        new = sum(pruning.disk_sizes(git, list(rebased.commits), packed=True).values())
+        overhead = pruning.PACK_OVERHEAD if rebased.commits else 0
+        report.bytes_freed = max(0, sum(sizes.values()) - new - overhead)
+        return
+    _apply(location, git, looked.items, mine, rebased, doomed)
+    report.objects = len(doomed)
+
+
+def _kept(items: list[Item], fixed: set[str], parents: dict[str, list[str]]) -> set[str]:
+    """The commits kept: those of the items a rule keeps, those ``fixed`` (refs gc does not
+    look at reach them), and the whole ancestry of each saved state kept (a saved state's
+    commit may be a child of the state saved first, with exact bytes: its id must not change)."""
+    kept = {item.commit for item in items if item.why} | fixed
+    # an undo to a saved state reads the commit its restore went to: that commit stays too
+    kept |= {item.also for item in items if item.why and item.also and item.also in parents}
+    stack = [item.commit for item in items if item.why and item.what == "saved"]
+    while stack:
+        for parent in parents.get(stack.pop(), []):
+            if parent not in kept:
+                kept.add(parent)
+                stack.append(parent)
+    return kept
+
+
+def _apply(
+    location: StoreLocation,
+    git: Git,
+    items: list[Item],
+    mine: dict[str, dict[str, str]],
+    rebased: pruning.Rebased,
+    doomed: set[str],
+) -> None:
+    moved = rebased.commits
+    targets = sorted({moved[c] for held in mine.values() for c in held.values() if c in moved})
+    if targets:  # the new commits are kept from here on, whatever happens next
+        _transaction(git, [f"create {KEEP_REFS}{c} {c}\n" for c in targets])
+    stamp = schema.now()
+    records: dict[str, list[dict[str, Any]]] = {}
+    for sid in mine:
+        ours = [item for item in items if item.session == sid]
+        named = {item.commit for item in ours} | set(mine[sid].values())
+        named |= {item.also for item in ours if item.also}
+        theirs = {old: new for old, new in moved.items() if old in named}
+        records[sid] = [schema.rebased(theirs, stamp)] if theirs else []
+        records[sid] += [
+            schema.pruned(item.entry, item.commit, item.what, stamp)
+            for item in ours
+            if item.why is None
+        ]
+    journal = {
+        "ts": stamp,
+        "records": {sid: found for sid, found in records.items() if found},
+        "moved": moved,
+        "let_go": sorted({item.commit for item in items if item.why is None}),
+        "doomed": sorted(doomed),
+    }
+    _write_journal(location, journal)
+    faults.point("gc:before-records")
+    _finish(location, git, journal)
+
+
+def _finish(location: StoreLocation, git: Git, journal: dict[str, Any]) -> None:
+    """Carry out the journal of a gc (``_apply`` wrote it; ``settle`` after a kill): each
+    session's records (unless it has them), the refs, the objects; then the journal goes."""
+    stamp = journal["ts"]
+    for sid, records in sorted(journal["records"].items()):
+        sidecar_file = sessions.sidecar_file(location, sid)
+        if stamp not in load.sidecar(sidecar_file)[1].gc_runs:
+            sidecar_file.append(records)
+        faults.point("gc:between-sessions")
+    faults.point("gc:before-refs")
+    moved, let_go = journal["moved"], set(journal["let_go"])
+    script = []
+    for ref, commit in sorted(_refs(git).items()):
+        if ref.startswith(KEEP_REFS):
+            script.append(f"delete {ref} {commit}\n")
+        elif _sid(ref) in journal["records"] and commit in moved:
+            script.append(f"update {ref} {moved[commit]} {commit}\n")
+        elif _sid(ref) in journal["records"] and commit in let_go:
+            script.append(f"delete {ref} {commit}\n")
+    _transaction(git, script)
+    _expire_logs(git, [line.split()[1] for line in script])
+    faults.point("gc:before-prune")
+    since = pruning.now()
+    safe = pruning.protected(git, _private_indexes(location))
+    faults.point("gc:dropping")
+    pruning.drop(git, set(journal["doomed"]) - safe, since)
+    pruning.pack(git, [new for new in set(moved.values()) if _loose(git, new)])
+    (location.root / JOURNAL).unlink(missing_ok=True)
+
+
+JOURNAL = "gc-journal.json"
+
+
+def _write_journal(location: StoreLocation, journal: dict[str, Any]) -> None:
+    path = location.root / JOURNAL
+    temporary = path.with_name(JOURNAL + ".tmp")
+    temporary.write_bytes(codec.dumps(journal).encode())
+    with open(temporary, "rb") as written:
+        os.fsync(written.fileno())
+    os.replace(temporary, path)
+
+
+def settle(location: StoreLocation, git: Git) -> bool:
+    """Finish a gc that was killed (its journal is there): the records each session lacks,
+    the refs, the objects it was deleting. Refs of its own (``KEEP_REFS``) left by a gc
+    killed before its journal go. True when there was anything to finish."""
+    path = location.root / JOURNAL
+    try:
+        journal = codec.decode(path.read_bytes())
+    except FileNotFoundError:
+        journal = None
+    except ValueError:  # written whole and renamed into place: damage means it is not ours
+        path.unlink()
+        journal = None
+    if isinstance(journal, dict):
+        _finish(location, git, journal)
+        return True
+    keepers = {r: c for r, c in _refs(git).items() if r.startswith(KEEP_REFS)}
+    _transaction(git, [f"delete {ref} {commit}\n" for ref, commit in sorted(keepers.items())])
+    return bool(keepers)
+
+
+def _over_budget(
+    git: Git,
+    items: list[Item],
+    kept: set[str],
+    fixed_tips: set[str],
+    theirs: set[str],
+    budget: int,
+    report: Report,
+) -> list[Item]:
+    """The items kept while there is room (recent, branch ends) to let go, oldest first, so
+    convgit's objects fit in ``budget`` bytes; the fewest that do (all of them when the kept
+    part alone is over: ``report.kept_over_budget`` then says how much it is)."""
+    soft = sorted((i for i in items if i.why and i.why not in HELD), key=lambda i: i.ts)
+    fixed = pruning.objects_of(git, fixed_tips)
+
+    def size(count: int) -> int:
+        gone = {i.commit for i in soft[:count]}
+        held = {i.commit for i in items if i.why and i.commit not in gone and i not in soft[:count]}
+        found = (pruning.objects_of(git, held & kept, walk=False) | fixed) - theirs
+        return sum(pruning.disk_sizes(git, found, packed=True).values())
+
+    if size(0) <= budget:
+        return []
+    low, high = 1, len(soft)
+    if size(high) > budget:
+        report.kept_over_budget = size(high)
+        return soft
+    while low < high:
+        middle = (low + high) // 2
+        if size(middle) <= budget:
+            high = middle
+        else:
+            low = middle + 1
+    return soft[:low]
+
+
+def store_bytes(git: Git) -> int:
+    """The bytes git's object folder takes (``git count-objects -v``: loose and packed)."""
+    listed = os.fsdecode(git.run("count-objects", "-v").stdout)
+    found = dict(line.split(": ", 1) for line in listed.splitlines() if ": " in line)
+    return (int(found.get("size", "0")) + int(found.get("size-pack", "0"))) * 1024
+
+
+def _user_objects(git: Git, location: StoreLocation) -> set[str]:
+    """Every object something other than convgit's refs reaches: the user's refs, reflogs and
+    indexes, and the blobs convgit's private indexes name."""
+    listed = git.run(
+        "rev-list", "--objects", "--exclude=refs/convgit/*", "--all", "--reflog",
+        "--indexed-objects", check=False,
+    ).stdout  # fmt: skip
+    width = 2 * git.hash_len
+    found = {os.fsdecode(line[:width]) for line in listed.splitlines() if line}
+    return found | pruning.index_blobs(git, _private_indexes(location))
+
+
+def _private_indexes(location: StoreLocation) -> list[Path]:
+    folder = location.root / "index"
+    return sorted(p for p in folder.glob("*") if "." not in p.name) if folder.is_dir() else []
+
+
+def _refs(git: Git) -> dict[str, str]:
+    listed = git.run("for-each-ref", "--format=%(objectname) %(refname)", "refs/convgit/").stdout
+    found = (os.fsdecode(line).partition(" ") for line in listed.splitlines())
+    return {name: commit for commit, _, name in found}
+
+
+def _sid(ref: str) -> str:
+    return ref[len("refs/convgit/") :].split("/", 1)[0]
+
+
+def _present(git: Git, commits: set[str]) -> set[str]:
+    asked = "".join(f"{c}\n" for c in sorted(commits)).encode()
+    listed = git.run("cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=asked).stdout
+    return {
+        os.fsdecode(line.split()[0]) for line in listed.splitlines() if line.endswith(b" commit")
+    }
+
+
+def _loose(git: Git, oid: str) -> bool:
+    return (git.common_dir / "objects" / oid[:2] / oid[2:]).exists()
+
+
+def _transaction(git: Git, script: list[str]) -> None:
+    """One ``git update-ref --stdin`` transaction: every line or none."""
+    if script:
+        git.run("update-ref", "--stdin", stdin="".join(script).encode())
+
+
+def _expire_logs(git: Git, refs: list[str]) -> None:
+    """Under core.logAllRefUpdates=always a ref's log would keep the old commits."""
+    logs = git.common_dir / "logs"
+    for ref in refs:
+        if (logs / ref).exists():
+            expire = ("--expire=now", "--expire-unreachable=now")
+            git.run("reflog", "expire", *expire, ref, check=False)
+
+
+@contextmanager
+def _locked(location: StoreLocation) -> Iterator[None]:
+    """gc's own lock, the background packing's, and every session's records and private
+    indexes: no snapshot, restore or append runs while gc does."""
+    from convgit.git import private_index
+
+    with ExitStack() as held:
+        try:
+            held.enter_context(locks.held(location.root / "locks" / "gc.lock", 0))
+        except locks.LockTimeout:
+            raise RefusedError(
+                "Another convgit gc is running in this store.", "wait for it to end"
+            ) from None
+        held.enter_context(locks.held(location.root / "locks" / "maintenance.lock", LOCK_WAIT))
+        for index in _private_indexes(location):
+            held.enter_context(private_index.locked(index))
+        for sid in location.session_ids():
+            held.enter_context(sessions.sidecar_file(location, sid).lock())
+        yield
+
+
+SIZE_CACHE = "store-size.json"
+SIZE_FRESH = 3600.0  # seconds ``status`` shows a measured size before measuring again
+
+
+def store(location: StoreLocation, *, fresh: bool = True) -> dict[str, Any] | None:
+    """The store's size (the objects only convgit's refs reach, ``bytes``, and when it was
+    ``measured``) and policy, for ``status`` and ``snapshots``; None outside git. Without
+    ``fresh``, a size measured in the last hour is shown as it was (walking every snapshot's
+    objects costs ``status`` more than the rest of it on a large store)."""
+    place = location.git
+    if place is None or place.worktree is None:
+        return None
+    try:
+        last: str | None = (location.root / "gc-last").read_text().strip() or None
+    except OSError:
+        last = None
+    cache = location.root / SIZE_CACHE
+    measured: dict[str, Any] | None = None
+    if not fresh:
+        try:
+            if time.time() - cache.stat().st_mtime < SIZE_FRESH:
+                measured = codec.decode(cache.read_bytes())
+        except (OSError, ValueError):
+            measured = None
+    if not isinstance(measured, dict) or type(measured.get("bytes")) is not int:
+        git = Git.open(place.git_dir, place.worktree)
+        if git is None:
+            return None
+        measured = {"bytes": pruning.own_bytes(git), "measured": schema.now()}
+        with suppress(OSError):
+            temporary = cache.with_name(SIZE_CACHE + ".tmp")
+            temporary.write_bytes(codec.dumps(measured).encode())
+            os.replace(temporary, cache)
+    return {
+        "bytes": measured["bytes"],
+        "measured": str(measured.get("measured", "")),
+        "policy": Policy.of(location).to_json(),
+        "last_gc": last,
+    }
+
+
+def auto(store_root: Path, worktree: Path) -> int:
+    """The automatic ``gc`` (``[retention] auto``, started by ``maintenance.after_turn``) of the
+    store at ``store_root``: one line to ``logs/gc.log``."""
+    from convgit.store.location import find_git
+
+    log = store_root / "logs" / "gc.log"
+    try:
+        report = run(StoreLocation(store_root, find_git(worktree)), dry_run=False)
+        line = (
+            f"{schema.now()} let go {len(report.let_go)}, freed {report.bytes_freed} bytes"
+            f" in {report.seconds:.1f} s"
+        )
+        code = 0
+    except (ConvgitError, OSError) as exc:
+        line, code = f"{schema.now()} gc failed: {exc}", 1
+    with suppress(OSError):
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "a") as written:
+            written.write(line + "\n")
+    return code
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(auto(Path(sys.argv[1]), Path(sys.argv[2])))

@@ -1,0 +1,150 @@
+"""The note that tells the model where restores left the files, written when the conversation
+next moves on.
+
+A restore changes files, not the conversation, and a restore is often tried and undone before
+anyone speaks again. So a restore writes no note itself: its sidecar record says that the model
+is to be told (``"tell": true``). The next append on the active path (a user message, a reply,
+a tool result, ``convgit append``; the hooks' turns and ``resume`` write through the same
+append) first looks for the restores of this session not told yet (``pending``): the ones
+after the newest restore already told, either by a note (its ``"saved"`` names that restore's
+saved state) or by a ``told`` record of the sidecar. Then (``prepare``):
+
+* when the files git sees now are the state saved before the first of them (a restore and its
+  undo, or restores that came back where they began), nothing is said: a ``told`` record in
+  the sidecar closes them;
+* otherwise one note goes under the leaf, in the same append as the turn, above it: where the
+  files are now (the newest restore's target), and which files differ from before the first.
+  The note's ``"saved"`` closes them: the note and its mark are one line, so a crash leaves
+  either both or neither.
+
+What is pending lives in the sidecar (the restore records, written before any file changed),
+so a process killed between a restore and the next turn loses no note. A note never lands
+between a tool call and its result: while the leaf waits for results it stays pending, and the
+append after the last result carries it. Restores made by another session are told in that
+session's conversation, not here.
+
+A writer that places entries itself (``resume --restore``, which puts the note on the resumed
+path; an agent's hook) tells them with ``session_append.tell_now`` under the entry of its
+choice. The turns the hooks import from an agent's transcript hang where the agent put them,
+so they carry no note: what a restore did reaches such a model only through the agent (a
+restore's note stays pending until a convgit append, or ``session_append.tell_now``, tells it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from convgit import schema
+from convgit.base import codec
+
+if TYPE_CHECKING:
+    from convgit.session import Session
+    from convgit.store.sidecar import SavedState, Sidecar
+
+SOURCE = "restore"
+NAMED = 10  # the files a note names (its count covers them all)
+
+
+@dataclass(frozen=True)
+class Telling:
+    """What the next append says of the restores in ``chain`` (oldest first): ``text`` is the
+    note, or None when the files are back where they were before the first of them."""
+
+    chain: list[SavedState]
+    text: str | None
+
+    @property
+    def saved(self) -> str:
+        """The saved state of the newest restore told, as the note names it."""
+        return self.chain[-1].id
+
+    def note_fields(self) -> dict[str, Any]:
+        """The fields of the note that tells these restores (``session_append`` writes it)."""
+        assert self.text is not None
+        return {"text": self.text, "source": SOURCE, "saved": self.saved}
+
+
+def pending(session: Session) -> list[SavedState]:
+    """This session's restores the model is not told of yet, oldest first."""
+    return pending_in(session.sidecar, session.tree.entries)
+
+
+def pending_in(sidecar: Sidecar, entries: dict[str, dict[str, Any]]) -> list[SavedState]:
+    """``pending`` of a session whose records are ``sidecar`` and entries ``entries``."""
+    chain: list[SavedState] = []
+    for state in sidecar.saved:
+        if state.commit in sidecar.told:
+            chain = []
+        elif state.tell:
+            chain.append(state)
+    if not chain:
+        return chain
+    noted = {  # read only while restores are pending: a note whose told record is not written
+        str(entry["saved"])
+        for entry in entries.values()
+        if entry.get("type") == "note" and entry.get("source") == SOURCE and "saved" in entry
+    }
+    last = max((at for at, state in enumerate(chain) if state.id in noted), default=-1)
+    return chain[last + 1 :]
+
+
+def prepare(session: Session) -> Telling | None:
+    """What the next append tells of the pending restores (None: none is pending). Reads the
+    files once, as a snapshot would (the private index is the stat cache)."""
+    chain = pending(session)
+    if not chain:
+        return None
+    from convgit.session import files as session_files
+
+    ws = session.workspace()
+    with session_files.workspace_lock(session):
+        now, _ = ws.scan(session_files.index(session), size_cap=session.size_cap)
+    changes = ws.changes(chain[0].commit, now)
+    if not changes:
+        return Telling(chain, None)
+    return Telling(chain, _text(chain, [c.path for c in changes]))
+
+
+def foreseen(session: Session) -> Telling | None:
+    """What the next append will say, as a restore foresees it without reading the files
+    (they were just written: reading them would hash every restored file again): nothing when
+    the newest restore returned to the state saved before the first one pending, else a note
+    naming the files the pending restores changed. The append itself compares the files."""
+    chain = pending(session)
+    if not chain:
+        return None
+    if chain[-1].target == chain[0].id:
+        return Telling(chain, None)
+    changed = sorted({path for state in chain for path in state.files})
+    return Telling(chain, _text(chain, changed))
+
+
+def settle(session: Session, telling: Telling) -> None:
+    """After the append that told them: a ``told`` record closes the restores in the sidecar,
+    where ``pending`` looks first (a note closed them already; the record spares the next
+    appends reading every note, and a crash before it loses nothing)."""
+    from convgit.session import files as session_files
+
+    session_files.append_sidecar(session, [schema.told(telling.chain[-1].commit)])
+
+
+def _text(chain: list[SavedState], changed: list[str]) -> str:
+    last = chain[-1]
+    paths = sorted({p for s in chain for p in s.paths or []})
+    scope = "" if any(s.paths is None for s in chain) else f" (only {', '.join(paths)})"
+    if last.undo:
+        what = "the state before the last restore"
+    elif last.target is not None:
+        what = f"the saved state {last.target}"
+    else:
+        what = f"the snapshot of entry {last.entry}"
+    names = ", ".join(codec.shown(p) for p in changed[:NAMED])
+    names += ", ..." if len(changed) > NAMED else ""
+    count = "1 file now differs" if len(changed) == 1 else f"{len(changed)} files now differ"
+    several = f" ({len(chain)} restores since the conversation last moved on)" * (len(chain) > 1)
+    return (
+        f"The files were restored to {what}{scope}{several}: {count} from before"
+        f" ({names}). The conversation above was not changed; files may differ from what it"
+        " describes."
+    )
