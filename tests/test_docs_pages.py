@@ -395,3 +395,17 @@ def test_every_module_a_page_names_exists(page: str) -> None:
         elif not _resolves(named):
             wrong.append(f"{page}:{number}: {named} is no module or name of convgit")
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_navigator_page_lists_the_navigators_keys() -> None:
+    """docs/navigator.md's table has a row for every key `convgit ui` answers, and no other."""
+    from convgit.navigator.app import KEYS
+
+    text = (DOCS / "navigator.md").read_text()
+    rows = re.findall(r"^\| ((?:`[^`]+`[ ,]*(?:space)?)+) \|", text, re.M)
+    documented = {key for row in rows for key in re.findall(r"`([^`]+)`", row)}
+    documented |= {"?"} if "`?` lists these keys" in text else set()
+    keys = {key for shown, _ in KEYS for key in re.split(r"[ ,]+", shown) if key != "space"}
+    assert keys == documented, (
+        f"only in the app: {keys - documented}; only in the page: {documented - keys}"
+    )
