@@ -409,3 +409,16 @@ def test_the_navigator_page_lists_the_navigators_keys() -> None:
     assert keys == documented, (
         f"only in the app: {keys - documented}; only in the page: {documented - keys}"
     )
+
+
+@pytest.mark.parametrize("page", [p.name for p in ALL])
+def test_no_link_hides_in_a_code_block(page: str) -> None:
+    """Inside a code block a link is not one: it shows as brackets, and no test follows it."""
+    source = next(p for p in ALL if p.name == page)
+    outside = {number for number, _ in source.lines_outside_code()}
+    wrong = [
+        f"{page}:{number}: {line.strip()[:80]}"
+        for number, line in enumerate(source.text.split("\n"), 1)
+        if number not in outside and re.search(r"\]\([\w./#-]+\)", line)
+    ]
+    assert not wrong, "\n".join(wrong)
