@@ -92,13 +92,13 @@ def run(args: list[str], store_dir: Path | None = None) -> int:
     succeeded = False
     try:
         _deadline(DEADLINE)
-        from convgit import agents
+        from convgit.agents import registry
         from convgit.base import codec, locks
         from convgit.store.location import locate
 
         locks.cap_waits(LOCK_WAIT)
         root = locate(os.getcwd(), store_dir, per_user=True).root
-        integration = agents.integration(agent)
+        integration = registry.integration(agent)
         raw = sys.stdin.buffer.read(MAX_EVENT + 1)
         if len(raw) > MAX_EVENT:
             raise ValueError(f"the event is over {MAX_EVENT >> 20} MiB")

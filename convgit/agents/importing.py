@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convgit import schema
+from convgit.agents import registry
 from convgit.base.errors import InvalidEntryError, NotFoundError, RefusedError
 from convgit.session import Session
 from convgit.session import appending as session_append
@@ -143,14 +144,13 @@ def import_file(
     file to learn it (the live hooks know it). Without ``agent``, the agent is recognised from
     the file's content; a file another agent wrote is refused (``recognise``)."""
     from convgit.agents import reading as importing  # only imports need the importers
-    from convgit.agents import recognise
 
     if agent is not None:
         importing.importer(agent)  # an unknown agent: refused before the file is read
     source = Path(source).absolute()
     whole = None
     if agent is None or agent_session_id is None:
-        whole = _read_source(source, recognise.TITLES.get(agent or ""))
+        whole = _read_source(source, registry.title(agent or ""))
         agent = _recognised(agent, source, whole)
     importer = importing.importer(agent)
     if agent_session_id is None:
@@ -278,12 +278,12 @@ def _below_restore_note(session: Session, records: list[dict[str, Any]]) -> None
 def _recognised(agent: str | None, source: Path, data: bytes) -> str:
     """The agent to read ``source`` as: ``agent``, unless the file is another agent's (refused);
     without ``agent``, the one its content shows (refused when none does)."""
-    from convgit.agents.recognise import TITLES, agent_of
+    from convgit.agents.recognise import agent_of
 
     found = agent_of(data)
     if agent is None:
         if found is None:
-            known = ", ".join(TITLES.values())
+            known = ", ".join(str(registry.title(name)) for name in registry.names())
             raise RefusedError(
                 f"{source.name} does not look like a session file of an agent convgit reads"
                 f" ({known}).",
@@ -292,7 +292,8 @@ def _recognised(agent: str | None, source: Path, data: bytes) -> str:
         return found
     if found is not None and found != agent:
         raise RefusedError(
-            f"{source.name} is a {TITLES[found]} session file, not a {TITLES[agent]} one;"
+            f"{source.name} is a {registry.title(found)} session file, not a"
+            f" {registry.title(agent)} one;"
             " nothing was imported.",
             f"convgit import {found} {source}",
         )

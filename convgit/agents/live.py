@@ -29,7 +29,9 @@ from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from convgit.agents.claude_code import TITLE
 from convgit.agents.claude_code import live as cc
+from convgit.agents.claude_code.resume import line_uuids
 from convgit.agents.live_state import (
     BackgroundSnapshot,
     Live,
@@ -67,7 +69,7 @@ def handle(location: StoreLocation, event: cc.Event) -> str:
     if event.name == "PostToolUse" and not (per_tool or keep):
         return "per-tool snapshots are off"
     lock = location.agent_lock(AGENT, event.session_id)
-    with jsonl.exclusive(lock, f"the {cc.TITLE} session {event.session_id}"):
+    with jsonl.exclusive(lock, f"the {TITLE} session {event.session_id}"):
         live = Live.load(location, AGENT, event.session_id)
         if keep and not per_tool:  # from the state alone, when it says enough
             sid, known = live.data.get("session"), live.get("workspace")
@@ -77,7 +79,7 @@ def handle(location: StoreLocation, event: cc.Event) -> str:
                 )
         quick = None
         if event.name == "UserPromptSubmit":
-            quick = quick_prompt(location, live, cc.TITLE, event.prompt_id)
+            quick = quick_prompt(location, live, TITLE, event.prompt_id)
         if quick is not None:
             live.save()
             return quick
@@ -191,7 +193,7 @@ def _attach(location: StoreLocation, event: cc.Event, live: Live) -> Session | N
         return Session(location, known, workspace=live.workspace(location))
     found = session_import.find_for_agent(location, AGENT, event.session_id)
     if found is None:
-        copied = cc.line_uuids(_read(event.transcript))
+        copied = line_uuids(_read(event.transcript))
         if copied:
             found = _continued(location, event, copied, live)
         elif live.data.get("source") in ("resume", "fork") or (
@@ -229,7 +231,7 @@ def _snapshot_unattached(location: StoreLocation, event: cc.Event, live: Live) -
     ws.track_changes(fsmonitor(location))
     index = _unattached_index(location, event.session_id)
     index.parent.mkdir(parents=True, exist_ok=True)
-    message = prompt_message(cc.TITLE, event.prompt_id)
+    message = prompt_message(TITLE, event.prompt_id)
     snap = ws.snapshot(
         index,
         message=f"convgit snapshot {message}\n\nConvgit-Agent-Session: {event.session_id}\n",
@@ -380,7 +382,7 @@ def _prompt(session: Session, event: cc.Event, live: Live) -> str:
     else:
         nearest = _read_tree(session).nearest_snapshot(session.tree.leaf)
         base = None if nearest is None else nearest.commit
-    message = prompt_message(cc.TITLE, event.prompt_id)
+    message = prompt_message(TITLE, event.prompt_id)
     snap = after(base, lambda parent: session.take_snapshot(parent, message))
     if snap.reused:
         done.append("files unchanged")

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import importlib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -48,15 +47,6 @@ from typing import Any, NamedTuple
 
 from convgit import schema
 from convgit.base import codec
-from convgit.base.errors import UsageError
-
-# agent name -> the module whose ``IMPORTER`` reads that agent's files
-IMPORTERS: dict[str, str] = {
-    "claude-code": "convgit.agents.claude_code.reading",
-    "codex": "convgit.agents.codex.reading",
-    "gemini": "convgit.agents.gemini.reading",
-    "pi": "convgit.agents.pi.reading",
-}
 
 _SAFE_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,127}")
 _RESERVED = frozenset({"root", "head"})
@@ -450,11 +440,10 @@ class Importer:
 
 def importer(agent: str) -> Importer:
     """The importer for ``agent``; a UsageError names the known agents."""
-    module = IMPORTERS.get(agent)
-    if module is None:
-        known = ", ".join(sorted(IMPORTERS))
-        raise UsageError(f"There is no importer for '{agent}': use one of {known}.")
-    found: Importer = importlib.import_module(module).IMPORTER
+    from convgit.agents import registry
+
+    unknown = "There is no importer for '{name}': use one of {known}."
+    found: Importer = registry.agent(agent, "reading", unknown=unknown).part("reading").IMPORTER
     return found
 
 

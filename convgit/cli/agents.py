@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from convgit.agents import importing as session_import
+from convgit.agents import registry
 from convgit.base.errors import NotFoundError, RefusedError, UsageError
 from convgit.cli.output import output_failed, show
 from convgit.cli.program import (
@@ -27,7 +28,7 @@ def import_cmd(
     agent: Annotated[
         str,
         typer.Argument(
-            help="The agent that wrote the file: claude-code, codex, gemini, pi; it may be left"
+            help=f"The agent that wrote the file: {registry.listing('reading')}; it may be left"
             " out (`convgit import FILE`: recognised from the file's content).",
             metavar="AGENT",
         ),
@@ -41,12 +42,11 @@ def import_cmd(
     session; found again on the next import, which adds only what is new). Nothing is
     snapshotted: today's files are not those of the turns imported. A file of another agent
     than AGENT is refused; without AGENT the agent is recognised from the file."""
-    from convgit.agents import reading as importing
     from convgit.text import reports
 
     chosen: str | None = agent
     if file is None:
-        if agent in importing.IMPORTERS and not Path(agent).exists():
+        if agent in registry.names() and not Path(agent).exists():
             raise UsageError(f"Give the {agent} file to import.", f"convgit import {agent} FILE")
         chosen, file = None, Path(agent)
     results = session_import.import_file(
@@ -55,7 +55,7 @@ def import_cmd(
     if json:
         out({"imports": [r.to_json() for r in results]})  # the session, then its subagents
         return
-    title = importing.importer(results[0].agent).title
+    title = registry.title(results[0].agent) or results[0].agent
     if chosen is None:
         show(f"{file} is a {title} session file (recognised from its content)")
     for result in results:
@@ -65,7 +65,9 @@ def import_cmd(
 @command("export")
 def export_cmd(
     ref: Annotated[str | None, typer.Argument(help="The path's last entry (default: @).")] = None,
-    format: Annotated[str, typer.Option("--format", help="pi: a pi v3 session file.")] = "",
+    format: Annotated[
+        str, typer.Option("--format", help=f"The agent: {registry.listing('export')}.")
+    ] = "",
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o", metavar="FILE", help="Write a new file instead of stdout."),
@@ -77,16 +79,16 @@ def export_cmd(
     """The root-to-REF path as another agent's session file, which that agent continues
     (`pi --session FILE`). Entries imported from it are written back byte for byte."""
     if not format:
-        raise UsageError("Say which agent's format to write: --format pi.")
-    if format != "pi":
-        raise UsageError(f"Unknown export format '{format}': use --format pi.")
-    from convgit.agents.pi import export as pi_export
+        known = registry.listing("export")
+        raise UsageError(f"Say which agent's format to write: --format {known}.")
+    unknown = "Unknown export format '{name}': use --format {known}."
+    exporter = registry.agent(format, "export", unknown=unknown).part("export")
 
     session = open_session()
     path = session.records(ref)
     if not path:
         raise NotFoundError("The session has no entries to export.", 'convgit user "..."')
-    data = pi_export.export(session.header(), path, session.kept())
+    data = exporter.export(session.header(), path, session.kept())
     if output is None:
         try:
             sys.stdout.buffer.write(data)
@@ -97,7 +99,7 @@ def export_cmd(
     from convgit.cli import newfile
 
     newfile.write(output, data, command="convgit export", force=force)
-    show(f"wrote {len(path)} entries, root to {path[-1]['id']}, to {output} (pi v3)")
+    show(f"wrote {len(path)} entries, root to {path[-1]['id']}, to {output} ({exporter.WRITES})")
 
 
 hooks_app = typer.Typer(
@@ -148,7 +150,7 @@ def _location() -> Any:
 
 @command("install", group=hooks_app)
 def hooks_install(
-    agent: Annotated[str, typer.Argument(help="The agent: claude-code.")],
+    agent: Annotated[str, typer.Argument(help=f"The agent: {registry.listing('live')}.")],
     scope: ScopeOption = "local",
     program: Annotated[
         str | None,
@@ -163,13 +165,12 @@ def hooks_install(
     """Add convgit's hooks to the agent's settings (every other setting and hook is kept):
     from then on every prompt, reply and tool call is recorded, with a snapshot per turn.
     Installing again replaces the hooks of an older version (on other events) with these."""
-    from convgit import agents
     from convgit.agents import hooks
     from convgit.text import reports
 
     if program is not None and not program.strip():
         raise UsageError("--command is empty: give the convgit the hooks should run.")
-    integration = agents.integration(agent)
+    integration = registry.integration(agent)
     wanted = integration.wanted(program, _tool_snapshots())
     project = _project()
     change = hooks.install(integration, scope, project, _backups(scope), wanted)
@@ -188,17 +189,16 @@ def hooks_install(
 
 @command("uninstall", group=hooks_app)
 def hooks_uninstall(
-    agent: Annotated[str, typer.Argument(help="The agent: claude-code.")],
+    agent: Annotated[str, typer.Argument(help=f"The agent: {registry.listing('live')}.")],
     scope: ScopeOption = "local",
     json: JsonFlag = False,
 ) -> None:
     """Take convgit's hooks out of the agent's settings, and nothing else (a file nothing
     else changed in since the install gets its bytes back; one the install made goes)."""
-    from convgit import agents
     from convgit.agents import hooks
     from convgit.text import reports
 
-    change = hooks.uninstall(agents.integration(agent), scope, _project(), _backups(scope))
+    change = hooks.uninstall(registry.integration(agent), scope, _project(), _backups(scope))
     if json:
         out(change.to_json())
     else:
@@ -211,16 +211,17 @@ def hooks_status(json: JsonFlag = False) -> None:
     the hook events that failed since the last that succeeded."""
     import shutil
 
-    from convgit import agents
     from convgit.agents import hook, hook_failures, hooks
     from convgit.text import reports
 
     tool_snapshots = _tool_snapshots()
     found = {
         name: hooks.status(
-            agents.integration(name), _project(), agents.integration(name).events(tool_snapshots)
+            registry.integration(name),
+            _project(),
+            registry.integration(name).events(tool_snapshots),
         )
-        for name in agents.AGENTS
+        for name in registry.names("live")
     }
     root = _location().root
     log = hook.log_path(root)
@@ -244,7 +245,9 @@ def hooks_status(json: JsonFlag = False) -> None:
 
 @command("hook")
 def hook_cmd(
-    agent: Annotated[str, typer.Argument(help="The agent whose hook this is: claude-code.")],
+    agent: Annotated[
+        str, typer.Argument(help=f"The agent whose hook this is: {registry.listing('live')}.")
+    ],
 ) -> None:
     """Record one hook event of the agent, read on stdin (what `convgit hooks install` sets up).
     Always exits 0 and prints nothing; problems go to the hook log (`convgit hooks status`)."""
@@ -259,7 +262,9 @@ def resume(
     ref: Annotated[str, typer.Argument(help="The entry to continue from in the agent.")],
     agent: Annotated[
         str | None,
-        typer.Option("--agent", help="The agent (default: the session's): claude-code, codex, pi."),
+        typer.Option(
+            "--agent", help=f"The agent (default: the session's): {registry.listing('resume')}."
+        ),
     ] = None,
     restore_files: Annotated[
         bool, typer.Option("--restore", help="Also restore the files to REF's snapshot.")
@@ -277,7 +282,7 @@ def resume(
 
     session = open_session()
     session.check()
-    chosen = agent or session.header().get("agent") or handback.AGENT
+    chosen = agent or session.header().get("agent") or registry.DEFAULT
 
     def confirm(preview: RestoreResult) -> None:
         if yes:

@@ -406,10 +406,11 @@ class Navigator(App[list[str]]):
         ident = self.selected
         if ident is None:
             return
+        from convgit.agents import registry
         from convgit.agents import resume as handback
 
         with self._refusals():
-            agent = str(self.session.header().get("agent") or handback.AGENT)
+            agent = str(self.session.header().get("agent") or registry.DEFAULT)
             result = handback.resume(self.session, ident, agent)
             self.exit(reports.resume_words(result, self.view.short_id(result.entry)))
 

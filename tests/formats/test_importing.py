@@ -9,6 +9,7 @@ import pytest
 
 from convgit.agents import reading as importing
 from convgit.agents.reading import Cursor, Known, Record
+from convgit.base.errors import UsageError
 
 
 def _texts(read: importing.Read) -> list[tuple[int, int, bytes]]:
@@ -198,5 +199,5 @@ def test_a_json_document_gives_each_element_of_a_list_with_its_text() -> None:
 
 
 def test_an_unknown_agent_is_a_usage_error() -> None:
-    with pytest.raises(importing.UsageError, match="claude-code"):
+    with pytest.raises(UsageError, match="claude-code"):
         importing.importer("no-such-agent")

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from convgit.agents.recognise import TITLES, agent_of
+from convgit.agents import registry
+from convgit.agents.recognise import agent_of
 from tests.formats.agentfiles import Store
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -25,6 +26,8 @@ MORE = {  # the other shapes an agent's file takes
     "gemini": FIXTURES / "gemini" / "jsonl-updates-and-rewind.jsonl",  # chat as JSON lines
     "pi": FIXTURES / "pi" / "v1-branched-from.jsonl",  # a v1 header
 }
+
+TITLES = {agent.name: agent.title for agent in registry.agents()}
 
 
 @pytest.mark.parametrize(

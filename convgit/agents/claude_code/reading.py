@@ -33,7 +33,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from convgit.agents.claude_code import blocks, kinds
+from convgit.agents.claude_code import NAME, TITLE, blocks, kinds
 from convgit.agents.claude_code.parents import MAIN, Parents, chain_of
 from convgit.agents.claude_code.subagents import Subagents, subagent_files
 from convgit.agents.reading import (
@@ -54,7 +54,7 @@ from convgit.agents.reading import (
 )
 from convgit.schema import kind_error
 
-AGENT = "claude-code"
+AGENT = NAME
 _SESSION_ID = re.compile(rb'"sessionId":\s*"([A-Za-z0-9_.:-]{1,128})"')
 _EPOCH = "1970-01-01T00:00:00.000Z"  # the time of a record that carries none, when none came before
 _AUTO = object()  # "find the parent": what ``_Fold._entries`` does when given none
@@ -88,7 +88,7 @@ def parse(data: bytes, cursor: Cursor, known: Known) -> Batch:
 
 IMPORTER = Importer(
     agent=AGENT,
-    title="Claude Code",
+    title=TITLE,
     session_id=session_id,
     parse=parse,
     companions=subagent_files,
@@ -386,3 +386,18 @@ class _Fold:
             native={"key": inner_uuid, "in": uuid},
         )
         self.ts = saved
+
+
+_CLAUDE_ONLY = frozenset(
+    {"file-history-snapshot", "queue-operation", "last-prompt", "custom-title", "permission-mode"}
+)
+
+
+def recognises(records: list[dict[str, Any]], data: bytes) -> bool:
+    """A transcript: lines carrying both ``uuid`` and ``sessionId``, or records only Claude
+    writes."""
+    return any(
+        isinstance(record.get("sessionId"), str)
+        and (isinstance(record.get("uuid"), str) or record.get("type") in _CLAUDE_ONLY)
+        for record in records
+    )

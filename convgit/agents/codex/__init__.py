@@ -1,1 +1,4 @@
-"""x"""
+"""Codex: its rollouts read (``reading``) and a path handed back as a rollout (``resume``)."""
+
+NAME = "codex"
+TITLE = "Codex"

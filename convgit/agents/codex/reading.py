@@ -28,6 +28,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from convgit.agents.codex import NAME, TITLE
 from convgit.agents.reading import (
     Batch,
     Cursor,
@@ -150,7 +151,7 @@ def fork_source(data: bytes) -> ForkSource | None:
 
 
 IMPORTER = Importer(
-    agent="codex", title="Codex", session_id=session_id, parse=parse, fork_source=fork_source
+    agent=NAME, title=TITLE, session_id=session_id, parse=parse, fork_source=fork_source
 )
 
 
@@ -449,3 +450,11 @@ def _output_text(output: Any) -> str:
     if type(output) is dict and type(output.get("content")) is str:
         return str(output["content"])
     return codec.dumps(output)
+
+
+_KINDS = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+
+
+def recognises(records: list[dict[str, Any]], data: bytes) -> bool:
+    """A rollout: one of its first two lines is ``{"type", "payload"}`` of a kind Codex writes."""
+    return any(r.get("type") in _KINDS and isinstance(r.get("payload"), dict) for r in records[:2])

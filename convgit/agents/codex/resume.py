@@ -8,16 +8,24 @@ from __future__ import annotations
 
 import os
 import re
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from convgit.agents.codex import NAME, TITLE
+from convgit.agents.codex.reading import line_of
+from convgit.agents.reading import kept_text
+from convgit.agents.resume import Written, imported, kept_line, refuse_tool_run
 from convgit.base import codec
+from convgit.base.errors import NotFoundError, RefusedError
 
-AGENT = "codex"
-TITLE = "Codex"
+if TYPE_CHECKING:
+    from convgit.session import Session
+
+AGENT = NAME
 _DAY = re.compile(r"\d{4}/\d{2}/\d{2}")
 
 
@@ -99,3 +107,57 @@ def rollout_path(root: Path, thread: str, now: datetime) -> Path:
 
 def resume_command(thread: str) -> str:
     return f"codex resume {thread}"
+
+
+# -- handing the path back -------------------------------------------------------------------
+
+
+def hand_back(session: Session, target: str) -> Written:
+    """A rollout of the path's own lines (``rollout``) under the session's
+    ``session_meta`` naming a new thread, in the sessions folder of the rollout imported."""
+    tree = session.tree
+    refuse_tool_run(session, target, TITLE)
+    meta = kept_line(session, "session")
+    if meta is None:
+        raise NotFoundError(
+            f"Session {session.id} keeps no session_meta of a Codex rollout, so convgit cannot"
+            " write one Codex would resume."
+        )
+    new = str(uuid.uuid4())
+    steps = [Step(1, resume_meta(meta, new), "")]
+    step_of: dict[str | None, Step] = {None: steps[0]}
+    for ident in tree.path(target):
+        record = tree.entries[ident]
+        native = record.get("native")
+        if not isinstance(native, dict):
+            raise RefusedError(
+                f"Entry {ident} on the path to {target} was written by convgit, not by Codex,"
+                " and a Codex rollout holds only records of Codex's own.",
+                "resume above it, or continue in convgit itself",
+            )
+        if "in" in native:  # a later entry of a record already placed
+            step_of[ident] = steps[-1]
+            continue
+        line, text = line_of(str(native.get("key"))), kept_text(native)
+        if line is None or text is None:
+            raise RefusedError(
+                f"Entry {ident} on the path to {target} was not read from a line of a rollout,"
+                " so convgit cannot place it in one."
+            )
+        steps.append(Step(line, text, str(record.get("ts", ""))))
+        step_of[ident] = steps[-1]
+    for key, found in tree.kept.items():
+        step = step_of.get(found.get("at")) if "at" in found else None
+        line = line_of(key)
+        text = kept_text(found)
+        if step is not None and line is not None and text is not None:
+            step.after.append((line, text, str(found.get("ts", ""))))
+    try:
+        data = rollout(steps)
+    except NotWholeError as exc:
+        raise RefusedError(
+            f"The records of the path to {target} do not make a whole Codex rollout: {exc}."
+        ) from None
+    root = sessions_root(str(p) for p in imported(session, NAME))
+    path = rollout_path(root, new, datetime.now(timezone.utc))
+    return Written(new, path, data, resume_command(new))

@@ -1,1 +1,4 @@
-"""x"""
+"""Gemini CLI: its chat files read (``reading``)."""
+
+NAME = "gemini"
+TITLE = "Gemini CLI"

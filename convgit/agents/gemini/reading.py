@@ -28,6 +28,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
+from convgit.agents.gemini import NAME, TITLE
 from convgit.agents.reading import (
     Batch,
     Cursor,
@@ -84,9 +85,7 @@ def parse(data: bytes, cursor: Cursor, known: Known) -> Batch:
     return Batch(chat.out, Cursor(), leaf=chat.new[-1] if chat.new else None, report=chat.report)
 
 
-IMPORTER = Importer(
-    agent="gemini", title="Gemini CLI", session_id=session_id, parse=parse, appends=False
-)
+IMPORTER = Importer(agent=NAME, title=TITLE, session_id=session_id, parse=parse, appends=False)
 
 _EPOCH = "1970-01-01T00:00:00.000Z"
 _BOM = b"\xef\xbb\xbf"
@@ -402,3 +401,26 @@ def _result_text(call: Mapping[str, Any]) -> str:
         return "\n".join(texts)
     display = call.get("resultDisplay")
     return display if isinstance(display, str) else codec.dumps(result)
+
+
+def recognises(records: list[dict[str, Any]], data: bytes) -> bool:
+    """A chat: one JSON document with ``sessionId`` and ``messages``, or JSON lines whose first
+    is the chat's ``{"sessionId", "projectHash", ...}`` without a ``uuid`` or a ``type``."""
+    if not records:
+        return _document(data)
+    first = records[0]
+    return isinstance(first.get("sessionId"), str) and "uuid" not in first and "type" not in first
+
+
+def _document(data: bytes) -> bool:
+    if not data.lstrip().startswith(b"{") or b'"sessionId"' not in data[:4096]:
+        return False
+    try:
+        value = codec.decode(data)
+    except ValueError:
+        return False
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("sessionId"), str)
+        and isinstance(value.get("messages"), list)
+    )

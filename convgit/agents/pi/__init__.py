@@ -1,1 +1,5 @@
-"""x"""
+"""pi: its session files read (``reading``), a path written as one (``export``), and handed back
+to it (``resume``)."""
+
+NAME = "pi"
+TITLE = "pi"

@@ -33,6 +33,9 @@ _NO_USAGE = {
 }
 
 
+WRITES = "pi v3"  # what `convgit export` says it wrote
+
+
 def export(
     header: Mapping[str, Any],
     path: Sequence[Mapping[str, Any]],

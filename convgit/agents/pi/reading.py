@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from convgit import schema
+from convgit.agents.pi import NAME, TITLE
 from convgit.agents.reading import (
     Batch,
     Cursor,
@@ -110,7 +111,7 @@ def fork_source(data: bytes) -> ForkSource | None:
 
 
 IMPORTER = Importer(
-    agent="pi", title="pi", session_id=session_id, parse=parse, fork_source=fork_source
+    agent=NAME, title=TITLE, session_id=session_id, parse=parse, fork_source=fork_source
 )
 
 
@@ -471,3 +472,13 @@ def _session_in_path(path: str) -> str | None:
     name = path.replace("\\", "/").rsplit("/", 1)[-1]
     found = _UUID.search(name.lower())
     return found.group(0) if found else None
+
+
+def recognises(records: list[dict[str, Any]], data: bytes) -> bool:
+    """A pi session: the first line is the header ``{"type": "session", "id", ...}`` with a
+    ``version``, a ``cwd`` or a ``timestamp`` (and no ``uuid``, which Claude's lines have)."""
+    first = records[0] if records else {}
+    header = first.get("type") == "session" and isinstance(first.get("id"), str)
+    return (
+        header and "uuid" not in first and any(k in first for k in ("version", "cwd", "timestamp"))
+    )

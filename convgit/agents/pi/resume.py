@@ -6,15 +6,21 @@ from __future__ import annotations
 
 import os
 import shlex
+import uuid
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from convgit.agents.pi import NAME, TITLE, export
+from convgit.agents.resume import Written, imported, refuse_tool_run
 from convgit.base import codec
+from convgit.base.errors import RefusedError
 
-AGENT = "pi"
-TITLE = "pi"
+if TYPE_CHECKING:
+    from convgit.session import Session
+
+AGENT = NAME
 
 
 def resume_header(exported: bytes, session: str, now: datetime, parent: str | None) -> bytes:
@@ -55,3 +61,34 @@ def resume_command(path: str) -> str:
 def _iso(now: datetime) -> str:
     moment = now.astimezone(timezone.utc)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+# -- handing the path back -------------------------------------------------------------------
+
+
+def hand_back(session: Session, target: str) -> Written:
+    """The path as pi's own file (``pi_export``: the records pi wrote, byte for byte), under a
+    header naming a new pi session, beside the file the session was imported from."""
+    tree = session.tree
+    refuse_tool_run(session, target, TITLE)
+    path = [tree.entries[ident] for ident in tree.path(target)]
+    if not any(r.get("type") == "message" and r.get("role") == "assistant" for r in path):
+        raise RefusedError(
+            f"The path to {target} has no reply of the model, and pi writes such a session"
+            " again, whole, when its first reply comes.",
+            "resume at a reply, or continue in convgit itself",
+        )
+    files = imported(session, NAME)
+    header = tree.header or {}
+    exported = export.export(header, path, tree.kept)
+    now = datetime.now(timezone.utc)
+    new = str(uuid.uuid4())
+    parent = str(files[0]) if files else None
+    data = resume_header(exported, new, now, parent)
+    if files:
+        folder = files[0].parent
+    else:
+        cwd = codec.decode(exported.partition(b"\n")[0]).get("cwd")
+        folder = sessions_dir(str(cwd or os.getcwd()))
+    file = folder / file_name(new, now)
+    return Written(new, file, data, resume_command(str(file)))
