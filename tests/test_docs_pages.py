@@ -422,3 +422,43 @@ def test_no_link_hides_in_a_code_block(page: str) -> None:
         if number not in outside and re.search(r"\]\([\w./#-]+\)", line)
     ]
     assert not wrong, "\n".join(wrong)
+
+
+def _agents_named(usage: Usage) -> Iterator[tuple[str, str]]:
+    """(agent, part) for each agent a command line names: `import AGENT`, `hooks install AGENT`,
+    `hook AGENT`, `resume --agent AGENT`."""
+    tokens = _tokens(usage.text)
+    while tokens and tokens[0].startswith("-"):
+        tokens.pop(0)
+    words = [t for t in tokens if re.fullmatch(r"[a-z][a-z-]*", t) or t.startswith("-")]
+    commands = {
+        ("import",): "reading",
+        ("hooks", "install"): "live",
+        ("hooks", "uninstall"): "live",
+    }
+    commands[("hook",)] = "live"
+    for path, part in commands.items():
+        if tuple(words[: len(path)]) == path:
+            rest = words[len(path) :]
+            for word in rest[
+                : next((i for i, w in enumerate(rest) if w.startswith("-")), len(rest))
+            ]:
+                yield word, part
+    if words[:1] == ["resume"] and "--agent" in tokens:
+        at = tokens.index("--agent")
+        yield from ((w, "resume") for w in tokens[at + 1 :] if re.fullmatch(r"[a-z][a-z-]*", w))
+
+
+def test_every_agent_a_command_line_names_has_that_part() -> None:
+    """`convgit import pi`, `convgit hooks install claude-code`, `resume --agent codex`: the
+    registry knows the agent, and it has the part the command asks for."""
+    from convgit.agents import registry
+
+    named = [(u, agent, part) for u in USAGES for agent, part in _agents_named(u)]
+    assert len(named) > 10
+    wrong = [
+        f"{u.page}:{u.line}: {u.text}: {agent} has no {part}"
+        for u, agent, part in named
+        if agent not in registry.names(part)
+    ]
+    assert not wrong, "\n".join(wrong)
