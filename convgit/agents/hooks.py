@@ -33,6 +33,7 @@ class Change:
             "changed": self.changed,
             "events": self.events,
             "backup": None if self.backup is None else str(self.backup),
+            "hooks": [],  # git's own hook files (`hooks install git`); an agent's are its settings
         }
 
 

@@ -116,7 +116,7 @@ def _global(
     no_pager: Annotated[
         bool,
         typer.Option(
-            "--no-pager", "-P", help="Do not page long output (see CONVGIT_PAGER in the README)."
+            "--no-pager", "-P", help="Do not page long output (see CONVGIT_PAGER in docs/guide.md)."
         ),
     ] = False,
     version: Annotated[

@@ -138,7 +138,7 @@ def gc(
     json: JsonFlag = False,
 ) -> None:
     """Let go the snapshots and saved states the [retention] policy of config.toml does not
-    keep, and free the room they took (see README, "Retention"). With --trash: empty the
+    keep, and free the room they took (see docs/retention.md). With --trash: empty the
     trash, for good (asks first on a terminal; elsewhere it needs --yes)."""
     if not in_trash:
         _gc_snapshots(dry_run, json)

@@ -245,8 +245,17 @@ def install_git_hooks(program: str | None, json: bool, *, remove: bool = False) 
     changes = [
         githooks.uninstall(git, h) if remove else githooks.install(git, h, program) for h in hooks
     ]
-    if json:
-        out({"hooks": [c.to_json() for c in changes]})
+    if json:  # the shape of an agent's install, with git's hook files in "hooks"
+        found = {
+            "agent": "git",
+            "scope": "repository",
+            "path": str(githooks.folder(git)),
+            "changed": any(c.changed for c in changes),
+            "events": [c.hook for c in changes],
+            "backup": None,
+            "hooks": [c.to_json() for c in changes],
+        }
+        out(found if remove else {**found, "excluded": None})
         return
     for change in changes:
         verb = "removed" if remove else "installed"

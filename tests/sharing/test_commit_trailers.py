@@ -70,3 +70,15 @@ def test_why_a_commit_no_conversation_made_is_one_sentence(a: Clone) -> None:
     assert "names no conversation" in one_sentence(refused.stderr)
     refused = a.run("why", "no-such-revision", code=1)
     one_sentence(refused.stderr)
+
+
+def test_hooks_install_prints_one_shape_for_git_and_for_an_agent(a: Clone) -> None:
+    """`hooks install --json` (and uninstall) has the same keys whatever the agent named: git's
+    hook files are listed in `hooks`, an agent's is an empty list."""
+    a.json("init")
+    for verb in ("install", "uninstall"):
+        for_git = a.json("hooks", verb, "git")
+        for_claude = a.json("hooks", verb, "claude-code")
+        assert set(for_git) == set(for_claude), verb
+        assert for_git["agent"] == "git" and for_git["hooks"]
+        assert for_claude["hooks"] == []

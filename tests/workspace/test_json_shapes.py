@@ -7,6 +7,8 @@ sections.)"""
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -43,17 +45,18 @@ class Shapes:
         return value
 
 
-def shapes_in_readme() -> dict[str, tuple[str, ...]]:
-    """The README's table: | `COMMAND` | `{"key", "key"}` | ..."""
-    text = (ROOT / "README.md").read_text()
-    section = text.split("### What --json prints", 1)[1].split("\n## ", 1)[0]
+def shapes_documented() -> dict[str, tuple[str, ...]]:
+    """docs/json.md's table: | `COMMAND` | `{"key", "key"}` | ..."""
+    text = (ROOT / "docs" / "json.md").read_text()
     found = {}
-    for command, keys in re.findall(r"^\| `([a-z -]+)` \| `\{([^}]*)\}`[^|]*\|", section, re.M):
+    for command, keys in re.findall(r"^\| `([a-z -]+)` \| `\{([^}]*)\}`[^|]*\|", text, re.M):
         found[command] = tuple(re.findall(r'"([A-Za-z_]+)"', keys))
     return found
 
 
-def test_every_data_command_prints_one_object_shape(make_repo: Any, tmp_path: Path) -> None:
+def test_every_data_command_prints_one_object_shape(
+    make_repo: Any, rewatch: Any, tmp_path: Path
+) -> None:
     repo: GitRepo = make_repo()
     here = repo.path
     plain = tmp_path / "no-git"  # the conversation track only
@@ -159,8 +162,40 @@ def test_every_data_command_prints_one_object_shape(make_repo: Any, tmp_path: Pa
     s.run("snapshots", here, "snapshots")
     s.run("show", here, "show", first["id"])
 
-    documented = shapes_in_readme()
+    s.run("context", here, "context")
+    s.run("context", plain, "context")
+    for provider in ("openai", "anthropic"):
+        s.run("context --format", here, "context", "--format", provider)
+        s.run("context --format", plain, "context", "--format", provider)
+    agent = tmp_path / "agent"  # resume writes the agent's session file beside the one imported
+    agent.mkdir()
+    shutil.copy(CLAUDE / "compaction.jsonl", agent / "transcript.jsonl")
+    convgit(agent, "import", "claude-code", str(agent / "transcript.jsonl"))
+    s.run("resume", agent, "resume", "@")
+
+    remote = tmp_path / "remote.git"  # sharing, through a bare repository
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    subprocess.run(["git", "-C", str(here), "remote", "add", "origin", str(remote)], check=True)
+    s.run("share", here, "share", "shapes again")
+    s.run("push", here, "push", "--dry-run")
+    s.run("push", here, "push")
+    s.run("push", here, "push")  # nothing new
+    s.run("fetch", here, "fetch")
+    s.run("pull", here, "pull")
+    s.run("unshare", here, "unshare", "shapes again")
+    s.run("hooks install", here, "hooks", "install", "git")
+    s.run("hooks uninstall", here, "hooks", "uninstall", "git")
+    (here / "blamed.txt").write_text("one\ntwo\n")
+    s.run("user", here, "user", "blame this")
+    s.run("blame", here, "blame", "blamed.txt")
+    subprocess.run(["git", "-C", str(here), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(here), "commit", "-qm", "blamed"], check=True)
+    rewatch(repo)  # the user's own commit (and the remote they added)
+    s.run("why", here, "why", "HEAD")
+
+    documented = shapes_documented()
     for name, runs in s.seen.items():
         shapes = {keys for _, keys in runs}
         assert len(shapes) == 1, f"`{name} --json` printed {len(shapes)} shapes: {runs}"
-        assert documented.get(name) == next(iter(shapes)), f"the README's row for `{name}`"
+        assert documented.get(name) == next(iter(shapes)), f"docs/json.md's row for `{name}`"
+    assert set(documented) <= set(s.seen), f"rows never run: {set(documented) - set(s.seen)}"
