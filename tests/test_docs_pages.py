@@ -443,6 +443,8 @@ def _agents_named(usage: Usage) -> Iterator[tuple[str, str]]:
             for word in rest[
                 : next((i for i, w in enumerate(rest) if w.startswith("-")), len(rest))
             ]:
+                if path[0] == "hooks" and word == "git":
+                    continue  # git's own hooks (commit trailers), not an agent's
                 yield word, part
     if words[:1] == ["resume"] and "--agent" in tokens:
         at = tokens.index("--agent")

@@ -13,7 +13,7 @@ from convgit.store.location import StoreLocation, locate
 RemoteArg = Annotated[
     str | None,
     typer.Argument(
-        metavar="[REMOTE]",
+        metavar="REMOTE",
         help="The git remote (default: [share] remote of config.toml, else origin).",
         show_default=False,
     ),
