@@ -3,8 +3,8 @@
 `model_server` is started per test and checked when the test ends: a request the script did
 not cover, a reply never asked for or an attempt to reach another host fails the test.
 `project` is a real git repository (`init_repo`) the agents work in, guarded like the workspace
-tests' repositories; `claude_code`, `pi` and
-`codex` run there with one temporary HOME for the test.
+tests' repositories; `claude_code`, `pi`,
+`codex`, `gemini` and `opencode` run there with one temporary HOME for the test.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agents.runners import ClaudeCode, Codex, Gemini, Pi
+from tests.agents.runners import ClaudeCode, Codex, Gemini, OpenCode, Pi
 from tests.agents.server import ModelServer
 from tests.workspace.gitrepo import GitRepo, UserStateGuard, init_repo
 
@@ -60,3 +60,8 @@ def codex(model_server: ModelServer, project: GitRepo, agent_home: Path) -> Code
 @pytest.fixture
 def gemini(model_server: ModelServer, project: GitRepo, agent_home: Path) -> Gemini:
     return Gemini(model_server, project.path, agent_home)
+
+
+@pytest.fixture
+def opencode(model_server: ModelServer, project: GitRepo, agent_home: Path) -> OpenCode:
+    return OpenCode(model_server, project.path, agent_home)

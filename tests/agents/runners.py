@@ -489,3 +489,95 @@ class Gemini(Agent):
         """The chat file of the session: of those holding it, the one with the most in it."""
         found = self.sessions(session_id)
         return max(found, key=lambda p: p.stat().st_size) if found else None
+
+
+# what OpenCode's config folders need so that it does not npm-install its plugin package into
+# them at start (offline: about 75 s before any plugin loads); convgit's plugin needs no package
+OPENCODE_PLUGIN_PACKAGE = {"@opencode-ai/plugin": "1.18.33"}
+
+
+def seed_opencode_config_dir(folder: Path) -> None:
+    """Mark ``folder`` (an OpenCode config folder: ``~/.config/opencode``, a project's
+    ``.opencode``) as having its plugin package, as OpenCode's own install leaves it (its
+    ``.gitignore`` too), so that OpenCode skips the install."""
+    (folder / "node_modules").mkdir(parents=True, exist_ok=True)
+    (folder / "package.json").write_text(json.dumps({"dependencies": OPENCODE_PLUGIN_PACKAGE}))
+    lock = {"lockfileVersion": 3, "packages": {"": {"dependencies": OPENCODE_PLUGIN_PACKAGE}}}
+    (folder / "package-lock.json").write_text(json.dumps(lock))
+    (folder / ".gitignore").write_text("node_modules\npackage.json\npackage-lock.json\n.gitignore\n")
+
+
+class OpenCode(Agent):
+    """``opencode run --format json WORD...`` with a ``fake`` provider speaking OpenAI chat
+    completions (``@ai-sdk/openai-compatible``, bundled), edits, the shell and writes anywhere
+    allowed, the models catalog and auto-update off, a title given (no title request). The
+    prompt goes as words (OpenCode quotes an argument with a space). ``PWD`` is the working
+    directory (OpenCode takes its project from it). ``resume`` is a session id:
+    ``--session ID``. Its sessions are rows of a SQLite database: ``transcript`` is that."""
+
+    name = "OpenCode"
+
+    def binary(self) -> list[str]:
+        # the platform package's binary: what the skipped postinstall would link into bin/
+        return [str(self._installed("opencode-*/bin/opencode", "OpenCode"))]
+
+    @property
+    def config_dir(self) -> Path:
+        return self.home / ".config" / "opencode"
+
+    @property
+    def database(self) -> Path:
+        return self.home / ".local" / "share" / "opencode" / "opencode.db"
+
+    def configure(self) -> None:
+        seed_opencode_config_dir(self.config_dir)
+        provider = {
+            "npm": "@ai-sdk/openai-compatible",
+            "name": "Scripted",
+            "options": {"baseURL": f"{self.server.url}/v1", "apiKey": "scripted-test-key"},
+            "models": {"scripted": {"name": "Scripted"}},
+        }
+        config = {
+            "$schema": "https://opencode.ai/config.json",
+            "provider": {"fake": provider},
+            "model": "fake/scripted",
+            "small_model": "fake/scripted",
+            "permission": {"edit": "allow", "bash": "allow", "external_directory": "allow"},
+            "autoupdate": False,
+            "share": "disabled",
+        }
+        (self.config_dir / "opencode.json").write_text(json.dumps(config, indent=1))
+
+    def agent_env(self) -> dict[str, str]:
+        return {"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1"}
+
+    def run(
+        self,
+        prompt: str,
+        *args: str,
+        resume: str | Path | None = None,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float | None = None,
+        check: bool = True,
+    ) -> Run:
+        where = {"PWD": str(cwd or self.cwd), **(env or {})}
+        return super().run(
+            prompt, *args, resume=resume, cwd=cwd, env=where, timeout=timeout, check=check
+        )
+
+    def command(self, prompt: str, args: list[str], resume: str | Path | None) -> list[str]:
+        resuming = ["--session", str(resume)] if resume else ["--title", "scripted"]
+        return [*self.binary(), "run", "--format", "json", *resuming, *args, *prompt.split()]
+
+    def parse(self, stdout: str) -> tuple[str, str]:
+        session_id, output = "", ""
+        for event in _json_lines(stdout):
+            session_id = str(event.get("sessionID") or session_id)
+            part = event.get("part")
+            if event.get("type") == "text" and isinstance(part, dict):
+                output = str(part.get("text", ""))
+        return session_id, output
+
+    def transcript(self, session_id: str, resume: str | Path | None, cwd: Path) -> Path | None:
+        return self.database if self.database.is_file() else None

@@ -1,0 +1,222 @@
+"""convgit's OpenCode plugin: one file, ``convgit.js``, in the project's ``.opencode/plugins/``
+or the user's ``~/.config/opencode/plugins/`` (``XDG_CONFIG_HOME`` honoured), which OpenCode
+loads at start.
+
+* The file is convgit's alone: its first line is a marker naming the events it passes on and
+  the command it runs (``convgit hook opencode``, ``hook_command``). A file of that name
+  without the marker is the user's: it is refused and left as it is. Every other plugin and
+  the user's ``opencode.json`` are untouched.
+* Installing again replaces convgit's file when it differs (another convgit, other events).
+* Uninstalling removes the file and the folders the install made, when nothing else is in them
+  (the install notes which it made, beside the backups). OpenCode itself installs its plugin
+  package into a config folder that holds plugins (``package.json``, ``node_modules``, and a
+  ``.gitignore`` that hides them from git); what OpenCode wrote there stays.
+* The plugin runs the hook synchronously (OpenCode does not wait for a plugin's ``event``
+  handler: an asynchronous process would die when ``opencode run`` exits) with the event on
+  stdin, its stdout read back (a message about failed events: a toast in the TUI, stderr in
+  ``opencode run``) and its stderr dropped; whatever happens, OpenCode goes on (every call is
+  guarded, 30 s at most). The module exports the plugin alone: OpenCode takes every export
+  for one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from convgit.agents import settings
+from convgit.agents.hooks import Change, ScopeState
+from convgit.agents.opencode import live as oc_live
+from convgit.base.errors import RefusedError, UsageError
+
+NAME = "convgit.js"
+MARKER = "// convgit-opencode-plugin "
+TIMEOUT_MS = 30_000
+
+
+def config_dir(env: Mapping[str, str] = os.environ) -> Path:
+    """OpenCode's folder of the user's: ``$XDG_CONFIG_HOME/opencode``, else
+    ``~/.config/opencode``."""
+    base = env.get("XDG_CONFIG_HOME")
+    return (Path(base).expanduser() if base else Path("~/.config").expanduser()) / "opencode"
+
+
+def plugin_file(scope: str, project: Path) -> Path:
+    if scope not in oc_live.SCOPES:
+        known = ", ".join(oc_live.SCOPES)
+        raise UsageError(f"There is no scope '{scope}' for OpenCode: use one of {known}.")
+    base = config_dir() if scope == "user" else project / ".opencode"
+    return base / "plugins" / NAME
+
+
+def events(tools: bool = False) -> list[str]:
+    return list(oc_live.EVENTS)
+
+
+def source(program: str | None, tools: bool) -> str:
+    """The plugin's text: the marker, then the module OpenCode loads."""
+    from convgit.agents import hook_command
+
+    command = hook_command.command(oc_live.AGENT, program)
+    marker = {"events": events(tools), "command": command, "tool_snapshots": tools}
+    wanted = "null" if tools else json.dumps(list(oc_live.FILE_TOOLS))
+    return (
+        MARKER
+        + json.dumps(marker)
+        + "\n"
+        + _BODY.replace("@COMMAND@", json.dumps(command))
+        .replace("@EVENTS@", json.dumps(events(tools)))
+        .replace("@TOOLS@", wanted)
+        .replace("@TIMEOUT@", str(TIMEOUT_MS))
+    )
+
+
+_BODY = """\
+// Written by `convgit hooks install opencode`; `convgit hooks uninstall opencode` removes it.
+// Records this OpenCode session in convgit, turn by turn. It never stops OpenCode: every call
+// is guarded, and convgit runs synchronously (OpenCode does not wait for an `event` handler).
+import { spawnSync } from "node:child_process"
+
+const COMMAND = @COMMAND@
+const EVENTS = @EVENTS@ // the events passed on to convgit
+const TOOLS = @TOOLS@ // null: every tool (per-tool snapshots)
+
+export const ConvgitRecorder = async ({ client, directory }) => {
+  const run = (event, sessionID, more) => {
+    if (!EVENTS.includes(event) || typeof sessionID !== "string") return
+    try {
+      const payload = { event, session_id: sessionID, cwd: directory, ...more }
+      const done = spawnSync("sh", ["-c", COMMAND], {
+        cwd: directory,
+        input: JSON.stringify(payload),
+        stdio: ["pipe", "pipe", "ignore"],
+        encoding: "utf8",
+        timeout: @TIMEOUT@,
+      })
+      const said = String(done.stdout || "").trim()
+      if (!said) return
+      const message = JSON.parse(said).systemMessage
+      if (typeof message !== "string") return
+      if (process.stdout.isTTY) {
+        client.tui.showToast({ body: { message, variant: "warning" } }).catch(() => {})
+      } else process.stderr.write(message + "\\n")
+    } catch {
+      // convgit's problem, never OpenCode's
+    }
+  }
+  return {
+    "chat.message": async (input, output) => {
+      run("chat.message", input?.sessionID, { prompt_id: output?.message?.id })
+    },
+    "tool.execute.after": async (input) => {
+      if (TOOLS !== null && !TOOLS.includes(input?.tool)) return
+      const path = input?.args?.filePath
+      run("tool.execute.after", input?.sessionID, {
+        tool_name: input?.tool,
+        tool_use_id: input?.callID,
+        path: typeof path === "string" ? path : undefined,
+      })
+    },
+    event: async ({ event }) => {
+      if (event?.type === "session.idle") run("session.idle", event.properties?.sessionID, {})
+    },
+  }
+}
+"""
+
+
+def _marker(text: str) -> dict[str, object] | None:
+    """The marker of convgit's plugin file, None when the text is not convgit's."""
+    first = text.split("\n", 1)[0]
+    if not first.startswith(MARKER):
+        return None
+    try:
+        value = json.loads(first[len(MARKER) :])
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise RefusedError(f"{path} cannot be read ({exc.strerror}).") from None
+
+
+def _made_note(scope: str, path: Path, backups: Path) -> Path:
+    key = hashlib.sha1(str(path).encode()).hexdigest()[:12]
+    return backups.parent / "settings-before-install" / f"opencode-{scope}-{key}.made.json"
+
+
+def install(scope: str, project: Path, backups: Path, program: str | None, tools: bool) -> Change:
+    path = plugin_file(scope, project)
+    found = _read(path)
+    if found is not None and _marker(found) is None:
+        raise RefusedError(
+            f"{path} is there and is not convgit's plugin; it was left as it is.",
+            "rename it, then install again",
+        )
+    wanted = source(program, tools)
+    if found == wanted:
+        return Change(oc_live.AGENT, scope, path, False, events(tools), None)
+    if found is None:
+        made = [str(f) for f in reversed([path.parent, path.parent.parent]) if not f.exists()]
+        note = _made_note(scope, path, backups)
+        settings.write_atomically(note, json.dumps(made).encode(), 0o600)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_atomically(path, wanted.encode(), 0o644)
+    return Change(oc_live.AGENT, scope, path, True, events(tools), None)
+
+
+def uninstall(scope: str, project: Path, backups: Path) -> Change:
+    path = plugin_file(scope, project)
+    found = _read(path)
+    if found is None or _marker(found) is None:
+        return Change(oc_live.AGENT, scope, path, False, [], None)
+    path.unlink()
+    note = _made_note(scope, path, backups)
+    try:
+        made = json.loads(note.read_bytes())
+    except (OSError, ValueError):
+        made = []
+    for folder in reversed(made if isinstance(made, list) else []):
+        try:
+            os.rmdir(folder)  # only when empty: what the user (or OpenCode) put there stays
+        except OSError:
+            break
+    note.unlink(missing_ok=True)
+    return Change(oc_live.AGENT, scope, path, True, [], None)
+
+
+def status(project: Path, tools: bool) -> list[ScopeState]:
+    from convgit.agents import hook_command
+
+    states = []
+    for scope in oc_live.SCOPES:
+        path = plugin_file(scope, project)
+        try:
+            found = _read(path)
+        except RefusedError as exc:
+            states.append(ScopeState(scope, path, "unreadable", [], exc.message))
+            continue
+        marker = None if found is None else _marker(found)
+        if marker is None:
+            problem = None if found is None else "a file of the user's has convgit's name"
+            states.append(ScopeState(scope, path, "not installed", [], problem))
+            continue
+        named = marker.get("events")
+        names = [str(e) for e in named] if isinstance(named, list) else []
+        same = names == events(tools) and marker.get("tool_snapshots") is tools
+        problem = None
+        if hook_command.would_run(str(marker.get("command"))) is None:
+            problem = f"its command would start no convgit from this shell: {marker.get('command')}"
+        states.append(
+            ScopeState(scope, path, "installed" if same else "out of date", names, problem)
+        )
+    return states

@@ -1,0 +1,96 @@
+"""OpenCode, live: the events convgit's OpenCode plugin hands ``convgit hook opencode``
+(``opencode.hooks`` writes the plugin), as the events ``convgit.agents.live`` records;
+``RECORDER`` (``opencode.recording``) first writes the session's transcript from OpenCode's
+database, since OpenCode keeps no session file.
+
+OpenCode has no hooks of its own: a plugin (a JS module OpenCode loads from
+``.opencode/plugins/`` or the user's ``~/.config/opencode/plugins/``) runs the hook with one
+JSON object on stdin, synchronously (OpenCode does not wait for a plugin's ``event`` handler: a
+process started there and not waited for dies when ``opencode run`` exits): ``event`` (the
+OpenCode hook or event), ``session_id``, ``cwd`` (the plugin's project folder), and per event
+``prompt_id`` (the id of the user's message), ``tool_name``, ``tool_use_id`` and ``path`` (the
+``filePath`` of a file tool).
+
+What each does, in ``convgit.agents.live``'s words (``EVENTS`` below: which the plugin passes
+on, and why):
+* ``chat.message`` (OpenCode takes a prompt, before it stores it) is a UserPromptSubmit: the
+  files the user changed since the last turn are snapshotted for the prompt, and the turn is
+  open;
+* ``tool.execute.after`` of ``write`` and ``edit`` is a PostToolUse (the file kept in the
+  snapshots even when git ignores it);
+* the ``session.idle`` event is a Stop: OpenCode has stored the turn's last reply by then; the
+  new messages are imported and the files snapshotted as that reply's.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from convgit.agents.claude_code import live as cc
+from convgit.agents.opencode import NAME
+
+AGENT = NAME
+RECORDER = "convgit.agents.opencode.recording"  # writes the transcript, then live.handle
+FILE_TOOLS = ("write", "edit")
+# the plugin's event -> the event convgit.agents.live records
+NAMES = {
+    "session.created": "SessionStart",
+    "chat.message": "UserPromptSubmit",
+    "tool.execute.after": "PostToolUse",
+    "session.idle": "Stop",
+}
+# The events the plugin passes on: each is a process OpenCode waits for, so only those that
+# record what no other can. Not passed on: ``session.created`` (the first prompt snapshots the
+# files and the turn's end attaches the session).
+EVENTS = ("chat.message", "tool.execute.after", "session.idle")
+ALL_EVENTS = tuple(NAMES)
+# the plugin shows the user what the hook says (a toast in the TUI, stderr in `opencode run`)
+SPEAKS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"})
+OPENS = frozenset({"UserPromptSubmit"})
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
+
+
+def event(payload: Any) -> cc.Event:
+    """The event the plugin sent; ValueError, in one sentence, for one convgit cannot use."""
+    if not isinstance(payload, dict):
+        raise ValueError("the event is not a JSON object")
+    name = payload.get("event")
+    if name not in NAMES:
+        raise ValueError(f"the event names no OpenCode event convgit knows ({name!r})")
+    session = payload.get("session_id")
+    if not isinstance(session, str) or not _ID.fullmatch(session):
+        raise ValueError(f"the {name} event has no usable session_id")
+
+    def text(key: str) -> str | None:
+        value = payload.get(key)
+        return value if isinstance(value, str) and value and "\0" not in value else None
+
+    cwd = text("cwd")
+    tool = text("tool_name")
+    return cc.Event(
+            name=NAMES[name],
+            session_id=session,
+            transcript=None,  # OpenCode keeps no file: ``recording`` writes one
+            cwd=Path(cwd) if cwd is not None and Path(cwd).is_absolute() else None,
+            prompt_id=text("prompt_id"),
+            tool_name=tool,
+            tool_use_id=text("tool_use_id"),
+            edited=text("path") if tool in FILE_TOOLS else None,
+            agent=AGENT,
+    )
+
+
+def carries_prompt(native_text: str, prompt_id: str) -> bool:
+    """The prompt's id is the id of OpenCode's user message, which its text holds."""
+    return f'"id":"{prompt_id}"' in native_text.replace('": "', '":"')
+
+
+# -- installing (``opencode.hooks``: imported only by the ``hooks`` commands) ---------------------
+
+DEFAULT_SCOPE = "project"
+SCOPES = {
+    "project": ".opencode/plugins/convgit.js (this project)",
+    "user": "~/.config/opencode/plugins/convgit.js (every project, only you)",
+}

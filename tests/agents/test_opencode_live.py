@@ -1,0 +1,274 @@
+"""convgit live beside the real OpenCode CLI, its plugin installed by `convgit hooks install
+opencode`: every prompt, reply and tool call lands in the tree as OpenCode's session has it,
+each turn's snapshot is what `git add -A` stages at its end (a bash edit included), a reply
+resumed with `convgit resume` continues as a branch below it, the files change only when
+restored, and a hook that fails never changes what OpenCode does. The user's git state is
+guarded by `project`."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from convgit.base import locks
+from tests.agents.hooked import (
+    ORACLE,
+    calls_of,
+    convgit,
+    convgit_json,
+    hook_log,
+    records,
+    reply_text,
+)
+from tests.agents.runners import OpenCode, seed_opencode_config_dir
+from tests.agents.script import call, say
+from tests.agents.server import ModelServer
+from tests.workspace.gitrepo import GitRepo
+
+# A plugin of the user's own: git's answer to `git add -A` at each session.idle, logged.
+ORACLE_PLUGIN = """
+import { spawnSync } from "node:child_process"
+export const Oracle = async ({ directory }) => ({
+  event: async ({ event }) => {
+    if (event.type !== "session.idle") return
+    const input = JSON.stringify({ last_assistant_message: null, cwd: directory })
+    spawnSync("sh", ["-c", COMMAND], { input })
+  },
+})
+"""
+
+
+def user_plugin(project: Path, log: Path) -> Path:
+    command = f"{shlex.quote(sys.executable)} -c {shlex.quote(ORACLE)} {shlex.quote(str(log))}"
+    path = project / ".opencode" / "plugins" / "oracle.js"
+    path.parent.mkdir(parents=True)
+    path.write_text(f"const COMMAND = {json.dumps(command)}\n{ORACLE_PLUGIN}")
+    return path
+
+
+def opencode_messages(db: Path, session: str) -> list[tuple[str, str]]:
+    """The conversation as OpenCode's database holds it: (role, text | call id | result id)."""
+    found: list[tuple[str, str]] = []
+    with sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True) as connection:
+        messages = connection.execute(
+            "SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id",
+            (session,),
+        ).fetchall()
+        for ident, data in messages:
+            role = json.loads(data)["role"]
+            parts = connection.execute(
+                "SELECT data FROM part WHERE message_id = ? ORDER BY id", (ident,)
+            ).fetchall()
+            results = []
+            for (text,) in parts:
+                part = json.loads(text)
+                if part["type"] == "text" and part["text"]:
+                    found.append((role, part["text"]))
+                elif part["type"] == "tool":
+                    found.append(("call", part["callID"]))
+                    results.append(("result", part["callID"]))
+            found += results
+    return found
+
+
+def path_messages(path: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    found = []
+    for entry in path:
+        if entry["type"] != "message":
+            continue
+        if entry["role"] == "tool":
+            found.append(("result", entry["toolCallId"]))
+            continue
+        if text := reply_text(entry):
+            found.append((entry["role"], text))
+        found += [("call", part["id"]) for part in calls_of(entry)]
+    return found
+
+
+def opencode_import(opencode: OpenCode, path: Path) -> str:
+    """`opencode import FILE` in the project, as the command `convgit resume` printed says."""
+    done = subprocess.run(
+        [*opencode.binary(), "import", str(path)],
+        cwd=opencode.cwd,
+        env=opencode.env({"PWD": str(opencode.cwd)}),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout + done.stderr
+
+
+def test_three_turns_are_recorded_snapshotted_and_a_resumed_reply_continues_as_a_branch(
+    model_server: ModelServer, opencode: OpenCode, project: GitRepo, tmp_path: Path
+) -> None:
+    seed_opencode_config_dir(project.path / ".opencode")  # OpenCode's own install, offline
+    oracle_log = tmp_path / "oracle.jsonl"
+    theirs = user_plugin(project.path, oracle_log)
+    mine = theirs.read_bytes()
+    installed = convgit(project.path, "hooks", "install", "opencode")
+    assert "installed convgit's hooks" in installed
+    ours = project.path / ".opencode" / "plugins" / "convgit.js"
+    assert ours.is_file() and theirs.read_bytes() == mine
+    assert "installed" in convgit(project.path, "hooks", "status")
+
+    model_server.expect(
+        call("write", {"filePath": "notes.txt", "content": "one\n"}),
+        say("I wrote notes.txt."),
+        call("edit", {"filePath": "notes.txt", "oldString": "one", "newString": "two"}),
+        say("I edited notes.txt."),
+        call("bash", {"command": "echo three > made-by-bash.txt && rm README.md"}),
+        say("I ran the command."),
+    )
+    prompts = ["Write notes.txt", "Edit notes.txt", "Run the command"]
+    first = opencode.run(prompts[0])
+    for prompt in prompts[1:]:
+        opencode.run(prompt, resume=first.session_id)
+    assert (project.path / "notes.txt").read_text() == "two\n"
+    assert (project.path / "made-by-bash.txt").read_text() == "three\n"
+    assert all("problem" not in line for line in hook_log(project))
+
+    # one convgit session for the OpenCode session, its tree OpenCode's conversation
+    (found,) = convgit_json(project.path, "sessions")["sessions"]
+    assert found["agent"] == "opencode" and found["agent_session_id"] == first.session_id
+    path = convgit_json(project.path, "log")["entries"]
+    assert path_messages(path) == opencode_messages(opencode.database, first.session_id)
+    users = [reply_text(e) for e in path if e["type"] == "message" and e["role"] == "user"]
+    assert users == prompts
+    messages = [e for e in path if e["type"] == "message"]
+    calls = [p["name"] for e in messages for p in calls_of(e)]
+    assert calls == ["write", "edit", "bash"]
+
+    # each turn's reply has the snapshot git stages at that turn's end (the bash edit too)
+    oracle = records(oracle_log)
+    replies = [e for e in path if e["type"] == "message" and e["role"] == "assistant"]
+    replies = [e for e in replies if reply_text(e)]
+    assert [reply_text(r) for r in replies] == [
+        "I wrote notes.txt.",
+        "I edited notes.txt.",
+        "I ran the command.",
+    ]
+    for reply, seen in zip(replies, oracle, strict=True):
+        shown = convgit_json(project.path, "show", reply["id"])
+        assert shown["snapshot"]["tree"] == seen["tree"], reply_text(reply)
+    assert "made-by-bash.txt" in project.tree_paths(oracle[2]["tree"])
+    assert "README.md" not in project.tree_paths(oracle[2]["tree"])
+    start = convgit_json(project.path, "show", messages[0]["id"])["snapshot"]
+    assert "notes.txt" not in project.tree_paths(start["tree"])  # the files before it wrote
+
+    # resume at the first reply: OpenCode is sent that turn and nothing after it
+    before = project.digest()
+    resumed = convgit_json(project.path, "resume", replies[0]["id"])
+    new = resumed["agent_session_id"]
+    assert resumed["agent"] == "opencode"
+    assert resumed["command"] == f"opencode import {resumed['path']} && opencode --session {new}"
+    assert project.digest() == before, "resume without --restore changed files"
+    assert f"Imported session: {new}" in opencode_import(opencode, Path(resumed["path"]))
+    model_server.expect(say("Back at the first reply."))
+    again = opencode.run("Start over from here", resume=new)
+    assert again.output == "Back at the first reply."
+    sent = model_server.scripted[-1]
+    assert sent.prompts() == ["Write notes.txt", "Start over from here"]
+    assert sent.replies() == ["I wrote notes.txt."]
+    assert [c.name for c in sent.calls()] == ["write"]
+
+    # the hooks alone recorded its turn: a sibling branch of the second prompt, same session
+    assert len(convgit_json(project.path, "sessions")["sessions"]) == 1
+    tree = {e["id"]: e for e in convgit_json(project.path, "tree")["entries"]}
+    user_entries = [e for e in tree.values() if e.get("role") == "user"]
+    assert len(user_entries) == 4  # the copied prompt is the first one's entry
+    new_prompt = next(e for e in user_entries if reply_text(e) == "Start over from here")
+    second = next(e for e in user_entries if reply_text(e) == "Edit notes.txt")
+    assert new_prompt["parentId"] == second["parentId"] == replies[0]["id"]
+    log = convgit_json(project.path, "log")["entries"]
+    assert reply_text(log[-1]) == "Back at the first reply."
+    assert project.digest() == before, "the resumed turn changed files"
+    assert convgit_json(project.path, "show", log[-1]["id"])["snapshot"]["tree"] == (
+        project.oracle()
+    )
+
+    # restore brings the first reply's files back (saved first, undoable)
+    convgit(project.path, "restore", replies[0]["id"], "--yes")
+    assert project.oracle() == oracle[0]["tree"]
+    convgit(project.path, "restore", "--undo", "--yes")
+    assert project.digest() == before
+
+    # uninstall takes convgit's plugin out, and nothing else
+    convgit(project.path, "hooks", "uninstall", "opencode")
+    assert not ours.exists() and theirs.read_bytes() == mine
+
+
+def test_a_failing_hook_leaves_opencode_as_it_was_and_the_next_turn_catches_up(
+    model_server: ModelServer, opencode: OpenCode, project: GitRepo
+) -> None:
+    seed_opencode_config_dir(project.path / ".opencode")
+    convgit(project.path, "hooks", "install", "opencode")
+    model_server.expect(say("One."), say("Two."), say("Three."))
+    first = opencode.run("turn one")
+    assert first.output == "One." and first.stderr == ""
+    assert convgit_json(project.path, "status")["hook_failures"] == []
+
+    # the store is locked past the hooks' wait: every event of the turn fails, OpenCode goes on
+    name = f"agent-opencode-{first.session_id}.lock"
+    with locks.held(project.path / ".git" / "convgit" / "locks" / name, 5):
+        second = opencode.run("turn two", resume=first.session_id)
+    assert second.returncode == 0 and second.output == "Two."
+    assert [json.loads(line)["type"] for line in second.stdout.splitlines()] == [
+        json.loads(line)["type"] for line in first.stdout.splitlines()
+    ]
+    told = second.stderr.splitlines()  # `opencode run`: stderr is where the user looks
+    assert [line.split()[3] for line in told] == ["UserPromptSubmit", "Stop"]
+    assert all(line.startswith("convgit's hook at") and "lock" in line for line in told)
+    failures = convgit_json(project.path, "status")["hook_failures"]
+    assert [(f["agent"], f["event"]) for f in failures] == [
+        ("opencode", "UserPromptSubmit"),
+        ("opencode", "Stop"),
+    ]
+
+    # the next turn succeeds: the failures are gone, turn two came in with it
+    third = opencode.run("turn three", resume=first.session_id)
+    assert third.output == "Three." and third.stderr == ""  # told once already
+    assert convgit_json(project.path, "status")["hook_failures"] == []
+    path = convgit_json(project.path, "log")["entries"]
+    assert [reply_text(e) for e in path if e["type"] == "message"] == [
+        "turn one",
+        "One.",
+        "turn two",
+        "Two.",
+        "turn three",
+        "Three.",
+    ]
+    assert convgit_json(project.path, "show", path[-1]["id"])["snapshot"]["tree"] == (
+        project.oracle()
+    )
+
+
+def test_install_and_uninstall_give_the_project_back_as_it_was(project: GitRepo) -> None:
+    before = project.digest()
+    convgit(project.path, "hooks", "install", "opencode")
+    ours = project.path / ".opencode" / "plugins" / "convgit.js"
+    assert ours.is_file()
+    again = convgit(project.path, "hooks", "install", "opencode")
+    assert "nothing changed" in again
+    status = convgit_json(project.path, "hooks", "status")["agents"]["opencode"]
+    assert [(s["scope"], s["state"], s["problem"]) for s in status][0] == (
+        "project",
+        "installed",
+        None,
+    )
+    convgit(project.path, "hooks", "uninstall", "opencode")
+    assert project.digest() == before  # the folders the install made went with it
+
+    # a file of the user's under convgit's name is refused and left as it is
+    ours.parent.mkdir(parents=True)
+    ours.write_text("export const Mine = async () => ({})\n")
+    convgit(project.path, "hooks", "install", "opencode", code=1)
+    assert ours.read_text() == "export const Mine = async () => ({})\n"
+    convgit(project.path, "hooks", "uninstall", "opencode")
+    assert ours.read_text() == "export const Mine = async () => ({})\n"
