@@ -504,7 +504,9 @@ def seed_opencode_config_dir(folder: Path) -> None:
     (folder / "package.json").write_text(json.dumps({"dependencies": OPENCODE_PLUGIN_PACKAGE}))
     lock = {"lockfileVersion": 3, "packages": {"": {"dependencies": OPENCODE_PLUGIN_PACKAGE}}}
     (folder / "package-lock.json").write_text(json.dumps(lock))
-    (folder / ".gitignore").write_text("node_modules\npackage.json\npackage-lock.json\n.gitignore\n")
+    (folder / ".gitignore").write_text(
+        "node_modules\npackage.json\npackage-lock.json\n.gitignore\n"
+    )
 
 
 class OpenCode(Agent):

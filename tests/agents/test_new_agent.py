@@ -87,7 +87,7 @@ def _add_toy(root: Path) -> Path:
     registry = copy / "agents" / "registry.py"
     text = registry.read_text()
     line = next(x for x in text.splitlines() if x.startswith("FOLDERS = ("))
-    registry.write_text(text.replace(line, line.replace('"gemini")', '"gemini", "toy")'), 1))
+    registry.write_text(text.replace(line, line.removesuffix(")") + ', "toy")', 1))
     return copy
 
 
@@ -120,8 +120,9 @@ def test_an_agent_added_as_one_folder_and_one_line_is_read_named_and_refused(
         [
             "new agents/toy/__init__.py",
             "new agents/toy/reading.py",
-            'agents/registry.py: -FOLDERS = ("codex", "pi", "claude_code", "gemini")',
-            'agents/registry.py: +FOLDERS = ("codex", "pi", "claude_code", "gemini", "toy")',
+            'agents/registry.py: -FOLDERS = ("codex", "pi", "claude_code", "gemini", "opencode")',
+            'agents/registry.py: +FOLDERS = ("codex", "pi", "claude_code", "gemini", "opencode",'
+            ' "toy")',
         ]
     )
     work = tmp_path / "work"
@@ -145,8 +146,8 @@ def test_an_agent_added_as_one_folder_and_one_line_is_read_named_and_refused(
     assert "toy" in convgit("import", "--help").stdout
     hooks = convgit("hooks", "install", "toy", code=2)
     assert (
-        "convgit does not run beside 'toy': use one of claude-code, codex, gemini, pi."
-        in hooks.stderr
+        "convgit does not run beside 'toy': use one of claude-code, codex, gemini,"
+        " opencode, pi." in hooks.stderr
     )
     export = convgit("export", "--format", "toy", code=2)
     assert "Unknown export format 'toy': use --format pi." in export.stderr

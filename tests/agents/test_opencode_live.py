@@ -257,11 +257,10 @@ def test_install_and_uninstall_give_the_project_back_as_it_was(project: GitRepo)
     again = convgit(project.path, "hooks", "install", "opencode")
     assert "nothing changed" in again
     status = convgit_json(project.path, "hooks", "status")["agents"]["opencode"]
-    assert [(s["scope"], s["state"], s["problem"]) for s in status][0] == (
-        "project",
-        "installed",
-        None,
-    )
+    assert [(s["scope"], s["state"], s["problem"]) for s in status] == [
+        ("project", "installed", None),
+        ("user", "not installed", None),
+    ]
     convgit(project.path, "hooks", "uninstall", "opencode")
     assert project.digest() == before  # the folders the install made went with it
 

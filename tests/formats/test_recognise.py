@@ -19,6 +19,7 @@ OWN = {
     "claude-code": FIXTURES / "claude-code" / "rewind.jsonl",
     "codex": FIXTURES / "codex" / "reasoning-summary.jsonl",
     "gemini": FIXTURES / "gemini" / "thoughts-and-tool-calls.json",
+    "opencode": FIXTURES / "opencode" / "write-then-bash.json",
     "pi": FIXTURES / "pi" / "v3-compaction.jsonl",
 }
 MORE = {  # the other shapes an agent's file takes
@@ -76,7 +77,13 @@ def test_a_file_of_no_agent_is_refused_without_an_agent_and_with_one(tmp_path: P
 
 
 def test_every_fixture_and_real_sample_is_recognised_as_its_agents(samples: Path) -> None:
-    folders = {"claude-code": "claude-code", "codex": "codex", "gemini": "gemini", "pi": "pi"}
+    folders = {
+        "claude-code": "claude-code",
+        "codex": "codex",
+        "gemini": "gemini",
+        "opencode": "opencode",
+        "pi": "pi",
+    }
     real = {"claude-code": "claude-code", "codex": "codex", "gemini-cli": "gemini", "pi": "pi"}
     seen: dict[str, int] = {}
     for root, names in ((FIXTURES, folders), (samples, real)):

@@ -434,3 +434,141 @@ def test_an_import_cut_anywhere_then_continued_gives_what_one_import_gives(agent
         rest = reader.parse(data[first.cursor.offset :], first.cursor, _known(first.records))
         assert first.records + rest.records == whole.records, cut
         assert (rest.leaf or first.leaf) == whole.leaf, cut
+
+
+# -- OpenCode --------------------------------------------------------------------------------------
+
+_OC_SESSION = {
+    "id": "ses_1",
+    "slug": "s",
+    "version": "1.18.33",
+    "title": "t",
+    "directory": "/p",
+    "time": {"created": 1796210100000, "updated": 1796210100900},
+    "tokens": {"input": 9},
+}
+
+
+def opencode(ident: str, role: str, parts: list[dict[str, Any]], **more: Any) -> dict[str, Any]:
+    info = {"id": ident, "sessionID": "ses_1", "role": role, "time": {"created": 1796210100000}}
+    if role == "assistant":
+        info["time"]["completed"] = 1796210100001
+    info.update(more)
+    made = [{**p, "id": f"prt_{ident[4:]}{n}", "messageID": ident} for n, p in enumerate(parts)]
+    return {"info": info, "parts": made}
+
+
+def opencode_export(*messages: dict[str, Any], session: str = "ses_1") -> bytes:
+    document = {"info": {**_OC_SESSION, "id": session}, "messages": list(messages)}
+    return json.dumps(document, indent=2).encode()
+
+
+def opencode_tool(call: str, status: str, **state: Any) -> dict[str, Any]:
+    return {
+        "type": "tool",
+        "tool": "bash",
+        "callID": call,
+        "state": {"status": status, "input": {"command": "ls"}, **state},
+    }
+
+
+def test_opencode_a_turn_is_a_line_each_call_followed_by_its_result() -> None:
+    data = opencode_export(
+        opencode("msg_u1", "user", [{"type": "text", "text": "List."}]),
+        opencode(
+            "msg_a1",
+            "assistant",
+            [
+                {"type": "step-start", "snapshot": "x"},
+                {"type": "reasoning", "text": "ls it"},
+                opencode_tool("c1", "completed", output="a b"),
+                opencode_tool("c2", "error", error="denied"),
+                {"type": "step-finish", "reason": "tool-calls"},
+            ],
+        ),
+        opencode("msg_a2", "assistant", [{"type": "text", "text": "Two files."}]),
+    )
+    batch = parse("opencode", data)
+    assert shape(batch) == [
+        ("native", "ses_1", None, None),
+        ("message", "msg_u1", None, "user"),
+        ("message", "msg_a1", "msg_u1", "assistant"),
+        ("message", "prt_a12", "msg_a1", "tool"),
+        ("message", "prt_a13", "prt_a12", "tool"),
+        ("message", "msg_a2", "prt_a13", "assistant"),
+    ]
+    reply = batch.records[2]
+    assert [p["type"] for p in reply["content"]] == ["thinking", "tool_call", "tool_call"]
+    assert [(r["toolCallId"], r["isError"]) for r in batch.records[3:5]] == [
+        ("c1", False),
+        ("c2", True),
+    ]
+    assert batch.records[4]["content"] == [{"type": "text", "text": "denied"}]
+    assert batch.records[3]["native"] == {"key": "prt_a12", "in": "msg_a1"}
+    assert batch.leaf == "msg_a2"
+    kept = json.loads(batch.records[0]["text"])["info"]
+    assert "tokens" not in kept and kept["time"] == {"created": 1796210100000}  # kept once
+
+
+def test_opencode_a_reply_still_being_written_waits_for_the_next_import() -> None:
+    unfinished = opencode("msg_a1", "assistant", [{"type": "text", "text": "Wo"}])
+    del unfinished["info"]["time"]["completed"]
+    data = opencode_export(
+        opencode("msg_u1", "user", [{"type": "text", "text": "Hi."}]), unfinished
+    )
+    batch = parse("opencode", data)
+    assert [r.get("id") for r in batch.records] == [None, "msg_u1"]
+    assert "left for the next import" in batch.report.notes[0][1]
+
+
+def test_opencode_a_running_tool_has_no_result_yet_and_an_error_reply_is_kept() -> None:
+    failed = opencode("msg_a1", "assistant", [opencode_tool("c1", "running")])
+    failed["info"]["error"] = {"name": "APIError", "data": {"message": "boom"}}
+    batch = parse("opencode", opencode_export(failed))
+    (reply,) = [r for r in batch.records if r["type"] == "message"]
+    assert [p["type"] for p in reply["content"]] == ["tool_call", "opencode.error"]
+
+
+def test_opencode_messages_resume_copied_are_their_originals_and_new_ones_hang_below() -> None:
+    from convgit.agents.opencode.reading import copy_id
+
+    first = parse(
+        "opencode",
+        opencode_export(
+            opencode("msg_u1", "user", [{"type": "text", "text": "One."}]),
+            opencode("msg_a1", "assistant", [opencode_tool("c1", "completed", output="x")]),
+            opencode("msg_a2", "assistant", [{"type": "text", "text": "Done."}]),
+            opencode("msg_u2", "user", [{"type": "text", "text": "Two."}]),
+        ),
+    )
+    entries = {r["id"]: r for r in first.records if "parentId" in r}
+    copied = []
+    for message in ("msg_u1", "msg_a1", "msg_a2"):  # resumed at the reply Done.
+        parts = [{**p, "id": copy_id(p["id"], "ses_2")} for p in first_parts(message)]
+        value = opencode(message, "user" if message[4] == "u" else "assistant", [])
+        value["info"]["id"] = copy_id(message, "ses_2")
+        value["parts"] = parts
+        copied.append(value)
+    new = opencode("msg_u9", "user", [{"type": "text", "text": "Again."}])
+    batch = importer("opencode").parse(
+        opencode_export(*copied, new, session="ses_2"), Cursor(), Known(entries, {})
+    )
+    ids = [r["id"] for r in batch.records if "parentId" in r]
+    assert ids == ["msg_u1", "msg_a1", "prt_a10", "msg_a2", "msg_u9"]
+    assert batch.records[-1]["parentId"] == "msg_a2"
+    assert batch.leaf == "msg_u9"
+
+
+def first_parts(message: str) -> list[dict[str, Any]]:
+    if message == "msg_a1":
+        return [{**opencode_tool("c1", "completed", output="x"), "id": "prt_a10"}]
+    text = "One." if message == "msg_u1" else "Done."
+    return [{"type": "text", "text": text, "id": f"prt_{message[4:]}0"}]
+
+
+def test_opencode_what_is_not_an_export_is_refused_in_one_sentence() -> None:
+    from convgit.agents.opencode.reading import NotAnOpenCodeSessionError
+
+    for data in (b'{"info": {"id": "ses_1"}}', b'{"info": {"id": "ses_1"}, "messages": ['):
+        with pytest.raises(NotAnOpenCodeSessionError):
+            parse("opencode", data)

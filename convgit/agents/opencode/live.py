@@ -70,15 +70,15 @@ def event(payload: Any) -> cc.Event:
     cwd = text("cwd")
     tool = text("tool_name")
     return cc.Event(
-            name=NAMES[name],
-            session_id=session,
-            transcript=None,  # OpenCode keeps no file: ``recording`` writes one
-            cwd=Path(cwd) if cwd is not None and Path(cwd).is_absolute() else None,
-            prompt_id=text("prompt_id"),
-            tool_name=tool,
-            tool_use_id=text("tool_use_id"),
-            edited=text("path") if tool in FILE_TOOLS else None,
-            agent=AGENT,
+        name=NAMES[name],
+        session_id=session,
+        transcript=None,  # OpenCode keeps no file: ``recording`` writes one
+        cwd=Path(cwd) if cwd is not None and Path(cwd).is_absolute() else None,
+        prompt_id=text("prompt_id"),
+        tool_name=tool,
+        tool_use_id=text("tool_use_id"),
+        edited=text("path") if tool in FILE_TOOLS else None,
+        agent=AGENT,
     )
 
 

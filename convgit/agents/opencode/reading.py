@@ -196,7 +196,7 @@ class _Reader:
                 " and parts."
             )
         native, role = info["id"], info.get("role")
-        times = info.get("time") if type(info.get("time")) is dict else {}
+        times = obj(info.get("time"))
         ts = _iso(times.get("created"))
         if role == "assistant" and "completed" not in times and "error" not in info:
             self.report.note(
@@ -240,13 +240,13 @@ class _Reader:
         return True
 
     def _result(self, part: dict[str, Any], message: str, ts: str) -> None:
-        state = part.get("state") if type(part.get("state")) is dict else {}
+        state = obj(part.get("state"))
         status = state.get("status")
         if status not in ("completed", "error") or type(part.get("callID")) is not str:
             return  # never ran to its end (an interrupted turn): the call stays unanswered
-        ident = part.get("id") if type(part.get("id")) is str else f"{message}-{part['callID']}"
+        ident = str(part["id"]) if type(part.get("id")) is str else f"{message}-{part['callID']}"
         said = state.get("output") if status == "completed" else state.get("error")
-        end = state.get("time", {}).get("end") if type(state.get("time")) is dict else None
+        end = obj(state.get("time")).get("end")
         self.emit(
             {
                 "type": "message",
@@ -269,7 +269,7 @@ def _content(part: dict[str, Any]) -> dict[str, Any] | None:
     if kind == "reasoning" and isinstance(part.get("text"), str):
         return {"type": "thinking", "thinking": part["text"]}
     if kind == "tool" and isinstance(part.get("callID"), str) and isinstance(part.get("tool"), str):
-        state = part.get("state") if type(part.get("state")) is dict else {}
+        state = obj(part.get("state"))
         return {
             "type": "tool_call",
             "id": part["callID"],
@@ -277,6 +277,11 @@ def _content(part: dict[str, Any]) -> dict[str, Any] | None:
             "input": state.get("input", {}),
         }
     return {"type": f"opencode.{kind}", "value": part}  # a file, an agent...: kept, not replayed
+
+
+def obj(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one."""
+    return value if type(value) is dict else {}
 
 
 def _iso(millis: Any) -> str:

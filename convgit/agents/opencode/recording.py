@@ -15,7 +15,6 @@ from convgit.agents.opencode.live import AGENT
 from convgit.store.location import StoreLocation
 
 
-
 def transcript_file(location: StoreLocation, session: str) -> Path:
     pointer = location.agent_pointer(AGENT, session)
     return pointer.with_name(pointer.name + ".export.json")

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convgit.agents.opencode import NAME, TITLE
-from convgit.agents.opencode.reading import copy_id
+from convgit.agents.opencode.reading import copy_id, obj
 from convgit.agents.reading import kept_text
 from convgit.agents.resume import Written, refuse_tool_run
 from convgit.base import codec
@@ -90,7 +90,7 @@ def _session_info(
                 found = dict(value["info"])
                 break
     now = int(time.time() * 1000)
-    info = {"slug": "convgit-resume", "title": "Resumed by convgit", "version": TESTED}
+    info: dict[str, Any] = {"slug": "convgit-resume", "title": "Resumed", "version": TESTED}
     info.update((k, v) for k, v in found.items() if k not in ("parentID", "revert", "share"))
     info["id"] = new
     info["time"] = {"created": _millis(path[0].get("ts")) or now, "updated": now}
@@ -107,7 +107,7 @@ class _Copier:
     def messages(self, path: list[dict[str, Any]]) -> list[dict[str, Any]]:
         done: set[str] = set()
         for record in path:
-            native = record.get("native") if isinstance(record.get("native"), dict) else {}
+            native = obj(record.get("native"))
             holder = native.get("in")
             if isinstance(holder, str) and holder.startswith("msg_"):
                 continue  # a tool result: its message was copied whole
@@ -150,8 +150,7 @@ class _Copier:
     def _answered(self, part: dict[str, Any], message: str) -> bool:
         from convgit.agents.reading import entry_id
 
-        state = part.get("state") if isinstance(part.get("state"), dict) else {}
-        if state.get("status") not in ("completed", "error"):
+        if obj(part.get("state")).get("status") not in ("completed", "error"):
             return False
         return entry_id(str(part["id"])) in self.on_path
 
@@ -174,8 +173,14 @@ class _Copier:
                 if result is None:
                     continue
                 said = text_of(result)
-                state = {"status": "error", "error": said} if result.get("isError") else {}
-                state = state or {"status": "completed", "output": said, "title": "", "metadata": {}}
+                state: dict[str, Any] = {"status": "error", "error": said}
+                if not result.get("isError"):
+                    state = {
+                        "status": "completed",
+                        "output": said,
+                        "title": "",
+                        "metadata": {},
+                    }
                 state["input"] = block.get("input", {})
                 state["time"] = {"start": 0, "end": 0}
                 ident = copy_id(f"prt_{result['id']}", self.session)
