@@ -158,9 +158,9 @@ def import_file(
         agent_session_id = importer.session_id(whole)
         if agent_session_id is None:
             raise RefusedError(
-                f"{source.name} is not a {importer.title} session file: no record in it"
+                f"{source.name} is not {registry.a(importer.title)} session file: no record in it"
                 " names its session.",
-                f"give the path of a {importer.title} transcript",
+                f"give the path of {registry.a(importer.title)} transcript",
             )
     unlinked: list[str] = []
 
@@ -292,8 +292,8 @@ def _recognised(agent: str | None, source: Path, data: bytes) -> str:
         return found
     if found is not None and found != agent:
         raise RefusedError(
-            f"{source.name} is a {registry.title(found)} session file, not a"
-            f" {registry.title(agent)} one;"
+            f"{source.name} is {registry.a(str(registry.title(found)))} session file, not"
+            f" {registry.a(str(registry.title(agent)))} one;"
             " nothing was imported.",
             f"convgit import {found} {source}",
         )
@@ -344,7 +344,7 @@ def _read_source(source: Path, title: str | None) -> bytes:
     try:
         return jsonl.read_bytes(source, f"{title} transcript" if title else "session file")
     except NotFoundError as exc:
-        what = f"a {title} session file" if title else "an agent's session file"
+        what = f"{registry.a(title)} session file" if title else "an agent's session file"
         raise NotFoundError(exc.message, f"give the path of {what}") from None
 
 

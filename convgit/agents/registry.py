@@ -68,6 +68,11 @@ def names(part: str = "reading") -> list[str]:
     return sorted(agent.name for agent in agents() if agent.has(part))
 
 
+def a(title: str) -> str:
+    """``title`` after its article: "a Codex", "an OpenCode"."""
+    return f"{'an' if title[:1].lower() in 'aeio' else 'a'} {title}"
+
+
 def title(name: str) -> str | None:
     return next((agent.title for agent in agents() if agent.name == name), None)
 

@@ -95,7 +95,7 @@ def resume(
     header = session.tree.header or {}
     if header.get("agent") != agent:
         raise RefusedError(
-            f"Session {session.id} does not mirror a {title} session, so there is nothing"
+            f"Session {session.id} does not mirror {registry.a(title)} session, so there is nothing"
             f" {title} could resume.",
             f"convgit sessions  (the ones with agent {agent})",
         )

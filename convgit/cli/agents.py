@@ -57,7 +57,7 @@ def import_cmd(
         return
     title = registry.title(results[0].agent) or results[0].agent
     if chosen is None:
-        show(f"{file} is a {title} session file (recognised from its content)")
+        show(f"{file} is {registry.a(title)} session file (recognised from its content)")
     for result in results:
         show(*reports.import_words(result, title))
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from convgit.agents import registry
 from convgit.conversation.refs import saved_id
 from convgit.text.render import SNAPSHOT_MARK, Styled, entry_line, summary
 
@@ -176,7 +177,8 @@ def resume_words(result: Resumed, shown: str) -> list[str]:
             f"to continue there: {result.command}",
         ]
     return [
-        f"wrote a {result.title} session of the path to {shown} ({result.lines} lines): {where}",
+        f"wrote {registry.a(result.title)} session of the path to {shown}"
+        f" ({result.lines} lines): {where}",
         f"to continue there: {result.command.replace(str(result.path), where)}",
     ]
 

@@ -59,7 +59,7 @@ def test_what_is_not_an_export_is_refused_in_one_sentence(tmp_path: Path) -> Non
     store = Store(tmp_path / "work")
     for name in ("bad-no-messages.json", "bad-truncated.json"):
         words = store.refused("opencode", FIXTURES / name)
-        assert "is not a OpenCode session file" in words
+        assert "is not an OpenCode session file" in words
     assert store.json("sessions")["sessions"] == []
 
 

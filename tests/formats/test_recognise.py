@@ -43,8 +43,8 @@ def test_a_file_of_another_agent_is_refused_in_one_sentence(
     words = done.stderr.decode()
     first = words.splitlines()[0]
     assert first == (
-        f"convgit: {OWN[actual].name} is a {TITLES[actual]} session file, not a"
-        f" {TITLES[named]} one; nothing was imported."
+        f"convgit: {OWN[actual].name} is {registry.a(TITLES[actual])} session file, not"
+        f" {registry.a(TITLES[named])} one; nothing was imported."
     )
     assert f"convgit import {actual} " in words
     assert store.json("sessions")["sessions"] == []  # no junk session
@@ -58,7 +58,7 @@ def test_import_without_an_agent_recognises_it_and_says_which(
     store = Store(tmp_path / "work")
     words = store.run("import", str(path)).stdout.decode()
     assert words.splitlines()[0] == (
-        f"{path} is a {TITLES[agent]} session file (recognised from its content)"
+        f"{path} is {registry.a(TITLES[agent])} session file (recognised from its content)"
     )
     (session,) = store.json("sessions")["sessions"]
     assert session["agent"] == agent
