@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from convgit.agents.opencode import live, transcript
+from convgit.base.errors import NotFoundError
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "opencode" / "write-then-bash.json"
 SCHEMA = """
@@ -66,7 +67,9 @@ def database(path: Path, parent: str | None = None) -> str:
 
 def test_the_export_written_from_the_database_is_opencodes_own(tmp_path: Path) -> None:
     session = database(tmp_path / "opencode.db")
-    written = json.loads(transcript.export(tmp_path / "opencode.db", session))
+    other = tmp_path / "opencode-dev.db"  # another channel's, which OpenCode also keeps
+    sqlite3.connect(other).executescript(SCHEMA)
+    written = json.loads(transcript.export([other, tmp_path / "opencode.db"], session))
     printed = json.loads(FIXTURE.read_text())
     assert written["messages"] == printed["messages"]
     assert written["info"] == printed["info"]
@@ -75,17 +78,29 @@ def test_the_export_written_from_the_database_is_opencodes_own(tmp_path: Path) -
 def test_a_subagents_session_is_not_recorded(tmp_path: Path) -> None:
     session = database(tmp_path / "opencode.db", parent="ses_parent")
     with pytest.raises(transcript.SubagentSessionError):
-        transcript.export(tmp_path / "opencode.db", session)
+        transcript.export([tmp_path / "opencode.db"], session)
 
 
-def test_the_database_is_found_where_opencode_keeps_it() -> None:
+def test_the_database_is_found_where_opencode_keeps_it(tmp_path: Path) -> None:
     home = {"HOME": "/h"}
-    assert transcript.database(home) == Path("/h/.local/share/opencode/opencode.db")
-    assert transcript.database({**home, "XDG_DATA_HOME": "/d"}) == Path("/d/opencode/opencode.db")
-    assert transcript.database({**home, "OPENCODE_DB": "/x.db"}) == Path("/x.db")
+    assert transcript.databases(home) == [Path("/h/.local/share/opencode/opencode.db")]
+    data = {**home, "XDG_DATA_HOME": str(tmp_path)}
+    (tmp_path / "opencode").mkdir()
+    (tmp_path / "opencode" / "opencode-beta-2.db").touch()  # a channel of its own
+    assert transcript.databases(data) == [
+        tmp_path / "opencode" / "opencode.db",
+        tmp_path / "opencode" / "opencode-beta-2.db",
+    ]
+    assert transcript.databases({**data, "OPENCODE_DB": "/x.db"}) == [Path("/x.db")]
     named = {**home, "OPENCODE_DB": "other.db"}
-    assert transcript.database(named) == Path("/h/.local/share/opencode/other.db")
-    assert transcript.database({**home, "OPENCODE_DB": ":memory:"}) is None
+    assert transcript.databases(named) == [Path("/h/.local/share/opencode/other.db")]
+    assert transcript.databases({**home, "OPENCODE_DB": ":memory:"}) == []
+
+
+def test_a_session_in_no_database_is_named_in_one_sentence(tmp_path: Path) -> None:
+    database(tmp_path / "opencode.db")
+    with pytest.raises(NotFoundError, match="has no session ses_gone"):
+        transcript.export([tmp_path / "opencode.db"], "ses_gone")
 
 
 def test_the_plugins_events_are_convgits() -> None:

@@ -22,11 +22,11 @@ def transcript_file(location: StoreLocation, session: str) -> Path:
 
 def handle(location: StoreLocation, event: cc.Event) -> str:
     """Write the transcript of the event's session, then record the event."""
-    db = transcript.database()
-    if db is None:
+    found = transcript.databases()
+    if not found:
         return "OpenCode keeps this session in memory: nothing to record"
     try:
-        data = transcript.export(db, event.session_id)
+        data = transcript.export(found, event.session_id)
     except transcript.SubagentSessionError as exc:
         return f"{exc}: not recorded"
     path = transcript_file(location, event.session_id)

@@ -1,12 +1,13 @@
-"""An OpenCode session as the document ``opencode export ID`` prints, read straight from
-OpenCode's SQLite database: what ``convgit hook opencode`` imports, since OpenCode keeps no
-session file (running ``opencode export`` would start a second OpenCode, seconds a turn).
+"""An OpenCode session as the document ``opencode export ID`` prints, read straight from OpenCode's
+SQLite database: what ``convgit hook opencode`` imports, since OpenCode keeps no session file
+(running ``opencode export`` would start a second OpenCode, seconds a turn).
 
-OpenCode keeps one database (WAL), ``opencode.db`` in its data folder (``$XDG_DATA_HOME/opencode``,
-else ``~/.local/share/opencode``; ``OPENCODE_DB`` names another, absolute or relative to that
-folder). Its ``message`` and ``part`` rows hold each message's and part's JSON without the ids,
-which the export adds after the rest (as here). It is opened read-only: the hook runs while
-OpenCode waits for it, so nothing is half written.
+OpenCode keeps one database (WAL) in its data folder (``$XDG_DATA_HOME/opencode``, else
+``~/.local/share/opencode``): ``opencode.db`` for its released builds, ``opencode-<channel>.db``
+for others; ``OPENCODE_DB`` names another, absolute or relative to that folder. Its ``message``
+and ``part`` rows hold each message's and part's JSON without the ids, which the export adds
+after the rest (as here). It is opened read-only: the hook runs while OpenCode waits for it, so
+nothing is half written.
 """
 
 from __future__ import annotations
@@ -25,32 +26,40 @@ class SubagentSessionError(ValueError):
     """The session is a subagent's (OpenCode's ``task`` tool), which convgit does not record."""
 
 
-def database(env: Mapping[str, str] = os.environ) -> Path | None:
-    """OpenCode's database for the environment ``env`` (OpenCode's own: the hook inherits it);
-    None when it is kept in memory."""
+def databases(env: Mapping[str, str] = os.environ) -> list[Path]:
+    """Where OpenCode's database may be for the environment ``env`` (OpenCode's own: the hook
+    inherits it), the likeliest first: ``OPENCODE_DB`` alone when it is set (none when it is
+    kept in memory); else ``opencode.db`` (the released builds'), then the database of each
+    other channel OpenCode has used (``opencode-<channel>.db``)."""
     data = env.get("XDG_DATA_HOME") or os.path.join(env.get("HOME") or "~", ".local", "share")
     folder = Path(data).expanduser() / "opencode"
     named = env.get("OPENCODE_DB")
     if named == ":memory:":
-        return None
+        return []
     if named:
-        return Path(named) if os.path.isabs(named) else folder / named
-    return folder / "opencode.db"
+        return [Path(named) if os.path.isabs(named) else folder / named]
+    return [folder / "opencode.db", *sorted(folder.glob("opencode-*.db"))]
 
 
-def export(db: Path, session: str) -> bytes:
-    """The export document of OpenCode's session ``session`` in the database ``db``."""
-    if not db.is_file():
-        raise NotFoundError(f"OpenCode's database {db} is not there.")
-    with sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=2) as connection:
-        return _export(connection, session)
+def export(found: list[Path], session: str) -> bytes:
+    """The export document of OpenCode's session ``session``, from the first of the databases
+    ``found`` that holds it."""
+    for db in found:
+        if not db.is_file():
+            continue
+        with sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=2) as connection:
+            data = _export(connection, session)
+        if data is not None:
+            return data
+    where = ", ".join(str(db) for db in found) or "memory"
+    raise NotFoundError(f"OpenCode's database ({where}) has no session {session}.")
 
 
-def _export(connection: sqlite3.Connection, session: str) -> bytes:
+def _export(connection: sqlite3.Connection, session: str) -> bytes | None:
     connection.row_factory = sqlite3.Row
     row = connection.execute("SELECT * FROM session WHERE id = ?", (session,)).fetchone()
     if row is None:
-        raise NotFoundError(f"OpenCode's database has no session {session}.")
+        return None
     if row["parent_id"]:
         raise SubagentSessionError(f"session {session} is a subagent's (of {row['parent_id']})")
     parts: dict[str, list[dict[str, Any]]] = {}
