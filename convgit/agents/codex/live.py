@@ -26,8 +26,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from convgit.agents.claude_code import live as cc
 from convgit.agents.codex import NAME
+from convgit.agents.live.events import Event, from_hook
 
 AGENT = NAME
 TIMEOUT = 30  # seconds; the handler gives up well before (convgit.agents.hook)
@@ -40,16 +40,12 @@ DEFAULT_SCOPE = "user"
 SCOPES = {"user": "$CODEX_HOME/hooks.json (~/.codex: every project, only you)"}
 
 
-def event(payload: Any) -> cc.Event:
-    """The event a hook was given; ValueError, in one sentence, for one convgit cannot use."""
-    found = cc.event(payload)
+def event(payload: Any) -> Event:
+    """The event a hook was given; ValueError, in one sentence, for one convgit cannot use.
+    Codex's file tool is a patch: no one file is named (``edited`` stays None)."""
+    found = from_hook(payload, AGENT)
     turn = payload.get("turn_id")
-    return dataclasses.replace(
-        found,
-        agent=AGENT,
-        prompt_id=turn if isinstance(turn, str) and turn else None,
-        edited=None,  # Codex's file tool is a patch: no one file named
-    )
+    return dataclasses.replace(found, prompt_id=turn if isinstance(turn, str) and turn else None)
 
 
 def carries_prompt(native_text: str, prompt_id: str) -> bool:
