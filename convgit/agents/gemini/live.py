@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from convgit.agents import hook_command
 from convgit.agents.gemini import NAME
 from convgit.agents.live.events import Event, from_hook
 
@@ -78,35 +79,24 @@ DEFAULT_SCOPE = "project"
 
 
 def handler(program: str | None = None) -> dict[str, Any]:
-    """The handler convgit installs for every event (``program``: the convgit to run, default
-    the one running now)."""
-    from convgit.agents import hook_command
-
-    command = hook_command.command(AGENT, program)
-    return {"type": "command", "name": NAME, "command": command, "timeout": TIMEOUT}
+    """The handler convgit installs for every event (``program``: the convgit to run)."""
+    return hook_command.handler(AGENT, program, TIMEOUT, name=NAME)
 
 
 def events(tool_snapshots: bool = False) -> dict[str, str | None]:
     """The events to install, with their matchers."""
-    return {**EVENTS, **TOOL_SNAPSHOT_EVENTS} if tool_snapshots else dict(EVENTS)
+    return hook_command.events(EVENTS, TOOL_SNAPSHOT_EVENTS, tool_snapshots)
 
 
 def wanted(
     program: str | None = None, tool_snapshots: bool = False
 ) -> dict[str, tuple[str | None, dict[str, Any]]]:
-    made = handler(program)
-    return {event: (matcher, made) for event, matcher in events(tool_snapshots).items()}
+    return hook_command.wanted(handler(program), events(tool_snapshots))
 
 
 def is_ours(found: Any) -> bool:
-    """A handler convgit installed (this version or another, whichever convgit path it names):
-    its command only runs the hook, guarded or not."""
-    from convgit.agents import hook_command
-
-    if not isinstance(found, dict) or found.get("type", "command") != "command":
-        return False
-    command = found.get("command")
-    return isinstance(command, str) and hook_command.is_hook_command(command, AGENT)
+    """A handler convgit installed, whichever convgit path it names (``hook_command``)."""
+    return hook_command.is_handler(found, AGENT)
 
 
 def home(env: Mapping[str, str] = os.environ) -> Path:
