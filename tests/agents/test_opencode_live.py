@@ -223,12 +223,12 @@ def test_a_failing_hook_leaves_opencode_as_it_was_and_the_next_turn_catches_up(
         json.loads(line)["type"] for line in first.stdout.splitlines()
     ]
     told = second.stderr.splitlines()  # `opencode run`: stderr is where the user looks
-    assert [line.split()[3] for line in told] == ["UserPromptSubmit", "Stop"]
+    assert [line.split()[3] for line in told] == ["chat.message", "session.idle"]
     assert all(line.startswith("convgit's hook at") and "lock" in line for line in told)
     failures = convgit_json(project.path, "status")["hook_failures"]
     assert [(f["agent"], f["event"]) for f in failures] == [
-        ("opencode", "UserPromptSubmit"),
-        ("opencode", "Stop"),
+        ("opencode", "chat.message"),
+        ("opencode", "session.idle"),
     ]
 
     # the next turn succeeds: the failures are gone, turn two came in with it

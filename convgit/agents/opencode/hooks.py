@@ -85,8 +85,10 @@ const EVENTS = @EVENTS@ // the events passed on to convgit
 const TOOLS = @TOOLS@ // null: every tool (per-tool snapshots)
 
 export const ConvgitRecorder = async ({ client, directory }) => {
+  const subagents = new Set() // sessions of the task tool: not recorded
   const run = (event, sessionID, more) => {
     if (!EVENTS.includes(event) || typeof sessionID !== "string") return
+    if (subagents.has(sessionID)) return
     try {
       const payload = { event, session_id: sessionID, cwd: directory, ...more }
       const done = spawnSync("sh", ["-c", COMMAND], {
@@ -121,6 +123,8 @@ export const ConvgitRecorder = async ({ client, directory }) => {
       })
     },
     event: async ({ event }) => {
+      const info = event?.properties?.info
+      if (event?.type === "session.created" && info?.parentID) subagents.add(info.id)
       if (event?.type === "session.idle") run("session.idle", event.properties?.sessionID, {})
     },
   }

@@ -1,7 +1,7 @@
 """OpenCode, live: the events convgit's OpenCode plugin hands ``convgit hook opencode``
-(``opencode.hooks`` writes the plugin), as the events ``convgit.agents.live`` records;
-``RECORDER`` (``opencode.recording``) first writes the session's transcript from OpenCode's
-database, since OpenCode keeps no session file.
+(``opencode.hooks`` writes the plugin), as the events ``convgit.agents.live`` records; and,
+since OpenCode keeps no session file, ``transcript``: the session written from OpenCode's
+database (``opencode.transcript``) to a file of convgit's, which the recorder imports.
 
 OpenCode has no hooks of its own: a plugin (a JS module OpenCode loads from
 ``.opencode/plugins/`` or the user's ``~/.config/opencode/plugins/``) runs the hook with one
@@ -24,15 +24,16 @@ on, and why):
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from convgit.agents.claude_code import live as cc
+from convgit.agents.live.events import Event, usable_id
 from convgit.agents.opencode import NAME
 
+if TYPE_CHECKING:
+    from convgit.store.location import StoreLocation
+
 AGENT = NAME
-RECORDER = "convgit.agents.opencode.recording"  # writes the transcript, then live.handle
 FILE_TOOLS = ("write", "edit")
 # the plugin's event -> the event convgit.agents.live records
 NAMES = {
@@ -46,21 +47,21 @@ NAMES = {
 # files and the turn's end attaches the session).
 EVENTS = ("chat.message", "tool.execute.after", "session.idle")
 ALL_EVENTS = tuple(NAMES)
-# the plugin shows the user what the hook says (a toast in the TUI, stderr in `opencode run`)
-SPEAKS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"})
-OPENS = frozenset({"UserPromptSubmit"})
-_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
+# the plugin shows the user what the hook says (a toast in the TUI, stderr in `opencode run`);
+# the events are named as OpenCode names them (``said``), here and to the user
+SPEAKS = frozenset(NAMES)
+OPENS = frozenset({"chat.message"})
 
 
-def event(payload: Any) -> cc.Event:
+def event(payload: Any) -> Event:
     """The event the plugin sent; ValueError, in one sentence, for one convgit cannot use."""
     if not isinstance(payload, dict):
         raise ValueError("the event is not a JSON object")
     name = payload.get("event")
     if name not in NAMES:
         raise ValueError(f"the event names no OpenCode event convgit knows ({name!r})")
-    session = payload.get("session_id")
-    if not isinstance(session, str) or not _ID.fullmatch(session):
+    session = usable_id(payload.get("session_id"))
+    if session is None:
         raise ValueError(f"the {name} event has no usable session_id")
 
     def text(key: str) -> str | None:
@@ -69,7 +70,7 @@ def event(payload: Any) -> cc.Event:
 
     cwd = text("cwd")
     tool = text("tool_name")
-    return cc.Event(
+    return Event(
         name=NAMES[name],
         session_id=session,
         transcript=None,  # OpenCode keeps no file: ``recording`` writes one
@@ -85,6 +86,15 @@ def event(payload: Any) -> cc.Event:
 def carries_prompt(native_text: str, prompt_id: str) -> bool:
     """The prompt's id is the id of OpenCode's user message, which its text holds."""
     return f'"id":"{prompt_id}"' in native_text.replace('": "', '":"')
+
+
+def transcript(location: StoreLocation, event: Event) -> Path | None:
+    """The file the recorder imports for ``event``: the session written from OpenCode's
+    database (``opencode.transcript``) beside the session's pointer, when it changed; None for a
+    subagent's session (not recorded) or a database kept in memory."""
+    from convgit.agents.opencode import transcript as written
+
+    return written.write(location, event.session_id)
 
 
 # -- installing (``opencode.hooks``: imported only by the ``hooks`` commands) ---------------------

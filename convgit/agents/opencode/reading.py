@@ -31,9 +31,9 @@ from convgit.agents.reading import (
     Batch,
     Cursor,
     Importer,
+    ImportReport,
     Known,
     Record,
-    Report,
     entry_id,
     kept_record,
     native_field,
@@ -153,7 +153,7 @@ class _Reader:
 
     def __init__(self, known: Known, session: str) -> None:
         self.known, self.session = known, session
-        self.report = Report()
+        self.report = ImportReport()
         self.out: list[dict[str, Any]] = []
         self.new: list[str] = []
         self.last: str | None = None

@@ -17,13 +17,45 @@ import os
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from convgit.base.errors import NotFoundError
+
+if TYPE_CHECKING:
+    from convgit.store.location import StoreLocation
 
 
 class SubagentSessionError(ValueError):
     """The session is a subagent's (OpenCode's ``task`` tool), which convgit does not record."""
+
+
+def file(location: StoreLocation, session: str) -> Path:
+    """The file of convgit's where OpenCode's session ``session`` is written: beside the
+    pointer to the convgit session that mirrors it (``agents/opencode/<id>.export.json``)."""
+    pointer = location.agent_pointer("opencode", session)
+    return pointer.with_name(pointer.name + ".export.json")
+
+
+def write(location: StoreLocation, session: str) -> Path | None:
+    """Write OpenCode's session ``session`` to its ``file`` (when it changed), and return it;
+    None for a subagent's session (not recorded) or a database kept in memory."""
+    found = databases()
+    if not found:
+        return None
+    try:
+        data = export(found, session)
+    except SubagentSessionError:
+        return None
+    path = file(location, session)
+    try:
+        same = path.read_bytes() == data
+    except OSError:
+        same = False
+    if not same:
+        from convgit.agents import settings
+
+        settings.write_atomically(path, data, 0o600)
+    return path
 
 
 def databases(env: Mapping[str, str] = os.environ) -> list[Path]:
