@@ -111,6 +111,7 @@ def test_the_plugins_events_are_convgits() -> None:
         "msg_1",
         "opencode",
     )
+    assert prompt.called == "chat.message"  # as OpenCode names it, to the user
     tool = {"event": "tool.execute.after", "tool_use_id": "c1", "path": "a.txt"}
     edit = live.event({**base, **tool, "tool_name": "edit"})
     assert (edit.name, edit.edited, edit.cwd) == ("PostToolUse", "a.txt", Path("/p"))

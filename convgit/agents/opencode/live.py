@@ -73,13 +73,14 @@ def event(payload: Any) -> Event:
     return Event(
         name=NAMES[name],
         session_id=session,
-        transcript=None,  # OpenCode keeps no file: ``recording`` writes one
+        transcript=None,  # OpenCode keeps no file: ``transcript`` writes one
         cwd=Path(cwd) if cwd is not None and Path(cwd).is_absolute() else None,
+        agent=AGENT,
         prompt_id=text("prompt_id"),
         tool_name=tool,
         tool_use_id=text("tool_use_id"),
         edited=text("path") if tool in FILE_TOOLS else None,
-        agent=AGENT,
+        said=name,
     )
 
 
