@@ -512,7 +512,9 @@ def seed_opencode_config_dir(folder: Path) -> None:
 class OpenCode(Agent):
     """``opencode run --format json WORD...`` with a ``fake`` provider speaking OpenAI chat
     completions (``@ai-sdk/openai-compatible``, bundled), edits, the shell and writes anywhere
-    allowed, the models catalog and auto-update off, a title given (no title request). The
+    allowed, the models catalog and auto-update off, a title given (no title request), the
+    config folders (the user's, the project's ``.opencode``) seeded as OpenCode's own install of
+    its plugin package leaves them (offline, it would wait about 75 s at every start). The
     prompt goes as words (OpenCode quotes an argument with a space). ``PWD`` is the working
     directory (OpenCode takes its project from it). ``resume`` is a session id:
     ``--session ID``. Its sessions are rows of a SQLite database: ``transcript`` is that."""
@@ -533,6 +535,7 @@ class OpenCode(Agent):
 
     def configure(self) -> None:
         seed_opencode_config_dir(self.config_dir)
+        seed_opencode_config_dir(self.cwd / ".opencode")  # where a project's plugins go
         provider = {
             "npm": "@ai-sdk/openai-compatible",
             "name": "Scripted",

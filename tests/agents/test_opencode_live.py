@@ -13,40 +13,49 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 from convgit.base import locks
 from tests.agents.hooked import (
     ORACLE,
+    THREE_REPLIES,
+    assert_each_turn_has_gits_snapshot,
     calls_of,
     convgit,
     convgit_json,
     hook_log,
-    records,
+    path_messages,
     reply_text,
 )
-from tests.agents.runners import OpenCode, seed_opencode_config_dir
+from tests.agents.runners import OpenCode
 from tests.agents.script import call, say
 from tests.agents.server import ModelServer
 from tests.workspace.gitrepo import GitRepo
 
-# A plugin of the user's own: git's answer to `git add -A` at each session.idle, logged.
+# A plugin of the user's own: git's answer to `git add -A` at each session.idle, logged with
+# the turn's last text (the last text part OpenCode finished).
 ORACLE_PLUGIN = """
 import { spawnSync } from "node:child_process"
-export const Oracle = async ({ directory }) => ({
-  event: async ({ event }) => {
-    if (event.type !== "session.idle") return
-    const input = JSON.stringify({ last_assistant_message: null, cwd: directory })
-    spawnSync("sh", ["-c", COMMAND], { input })
-  },
-})
+export const Oracle = async ({ directory }) => {
+  let last = null
+  return {
+    event: async ({ event }) => {
+      const part = event.properties?.part
+      if (event.type === "message.part.updated" && part?.type === "text" && part.time?.end) {
+        last = part.text
+      }
+      if (event.type !== "session.idle") return
+      const input = JSON.stringify({ last_assistant_message: last, cwd: directory })
+      spawnSync("sh", ["-c", COMMAND], { input })
+    },
+  }
+}
 """
 
 
 def user_plugin(project: Path, log: Path) -> Path:
     command = f"{shlex.quote(sys.executable)} -c {shlex.quote(ORACLE)} {shlex.quote(str(log))}"
     path = project / ".opencode" / "plugins" / "oracle.js"
-    path.parent.mkdir(parents=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f"const COMMAND = {json.dumps(command)}\n{ORACLE_PLUGIN}")
     return path
 
@@ -76,20 +85,6 @@ def opencode_messages(db: Path, session: str) -> list[tuple[str, str]]:
     return found
 
 
-def path_messages(path: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    found = []
-    for entry in path:
-        if entry["type"] != "message":
-            continue
-        if entry["role"] == "tool":
-            found.append(("result", entry["toolCallId"]))
-            continue
-        if text := reply_text(entry):
-            found.append((entry["role"], text))
-        found += [("call", part["id"]) for part in calls_of(entry)]
-    return found
-
-
 def opencode_import(opencode: OpenCode, path: Path) -> str:
     """`opencode import FILE` in the project, as the command `convgit resume` printed says."""
     done = subprocess.run(
@@ -108,7 +103,6 @@ def opencode_import(opencode: OpenCode, path: Path) -> str:
 def test_three_turns_are_recorded_snapshotted_and_a_resumed_reply_continues_as_a_branch(
     model_server: ModelServer, opencode: OpenCode, project: GitRepo, tmp_path: Path
 ) -> None:
-    seed_opencode_config_dir(project.path / ".opencode")  # OpenCode's own install, offline
     oracle_log = tmp_path / "oracle.jsonl"
     theirs = user_plugin(project.path, oracle_log)
     mine = theirs.read_bytes()
@@ -146,19 +140,9 @@ def test_three_turns_are_recorded_snapshotted_and_a_resumed_reply_continues_as_a
     assert calls == ["write", "edit", "bash"]
 
     # each turn's reply has the snapshot git stages at that turn's end (the bash edit too)
-    oracle = records(oracle_log)
-    replies = [e for e in path if e["type"] == "message" and e["role"] == "assistant"]
-    replies = [e for e in replies if reply_text(e)]
-    assert [reply_text(r) for r in replies] == [
-        "I wrote notes.txt.",
-        "I edited notes.txt.",
-        "I ran the command.",
-    ]
-    for reply, seen in zip(replies, oracle, strict=True):
-        shown = convgit_json(project.path, "show", reply["id"])
-        assert shown["snapshot"]["tree"] == seen["tree"], reply_text(reply)
-    assert "made-by-bash.txt" in project.tree_paths(oracle[2]["tree"])
-    assert "README.md" not in project.tree_paths(oracle[2]["tree"])
+    replies = assert_each_turn_has_gits_snapshot(project, project.path, path, oracle_log)
+    assert [reply_text(r) for r in replies] == THREE_REPLIES
+    oracle = [json.loads(line) for line in oracle_log.read_text().splitlines()]
     start = convgit_json(project.path, "show", messages[0]["id"])["snapshot"]
     assert "notes.txt" not in project.tree_paths(start["tree"])  # the files before it wrote
 
@@ -207,7 +191,6 @@ def test_three_turns_are_recorded_snapshotted_and_a_resumed_reply_continues_as_a
 def test_a_failing_hook_leaves_opencode_as_it_was_and_the_next_turn_catches_up(
     model_server: ModelServer, opencode: OpenCode, project: GitRepo
 ) -> None:
-    seed_opencode_config_dir(project.path / ".opencode")
     convgit(project.path, "hooks", "install", "opencode")
     model_server.expect(say("One."), say("Two."), say("Three."))
     first = opencode.run("turn one")
