@@ -988,7 +988,7 @@ def main() -> int:
         "--only",
         default="",
         help="comma list of: snapshot, restore, first, run, objects, log, load, append, import, "
-        "page, hooks, claude, gemini, live, ui, watcher, share",
+        "page, hooks, claude, gemini, opencode, live, ui, watcher, share",
     )
     parser.add_argument(
         "--million", action="store_true", help="the watcher rows at 1,000,000 files too (slow)"
@@ -1036,7 +1036,8 @@ def main() -> int:
             bench_page(bench)
         if not only or "hooks" in only:
             bench_hooks(bench, file_sizes)
-        agents = {"claude": "claude-code", "gemini": "gemini"}  # a row alone, or every one
+        # a row alone, or every one
+        agents = {"claude": "claude-code", "gemini": "gemini", "opencode": "opencode"}
         if not only or "live" in only or set(agents) & set(only):
             from bench_live import bench_live_turns  # beside this file
 

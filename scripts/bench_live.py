@@ -31,6 +31,7 @@ AGENTS = (
     LiveAgent("gemini", "Gemini", "run_shell_command", "command", "AfterAgent"),
     LiveAgent("pi", "Pi", "bash", "command", "Stop"),
     LiveAgent("codex", "Codex", "exec_command", "cmd", "Stop"),
+    LiveAgent("opencode", "OpenCode", "bash", "command", "session.idle"),
 )
 
 
