@@ -254,3 +254,27 @@ def test_install_and_uninstall_give_the_project_back_as_it_was(project: GitRepo)
     assert ours.read_text() == "export const Mine = async () => ({})\n"
     convgit(project.path, "hooks", "uninstall", "opencode")
     assert ours.read_text() == "export const Mine = async () => ({})\n"
+
+
+def test_a_subagents_session_is_no_session_of_its_own_and_its_edits_are_the_turns(
+    model_server: ModelServer, opencode: OpenCode, project: GitRepo
+) -> None:
+    convgit(project.path, "hooks", "install", "opencode")
+    task = {"description": "make a file", "prompt": "Write sub.txt", "subagent_type": "general"}
+    model_server.expect(
+        call("task", task),
+        call("write", {"filePath": "sub.txt", "content": "sub\n"}),  # the subagent's session
+        say("Subagent done."),
+        say("Main done."),
+    )
+    done = opencode.run("Delegate it")
+    assert done.output == "Main done." and (project.path / "sub.txt").read_text() == "sub\n"
+    assert all("problem" not in line for line in hook_log(project))
+    (found,) = convgit_json(project.path, "sessions")["sessions"]
+    assert found["agent_session_id"] == done.session_id
+    path = convgit_json(project.path, "log")["entries"]
+    assert [c["name"] for e in path if e["type"] == "message" for c in calls_of(e)] == ["task"]
+    assert reply_text(path[-1]) == "Main done."
+    shown = convgit_json(project.path, "show", path[-1]["id"])
+    assert shown["snapshot"]["tree"] == project.oracle()
+    assert "sub.txt" in project.tree_paths(shown["snapshot"]["tree"])
