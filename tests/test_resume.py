@@ -120,8 +120,8 @@ def test_an_entry_claude_cannot_resume_at_is_refused_plainly(tmp_path: Path) -> 
     run(plain, "user", "hello")
     assert "does not mirror a Claude Code session" in run(plain, "resume", "@", code=1)
     assert "does not mirror a pi session" in run(folder, "resume", "a1", "--agent", "pi", code=1)
-    assert "cannot hand a session back to 'opencode'" in run(
-        folder, "resume", "a1", "--agent", "opencode", code=1
+    assert "cannot hand a session back to 'aider'" in run(
+        folder, "resume", "a1", "--agent", "aider", code=1
     )
 
 
