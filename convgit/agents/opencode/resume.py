@@ -9,7 +9,9 @@ after them what it adds), without the tool calls whose results are not on the pa
 convgit's own (a note) or another agent's is written as OpenCode's: text, and tool calls with
 their results. The session's info is the one it was imported with, under the new id. A later
 import of the new session finds each copy's entry by its id again (``reading``), so its turns
-come in as a branch below the entry resumed at.
+come in as a branch below the entry resumed at; the new session is recorded as continuing the
+convgit session when the file is written, so the hooks attach its first prompt at once (no
+``line_uuids``: a transcript never tells a copy).
 """
 
 from __future__ import annotations
@@ -39,12 +41,6 @@ AGENT = NAME
 TESTED = "1.18.33"  # the OpenCode version whose export this writes
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _MASK = (1 << 48) - 1
-
-
-def line_uuids(data: bytes) -> list[tuple[str, str | None]]:
-    """A session ``resume`` wrote is recorded as continuing the convgit session when it is
-    written (``agent_session``): nothing to tell a copy by in the transcript."""
-    return []
 
 
 def new_session_id(now: float | None = None) -> str:
