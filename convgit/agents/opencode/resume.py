@@ -94,11 +94,12 @@ def _session_info(
 
 
 class _Copier:
+    """The path's messages as OpenCode's, in order, for the new session ``session``."""
+
     def __init__(self, session: str, on_path: set[str]) -> None:
         self.session, self.on_path = session, on_path
         self.out: list[dict[str, Any]] = []
-        self.last_user: str | None = None
-        self.count = 0
+        self.last_user: str | None = None  # the copy of the last user message written
 
     def messages(self, path: list[dict[str, Any]]) -> list[dict[str, Any]]:
         done: set[str] = set()
@@ -120,8 +121,7 @@ class _Copier:
 
     def _copy(self, value: dict[str, Any]) -> None:
         info = dict(value["info"])
-        original = info["id"]
-        info["id"] = copy_id(original, self.session)
+        info["id"] = copy_id(info["id"], self.session)
         info["sessionID"] = self.session
         if info.get("role") == "assistant":
             info["parentID"] = self.last_user or info.get("parentID")
@@ -131,7 +131,7 @@ class _Copier:
         for part in value["parts"]:
             if not isinstance(part, dict) or not isinstance(part.get("id"), str):
                 continue
-            if part.get("type") == "tool" and not self._answered(part, original):
+            if part.get("type") == "tool" and not self._answered(part):
                 continue  # its result is not on the path
             parts.append(
                 {
@@ -143,7 +143,8 @@ class _Copier:
             )
         self.out.append({"info": info, "parts": parts})
 
-    def _answered(self, part: dict[str, Any], message: str) -> bool:
+    def _answered(self, part: dict[str, Any]) -> bool:
+        """Whether the tool part's result is on the path."""
         from convgit.agents.reading import entry_id
 
         if obj(part.get("state")).get("status") not in ("completed", "error"):
@@ -213,7 +214,6 @@ class _Copier:
             info["time"]["completed"] = created
             info["finish"] = "stop"
         for number, part in enumerate(parts):
-            self.count += 1
             part.setdefault("id", f"prt_{((created * 4096 + number) & _MASK):012x}{_random(14)}")
             part.update(sessionID=self.session, messageID=ident)
         self.out.append({"info": info, "parts": parts})
