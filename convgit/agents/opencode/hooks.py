@@ -13,8 +13,8 @@ loads at start.
   ``.gitignore`` that hides them from git); what OpenCode wrote there stays.
 * The plugin runs the hook synchronously (OpenCode does not wait for a plugin's ``event``
   handler: an asynchronous process would die when ``opencode run`` exits) with the event on
-  stdin, its stdout read back (a message about failed events: a toast in the TUI, stderr in
-  ``opencode run``) and its stderr dropped; whatever happens, OpenCode goes on (every call is
+  stdin, its stdout read back (a message about failed events: a toast in the TUI, stderr
+  elsewhere, as in ``opencode run``) and its stderr dropped; whatever happens, OpenCode goes on (every call is
   guarded, 30 s at most). The module exports the plugin alone: OpenCode takes every export
   for one.
 """
@@ -86,6 +86,9 @@ const TOOLS = @TOOLS@ // null: every tool (per-tool snapshots)
 
 export const ConvgitRecorder = async ({ client, directory }) => {
   const subagents = new Set() // sessions of the task tool: not recorded
+  // OpenCode's screen (the TUI) shows a toast; `opencode run` and the rest, stderr
+  const command = process.argv.slice(2).find((word) => !word.startsWith("-"))
+  const tui = process.stdout.isTTY && !["run", "serve", "acp", "web"].includes(command)
   const run = (event, sessionID, more) => {
     if (!EVENTS.includes(event) || typeof sessionID !== "string") return
     if (subagents.has(sessionID)) return
@@ -102,9 +105,8 @@ export const ConvgitRecorder = async ({ client, directory }) => {
       if (!said) return
       const message = JSON.parse(said).systemMessage
       if (typeof message !== "string") return
-      if (process.stdout.isTTY) {
-        client.tui.showToast({ body: { message, variant: "warning" } }).catch(() => {})
-      } else process.stderr.write(message + "\\n")
+      if (tui) client.tui.showToast({ body: { message, variant: "warning" } }).catch(() => {})
+      else process.stderr.write(message + "\\n")
     } catch {
       // convgit's problem, never OpenCode's
     }
