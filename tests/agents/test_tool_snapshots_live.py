@@ -1,7 +1,8 @@
-"""Per-tool snapshots beside the real pi, Codex and Gemini CLI (Claude Code's are in
+"""Per-tool snapshots beside the real pi, Codex, Gemini CLI and OpenCode (Claude Code's are in
 test_claude_code_sessions.py): with `[hooks] tool_snapshots = true` before `convgit hooks
 install AGENT`, one turn that writes a file through the agent's file tool and then makes another
-through its shell records a snapshot at each tool's end, for the reply that called it. Git
+through its shell records a snapshot at each tool's end, for the reply that called it (OpenCode
+stores that reply only after its tools ran: the snapshot waits for it). Git
 judges what each snapshot holds: the first has the written file and not the shell's, the second
 both, and the turn's end keeps the second."""
 
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.agents.hooked import calls_of, convgit_json, hook_log
-from tests.agents.runners import Agent, Codex, Gemini, Pi
+from tests.agents.runners import Agent, Codex, Gemini, OpenCode, Pi
 from tests.agents.script import Reply, call, say
 from tests.agents.server import ModelServer
 from tests.clirun import run
@@ -30,6 +31,11 @@ AGENTS: dict[str, tuple[type[Agent], Reply, Reply]] = {
         Codex,
         call("apply_patch", "*** Begin Patch\n*** Add File: a.txt\n+a\n*** End Patch\n"),
         call("exec_command", {"cmd": "echo b > b.txt"}),
+    ),
+    "opencode": (
+        OpenCode,
+        call("write", {"filePath": "a.txt", "content": "a\n"}),
+        call("bash", {"command": "echo b > b.txt"}),
     ),
     "gemini": (
         Gemini,

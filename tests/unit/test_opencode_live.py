@@ -114,8 +114,8 @@ def test_the_plugins_events_are_convgits() -> None:
     assert prompt.called == "chat.message"  # as OpenCode names it, to the user
     tool = {"event": "tool.execute.after", "tool_use_id": "c1", "path": "a.txt"}
     edit = live.event({**base, **tool, "tool_name": "edit"})
-    assert (edit.name, edit.edited, edit.cwd) == ("PostToolUse", "a.txt", Path("/p"))
-    assert live.event({**base, **tool, "tool_name": "bash"}).edited is None
+    assert (edit.name, edit.edited, edit.cwd) == ("PostToolUse", ("a.txt",), Path("/p"))
+    assert live.event({**base, **tool, "tool_name": "bash"}).edited == ()
     assert live.event({**base, "event": "session.idle"}).name == "Stop"
     for bad in ([], {"event": "session.idle"}, {**base, "event": "message.updated"}):
         with pytest.raises(ValueError):

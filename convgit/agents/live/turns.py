@@ -19,7 +19,11 @@ prompt with no file change reads no session:
   the transcript is read;
 * the transcript may lag the event a little: the end of the turn waits at most
   ``REPLY_WAIT`` for the reply the agent named; a reply that comes later gets the turn's
-  snapshot at the next event (``unsettled``).
+  snapshot at the next event (``unsettled``);
+* a per-tool snapshot (``[hooks] tool_snapshots``) is the snapshot of the reply that made the
+  call; when that reply is not in the transcript yet (OpenCode stores it once its tools ran),
+  the files are snapshotted at the tool's end and recorded for it when an import brings it
+  (``tools``).
 
 What differs between agents is said by the agent's ``live`` part: ``carries_prompt`` (which
 user message is the turn's prompt), ``is_prompt`` (a user message that is no prompt, when it
@@ -222,6 +226,7 @@ def _import(session: Session, event: Event, live: LiveState) -> int:
     new = mirroring.import_new(session, event)
     if new:
         _settle_reply(session, live)
+        _settle_tools(session, live)
     return new
 
 
@@ -307,11 +312,47 @@ def _tool(session: Session, event: Event, live: LiveState) -> str:
     _settle_prompt(session, live)
     called = event.tool_use_id
     entry = session.tree.leaf if called is None else _caller(session, called)
+    if entry is None and called is not None:
+        return f"{new} new entries; {_defer_tool(session, live, called, event.tool_name)}"
     if entry is None or entry in session.sidecar.snapshots:
         return f"{new} new entries"
     info = session.snapshot(entry)
     live.set("last", {"commit": info.commit, "tree": info.tree_id})
     return f"{new} new entries; snapshot of {entry} after {event.tool_name}"
+
+
+def _defer_tool(session: Session, live: LiveState, call: str, tool: str | None) -> str:
+    """The reply that made the call is not in the transcript yet (OpenCode stores a message
+    once its step ended, after its tools ran): the files are snapshotted now, kept in the state
+    (``tools``, by call id) and recorded for that reply when an import brings it."""
+    last = live.get("last")
+    if last is not None:
+        base: str | None = str(last["commit"])
+    else:
+        nearest = mirroring.read(session).nearest_snapshot(session.tree.leaf)
+        base = None if nearest is None else nearest.commit
+    what = f"after {tool or 'a tool'} ({call})"
+    snap = after(base, lambda parent: session.take_snapshot(parent, what))
+    live.set("tools", {**(live.get("tools") or {}), call: snapshot_json(snap)})
+    live.set("last", {"commit": snap.commit, "tree": snap.tree_id})
+    return f"files snapshotted {what}, for its reply once the transcript has it"
+
+
+def _settle_tools(session: Session, live: LiveState) -> None:
+    """Record the snapshots taken after tools whose reply was not in the transcript then
+    (``_defer_tool``) for the replies that made the calls, once they are; the prompt's first."""
+    waiting = live.get("tools")
+    if not waiting or not session.snapshots_enabled:
+        return
+    _settle_prompt(session, live)
+    left = {}
+    for call, taken in waiting.items():
+        entry = _caller(session, call)
+        if entry is None:
+            left[call] = taken
+        elif entry not in session.sidecar.snapshots:
+            _record_taken(session, entry, taken)
+    live.set("tools", left or None)
 
 
 def _subagent(session: Session, event: Event, live: LiveState) -> str:
@@ -475,6 +516,7 @@ def _close(
     ``early``: the files' snapshot, taken already."""
     turn = live.get("turn") or {}
     live.set("turn", {**turn, "open": False, "closed": how, "ts": now()})
+    live.set("tools", None)  # a tool's reply that never came: the turn's end stands for it
     mirroring.read(session)
     if not session.snapshots_enabled or session.tree.leaf is None:
         return f"turn {how}"

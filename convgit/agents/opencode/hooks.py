@@ -14,9 +14,9 @@ loads at start.
 * The plugin runs the hook synchronously (OpenCode does not wait for a plugin's ``event``
   handler: an asynchronous process would die when ``opencode run`` exits) with the event on
   stdin, its stdout read back (a message about failed events: a toast in the TUI, stderr
-  elsewhere, as in ``opencode run``) and its stderr dropped; whatever happens, OpenCode goes on (every call is
-  guarded, 30 s at most). The module exports the plugin alone: OpenCode takes every export
-  for one.
+  elsewhere, as in ``opencode run``) and its stderr dropped; whatever happens, OpenCode goes
+  on (every call is guarded, 30 s at most). The module exports the plugin alone: OpenCode
+  takes every export for one.
 """
 
 from __future__ import annotations
