@@ -17,7 +17,8 @@ on, and why):
   files the user changed since the last turn are snapshotted for the prompt, and the turn is
   open;
 * ``tool.execute.after`` of ``write`` and ``edit`` is a PostToolUse (the file kept in the
-  snapshots even when git ignores it);
+  snapshots even when git ignores it; with ``[hooks] tool_snapshots``, of every tool, a
+  snapshot for the reply that made the call, recorded once OpenCode has stored that reply);
 * the ``session.idle`` event is a Stop: OpenCode has stored the turn's last reply by then; the
   new messages are imported and the files snapshotted as that reply's.
 """
