@@ -44,6 +44,8 @@ class Moves:
         self.track = track
 
     def switch(self, ref: str, *, tip: bool = False) -> str:
+        """Make ``ref`` the active leaf; with ``tip``, the newest deepest leaf below ``ref`` (the
+        end of its branch written to last). Files are not touched."""
         target = self.conversation.resolve(ref)
         if tip:
             target = self.conversation.tree.newest_leaf(target)
@@ -51,6 +53,8 @@ class Moves:
         return target
 
     def branches(self, ref: str | None = None) -> branching.Fork:
+        """The branches that start at ``ref`` (default: the nearest fork point at or above the
+        active leaf), numbered in the order they were started; see ``branching``."""
         self.conversation.check()
         if ref is not None:
             at: str | None = self.conversation.resolve(ref)
@@ -61,11 +65,15 @@ class Moves:
         return branching.fork_at(self.conversation.tree, at, self.track.read_sidecar().snapshots)
 
     def switch_branch(self, number: int, ref: str | None = None) -> str:
+        """Make the newest deepest leaf of branch ``number`` of ``branches(ref)`` the leaf."""
         target = self.branches(ref).branch(number).leaf
         self.conversation.write(lambda: [schema.leaf(target)], builds_on_leaf=False)
         return target
 
     def label(self, ref: str, name: str | None, *, force: bool = True) -> str:
+        """Bookmark ``ref`` as ``name`` (None clears its label). A label names one entry:
+        given to another, it moves (``labelled`` tells where it was); with ``force`` False,
+        a label on another entry is refused instead."""
         target = self.conversation.resolve(ref)
         if name is not None:
             _check_label(name)
@@ -85,10 +93,15 @@ class Moves:
         return target
 
     def rename(self, text: str) -> None:
+        """Set the session's display name (``Conversation.name`` reads it)."""
         check_name(text)
         self.conversation.write(lambda: [schema.session_name(text)], builds_on_leaf=False)
 
     def fork(self, ref: str, text: str | None = None, summary: str | None = None) -> str:
+        """Go back to ``ref`` and branch from there. With ``summary``, a ``branch_summary``
+        (carrying what the branch left behind learned) is appended under ``ref``; with ``text``,
+        a user message starts the new branch. Nothing is copied; files are not touched. Refused
+        inside a tool run (``branching.refusal``): the branch would leave a tool call waiting."""
         target = self.conversation.resolve(ref)
         refused = branching.refusal(self.conversation.tree, target, f"A fork from {target}")
         if refused is not None:
@@ -120,6 +133,10 @@ class Moves:
         return self.conversation.tree.leaf or target
 
     def edit(self, ref: str, text: str) -> str:
+        """A new version of message ``ref``: a sibling with the same role and new text, which
+        becomes the leaf. The original stays in the tree. Refused for a tool result, an
+        assistant message whose tool calls are not all answered, and a message whose new version
+        would come between a tool call and its result; the hint names where to branch instead."""
         target = self.conversation.resolve(ref)
         refused = _edit_refusal(self.conversation.tree, target)
         if refused is not None:
@@ -135,6 +152,11 @@ class Moves:
         return str(made[0]["id"])
 
     def retry(self, ref: str = refs.LEAF, *, turn: bool = False) -> str:
+        """Get ready to ask again: for an assistant reply, the leaf moves to the message it
+        answered (the next reply becomes its sibling); for any other entry, to that entry. With
+        ``turn``, to just before the last user message at or above ``ref`` (tool results are not
+        user messages), so the next user message starts the new attempt and the turn left
+        behind, tool runs and all, is not in its context."""
         target = self.conversation.resolve(ref)
         record = self.conversation.tree.entries[target]
         if turn:

@@ -24,10 +24,10 @@ append after the last result carries it. Restores made by another session are to
 session's conversation, not here.
 
 A writer that places entries itself (``resume --restore``, which puts the note on the resumed
-path; an agent's hook) tells them with ``session_append.tell_now`` under the entry of its
+path; an agent's hook) tells them with ``Appending.tell_now`` under the entry of its
 choice. The turns the hooks import from an agent's transcript hang where the agent put them,
 so they carry no note: what a restore did reaches such a model only through the agent (a
-restore's note stays pending until a convgit append, or ``session_append.tell_now``, tells it).
+restore's note stays pending until a convgit append, or ``Appending.tell_now``, tells it).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class Telling:
         return self.chain[-1].id
 
     def note_fields(self) -> dict[str, Any]:
-        """The fields of the note that tells these restores (``session_append`` writes it)."""
+        """The fields of the note that tells these restores (``Appending`` writes it)."""
         assert self.text is not None
         return {"text": self.text, "source": SOURCE, "saved": self.saved}
 
