@@ -249,7 +249,7 @@ def test_a_stale_session_gets_leaf_moved_error(tmp_path: Path) -> None:
     assert len(reopen(s).conversation.tree.entries) == 2
     forced = s.append.user("three anyway", force=True)
     assert forced.parent_id == s.conversation.tree.path()[0]
-    s.refresh()
+    s.reload()
     assert s.append.user("four").parent_id == forced.id
 
 

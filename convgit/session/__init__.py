@@ -136,13 +136,10 @@ class Session:
         return new
 
     def reload(self) -> None:
-        """Read the whole session again; the leaf this Session builds on becomes the active one."""
+        """Read the whole session again, accepting what other processes appended: the leaf
+        this Session builds on becomes the active one."""
         self.conversation.reload()
         self.track.reload()
-
-    def refresh(self) -> None:
-        """Accept what other processes appended: the next append builds on the active leaf."""
-        self.reload()
 
     # -- the parts built when first used --------------------------------------------------------
 

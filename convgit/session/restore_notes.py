@@ -84,8 +84,7 @@ class RestoreNotes:
         if not chain:
             return None
         ws = self.track.workspace()
-        with self.track.lock():
-            now, _ = ws.scan(self.track.index(), size_cap=self.track.size_cap)
+        now, _ = self.track.scan()
         changes = ws.changes(chain[0].commit, now)
         if not changes:
             return Telling(chain, None)

@@ -272,10 +272,7 @@ class Snapshots:
         """``_files_of(ref)``, or for None the tree of the files now and the paths it left out."""
         if ref is not None:
             return self._files_of(ref)
-        with self.track.lock():
-            tree_id, found = self.track.workspace().scan(
-                self.track.index(), size_cap=self.track.size_cap
-            )
+        tree_id, found = self.track.scan()
         return tree_id, {s.path: s.reason for s in found}
 
     def _files_of(self, ref: str) -> tuple[str, dict[str, str]]:
