@@ -944,51 +944,6 @@ def bench_hook_stop(bench: Bench, files: int) -> None:
     )  # fmt: skip
 
 
-def bench_claude_turn(bench: Bench) -> None:
-    """One `claude -p` turn with one Bash call, the real Claude Code CLI against the scripted
-    model server of the agent tests, in a repository of 1,000 files with convgit's hooks
-    installed (`hooks install claude-code`) against the same without: what the hooks add to a
-    turn. Needs tools/agents/node_modules (`npm ci --prefix tools/agents`)."""
-    sys.path.insert(0, str(REPO))
-    from tests.agents.runners import MODULES, ClaudeCode
-    from tests.agents.script import call, say
-    from tests.agents.server import ModelServer
-
-    if not sorted(MODULES.glob("@anthropic-ai/claude-code-*/claude")):
-        bench.notes.append("claude turn: no Claude Code in tools/agents/node_modules; row skipped")
-        return
-    hooked = make_tree(bench, bench.root / "claude-hooked", 1_000)
-    plain = make_tree(bench, bench.root / "claude-plain", 1_000)
-    bench.convgit(hooked, "hooks", "install", "claude-code")
-    extra = {"PYTHONPATH": bench.env["PYTHONPATH"]}  # the hook's convgit is this checkout's
-    with ModelServer() as server:
-        agents = {
-            folder: ClaudeCode(server, folder, bench.root / f"{folder.name}-home")
-            for folder in (hooked, plain)
-        }
-        counter = iter(range(1_000_000))
-
-        def turn(folder: Path) -> float:
-            n = next(counter)
-            server.expect(call("Bash", {"command": f"echo {n} > made-{n}.txt"}), say("Done."))
-            done = agents[folder].run(f"Make made-{n}.txt", env=extra)
-            if done.output != "Done.":
-                raise SystemExit(f"bench: claude turn failed: {done.stderr[-500:]}")
-            return done.seconds
-
-        a, b = bench.alternate(lambda: turn(hooked), lambda: turn(plain))
-    log = (hooked / ".git" / "convgit" / "logs" / "hooks.log").read_text()
-    if "problem" in log or log.count(" Stop ") < len(a):
-        bench.notes.append("claude turn: a hooked turn was not recorded")
-    added = statistics.median(a) - statistics.median(b)
-    verdict = "pass" if added <= 0.3 else "miss"
-    bench.add(
-        "`claude -p` turn with one Bash call, convgit's hooks installed", "1,000 files", a, b,
-        "the same turn without hooks", None,
-        f"adds {added * 1000:.0f} ms a turn; goal <= 300 ms: {verdict}",
-    )  # fmt: skip
-
-
 # -- reporting ---------------------------------------------------------------------------------
 
 
@@ -1081,16 +1036,14 @@ def main() -> int:
             bench_page(bench)
         if not only or "hooks" in only:
             bench_hooks(bench, file_sizes)
-        if not only or "claude" in only:
-            bench_claude_turn(bench)
-        if not only or "gemini" in only:
-            from bench_gemini import bench_gemini_turn  # beside this file
-
-            bench_gemini_turn(bench, REPO, make_tree)
-        if not only or "live" in only:
+        agents = {"claude": "claude-code", "gemini": "gemini"}  # a row alone, or every one
+        if not only or "live" in only or set(agents) & set(only):
             from bench_live import bench_live_turns  # beside this file
 
-            bench_live_turns(bench, make_tree, REPO)
+            chosen = (
+                None if not only or "live" in only else {agents[a] for a in only if a in agents}
+            )
+            bench_live_turns(bench, make_tree, REPO, chosen)
         if not only or "ui" in only:
             bench_ui(bench)
         if not only or "watcher" in only:

@@ -1,5 +1,5 @@
 """The lean entry of an agent's hooks: ``convgit hook AGENT`` reads one event on stdin and
-records it in the session that mirrors the agent's (``convgit.agents.live``).
+records it in the session that mirrors the agent's (``convgit.agents.live.turns``).
 
 It never stands in the agent's way: it exits 0 whatever happens, writes on stdout only the JSON
 of a ``systemMessage`` naming hook events that failed (``convgit.agents.hook_failures``: shown to
@@ -107,19 +107,18 @@ def run(args: list[str], store_dir: Path | None = None) -> int:
         except ValueError:
             raise ValueError("the event on stdin is not JSON") from None
         event = integration.event(payload)
-        name = event.name
-        what = f"{agent} {event.name} {event.session_id}"
+        name = event.called
+        what = f"{agent} {name} {event.session_id}"
         location = locate(event.cwd or os.getcwd(), store_dir, per_user=True)
         root = location.root
-        speaks = event.name in integration.SPEAKS
-        if location.git is None and event.name not in integration.OPENS and not root.is_dir():
+        speaks = name in integration.SPEAKS
+        if location.git is None and name not in integration.OPENS and not root.is_dir():
             root = None  # outside git, a folder that never had a turn gets nothing
             succeeded = True
             return 0
-        import importlib
+        from convgit.agents.live import turns
 
-        recorder = getattr(integration, "RECORDER", "convgit.agents.live")
-        done = importlib.import_module(recorder).handle(location, event)
+        done = turns.record(location, event)
         succeeded = True
         _log(root, f"{what}: ok in {_ms(started)}: {done}")
     except BaseException as exc:  # the agent must go on, whatever went wrong here

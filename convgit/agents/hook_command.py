@@ -18,6 +18,7 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # this convgit's package folder
 # on a machine (or a teammate's) without convgit, the hook does nothing and the agent goes on
@@ -107,3 +108,39 @@ def _words(step: str) -> list[str]:
         return shlex.split(step)
     except ValueError:
         return []
+
+
+# -- the handler of the agents whose settings take Claude Code's shape (Claude Code, Codex,
+# Gemini CLI): ``{"hooks": {EVENT: [{"matcher": M, "hooks": [HANDLER]}]}}``
+
+
+def handler(agent: str, program: str | None, timeout: int, **more: str) -> dict[str, Any]:
+    """The handler convgit installs for every event of ``agent`` (``program``: the convgit to
+    run, default the one running now; ``timeout`` in the agent's unit)."""
+    return {"type": "command", **more, "command": command(agent, program), "timeout": timeout}
+
+
+def is_handler(found: Any, agent: str) -> bool:
+    """A handler convgit installed for ``agent`` (this version or another, whichever convgit
+    path it names): its command only runs the hook, guarded or not. A command of the user's
+    that runs the hook among other things is theirs."""
+    if not isinstance(found, dict) or found.get("type", "command") != "command":
+        return False
+    text = found.get("command")
+    return isinstance(text, str) and is_hook_command(text, agent)
+
+
+Matchers = dict[str, str | None]  # event -> matcher (None: every one)
+
+
+def events(always: Matchers, tool_events: Matchers, tool_snapshots: bool) -> Matchers:
+    """The events to install, with their matchers: ``always``, and with ``[hooks]
+    tool_snapshots``, ``tool_events`` over them."""
+    return {**always, **tool_events} if tool_snapshots else dict(always)
+
+
+def wanted(
+    made: dict[str, Any], matchers: Matchers
+) -> dict[str, tuple[str | None, dict[str, Any]]]:
+    """Each event to install with its matcher and the handler ``made``."""
+    return {event: (matcher, made) for event, matcher in matchers.items()}

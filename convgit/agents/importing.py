@@ -39,7 +39,7 @@ class ImportResult:
     new: list[str]  # ids of the entries this import added, in order
     skipped: int  # records the session had already
     leaf: str | None
-    report: importing.Report
+    report: importing.ImportReport
 
     def to_json(self) -> dict[str, Any]:
         return {

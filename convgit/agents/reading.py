@@ -28,8 +28,8 @@ What every importer promises, and what here helps it keep the promise:
   after ``cursor.offset`` and the state it returned last time (``Batch.cursor``), and must
   produce what one import of the whole file would have produced. One that rewrites its file
   (``appends=False``) is always called with the whole file and a fresh cursor.
-* **Reported, never dropped.** ``Report.keep`` counts, by kind and line, every record kept
-  without being interpreted; ``Report.note`` lists every tolerated problem (a torn line, a
+* **Reported, never dropped.** ``ImportReport.keep`` counts, by kind and line, every record kept
+  without being interpreted; ``ImportReport.note`` lists every tolerated problem (a torn line, a
   missing parent, a repeated id with other content, a line that is not JSON) with what was
   done about it.
 """
@@ -358,7 +358,7 @@ def _text_of(found: Mapping[str, Any]) -> dict[str, Any]:
 
 
 @dataclass
-class Report:
+class ImportReport:
     """What an import did not interpret: kept records by kind (with their lines), and notes."""
 
     kept: dict[str, list[int]] = field(default_factory=dict)
@@ -372,7 +372,7 @@ class Report:
         """A tolerated problem at ``line`` and what was done about it (one sentence)."""
         self.notes.append((line, what))
 
-    def extend(self, other: Report) -> None:
+    def extend(self, other: ImportReport) -> None:
         for kind, lines in other.kept.items():
             self.kept.setdefault(kind, []).extend(lines)
         self.notes.extend(other.notes)
@@ -399,7 +399,7 @@ class Batch:
     records: list[dict[str, Any]]
     cursor: Cursor
     leaf: str | None = None
-    report: Report = field(default_factory=Report)
+    report: ImportReport = field(default_factory=ImportReport)
 
 
 @dataclass(frozen=True)

@@ -147,7 +147,7 @@ def _backups(scope: str) -> Path:
 
 
 def _tool_snapshots() -> bool:
-    from convgit.agents import live
+    from convgit.agents.live import turns as live
 
     return live.tool_snapshots(_location())
 

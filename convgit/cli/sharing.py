@@ -45,17 +45,7 @@ def share(
     json: JsonFlag = False,
 ) -> None:
     """Share a session: `convgit push` sends it (sessions are shared one by one, never all)."""
-    from convgit.sharing.settings import set_shared
-    from convgit.store.sessions import find_session
-
-    location = _location()
-    sid = find_session(location, session)
-    changed = set_shared(location, sid, True)
-    if json:
-        out({"session": sid, "shared": True, "changed": changed})
-    else:
-        was = "" if changed else " already"
-        show(f"session {sid} is{was} shared: `convgit push` sends it")
+    _mark_shared(session, True, json)
 
 
 @command()
@@ -66,16 +56,24 @@ def unshare(
     json: JsonFlag = False,
 ) -> None:
     """Stop sharing a session: `convgit push` no longer sends it (remotes keep what they have)."""
+    _mark_shared(session, False, json)
+
+
+def _mark_shared(session: str, shared: bool, json: bool) -> None:
+    """``share`` and ``unshare``: the session found, marked, and what changed said."""
     from convgit.sharing.settings import set_shared
     from convgit.store.sessions import find_session
 
     location = _location()
     sid = find_session(location, session)
-    changed = set_shared(location, sid, False)
+    changed = set_shared(location, sid, shared)
     if json:
-        out({"session": sid, "shared": False, "changed": changed})
+        out({"session": sid, "shared": shared, "changed": changed})
+        return
+    was = "" if changed else " already"
+    if shared:
+        show(f"session {sid} is{was} shared: `convgit push` sends it")
     else:
-        was = "" if changed else " already"
         show(f"session {sid} is{was} not shared; remotes keep what they were sent")
 
 

@@ -11,9 +11,15 @@ The refs (all under ``refs/convgit/``, which keeps their commits from git gc):
 * ``refs/convgit/<sid>/safety/<time>``: the state saved before a restore (a saved state);
 * ``refs/convgit/_trash/<sid>/…``: the refs of a session in the trash, each the name it had
   without ``_trash/``;
-* ``refs/convgit/_gc/<commit>``: a commit a running gc wrote, kept until its refs have moved.
+* ``refs/convgit/_gc/<commit>``: a commit a running gc wrote, kept until its refs have moved;
+* ``refs/convgit/_shared/<sid>``: the session commit of shared session ``sid`` (its file and
+  sidecar; ``convgit.sharing``): here the one last made, on a remote the one last pushed;
+* ``refs/convgit/_remote/<remote>/…``: what was fetched from (or pushed to) ``remote``, the
+  names after ``refs/convgit/`` kept (``_remote/origin/_shared/<sid>``,
+  ``_remote/origin/<sid>/…``). A shared session's own refs have the same names on a remote.
 
-A session id never starts with ``_``, so convgit's own folders (``_trash``, ``_gc``) are never
+A session id never starts with ``_``, so convgit's own folders (``_trash``, ``_gc``,
+``_shared``, ``_remote``) are never
 read as a session's. Ref names are path-like names, which is why they live with git.
 """
 
@@ -27,6 +33,8 @@ REPLACED = "replaced/"  # under a session's folder
 SAFETY = "safety/"  # under a session's folder
 TRASH_PREFIX = PREFIX + "_trash/"
 GC_PREFIX = PREFIX + "_gc/"
+SHARED_PREFIX = PREFIX + "_shared/"
+REMOTE_PREFIX = PREFIX + "_remote/"
 # every saved state's ref, as a for-each-ref pattern: listing by it skips the snapshot refs
 SAFETY_PATTERN = PREFIX + "*/" + SAFETY + "*"
 
@@ -115,6 +123,26 @@ def safety_ref(sid: str, stamp: str) -> str:
 def gc_ref(commit: str) -> str:
     """The ref a running gc keeps ``commit`` by until the refs have moved to it."""
     return GC_PREFIX + commit
+
+
+def shared_ref(sid: str) -> str:
+    """The ref of shared session ``sid``'s session commit, here and on a remote."""
+    return SHARED_PREFIX + sid
+
+
+def remote_prefix(remote: str) -> str:
+    """The folder of what was fetched from (or pushed to) ``remote``."""
+    return f"{REMOTE_PREFIX}{remote}/"
+
+
+def tracking_ref(remote: str, ref: str) -> str:
+    """Where ``ref`` (a name under ``refs/convgit/``) of ``remote`` is kept here."""
+    return remote_prefix(remote) + ref[len(PREFIX) :]
+
+
+def untracked_ref(remote: str, name: str) -> str:
+    """The remote's own name of the tracking ref ``name`` (``tracking_ref`` undone)."""
+    return PREFIX + name[len(remote_prefix(remote)) :]
 
 
 def commit_message(

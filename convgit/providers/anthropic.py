@@ -24,7 +24,7 @@ from convgit.providers.request import (
     BUDGETS,
     NO_OUTPUT,
     START_PLACEHOLDER,
-    Report,
+    LeftOut,
     blank,
     level,
     model_for,
@@ -62,7 +62,7 @@ def to_anthropic(
     ctx: Context, *, max_tokens: int | None = None
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The request body and what it leaves out (``replay.dropped`` items)."""
-    report = Report("Anthropic", ctx.dropped)
+    report = LeftOut("Anthropic", ctx.dropped)
     ids = _Ids(ctx.messages)
     turns: list[dict[str, Any]] = []
     for message in ctx.messages:
@@ -97,7 +97,7 @@ def _text(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
 
 
-def _blocks(message: dict[str, Any], ids: _Ids, report: Report) -> list[dict[str, Any]]:
+def _blocks(message: dict[str, Any], ids: _Ids, report: LeftOut) -> list[dict[str, Any]]:
     content = message["content"]
     if isinstance(content, str):
         return [] if blank(content) else [_text(content)]
@@ -133,7 +133,7 @@ def _blocks(message: dict[str, Any], ids: _Ids, report: Report) -> list[dict[str
 
 
 def _add_image(
-    part: dict[str, Any], out: list[dict[str, Any]], message: dict[str, Any], report: Report
+    part: dict[str, Any], out: list[dict[str, Any]], message: dict[str, Any], report: LeftOut
 ) -> None:
     source = image_source(part)
     if source is None:
@@ -149,7 +149,7 @@ def _add_image(
 
 
 def _tool_use(
-    part: dict[str, Any], ids: _Ids, message: dict[str, Any], report: Report
+    part: dict[str, Any], ids: _Ids, message: dict[str, Any], report: LeftOut
 ) -> dict[str, Any]:
     arguments = tool_input(part)
     if arguments is None:
@@ -158,7 +158,7 @@ def _tool_use(
     return {"type": "tool_use", "id": ids(part["id"]), "name": part["name"], "input": arguments}
 
 
-def _tool_result(message: dict[str, Any], ids: _Ids, report: Report) -> dict[str, Any]:
+def _tool_result(message: dict[str, Any], ids: _Ids, report: LeftOut) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": ids(message["toolCallId"])}
     content = message["content"]
     if isinstance(content, str):
@@ -183,7 +183,7 @@ def _tool_result(message: dict[str, Any], ids: _Ids, report: Report) -> dict[str
 
 
 def _thinking(
-    value: Any, model: str | None, max_tokens: int | None, report: Report
+    value: Any, model: str | None, max_tokens: int | None, report: LeftOut
 ) -> dict[str, Any]:
     if value is None:
         return {}

@@ -23,7 +23,7 @@ from convgit.conversation.replay import Context
 from convgit.providers.request import (
     NO_OUTPUT,
     START_PLACEHOLDER,
-    Report,
+    LeftOut,
     blank,
     level,
     model_for,
@@ -39,7 +39,7 @@ def to_openai(
     ctx: Context, *, max_tokens: int | None = None
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The request body and what it leaves out (``replay.dropped`` items)."""
-    report = Report("OpenAI", ctx.dropped)
+    report = LeftOut("OpenAI", ctx.dropped)
     messages: list[dict[str, Any]] = []
     images: list[dict[str, Any]] = []  # of the tool results since the last assistant message
     for message in ctx.messages:
@@ -76,7 +76,7 @@ def to_openai(
     return body, report.items
 
 
-def _texts(message: dict[str, Any], report: Report, allowed: tuple[str, ...]) -> list[Any]:
+def _texts(message: dict[str, Any], report: LeftOut, allowed: tuple[str, ...]) -> list[Any]:
     """The parts worth sending, in order: non-blank text as strings, images as image parts;
     anything else is reported."""
     content = message["content"]
@@ -105,7 +105,7 @@ def _texts(message: dict[str, Any], report: Report, allowed: tuple[str, ...]) ->
     return out
 
 
-def _image_url(part: dict[str, Any], message: dict[str, Any], report: Report) -> str | None:
+def _image_url(part: dict[str, Any], message: dict[str, Any], report: LeftOut) -> str | None:
     source = image_source(part)
     if source is None:
         why = "it has neither base64 data of a supported type nor an http(s) URL"
@@ -117,7 +117,7 @@ def _image_url(part: dict[str, Any], message: dict[str, Any], report: Report) ->
     return f"data:{media};base64,{data}"
 
 
-def _user(message: dict[str, Any], report: Report) -> dict[str, Any] | None:
+def _user(message: dict[str, Any], report: LeftOut) -> dict[str, Any] | None:
     found = _texts(message, report, ("image",))
     if not found:
         return None
@@ -127,7 +127,7 @@ def _user(message: dict[str, Any], report: Report) -> dict[str, Any] | None:
     return {"role": "user", "content": parts}
 
 
-def _assistant(message: dict[str, Any], report: Report) -> dict[str, Any] | None:
+def _assistant(message: dict[str, Any], report: LeftOut) -> dict[str, Any] | None:
     text = "\n".join(_texts(message, report, ("tool_call",)))
     calls = []
     for part in message["content"] if isinstance(message["content"], list) else []:
@@ -158,7 +158,7 @@ def _join_reply(reply: dict[str, Any], more: dict[str, Any]) -> None:
         reply["tool_calls"] = calls
 
 
-def _tool(message: dict[str, Any], images: list[dict[str, Any]], report: Report) -> dict[str, Any]:
+def _tool(message: dict[str, Any], images: list[dict[str, Any]], report: LeftOut) -> dict[str, Any]:
     found = _texts(message, report, ("image",))
     texts = [x for x in found if isinstance(x, str)]
     pictures = [x for x in found if not isinstance(x, str)]
@@ -172,7 +172,7 @@ def _tool(message: dict[str, Any], images: list[dict[str, Any]], report: Report)
     return {"role": "tool", "tool_call_id": call, "content": text}
 
 
-def _effort(value: Any, report: Report) -> str | None:
+def _effort(value: Any, report: LeftOut) -> str | None:
     if value is None:
         return None
     setting = level(value)

@@ -32,7 +32,7 @@ BUDGETS = {
 }
 
 
-class Report:
+class LeftOut:
     """What one body leaves out, as ``replay.dropped`` items."""
 
     def __init__(self, provider: str, earlier: list[dict[str, Any]]) -> None:
@@ -72,7 +72,7 @@ def level(value: Any) -> str | int | None:
     return None
 
 
-def model_for(ctx_model: dict[str, Any] | None, provider: str, report: Report) -> str | None:
+def model_for(ctx_model: dict[str, Any] | None, provider: str, report: LeftOut) -> str | None:
     """The recorded model, when it is one of ``provider``'s; otherwise reported."""
     if ctx_model is None:
         return None

@@ -42,7 +42,7 @@ MIB = 1024 * 1024
 
 
 @dataclass
-class Report:
+class GcReport:
     """What gc let go (or would, with ``dry_run``), what it kept and why, and the bytes."""
 
     dry_run: bool
@@ -93,13 +93,13 @@ def git_of(location: StoreLocation) -> Git:
     return git
 
 
-def run(location: StoreLocation, *, dry_run: bool, now: datetime | None = None) -> Report:
+def run(location: StoreLocation, *, dry_run: bool, now: datetime | None = None) -> GcReport:
     """Apply the store's policy (``dry_run``: say what it would do, change nothing)."""
     started = time.monotonic()
     policy = Policy.of(location)
     git = git_of(location)
     with _locked(location):
-        report = Report(dry_run, policy)
+        report = GcReport(dry_run, policy)
         if not dry_run:
             report.settled = settle(location, git)
         report.bytes_before = store_bytes(git)
@@ -116,7 +116,7 @@ def run(location: StoreLocation, *, dry_run: bool, now: datetime | None = None) 
 
 
 def _collect(
-    location: StoreLocation, git: Git, policy: Policy, report: Report, now: datetime | None
+    location: StoreLocation, git: Git, policy: Policy, report: GcReport, now: datetime | None
 ) -> None:
     looked = judge(location, policy, now)
     report.skipped = looked.skipped
@@ -299,7 +299,7 @@ def _over_budget(
     fixed_tips: set[str],
     theirs: set[str],
     budget: int,
-    report: Report,
+    report: GcReport,
 ) -> list[Item]:
     """The items kept while there is room (recent, branch ends) to let go, oldest first, so
     convgit's objects fit in ``budget`` bytes; the fewest that do (all of them when the kept

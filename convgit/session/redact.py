@@ -67,7 +67,7 @@ class Found:
 
 
 @dataclass
-class Report:
+class RedactReport:
     """A redaction: each session's changes, the run logs scrubbed, and what still holds a
     match that this redaction did not cover (other sessions, files the user owns)."""
 
@@ -95,9 +95,9 @@ def redact(
     *,
     snapshots: bool = False,
     dry_run: bool = False,
-) -> Report:
+) -> RedactReport:
     """Redact every match of ``scrubber`` in ``sessions`` (all of one store); see the module."""
-    report = Report(dry_run, [])
+    report = RedactReport(dry_run, [])
     if not sessions:
         return report
     location = sessions[0].location
@@ -391,7 +391,7 @@ def _holder(ref: str) -> str:
     return ref if parsed is None else parsed.owner
 
 
-def _in_working_tree(session: Session, scrubber: scrub.Scrubber, report: Report) -> list[str]:
+def _in_working_tree(session: Session, scrubber: scrub.Scrubber, report: RedactReport) -> list[str]:
     """The paths scrubbed in snapshots whose file in the working tree still holds a match."""
     git = session.location.git
     if git is None or git.worktree is None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from convgit.base.errors import CorruptStoreError
 from convgit.store import load
-from convgit.store.location import StoreLocation, load_config
+from convgit.store.location import StoreLocation, config_table
 
 if TYPE_CHECKING:
     from convgit.conversation.tree import Tree
@@ -40,17 +40,8 @@ class Policy:
     @classmethod
     def of(cls, location: StoreLocation) -> Policy:
         """The store's policy; a value of the wrong kind is refused (CorruptStoreError)."""
-        given = load_config(location).get("retention", {})
+        given = config_table(location, "retention", tuple(DEFAULTS))
         where = f"edit {location.root / 'config.toml'}"
-        if not isinstance(given, dict):
-            raise CorruptStoreError("config.toml's [retention] is not a table.", where)
-        unknown = sorted(set(given) - set(DEFAULTS))
-        if unknown:
-            raise CorruptStoreError(
-                f"config.toml's [retention] has {unknown[0]!r}, which is no setting of it"
-                f" (they are {', '.join(DEFAULTS)}).",
-                where,
-            )
         values = {**DEFAULTS, **given}
         for name in ("keep_days", "saved_days", "max_mib"):
             value = values[name]

@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from convgit.git import names
 from convgit.git.run import Git
 from convgit.session import Session
-from convgit.sharing import incoming, refs, session_commit, transport
+from convgit.sharing import incoming, session_commit, transport
 from convgit.sharing.settings import set_shared
 from convgit.store.location import StoreLocation
 from convgit.store.sessions import SESSION_ID
@@ -63,8 +64,8 @@ def fetch_sessions(
 ) -> list[str]:
     """Fetch the remote's session commits, then the refs of its sessions (``only`` these);
     the sessions fetched."""
-    transport.fetch(git, remote, refs.fetch_specs(remote, None))
-    prefix = refs.tracking(remote, refs.SHARED)
+    transport.fetch(git, remote, transport.fetch_specs(remote, None))
+    prefix = names.tracking_ref(remote, names.SHARED_PREFIX)
     found = sorted(
         name[len(prefix) :]
         for name in git.refs_under(prefix)
@@ -72,7 +73,7 @@ def fetch_sessions(
     )
     if only is not None:
         found = [sid for sid in found if sid in only]
-    transport.fetch(git, remote, refs.fetch_specs(remote, found))
+    transport.fetch(git, remote, transport.fetch_specs(remote, found))
     return found
 
 
@@ -82,7 +83,7 @@ def fetch(location: StoreLocation, given_remote: str | None, *, merge: bool) -> 
     report = FetchReport(remote, merge)
     trashed = set(location.trashed_ids())
     for sid in fetch_sessions(git, location, remote):
-        ref = refs.tracking(remote, refs.session_commit(sid))
+        ref = names.tracking_ref(remote, names.shared_ref(sid))
         commit = git.refs_under(ref)[ref]
         row = Fetched(sid)
         if location.session_path(sid).exists():

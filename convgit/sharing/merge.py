@@ -22,7 +22,7 @@ from convgit import schema
 from convgit.base.errors import CorruptStoreError, RefusedError
 from convgit.conversation import tree
 from convgit.conversation.shortids import ShortIds
-from convgit.sharing import refs
+from convgit.git import names
 from convgit.store import jsonl
 from convgit.store.sidecar import Sidecar
 
@@ -117,6 +117,6 @@ def snapshots(plan: Plan, here: Sidecar, there: Sidecar, entries: set[str], sid:
                     entry, snap.commit, snap.tree_id, snap.files, snap.skipped, ts=snap.ts
                 )
             )
-            plan.refs[refs.session_refs(sid) + entry] = snap.commit
+            plan.refs[names.snapshot_ref(sid, entry)] = snap.commit
         elif mine.tree_id != snap.tree_id:
             plan.differ.append(entry)

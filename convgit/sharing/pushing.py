@@ -17,9 +17,10 @@ from typing import Any
 
 from convgit.base import faults
 from convgit.base.errors import NotFoundError, RefusedError
+from convgit.git import names
 from convgit.git.run import Git
 from convgit.session import Session
-from convgit.sharing import incoming, refs, secrets, session_commit, transport
+from convgit.sharing import incoming, secrets, session_commit, transport
 from convgit.sharing.fetching import fetch_sessions
 from convgit.sharing.settings import shared_ids
 from convgit.store import jsonl
@@ -141,7 +142,7 @@ def _tracked(remote: str, specs: list[str]) -> dict[str, str]:
     moved: dict[str, str] = {}
     for spec in specs:
         commit, _, name = spec.partition(":")
-        moved[refs.tracking(remote, name)] = commit
+        moved[names.tracking_ref(remote, name)] = commit
     return moved
 
 
@@ -151,7 +152,7 @@ def _plan(
     session = Session(location, sid)
     session.reload()
     session.conversation.check()
-    theirs = _one(git, refs.tracking(remote, refs.session_commit(sid)))
+    theirs = _one(git, names.tracking_ref(remote, names.shared_ref(sid)))
     if theirs is not None and not dry_run:
         report.merged += incoming.merge_into(session, git, remote, theirs).entries
     plan = SessionPush(sid, session.conversation.name)
@@ -161,14 +162,14 @@ def _plan(
     new = [(i, r) for i, r in session.conversation.tree.entries.items() if i not in known]
     plan.entries = len(new)
     plan.secrets = secrets.in_records((f"entry {view.short_id(i)}", r) for i, r in new)
-    ours = git.refs_under(refs.session_refs(sid))
-    tracked = git.refs_under(refs.tracking(remote, refs.session_refs(sid)))
-    lacking = {n: c for n, c in ours.items() if tracked.get(refs.tracking(remote, n)) != c}
+    ours = git.refs_under(names.session_prefix(sid))
+    tracked = git.refs_under(names.tracking_ref(remote, names.session_prefix(sid)))
+    lacking = {n: c for n, c in ours.items() if tracked.get(names.tracking_ref(remote, n)) != c}
     plan.snapshots = len(lacking)
-    have = sorted(set(git.refs_under(f"{refs.REMOTES}{remote}/").values()))
+    have = sorted(set(git.refs_under(names.remote_prefix(remote)).values()))
     plan.secrets += secrets.in_files(git, sorted(set(lacking.values())), have)
     if dry_run:
-        mine = _one(git, refs.session_commit(sid))
+        mine = _one(git, names.shared_ref(sid))
         carried = session_commit.build(git, location, sid, [mine] if mine else [])
     else:
         carried = _session_commit(git, location, sid, theirs)
@@ -176,20 +177,20 @@ def _plan(
     plan.bytes = transport.pack_bytes(git, tips, have)
     plan.specs = [f"{c}:{n}" for n, c in sorted(lacking.items())]
     if carried != theirs:
-        plan.specs.append(f"{carried}:{refs.session_commit(sid)}")
+        plan.specs.append(f"{carried}:{names.shared_ref(sid)}")
     return plan
 
 
 def _session_commit(git: Git, location: StoreLocation, sid: str, theirs: str | None) -> str:
     """The session commit of the files now, kept by ``refs/convgit/_shared/<sid>``."""
-    mine = _one(git, refs.session_commit(sid))
+    mine = _one(git, names.shared_ref(sid))
     parents = [mine] if mine else []
     if theirs is not None and (mine is None or not session_commit.is_ancestor(git, theirs, mine)):
         parents.append(theirs)
     with jsonl.exclusive(location.lock_path(sid), f"session {sid}"):
         carried = session_commit.build(git, location, sid, parents)
     if carried != mine:
-        transport.set_refs(git, {refs.session_commit(sid): carried})
+        transport.set_refs(git, {names.shared_ref(sid): carried})
     return carried
 
 
@@ -207,6 +208,6 @@ def on_push(location: StoreLocation, args: list[str], refs_pushed: str) -> PushR
     if not ShareSettings.of(location).on_push or not args:
         return None
     sids = shared_ids(location)
-    if not sids or not refs.REMOTE_NAME.fullmatch(args[0]):
+    if not sids or not transport.REMOTE_NAME.fullmatch(args[0]):
         return None
     return push(location, args[0], sids)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from convgit.base.errors import CorruptStoreError
-from convgit.store.location import StoreLocation, load_config
+from convgit.store.location import StoreLocation, config_table
 from convgit.store.shared import set_shared, shared_ids
 
 KEYS = ("remote", "on_push")
@@ -23,17 +23,8 @@ class ShareSettings:
 
     @classmethod
     def of(cls, location: StoreLocation) -> ShareSettings:
-        given = load_config(location).get("share", {})
+        given = config_table(location, "share", KEYS)
         where = f"edit {location.root / 'config.toml'}"
-        if not isinstance(given, dict):
-            raise CorruptStoreError("config.toml's [share] is not a table.", where)
-        unknown = sorted(set(given) - set(KEYS))
-        if unknown:
-            raise CorruptStoreError(
-                f"config.toml's [share] has {unknown[0]!r}, which is no setting of it"
-                f" (they are {', '.join(KEYS)}).",
-                where,
-            )
         remote = given.get("remote")
         if remote is not None and (not isinstance(remote, str) or not remote.strip()):
             raise CorruptStoreError(

@@ -9,14 +9,27 @@ none does), so a push killed anywhere leaves the remote as it was or as it shoul
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 from convgit.base import faults
 from convgit.base.errors import NotFoundError, NoWorkspaceError, UsageError, WorkspaceError
+from convgit.git import names
 from convgit.git.run import Git, git_words, stopped_on_the_way_out
-from convgit.sharing import refs
 from convgit.sharing.settings import ShareSettings
 from convgit.store.location import StoreLocation
+
+# a remote's name as convgit takes it (git allows more; these are the names people give)
+REMOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def fetch_specs(remote: str, sids: list[str] | None) -> list[str]:
+    """The refspecs that fetch the session commits (``sids`` None) or the refs of ``sids``."""
+    if sids is None:
+        return [f"+{names.SHARED_PREFIX}*:{names.tracking_ref(remote, names.SHARED_PREFIX)}*"]
+    prefixes = [names.session_prefix(s) for s in sids]
+    return [f"+{p}*:{names.tracking_ref(remote, p)}*" for p in prefixes]
+
 
 DEFAULT_REMOTE = "origin"
 
@@ -41,7 +54,7 @@ def remote(git: Git, location: StoreLocation, given: str | None, doing: str) -> 
     remote that does not exist stops the command (no other remote is tried)."""
     configured = ShareSettings.of(location).remote
     name = given if given is not None else configured or DEFAULT_REMOTE
-    if not refs.REMOTE_NAME.fullmatch(name):
+    if not REMOTE_NAME.fullmatch(name):
         raise UsageError(f"'{name}' is not a remote's name; nothing was {doing}.")
     listed = os.fsdecode(git.run("remote").stdout).split()
     if name not in listed:

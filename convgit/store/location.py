@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -263,6 +264,26 @@ def load_config(location: StoreLocation) -> dict[str, Any]:
     return config
 
 
+def config_table(
+    location: StoreLocation, name: str, keys: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """The table ``[name]`` of ``config.toml`` ({} when it has none). One that is not a table,
+    or (given ``keys``, its settings) has a key that is none of them, is refused in one
+    sentence (CorruptStoreError) naming the file to edit."""
+    given = load_config(location).get(name, {})
+    where = f"edit {location.root / 'config.toml'}"
+    if not isinstance(given, dict):
+        raise CorruptStoreError(f"config.toml's [{name}] is not a table.", where)
+    unknown = sorted(set(given) - set(keys)) if keys is not None else []
+    if unknown:
+        raise CorruptStoreError(
+            f"config.toml's [{name}] has {unknown[0]!r}, which is no setting of it"
+            f" (they are {', '.join(keys or ())}).",
+            where,
+        )
+    return given
+
+
 DEFAULT_SIZE_CAP_MIB = 10
 DEFAULT_SIZE_CAP = DEFAULT_SIZE_CAP_MIB * 1024 * 1024
 
@@ -271,7 +292,7 @@ def size_cap(location: StoreLocation) -> int:
     """Bytes above which a file is left out of snapshots (``[snapshots] size_cap_mib``, default
     ``DEFAULT_SIZE_CAP_MIB``); a value that is not a positive number is refused
     (CorruptStoreError)."""
-    value = load_config(location).get("snapshots", {}).get("size_cap_mib", DEFAULT_SIZE_CAP_MIB)
+    value = config_table(location, "snapshots").get("size_cap_mib", DEFAULT_SIZE_CAP_MIB)
     if type(value) not in (int, float) or not 0 < value < 1 << 40:
         raise CorruptStoreError(
             f"config.toml sets size_cap_mib to {value!r}; it must be a positive number of MiB.",
@@ -284,7 +305,7 @@ def fsmonitor(location: StoreLocation) -> str:
     """How snapshots find what changed (``[snapshots] fsmonitor``): "off" (the default),
     "auto", "watchman" or the path of a git fsmonitor hook (``convgit.git.watcher``); a value
     that is not a string is refused (CorruptStoreError)."""
-    value = load_config(location).get("snapshots", {}).get("fsmonitor", "off")
+    value = config_table(location, "snapshots").get("fsmonitor", "off")
     if not isinstance(value, str) or not value.strip():
         raise CorruptStoreError(
             f'config.toml sets fsmonitor to {value!r}; it must be "auto", "watchman",'

@@ -55,6 +55,44 @@ def calls_of(entry: dict[str, Any]) -> list[dict[str, Any]]:
     return [p for p in content if p.get("type") == "tool_call"] if isinstance(content, list) else []
 
 
+def path_messages(path: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """convgit's active path as the agents' own files are read by each live test: each
+    message's text by role, each tool call and each result by its call's id."""
+    found = []
+    for entry in path:
+        if entry["type"] != "message":
+            continue
+        if entry["role"] == "tool":
+            found.append(("result", entry["toolCallId"]))
+            continue
+        if text := reply_text(entry):
+            found.append((entry["role"], text))
+        found += [("call", part["id"]) for part in calls_of(entry)]
+    return found
+
+
+# what every live test's three turns reply, in order (the third runs the shell)
+THREE_REPLIES = ["I wrote notes.txt.", "I edited notes.txt.", "I ran the command."]
+
+
+def assert_each_turn_has_gits_snapshot(
+    project: GitRepo, cwd: Path, path: list[dict[str, Any]], oracle_log: Path
+) -> list[dict[str, Any]]:
+    """Each turn's reply on ``path`` has the snapshot ``git add -A`` staged at that turn's end
+    (the oracle's log, one line a turn), the shell's edit of the third turn included; returns
+    the replies."""
+    oracle = records(oracle_log)
+    assert [o["reply"] for o in oracle] == THREE_REPLIES
+    replies = [e for e in path if e["type"] == "message" and e["role"] == "assistant"]
+    replies = [e for e in replies if reply_text(e)]
+    for reply, seen in zip(replies, oracle, strict=True):
+        shown = convgit_json(cwd, "show", reply["id"])
+        assert shown["snapshot"]["tree"] == seen["tree"], reply_text(reply)
+    assert "made-by-bash.txt" in project.tree_paths(oracle[2]["tree"])
+    assert "README.md" not in project.tree_paths(oracle[2]["tree"])
+    return replies
+
+
 def hook_log(project: GitRepo) -> list[str]:
     """The event lines of the hook log (a problem's traceback is indented below its line)."""
     log = project.path / ".git" / "convgit" / "logs" / "hooks.log"

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.agents.hooked import (
+    assert_each_turn_has_gits_snapshot,
     calls_of,
     claude_code_hook_command,
     convgit,
@@ -21,6 +22,7 @@ from tests.agents.hooked import (
     hook_log,
     keep_events,
     oracle_command,
+    path_messages,
     records,
     reply_text,
     snapshot_records,
@@ -74,21 +76,6 @@ def transcript_messages(path: Path) -> list[tuple[str, str]]:
     return found
 
 
-def path_messages(path: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    """The same reading of convgit's active path."""
-    found = []
-    for entry in path:
-        if entry["type"] != "message":
-            continue
-        if entry["role"] == "tool":
-            found.append(("result", entry["toolCallId"]))
-            continue
-        if text := reply_text(entry):
-            found.append((entry["role"], text))
-        found += [("call", part["id"]) for part in calls_of(entry)]
-    return found
-
-
 def test_three_turns_are_recorded_snapshotted_and_any_reply_resumes_as_a_branch(
     model_server: ModelServer, claude_code: ClaudeCode, project: GitRepo, tmp_path: Path
 ) -> None:
@@ -134,19 +121,7 @@ def test_three_turns_are_recorded_snapshotted_and_any_reply_resumes_as_a_branch(
     assert uuids <= {e["id"] for e in path}  # entries are Claude's own uuids
 
     # each turn's reply has the snapshot git stages at that turn's Stop (the Bash edit too)
-    oracle = records(oracle_log)
-    assert [o["reply"] for o in oracle] == [
-        "I wrote notes.txt.",
-        "I edited notes.txt.",
-        "I ran the command.",
-    ]
-    replies = [e for e in path if e["type"] == "message" and e["role"] == "assistant"]
-    replies = [e for e in replies if reply_text(e)]
-    for reply, seen in zip(replies, oracle, strict=True):
-        shown = convgit_json(project.path, "show", reply["id"])
-        assert shown["snapshot"]["tree"] == seen["tree"], reply_text(reply)
-    assert "made-by-bash.txt" in project.tree_paths(oracle[2]["tree"])
-    assert "README.md" not in project.tree_paths(oracle[2]["tree"])
+    replies = assert_each_turn_has_gits_snapshot(project, project.path, path, oracle_log)
     # the first prompt has the files as they were before Claude touched them
     start = convgit_json(project.path, "show", path[0]["id"])["snapshot"]
     assert "notes.txt" not in project.tree_paths(start["tree"])
@@ -194,7 +169,7 @@ def test_three_turns_are_recorded_snapshotted_and_any_reply_resumes_as_a_branch(
 
     # restore brings the first reply's files back (saved first, undoable)
     convgit(project.path, "restore", replies[0]["id"], "--yes")
-    assert project.oracle() == oracle[0]["tree"]
+    assert project.oracle() == records(oracle_log)[0]["tree"]
     convgit(project.path, "restore", "--undo", "--yes")
     assert project.digest() == before
 

@@ -15,7 +15,15 @@ from typing import Any
 
 from convgit.agents.codex import hooks as codex_hooks
 from convgit.base import locks
-from tests.agents.hooked import calls_of, hook_log, oracle_command, records, reply_text
+from tests.agents.hooked import (
+    assert_each_turn_has_gits_snapshot,
+    calls_of,
+    hook_log,
+    oracle_command,
+    path_messages,
+    records,
+    reply_text,
+)
 from tests.agents.runners import Codex
 from tests.agents.script import call, say
 from tests.agents.server import ModelServer
@@ -55,20 +63,6 @@ def user_stop_hook(codex: Codex, log: Path) -> tuple[dict[str, Any], str]:
     config = codex.codex_home / "config.toml"
     config.write_text(config.read_text() + trust)
     return theirs, config.read_text()
-
-
-def messages(path: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    found = []
-    for entry in path:
-        if entry["type"] != "message":
-            continue
-        if entry["role"] == "tool":
-            found.append(("result", entry["toolCallId"]))
-            continue
-        if text := reply_text(entry):
-            found.append((entry["role"], text))
-        found += [("call", part["id"]) for part in calls_of(entry)]
-    return found
 
 
 def rollout_messages(path: Path) -> list[tuple[str, str]]:
@@ -122,26 +116,14 @@ def test_three_turns_are_recorded_snapshotted_and_a_resumed_reply_continues_as_a
     (found,) = convgit_json(codex, "sessions")["sessions"]
     assert found["agent"] == "codex" and found["agent_session_id"] == first.session_id
     path = convgit_json(codex, "log")["entries"]
-    assert messages(path) == rollout_messages(first.transcript)
+    assert path_messages(path) == rollout_messages(first.transcript)
     users = [reply_text(e) for e in path if e["type"] == "message" and e["role"] == "user"]
     assert users == prompts
     calls = [p["name"] for e in path if e["type"] == "message" for p in calls_of(e)]
     assert calls == ["apply_patch", "apply_patch", "exec_command"]
 
     # each turn's reply has the snapshot git stages at that turn's Stop (the shell edit too)
-    oracle = records(oracle_log)
-    assert [o["reply"] for o in oracle] == [
-        "I wrote notes.txt.",
-        "I edited notes.txt.",
-        "I ran the command.",
-    ]
-    replies = [e for e in path if e["type"] == "message" and e["role"] == "assistant"]
-    replies = [e for e in replies if reply_text(e)]
-    for reply, seen in zip(replies, oracle, strict=True):
-        shown = convgit_json(codex, "show", reply["id"])
-        assert shown["snapshot"]["tree"] == seen["tree"], reply_text(reply)
-    assert "made-by-bash.txt" in project.tree_paths(oracle[2]["tree"])
-    assert "README.md" not in project.tree_paths(oracle[2]["tree"])
+    replies = assert_each_turn_has_gits_snapshot(project, codex.cwd, path, oracle_log)
 
     # resume at the first reply: Codex is sent that turn and nothing after it
     before = project.digest()
@@ -178,7 +160,7 @@ def test_three_turns_are_recorded_snapshotted_and_a_resumed_reply_continues_as_a
 
     # restore brings the first reply's files back (saved first, undoable)
     convgit(codex, "restore", replies[0]["id"], "--yes")
-    assert project.oracle() == oracle[0]["tree"]
+    assert project.oracle() == records(oracle_log)[0]["tree"]
     convgit(codex, "restore", "--undo", "--yes")
     assert project.digest() == before
 

@@ -10,15 +10,16 @@ import json
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
 
 from convgit.base import locks
 from tests.agents.hooked import (
     ORACLE,
+    assert_each_turn_has_gits_snapshot,
     calls_of,
     convgit,
     convgit_json,
     hook_log,
+    path_messages,
     records,
     reply_text,
 )
@@ -72,20 +73,6 @@ def pi_messages(path: Path) -> list[tuple[str, str]]:
     return found
 
 
-def path_messages(path: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    found = []
-    for entry in path:
-        if entry["type"] != "message":
-            continue
-        if entry["role"] == "tool":
-            found.append(("result", entry["toolCallId"]))
-            continue
-        if text := reply_text(entry):
-            found.append((entry["role"], text))
-        found += [("call", part["id"]) for part in calls_of(entry)]
-    return found
-
-
 def test_three_turns_are_recorded_snapshotted_and_a_resumed_reply_continues_as_a_branch(
     model_server: ModelServer, pi: Pi, project: GitRepo, tmp_path: Path
 ) -> None:
@@ -128,19 +115,7 @@ def test_three_turns_are_recorded_snapshotted_and_a_resumed_reply_continues_as_a
     assert pi_ids <= {e["id"] for e in path}  # entries are pi's own ids
 
     # each turn's reply has the snapshot git stages at that turn's end (the bash edit too)
-    oracle = records(oracle_log)
-    assert [o["reply"] for o in oracle] == [
-        "I wrote notes.txt.",
-        "I edited notes.txt.",
-        "I ran the command.",
-    ]
-    replies = [e for e in path if e["type"] == "message" and e["role"] == "assistant"]
-    replies = [e for e in replies if reply_text(e)]
-    for reply, seen in zip(replies, oracle, strict=True):
-        shown = convgit_json(project.path, "show", reply["id"])
-        assert shown["snapshot"]["tree"] == seen["tree"], reply_text(reply)
-    assert "made-by-bash.txt" in project.tree_paths(oracle[2]["tree"])
-    assert "README.md" not in project.tree_paths(oracle[2]["tree"])
+    replies = assert_each_turn_has_gits_snapshot(project, project.path, path, oracle_log)
     start = convgit_json(project.path, "show", messages[0]["id"])["snapshot"]
     assert "notes.txt" not in project.tree_paths(start["tree"])  # the files before pi wrote
 
@@ -173,7 +148,7 @@ def test_three_turns_are_recorded_snapshotted_and_a_resumed_reply_continues_as_a
 
     # restore brings the first reply's files back (saved first, undoable)
     convgit(project.path, "restore", replies[0]["id"], "--yes")
-    assert project.oracle() == oracle[0]["tree"]
+    assert project.oracle() == records(oracle_log)[0]["tree"]
     convgit(project.path, "restore", "--undo", "--yes")
     assert project.digest() == before
 

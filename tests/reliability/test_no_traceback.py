@@ -144,6 +144,32 @@ def test_a_bad_size_cap_is_refused_before_anything_is_written(repo: GitRepo, val
     assert {p: p.read_bytes() for p in (store / "sessions").iterdir()} == sessions
 
 
+@pytest.mark.parametrize(
+    ("table", "commands"),
+    [
+        ("snapshots", (("assistant", "a reply"), ("snapshot",), ("status",))),
+        ("retention", (("gc", "--dry-run"),)),
+        ("share", (("hooks", "install", "git"), ("push",))),
+    ],
+)
+def test_a_config_table_that_is_no_table_is_refused_in_one_sentence(
+    repo: GitRepo, table: str, commands: tuple[tuple[str, ...], ...]
+) -> None:
+    """``snapshots = 3`` where a ``[snapshots]`` table belongs: each command that reads it says
+    so and names the file, never a traceback, and nothing is written."""
+    convgit(repo.path, "init", "--name", "work")
+    convgit(repo.path, "user", "task")
+    store = repo.path / ".git" / "convgit"
+    (store / "config.toml").write_text(f"{table} = 3\n")
+    convgit(repo.path, "share", "work")
+    sessions = {p: p.read_bytes() for p in (store / "sessions").iterdir()}
+    for args in commands:
+        error = convgit(repo.path, *args, code=3).stderr
+        assert f"config.toml's [{table}] is not a table." in one_sentence(error)
+    assert not (repo.path / ".git" / "hooks" / "prepare-commit-msg").exists()
+    assert {p: p.read_bytes() for p in (store / "sessions").iterdir()} == sessions
+
+
 def test_minus_c_to_a_missing_folder_is_a_usage_error(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere"
     for args in (("init",), ("log",), ("user", "hello")):

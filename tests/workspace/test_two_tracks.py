@@ -70,15 +70,15 @@ def test_moving_in_the_conversation_never_touches_files(story: dict[str, Any], m
     (repo.path / ".gitignore").write_text("*.log\n")
     before = digest(repo.path)
     if move == "switch":
-        s.switch(story["a"])
+        s.moves.switch(story["a"])
     elif move == "fork":
-        s.fork(story["a"], "more", summary="B is fine")
+        s.moves.fork(story["a"], "more", summary="B is fine")
     elif move == "edit":
-        s.edit(story["task"], "make it greet everyone")
+        s.moves.edit(story["task"], "make it greet everyone")
     elif move == "retry":
-        s.retry(story["b"])
+        s.moves.retry(story["b"])
     else:
-        s.label(story["a"], "planA")
+        s.moves.label(story["a"], "planA")
     assert digest(repo.path) == before
 
 
@@ -93,7 +93,7 @@ def test_cli_moves_say_the_files_did_not_change(story: dict[str, Any]) -> None:
 
 def test_status_shows_both_tracks_and_divergence(story: dict[str, Any]) -> None:
     s, repo = story["session"], story["repo"]
-    s.switch(story["a"])
+    s.moves.switch(story["a"])
     st = cli_json(repo, "status")
     assert st["leaf"] == story["a"] and st["leaf_snapshot"] == story["a"]
     assert st["files"]["matches"] == story["b"]
@@ -102,7 +102,7 @@ def test_status_shows_both_tracks_and_divergence(story: dict[str, Any]) -> None:
     words = cli(repo, "status").stdout
     assert f"files:   at the snapshot of {story['b']}, on another branch" in words
     assert f"`convgit restore {story['a']}` would change 2 files" in words
-    s.switch(story["b"])
+    s.moves.switch(story["b"])
     st = cli_json(repo, "status")
     assert st["files"] == {"matches": story["b"], "changed": []} and st["diverged"] is False
 
@@ -112,14 +112,14 @@ def test_restore_brings_files_back_and_undo_returns_exact_bytes(story: dict[str,
     repo.write("scratch/untracked.txt", "not yet committed anywhere\n")
     os.chmod(repo.path / "src/app.py", 0o755)
     before = digest(repo.path)
-    leaf = s.leaf
-    result = s.restore(story["a"], clean=True)  # the untracked file no snapshot held goes too
+    leaf = s.conversation.leaf
+    result = s.restoring.restore(story["a"], clean=True)  # the untracked file no snapshot held goes too
     assert oracle_tree(repo.path) == s.track.sidecar.snapshots[story["a"]].tree_id
     assert (repo.path / "notes.txt").read_text() == "plan A notes\n"
     assert not (repo.path / "scratch/untracked.txt").exists()
     # the leaf stays on its branch; the model is told when the conversation moves on
-    assert s.leaf == leaf and result.before is not None and story["a"] in str(result.note)
-    s.restore(undo=True)
+    assert s.conversation.leaf == leaf and result.before is not None and story["a"] in str(result.note)
+    s.restoring.restore(undo=True)
     assert digest(repo.path) == before
 
 

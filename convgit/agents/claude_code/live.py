@@ -21,13 +21,13 @@ A compaction needs no hook of its own: the transcript's boundary and summary bec
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from convgit.agents import hook_command
 from convgit.agents.claude_code import NAME
+from convgit.agents.live.events import Event, from_hook
 from convgit.base import codec
 
 AGENT = NAME
@@ -82,39 +82,27 @@ SCOPES = {
     "project": ".claude/settings.json (this project, committed: everyone)",
     "user": "~/.claude/settings.json (every project, only you)",
 }
-_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 
 
 def handler(program: str | None = None) -> dict[str, Any]:
-    """The handler convgit installs for every event (``program``: the convgit to run, default
-    the one running now)."""
-    from convgit.agents import hook_command
-
-    return {"type": "command", "command": hook_command.command(AGENT, program), "timeout": TIMEOUT}
+    """The handler convgit installs for every event (``program``: the convgit to run)."""
+    return hook_command.handler(AGENT, program, TIMEOUT)
 
 
 def events(tool_snapshots: bool = False) -> dict[str, str | None]:
     """The events to install, with their matchers."""
-    return {**EVENTS, **TOOL_SNAPSHOT_EVENTS} if tool_snapshots else dict(EVENTS)
+    return hook_command.events(EVENTS, TOOL_SNAPSHOT_EVENTS, tool_snapshots)
 
 
 def wanted(
     program: str | None = None, tool_snapshots: bool = False
 ) -> dict[str, tuple[str | None, dict[str, Any]]]:
-    made = handler(program)
-    return {event: (matcher, made) for event, matcher in events(tool_snapshots).items()}
+    return hook_command.wanted(handler(program), events(tool_snapshots))
 
 
 def is_ours(found: Any) -> bool:
-    """A handler convgit installed (this version or another, whichever convgit path it names):
-    its command only runs the hook, guarded or not. A command of the user's that runs the hook
-    among other things is theirs."""
-    from convgit.agents import hook_command
-
-    if not isinstance(found, dict) or found.get("type", "command") != "command":
-        return False
-    command = found.get("command")
-    return isinstance(command, str) and hook_command.is_hook_command(command, AGENT)
+    """A handler convgit installed, whichever convgit path it names (``hook_command``)."""
+    return hook_command.is_handler(found, AGENT)
 
 
 def config_dir(env: Mapping[str, str] = os.environ) -> Path:
@@ -134,69 +122,9 @@ def settings_file(scope: str, project: Path, env: Mapping[str, str] = os.environ
 # -- events -------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Event:
-    """One hook event, the fields convgit uses (every other is ignored)."""
-
-    name: str  # hook_event_name
-    session_id: str
-    transcript: Path | None
-    cwd: Path | None
-    source: str | None = None  # SessionStart: startup, resume, clear, compact, fork
-    prompt_id: str | None = None
-    last_reply: str | None = None  # Stop: last_assistant_message
-    tool_name: str | None = None
-    tool_use_id: str | None = None
-    agent_id: str | None = None  # SubagentStop
-    agent_type: str | None = None
-    edited: str | None = None  # PostToolUse of a file tool: the file it wrote, as named
-    agent: str = AGENT  # the agent that sent it (``convgit.live`` serves every agent's events)
-
-
 def event(payload: Any) -> Event:
     """The event a hook was given; ValueError, in one sentence, for one convgit cannot use."""
-    if not isinstance(payload, dict):
-        raise ValueError("the event is not a JSON object")
-    name = payload.get("hook_event_name")
-    if not isinstance(name, str) or not name:
-        raise ValueError("the event has no hook_event_name")
-    session = payload.get("session_id")
-    if not isinstance(session, str) or not _ID.fullmatch(session):
-        raise ValueError(f"the {name} event has no usable session_id")
-
-    def text(key: str) -> str | None:
-        value = payload.get(key)
-        return value if isinstance(value, str) and value else None
-
-    def path(key: str) -> Path | None:
-        value = text(key)
-        return Path(value).expanduser() if value is not None and "\0" not in value else None
-
-    transcript = path("transcript_path")
-    if transcript is not None and not transcript.is_absolute():
-        raise ValueError(f"the {name} event's transcript_path is not absolute")
-    cwd = path("cwd")
-    edited = None
-    tool_input = payload.get("tool_input")
-    if text("tool_name") in FILE_TOOLS and isinstance(tool_input, dict):
-        named = tool_input.get("file_path") or tool_input.get("notebook_path")
-        edited = named if isinstance(named, str) and named else None
-    return Event(
-        name=name,
-        session_id=session,
-        transcript=transcript,
-        cwd=cwd if cwd is not None and cwd.is_absolute() else None,
-        source=text("source"),
-        prompt_id=text("prompt_id"),
-        last_reply=payload.get("last_assistant_message")
-        if isinstance(payload.get("last_assistant_message"), str)
-        else None,
-        tool_name=text("tool_name"),
-        tool_use_id=text("tool_use_id"),
-        agent_id=text("agent_id"),
-        agent_type=text("agent_type"),
-        edited=edited,
-    )
+    return from_hook(payload, AGENT, FILE_TOOLS)
 
 
 def carries_prompt(native_text: str, prompt_id: str) -> bool:

@@ -40,9 +40,9 @@ from convgit.agents.reading import (
     Batch,
     Cursor,
     Importer,
+    ImportReport,
     Known,
     Record,
-    Report,
     alternate_key,
     derived_id,
     entry_id,
@@ -111,7 +111,7 @@ class _Fold:
         self.ts: str = state.get("ts") or _EPOCH
         self.moved = False
         self.out: list[dict[str, Any]] = []
-        self.report = Report()
+        self.report = ImportReport()
         self.texts: dict[str, bytes] = {}  # uuid -> exact text of its first line here
 
     def state(self) -> dict[str, Any]:

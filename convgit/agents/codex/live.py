@@ -26,8 +26,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from convgit.agents.claude_code import live as cc
+from convgit.agents import hook_command
 from convgit.agents.codex import NAME
+from convgit.agents.live.events import Event, from_hook
 
 AGENT = NAME
 TIMEOUT = 30  # seconds; the handler gives up well before (convgit.agents.hook)
@@ -40,16 +41,12 @@ DEFAULT_SCOPE = "user"
 SCOPES = {"user": "$CODEX_HOME/hooks.json (~/.codex: every project, only you)"}
 
 
-def event(payload: Any) -> cc.Event:
-    """The event a hook was given; ValueError, in one sentence, for one convgit cannot use."""
-    found = cc.event(payload)
+def event(payload: Any) -> Event:
+    """The event a hook was given; ValueError, in one sentence, for one convgit cannot use.
+    Codex's file tool is a patch: no one file is named (``edited`` stays None)."""
+    found = from_hook(payload, AGENT)
     turn = payload.get("turn_id")
-    return dataclasses.replace(
-        found,
-        agent=AGENT,
-        prompt_id=turn if isinstance(turn, str) and turn else None,
-        edited=None,  # Codex's file tool is a patch: no one file named
-    )
+    return dataclasses.replace(found, prompt_id=turn if isinstance(turn, str) and turn else None)
 
 
 def carries_prompt(native_text: str, prompt_id: str) -> bool:
@@ -67,26 +64,21 @@ def settings_file(scope: str, project: Path, env: Mapping[str, str] = os.environ
 
 
 def handler(program: str | None = None) -> dict[str, Any]:
-    from convgit.agents import hook_command
-
-    return {"type": "command", "command": hook_command.command(AGENT, program), "timeout": TIMEOUT}
+    """The handler convgit installs for every event (``program``: the convgit to run)."""
+    return hook_command.handler(AGENT, program, TIMEOUT)
 
 
 def events(tool_snapshots: bool = False) -> dict[str, str | None]:
-    return {**EVENTS, **TOOL_SNAPSHOT_EVENTS} if tool_snapshots else dict(EVENTS)
+    """The events to install, with their matchers."""
+    return hook_command.events(EVENTS, TOOL_SNAPSHOT_EVENTS, tool_snapshots)
 
 
 def wanted(
     program: str | None = None, tool_snapshots: bool = False
 ) -> dict[str, tuple[str | None, dict[str, Any]]]:
-    made = handler(program)
-    return {name: (matcher, made) for name, matcher in events(tool_snapshots).items()}
+    return hook_command.wanted(handler(program), events(tool_snapshots))
 
 
 def is_ours(found: Any) -> bool:
-    from convgit.agents import hook_command
-
-    if not isinstance(found, dict) or found.get("type", "command") != "command":
-        return False
-    command = found.get("command")
-    return isinstance(command, str) and hook_command.is_hook_command(command, AGENT)
+    """A handler convgit installed, whichever convgit path it names (``hook_command``)."""
+    return hook_command.is_handler(found, AGENT)

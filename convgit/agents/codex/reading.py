@@ -34,9 +34,9 @@ from convgit.agents.reading import (
     Cursor,
     ForkSource,
     Importer,
+    ImportReport,
     Known,
     Record,
-    Report,
     derived_id,
     kept_record,
     native_field,
@@ -198,7 +198,7 @@ class _Reader:
 
     def __init__(self, state: dict[str, Any]) -> None:
         self.state = state
-        self.report = Report()
+        self.report = ImportReport()
         self.out: list[dict[str, Any]] = []
         self.mirrored: set[int] = set()
         self.position = -1

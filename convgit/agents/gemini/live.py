@@ -1,7 +1,7 @@
 """Gemini CLI, live: its hook events as values, its settings files and the handler convgit
 installs there (``convgit.agents.hooks`` merges it in; the shape is Claude Code's:
 ``{"hooks": {EVENT: [{"matcher": M, "hooks": [HANDLER]}]}}``, the timeout in milliseconds).
-``RECORDER`` records the events in the session.
+``convgit.agents.live`` records the events (``NAMES``: what each is in its words).
 
 What each event does (one command for every event; the event's name comes on stdin). Every
 event is handled whether installed or not (a user's own handler, an older install):
@@ -20,17 +20,17 @@ event is handled whether installed or not (a user's own handler, an older instal
 
 from __future__ import annotations
 
+import dataclasses
 import os
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from convgit.agents import hook_command
 from convgit.agents.gemini import NAME
+from convgit.agents.live.events import Event, from_hook
 
 AGENT = NAME
-RECORDER = "convgit.agents.gemini.recording"  # the module whose ``handle`` records an event
 TIMEOUT = 30000  # milliseconds, Gemini's unit; the handler gives up well before (agents.hook)
 NAME = "convgit"  # the handler's name: what Gemini shows when it asks about project hooks
 # the tools that write a file by name (tool_input.file_path)
@@ -76,39 +76,27 @@ SCOPES = {
     "user": "~/.gemini/settings.json (every project, only you)",
 }
 DEFAULT_SCOPE = "project"
-_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 
 
 def handler(program: str | None = None) -> dict[str, Any]:
-    """The handler convgit installs for every event (``program``: the convgit to run, default
-    the one running now)."""
-    from convgit.agents import hook_command
-
-    command = hook_command.command(AGENT, program)
-    return {"type": "command", "name": NAME, "command": command, "timeout": TIMEOUT}
+    """The handler convgit installs for every event (``program``: the convgit to run)."""
+    return hook_command.handler(AGENT, program, TIMEOUT, name=NAME)
 
 
 def events(tool_snapshots: bool = False) -> dict[str, str | None]:
     """The events to install, with their matchers."""
-    return {**EVENTS, **TOOL_SNAPSHOT_EVENTS} if tool_snapshots else dict(EVENTS)
+    return hook_command.events(EVENTS, TOOL_SNAPSHOT_EVENTS, tool_snapshots)
 
 
 def wanted(
     program: str | None = None, tool_snapshots: bool = False
 ) -> dict[str, tuple[str | None, dict[str, Any]]]:
-    made = handler(program)
-    return {event: (matcher, made) for event, matcher in events(tool_snapshots).items()}
+    return hook_command.wanted(handler(program), events(tool_snapshots))
 
 
 def is_ours(found: Any) -> bool:
-    """A handler convgit installed (this version or another, whichever convgit path it names):
-    its command only runs the hook, guarded or not."""
-    from convgit.agents import hook_command
-
-    if not isinstance(found, dict) or found.get("type", "command") != "command":
-        return False
-    command = found.get("command")
-    return isinstance(command, str) and hook_command.is_hook_command(command, AGENT)
+    """A handler convgit installed, whichever convgit path it names (``hook_command``)."""
+    return hook_command.is_handler(found, AGENT)
 
 
 def home(env: Mapping[str, str] = os.environ) -> Path:
@@ -126,61 +114,39 @@ def settings_file(scope: str, project: Path, env: Mapping[str, str] = os.environ
 
 # -- events -------------------------------------------------------------------------------------
 
-
-@dataclass(frozen=True)
-class Event:
-    """One hook event, the fields convgit uses (every other is ignored)."""
-
-    name: str  # hook_event_name
-    session_id: str
-    transcript: Path | None  # the session file (at a resume's SessionStart: one left at once)
-    cwd: Path | None
-    timestamp: str | None = None
-    source: str | None = None  # SessionStart: startup, resume
-    prompt: str | None = None  # BeforeAgent, AfterAgent
-    reply: str | None = None  # AfterAgent: prompt_response
-    tool_name: str | None = None
-    edited: str | None = None  # AfterTool of a file tool: the file it wrote, as named
+# Gemini's event -> the event convgit records (``convgit.agents.live.events``); the others
+# (SessionStart, PreCompress, SessionEnd) keep their names: what the session file gained is
+# imported
+NAMES = {"BeforeAgent": "UserPromptSubmit", "AfterAgent": "Stop", "AfterTool": "PostToolUse"}
+CONTEXT = "<session_context>"  # the CLI's own first user message of a session
 
 
 def event(payload: Any) -> Event:
-    """The event a hook was given; ValueError, in one sentence, for one convgit cannot use."""
-    if not isinstance(payload, dict):
-        raise ValueError("the event is not a JSON object")
-    name = payload.get("hook_event_name")
-    if not isinstance(name, str) or not name:
-        raise ValueError("the event has no hook_event_name")
-    session = payload.get("session_id")
-    if not isinstance(session, str) or not _ID.fullmatch(session):
-        raise ValueError(f"the {name} event has no usable session_id")
-
-    def text(key: str) -> str | None:
-        value = payload.get(key)
-        return value if isinstance(value, str) and value else None
-
-    def path(key: str) -> Path | None:
-        value = text(key)
-        return Path(value).expanduser() if value is not None and "\0" not in value else None
-
-    transcript = path("transcript_path")
-    if transcript is not None and not transcript.is_absolute():
-        raise ValueError(f"the {name} event's transcript_path is not absolute")
-    cwd = path("cwd")
-    edited = None
-    tool_input = payload.get("tool_input")
-    if name == "AfterTool" and text("tool_name") in FILE_TOOLS and isinstance(tool_input, dict):
-        named = tool_input.get("file_path")
-        edited = named if isinstance(named, str) and named else None
-    reply = payload.get("prompt_response")
-    return Event(
-        name=name,
-        session_id=session,
-        transcript=transcript,
-        cwd=cwd if cwd is not None and cwd.is_absolute() else None,
-        timestamp=text("timestamp"),
-        source=text("source"),
-        prompt=payload.get("prompt") if isinstance(payload.get("prompt"), str) else None,
-        reply=reply if isinstance(reply, str) else None,
-        tool_name=text("tool_name"),
-        edited=edited,
+    """The event a hook was given, in convgit's words, Gemini's name kept in ``said``;
+    ValueError, in one sentence, for one convgit cannot use. The prompt's ``timestamp`` stands
+    for its id. A resume's SessionStart names a file the CLI leaves at once: no transcript."""
+    found = from_hook(payload, AGENT, FILE_TOOLS)
+    name = found.name
+    stamp = payload.get("timestamp")
+    resumed = name == "SessionStart" and found.source not in (None, "startup")
+    return dataclasses.replace(
+        found,
+        name=NAMES.get(name, name),
+        said=name if name in NAMES else None,
+        prompt_id=stamp if isinstance(stamp, str) and stamp else None,
+        transcript=None if resumed else found.transcript,
+        edited=found.edited if name == "AfterTool" else None,
     )
+
+
+def carries_prompt(native_text: str, prompt_id: str) -> bool:
+    """Gemini hands no message to a running turn: the turn's prompt is the nearest one."""
+    return True
+
+
+def is_prompt(record: dict[str, Any]) -> bool:
+    """Whether a user message is a prompt the user typed, not the CLI's session context."""
+    content = record["content"]
+    parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    texts = [str(p.get("text", "")) for p in parts if p.get("type") == "text"]
+    return bool(texts) and not texts[0].lstrip().startswith(CONTEXT)

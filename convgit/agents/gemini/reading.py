@@ -38,10 +38,10 @@ from convgit.agents.reading import (
     Batch,
     Cursor,
     Importer,
+    ImportReport,
     Known,
     Read,
     Record,
-    Report,
     derived_id,
     entry_id,
     kept_record,
@@ -115,7 +115,7 @@ class _Chat:
 
     def __init__(self, known: Known) -> None:
         self.known = known
-        self.report = Report()
+        self.report = ImportReport()
         self.out: list[dict[str, Any]] = []
         self.new: list[str] = []
         self.made: dict[str, str | None] = {}  # entries made by this import: id -> parent
@@ -297,7 +297,7 @@ def _read(data: bytes) -> tuple[dict[str, Any], list[Record]]:
 
 
 def _entries(
-    value: dict[str, Any], record: Record, model: str | None, report: Report
+    value: dict[str, Any], record: Record, model: str | None, report: ImportReport
 ) -> tuple[list[dict[str, Any]], str | None]:
     """The entries one message makes, in order, without parents; and the model after it."""
     key = entry_id(value["id"])

@@ -24,12 +24,10 @@ on, and why):
 
 from __future__ import annotations
 
-import dataclasses
-import re
 from pathlib import Path
 from typing import Any
 
-from convgit.agents.claude_code import live as cc
+from convgit.agents.live.events import Event, usable_id
 from convgit.agents.pi import NAME
 
 AGENT = NAME
@@ -53,18 +51,17 @@ ALL_EVENTS = tuple(NAMES)
 # the extension tells the user (a notice on pi's screen, stderr in print mode) at these
 SPEAKS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse", "TurnEnd", "Stop"})
 OPENS = frozenset({"UserPromptSubmit"})
-_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 
 
-def event(payload: Any) -> cc.Event:
+def event(payload: Any) -> Event:
     """The event the extension sent; ValueError, in one sentence, for one convgit cannot use."""
     if not isinstance(payload, dict):
         raise ValueError("the event is not a JSON object")
     name = payload.get("event")
     if name not in NAMES:
         raise ValueError(f"the event names no pi event convgit knows ({name!r})")
-    session = payload.get("session_id")
-    if not isinstance(session, str) or not _ID.fullmatch(session):
+    session = usable_id(payload.get("session_id"))
+    if session is None:
         raise ValueError(f"the {name} event has no usable session_id")
 
     def text(key: str) -> str | None:
@@ -76,19 +73,17 @@ def event(payload: Any) -> cc.Event:
         raise ValueError(f"the {name} event's transcript_path is not absolute")
     cwd = text("cwd")
     tool = text("tool_name")
-    return dataclasses.replace(
-        cc.Event(
-            name=NAMES[name],
-            session_id=session,
-            transcript=None if transcript is None else Path(transcript),
-            cwd=Path(cwd) if cwd is not None and Path(cwd).is_absolute() else None,
-            source=text("source"),
-            prompt_id=text("prompt_id"),
-            tool_name=tool,
-            tool_use_id=text("tool_use_id"),
-            edited=text("path") if tool in FILE_TOOLS else None,
-        ),
+    return Event(
+        name=NAMES[name],
+        session_id=session,
+        transcript=None if transcript is None else Path(transcript),
+        cwd=Path(cwd) if cwd is not None and Path(cwd).is_absolute() else None,
         agent=AGENT,
+        source=text("source"),
+        prompt_id=text("prompt_id"),
+        tool_name=tool,
+        tool_use_id=text("tool_use_id"),
+        edited=text("path") if tool in FILE_TOOLS else None,
     )
 
 

@@ -29,9 +29,9 @@ from convgit.agents.reading import (
     Cursor,
     ForkSource,
     Importer,
+    ImportReport,
     Known,
     Record,
-    Report,
     derived_id,
     entry_id,
     kept_record,
@@ -121,7 +121,7 @@ class _Reader:
     def __init__(self, state: dict[str, Any], known: Known) -> None:
         self.state = state
         self.known = known
-        self.report = Report()
+        self.report = ImportReport()
         self.out: list[dict[str, Any]] = []
         self.leaf: str | None = None
         # the entries of this batch: id -> (parent, native text, line)

@@ -1,56 +1,52 @@
-"""An agent's session recorded live, from its hooks (``convgit.agents.resume`` hands a path back).
+"""A turn of an agent session, recorded from hook events: ``record`` is the one entry of the
+hook (``convgit.agents.hook``) once the agent's adapter read the event
+(``convgit.agents.live.events``). It finds the session that mirrors the agent session
+(``mirroring``), imports what the transcript gained and moves the turn on, under the agent
+session's lock.
 
-One convgit session mirrors one agent session, found by the agent's session id; a session the
-agent resumed under a new id, or forked, continues the convgit session whose lines its file
-copies, as a branch (its provenance in an ``agent_session`` record). Every event imports what
-the agent's transcript gained since the last import, through the importer ``convgit import``
-uses (from the saved byte offset, whole lines only), so an event that was missed or failed is
-caught up by the next one, and one delivered twice records nothing twice.
-
-The turn, per agent session, in a small state file beside the pointer
-(``agents/<agent>/<id>.live``), so that a prompt with no file change reads no session:
+The turn, per agent session, in a small state file beside the pointer (``state``), so that a
+prompt with no file change reads no session:
 * a prompt opens the turn; if the files changed since the last snapshot (the user's own
   edits, or the first prompt), they are committed then and recorded as the snapshot of the
-  prompt's entry once the transcript has it (``pending``);
+  prompt's entry once the transcript has it (``pending``); ``quick_prompt`` is the common
+  prompt: the turn was closed, the files are compared with the last snapshot, and nothing else
+  is read (no session, no transcript, no ``git rev-parse``);
 * the end of the turn imports, snapshots the files as the snapshot of the turn's last reply
   and closes the turn; a prompt that finds the turn open closes it first (an interrupted turn
   has no Stop); the prompt of an open turn coming again (a retry, or a message typed while a
-  tool ran, which Claude hands to the running turn) changes nothing;
+  tool ran, which Claude hands to the running turn) changes nothing; the files are final at
+  the end of a turn, so they are snapshotted on another thread (``BackgroundSnapshot``) while
+  the transcript is read;
 * the transcript may lag the event a little: the end of the turn waits at most
   ``REPLY_WAIT`` for the reply the agent named; a reply that comes later gets the turn's
   snapshot at the next event (``unsettled``).
+
+What differs between agents is said by the agent's ``live`` part: ``carries_prompt`` (which
+user message is the turn's prompt), ``is_prompt`` (a user message that is no prompt, when it
+has such), ``OPENS`` and the events it maps to these words.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
-from contextlib import suppress
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convgit.agents.claude_code import live as cc
-from convgit.agents.live_state import (
-    BackgroundSnapshot,
-    Live,
-    after,
-    now,
-    prompt_message,
-    quick_prompt,
-    snapshot_json,
-    snapshot_of,
-)
-from convgit.base import codec
-from convgit.base.errors import NotFoundError, RefusedError
+from convgit.agents.live import mirroring
+from convgit.agents.live.events import Event
+from convgit.agents.live.state import LiveState, now, snapshot_json, snapshot_of
+from convgit.base.errors import NotFoundError
 from convgit.git import names
 from convgit.store import jsonl
 from convgit.store.location import StoreLocation, fsmonitor, load_config, size_cap
 
 if TYPE_CHECKING:  # imported where used: the common prompt reads neither the session nor git
-    from convgit.agents import reading as importing
     from convgit.session import Session
+    from convgit.workspace import Snapshot, Workspace
 
-AGENT = cc.AGENT  # the agent of an event that names none
 REPLY_WAIT = 0.25  # seconds the end of a turn waits for its reply to reach the transcript
 _POLL = 0.02
 _WALK = 5000  # how far up from the leaf a turn is looked for
@@ -65,24 +61,23 @@ def _title(agent: str) -> str:
     return registry.title(agent) or agent
 
 
-def _line_uuids(agent: str, data: bytes) -> list[tuple[str, str | None]]:
-    """The ids (and parents) of the records of an agent's file, which tell a file that copies
-    another's (a fork, a resume under a new id): its ``resume`` part says."""
-    from convgit.agents import registry
-
-    found: list[tuple[str, str | None]] = (
-        registry.agent(agent, "resume").part("resume").line_uuids(data)
-    )
-    return found
-
-
 def _carries_prompt(agent: str, native_text: str, prompt_id: str) -> bool:
+    """Whether a user message's kept text is the prompt ``prompt_id`` (the agent's say)."""
     from convgit.agents import registry
 
     return bool(registry.integration(agent).carries_prompt(native_text, prompt_id))
 
 
-def handle(location: StoreLocation, event: cc.Event) -> str:
+def _is_prompt(agent: str, record: dict[str, Any]) -> bool:
+    """Whether a user message is a prompt, not the agent's own text (the agent's say: every
+    user message is, unless its ``live`` part has ``is_prompt``)."""
+    from convgit.agents import registry
+
+    said = getattr(registry.integration(agent), "is_prompt", None)
+    return True if said is None else bool(said(record))
+
+
+def record(location: StoreLocation, event: Event) -> str:
     """Do what ``event`` asks of the session that mirrors its agent session; returns what was
     done, in a few words, for the hook log."""
     config = load_config(location) if event.name == "PostToolUse" else {}  # read once
@@ -93,7 +88,7 @@ def handle(location: StoreLocation, event: cc.Event) -> str:
     title = _title(event.agent)
     lock = location.agent_lock(event.agent, event.session_id)
     with jsonl.exclusive(lock, f"the {title} session {event.session_id}"):
-        live = Live.load(location, event.agent, event.session_id)
+        live = LiveState.load(location, event.agent, event.session_id)
         if keep and not per_tool:  # from the state alone, when it says enough
             sid, known = live.data.get("session"), live.get("workspace")
             if isinstance(sid, str) and known is not None and live.snapshots(location, sid):
@@ -102,13 +97,13 @@ def handle(location: StoreLocation, event: cc.Event) -> str:
                 )
         quick = None
         if event.name == "UserPromptSubmit":
-            quick = quick_prompt(location, live, title, event.prompt_id)
+            quick = _quick_prompt(location, live, title, event.prompt_id)
         if quick is not None:
             live.save()
             return quick
         if event.name == "SessionStart" and event.source is not None:
             live.set("source", event.source)
-        trashed = _in_trash(location, event, live)
+        trashed = mirroring.in_trash(location, event, live)
         if trashed is not None:
             return f"session {trashed} is in the trash: the event was not recorded"
         early = None
@@ -123,16 +118,16 @@ def handle(location: StoreLocation, event: cc.Event) -> str:
 
 def _record(
     location: StoreLocation,
-    event: cc.Event,
-    live: Live,
+    event: Event,
+    live: LiveState,
     keep: bool,
     per_tool: bool,
     early: BackgroundSnapshot | None,
 ) -> str:
-    """``handle`` for the session that mirrors the event's agent session, under its lock;
+    """``record`` for the session that mirrors the event's agent session, under its lock;
     ``early``: the files' snapshot at a Stop, started from the state."""
     attached = live.data.get("session")
-    session = _attach(location, event, live)
+    session = mirroring.attach(location, event, live)
     if session is not None and attached != session.id:
         location.set_current(session.id)  # attached at the end of its first turn
     if session is None:
@@ -142,17 +137,17 @@ def _record(
             done += _snapshot_unattached(location, event, live)
     else:
         did = []
-        if keep and session.snapshots_enabled:
-            root = session.workspace().root
+        if keep and session.track.snapshots_enabled:
+            root = session.track.workspace().root
             did.append(_keep_edited(location, event, session.id, root))
         if event.name == "Stop":
             did.append(_stop(session, event, live, early))
         elif per_tool or not keep:
             did.append(_STEPS.get(event.name, _catch_up)(session, event, live))
         done = f"session {session.id}: {'; '.join(did) or 'snapshots are off'}"
-        live.remember(location, session.id, session.snapshots_enabled)
-        if session.snapshots_enabled:
-            ws = session.workspace()
+        live.remember(location, session.id, session.track.snapshots_enabled)
+        if session.track.snapshots_enabled:
+            ws = session.track.workspace()
             live.remember_workspace(ws)
     live.save()
     return done
@@ -165,7 +160,7 @@ def _agent_ignored(config: dict[str, Any]) -> bool:
     return not isinstance(found, dict) or found.get("agent_ignored") is not False
 
 
-def _keep_edited(location: StoreLocation, event: cc.Event, sid: str, root: Path) -> str:
+def _keep_edited(location: StoreLocation, event: Event, sid: str, root: Path) -> str:
     """List the file a file tool wrote to be kept in session ``sid``'s snapshots."""
     from convgit.git import agent_files
 
@@ -191,55 +186,7 @@ def _tool_snapshots_on(config: dict[str, Any]) -> bool:
     return isinstance(hooks, dict) and hooks.get("tool_snapshots") is True
 
 
-def _in_trash(location: StoreLocation, event: cc.Event, live: Live) -> str | None:
-    """The session in the trash (``convgit sessions rm``) that mirrors the event's agent
-    session, if it is there: it records nothing until it is restored."""
-    trashed = location.trashed_ids()
-    if not trashed:
-        return None
-    known = live.data.get("session")
-    candidates = [known] if isinstance(known, str) else []
-    with suppress(OSError):
-        candidates.append(location.agent_pointer(event.agent, event.session_id).read_text().strip())
-    return next((sid for sid in candidates if sid in trashed), None)
-
-
-def _attach(location: StoreLocation, event: cc.Event, live: Live) -> Session | None:
-    """The session that mirrors the event's agent session; None while a fork or resume under a
-    new id cannot be told yet (its transcript is still empty)."""
-    from convgit.agents import importing as session_import
-    from convgit.session import Session
-
-    known = live.data.get("session")
-    if isinstance(known, str) and location.session_path(known).exists():
-        # read when a step needs it (`_read_tree`); the working tree as found before
-        return Session(location, known, workspace=live.workspace(location))
-    found = session_import.find_for_agent(location, event.agent, event.session_id)
-    if found is None:
-        copied = _line_uuids(event.agent, _read(event.transcript))
-        if copied:
-            found = _continued(location, event, copied, live)
-        elif live.data.get("source") in ("resume", "fork") or (
-            event.name == "UserPromptSubmit" and "source" not in live.data
-        ):
-            # the transcript names the session it continues (a fork, a resume under a new
-            # id) once it has lines; at the first prompt, with no SessionStart seen, it is
-            # still empty: the end of the turn attaches
-            return None
-        if found is None:
-            found = session_import.for_agent(
-                event.agent,
-                event.session_id,
-                event.cwd or ".",
-                store_dir=location.root,
-                make_current=False,
-            )
-    live.set("session", found.id)
-    _adopt_index(location, event.agent, event.session_id, found.id)
-    return found
-
-
-def _snapshot_unattached(location: StoreLocation, event: cc.Event, live: Live) -> str:
+def _snapshot_unattached(location: StoreLocation, event: Event, live: LiveState) -> str:
     """The files at the first prompt of an agent session not attached yet, kept ``pending``
     for the prompt's entry once the end of the turn attaches the session."""
     git = location.git
@@ -252,7 +199,7 @@ def _snapshot_unattached(location: StoreLocation, event: cc.Event, live: Live) -
         return ""
     ws.keep_out(location.root)
     ws.track_changes(fsmonitor(location))
-    index = _unattached_index(location, event.agent, event.session_id)
+    index = mirroring.unattached_index(location, event.agent, event.session_id)
     index.parent.mkdir(parents=True, exist_ok=True)
     message = prompt_message(_title(event.agent), event.prompt_id)
     snap = ws.snapshot(
@@ -266,130 +213,26 @@ def _snapshot_unattached(location: StoreLocation, event: cc.Event, live: Live) -
     return "; files snapshotted for the prompt"
 
 
-def _unattached_index(location: StoreLocation, agent: str, agent_session: str) -> Path:
-    """The private index of the snapshot at a first prompt, before the session is known; it
-    becomes the session's own when it is attached (its stat cache saves hashing every file
-    again at the end of the turn)."""
-    name = location.agent_pointer(agent, agent_session).name
-    return location.root / "index" / f"agent-{name}-{location.worktree_key}"
-
-
-def _adopt_index(location: StoreLocation, agent: str, agent_session: str, sid: str) -> None:
-    import contextlib
-    import os
-
-    found = _unattached_index(location, agent, agent_session)
-    if not found.exists():
-        return
-    target = location.index_path(sid)
-    taken = target.exists()
-    for suffix in (".state", "", ".flock"):  # the index's state file goes with it
-        with contextlib.suppress(OSError):
-            if taken or suffix == ".flock":
-                Path(f"{found}{suffix}").unlink()
-            else:
-                os.replace(f"{found}{suffix}", f"{target}{suffix}")
-    from convgit.git import watcher
-
-    watcher.forget(found)  # what the watcher's hook kept beside it: found again when needed
-
-
-def _read_tree(session: Session) -> Session:
-    if session.tree.header is None and not session.tree.entries:
-        session.reload()
-    return session
-
-
-def _read(path: Path | None) -> bytes:
-    if path is None:
-        return b""
-    try:
-        return path.read_bytes()
-    except OSError:
-        return b""
-
-
-def _continued(
-    location: StoreLocation,
-    event: cc.Event,
-    copied: list[tuple[str, str | None]],
-    live: Live,
-) -> Session | None:
-    """The session whose lines the transcript starts with (a fork, a resume under a new id),
-    recorded as continued by the event's agent session from where the two part."""
-    from convgit.agents import importing as session_import
-    from convgit.agents import reading as importing
-    from convgit.session import Session
-
-    first = copied[0][0]
-    marker = codec.dumps(first).encode()
-    for sid in location.session_ids():
-        header = jsonl.read_header(location.session_path(sid)) or {}
-        if header.get("agent") != event.agent:
-            continue
-        try:
-            if marker not in jsonl.read_bytes(location.session_path(sid)):
-                continue
-        except RefusedError:
-            continue
-        session = Session(location, sid)
-        session.reload()
-        known = importing.Known(session.tree.entries, session.tree.kept)
-        if importing.entry_id(first) not in known.entries and first not in known.kept:
-            continue
-        start = None
-        for line, _ in copied:
-            if importing.entry_id(line) not in known.entries and line not in known.kept:
-                break
-            start = line
-        anchor = None if start is None else _anchor(known, start)
-        how = str(live.data.get("source") or "fork")
-        session_import.mirror_agent_session(
-            session, event.agent, event.session_id, start=anchor, how=how
-        )
-        return session
-    return None
-
-
-def _anchor(known: importing.Known, uuid_: str) -> str | None:
-    from convgit.agents import reading as importing
-
-    ident = importing.entry_id(uuid_)
-    return ident if ident in known.entries else known.anchor(uuid_)
-
-
-def _import(session: Session, event: cc.Event, live: Live) -> int:
-    """Import what the transcript and its subagent files gained; the number of new entries."""
-    from convgit.agents import importing as session_import
-    from convgit.agents import reading as importing
-
-    importer = importing.importer(event.agent)
-    transcript = event.transcript
-    if transcript is None or not transcript.is_file():
-        return 0
-    new = 0
-    _read_tree(session)
-    for source in (transcript, *importer.companions(transcript)):
-        result = session_import.import_source(
-            session, importer, source, agent_session=event.session_id
-        )
-        new += len(result.new)
+def _import(session: Session, event: Event, live: LiveState) -> int:
+    """Import what the transcript gained (``mirroring.import_new``); a reply that came after
+    its turn was closed gets the turn's snapshot. The number of new entries."""
+    new = mirroring.import_new(session, event)
     if new:
         _settle_reply(session, live)
     return new
 
 
-def _catch_up(session: Session, event: cc.Event, live: Live) -> str:
+def _catch_up(session: Session, event: Event, live: LiveState) -> str:
     """SessionEnd, PostCompact, and any event convgit does nothing else for: import."""
     return f"{_import(session, event, live)} new entries"
 
 
-def _start(session: Session, event: cc.Event, live: Live) -> str:
+def _start(session: Session, event: Event, live: LiveState) -> str:
     session.location.set_current(session.id)
     return _catch_up(session, event, live)
 
 
-def _prompt(session: Session, event: cc.Event, live: Live) -> str:
+def _prompt(session: Session, event: Event, live: LiveState) -> str:
     session.location.set_current(session.id)
     turn = live.get("turn")
     done = []
@@ -399,16 +242,16 @@ def _prompt(session: Session, event: cc.Event, live: Live) -> str:
         _import(session, event, live)
         done.append(_close(session, live, "interrupted"))
     live.open_turn(event.prompt_id)
-    if not session.snapshots_enabled:
+    if not session.track.snapshots_enabled:
         return "; ".join([*done, "turn open"])
     last = live.get("last")
     if last is not None:
         base: str | None = str(last["commit"])
     else:
-        nearest = _read_tree(session).nearest_snapshot(session.tree.leaf)
+        nearest = mirroring.read(session).track.nearest_snapshot(session.conversation.tree.leaf)
         base = None if nearest is None else nearest.commit
     message = prompt_message(_title(event.agent), event.prompt_id)
-    snap = after(base, lambda parent: session.take_snapshot(parent, message))
+    snap = after(base, lambda parent: session.snapshots.take(parent, message))
     if snap.reused:
         done.append("files unchanged")
     else:
@@ -419,7 +262,7 @@ def _prompt(session: Session, event: cc.Event, live: Live) -> str:
 
 
 def _stop(
-    session: Session, event: cc.Event, live: Live, started: BackgroundSnapshot | None = None
+    session: Session, event: Event, live: LiveState, started: BackgroundSnapshot | None = None
 ) -> str:
     """The end of a turn: import (the reply may reach the file just after the event), then
     snapshot the files as the reply's and close the turn. The files are final now, so their
@@ -446,36 +289,39 @@ def _stop(
             early.wait()
 
 
-def _failed(session: Session, event: cc.Event, live: Live) -> str:
+def _failed(session: Session, event: Event, live: LiveState) -> str:
     """StopFailure: the turn ended on an API error."""
     return f"{_import(session, event, live)} new entries; {_close(session, live, 'failed')}"
 
 
-def _tool(session: Session, event: cc.Event, live: Live) -> str:
-    """A per-tool snapshot (opt-in), as the snapshot of the reply that called the tool."""
+def _tool(session: Session, event: Event, live: LiveState) -> str:
+    """A per-tool snapshot (opt-in), as the snapshot of the reply that called the tool; when the
+    agent names no call (Gemini CLI), of the entry the transcript ends at (the reply that
+    called it: its results are written once every call of it ran)."""
     new = _import(session, event, live)
-    if not session.snapshots_enabled or event.tool_use_id is None:
+    if not session.track.snapshots_enabled or session.conversation.tree.leaf is None:
         return f"{new} new entries"
     _settle_prompt(session, live)
-    entry = _caller(session, event.tool_use_id)
-    if entry is None or entry in session.sidecar.snapshots:
+    called = event.tool_use_id
+    entry = session.conversation.tree.leaf if called is None else _caller(session, called)
+    if entry is None or entry in session.track.sidecar.snapshots:
         return f"{new} new entries"
-    info = session.snapshot(entry)
+    info = session.snapshots.snapshot(entry)
     live.set("last", {"commit": info.commit, "tree": info.tree_id})
     return f"{new} new entries; snapshot of {entry} after {event.tool_name}"
 
 
-def _subagent(session: Session, event: cc.Event, live: Live) -> str:
+def _subagent(session: Session, event: Event, live: LiveState) -> str:
     """A subagent finished: its file is imported (a side branch below the call that started
     it), and the files snapshotted as the snapshot of its last entry."""
     new = _import(session, event, live)
-    if not session.snapshots_enabled or not event.agent_id or not event.agent_type:
+    if not session.track.snapshots_enabled or not event.agent_id or not event.agent_type:
         return f"{new} new entries"  # no type: the compaction's own worker
     entry = _last_of_subagent(session, event.agent_id)
-    if entry is None or entry in session.sidecar.snapshots:
+    if entry is None or entry in session.track.sidecar.snapshots:
         return f"{new} new entries"
     _settle_prompt(session, live)
-    info = session.snapshot(entry)
+    info = session.snapshots.snapshot(entry)
     live.set("last", {"commit": info.commit, "tree": info.tree_id})
     return f"{new} new entries; snapshot of the subagent's {entry}"
 
@@ -490,12 +336,132 @@ _STEPS = {
 }
 
 
+# -- the files at a prompt and at a turn's end, from the state ---------------------------------
+
+
+def after(parent: str | None, snap: Callable[[str | None], Snapshot]) -> Snapshot:
+    """``snap(parent)``; when ``parent`` (the state's ``last``, which no ref may keep yet: a
+    snapshot waiting for its entry) is gone, collected by `git gc --prune=now`, the files are
+    snapshotted without a parent rather than every later turn failing."""
+    try:
+        return snap(parent)
+    except NotFoundError:
+        if parent is None:
+            raise
+        return snap(None)
+
+
+def prompt_message(title: str, prompt: str | None) -> str:
+    return f"at a prompt of {title} ({prompt})"
+
+
+def take(
+    location: StoreLocation, sid: str, ws: Workspace, parent: str | None, what: str
+) -> Snapshot:
+    """The files now as a commit with parent ``parent`` (``Session.take_snapshot``, without
+    the session: its private index, its lock and the size cap are all it needs)."""
+    index = location.index_path(sid)
+    index.parent.mkdir(parents=True, exist_ok=True)
+    return ws.snapshot(
+        index,
+        message=names.commit_message(f"convgit snapshot {what}", session=sid),
+        parent=parent,
+        size_cap=size_cap(location),
+    )
+
+
+def _quick_prompt(
+    location: StoreLocation, live: LiveState, title: str, prompt: str | None
+) -> str | None:
+    """A prompt whose turn is closed, told from the state alone: the files are snapshotted if
+    they changed since the last snapshot (kept ``pending`` for the prompt's entry) and the
+    turn opens. None when the state does not say enough (the caller reads the session)."""
+    sid, turn, last = live.data.get("session"), live.get("turn"), live.get("last")
+    if not isinstance(sid, str) or not location.session_path(sid).exists():
+        return None
+    if turn is not None and turn.get("open"):
+        return None
+    snapshots = live.knows_snapshots(location, sid)
+    if snapshots is None:
+        return None
+    location.set_current(sid)
+    if not snapshots or location.git is None:
+        live.open_turn(prompt)
+        return f"session {sid}: turn open"
+    ws = live.workspace(location)
+    if last is None or ws is None:
+        return None
+    message = prompt_message(title, prompt)
+    snap = after(str(last["commit"]), lambda parent: take(location, sid, ws, parent, message))
+    live.open_turn(prompt)
+    if snap.reused:
+        return f"session {sid}: files unchanged; turn open"
+    live.set("pending", snapshot_json(snap, prompt=prompt))
+    live.set("last", {"commit": snap.commit, "tree": snap.tree_id})
+    return f"session {sid}: files changed: snapshot taken for the prompt; turn open"
+
+
+class BackgroundSnapshot:
+    """The files snapshotted on another thread (at the end of a turn, while the transcript is
+    imported), the parent being the last snapshot, for session ``session_id``. Locks are
+    reentrant within a process, not a thread: the caller takes no workspace lock until
+    ``result()`` returned."""
+
+    def __init__(
+        self, session_id: str, parent: str, snap: Callable[[str | None], Snapshot]
+    ) -> None:
+        self.session_id = session_id
+        self.parent = parent
+        self._snap: Snapshot | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._take, args=(snap,), daemon=True)
+        self._thread.start()
+
+    @classmethod
+    def start(cls, session: Session, live: LiveState) -> BackgroundSnapshot | None:
+        last = live.get("last")
+        if last is None or not session.track.snapshots_enabled:
+            return None
+        session.track.workspace()  # found before the thread starts: it is not shared while found
+        what = "at a turn's end"
+        return cls(session.id, str(last["commit"]), lambda p: session.snapshots.take(p, what))
+
+    @classmethod
+    def from_state(cls, location: StoreLocation, live: LiveState) -> BackgroundSnapshot | None:
+        """Started from the state alone, before the session is read (its snapshot then runs
+        beside the reading): None when the state does not say enough (``start`` then)."""
+        sid, last = live.data.get("session"), live.get("last")
+        if not isinstance(sid, str) or last is None or not live.snapshots(location, sid):
+            return None
+        ws = live.workspace(location)
+        if ws is None or not location.session_path(sid).exists():
+            return None
+        what = "at a turn's end"
+        return cls(sid, str(last["commit"]), lambda p: take(location, sid, ws, p, what))
+
+    def _take(self, snap: Callable[[str | None], Snapshot]) -> None:
+        try:
+            self._snap = after(self.parent, snap)
+        except BaseException as exc:  # given to the thread that asks for the result
+            self._error = exc
+
+    def wait(self) -> None:
+        self._thread.join()
+
+    def result(self) -> Snapshot:
+        self.wait()
+        if self._error is not None:
+            raise self._error
+        assert self._snap is not None
+        return self._snap
+
+
 # -- turns ----------------------------------------------------------------------------------------
 
 
 def _close(
     session: Session,
-    live: Live,
+    live: LiveState,
     how: str,
     missing: str | None = None,
     early: BackgroundSnapshot | None = None,
@@ -506,52 +472,50 @@ def _close(
     ``early``: the files' snapshot, taken already."""
     turn = live.get("turn") or {}
     live.set("turn", {**turn, "open": False, "closed": how, "ts": now()})
-    _read_tree(session)
-    if not session.snapshots_enabled or session.tree.leaf is None:
+    mirroring.read(session)
+    if not session.track.snapshots_enabled or session.conversation.tree.leaf is None:
         return f"turn {how}"
     # locks are reentrant within a process, not a thread: nothing below may run beside it
     taken = early.result() if early is not None else None
     prompt, reply = _turn(session, live)
     _settle_prompt(session, live, prompt)
-    leaf = session.tree.leaf
+    leaf = session.conversation.tree.leaf
     if reply is None and missing is not None:  # no reply of the turn in the transcript yet
         if taken is not None:
             snap = taken
         else:
-            nearest = session.nearest_snapshot(leaf)
-            snap = session.take_snapshot(nearest.commit if nearest else None, "at a turn's end")
+            nearest = session.track.nearest_snapshot(leaf)
+            snap = session.snapshots.take(nearest.commit if nearest else None, "at a turn's end")
         live.set("last", {"commit": snap.commit, "tree": snap.tree_id})
         live.set("unsettled", snapshot_json(snap, entry=leaf, reply=missing))
         return f"the reply is not in the transcript yet: its snapshot waits for it; turn {how}"
     target = reply or prompt or leaf
-    if target in session.sidecar.snapshots:
+    if target in session.track.sidecar.snapshots:
         return f"turn {how}"
-    above = session.nearest_snapshot(session.tree.entries[target]["parentId"])
+    above = session.track.nearest_snapshot(session.conversation.tree.entries[target]["parentId"])
     if (
         taken is not None
         and early is not None
         and above is not None
         and above.commit == early.parent
     ):
-        info = session.record_snapshot(target, taken)
+        info = session.snapshots.record(target, taken)
     else:  # the turn hangs elsewhere than the last snapshot (a rewind): its own parent
-        info = session.snapshot(target)
+        info = session.snapshots.snapshot(target)
     live.set("last", {"commit": info.commit, "tree": info.tree_id})
     if missing is not None:
         live.set("unsettled", snapshot_json(info, entry=target, reply=missing))
-    from convgit.session import files as session_files
-
     entries = [e for e in (prompt, target) if e is not None]  # the prompt's snapshot first
-    elsewhere = next(filter(None, (session_files.files_from(session, e) for e in entries)), None)
+    elsewhere = next(filter(None, map(session.snapshots.files_from, entries)), None)
     said = "" if elsewhere is None else f"; {elsewhere.words}"
     return f"snapshot of {target}{said}; turn {how}"
 
 
-def _turn(session: Session, live: Live) -> tuple[str | None, str | None]:
+def _turn(session: Session, live: LiveState) -> tuple[str | None, str | None]:
     """The entries of the turn at the leaf: its prompt (the one the pending snapshot is for, or
     the earliest user message) and its last reply, found going up from the leaf to the first
     entry with a snapshot."""
-    tree, snapshots = session.tree, session.sidecar.snapshots
+    tree, snapshots = session.conversation.tree, session.track.sidecar.snapshots
     wanted = (live.get("pending") or {}).get("prompt")
     prompt = reply = None
     node = tree.leaf
@@ -562,7 +526,7 @@ def _turn(session: Session, live: Live) -> tuple[str | None, str | None]:
         if record["type"] == "message" and not _in_subagent(record):
             if record["role"] == "assistant" and reply is None:
                 reply = node
-            elif record["role"] == "user":
+            elif record["role"] == "user" and _is_prompt(live.agent, record):
                 prompt = node
                 said = _native_text(record)
                 if isinstance(wanted, str) and _carries_prompt(live.agent, said, wanted):
@@ -571,7 +535,7 @@ def _turn(session: Session, live: Live) -> tuple[str | None, str | None]:
     return prompt, reply
 
 
-def _settle_prompt(session: Session, live: Live, prompt: str | None = None) -> None:
+def _settle_prompt(session: Session, live: LiveState, prompt: str | None = None) -> None:
     """Record the snapshot taken at the prompt for its entry, once the transcript has it."""
     pending = live.get("pending")
     if pending is None:
@@ -580,7 +544,7 @@ def _settle_prompt(session: Session, live: Live, prompt: str | None = None) -> N
         prompt, _ = _turn(session, live)
     if prompt is None:
         return
-    if prompt not in session.sidecar.snapshots:
+    if prompt not in session.track.sidecar.snapshots:
         _record_taken(session, prompt, pending)
     live.set("pending", None)
 
@@ -591,25 +555,25 @@ def _record_taken(session: Session, entry: str, taken: dict[str, Any]) -> None:
     stands for it), never an error that would stop every later turn."""
     snap = snapshot_of(taken)
     try:
-        session.record_snapshot(entry, snap)
+        session.snapshots.record(entry, snap)
     except NotFoundError:
-        if not session.workspace().missing([snap.commit]):
+        if not session.track.workspace().missing([snap.commit]):
             raise
 
 
-def _settle_reply(session: Session, live: Live) -> None:
+def _settle_reply(session: Session, live: LiveState) -> None:
     """The reply that reached the transcript after its turn was closed gets the turn's
     snapshot; given up once the conversation has gone past it."""
     unsettled = live.get("unsettled")
     if unsettled is None:
         return
-    tree, node = session.tree, session.tree.leaf
+    tree, node = session.conversation.tree, session.conversation.tree.leaf
     for _ in range(_WALK):
         if node is None or node == unsettled.get("entry"):
             break
         record = tree.entries[node]
         if _is_reply(record, str(unsettled["reply"])):
-            if node not in session.sidecar.snapshots:
+            if node not in session.track.sidecar.snapshots:
                 _record_taken(session, node, unsettled)
             break
         node = record["parentId"]
@@ -618,8 +582,8 @@ def _settle_reply(session: Session, live: Live) -> None:
 
 def _reply_seen(session: Session, reply: str) -> bool:
     """True when the turn's last reply in the session is ``reply``."""
-    tree, node = session.tree, session.tree.leaf
-    snapshots = session.sidecar.snapshots
+    tree, node = session.conversation.tree, session.conversation.tree.leaf
+    snapshots = session.track.sidecar.snapshots
     for _ in range(_WALK):
         if node is None or node in snapshots:
             return False
@@ -643,7 +607,7 @@ def _is_reply(record: dict[str, Any], reply: str) -> bool:
 
 def _caller(session: Session, call_id: str) -> str | None:
     """The reply that holds the tool call ``call_id``, near the leaf."""
-    tree, node = session.tree, session.tree.leaf
+    tree, node = session.conversation.tree, session.conversation.tree.leaf
     for _ in range(_WALK):
         if node is None:
             return None
@@ -658,7 +622,7 @@ def _caller(session: Session, call_id: str) -> str | None:
 
 def _last_of_subagent(session: Session, agent_id: str) -> str | None:
     found = None
-    for ident, record in session.tree.entries.items():
+    for ident, record in session.conversation.tree.entries.items():
         native = record.get("native")
         if isinstance(native, dict) and native.get("subagent") == agent_id:
             found = ident

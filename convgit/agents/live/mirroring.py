@@ -1,0 +1,201 @@
+"""Which convgit session mirrors an agent session, and what its transcript gained.
+
+One convgit session mirrors one agent session, found by the agent's session id; a session the
+agent resumed under a new id, or forked, continues the convgit session whose lines its file
+copies, as a branch (its provenance in an ``agent_session`` record), for the agents whose
+files copy another's (their ``resume`` part reads a file's ``line_uuids``). What the
+transcript gained is imported through the importer ``convgit import`` uses (from the saved
+byte offset, whole lines only), so an event that was missed or failed is caught up by the next
+one, and one delivered twice records nothing twice."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from convgit.agents.live.events import Event
+from convgit.agents.live.state import LiveState
+from convgit.base import codec
+from convgit.base.errors import RefusedError
+from convgit.store import jsonl
+from convgit.store.location import StoreLocation
+
+if TYPE_CHECKING:  # imported where used: the common prompt reads neither the session nor git
+    from convgit.agents import reading as importing
+    from convgit.session import Session
+
+# an agent's file -> the ids of its records and their parents (``resume.line_uuids``)
+LineUuids = Callable[[bytes], list[tuple[str, str | None]]]
+
+
+def attach(location: StoreLocation, event: Event, state: LiveState) -> Session | None:
+    """The session that mirrors the event's agent session; None while a fork or resume under a
+    new id cannot be told yet (its transcript is still empty)."""
+    from convgit.agents import importing as session_import
+    from convgit.session import Session
+
+    known = state.data.get("session")
+    if isinstance(known, str) and location.session_path(known).exists():
+        # read when a step needs it (``read``); the working tree as found before
+        return Session(location, known, workspace=state.workspace(location))
+    found = session_import.find_for_agent(location, event.agent, event.session_id)
+    if found is None:
+        copies = _line_uuids(event.agent)
+        copied = [] if copies is None else copies(_read(event.transcript))
+        if copied:
+            found = _continued(location, event, copied, state)
+        elif copies is not None and (
+            state.data.get("source") in ("resume", "fork")
+            or (event.name == "UserPromptSubmit" and "source" not in state.data)
+        ):
+            # the transcript names the session it continues (a fork, a resume under a new
+            # id) once it has lines; at the first prompt, with no SessionStart seen, it is
+            # still empty: the end of the turn attaches
+            return None
+        if found is None:
+            found = session_import.for_agent(
+                event.agent,
+                event.session_id,
+                event.cwd or ".",
+                store_dir=location.root,
+                make_current=False,
+            )
+    state.set("session", found.id)
+    _adopt_index(location, event.agent, event.session_id, found.id)
+    return found
+
+
+def in_trash(location: StoreLocation, event: Event, state: LiveState) -> str | None:
+    """The session in the trash (``convgit sessions rm``) that mirrors the event's agent
+    session, if it is there: it records nothing until it is restored."""
+    trashed = location.trashed_ids()
+    if not trashed:
+        return None
+    known = state.data.get("session")
+    candidates = [known] if isinstance(known, str) else []
+    with contextlib.suppress(OSError):
+        candidates.append(location.agent_pointer(event.agent, event.session_id).read_text().strip())
+    return next((sid for sid in candidates if sid in trashed), None)
+
+
+def read(session: Session) -> Session:
+    """``session`` with its file read, once."""
+    if session.conversation.tree.header is None and not session.conversation.tree.entries:
+        session.reload()
+    return session
+
+
+def import_new(session: Session, event: Event) -> int:
+    """Import what the transcript and its companion files (Claude Code's subagents) gained; the
+    number of new entries."""
+    from convgit.agents import importing as session_import
+    from convgit.agents import reading as importing
+
+    importer = importing.importer(event.agent)
+    transcript = event.transcript
+    if transcript is None or not transcript.is_file():
+        return 0
+    new = 0
+    read(session)
+    for source in (transcript, *importer.companions(transcript)):
+        result = session_import.import_source(
+            session, importer, source, agent_session=event.session_id
+        )
+        new += len(result.new)
+    return new
+
+
+def unattached_index(location: StoreLocation, agent: str, agent_session: str) -> Path:
+    """The private index of the snapshot at a first prompt, before the session is known; it
+    becomes the session's own when it is attached (its stat cache saves hashing every file
+    again at the end of the turn)."""
+    name = location.agent_pointer(agent, agent_session).name
+    return location.root / "index" / f"agent-{name}-{location.worktree_key}"
+
+
+def _adopt_index(location: StoreLocation, agent: str, agent_session: str, sid: str) -> None:
+    found = unattached_index(location, agent, agent_session)
+    if not found.exists():
+        return
+    target = location.index_path(sid)
+    taken = target.exists()
+    for suffix in (".state", "", ".flock"):  # the index's state file goes with it
+        with contextlib.suppress(OSError):
+            if taken or suffix == ".flock":
+                Path(f"{found}{suffix}").unlink()
+            else:
+                os.replace(f"{found}{suffix}", f"{target}{suffix}")
+    from convgit.git import watcher
+
+    watcher.forget(found)  # what the watcher's hook kept beside it: found again when needed
+
+
+def _line_uuids(agent: str) -> LineUuids | None:
+    """How the agent's files tell the records they copy from another's (a fork, a resume under
+    a new id), when they can: its ``resume`` part's ``line_uuids``."""
+    from convgit.agents import registry
+
+    found = registry.agent(agent, "resume").part("resume")
+    copies: LineUuids | None = getattr(found, "line_uuids", None)
+    return copies
+
+
+def _read(path: Path | None) -> bytes:
+    if path is None:
+        return b""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
+def _continued(
+    location: StoreLocation,
+    event: Event,
+    copied: list[tuple[str, str | None]],
+    state: LiveState,
+) -> Session | None:
+    """The session whose lines the transcript starts with (a fork, a resume under a new id),
+    recorded as continued by the event's agent session from where the two part."""
+    from convgit.agents import importing as session_import
+    from convgit.agents import reading as importing
+    from convgit.session import Session
+
+    first = copied[0][0]
+    marker = codec.dumps(first).encode()
+    for sid in location.session_ids():
+        header = jsonl.read_header(location.session_path(sid)) or {}
+        if header.get("agent") != event.agent:
+            continue
+        try:
+            if marker not in jsonl.read_bytes(location.session_path(sid)):
+                continue
+        except RefusedError:
+            continue
+        session = Session(location, sid)
+        session.reload()
+        known = importing.Known(session.conversation.tree.entries, session.conversation.tree.kept)
+        if importing.entry_id(first) not in known.entries and first not in known.kept:
+            continue
+        start = None
+        for line, _ in copied:
+            if importing.entry_id(line) not in known.entries and line not in known.kept:
+                break
+            start = line
+        anchor = None if start is None else _anchor(known, start)
+        how = str(state.data.get("source") or "fork")
+        session_import.mirror_agent_session(
+            session, event.agent, event.session_id, start=anchor, how=how
+        )
+        return session
+    return None
+
+
+def _anchor(known: importing.Known, uuid_: str) -> str | None:
+    from convgit.agents import reading as importing
+
+    ident = importing.entry_id(uuid_)
+    return ident if ident in known.entries else known.anchor(uuid_)
