@@ -113,12 +113,16 @@ def test_restore_brings_files_back_and_undo_returns_exact_bytes(story: dict[str,
     os.chmod(repo.path / "src/app.py", 0o755)
     before = digest(repo.path)
     leaf = s.conversation.leaf
-    result = s.restoring.restore(story["a"], clean=True)  # the untracked file no snapshot held goes too
+    result = s.restoring.restore(
+        story["a"], clean=True
+    )  # the untracked file no snapshot held goes too
     assert oracle_tree(repo.path) == s.track.sidecar.snapshots[story["a"]].tree_id
     assert (repo.path / "notes.txt").read_text() == "plan A notes\n"
     assert not (repo.path / "scratch/untracked.txt").exists()
     # the leaf stays on its branch; the model is told when the conversation moves on
-    assert s.conversation.leaf == leaf and result.before is not None and story["a"] in str(result.note)
+    assert (
+        s.conversation.leaf == leaf and result.before is not None and story["a"] in str(result.note)
+    )
     s.restoring.restore(undo=True)
     assert digest(repo.path) == before
 
