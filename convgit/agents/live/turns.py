@@ -358,7 +358,7 @@ def prompt_message(title: str, prompt: str | None) -> str:
 def take(
     location: StoreLocation, sid: str, ws: Workspace, parent: str | None, what: str
 ) -> Snapshot:
-    """The files now as a commit with parent ``parent`` (``Session.take_snapshot``, without
+    """The files now as a commit with parent ``parent`` (``Snapshots.take``, without
     the session: its private index, its lock and the size cap are all it needs)."""
     index = location.index_path(sid)
     index.parent.mkdir(parents=True, exist_ok=True)
