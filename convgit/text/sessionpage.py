@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 
 def gather(session: Session, status: Status, words: list[str]) -> html.Page:
-    """The page of ``session``; ``status`` is ``session.snapshots.status()``, ``words`` its sentences."""
+    """The page of ``session``; ``status`` is ``session.snapshots.status()``, ``words`` its
+    sentences."""
     tree = session.conversation.tree
     tree.check(f"Session {session.id}")
     sidecar = session.track.sidecar
