@@ -133,7 +133,7 @@ class Conversations(RuleBasedStateMachine):
     def note(self, text: str) -> None:
         self.s.append.entry({"type": "note", "text": text or "files changed", "source": "restore"})
 
-    @precondition(lambda self: self.s.leaf)
+    @precondition(lambda self: self.s.conversation.leaf)
     @rule(data=st.data(), text=st.none() | TEXT, summary=st.none() | TEXT)
     def fork(self, data: st.DataObject, text: str | None, summary: str | None) -> None:
         target = data.draw(st.sampled_from(self._ids()))
@@ -149,12 +149,12 @@ class Conversations(RuleBasedStateMachine):
             raise AssertionError(f"a fork from {target}, inside a tool run, was made")
         self.s.moves.fork(target, text, summary)
 
-    @precondition(lambda self: self.s.leaf)
+    @precondition(lambda self: self.s.conversation.leaf)
     @rule(data=st.data())
     def switch(self, data: st.DataObject) -> None:
         self.s.moves.switch(data.draw(st.sampled_from(self._ids())))
 
-    @precondition(lambda self: self.s.leaf)
+    @precondition(lambda self: self.s.conversation.leaf)
     @rule(data=st.data(), keep_none=st.booleans())
     def compaction(self, data: st.DataObject, keep_none: bool) -> None:
         kept = None if keep_none else data.draw(st.sampled_from(self.s.conversation.tree.path()))
