@@ -94,11 +94,27 @@ def test_an_id_references_could_misread_is_refused_by_the_cli(sh: Shell) -> None
     assert sh.json("show", "@")["entry"]["id"] == first
 
 
-@pytest.mark.parametrize("ident", ["x~1", "root", "@", "has space", "Upper", "-opt", "a@b", "a/b"])
+@pytest.mark.parametrize(
+    "ident", ["x~1", "root", "@", "has space", "Upper", "-opt", "a@b", "a/b", "safety", "replaced"]
+)
 def test_ids_references_could_misread_are_refused(s: Session, ident: str) -> None:
     s.append.user("one")
     stderr = refused_by_library(s, message("user", "two", id=ident))
     assert f"has the id {ident!r}, which references could misread" in stderr
+
+
+def test_the_ref_folders_words_are_no_entry_ids_so_every_entry_can_have_a_snapshot(
+    sh: Shell,
+) -> None:
+    """``refs/convgit/<sid>/safety`` cannot stand beside the saved states' ``…/safety/<time>``
+    (nor ``replaced`` beside the replaced snapshots'): such an id is refused at the append, in
+    one sentence naming the words, and nothing is written."""
+    first = sh.json("user", "one")["id"]
+    for word in ("safety", "replaced"):
+        stderr = refused(sh, message("user", "two", id=word))
+        assert f"has the id {word!r}, which references could misread" in stderr
+        assert "'replaced', 'root' or 'safety'" in stderr
+    assert sh.json("show", "@")["entry"]["id"] == first
 
 
 @pytest.mark.parametrize(

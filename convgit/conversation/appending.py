@@ -24,8 +24,13 @@ def id_problem(ident: str) -> str | None:
         return None
     return (
         f"has the id {ident!r}, which references could misread: use lowercase letters, digits,"
-        f" '-' and '_' (starting with a letter or digit; not '{refs.ROOT}')"
+        f" '-' and '_' (starting with a letter or digit; not {_reserved()})"
     )
+
+
+def _reserved() -> str:
+    words = [f"'{w}'" for w in sorted(refs.RESERVED_IDS)]
+    return ", ".join(words[:-1]) + " or " + words[-1]
 
 
 class Batch:

@@ -213,8 +213,52 @@ def test_a_failing_hook_leaves_codex_as_it_was_and_status_says_when_codex_skips_
     trusted = config.read_bytes()
     config.write_bytes(original)
     (status,) = convgit_json(codex, "hooks", "status")["agents"]["codex"]
-    assert status["state"] == "installed" and "Codex skips 2 of them" in status["problem"]
+    handlers = len(json.loads((codex.codex_home / "hooks.json").read_text())["hooks"])
+    assert handlers == 3  # UserPromptSubmit, PostToolUse on apply_patch, Stop
+    assert status["state"] == "installed" and "Codex skips 3 of them" in status["problem"]
     config.write_bytes(trusted)
     convgit(codex, "hooks", "uninstall", "codex")
     assert config.read_bytes() == original
     assert not (codex.codex_home / "hooks.json").exists()
+
+
+def test_an_ignored_file_apply_patch_wrote_is_snapshotted_and_restored(
+    model_server: ModelServer, codex: Codex, project: GitRepo
+) -> None:
+    """A git-ignored file Codex wrote through apply_patch (named in the patch, as the
+    PostToolUse event carries it) is in each turn's snapshot, with that turn's content, and
+    `restore` brings it back, saying why; a file the patch deletes is not taken for one."""
+    project.write(".gitignore", "*.env\n")
+    convgit(codex, "hooks", "install", "codex")
+    add = "*** Begin Patch\n*** Add File: local.env\n+TOKEN=one\n*** End Patch\n"
+    update = (
+        "*** Begin Patch\n*** Update File: local.env\n@@\n-TOKEN=one\n+TOKEN=two\n*** End Patch\n"
+    )
+    model_server.expect(
+        call("apply_patch", add),
+        say("I wrote local.env."),
+        call("apply_patch", update),
+        say("I edited local.env."),
+    )
+    first = codex.run("Write local.env")
+    codex.run("Edit local.env", resume=first.session_id)
+    secret = project.path / "local.env"
+    assert secret.read_text() == "TOKEN=two\n"
+    assert project.git("check-ignore", "local.env").strip() == "local.env"
+    assert all("problem" not in line for line in hook_log(project))
+
+    path = convgit_json(codex, "log")["entries"]
+    replies = {reply_text(e): e["id"] for e in path if e.get("role") == "assistant"}
+    trees = [
+        convgit_json(codex, "show", replies[said])["snapshot"]["tree"]
+        for said in ("I wrote local.env.", "I edited local.env.")
+    ]
+    at_write, at_edit = (project.tree_paths(tree) for tree in trees)
+    assert "local.env" in at_write and "local.env" in at_edit
+    assert at_write["local.env"] != at_edit["local.env"]  # each turn's own content
+
+    words = convgit(codex, "restore", replies["I wrote local.env."], "--yes")
+    assert "ignored by git, restored because the agent wrote it: local.env" in words, words
+    assert secret.read_text() == "TOKEN=one\n"
+    convgit(codex, "restore", "--undo", "--yes")
+    assert secret.read_text() == "TOKEN=two\n"

@@ -9,8 +9,9 @@ turn's id standing for the prompt's. What each does is what it does for Claude C
   prompt; the turn is open;
 * ``Stop``: the rollout's new records imported (the reply is in it already at Stop), the files
   snapshotted as the turn's last reply's; the turn closed;
-* ``PostToolUse`` on ``Bash|apply_patch``, only with ``[hooks] tool_snapshots = true``: a
-  snapshot per tool call.
+* ``PostToolUse`` on ``apply_patch``: the files the patch wrote (named in it) are kept in the
+  snapshots even when git ignores them (unless ``[snapshots] agent_ignored = false``); on
+  ``Bash|apply_patch`` with ``[hooks] tool_snapshots = true``, a snapshot per tool call.
 Not installed: SessionStart (the first prompt attaches, and a resume ``convgit resume`` wrote
 is attached already), SessionEnd (Codex clamps it to 3 s; the next event imports what it would).
 
@@ -32,7 +33,13 @@ from convgit.agents.live.events import Event, from_hook
 
 AGENT = NAME
 TIMEOUT = 30  # seconds; the handler gives up well before (convgit.agents.hook)
-EVENTS: dict[str, str | None] = {"UserPromptSubmit": None, "Stop": None}
+# the prompt, the turn's end, and the files apply_patch wrote (kept even when git ignores them:
+# only this event names them); a matcher on the tool's name, so Codex starts no process for others
+EVENTS: dict[str, str | None] = {
+    "UserPromptSubmit": None,
+    "PostToolUse": "apply_patch",
+    "Stop": None,
+}
 TOOL_SNAPSHOT_EVENTS: dict[str, str | None] = {"PostToolUse": "Bash|apply_patch"}
 ALL_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd")
 SPEAKS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"})
@@ -43,10 +50,31 @@ SCOPES = {"user": "$CODEX_HOME/hooks.json (~/.codex: every project, only you)"}
 
 def event(payload: Any) -> Event:
     """The event a hook was given; ValueError, in one sentence, for one convgit cannot use.
-    Codex's file tool is a patch: no one file is named (``edited`` stays None)."""
+    ``apply_patch``'s files are read from its patch (``tool_input.command``): the files it adds,
+    updates or moves to, as named (relative to the event's cwd)."""
     found = from_hook(payload, AGENT)
     turn = payload.get("turn_id")
-    return dataclasses.replace(found, prompt_id=turn if isinstance(turn, str) and turn else None)
+    tool_input = payload.get("tool_input")
+    patch = tool_input.get("command") if isinstance(tool_input, dict) else None
+    written = patched(patch) if found.tool_name == PATCH and isinstance(patch, str) else ()
+    return dataclasses.replace(
+        found, prompt_id=turn if isinstance(turn, str) and turn else None, edited=written
+    )
+
+
+PATCH = "apply_patch"
+# the lines of a patch that name a file it leaves written (deleted files are not kept)
+_WRITES = ("*** Add File: ", "*** Update File: ", "*** Move to: ")
+
+
+def patched(patch: str) -> tuple[str, ...]:
+    """The files a Codex patch writes, in order, each once."""
+    found: dict[str, None] = {}
+    for line in patch.splitlines():
+        for mark in _WRITES:
+            if line.startswith(mark) and (name := line[len(mark) :].strip()):
+                found[name] = None
+    return tuple(found)
 
 
 def carries_prompt(native_text: str, prompt_id: str) -> bool:

@@ -135,7 +135,7 @@ def event(payload: Any) -> Event:
         said=name if name in NAMES else None,
         prompt_id=stamp if isinstance(stamp, str) and stamp else None,
         transcript=None if resumed else found.transcript,
-        edited=found.edited if name == "AfterTool" else None,
+        edited=found.edited if name == "AfterTool" else (),
     )
 
 

@@ -4,7 +4,7 @@ which are Claude Code's hook events (the first agent recorded live):
 
 * ``SessionStart``: a session starts or resumes (``source``);
 * ``UserPromptSubmit``: a prompt opens a turn (``prompt_id``: the agent's id for it, if any);
-* ``PostToolUse``: a tool call ended (``tool_name``, ``tool_use_id``; ``edited``: the file a
+* ``PostToolUse``: a tool call ended (``tool_name``, ``tool_use_id``; ``edited``: the files a
   file tool wrote, as named);
 * ``Stop``: the turn ended (``last_reply``: the reply's text, when the agent says it);
 * ``StopFailure``, ``SubagentStop``, and anything else: what the transcript gained is imported.
@@ -39,7 +39,7 @@ class Event:
     tool_use_id: str | None = None
     agent_id: str | None = None  # SubagentStop
     agent_type: str | None = None
-    edited: str | None = None  # PostToolUse of a file tool: the file it wrote, as named
+    edited: tuple[str, ...] = ()  # PostToolUse of a file tool: the files it wrote, as named
     said: str | None = None  # the agent's own name for the event, when not ``name``
 
     @property
@@ -79,11 +79,11 @@ def from_hook(payload: Any, agent: str, file_tools: Collection[str] = ()) -> Eve
     if transcript is not None and not transcript.is_absolute():
         raise ValueError(f"the {name} event's transcript_path is not absolute")
     cwd = path("cwd")
-    edited = None
+    edited: tuple[str, ...] = ()
     tool_input = payload.get("tool_input")
     if text("tool_name") in file_tools and isinstance(tool_input, dict):
         named = tool_input.get("file_path") or tool_input.get("notebook_path")
-        edited = named if isinstance(named, str) and named else None
+        edited = (named,) if isinstance(named, str) and named else ()
     reply = payload.get("last_assistant_message")
     return Event(
         name=name,

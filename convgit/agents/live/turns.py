@@ -82,7 +82,7 @@ def record(location: StoreLocation, event: Event) -> str:
     done, in a few words, for the hook log."""
     config = load_config(location) if event.name == "PostToolUse" else {}  # read once
     per_tool = event.name == "PostToolUse" and _tool_snapshots_on(config)
-    keep = event.edited is not None and _agent_ignored(config)
+    keep = bool(event.edited) and _agent_ignored(config)
     if event.name == "PostToolUse" and not (per_tool or keep):
         return "per-tool snapshots are off"
     title = _title(event.agent)
@@ -161,19 +161,22 @@ def _agent_ignored(config: dict[str, Any]) -> bool:
 
 
 def _keep_edited(location: StoreLocation, event: Event, sid: str, root: Path) -> str:
-    """List the file a file tool wrote to be kept in session ``sid``'s snapshots."""
+    """List the files a file tool wrote to be kept in session ``sid``'s snapshots."""
     from convgit.git import agent_files
 
-    assert event.edited is not None
-    named = event.edited
-    if not os.path.isabs(named) and event.cwd is not None:
-        named = os.path.join(event.cwd, named)
-    path = agent_files.inside(root, named)
-    if path is None:
-        return f"{event.edited} is not in the worktree: not kept"
-    if agent_files.note(location.index_path(sid), path):
-        return f"{os.fsdecode(path)} kept in the snapshots from now on"
-    return f"{os.fsdecode(path)} kept already"
+    said = []
+    for edited in event.edited:
+        named = edited
+        if not os.path.isabs(named) and event.cwd is not None:
+            named = os.path.join(event.cwd, named)
+        path = agent_files.inside(root, named)
+        if path is None:
+            said.append(f"{edited} is not in the worktree: not kept")
+        elif agent_files.note(location.index_path(sid), path):
+            said.append(f"{os.fsdecode(path)} kept in the snapshots from now on")
+        else:
+            said.append(f"{os.fsdecode(path)} kept already")
+    return "; ".join(said)
 
 
 def tool_snapshots(location: StoreLocation) -> bool:

@@ -83,7 +83,7 @@ def event(payload: Any) -> Event:
         prompt_id=text("prompt_id"),
         tool_name=tool,
         tool_use_id=text("tool_use_id"),
-        edited=text("path") if tool in FILE_TOOLS else None,
+        edited=(path,) if tool in FILE_TOOLS and (path := text("path")) else (),
     )
 
 
