@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from convgit.session.saved_states import SavedStates
     from convgit.session.snapshots import Snapshots
     from convgit.session.track import Track
-    from convgit.workspace import Restore, Restored
+    from convgit.workspace import RestoreChanges, RestorePlan
 
 FILES_RECORDED = 200  # the changed paths a restore record lists (its counts cover them all)
 
@@ -56,7 +56,7 @@ class RestoreResult:
     target: str | None  # entry whose snapshot was restored (None for a saved state or an undo)
     commit: str
     before: str | None  # the saved state's commit (None: a dry run, or nothing to change)
-    changes: Restored
+    changes: RestoreChanges
     dry_run: bool
     note: str | None = None
     saved_target: str | None = None  # the saved state restored (``undo``: the newest one)
@@ -236,7 +236,7 @@ class Restoring:
             note, saved_target, undo, skipped_note, len(settles),
         )  # fmt: skip
 
-    def _told(self, changes: Restored) -> tuple[str | None, str | None]:
+    def _told(self, changes: RestoreChanges) -> tuple[str | None, str | None]:
         """The note the model will be told when the conversation next moves on, as things are
         now (None: none), and why none, in words."""
         if not changes:  # every change was left alone: another writer changed those files first
@@ -260,7 +260,7 @@ class Restoring:
 
     def _record(
         self,
-        planned: Restore,
+        planned: RestorePlan,
         target_entry: str | None,
         saved_target: str | None,
         commit: str,
@@ -295,7 +295,7 @@ class Restoring:
 class _Progress:
     """How far a restore got: what an interruption left."""
 
-    planned: Restore | None = None
+    planned: RestorePlan | None = None
     safety_ref: str | None = None  # the ref that keeps the state saved first, once it may exist
     recorded: bool = False  # the restore record is written (files change only after it)
 
