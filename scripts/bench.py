@@ -468,10 +468,10 @@ def bench_objects(bench: Bench, files: int) -> None:
         start = time.perf_counter()
         for n in range(100):
             turns.change()
-            session.append_assistant(f"turn {n}")
+            session.append.assistant(f"turn {n}")
         elapsed = time.perf_counter() - start
         after = census()
-        session.workspace().maintain(threshold=0)
+        session.track.workspace().maintain(threshold=0)
         packed = census()
     finally:
         os.environ.clear()
@@ -548,8 +548,8 @@ start = time.perf_counter()
 from convgit.session import Session
 imported = time.perf_counter()
 session = Session.open(sys.argv[1], session=sys.argv[2], store_dir=sys.argv[3])
-session.tree.check()
-path = session.tree.path()
+session.conversation.tree.check()
+path = session.conversation.tree.path()
 done = time.perf_counter()
 assert len(path) > 1
 print(done - imported, peak())

@@ -73,8 +73,8 @@ def make_page(bench: Any, root: Path) -> tuple[Path, Path, str, float]:
             lines = changed.read_text().splitlines()
             lines[k % len(lines)] = f"VALUE = {k}  # turn {k}"
             changed.write_text("\n".join(lines) + "\n")
-            session.append_records(made[k * batch : (k + 1) * batch])
-        snapshots = len(session.sidecar.snapshots)
+            session.append.records(made[k * batch : (k + 1) * batch])
+        snapshots = len(session.track.sidecar.snapshots)
     finally:
         os.environ.clear()
         os.environ.update(saved)

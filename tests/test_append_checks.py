@@ -44,10 +44,10 @@ def refused(sh: Shell, *records: dict[str, Any]) -> str:
 
 
 def refused_by_library(s: Session, *records: dict[str, Any]) -> str:
-    size = s.file.path.stat().st_size
+    size = s.conversation.file.path.stat().st_size
     with pytest.raises(InvalidEntryError) as info:
-        s.append_many(records)
-    assert s.file.path.stat().st_size == size
+        s.append.entries(records)
+    assert s.conversation.file.path.stat().st_size == size
     assert not s.problems()
     return info.value.message
 
@@ -82,7 +82,7 @@ def test_a_compaction_may_keep_from_an_entry_of_its_own_batch(sh: Shell) -> None
 
 
 def test_a_branch_summary_from_nowhere_is_refused(s: Session) -> None:
-    s.append_user("one")
+    s.append.user("one")
     stderr = refused_by_library(s, {"type": "branch_summary", "fromId": "0badf00d", "summary": "s"})
     assert "summarises a branch from 0badf00d, which does not exist" in stderr
 
@@ -98,7 +98,7 @@ def test_an_id_references_could_misread_is_refused_by_the_cli(sh: Shell) -> None
     "ident", ["x~1", "root", "@", "has space", "Upper", "-opt", "a@b", "a/b", "safety", "replaced"]
 )
 def test_ids_references_could_misread_are_refused(s: Session, ident: str) -> None:
-    s.append_user("one")
+    s.append.user("one")
     stderr = refused_by_library(s, message("user", "two", id=ident))
     assert f"has the id {ident!r}, which references could misread" in stderr
 
@@ -121,9 +121,9 @@ def test_the_ref_folders_words_are_no_entry_ids_so_every_entry_can_have_a_snapsh
     "ident", ["3f2a9c1e-5b7d-4e8f-9a0b-1c2d3e4f5a6b", "a1b2c3d4", "msg_01", "0"], ids=str
 )
 def test_agents_own_ids_are_accepted_and_resolve_to_themselves(s: Session, ident: str) -> None:
-    s.append_user("one")
-    s.append(message("user", "two", id=ident))
-    assert s.entry(ident).id == ident
+    s.append.user("one")
+    s.append.entry(message("user", "two", id=ident))
+    assert s.conversation.entry(ident).id == ident
 
 
 def test_tool_call_arguments_are_stored_as_input(sh: Shell) -> None:
@@ -161,7 +161,7 @@ def test_tool_call_arguments_are_stored_as_input(sh: Shell) -> None:
 def test_a_tool_call_whose_arguments_are_no_object_is_refused(
     s: Session, part: dict[str, Any], words: str
 ) -> None:
-    s.append_user("go")
+    s.append.user("go")
     tool_call = {"type": "tool_call", "id": "c1", "name": "ls", **part}
     assert words in refused_by_library(s, message("assistant", [tool_call]))
 
@@ -181,12 +181,12 @@ def test_a_tool_call_whose_arguments_are_no_object_is_refused(
 def test_malformed_images_are_refused(
     s: Session, role: str, part: dict[str, Any], words: str
 ) -> None:
-    s.append_user("look")
+    s.append.user("look")
     assert words in refused_by_library(s, message(role, [{"type": "image", **part}]))
 
 
 def test_thinking_and_tool_calls_belong_to_assistants(s: Session) -> None:
-    s.append_user("go")
+    s.append.user("go")
     thinking = [{"type": "thinking", "thinking": "hm"}]
     assert "thinking part 1 in a user message" in refused_by_library(s, message("user", thinking))
     calls = [{"type": "tool_call", "id": "c1", "name": "ls", "input": {}}]
@@ -210,9 +210,9 @@ def test_one_refused_record_in_a_batch_writes_none_of_it(sh: Shell) -> None:
 
 def test_text_that_is_not_utf8_is_refused_by_the_library(tmp_path: Path) -> None:
     s = Session.create(tmp_path, store_dir=tmp_path / "store", snapshots=False)
-    s.append_user("fine")
-    size = s.file.path.stat().st_size
+    s.append.user("fine")
+    size = s.conversation.file.path.stat().st_size
     with pytest.raises(InvalidEntryError, match="Entry 1 cannot be written as JSON"):
-        s.append_user("bad \udcff byte")
-    assert s.file.path.stat().st_size == size
-    assert [m["content"] for m in s.context().messages] == ["fine"]
+        s.append.user("bad \udcff byte")
+    assert s.conversation.file.path.stat().st_size == size
+    assert [m["content"] for m in s.conversation.context().messages] == ["fine"]

@@ -23,7 +23,7 @@ def reopen(session: Session) -> Session:
 
 
 def said(session: Session, ref: str | None = None) -> list[Any]:
-    return [m["content"] for m in session.context(ref).messages]
+    return [m["content"] for m in session.conversation.context(ref).messages]
 
 
 def calling(*calls: str) -> dict[str, Any]:
@@ -34,12 +34,12 @@ def calling(*calls: str) -> dict[str, Any]:
 def plans(tmp_path: Path) -> tuple[Session, dict[str, str]]:
     """task -> plan A -> "A fails" -> "why?", and plan B beside plan A, retried later."""
     s = new(tmp_path)
-    ids = {"task": s.append_user("task").id, "a": s.append_assistant("plan A").id}
-    ids["a2"] = s.append_user("A fails").id
-    ids["a3"] = s.append_user("why?").id
-    s.retry(ids["a"])
-    ids["b"] = s.append_assistant("plan B").id
-    s.label(ids["a"], "planA")
+    ids = {"task": s.append.user("task").id, "a": s.append.assistant("plan A").id}
+    ids["a2"] = s.append.user("A fails").id
+    ids["a3"] = s.append.user("why?").id
+    s.moves.retry(ids["a"])
+    ids["b"] = s.append.assistant("plan B").id
+    s.moves.label(ids["a"], "planA")
     return s, ids
 
 
@@ -50,7 +50,7 @@ def test_branches_lists_each_branch_of_the_nearest_fork_with_its_newest_deepest_
     tmp_path: Path,
 ) -> None:
     s, ids = plans(tmp_path)
-    fork = s.branches()
+    fork = s.moves.branches()
     assert fork.at == ids["task"]
     one, two = fork.branches
     assert (one.number, one.first, one.leaf, one.length) == (1, ids["a"], ids["a3"], 3)
@@ -58,31 +58,33 @@ def test_branches_lists_each_branch_of_the_nearest_fork_with_its_newest_deepest_
     assert (two.number, two.first, two.leaf, two.length) == (2, ids["b"], ids["b"], 1)
     assert two.active and two.labels == {} and two.snapshot is None
     # numbers follow the order the branches were started, wherever the active leaf is
-    s.switch(ids["a3"])
-    assert [b.first for b in s.branches().branches] == [ids["a"], ids["b"]]
-    assert [b.active for b in s.branches().branches] == [True, False]
+    s.moves.switch(ids["a3"])
+    assert [b.first for b in s.moves.branches().branches] == [ids["a"], ids["b"]]
+    assert [b.active for b in s.moves.branches().branches] == [True, False]
 
 
 def test_branches_of_a_path_that_does_not_fork_is_not_found(tmp_path: Path) -> None:
     s = new(tmp_path)
-    s.append_user("one")
-    s.append_assistant("two")
+    s.append.user("one")
+    s.append.assistant("two")
     with pytest.raises(NotFoundError, match="does not fork"):
-        s.branches()
-    assert s.branches("root").branches[0].leaf == s.leaf  # one branch below the root
+        s.moves.branches()
+    assert (
+        s.moves.branches("root").branches[0].leaf == s.conversation.leaf
+    )  # one branch below the root
 
 
 def test_switch_tip_goes_to_the_end_written_last_not_the_longest(tmp_path: Path) -> None:
     s, ids = plans(tmp_path)
-    s.switch(ids["a2"])
-    newer = s.append_assistant("A fails because of negatives").id  # written after plan B
-    assert s.switch(ids["task"], tip=True) == newer
-    assert reopen(s).leaf == newer
-    s.switch(ids["b"])
-    assert s.switch_branch(1) == newer and s.leaf == newer
-    assert s.switch_branch(2, ids["task"]) == ids["b"]
+    s.moves.switch(ids["a2"])
+    newer = s.append.assistant("A fails because of negatives").id  # written after plan B
+    assert s.moves.switch(ids["task"], tip=True) == newer
+    assert reopen(s).conversation.leaf == newer
+    s.moves.switch(ids["b"])
+    assert s.moves.switch_branch(1) == newer and s.conversation.leaf == newer
+    assert s.moves.switch_branch(2, ids["task"]) == ids["b"]
     with pytest.raises(NotFoundError, match="no branch 3 at entry"):
-        s.switch_branch(3, ids["task"])
+        s.moves.switch_branch(3, ids["task"])
 
 
 def test_branches_and_switch_branch_through_the_command_line(tmp_path: Path) -> None:
@@ -119,20 +121,20 @@ def test_branches_and_switch_branch_through_the_command_line(tmp_path: Path) -> 
 
 def test_colon_n_is_the_nth_user_message_of_the_active_path(tmp_path: Path) -> None:
     s, ids = plans(tmp_path)
-    s.switch(ids["a3"])
-    assert [s.resolve(r) for r in (":1", ":2", ":3", ":-1", ":-3")] == [
+    s.moves.switch(ids["a3"])
+    assert [s.conversation.resolve(r) for r in (":1", ":2", ":3", ":-1", ":-3")] == [
         ids["task"], ids["a2"], ids["a3"], ids["a3"], ids["task"]
     ]  # fmt: skip
-    assert s.resolve(":2~1") == ids["a"]
-    s.switch(ids["b"])  # on plan B's branch there is one user message
-    assert s.resolve(":-1") == ids["task"]
+    assert s.conversation.resolve(":2~1") == ids["a"]
+    s.moves.switch(ids["b"])  # on plan B's branch there is one user message
+    assert s.conversation.resolve(":-1") == ids["task"]
     with pytest.raises(NotFoundError, match="has 1 user message; ':2'"):
-        s.resolve(":2")
+        s.conversation.resolve(":2")
     for bad in (":0", ":x", ":", ":-0", ":²"):
         with pytest.raises(UsageError):
-            s.resolve(bad)
+            s.conversation.resolve(bad)
     with pytest.raises(UsageError, match="cannot be a label"):
-        s.label(ids["task"], ":1")
+        s.moves.label(ids["task"], ":1")
 
 
 def test_edit_colon_n_makes_a_new_version_of_that_message(tmp_path: Path) -> None:
@@ -155,9 +157,9 @@ def test_edit_colon_n_makes_a_new_version_of_that_message(tmp_path: Path) -> Non
 def tool_run(tmp_path: Path) -> tuple[Session, dict[str, str]]:
     """task -> a reply calling c1 and c2 -> the result of c1 (c2 still running)."""
     s = new(tmp_path)
-    ids = {"task": s.append_user("task").id}
-    ids["call"] = s.append(calling("c1", "c2")).id
-    ids["r1"] = s.append_tool_result("c1", "one").id
+    ids = {"task": s.append.user("task").id}
+    ids["call"] = s.append.entry(calling("c1", "c2")).id
+    ids["r1"] = s.append.tool_result("c1", "one").id
     return s, ids
 
 
@@ -165,22 +167,22 @@ def test_fork_refuses_a_point_inside_a_tool_run_and_names_the_right_points(
     tmp_path: Path,
 ) -> None:
     s, ids = tool_run(tmp_path)
-    lines = s.file.path.read_bytes()
+    lines = s.conversation.file.path.read_bytes()
     for ref, waiting in (("call", "calls c1, c2"), ("r1", "call c2")):
         with pytest.raises(RefusedError, match=f"inside a tool run: tool {waiting} of") as refused:
-            s.fork(ids[ref], "another way")
+            s.moves.fork(ids[ref], "another way")
         assert refused.value.hint == f"branch from {ids['task']} (before the tool run)"
     with pytest.raises(RefusedError, match="tool calls c1, c2 of"):
-        s.fork(ids["call"])
-    assert s.file.path.read_bytes() == lines, "a refused fork writes nothing"
-    r2 = s.append_tool_result("c2", "two").id
+        s.moves.fork(ids["call"])
+    assert s.conversation.file.path.read_bytes() == lines, "a refused fork writes nothing"
+    r2 = s.append.tool_result("c2", "two").id
     with pytest.raises(RefusedError) as refused:
-        s.fork(ids["r1"], "x")
+        s.moves.fork(ids["r1"], "x")
     assert refused.value.hint == (
         f"branch from {ids['task']} (before the tool run) or from {r2} (after its last result)"
     )
-    s.fork(r2, "and now?")  # every call answered: a branch may start here
-    s.fork(ids["task"], "start over")
+    s.moves.fork(r2, "and now?")  # every call answered: a branch may start here
+    s.moves.fork(ids["task"], "start over")
     assert said(s) == ["task", "start over"]
 
 
@@ -188,9 +190,9 @@ def test_a_settings_entry_inside_a_tool_run_is_refused_as_the_run_itself(tmp_pat
     """A model change recorded while calls wait is inside the run: the fork names the calls'
     message, not a crash (found by the random request-body model)."""
     s, ids = tool_run(tmp_path)
-    setting = s.append({"type": "model", "provider": "anthropic", "model": "m"}).id
+    setting = s.append.entry({"type": "model", "provider": "anthropic", "model": "m"}).id
     with pytest.raises(RefusedError, match=f"tool call c2 of {ids['call']} has no result at"):
-        s.fork(setting, "another way")
+        s.moves.fork(setting, "another way")
 
 
 def test_edit_refuses_results_unfinished_calls_and_messages_inside_a_tool_run(
@@ -198,15 +200,15 @@ def test_edit_refuses_results_unfinished_calls_and_messages_inside_a_tool_run(
 ) -> None:
     s, ids = tool_run(tmp_path)
     with pytest.raises(RefusedError, match="only user and assistant messages") as refused:
-        s.edit(ids["r1"], "x")
+        s.moves.edit(ids["r1"], "x")
     assert refused.value.hint == f"`convgit retry {ids['call']}`, the call it answers"
     with pytest.raises(RefusedError, match=r"not all answered \(c1, c2\)") as refused:
-        s.edit(ids["call"], "x")
+        s.moves.edit(ids["call"], "x")
     assert refused.value.hint == f"branch from {ids['task']} (before the tool run)"
-    typed = s.append_user("typed while c2 runs").id  # a prompt between a call and its result
+    typed = s.append.user("typed while c2 runs").id  # a prompt between a call and its result
     with pytest.raises(RefusedError, match=f"A new version of {typed}"):
-        s.edit(typed, "x")
-    s.edit(":1", "the task, said better")
+        s.moves.edit(typed, "x")
+    s.moves.edit(":1", "the task, said better")
     assert said(s) == ["the task, said better"]
 
 
@@ -214,17 +216,20 @@ def test_retry_turn_goes_back_before_the_last_user_message_leaving_the_tool_run_
     tmp_path: Path,
 ) -> None:
     s = new(tmp_path)
-    s.append_user("set up")
-    setup = s.append_assistant("done").id
-    asked = s.append_user("run the tests").id
-    s.append(calling("t1"))
-    s.append_tool_result("t1", "1 failed", is_error=True)
-    s.append_assistant("the tests fail")
-    assert s.retry(turn=True) == setup
-    again = s.append_user("run the tests with -x").id
-    assert s.tree.entries[again]["parentId"] == s.tree.entries[asked]["parentId"]
+    s.append.user("set up")
+    setup = s.append.assistant("done").id
+    asked = s.append.user("run the tests").id
+    s.append.entry(calling("t1"))
+    s.append.tool_result("t1", "1 failed", is_error=True)
+    s.append.assistant("the tests fail")
+    assert s.moves.retry(turn=True) == setup
+    again = s.append.user("run the tests with -x").id
+    assert (
+        s.conversation.tree.entries[again]["parentId"]
+        == s.conversation.tree.entries[asked]["parentId"]
+    )
     assert said(s) == ["set up", "done", "run the tests with -x"]
-    assert reopen(s).leaf == again
+    assert reopen(s).conversation.leaf == again
 
 
 def test_retry_turn_at_the_first_message_is_refused(tmp_path: Path) -> None:

@@ -40,19 +40,19 @@ class ConversationModel(RuleBasedStateMachine):
 
     @rule(text=TEXT)
     def append_user(self, text: str) -> None:
-        e = self.session.append_user(text)
+        e = self.session.append.user(text)
         self._add(e.id, self.leaf, "user", text)
 
     @rule(text=TEXT)
     def append_assistant(self, text: str) -> None:
-        e = self.session.append_assistant(text)
+        e = self.session.append.assistant(text)
         self._add(e.id, self.leaf, "assistant", text)
 
     @precondition(lambda self: self.parent)
     @rule(data=st.data())
     def switch(self, data: st.DataObject) -> None:
         target = data.draw(st.sampled_from(sorted(self.parent)))
-        self.session.switch(target)
+        self.session.moves.switch(target)
         self.leaf = target
 
     @precondition(lambda self: self.parent)
@@ -60,12 +60,12 @@ class ConversationModel(RuleBasedStateMachine):
     def fork(self, data: st.DataObject, text: str | None, summary: str | None) -> None:
         target = data.draw(st.sampled_from(sorted(self.parent)))
         left = self.leaf
-        self.session.fork(target, text, summary)
+        self.session.moves.fork(target, text, summary)
         self.leaf = target
-        ids = list(self.session.tree.entries)
+        ids = list(self.session.conversation.tree.entries)
         new = [i for i in ids if i not in self.parent]
         if summary is not None:
-            assert self.session.tree.entries[new[0]]["fromId"] == left
+            assert self.session.conversation.tree.entries[new[0]]["fromId"] == left
             self._add(new.pop(0), target, "branch_summary", summary)
         if text is not None:
             self._add(new.pop(0), self.leaf, "user", text)
@@ -76,7 +76,7 @@ class ConversationModel(RuleBasedStateMachine):
     def edit(self, data: st.DataObject, text: str) -> None:
         messages = sorted(i for i, k in self.kind.items() if k in ("user", "assistant"))
         target = data.draw(st.sampled_from(messages))
-        made = self.session.edit(target, text)
+        made = self.session.moves.edit(target, text)
         self._add(made, self.parent[target], self.kind[target], text)
 
     @precondition(lambda self: self.parent)
@@ -85,7 +85,7 @@ class ConversationModel(RuleBasedStateMachine):
         target = data.draw(st.sampled_from(sorted(self.parent)))
         if self.kind[target] == "assistant" and self.parent[target] is None:
             return
-        moved = self.session.retry(target)
+        moved = self.session.moves.retry(target)
         expected = self.parent[target] if self.kind[target] == "assistant" else target
         assert moved == expected
         self.leaf = expected
@@ -94,7 +94,7 @@ class ConversationModel(RuleBasedStateMachine):
     @rule(data=st.data(), name=st.sampled_from(["good", "bad", "v1", "v2"]))
     def label(self, data: st.DataObject, name: str) -> None:
         target = data.draw(st.sampled_from(sorted(self.parent)))
-        self.session.label(target, name)
+        self.session.moves.label(target, name)
         # a label names one entry: given to another, it moves there
         self.labels = {t: n for t, n in self.labels.items() if n != name}
         self.labels[target] = name
@@ -117,18 +117,18 @@ class ConversationModel(RuleBasedStateMachine):
 
     @invariant()
     def replay_matches_the_model(self) -> None:
-        assert self.session.leaf == self.leaf
+        assert self.session.conversation.leaf == self.leaf
         if self.leaf is None:
             return
-        got = [m["content"] for m in self.session.context().messages]
+        got = [m["content"] for m in self.session.conversation.context().messages]
         assert got == self._expected()
 
     @invariant()
     def reopening_gives_the_same_tree_and_leaf(self) -> None:
         again = Session.open(self.dir, session=self.session.id, store_dir=self.dir / "store")
-        assert again.leaf == self.leaf
-        assert {i: r["parentId"] for i, r in again.tree.entries.items()} == self.parent
-        assert again.tree.labels == self.labels
+        assert again.conversation.leaf == self.leaf
+        assert {i: r["parentId"] for i, r in again.conversation.tree.entries.items()} == self.parent
+        assert again.conversation.tree.labels == self.labels
         assert not again.problems()
 
 

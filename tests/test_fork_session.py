@@ -26,16 +26,16 @@ def reopen(session: Session) -> Session:
 
 
 def said(session: Session) -> list[Any]:
-    return [m["content"] for m in session.context().messages]
+    return [m["content"] for m in session.conversation.context().messages]
 
 
 def requirements_then_a(tmp_path: Path) -> tuple[Session, str]:
     """A: the shared requirements, then A's own discussion. Returns A and the common point."""
     a = new(tmp_path)
-    a.append_user("Requirements: a CLI that adds numbers.")
-    common = a.append_assistant("Understood: add(a, b).").id
-    a.append_user("A: use a loop.")
-    a.append_assistant("A: a loop it is.")
+    a.append.user("Requirements: a CLI that adds numbers.")
+    common = a.append.assistant("Understood: add(a, b).").id
+    a.append.user("A: use a loop.")
+    a.append.assistant("A: a loop it is.")
     return a, common
 
 
@@ -43,9 +43,9 @@ def test_a_still_shows_its_later_discussion_after_b_is_made_from_the_common_poin
     tmp_path: Path,
 ) -> None:
     a, common = requirements_then_a(tmp_path)
-    before = a.file.path.read_bytes()
+    before = a.conversation.file.path.read_bytes()
     a.fork_session(common)
-    assert a.file.path.read_bytes() == before
+    assert a.conversation.file.path.read_bytes() == before
     assert said(reopen(a))[-2:] == ["A: use a loop.", "A: a loop it is."]
 
 
@@ -54,16 +54,16 @@ def test_b_starts_from_the_shared_requirements_without_a_s_own_content(tmp_path:
     b = reopen(a).fork_session(common, name="plan B")
     b = reopen(b)
     assert said(b) == ["Requirements: a CLI that adds numbers.", "Understood: add(a, b)."]
-    assert b.leaf == common and b.display_name == "plan B"
-    assert not any("A:" in str(r) for r in b.tree.entries.values())
-    assert (b.tree.header or {})["forkedFrom"] == {"session": a.id, "entry": common}
+    assert b.conversation.leaf == common and b.conversation.name == "plan B"
+    assert not any("A:" in str(r) for r in b.conversation.tree.entries.values())
+    assert (b.conversation.tree.header or {})["forkedFrom"] == {"session": a.id, "entry": common}
 
 
 def test_a_and_b_each_keep_what_is_added_after_a_restart(tmp_path: Path) -> None:
     a, common = requirements_then_a(tmp_path)
     b = a.fork_session(common)
-    reopen(a).append_user("A: more on the loop.")
-    reopen(b).append_user("B: just return a + b.")
+    reopen(a).append.user("A: more on the loop.")
+    reopen(b).append.user("B: just return a + b.")
     assert said(reopen(a))[-1] == "A: more on the loop."
     assert said(reopen(b))[-1] == "B: just return a + b."
     assert "B: just return a + b." not in said(reopen(a))
@@ -75,7 +75,7 @@ def test_an_explicit_rewind_of_a_that_is_saved_reads_back_as_the_rewound_history
 ) -> None:
     a, common = requirements_then_a(tmp_path)
     a.fork_session(common)
-    reopen(a).switch(common)
+    reopen(a).moves.switch(common)
     assert said(reopen(a)) == ["Requirements: a CLI that adds numbers.", "Understood: add(a, b)."]
 
 
@@ -83,23 +83,23 @@ def test_the_fork_copies_the_path_s_ids_and_labels_and_nothing_of_other_branches
     tmp_path: Path,
 ) -> None:
     a, common = requirements_then_a(tmp_path)
-    first = a.path()[0].id
-    a.label(first, "start")
-    a.switch(first)
-    a.append_assistant("a sibling branch")
+    first = a.conversation.path()[0].id
+    a.moves.label(first, "start")
+    a.moves.switch(first)
+    a.append.assistant("a sibling branch")
     b = a.fork_session(common)
-    assert list(b.tree.entries) == a.tree.path(common)
-    assert [b.tree.entries[i] for i in b.tree.entries] == [
-        a.tree.entries[i] for i in b.tree.entries
+    assert list(b.conversation.tree.entries) == a.conversation.tree.path(common)
+    assert [b.conversation.tree.entries[i] for i in b.conversation.tree.entries] == [
+        a.conversation.tree.entries[i] for i in b.conversation.tree.entries
     ]
-    assert b.tree.labels == {first: "start"}
+    assert b.conversation.tree.labels == {first: "start"}
     assert b.location.current() == b.id
 
 
 def test_a_fork_inside_a_tool_run_is_refused_and_nothing_is_made(tmp_path: Path) -> None:
     a = new(tmp_path)
-    a.append_user("run it")
-    call = a.append(
+    a.append.user("run it")
+    call = a.append.entry(
         {
             "type": "message",
             "role": "assistant",

@@ -270,7 +270,7 @@ def test_paths_and_lines_across_far_forks_later_parents_and_meta_records(tmp_pat
 
 def test_loading_leaves_the_collector_as_it_found_it(tmp_path: Path) -> None:
     session = Session.create(tmp_path, store_dir=tmp_path / "store", snapshots=False)
-    session.append_user("hello")
+    session.append.user("hello")
     assert gc.isenabled()
     Session.open(tmp_path, session=session.id, store_dir=tmp_path / "store")
     assert gc.isenabled() and gc.get_freeze_count() == 0

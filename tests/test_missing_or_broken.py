@@ -95,7 +95,9 @@ def test_a_session_that_cannot_be_read_is_exit_3_with_fsck_s_report(
         assert lines[1:3] == [f"  {line}" for line in errors], args
         assert lines[3].startswith("  hint: run `convgit fsck`")
     with pytest.raises(CorruptStoreError) as raised:
-        Session.open(tmp_path, session=second, store_dir=tmp_path / ".convgit").context()
+        Session.open(
+            tmp_path, session=second, store_dir=tmp_path / ".convgit"
+        ).conversation.context()
     assert list(raised.value.report) == errors
 
 

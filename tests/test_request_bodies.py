@@ -172,10 +172,10 @@ def test_the_openai_checker_catches(path: tuple[Any, ...], value: Any) -> None:
 
 def test_images_survive_export_in_user_turns_and_tool_results(tmp_path: Path) -> None:
     s = new(tmp_path)
-    s.append(message("user", [IMAGE]))  # an image-only turn
-    s.append(message("assistant", [call("c1", "screenshot")]))
-    s.append_tool_result("c1", [{"type": "text", "text": "here"}, URL_IMAGE])
-    s.append(
+    s.append.entry(message("user", [IMAGE]))  # an image-only turn
+    s.append.entry(message("assistant", [call("c1", "screenshot")]))
+    s.append.tool_result("c1", [{"type": "text", "text": "here"}, URL_IMAGE])
+    s.append.entry(
         message(
             "user",
             [
@@ -184,7 +184,7 @@ def test_images_survive_export_in_user_turns_and_tool_results(tmp_path: Path) ->
             ],
         )
     )
-    bodies = sent(s.context())
+    bodies = sent(s.conversation.context())
     first = bodies.anthropic["messages"][0]
     assert first["role"] == "user"
     assert first["content"] == [
@@ -213,12 +213,12 @@ def test_images_survive_export_in_user_turns_and_tool_results(tmp_path: Path) ->
 
 def test_empty_and_blank_messages_are_left_out_and_reported(tmp_path: Path) -> None:
     s = new(tmp_path)
-    s.append_user("   ")
-    s.append_assistant("hello")
-    s.append_user("")
-    s.append_assistant([{"type": "text", "text": ""}, {"type": "text", "text": "ok"}])
-    s.append_user("next")
-    bodies = sent(s.context())
+    s.append.user("   ")
+    s.append.assistant("hello")
+    s.append.user("")
+    s.append.assistant([{"type": "text", "text": ""}, {"type": "text", "text": "ok"}])
+    s.append.user("next")
+    bodies = sent(s.conversation.context())
     assert bodies.anthropic["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": START_PLACEHOLDER}]},
         {
@@ -239,12 +239,12 @@ def test_empty_and_blank_messages_are_left_out_and_reported(tmp_path: Path) -> N
 
 def test_thinking_reaches_anthropic_with_its_signature(tmp_path: Path) -> None:
     s = new(tmp_path)
-    s.append_user("why does it fail?")
-    s.append_assistant(
+    s.append.user("why does it fail?")
+    s.append.assistant(
         [SIGNED, {"type": "redacted_thinking", "data": "ZW5jcnlwdGVk"}]
     )  # only thinking
-    s.append_user("go on")
-    bodies = sent(s.context())
+    s.append.user("go on")
+    bodies = sent(s.conversation.context())
     assert bodies.anthropic["messages"][1]["content"] == [
         {"type": "thinking", "thinking": SIGNED["thinking"], "signature": SIGNED["signature"]},
         {"type": "redacted_thinking", "data": "ZW5jcnlwdGVk"},
@@ -257,9 +257,9 @@ def test_thinking_reaches_anthropic_with_its_signature(tmp_path: Path) -> None:
 
 def test_unsigned_thinking_is_reported_not_sent(tmp_path: Path) -> None:
     s = new(tmp_path)
-    s.append_user("q")
-    s.append_assistant([{"type": "thinking", "thinking": "hm"}, {"type": "text", "text": "answer"}])
-    bodies = sent(s.context())
+    s.append.user("q")
+    s.append.assistant([{"type": "thinking", "thinking": "hm"}, {"type": "text", "text": "answer"}])
+    bodies = sent(s.conversation.context())
     assert bodies.anthropic["messages"][1]["content"] == [{"type": "text", "text": "answer"}]
     assert "no signature" in bodies.anthropic_dropped[0]["why"]
 
@@ -304,11 +304,11 @@ def test_the_thinking_level_maps_to_each_providers_setting(
 ) -> None:
     """None: the provider has no setting for that level, and the body says so."""
     s = new(tmp_path)
-    s.append_user("q")
+    s.append.user("q")
     if model is not None:
-        s.append({"type": "model", "provider": "anthropic", "model": model})
-    s.append({"type": "thinking", "level": level})
-    bodies = sent(s.context(), max_tokens=32000)
+        s.append.entry({"type": "model", "provider": "anthropic", "model": model})
+    s.append.entry({"type": "thinking", "level": level})
+    bodies = sent(s.conversation.context(), max_tokens=32000)
     settings = {k: v for k, v in bodies.anthropic.items() if k in ("thinking", "output_config")}
     assert settings == (anthropic or {})
     assert {k: v for k, v in bodies.openai.items() if k == "reasoning_effort"} == (openai or {})
@@ -318,18 +318,18 @@ def test_the_thinking_level_maps_to_each_providers_setting(
 
 def test_a_budget_larger_than_max_tokens_is_refused(tmp_path: Path) -> None:
     s = new(tmp_path)
-    s.append_user("q")
-    s.append({"type": "thinking", "level": 4096})
+    s.append.user("q")
+    s.append.entry({"type": "thinking", "level": 4096})
     with pytest.raises(UsageError, match="must exceed the thinking budget"):
-        export(s.context(), "anthropic", max_tokens=4096)
+        export(s.conversation.context(), "anthropic", max_tokens=4096)
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai", "google"])
 def test_a_model_goes_only_to_its_own_provider(tmp_path: Path, provider: str) -> None:
     s = new(tmp_path)
-    s.append_user("q")
-    s.append({"type": "model", "provider": provider, "model": "m-1"})
-    bodies = sent(s.context())
+    s.append.user("q")
+    s.append.entry({"type": "model", "provider": provider, "model": "m-1"})
+    bodies = sent(s.conversation.context())
     assert ("model" in bodies.anthropic) == (provider == "anthropic")
     assert ("model" in bodies.openai) == (provider == "openai")
     reported = [whats(bodies.anthropic_dropped), whats(bodies.openai_dropped)]
@@ -338,10 +338,10 @@ def test_a_model_goes_only_to_its_own_provider(tmp_path: Path, provider: str) ->
 
 def test_tool_errors_reach_both_providers(tmp_path: Path) -> None:
     s = new(tmp_path)
-    s.append_user("run the tests")
-    s.append(message("assistant", [call("c1")]))
-    s.append_tool_result("c1", "2 failed", is_error=True)
-    bodies = sent(s.context())
+    s.append.user("run the tests")
+    s.append.entry(message("assistant", [call("c1")]))
+    s.append.tool_result("c1", "2 failed", is_error=True)
+    bodies = sent(s.conversation.context())
     result = bodies.anthropic["messages"][2]["content"][0]
     assert result == {
         "type": "tool_result",
@@ -354,11 +354,11 @@ def test_tool_errors_reach_both_providers(tmp_path: Path) -> None:
 
 def test_tool_call_ids_anthropic_refuses_are_rewritten_on_call_and_result(tmp_path: Path) -> None:
     s = new(tmp_path)
-    s.append_user("q")
-    s.append(message("assistant", [call("call_1|fc_2"), call("call_1_fc_2")]))
-    s.append_tool_result("call_1|fc_2", "one")
-    s.append_tool_result("call_1_fc_2", "two")
-    bodies = sent(s.context())
+    s.append.user("q")
+    s.append.entry(message("assistant", [call("call_1|fc_2"), call("call_1_fc_2")]))
+    s.append.tool_result("call_1|fc_2", "one")
+    s.append.tool_result("call_1_fc_2", "two")
+    bodies = sent(s.conversation.context())
     uses = [b["id"] for b in bodies.anthropic["messages"][1]["content"]]
     results = [(b["tool_use_id"], b["content"]) for b in bodies.anthropic["messages"][2]["content"]]
     assert uses == ["call_1_fc_2_2", "call_1_fc_2"]
@@ -371,7 +371,7 @@ def test_tool_call_ids_anthropic_refuses_are_rewritten_on_call_and_result(tmp_pa
 
 def test_tool_arguments_of_an_older_file_are_normalised_or_reported(tmp_path: Path) -> None:
     s = new(tmp_path)
-    s.append_user("q")
+    s.append.user("q")
     written = message(
         "assistant",
         [
@@ -379,13 +379,13 @@ def test_tool_arguments_of_an_older_file_are_normalised_or_reported(tmp_path: Pa
             {"type": "tool_call", "id": "b", "name": "ls", "input": "-l"},
         ],
         id="01d0f11e",
-        parentId=s.leaf,
+        parentId=s.conversation.leaf,
         ts="2026-01-01T00:00:00.000Z",
     )
-    with s.file.path.open("ab") as f:
+    with s.conversation.file.path.open("ab") as f:
         f.write(orjson.dumps(written) + b"\n")
     s = Session.open(tmp_path, session=s.id, store_dir=tmp_path / "store")
-    bodies = sent(s.context())
+    bodies = sent(s.conversation.context())
     uses = [b["input"] for b in bodies.anthropic["messages"][1]["content"]]
     assert uses == [{"dir": "src"}, {}]
     assert whats(bodies.anthropic_dropped) == ["arguments of tool call b"]

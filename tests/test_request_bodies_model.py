@@ -54,10 +54,12 @@ class Conversations(RuleBasedStateMachine):
         self._folder.cleanup()
 
     def _ids(self) -> list[str]:
-        return list(self.s.tree.entries)  # file order: the ids are random, their order is not
+        return list(
+            self.s.conversation.tree.entries
+        )  # file order: the ids are random, their order is not
 
     def _calls_on_path(self) -> list[str]:
-        path = self.s.tree.path() if self.s.leaf else []
+        path = self.s.conversation.tree.path() if self.s.conversation.leaf else []
         return [
             part["id"]
             for ident in path
@@ -66,18 +68,18 @@ class Conversations(RuleBasedStateMachine):
         ]
 
     def _parts(self, ident: str) -> list[dict[str, Any]]:
-        content = self.s.tree.entries[ident].get("content")
+        content = self.s.conversation.tree.entries[ident].get("content")
         return content if isinstance(content, list) else []
 
     # -- what a conversation is made of -------------------------------------------------------
 
     @rule(text=TEXT)
     def user_text(self, text: str) -> None:
-        self.s.append_user(text)
+        self.s.append.user(text)
 
     @rule(parts=st.lists(USER_PART, max_size=3))
     def user_parts(self, parts: list[dict[str, Any]]) -> None:
-        self.s.append({"type": "message", "role": "user", "content": parts})
+        self.s.append.entry({"type": "message", "role": "user", "content": parts})
 
     @rule(
         parts=st.lists(ASSISTANT_PART, max_size=3),
@@ -94,7 +96,7 @@ class Conversations(RuleBasedStateMachine):
         content: Any = parts + made
         if as_string and not made:
             content = "".join(p.get("text", "") for p in parts)
-        self.s.append({"type": "message", "role": "assistant", "content": content})
+        self.s.append.entry({"type": "message", "role": "assistant", "content": content})
 
     @precondition(lambda self: self._calls_on_path())
     @rule(
@@ -108,7 +110,7 @@ class Conversations(RuleBasedStateMachine):
     ) -> None:
         call = data.draw(st.sampled_from(self._calls_on_path()))  # late, parallel, or repeated
         content: Any = [{"type": "text", "text": text}, *images] if images else text
-        self.s.append_tool_result(call, content, is_error=error)
+        self.s.append.tool_result(call, content, is_error=error)
 
     @precondition(lambda self: self.calls)
     @rule(data=st.data())
@@ -120,57 +122,59 @@ class Conversations(RuleBasedStateMachine):
             if p.get("type") == "tool_call"
         ]
         call = data.draw(st.sampled_from(made))
-        leaf = self.s.leaf
+        leaf = self.s.conversation.leaf
         try:
-            self.s.append_tool_result(call, "late", on_call_branch=True)
+            self.s.append.tool_result(call, "late", on_call_branch=True)
         except RefusedError:
             raise AssertionError("a call anywhere in the session can be answered") from None
-        assert self.s.leaf == leaf or call in self._calls_on_path()
+        assert self.s.conversation.leaf == leaf or call in self._calls_on_path()
 
     @rule(text=TEXT)
     def note(self, text: str) -> None:
-        self.s.append({"type": "note", "text": text or "files changed", "source": "restore"})
+        self.s.append.entry({"type": "note", "text": text or "files changed", "source": "restore"})
 
-    @precondition(lambda self: self.s.leaf)
+    @precondition(lambda self: self.s.conversation.leaf)
     @rule(data=st.data(), text=st.none() | TEXT, summary=st.none() | TEXT)
     def fork(self, data: st.DataObject, text: str | None, summary: str | None) -> None:
         target = data.draw(st.sampled_from(self._ids()))
-        if self.s.tree.open_tool_calls(target):  # inside a tool run: refused, nothing written
-            before = self.s.file.path.read_bytes()
+        if self.s.conversation.tree.open_tool_calls(
+            target
+        ):  # inside a tool run: refused, nothing written
+            before = self.s.conversation.file.path.read_bytes()
             try:
-                self.s.fork(target, text, summary)
+                self.s.moves.fork(target, text, summary)
             except RefusedError:
-                assert self.s.file.path.read_bytes() == before
+                assert self.s.conversation.file.path.read_bytes() == before
                 return
             raise AssertionError(f"a fork from {target}, inside a tool run, was made")
-        self.s.fork(target, text, summary)
+        self.s.moves.fork(target, text, summary)
 
-    @precondition(lambda self: self.s.leaf)
+    @precondition(lambda self: self.s.conversation.leaf)
     @rule(data=st.data())
     def switch(self, data: st.DataObject) -> None:
-        self.s.switch(data.draw(st.sampled_from(self._ids())))
+        self.s.moves.switch(data.draw(st.sampled_from(self._ids())))
 
-    @precondition(lambda self: self.s.leaf)
+    @precondition(lambda self: self.s.conversation.leaf)
     @rule(data=st.data(), keep_none=st.booleans())
     def compaction(self, data: st.DataObject, keep_none: bool) -> None:
-        kept = None if keep_none else data.draw(st.sampled_from(self.s.tree.path()))
-        self.s.append({"type": "compaction", "summary": "earlier work", "firstKeptId": kept})
+        kept = None if keep_none else data.draw(st.sampled_from(self.s.conversation.tree.path()))
+        self.s.append.entry({"type": "compaction", "summary": "earlier work", "firstKeptId": kept})
 
     @rule(provider=PROVIDERS)
     def model(self, provider: str) -> None:
-        self.s.append({"type": "model", "provider": provider, "model": f"{provider}-m"})
+        self.s.append.entry({"type": "model", "provider": provider, "model": f"{provider}-m"})
 
     @rule(level=LEVELS)
     def thinking(self, level: Any) -> None:
-        self.s.append({"type": "thinking", "level": level})
+        self.s.append.entry({"type": "thinking", "level": level})
 
     # -- what must hold after every step ------------------------------------------------------
 
     @invariant()
     def both_bodies_are_valid_and_nothing_is_lost_unreported(self) -> None:
-        if self.s.leaf is None:
+        if self.s.conversation.leaf is None:
             return
-        ctx = self.s.context()
+        ctx = self.s.conversation.context()
         bodies = sent(ctx, max_tokens=64000)
         visible = _visible(self.s)
         sent_ids = {m.get("id") for m in ctx.messages}
@@ -178,7 +182,7 @@ class Conversations(RuleBasedStateMachine):
         called: set[str] = set()
         answered: set[str] = set()
         for ident in visible:  # a result is sent when its call is before it, the first one
-            record = self.s.tree.entries[ident]
+            record = self.s.conversation.tree.entries[ident]
             if record["type"] != "message":
                 continue
             if record["role"] == "assistant":
@@ -188,7 +192,7 @@ class Conversations(RuleBasedStateMachine):
                 expected = call in called and call not in answered
                 answered.update([call] if expected else [])
                 assert (ident in sent_ids) == expected != (ident in reported), ident
-        records = [self.s.tree.entries[i] for i in visible if i in sent_ids]
+        records = [self.s.conversation.tree.entries[i] for i in visible if i in sent_ids]
         messages = [r for r in records if r["type"] == "message"]
         images = sum(
             1
@@ -212,9 +216,9 @@ class Conversations(RuleBasedStateMachine):
 def _visible(s: Session) -> list[str]:
     """The entries replay reads after compactions cut the path (a plain model of the rule)."""
     kept: list[tuple[int, str]] = []
-    path = s.tree.path()
+    path = s.conversation.tree.path()
     for i, ident in enumerate(path):
-        record = s.tree.entries[ident]
+        record = s.conversation.tree.entries[ident]
         if record["type"] == "compaction":
             start = i if record["firstKeptId"] is None else path.index(record["firstKeptId"])
             kept = [(p, x) for p, x in kept if p >= start]

@@ -17,22 +17,26 @@ def test_the_last_system_prompt_on_the_path_is_in_force_and_only_on_its_path(
     tmp_path: Path,
 ) -> None:
     s = Session.create(tmp_path, store_dir=tmp_path / "store", snapshots=False)
-    first = s.append_user("hi").id
-    s.set_system("Be brief.")
-    brief = s.append_assistant("ok").id
-    s.set_system("Answer in French.")
-    french = s.append_user("and now?").id
-    s.switch(first)
-    plain = s.append_assistant("hello").id
-    assert s.context(brief).system == "Be brief."
-    assert s.context(french).system == "Answer in French."
-    assert s.context(plain).system is None
-    s.switch(french)
-    s.set_system(None)
-    assert s.context().system is None
+    first = s.append.user("hi").id
+    s.append.system("Be brief.")
+    brief = s.append.assistant("ok").id
+    s.append.system("Answer in French.")
+    french = s.append.user("and now?").id
+    s.moves.switch(first)
+    plain = s.append.assistant("hello").id
+    assert s.conversation.context(brief).system == "Be brief."
+    assert s.conversation.context(french).system == "Answer in French."
+    assert s.conversation.context(plain).system is None
+    s.moves.switch(french)
+    s.append.system(None)
+    assert s.conversation.context().system is None
     # the prompt is a setting, not a message, and both bodies carry it where the API wants it
-    assert [m["content"] for m in s.context(french).messages] == ["hi", "ok", "and now?"]
-    bodies = sent(s.context(french))
+    assert [m["content"] for m in s.conversation.context(french).messages] == [
+        "hi",
+        "ok",
+        "and now?",
+    ]
+    bodies = sent(s.conversation.context(french))
     assert bodies.anthropic["system"] == "Answer in French."
     assert bodies.openai["messages"][0] == {"role": "system", "content": "Answer in French."}
 

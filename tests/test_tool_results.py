@@ -32,16 +32,16 @@ def asks(*calls: dict[str, Any], text: str = "running it") -> dict[str, Any]:
 
 
 def shape(session: Session, ref: str | None = None) -> list[tuple[str, Any]]:
-    return [(m["role"], m["content"]) for m in session.context(ref).messages]
+    return [(m["role"], m["content"]) for m in session.conversation.context(ref).messages]
 
 
 def test_a_result_recorded_after_the_user_typed_is_paired_with_its_call(tmp_path: Path) -> None:
     s = new(tmp_path)
-    s.append_user("run the tests")
-    s.append(asks(call("c1")))
-    s.append_user("and check the lint too")  # typed while the tool ran
-    s.append_tool_result("c1", "5 passed")
-    messages = s.context().messages
+    s.append.user("run the tests")
+    s.append.entry(asks(call("c1")))
+    s.append.user("and check the lint too")  # typed while the tool ran
+    s.append.tool_result("c1", "5 passed")
+    messages = s.conversation.context().messages
     assert [(m["role"], m.get("toolCallId")) for m in messages] == [
         ("user", None),
         ("assistant", None),
@@ -49,8 +49,8 @@ def test_a_result_recorded_after_the_user_typed_is_paired_with_its_call(tmp_path
         ("user", None),
     ]
     assert messages[2]["content"] == "5 passed"
-    assert not s.context().dropped
-    bodies = sent(s.context())
+    assert not s.conversation.context().dropped
+    bodies = sent(s.conversation.context())
     turn = bodies.anthropic["messages"][2]["content"]
     assert turn[0] == {"type": "tool_result", "tool_use_id": "c1", "content": "5 passed"}
     assert turn[1] == {"type": "text", "text": "and check the lint too"}
@@ -60,15 +60,15 @@ def test_a_result_recorded_after_the_user_typed_is_paired_with_its_call(tmp_path
 
 def test_parallel_results_recorded_in_any_order_follow_their_calls(tmp_path: Path) -> None:
     s = new(tmp_path)
-    s.append_user("look around")
-    s.append(asks(call("a", "ls"), call("b", "cat"), call("c", "pwd")))
-    s.append_tool_result("c", "/repo")
-    s.append({"type": "note", "text": "a file changed"})
-    s.append_tool_result("a", "x.py")
-    answers = [(m["toolCallId"], m["content"]) for m in s.context().messages[2:5]]
+    s.append.user("look around")
+    s.append.entry(asks(call("a", "ls"), call("b", "cat"), call("c", "pwd")))
+    s.append.tool_result("c", "/repo")
+    s.append.entry({"type": "note", "text": "a file changed"})
+    s.append.tool_result("a", "x.py")
+    answers = [(m["toolCallId"], m["content"]) for m in s.conversation.context().messages[2:5]]
     assert answers == [("a", "x.py"), ("b", MISSING_RESULT), ("c", "/repo")]
-    assert s.context().messages[5]["kind"] == "note"
-    sent(s.context())
+    assert s.conversation.context().messages[5]["kind"] == "note"
+    sent(s.conversation.context())
 
 
 def test_a_result_after_a_note_is_paired_through_the_cli(tmp_path: Path) -> None:
@@ -110,16 +110,16 @@ def test_tool_refuses_a_call_left_behind_by_fork_and_names_its_branch(tmp_path: 
 
 def test_tool_refuses_after_another_shell_switched_away(tmp_path: Path) -> None:
     s = new(tmp_path)
-    first = s.append_user("run the tests").id
-    s.append(asks(call("c1")))
+    first = s.append.user("run the tests").id
+    s.append.entry(asks(call("c1")))
     other = Session.open(tmp_path, session=s.id, store_dir=tmp_path / "store")
-    other.switch(first)
+    other.moves.switch(first)
     again = Session.open(tmp_path, session=s.id, store_dir=tmp_path / "store")
     with pytest.raises(RefusedError, match="another branch"):
-        again.append_tool_result("c1", "5 passed")
+        again.append.tool_result("c1", "5 passed")
     # the session that still builds on the old leaf is told the leaf moved
     with pytest.raises(RefusedError, match="moved the active leaf"):
-        s.append_tool_result("c1", "5 passed")
+        s.append.tool_result("c1", "5 passed")
 
 
 def test_on_call_branch_files_the_result_there_and_keeps_the_leaf(tmp_path: Path) -> None:
@@ -145,17 +145,17 @@ def test_on_call_branch_files_the_result_there_and_keeps_the_leaf(tmp_path: Path
 
 def test_an_unknown_call_id_is_refused(tmp_path: Path) -> None:
     s = new(tmp_path)
-    s.append_user("hi")
-    size = s.file.path.stat().st_size
+    s.append.user("hi")
+    size = s.conversation.file.path.stat().st_size
     with pytest.raises(NotFoundError, match="made a tool call 'nope'"):
-        s.append_tool_result("nope", "output")
+        s.append.tool_result("nope", "output")
     with pytest.raises(InvalidEntryError, match="no assistant message in this session made"):
-        s.append({"type": "message", "role": "tool", "toolCallId": "nope", "content": "x"})
-    assert s.file.path.stat().st_size == size
+        s.append.entry({"type": "message", "role": "tool", "toolCallId": "nope", "content": "x"})
+    assert s.conversation.file.path.stat().st_size == size
     sh = Shell(tmp_path)
     refused = sh.run("--store", "store", "tool", "nope", "output", code=1)
     assert b"No assistant message in this session made a tool call 'nope'." in refused.stderr
-    assert s.file.path.stat().st_size == size
+    assert s.conversation.file.path.stat().st_size == size
 
 
 def test_append_with_the_calls_parent_keeps_the_active_leaf(tmp_path: Path) -> None:
@@ -188,12 +188,12 @@ def test_append_of_a_result_for_a_call_elsewhere_says_where_to_file_it(tmp_path:
 
 def test_a_result_whose_call_was_compacted_away_is_reported(tmp_path: Path) -> None:
     s = new(tmp_path)
-    s.append_user("run the tests")
-    s.append(asks(call("c1")))
-    kept = s.append_user("while that runs: hello").id
-    s.append_tool_result("c1", "5 passed")
-    s.append({"type": "compaction", "summary": "tests were started", "firstKeptId": kept})
-    ctx = s.context()
+    s.append.user("run the tests")
+    s.append.entry(asks(call("c1")))
+    kept = s.append.user("while that runs: hello").id
+    s.append.tool_result("c1", "5 passed")
+    s.append.entry({"type": "compaction", "summary": "tests were started", "firstKeptId": kept})
+    ctx = s.conversation.context()
     assert all(m["role"] != "tool" for m in ctx.messages)
     assert [d["what"] for d in ctx.dropped] == ["tool result for call c1"]
     bodies = sent(ctx)
@@ -202,14 +202,14 @@ def test_a_result_whose_call_was_compacted_away_is_reported(tmp_path: Path) -> N
 
 def test_a_reply_recorded_block_by_block_is_answered_after_its_last_block(tmp_path: Path) -> None:
     s = new(tmp_path)
-    s.append_user("read both files")
+    s.append.user("read both files")
     # one reply streamed as one entry per block (as Claude Code records it), then the results
-    s.append({"type": "message", "role": "assistant", "content": [call("r1", "Read")]})
-    s.append({"type": "message", "role": "assistant", "content": [call("r2", "Read")]})
-    s.append_tool_result("r1", "first")
-    s.append_tool_result("r2", "second")
-    s.append({"type": "message", "role": "assistant", "content": "both read"})
-    bodies = sent(s.context())
+    s.append.entry({"type": "message", "role": "assistant", "content": [call("r1", "Read")]})
+    s.append.entry({"type": "message", "role": "assistant", "content": [call("r2", "Read")]})
+    s.append.tool_result("r1", "first")
+    s.append.tool_result("r2", "second")
+    s.append.entry({"type": "message", "role": "assistant", "content": "both read"})
+    bodies = sent(s.conversation.context())
     turns = [(m["role"], [b["type"] for b in m["content"]]) for m in bodies.anthropic["messages"]]
     assert turns == [
         ("user", ["text"]),
@@ -228,11 +228,11 @@ def test_a_reply_recorded_block_by_block_is_answered_after_its_last_block(tmp_pa
 
 def test_a_reply_after_a_result_stays_after_it(tmp_path: Path) -> None:
     s = new(tmp_path)
-    s.append_user("run it")
-    s.append({"type": "message", "role": "assistant", "content": [call("c1")]})
-    s.append_tool_result("c1", "5 passed")
-    s.append({"type": "message", "role": "assistant", "content": "all green"})
-    assert [(m["role"], m["content"]) for m in s.context().messages][2:] == [
+    s.append.user("run it")
+    s.append.entry({"type": "message", "role": "assistant", "content": [call("c1")]})
+    s.append.tool_result("c1", "5 passed")
+    s.append.entry({"type": "message", "role": "assistant", "content": "all green"})
+    assert [(m["role"], m["content"]) for m in s.conversation.context().messages][2:] == [
         ("tool", "5 passed"),
         ("assistant", "all green"),
     ]

@@ -20,7 +20,6 @@ from convgit import schema
 from convgit.agents import registry
 from convgit.base.errors import InvalidEntryError, NotFoundError, RefusedError
 from convgit.session import Session
-from convgit.session import appending as session_append
 from convgit.store import jsonl, sessions
 from convgit.store.location import StoreLocation, locate, write_pointer
 
@@ -120,11 +119,11 @@ def mirror_agent_session(
     ``start`` (``how``: "resume", "fork"…): its file is imported there, its turns a branch.
     With ``leaf``, the active leaf moves there (files are not touched)."""
     record = schema.agent_session(agent, agent_session_id, start, how)
-    moved = [] if leaf is None else [schema.leaf(session.resolve(leaf))]
-    if (agent, agent_session_id) not in session.tree.agent_sessions:
-        session_append.write(session, lambda: [record, *moved], builds_on_leaf=False)
+    moved = [] if leaf is None else [schema.leaf(session.conversation.resolve(leaf))]
+    if (agent, agent_session_id) not in session.conversation.tree.agent_sessions:
+        session.conversation.write(lambda: [record, *moved], builds_on_leaf=False)
     elif moved:
-        session_append.write(session, lambda: moved, builds_on_leaf=False)
+        session.conversation.write(lambda: moved, builds_on_leaf=False)
     write_pointer(session.location.agent_pointer(agent, agent_session_id), session.id)
 
 
@@ -212,12 +211,12 @@ def import_source(
     outcome: dict[str, Any] = {}
 
     def build() -> list[dict[str, Any]]:
-        saved = session.tree.imports.get((importer.agent, name))
+        saved = session.conversation.tree.imports.get((importer.agent, name))
         data, cursor, before = _read_from(source, importer, saved, whole)
-        header = session.tree.header or {}
+        header = session.conversation.tree.header or {}
         known = importing.Known(
-            session.tree.entries,
-            session.tree.kept,
+            session.conversation.tree.entries,
+            session.conversation.tree.kept,
             agent_session or header.get("agentSession"),
             agent_sessions(session, importer.agent),
         )
@@ -225,7 +224,7 @@ def import_source(
         records, outcome["skipped"] = importing.fresh(batch.records, known)
         _below_restore_note(session, records)
         new = [r["id"] for r in records if "parentId" in r]
-        leaf = batch.leaf if batch.leaf is not None else session.tree.leaf
+        leaf = batch.leaf if batch.leaf is not None else session.conversation.tree.leaf
         if new and leaf is not None and leaf != new[-1]:
             records.append(schema.leaf(leaf))  # appending alone would move it to new[-1]
         if records or batch.cursor.offset != cursor.offset:
@@ -233,26 +232,26 @@ def import_source(
             records.append(
                 importing.checkpoint(importer.agent, name, batch.cursor, head_now, before_now)
             )
-        _check_imported(records, session.tree.entries, importer.title)
+        _check_imported(records, session.conversation.tree.entries, importer.title)
         outcome.update(new=new, report=batch.report)
         return records
 
     collecting = gc.isenabled()
     gc.disable()  # thousands of small dicts, all kept: collections would find nothing
     try:
-        session_append.write(session, build, builds_on_leaf=False, checked=True)
+        session.conversation.write(build, builds_on_leaf=False, checked=True)
     finally:
         if collecting:
             gc.enable()
     return ImportResult(
         session.id,
         importer.agent,
-        agent_session or str((session.tree.header or {}).get("agentSession")),
+        agent_session or str((session.conversation.tree.header or {}).get("agentSession")),
         name,
-        len(session.tree.entries),
+        len(session.conversation.tree.entries),
         outcome["new"],
         outcome["skipped"],
-        session.tree.leaf,
+        session.conversation.tree.leaf,
         outcome["report"],
     )
 
@@ -265,7 +264,7 @@ def _below_restore_note(session: Session, records: list[dict[str, Any]]) -> None
     --restore``: the agent continues from the note's parent, which it knows), the entries it
     adds there after the note hang below the note instead: the note stays on the path the
     conversation goes on, not on a one-entry branch of its own."""
-    tree = session.tree
+    tree = session.conversation.tree
     note = tree.entries.get(tree.leaf) if tree.leaf is not None else None
     if note is None or note.get("type") != "note" or note.get("source") != "restore":
         return
@@ -303,8 +302,8 @@ def _recognised(agent: str | None, source: Path, data: bytes) -> str:
 def agent_sessions(session: Session, agent: str) -> frozenset[str]:
     """The sessions of ``agent`` that ``session`` mirrors: its header's, and those that continue
     it (resumed from one of its entries, or forked from it)."""
-    found = {ident for name, ident in session.tree.agent_sessions if name == agent}
-    header = session.header()
+    found = {ident for name, ident in session.conversation.tree.agent_sessions if name == agent}
+    header = session.conversation.header()
     if header.get("agent") == agent and isinstance(header.get("agentSession"), str):
         found.add(header["agentSession"])
     return frozenset(found)

@@ -22,7 +22,6 @@ from convgit.agents import reading, registry
 from convgit.base.errors import NotFoundError, RefusedError
 from convgit.conversation import branching
 from convgit.session import Session
-from convgit.session import files as session_files
 from convgit.session.restoring import RestoreResult
 
 
@@ -91,8 +90,10 @@ def resume(
     unknown = "convgit cannot hand a session back to '{name}': it resumes in {known}."
     found = registry.agent(agent, "resume", unknown=unknown, error=RefusedError)
     title = found.title
-    target = session.resolve(ref)  # a REF that names nothing is refused first, whatever the agent
-    header = session.tree.header or {}
+    target = session.conversation.resolve(
+        ref
+    )  # a REF that names nothing is refused first, whatever the agent
+    header = session.conversation.tree.header or {}
     if header.get("agent") != agent:
         raise RefusedError(
             f"Session {session.id} does not mirror {registry.a(title)} session, so there is nothing"
@@ -101,8 +102,8 @@ def resume(
         )
     written: Written = found.part("resume").hand_back(session, target)
     if restore:
-        nearest = session.nearest_snapshot(target)
-        gone = session_files.let_go_above(session, target)
+        nearest = session.track.nearest_snapshot(target)
+        gone = session.track.let_go_above(target)
         if gone is not None:  # the nearest kept snapshot above holds other files
             raise NotFoundError(
                 f"The files of entry {target} were the snapshot of {gone.entry}, which gc let"
@@ -112,9 +113,9 @@ def resume(
         if nearest is None:
             raise NotFoundError(f"Entry {target} has no snapshot above it to restore.")
         if confirm is not None:
-            confirm(session.restore(nearest.entry, dry_run=True))
+            confirm(session.restoring.restore(nearest.entry, dry_run=True))
     if written.data is None:  # the agent's next turn lands in a file this session mirrors
-        session.switch(target)
+        session.moves.switch(target)
     else:
         newest = _newest(written.path.parent) if written.keep_newest else None
         _write_new(written.path, written.data)
@@ -125,13 +126,12 @@ def resume(
         )
     restored = None
     if restore:
-        nearest = session.nearest_snapshot(target)
+        nearest = session.track.nearest_snapshot(target)
         assert nearest is not None
-        restored = session.restore(nearest.entry)
-        from convgit.session import appending as session_append
+        restored = session.restoring.restore(nearest.entry)
 
         # told now, below REF: the agent's next turn hangs below the note (on the resumed path)
-        session_append.tell_now(session, target)
+        session.append.tell_now(target)
     lines = 0 if written.data is None else written.data.count(b"\n")
     return Resumed(
         target, agent, written.session, written.path, written.command, lines, restored,
@@ -143,7 +143,7 @@ def resume(
 
 
 def refuse_tool_run(session: Session, target: str, title: str) -> None:
-    refused = branching.refusal(session.tree, target, f"Resuming {title} at {target}")
+    refused = branching.refusal(session.conversation.tree, target, f"Resuming {title} at {target}")
     if refused is not None:
         raise refused
 
@@ -151,13 +151,13 @@ def refuse_tool_run(session: Session, target: str, title: str) -> None:
 def kept_line(session: Session, key: str) -> bytes | None:
     """The exact text of the agent's line the session keeps under ``key`` (a record that
     became no entry)."""
-    found = session.tree.kept.get(key)
+    found = session.conversation.tree.kept.get(key)
     return None if found is None else reading.kept_text(found)
 
 
 def imported(session: Session, agent: str) -> list[Path]:
     """The files of ``agent``'s the session was imported from, first imported first."""
-    return [Path(source) for name, source in session.tree.imports if name == agent]
+    return [Path(source) for name, source in session.conversation.tree.imports if name == agent]
 
 
 def _newest(folder: Path) -> float | None:

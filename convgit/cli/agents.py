@@ -85,10 +85,10 @@ def export_cmd(
     exporter = registry.agent(format, "export", unknown=unknown).part("export")
 
     session = open_session()
-    path = session.records(ref)
+    path = session.conversation.records(ref)
     if not path:
         raise NotFoundError("The session has no entries to export.", 'convgit user "..."')
-    data = exporter.export(session.header(), path, session.kept())
+    data = exporter.export(session.conversation.header(), path, session.conversation.kept())
     if output is None:
         try:
             sys.stdout.buffer.write(data)
@@ -332,8 +332,8 @@ def resume(
     from convgit.text import render, reports
 
     session = open_session()
-    session.check()
-    chosen = agent or session.header().get("agent") or registry.DEFAULT
+    session.conversation.check()
+    chosen = agent or session.conversation.header().get("agent") or registry.DEFAULT
 
     def confirm(preview: RestoreResult) -> None:
         if yes:

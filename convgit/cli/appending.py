@@ -36,16 +36,20 @@ def append(ident: str | None, json: bool, open_session: Callable[[], Session]) -
     if ident is not None:
         _give_id(records, ident)
     session = open_session()
-    ids = session.append_records(records, follow=True)
-    if session.snapshot_error is not None:
-        warning = f"convgit: warning: the files were not snapshotted: {session.snapshot_error}"
+    ids = session.append.records(records, follow=True)
+    if session.append.snapshot_error is not None:
+        warning = (
+            f"convgit: warning: the files were not snapshotted: {session.append.snapshot_error}"
+        )
         output.warn(warning)
-    elsewhere = session.files_from
+    elsewhere = session.append.files_from
     if json:
         files_from = None if elsewhere is None else elsewhere.to_json()
-        output.write_line(codec.dumps({"ids": ids, "leaf": session.leaf, "files_from": files_from}))
+        output.write_line(
+            codec.dumps({"ids": ids, "leaf": session.conversation.leaf, "files_from": files_from})
+        )
     else:
-        output.show(f"appended {len(ids)} entries; leaf is {session.leaf}")
+        output.show(f"appended {len(ids)} entries; leaf is {session.conversation.leaf}")
         if elsewhere is not None:
             output.show(elsewhere.words)
 

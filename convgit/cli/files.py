@@ -48,7 +48,7 @@ def status(json: JsonFlag = False) -> None:
         if failed and not json:
             show(*reports.hook_failure_words(failed))
         raise
-    st = session.status()
+    st = session.snapshots.status()
     failures = hook_failures.current(session.location.root)
     store = collecting.store(session.location, fresh=False)
     if json:
@@ -74,16 +74,16 @@ def snapshot(
     from convgit.text import render
 
     session = open_session()
-    target = session.resolve(ref)
-    had = session.sidecar.snapshots.get(target)
-    if had is not None and target != session.leaf and not yes:
+    target = session.conversation.resolve(ref)
+    had = session.track.sidecar.snapshots.get(target)
+    if had is not None and target != session.conversation.leaf and not yes:
         _confirm_replacing(session, target, had.commit)
     try:
         with stopping_on_signals():
-            snap = session.snapshot(ref)
+            snap = session.snapshots.snapshot(ref)
     except (SignalReceived, KeyboardInterrupt) as exc:
         signum = exc.signum if isinstance(exc, SignalReceived) else signal.SIGINT
-        now = open_session().sidecar.snapshots.get(target)
+        now = open_session().track.sidecar.snapshots.get(target)
         state = " after the snapshot was recorded" if now != had else ": no snapshot was recorded"
         raise StoppedError(
             signum, f"Interrupted by {signal_name(signum)}{state}; no file was changed."
@@ -99,14 +99,12 @@ def _confirm_replacing(session: Session, target: str, old: str) -> None:
     """Ask before the files now replace the snapshot of ``target``, an entry other than the
     leaf (they may be another turn's files); nothing to ask when they are that snapshot's."""
     from convgit.conversation.shortids import ShortIds
-    from convgit.session import files as session_files
 
-    ws = session.workspace()
-    with session_files.workspace_lock(session):
-        now, _ = ws.scan(session_files.index(session), size_cap=session.size_cap)
+    ws = session.track.workspace()
+    now, _ = session.track.scan()
     if now == ws.tree_of(old):
         return
-    short = ShortIds(session.tree.entries).short(target)
+    short = ShortIds(session.conversation.tree.entries).short(target)
     kept = f"the old one, {old[:12]}, stays as the new one's parent (`{short}@{{1}}` names it)"
     if not sys.stdin.isatty():
         raise RefusedError(
@@ -134,8 +132,8 @@ def snapshots(
         raise UsageError(f"'{state}' is neither on nor off.")
     session = open_session()
     if state is not None:
-        session.set_snapshots(state == "on")
-    enabled = session.snapshots_enabled
+        session.track.set_snapshots(state == "on")
+    enabled = session.track.snapshots_enabled
     store = collecting.store(session.location)
     if json:
         out({"session": session.id, "snapshots": enabled, "store": store})
@@ -179,7 +177,7 @@ def restore(
     session = open_session()
     paths = None if path is None else _from_here(session, path)
     if not (yes or dry_run):
-        preview = session.restore(ref, paths=paths, dry_run=True, undo=undo, clean=clean)
+        preview = session.restoring.restore(ref, paths=paths, dry_run=True, undo=undo, clean=clean)
         if not sys.stdin.isatty():
             raise RefusedError(
                 "restore changes files and there is no terminal to ask; nothing was restored.",
@@ -191,7 +189,9 @@ def restore(
         if not typer.confirm("restore these files?", default=False):
             typer.echo("nothing was restored", err=True)
             raise typer.Exit(1)
-    result = session.restore(ref, paths=paths, dry_run=dry_run, undo=undo, force=force, clean=clean)
+    result = session.restoring.restore(
+        ref, paths=paths, dry_run=dry_run, undo=undo, force=force, clean=clean
+    )
     if json:
         out(result.to_json())
     else:
@@ -205,7 +205,7 @@ def _from_here(session: Session, paths: list[str]) -> list[str]:
     entered through a symlink, an absolute path through a symlinked root) is read at the
     folder it reaches; a symlink inside the tree is never followed here."""
     here = Path(options.directory).resolve()
-    root = session.worktree_root().resolve()
+    root = session.track.workspace().root.resolve()
     out: list[str] = []
     for given in paths:
         if not given:  # refused where every path is read (restoreplan.relative_path)
@@ -228,11 +228,10 @@ def _from_here(session: Session, paths: list[str]) -> list[str]:
 def restores(json: JsonFlag = False) -> None:
     """The saved states of the working tree, newest first: the files as they were before
     each restore, whichever session ran it."""
-    from convgit.session import saved_states
     from convgit.text import render
 
     session = open_session()
-    saved = saved_states.of_worktree(session)
+    saved = session.saved_states.of_worktree()
     if json:
         out({"saved_states": [state.to_json() for state in saved]})
     else:
@@ -266,7 +265,7 @@ def diff(
     if a is None:  # typer fills A first: B alone is never given
         a = _context_snapshot(session)
     if json or not (patch or stat):
-        changes = session.diff(a, b)
+        changes = session.snapshots.diff(a, b)
     if json:
         out(
             {
@@ -289,8 +288,8 @@ def diff(
 def _context_snapshot(session: Session) -> str:
     """The entry whose snapshot ``status`` compares the files with: the nearest on the
     context's path, at or above the active leaf."""
-    session.workspace()  # outside git: the one sentence every workspace command says
-    snap = session.nearest_snapshot(session.tree.leaf)
+    session.track.workspace()  # outside git: the one sentence every workspace command says
+    snap = session.track.nearest_snapshot(session.conversation.tree.leaf)
     if snap is None:
         raise NotFoundError(
             "There is no snapshot on the context's path to compare the files with yet.",
@@ -306,13 +305,12 @@ def write_git_diff(
     as wide as the terminal only on one; a file one side left out is named on stderr."""
     import shutil
 
-    from convgit.session import files as session_files
     from convgit.text import render
 
     terminal = render.colour(sys.stdout)
     width = shutil.get_terminal_size().columns if terminal else 0
-    shown, changes = session_files.git_diff(
-        session, a, b, stat=width if stat else None, patch=patch, colour=terminal
+    shown, changes = session.snapshots.git_diff(
+        a, b, stat=width if stat else None, patch=patch, colour=terminal
     )
     write_bytes(shown)
     alone = [c for c in changes if c.status == "left alone"]
@@ -349,7 +347,9 @@ def worktree(
     session = open_session()
 
     def report(added: dict[str, str | None] | None, removed: Path | None) -> None:
-        rows = [{"path": str(p), "commit": c} for p, c in session.worktrees()]
+        rows = [
+            {"path": str(p), "commit": c} for p, c in session.track.workspace().list_worktrees()
+        ]
         out(
             {
                 "added": added,
@@ -362,10 +362,10 @@ def worktree(
         if json:
             report(None, None)
         else:
-            show(*(f"{p}  {c[:12]}" for p, c in session.worktrees()))
+            show(*(f"{p}  {c[:12]}" for p, c in session.track.workspace().list_worktrees()))
         return
     if remove is not None:
-        session.remove_worktree(remove)
+        session.track.workspace().remove_worktree(remove)
         if json:
             report(None, remove)
         else:
@@ -376,14 +376,14 @@ def worktree(
     from convgit.cli import newfile
 
     newfile.check_new_folder(directory, "convgit worktree")
-    commit = session.add_worktree(ref, directory)
+    commit = session.snapshots.add_worktree(ref, directory)
     if is_saved_ref(ref):
-        entry, what = None, f"the saved state {session.saved_state(ref).id}"
+        entry, what = None, f"the saved state {session.saved_states.find(ref).id}"
     else:
-        snap = session.sidecar.snapshot_by_commit(commit)  # REF's, REF@{N} or by its commit
+        snap = session.track.sidecar.snapshot_by_commit(commit)  # REF's, REF@{N} or by its commit
         assert snap is not None
         entry = snap.entry
-        now = session.sidecar.snapshots[entry].commit == commit
+        now = session.track.sidecar.snapshots[entry].commit == commit
         what = f"the snapshot of {entry}{'' if now else ' (since replaced)'} ({commit[:12]})"
     if json:
         report({"entry": entry, "commit": commit, "path": str(directory)}, None)
@@ -433,7 +433,7 @@ def run(
         raise UsageError("Give the command to run after --.", "convgit run REF... -- COMMAND")
     chosen = ([WORKING_TREE] if worktree else []) + list(refs or [])
     session = open_session()
-    report = session.run(
+    report = session.runs.run(
         chosen,
         command_line,
         jobs=None if jobs is None else number(jobs, "--jobs", int),

@@ -24,13 +24,12 @@ from convgit.session import Session
 def fsck(json: JsonFlag = False) -> None:
     """Check the session file: exit 0 when it is sound, 3 with every problem by line (the
     snapshots gc let go are counted apart, never as lost)."""
-    from convgit.session import saved_states
     from convgit.text import render
 
     session = open_session()
     problems = session.problems()
     fatal = [p for p in problems if p.fatal]
-    let_go = len(session.read_sidecar().pruned)  # let go by gc: never counted as lost
+    let_go = len(session.track.read_sidecar().pruned)  # let go by gc: never counted as lost
     if json:
         out(
             {
@@ -45,9 +44,9 @@ def fsck(json: JsonFlag = False) -> None:
         )
     else:
         lines = render.problem_lines(problems)
-        lost = {(p.line, p.what) for p in session.lost_commits()} if fatal else set()
+        lost = {(p.line, p.what) for p in session.track.lost_commits()} if fatal else set()
         fixable = [p for p in fatal if (p.line, p.what) not in lost]
-        unrecorded = [p for p in fixable if p in saved_states.unrecorded_problems(session)]
+        unrecorded = [p for p in fixable if p in session.saved_states.unrecorded_problems()]
         if len(unrecorded) < len(fixable):
             lines.append(f"{len(fixable)} problem(s): `convgit repair` moves the bad lines aside")
         elif unrecorded:
@@ -81,7 +80,7 @@ def repair(json: JsonFlag = False) -> None:
         show(f"session {session.id}: nothing to repair")
     else:
         if report.moved or report.backup is not None:
-            quarantine = session.file.quarantine_path.name
+            quarantine = session.conversation.file.quarantine_path.name
             show(f"moved {report.moved} line(s) to the quarantine ({quarantine})")
         if report.backup is not None:
             show(f"the original is kept as {report.backup.name}")

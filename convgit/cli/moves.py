@@ -42,11 +42,11 @@ def switch(
     """Move the active leaf. The files are not changed."""
     session = open_session()
     if branch is not None:
-        leaf = session.switch_branch(positive(branch, "--branch"), ref)
+        leaf = session.moves.switch_branch(positive(branch, "--branch"), ref)
     elif ref is None:
         raise UsageError("Say where to switch to.", "convgit switch REF, or --branch N")
     else:
-        leaf = session.switch(ref, tip=tip)
+        leaf = session.moves.switch(ref, tip=tip)
     _moved(session, leaf, json, "switched to")
 
 
@@ -57,7 +57,7 @@ def _moved(session: Session, leaf: str, json: bool, verb: str) -> None:
                 "id": leaf,
                 "session": session.id,
                 "source": None,
-                "leaf": session.leaf,
+                "leaf": session.conversation.leaf,
                 "files_changed": False,
             }
         )
@@ -107,7 +107,7 @@ def fork(
     if not new_session:
         if name is not None:
             raise UsageError("--name goes with --new-session.", "convgit name NAME names a session")
-        leaf = session.fork(ref, text, summary)
+        leaf = session.moves.fork(ref, text, summary)
         _moved(session, leaf, json, "forked:")
         return
     if text is not None or summary is not None:
@@ -116,14 +116,14 @@ def fork(
             "add the next message there with `convgit user TEXT`",
         )
     made = session.fork_session(ref, name=name)
-    source = made.header().get("forkedFrom")
+    source = made.conversation.header().get("forkedFrom")
     if json:
         out(
             {
-                "id": made.leaf,
+                "id": made.conversation.leaf,
                 "session": made.id,
                 "source": source,
-                "leaf": made.leaf,
+                "leaf": made.conversation.leaf,
                 "files_changed": False,
             }
         )
@@ -132,10 +132,10 @@ def fork(
 
     show(
         f"started session {made.id} from session {session.id} at"
-        f" {render.Names(made.view()).id(str(made.leaf))}"
+        f" {render.Names(made.view()).id(str(made.conversation.leaf))}"
         f" ({_entries(len(made.view().entries))}); it is now current, and {session.id} is unchanged"
     )
-    show(render.entry_line(made.view(), str(made.leaf), on_path=True))
+    show(render.entry_line(made.view(), str(made.conversation.leaf), on_path=True))
     boundary(made)
 
 
@@ -147,7 +147,7 @@ def edit(
 ) -> None:
     """A new version of a message, as its sibling; the original stays. Files are not changed."""
     session = open_session()
-    leaf = session.edit(ref, text)
+    leaf = session.moves.edit(ref, text)
     _moved(session, leaf, json, "edited:")
 
 
@@ -166,7 +166,7 @@ def retry(
     """Move the leaf so the next reply is a new sibling of REF (with --turn, so the next user
     message is a new sibling of the last one). Files are not changed."""
     session = open_session()
-    leaf = session.retry(ref, turn=turn)
+    leaf = session.moves.retry(ref, turn=turn)
     _moved(session, leaf, json, "ready to retry from")
 
 
@@ -185,8 +185,8 @@ def label(
     if name is None and not clear:
         raise typer.BadParameter("give a NAME, or --clear")
     session = open_session()
-    held = [] if clear or name is None else session.labelled(name)
-    ident = session.label(ref, None if clear else name, force=force)
+    held = [] if clear or name is None else session.conversation.labelled(name)
+    ident = session.moves.label(ref, None if clear else name, force=force)
     moved = [i for i in held if i != ident]
     if json:
         out(
@@ -211,7 +211,7 @@ def name(
 ) -> None:
     """Name the session."""
     session = open_session()
-    session.rename(text)
+    session.moves.rename(text)
     if json:
         out({"session": session.id, "name": text})
     else:

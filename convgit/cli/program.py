@@ -213,7 +213,7 @@ def boundary(session: Session) -> None:
     from convgit.text import render
 
     try:
-        status = session.status()
+        status = session.snapshots.status()
     except ConvgitError as exc:
         show(f"files: not changed ({exc.message})")
         return

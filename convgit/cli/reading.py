@@ -35,11 +35,17 @@ def log(
     """The active path, root to leaf (what the model sees, before replay): labels, snapshots
     (◆), and where the context (← context) and the files (← files) are."""
     session = open_session()
-    ids = session.path_ids(ref)
+    ids = session.conversation.path_ids(ref)
     if max_count is not None:
         ids = ids[-positive(max_count, "-n") :]
     if json:
-        out({"session": session.id, "leaf": session.leaf, "entries": _records(session, ids)})
+        out(
+            {
+                "session": session.id,
+                "leaf": session.conversation.leaf,
+                "entries": _records(session, ids),
+            }
+        )
         return
     from convgit.text import render
 
@@ -47,13 +53,13 @@ def log(
 
 
 def _records(session: Session, ids: list[str]) -> list[dict[str, Any]]:
-    return [session.record(i) for i in ids]
+    return [session.conversation.record(i) for i in ids]
 
 
 def _files_at(session: Session) -> str | None:
     """The entry whose snapshot the files are at (None: none, or no workspace track)."""
-    if session.sidecar.snapshots and session.location.git is not None:
-        return session.status().matches
+    if session.track.sidecar.snapshots and session.location.git is not None:
+        return session.snapshots.status().matches
     return None
 
 
@@ -73,7 +79,7 @@ def tree_cmd(
     context (← context) and the files (← files) are. On a terminal, lines are cut to its
     width."""
     session = open_session()
-    session.check()
+    session.conversation.check()
     if depth is not None and not (depth.isascii() and depth.isdigit()):
         raise UsageError(f"--depth takes a whole number (0: the trunk only), not '{depth}'.")
     levels = None if depth is None else int(depth)
@@ -82,7 +88,7 @@ def tree_cmd(
         out(
             {
                 "session": session.id,
-                "leaf": session.leaf,
+                "leaf": session.conversation.leaf,
                 "entries": _records(session, list(view.entries)),
             }
         )
@@ -91,7 +97,11 @@ def tree_cmd(
     from convgit.text import render
 
     drawn = render.draw_tree(
-        view, session.children(), session.path_ids(), _files_at(session), depth=levels
+        view,
+        session.conversation.children(),
+        session.conversation.path_ids(),
+        _files_at(session),
+        depth=levels,
     )
     show(*render.fitted(drawn, pager.columns()))
 
@@ -113,7 +123,7 @@ def show_cmd(
     the saved state and the rest null or empty), and the day gc let its snapshot go (or null)."""
     session = open_session()
     if is_saved_ref(ref):  # a saved state, by the id restore printed
-        state = session.saved_state(ref).to_json()
+        state = session.saved_states.find(ref).to_json()
         if json:
             out(
                 {
@@ -127,12 +137,12 @@ def show_cmd(
         else:
             echo(codec.dumps(state, pretty=True))
         return
-    ident = session.resolve(ref)
-    value = session.record(ident)
-    snap = session.sidecar.snapshots.get(ident)
+    ident = session.conversation.resolve(ref)
+    value = session.conversation.record(ident)
+    snap = session.track.sidecar.snapshots.get(ident)
     value["snapshot"] = snap.to_json() if snap else None
-    value["children"] = session.children().get(ident, [])
-    gone = session.sidecar.let_go.get(ident)
+    value["children"] = session.conversation.children().get(ident, [])
+    gone = session.track.sidecar.let_go.get(ident)
     let_go = gone.day if gone is not None and snap is None else None
     if json:
         snapshot, children = value.pop("snapshot"), value.pop("children")
@@ -148,8 +158,8 @@ def show_cmd(
         return
     from convgit.text import readable
 
-    parent = session.tree.entries[ident]["parentId"]
-    previous = session.nearest_snapshot(parent) if snap is not None and parent else None
+    parent = session.conversation.tree.entries[ident]["parentId"]
+    previous = session.track.nearest_snapshot(parent) if snap is not None and parent else None
     show(
         *readable.entry_lines(
             session.view(),
@@ -192,7 +202,7 @@ def context(
     if format in ("openai", "anthropic"):
         from convgit.providers import export
 
-        body, dropped = export(session.context(ref), format, max_tokens=cap)
+        body, dropped = export(session.conversation.context(ref), format, max_tokens=cap)
         if json:
             out({"request": body, "dropped": dropped})
         else:
@@ -203,7 +213,7 @@ def context(
         raise UsageError(f"Unknown format '{format}': use openai, anthropic or text.")
     if cap is not None:
         raise UsageError("--max-tokens goes with --format openai or anthropic.")
-    ctx = session.context(ref)
+    ctx = session.conversation.context(ref)
     if json or format == "json":
         out(ctx.to_json())
         return
@@ -261,7 +271,7 @@ def branches(
     from convgit.text import reports
 
     session = open_session()
-    fork = session.branches(ref)
+    fork = session.moves.branches(ref)
     view = session.view()
     if json:
         out(
@@ -284,7 +294,7 @@ def branches(
         )
         return
 
-    show(*reports.branch_lines(view, fork, session.path_ids(), ref))
+    show(*reports.branch_lines(view, fork, session.conversation.path_ids(), ref))
 
 
 def _leaf_text(record: dict[str, object]) -> str:
@@ -326,7 +336,7 @@ def html_cmd(
         store_dir=options.store,
         fsync=options.fsync,
     )
-    status = session.status()
+    status = session.snapshots.status()
     store = collecting.store(session.location, fresh=False)  # the page ends as `status` does
     words = render.status_words(status, render.Names(session.view()))
     words += reports.store_lines(store)

@@ -32,7 +32,7 @@ def ui(
         store_dir=options.store,
         fsync=options.fsync,
     )
-    session.check()
+    session.conversation.check()
     from convgit.navigator.app import Navigator
 
     said = Navigator(session).run()

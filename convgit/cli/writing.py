@@ -43,12 +43,12 @@ def init(
         out(
             {
                 "id": session.id,
-                "path": str(session.file.path),
-                "snapshots": session.snapshots_enabled,
+                "path": str(session.conversation.file.path),
+                "snapshots": session.track.snapshots_enabled,
             }
         )
         return
-    files = "snapshots on" if session.snapshots_enabled else "snapshots off"
+    files = "snapshots on" if session.track.snapshots_enabled else "snapshots off"
     if session.location.git is None:
         files = "no git repository: conversation only"
     show(f"started session {session.id} ({files})", f"store: {session.location.root}")
@@ -57,22 +57,22 @@ def init(
 def _appended(session: Session, ident: str, json: bool) -> None:
     """Show an appended entry and its snapshot; a snapshot that could not be taken is a
     warning (the entry is recorded: the command succeeds, so a retry adds nothing)."""
-    snap = session.sidecar.snapshots.get(ident)
-    failed = session.snapshot_error
+    snap = session.track.sidecar.snapshots.get(ident)
+    failed = session.append.snapshot_error
     if failed is not None:
         typer.echo(
             codec.shown(f"convgit: warning: the files were not snapshotted: {failed}"), err=True
         )
-    elsewhere = session.files_from
+    elsewhere = session.append.files_from
     if json:
-        value = session.record(ident)
+        value = session.conversation.record(ident)
         value["snapshot"] = {"error": failed} if failed else snap.to_json() if snap else None
         value["files_from"] = None if elsewhere is None else elsewhere.to_json()
         out(value)
         return
     from convgit.text import render
 
-    show(render.entry_line(session.view(), ident, on_path=ident == session.leaf))
+    show(render.entry_line(session.view(), ident, on_path=ident == session.conversation.leaf))
     if snap is not None and failed is None:
         show(*render.snapshot_words(snap, names=render.Names(session.view())))
     if elsewhere is not None:
@@ -95,13 +95,13 @@ def _appending(session: Session, append: Callable[[], str]) -> str:
     SIGTERM or SIGHUP, it says in one sentence whether the entry was recorded."""
     from convgit.base.process_groups import stopping_on_signals
 
-    leaf = session.leaf
+    leaf = session.conversation.leaf
     try:
         with stopping_on_signals():
             return append()
     except (SignalReceived, KeyboardInterrupt) as exc:
         signum = exc.signum if isinstance(exc, SignalReceived) else signal.SIGINT
-        if open_session().leaf != leaf:
+        if open_session().conversation.leaf != leaf:
             left = (
                 "the entry was recorded and its snapshot was not (`convgit snapshot` records"
                 " the files now)"
@@ -123,7 +123,7 @@ def user(
     """Append a user message at the active leaf."""
     session = open_session()
     said = text_of(text)
-    made = _appending(session, lambda: session.append_user(said, force=force, ident=ident).id)
+    made = _appending(session, lambda: session.append.user(said, force=force, ident=ident).id)
     _appended(session, made, json)
 
 
@@ -137,7 +137,7 @@ def assistant(
     """Append an assistant reply (and snapshot the files when snapshots are on)."""
     session = open_session()
     said = text_of(text)
-    made = _appending(session, lambda: session.append_assistant(said, force=force, ident=ident).id)
+    made = _appending(session, lambda: session.append.assistant(said, force=force, ident=ident).id)
     _appended(session, made, json)
 
 
@@ -160,7 +160,7 @@ def tool(
     """Append the result of a tool call on the active path (a call on another branch is refused
     unless --on-call-branch)."""
     session = open_session()
-    made = session.append_tool_result(
+    made = session.append.tool_result(
         call_id,
         text_of(text),
         is_error=error,
@@ -169,10 +169,10 @@ def tool(
         ident=ident,
     )
     _appended(session, made.id, json)
-    if not json and made.id != session.leaf:
+    if not json and made.id != session.conversation.leaf:
         from convgit.text import render
 
-        leaf = render.Names(session.view()).named(str(session.leaf))
+        leaf = render.Names(session.view()).named(str(session.conversation.leaf))
         show(f"filed on the branch of call {call_id}; the active leaf stays at {leaf}")
 
 
@@ -198,17 +198,23 @@ def system(
     replayed like a model change); without TEXT, show the one in force."""
     session = open_session()
     if text is None and not clear:
-        prompt = session.context().system
+        prompt = session.conversation.context().system
         if json:
-            out({"leaf": session.leaf, "system": prompt, "entry": None})
+            out({"leaf": session.conversation.leaf, "system": prompt, "entry": None})
         else:
             show("no system prompt on the active path" if prompt is None else prompt)
         return
     if text is not None and clear:
         raise typer.BadParameter("give a TEXT or --clear, not both")
-    made = session.set_system(None if clear else text)
+    made = session.append.system(None if clear else text)
     if json:  # the same shape as without TEXT, with the entry that records it
-        out({"leaf": session.leaf, "system": text, "entry": session.record(made.id)})
+        out(
+            {
+                "leaf": session.conversation.leaf,
+                "system": text,
+                "entry": session.conversation.record(made.id),
+            }
+        )
         return
     from convgit.text import render
 

@@ -17,13 +17,28 @@ instead of spelling them:
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from convgit.base.errors import AmbiguousRefError, NotFoundError, UsageError
 from convgit.schema import tool_call_ids
 
-if TYPE_CHECKING:
-    from convgit.conversation.tree import Tree
+
+class Tree(Protocol):
+    """What references read of a conversation's index (``convgit.conversation.tree.Tree``,
+    which asks this module to resolve them: a protocol here, so neither imports the other)."""
+
+    entries: dict[str, dict[str, Any]]
+    leaf: str | None
+    labels: dict[str, str]
+
+    @property
+    def children(self) -> dict[str | None, list[str]]: ...
+
+    @property
+    def lines(self) -> dict[str, int]: ...
+
+    def path(self, leaf: str | None = None) -> list[str]: ...
+
 
 LEAF = "@"
 LEAF_ALIAS = "HEAD"  # git's word for where you are, read as @

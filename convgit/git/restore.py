@@ -49,7 +49,7 @@ from convgit.git.restoreplan import Skipped, lstat
 from convgit.git.run import WHOLE_INDEX, Git, stopped_on_the_way_out
 
 
-class Restored(list[Change]):
+class RestoreChanges(list[Change]):
     """The changes a restore made (or would make), plus the paths it left alone on purpose
     (ignored or skipped files that differ from the snapshot, paths inside nested repositories,
     files the snapshot does not account for, convgit's store) and, for an undo, the files it
@@ -78,7 +78,7 @@ def restoring(
     target_skipped: Mapping[str, str] | None = None,
     target_rules: Mapping[str, bytes] | None = None,
     keeps: Keeps | None = None,
-) -> Iterator[Restore]:
+) -> Iterator[RestorePlan]:
     """The restore of the working tree (or only ``paths``: files or folders relative to the
     root) to the tree of commit ``target``, planned with ``index`` locked for the block.
 
@@ -93,7 +93,7 @@ def restoring(
         held.enter_context(index.locked())
         held.enter_context(worktree_locked(git))
         objects = held.enter_context(git.objects())
-        yield Restore(
+        yield RestorePlan(
             git, index, objects, target, size_cap, paths, exact_from, dict(target_skipped or {}),
             target_rules, keeps,
         )  # fmt: skip
@@ -121,7 +121,7 @@ def worktree_locked(git: Git) -> Iterator[None]:
         ) from None
 
 
-class Restore:
+class RestorePlan:
     """A planned restore: ``changes`` (current -> target, with ``left_alone`` and
     ``replaced``), and ``skipped``, what the files now leave out. See ``restoring``."""
 
@@ -191,7 +191,9 @@ class Restore:
         if exact_from is not None:
             restored_tree_id = objects.peel(exact_from, "tree")
             replaced = [d.path for d in deltas if objects.lookup(restored_tree_id, d.path) != d.old]
-        self.changes = Restored([Change(d.path, d.status) for d in deltas], left_alone, replaced)
+        self.changes = RestoreChanges(
+            [Change(d.path, d.status) for d in deltas], left_alone, replaced
+        )
         return deltas
 
     def _unseen(self, paths: list[str] | None) -> list[Skipped]:

@@ -104,7 +104,7 @@ class Navigator(App[list[str]]):
         yield Static(_footer(self.BINDINGS), id="keys")
 
     def on_mount(self) -> None:
-        self.drawn.fill(self.session.leaf)
+        self.drawn.fill(self.session.conversation.leaf)
         self.say(self._both_tracks())
         self.set_interval(FOLLOW_SECONDS, self._follow)
 
@@ -132,15 +132,15 @@ class Navigator(App[list[str]]):
 
     def _show_entry(self, ident: str) -> None:
         session = self.session
-        snap = session.read_sidecar().snapshots.get(ident)
-        parent = session.tree.entries[ident]["parentId"]
-        previous = session.nearest_snapshot(parent) if snap is not None and parent else None
+        snap = session.track.read_sidecar().snapshots.get(ident)
+        parent = session.conversation.tree.entries[ident]["parentId"]
+        previous = session.track.nearest_snapshot(parent) if snap is not None and parent else None
         lines = readable.entry_lines(
             self.view,
             ident,
             snapshot=snap,
             previous=previous,
-            children=session.children().get(ident, []),
+            children=session.conversation.children().get(ident, []),
         )
         self._detail(shown(lines))
         if snap is not None:
@@ -155,10 +155,9 @@ class Navigator(App[list[str]]):
     def _patch(self, a: str | None, b: str | None, head: Sequence[Any]) -> None:
         """``head`` then git's diff from ``a``'s files to ``b``'s (None: the files now), as
         ``show -p`` and ``diff -p`` print it (run in a worker thread: git takes its time)."""
-        from convgit.session import files as session_files
 
         try:
-            patch, changes = session_files.git_diff(self.session, a, b, patch=True)
+            patch, changes = self.session.snapshots.git_diff(a, b, patch=True)
         except ConvgitError as exc:
             self.call_from_thread(self._detail, shown([*head, "", _sentence(exc)]))
             return
@@ -189,7 +188,7 @@ class Navigator(App[list[str]]):
 
     def _both_tracks(self) -> list[str]:
         try:
-            return render.status_words(self.session.status(), render.Names(self.view))[1:]
+            return render.status_words(self.session.snapshots.status(), render.Names(self.view))[1:]
         except ConvgitError as exc:
             return [_sentence(exc)]
 
@@ -208,7 +207,7 @@ class Navigator(App[list[str]]):
     def _stamp(self) -> tuple[tuple[int, int], ...]:
         """The size and time of the session's two files: a cheap look, no read."""
         found = []
-        for path in (self.session.file.path, self.session.sidecar_file.path):
+        for path in (self.session.conversation.file.path, self.session.track.file.path):
             try:
                 info = os.stat(path)
             except OSError:
@@ -236,14 +235,14 @@ class Navigator(App[list[str]]):
         if ident is None:
             return
         with self._refusals():
-            leaf = self.session.switch(ident)
+            leaf = self.session.moves.switch(ident)
             self._reload()
             line = render.entry_line(self.view, leaf, on_path=True)
             self.say([render.Styled("switched to ").append_text(line), self._boundary()])
 
     def _boundary(self) -> str:
         try:
-            return render.boundary_line(self.session.status(), render.Names(self.view))
+            return render.boundary_line(self.session.snapshots.status(), render.Names(self.view))
         except ConvgitError as exc:
             return f"files: not changed ({exc.message})"
 
@@ -258,7 +257,7 @@ class Navigator(App[list[str]]):
     def _restore(self, ident: str | None, *, undo: bool) -> None:
         """Ask with the list of what would change (``restore --dry-run``), then restore."""
         with self._refusals():
-            preview = self.session.restore(ident, dry_run=True, undo=undo)
+            preview = self.session.restoring.restore(ident, dry_run=True, undo=undo)
             words = render.restore_words(preview, render.Names(self.view))
             if not preview.changes:
                 self.say(words)
@@ -269,7 +268,7 @@ class Navigator(App[list[str]]):
                     self.say(["nothing was restored"])
                     return
                 with self._refusals():
-                    done = self.session.restore(ident, undo=undo)
+                    done = self.session.restoring.restore(ident, undo=undo)
                     self._reload()
                     self.say(render.restore_words(done, render.Names(self.view)))
 
@@ -286,7 +285,7 @@ class Navigator(App[list[str]]):
             else:
                 a, b = ident, None
                 what = f"diff from {self.view.short_id(a)} to the files now"
-            self.session.diff(a, b)  # refuses an entry without a snapshot, in its words
+            self.session.snapshots.diff(a, b)  # refuses an entry without a snapshot, in its words
             self._detail(Text(what + " …"))
             self.run_worker(
                 lambda: self._patch(a, b, [what]), thread=True, exclusive=True, group="detail"
@@ -310,15 +309,15 @@ class Navigator(App[list[str]]):
         if ident is None:
             return
         with self._refusals():
-            tree = self.session.tree
+            tree = self.session.conversation.tree
             at = ident if len(tree.children.get(ident, ())) > 1 else None
             if at is None:
                 at = branching.fork_point(tree, ident)
             if at is None:  # the roots
-                fork = branching.fork_at(tree, None, self.session.read_sidecar().snapshots)
+                fork = branching.fork_at(tree, None, self.session.track.read_sidecar().snapshots)
             else:
-                fork = self.session.branches(at)
-            lines = reports.branch_lines(self.view, fork, self.session.path_ids(), at)
+                fork = self.session.moves.branches(at)
+            lines = reports.branch_lines(self.view, fork, self.session.conversation.path_ids(), at)
 
             def picked(leaf: str | None) -> None:
                 if leaf is not None:
@@ -368,9 +367,9 @@ class Navigator(App[list[str]]):
 
     def _write(self, what: str, ident: str, text: str) -> None:
         moves: dict[str, Callable[[], str]] = {
-            "edit": lambda: self.session.edit(ident, text),
-            "fork": lambda: self.session.fork(ident, text or None),
-            "label": lambda: self.session.label(ident, text or None, force=False),
+            "edit": lambda: self.session.moves.edit(ident, text),
+            "fork": lambda: self.session.moves.fork(ident, text or None),
+            "label": lambda: self.session.moves.label(ident, text or None, force=False),
         }
         with self._refusals():
             done = moves[what]()
@@ -410,7 +409,7 @@ class Navigator(App[list[str]]):
         from convgit.agents import resume as handback
 
         with self._refusals():
-            agent = str(self.session.header().get("agent") or registry.DEFAULT)
+            agent = str(self.session.conversation.header().get("agent") or registry.DEFAULT)
             result = handback.resume(self.session, ident, agent)
             self.exit(reports.resume_words(result, self.view.short_id(result.entry)))
 

@@ -50,8 +50,10 @@ class ConversationTree(Tree[str]):
         closed = {key for key, node in made if node.allow_expand and not node.is_expanded}
         self.view = self.session.view()
         self.files_at = self._files_at()
-        self.on_path = set(self.session.path_ids() if self.session.leaf else [])
-        self.placed = shape.Layout(shape.places(self.session.children(), self.on_path))
+        self.on_path = set(
+            self.session.conversation.path_ids() if self.session.conversation.leaf else []
+        )
+        self.placed = shape.Layout(shape.places(self.session.conversation.children(), self.on_path))
         self.clear()
         self.nodes, self.fold_nodes, self.folds, self.filled = {}, {}, {}, set()
         self._make_rows(None, self.root)
@@ -61,7 +63,7 @@ class ConversationTree(Tree[str]):
         for ident, node in self.nodes.items():
             if ident in closed:
                 node.collapse()
-        self.go(cursor if cursor in self.placed.place else self.session.leaf)
+        self.go(cursor if cursor in self.placed.place else self.session.conversation.leaf)
 
     def _make_rows(self, under: str | shape.Fold | None, parent: TreeNode[str]) -> None:
         """The rows below ``under`` (None: the top), made once."""
@@ -124,8 +126,8 @@ class ConversationTree(Tree[str]):
     def _files_at(self) -> str | None:
         """The entry whose snapshot the files are at, as ``convgit tree`` marks it."""
         try:
-            if self.session.sidecar.snapshots and self.session.location.git is not None:
-                return self.session.status().matches
+            if self.session.track.sidecar.snapshots and self.session.location.git is not None:
+                return self.session.snapshots.status().matches
         except ConvgitError:
             return None
         return None

@@ -1,7 +1,7 @@
 """Moving in the conversation: switching, a fork, an edit, a retry, a label, or a new session
 forked from one.
 
-Promises kept here (``Session``'s moves delegate here):
+Promises kept here (``Moves``, a session's ``moves``):
 * no file is touched: only conversation records are written;
 * nothing is copied within a session: a branch is new entries under an existing one, and the
   active leaf moves to it;
@@ -11,169 +11,204 @@ Promises kept here (``Session``'s moves delegate here):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from convgit import schema
 from convgit.base.errors import NotFoundError, RefusedError, UsageError
 from convgit.conversation import appending, branching, refs, tree
 from convgit.git import names
-from convgit.session import appending as session_append
-from convgit.session import files as session_files
-from convgit.session import opening
+from convgit.session.opening import check_name
 
 if TYPE_CHECKING:
-    from convgit.session import Session
+    from convgit.session.conversation import Conversation
+    from convgit.session.track import Track
+    from convgit.store.sidecar import SnapshotInfo
 
 
-def switch(session: Session, ref: str, *, tip: bool = False) -> str:
-    target = session.resolve(ref)
-    if tip:
-        target = session.tree.newest_leaf(target)
-    session_append.write(session, lambda: [schema.leaf(target)], builds_on_leaf=False)
-    return target
+@dataclass(frozen=True)
+class ForkCopy:
+    """What a session forked at ``target`` starts with: the path's ``records`` (with their
+    labels) and the ``snapshots`` it shares."""
+
+    target: str
+    records: list[dict[str, Any]]
+    snapshots: list[SnapshotInfo]
 
 
-def branches(session: Session, ref: str | None = None) -> branching.Fork:
-    session.check()
-    if ref is not None:
-        at: str | None = session.resolve(ref)
-    elif session.tree.leaf is None:
-        raise NotFoundError("The session has no entries yet.", 'convgit user "..."')
-    else:
-        at = branching.fork_point(session.tree, session.tree.leaf)
-    return branching.fork_at(session.tree, at, session.read_sidecar().snapshots)
+class Moves:
+    """Moving in one session's conversation: never a file changed."""
 
+    def __init__(self, conversation: Conversation, track: Track) -> None:
+        self.conversation = conversation
+        self.track = track
 
-def switch_branch(session: Session, number: int, ref: str | None = None) -> str:
-    target = branches(session, ref).branch(number).leaf
-    session_append.write(session, lambda: [schema.leaf(target)], builds_on_leaf=False)
-    return target
+    def switch(self, ref: str, *, tip: bool = False) -> str:
+        """Make ``ref`` the active leaf; with ``tip``, the newest deepest leaf below ``ref`` (the
+        end of its branch written to last). Files are not touched."""
+        target = self.conversation.resolve(ref)
+        if tip:
+            target = self.conversation.tree.newest_leaf(target)
+        self.conversation.write(lambda: [schema.leaf(target)], builds_on_leaf=False)
+        return target
 
+    def branches(self, ref: str | None = None) -> branching.Fork:
+        """The branches that start at ``ref`` (default: the nearest fork point at or above the
+        active leaf), numbered in the order they were started; see ``branching``."""
+        self.conversation.check()
+        if ref is not None:
+            at: str | None = self.conversation.resolve(ref)
+        elif self.conversation.tree.leaf is None:
+            raise NotFoundError("The session has no entries yet.", 'convgit user "..."')
+        else:
+            at = branching.fork_point(self.conversation.tree, self.conversation.tree.leaf)
+        return branching.fork_at(self.conversation.tree, at, self.track.read_sidecar().snapshots)
 
-def label(session: Session, ref: str, name: str | None, *, force: bool = True) -> str:
-    target = session.resolve(ref)
-    if name is not None:
-        _check_label(name)
+    def switch_branch(self, number: int, ref: str | None = None) -> str:
+        """Make the newest deepest leaf of branch ``number`` of ``branches(ref)`` the leaf."""
+        target = self.branches(ref).branch(number).leaf
+        self.conversation.write(lambda: [schema.leaf(target)], builds_on_leaf=False)
+        return target
 
-    def build() -> list[dict[str, Any]]:
-        held = [] if name is None else [i for i in session.labelled(name) if i != target]
-        if held and not force:
-            raise RefusedError(
-                f"The label '{name}' is on entry {held[-1]} already; nothing was changed.",
-                f"`convgit label {ref} {name} -f` moves it here",
+    def label(self, ref: str, name: str | None, *, force: bool = True) -> str:
+        """Bookmark ``ref`` as ``name`` (None clears its label). A label names one entry:
+        given to another, it moves (``labelled`` tells where it was); with ``force`` False,
+        a label on another entry is refused instead."""
+        target = self.conversation.resolve(ref)
+        if name is not None:
+            _check_label(name)
+
+        def build() -> list[dict[str, Any]]:
+            held = (
+                [] if name is None else [i for i in self.conversation.labelled(name) if i != target]
             )
-        return [*(schema.label(i, None) for i in held), schema.label(target, name)]
-
-    session_append.write(session, build, builds_on_leaf=False)
-    return target
-
-
-def rename(session: Session, text: str) -> None:
-    opening.check_name(text)
-    session_append.write(session, lambda: [schema.session_name(text)], builds_on_leaf=False)
-
-
-def fork(session: Session, ref: str, text: str | None = None, summary: str | None = None) -> str:
-    target = session.resolve(ref)
-    refused = branching.refusal(session.tree, target, f"A fork from {target}")
-    if refused is not None:
-        raise refused
-    left = session.tree.leaf
-
-    def build() -> list[dict[str, Any]]:
-        records: list[dict[str, Any]] = []
-        parent = target
-        if summary is not None:
-            records.append(
-                session_append.new_entry(
-                    session, "branch_summary", parent, fromId=left or target, summary=summary
+            if held and not force:
+                raise RefusedError(
+                    f"The label '{name}' is on entry {held[-1]} already; nothing was changed.",
+                    f"`convgit label {ref} {name} -f` moves it here",
                 )
-            )
-            parent = records[-1]["id"]
-        if text is not None:
-            made = session_append.new_entry(session, "message", parent, role="user", content=text)
-            if records and made["id"] == records[0]["id"]:
-                made["id"] = appending.fresh_id(
-                    session.tree.entries, {records[0]["id"]: records[0]}
-                )
-            records.append(made)
-        if not records:
-            records.append(schema.leaf(target))
-        return records
+            return [*(schema.label(i, None) for i in held), schema.label(target, name)]
 
-    session_append.write(session, build, builds_on_leaf=False)
-    return session.tree.leaf or target
+        self.conversation.write(build, builds_on_leaf=False)
+        return target
 
+    def rename(self, text: str) -> None:
+        """Set the session's display name (``Conversation.name`` reads it)."""
+        check_name(text)
+        self.conversation.write(lambda: [schema.session_name(text)], builds_on_leaf=False)
 
-def edit(session: Session, ref: str, text: str) -> str:
-    target = session.resolve(ref)
-    refused = _edit_refusal(session.tree, target)
-    if refused is not None:
-        raise refused
-    record = session.tree.entries[target]
-    parent = record["parentId"]
-    made = session_append.write(
-        session,
-        lambda: [
-            session_append.new_entry(session, "message", parent, role=record["role"], content=text)
-        ],
-        builds_on_leaf=False,
-    )
-    return str(made[0]["id"])
-
-
-def retry(session: Session, ref: str = refs.LEAF, *, turn: bool = False) -> str:
-    target = session.resolve(ref)
-    record = session.tree.entries[target]
-    if turn:
-        asked = branching.last_user_message(session.tree, target)
-        before: str | None = session.tree.entries[asked]["parentId"]
-        if before is None:
-            raise RefusedError(
-                f"The last user message, {asked}, is the first entry: there is nothing before"
-                " it to go back to.",
-                f"`convgit edit {asked} TEXT` starts the new attempt beside it",
-            )
-        refused = branching.refusal(session.tree, before, f"Going back to {before}")
+    def fork(self, ref: str, text: str | None = None, summary: str | None = None) -> str:
+        """Go back to ``ref`` and branch from there. With ``summary``, a ``branch_summary``
+        (carrying what the branch left behind learned) is appended under ``ref``; with ``text``,
+        a user message starts the new branch. Nothing is copied; files are not touched. Refused
+        inside a tool run (``branching.refusal``): the branch would leave a tool call waiting."""
+        target = self.conversation.resolve(ref)
+        refused = branching.refusal(self.conversation.tree, target, f"A fork from {target}")
         if refused is not None:
             raise refused
-        session_append.write(session, lambda: [schema.leaf(before)], builds_on_leaf=False)
-        return before
-    if record["type"] == "message" and record["role"] == "assistant":
+        left = self.conversation.tree.leaf
+
+        def build() -> list[dict[str, Any]]:
+            records: list[dict[str, Any]] = []
+            parent = target
+            if summary is not None:
+                records.append(
+                    self.conversation.new_entry(
+                        "branch_summary", parent, fromId=left or target, summary=summary
+                    )
+                )
+                parent = records[-1]["id"]
+            if text is not None:
+                made = self.conversation.new_entry("message", parent, role="user", content=text)
+                if records and made["id"] == records[0]["id"]:
+                    made["id"] = appending.fresh_id(
+                        self.conversation.tree.entries, {records[0]["id"]: records[0]}
+                    )
+                records.append(made)
+            if not records:
+                records.append(schema.leaf(target))
+            return records
+
+        self.conversation.write(build, builds_on_leaf=False)
+        return self.conversation.tree.leaf or target
+
+    def edit(self, ref: str, text: str) -> str:
+        """A new version of message ``ref``: a sibling with the same role and new text, which
+        becomes the leaf. The original stays in the tree. Refused for a tool result, an
+        assistant message whose tool calls are not all answered, and a message whose new version
+        would come between a tool call and its result; the hint names where to branch instead."""
+        target = self.conversation.resolve(ref)
+        refused = _edit_refusal(self.conversation.tree, target)
+        if refused is not None:
+            raise refused
+        record = self.conversation.tree.entries[target]
         parent = record["parentId"]
-        if parent is None:
-            raise RefusedError(f"Entry {target} is a root; there is nothing to retry from.")
-        target = parent
-    session_append.write(session, lambda: [schema.leaf(target)], builds_on_leaf=False)
-    return target
+        made = self.conversation.write(
+            lambda: [
+                self.conversation.new_entry("message", parent, role=record["role"], content=text)
+            ],
+            builds_on_leaf=False,
+        )
+        return str(made[0]["id"])
 
+    def retry(self, ref: str = refs.LEAF, *, turn: bool = False) -> str:
+        """Get ready to ask again: for an assistant reply, the leaf moves to the message it
+        answered (the next reply becomes its sibling); for any other entry, to that entry. With
+        ``turn``, to just before the last user message at or above ``ref`` (tool results are not
+        user messages), so the next user message starts the new attempt and the turn left
+        behind, tool runs and all, is not in its context."""
+        target = self.conversation.resolve(ref)
+        record = self.conversation.tree.entries[target]
+        if turn:
+            asked = branching.last_user_message(self.conversation.tree, target)
+            before: str | None = self.conversation.tree.entries[asked]["parentId"]
+            if before is None:
+                raise RefusedError(
+                    f"The last user message, {asked}, is the first entry: there is nothing before"
+                    " it to go back to.",
+                    f"`convgit edit {asked} TEXT` starts the new attempt beside it",
+                )
+            refused = branching.refusal(self.conversation.tree, before, f"Going back to {before}")
+            if refused is not None:
+                raise refused
+            self.conversation.write(lambda: [schema.leaf(before)], builds_on_leaf=False)
+            return before
+        if record["type"] == "message" and record["role"] == "assistant":
+            parent = record["parentId"]
+            if parent is None:
+                raise RefusedError(f"Entry {target} is a root; there is nothing to retry from.")
+            target = parent
+        self.conversation.write(lambda: [schema.leaf(target)], builds_on_leaf=False)
+        return target
 
-def fork_session(session: Session, ref: str, *, name: str | None = None) -> Session:
-    target = session.resolve(ref)
-    refused = branching.refusal(session.tree, target, f"A fork from {target}")
-    if refused is not None:
-        raise refused
-    path = session.tree.path(target)
-    labels = session.tree.labels
-    copied = [session.tree.entries[i] for i in path]
-    copied += [schema.label(i, labels[i]) for i in path if i in labels]
-    snapshots = session.sidecar.snapshots if session.sidecar_file.path.exists() else {}
-    shared = [snapshots[i] for i in path if i in snapshots]
-    ws = session.workspace() if shared else None  # refuses before anything is made
-    new = opening.start(
-        type(session),
-        session.location,
-        name=name,
-        snapshots=session.snapshots_enabled,
-        fsync=session.file.fsync,
-        forked_from={"session": session.id, "entry": target},
-    )
-    session_append.write(new, lambda: copied, builds_on_leaf=False)
-    if ws is not None:
-        for snap in shared:
-            ws.set_ref(names.snapshot_ref(new.id, snap.entry), snap.commit)
-        session_files.append_sidecar(
-            new,
+    def fork_copy(self, ref: str) -> ForkCopy:
+        """What a new session forked at ``ref`` starts with (``Session.fork_session``): the
+        root-to-``ref`` path with its labels, and the snapshots of that path, to share. Refused
+        inside a tool run, as ``fork`` is, and (with snapshots to share) outside git."""
+        target = self.conversation.resolve(ref)
+        found = self.conversation.tree
+        refused = branching.refusal(found, target, f"A fork from {target}")
+        if refused is not None:
+            raise refused
+        path = found.path(target)
+        copied = [found.entries[i] for i in path]
+        copied += [schema.label(i, found.labels[i]) for i in path if i in found.labels]
+        snapshots = self.track.sidecar.snapshots if self.track.file.path.exists() else {}
+        shared = [snapshots[i] for i in path if i in snapshots]
+        if shared:
+            self.track.workspace()  # refuses before anything is made
+        return ForkCopy(target, copied, shared)
+
+    def take_in(self, copy: ForkCopy) -> None:
+        """Write ``copy`` into this (new) session: its records, and its snapshots shared (the
+        same commits, under this session's refs)."""
+        self.conversation.write(lambda: copy.records, builds_on_leaf=False)
+        if not copy.snapshots:
+            return
+        ws = self.track.workspace()
+        for snap in copy.snapshots:
+            ws.set_ref(names.snapshot_ref(self.track.id, snap.entry), snap.commit)
+        self.track.append(
             [
                 schema.snapshot(
                     snap.entry,
@@ -184,10 +219,9 @@ def fork_session(session: Session, ref: str, *, name: str | None = None) -> Sess
                     ts=snap.ts,
                     rules=snap.rules,
                 )
-                for snap in shared
-            ],
+                for snap in copy.snapshots
+            ]
         )
-    return new
 
 
 def _edit_refusal(found: tree.Tree, target: str) -> RefusedError | None:

@@ -1,6 +1,6 @@
 """Opening a session: the current one (or the one named), or a new one started in a store.
 
-Promises kept here (``Session.open`` and ``Session.create`` delegate here):
+Promises kept here (for ``Session.open`` and ``Session.create``):
 * a new session gets an id no session in the store has, and a header naming where it runs;
 * snapshots default to on inside git, and are refused outside it or at a home or root folder.
 """
@@ -9,49 +9,32 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from convgit import schema
 from convgit.base.errors import NoWorkspaceError, UsageError
 from convgit.store import jsonl, sessions
-from convgit.store.location import StoreLocation, locate
-
-if TYPE_CHECKING:
-    from convgit.session import Session
+from convgit.store.location import StoreLocation
 
 
-def open(
-    cls: type[Session],
-    path: str | Path = ".",
-    create: bool = False,
-    *,
-    session: str | None = None,
-    store_dir: str | Path | None = None,
-    fsync: bool = False,
-) -> Session:
-    location = locate(path, store_dir)
-    # a session given is looked up (an empty one is refused); CONVGIT_SESSION="" is none set
+def find(location: StoreLocation, session: str | None) -> str | None:
+    """The id of ``session`` (default: ``CONVGIT_SESSION``, else the one ``init`` made current),
+    None when none is set; a session named is looked up (an empty name is refused)."""
+    # CONVGIT_SESSION="" is none set
     sid = (os.environ.get("CONVGIT_SESSION") or location.current()) if session is None else session
-    if sid is None:
-        if create:
-            return cls.create(path, store_dir=store_dir, fsync=fsync)
-        raise sessions.no_session(location, "There is no current convgit session here.")
-    opened = cls(location, sessions.find_session(location, sid), fsync=fsync)
-    opened.reload()
-    return opened
+    return None if sid is None else sessions.find_session(location, sid)
 
 
 def start(
-    cls: type[Session],
     location: StoreLocation,
     *,
     name: str | None = None,
     snapshots: bool | None = None,
-    fsync: bool = False,
     forked_from: dict[str, str] | None = None,
     agent: tuple[str, str] | None = None,
-    make_current: bool = True,
-) -> Session:
+) -> str:
+    """Write the file of a new session in ``location`` (its header) and return its id;
+    refused (before anything is written) outside git when ``snapshots``, at a home or root
+    folder, or with an empty ``name``."""
     if snapshots and location.git is None:
         raise NoWorkspaceError(
             "Snapshots need a git repository, and this folder is not in one.",
@@ -64,15 +47,7 @@ def start(
     sid = schema.new_id(set(location.session_ids()), size=schema.SESSION_ID_BYTES)
     cwd = str(location.git.worktree if location.git and location.git.worktree else Path.cwd())
     jsonl.create(location.session_path(sid), schema.header(sid, cwd, forked_from, agent))
-    session = cls(location, sid, fsync=fsync)
-    session.reload()
-    if location.git is not None and snapshots is not False:
-        session.sidecar_file.append([schema.sidecar_switch(True)])
-    if name is not None:
-        session.rename(name)
-    if make_current:
-        location.set_current(sid)
-    return session
+    return sid
 
 
 def check_name(name: str) -> None:

@@ -105,7 +105,7 @@ def redact(
         for session in sessions:
             held.enter_context(_locks(session, snapshots))
         for session in sessions:  # every session readable before anything is rewritten
-            lines = session.file.read()
+            lines = session.conversation.file.read()
             tree.build_records(list(lines.records), lines.first).check(f"Session {session.id}")
         rewritten = _rewrite_commits(sessions, scrubber, dry_run) if snapshots else None
         report.rewrote_commits = bool(rewritten and rewritten.commits)
@@ -141,16 +141,16 @@ def _locks(session: Session, snapshots: bool) -> Iterator[None]:
                     " has none.",
                     "run convgit redact without --snapshots",
                 )
-            held.enter_context(session.workspace_lock())
-        held.enter_context(session.file.lock())
-        held.enter_context(session.sidecar_file.lock())
+            held.enter_context(session.track.lock())
+        held.enter_context(session.conversation.file.lock())
+        held.enter_context(session.track.file.lock())
         yield
 
 
 def _rewrite_commits(sessions: list[Session], scrubber: scrub.Scrubber, dry_run: bool) -> Rewritten:
     from convgit.workspace import rewriting as gitrewrite
 
-    ws = sessions[0].workspace()
+    ws = sessions[0].track.workspace()
     refs: dict[str, str] = {}
     for session in sessions:
         refs.update(ws.session_refs(session.id))
@@ -166,7 +166,7 @@ def _move(sessions: list[Session], done: Rewritten) -> None:
     """Once the records name the new commits: move the refs, drop what keeps the old ones."""
     from convgit.workspace import rewriting as gitrewrite
 
-    ws = sessions[0].workspace()
+    ws = sessions[0].track.workspace()
     gitrewrite.move_refs(ws, done)
     logs = ws.common_dir / "logs"
     for ref in done.refs:
@@ -183,7 +183,7 @@ def _session(
 ) -> tuple[Found, dict[Path, bytes | None]]:
     """What redaction changes in one session, and the files to write (None: to remove)."""
     found = Found(session.id)
-    lines = session.file.read()
+    lines = session.conversation.file.read()
     built = tree.build_records(list(lines.records), lines.first)
     built.check(f"Session {session.id}")
     header = built.header or {}
@@ -211,11 +211,13 @@ def _session(
     )
     new_raw.append(codec.encode(record).rstrip(b"\n"))
     _check_shape(built, new_raw)
-    writes: dict[Path, bytes | None] = {session.file.path: b"".join(x + b"\n" for x in new_raw)}
+    writes: dict[Path, bytes | None] = {
+        session.conversation.file.path: b"".join(x + b"\n" for x in new_raw)
+    }
     if quarantined is not None:
-        writes[session.file.quarantine_path] = quarantined
+        writes[session.conversation.file.quarantine_path] = quarantined
     if sidecar is not None:
-        writes[session.sidecar_file.path] = sidecar
+        writes[session.track.file.path] = sidecar
     writes.update(others)
     if found.page is not None:
         writes[Path(found.page)] = None
@@ -259,7 +261,7 @@ def _sidecar(
 ) -> bytes | None:
     """The snapshot records with rewritten commits and trees named by their new ids, and text
     (paths left out of a snapshot, paths restored) scrubbed; None when nothing changes."""
-    path = session.sidecar_file.path
+    path = session.track.file.path
     if not path.exists():
         return None
     data = jsonl.read_bytes(path, "snapshot records")
@@ -300,7 +302,7 @@ def _quarantine(
 ) -> bytes | None:
     """The session's quarantine scrubbed, with a torn last line of the session file moved into
     it (scrubbed) as the next writer would; None when nothing changes."""
-    path = session.file.quarantine_path
+    path = session.conversation.file.quarantine_path
     data = path.read_bytes() if path.exists() else b""
     new, count = scrub.lines(scrubber, data)
     if lines.torn is not None and scrubber.found(lines.torn):
@@ -316,11 +318,11 @@ def _quarantine(
 def _companions(session: Session, scrubber: scrub.Scrubber, found: Found) -> dict[Path, bytes]:
     """The other files of the session in the sessions folder (backups repair kept, the snapshot
     records' quarantine, a write repair left half done), scrubbed line by line."""
-    folder = session.file.path.parent
+    folder = session.conversation.file.path.parent
     own = {
-        session.file.path.name,
-        session.file.quarantine_path.name,
-        session.sidecar_file.path.name,
+        session.conversation.file.path.name,
+        session.conversation.file.quarantine_path.name,
+        session.track.file.path.name,
     }
     out: dict[Path, bytes] = {}
     for path in sorted(folder.glob(f"{session.id}.*")):
@@ -365,7 +367,7 @@ def _elsewhere(
         if page.is_file() and scrubber.found(page.read_bytes()):
             said.append(f"the page {page} holds matches (session {sid})")
     if rewritten is not None and rewritten.blobs:
-        ws = sessions[0].workspace()
+        ws = sessions[0].track.workspace()
         tips = {
             ref: commit
             for ref, commit in ws.convgit_refs().items()

@@ -24,10 +24,10 @@ append after the last result carries it. Restores made by another session are to
 session's conversation, not here.
 
 A writer that places entries itself (``resume --restore``, which puts the note on the resumed
-path; an agent's hook) tells them with ``session_append.tell_now`` under the entry of its
+path; an agent's hook) tells them with ``Appending.tell_now`` under the entry of its
 choice. The turns the hooks import from an agent's transcript hang where the agent put them,
 so they carry no note: what a restore did reaches such a model only through the agent (a
-restore's note stays pending until a convgit append, or ``session_append.tell_now``, tells it).
+restore's note stays pending until a convgit append, or ``Appending.tell_now``, tells it).
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ from convgit import schema
 from convgit.base import codec
 
 if TYPE_CHECKING:
-    from convgit.session import Session
+    from convgit.session.conversation import Conversation
+    from convgit.session.track import Track
     from convgit.store.sidecar import SavedState, Sidecar
 
 SOURCE = "restore"
@@ -60,14 +61,53 @@ class Telling:
         return self.chain[-1].id
 
     def note_fields(self) -> dict[str, Any]:
-        """The fields of the note that tells these restores (``session_append`` writes it)."""
+        """The fields of the note that tells these restores (``Appending`` writes it)."""
         assert self.text is not None
         return {"text": self.text, "source": SOURCE, "saved": self.saved}
 
 
-def pending(session: Session) -> list[SavedState]:
-    """This session's restores the model is not told of yet, oldest first."""
-    return pending_in(session.sidecar, session.tree.entries)
+class RestoreNotes:
+    """The restores of one session not told yet, and the note that tells them."""
+
+    def __init__(self, conversation: Conversation, track: Track) -> None:
+        self.conversation = conversation
+        self.track = track
+
+    def pending(self) -> list[SavedState]:
+        """This session's restores the model is not told of yet, oldest first."""
+        return pending_in(self.track.sidecar, self.conversation.tree.entries)
+
+    def prepare(self) -> Telling | None:
+        """What the next append tells of the pending restores (None: none is pending). Reads the
+        files once, as a snapshot would (the private index is the stat cache)."""
+        chain = self.pending()
+        if not chain:
+            return None
+        ws = self.track.workspace()
+        now, _ = self.track.scan()
+        changes = ws.changes(chain[0].commit, now)
+        if not changes:
+            return Telling(chain, None)
+        return Telling(chain, _text(chain, [c.path for c in changes]))
+
+    def foreseen(self) -> Telling | None:
+        """What the next append will say, as a restore foresees it without reading the files
+        (they were just written: reading them would hash every restored file again): nothing when
+        the newest restore returned to the state saved before the first one pending, else a note
+        naming the files the pending restores changed. The append itself compares the files."""
+        chain = self.pending()
+        if not chain:
+            return None
+        if chain[-1].target == chain[0].id:
+            return Telling(chain, None)
+        changed = sorted({path for state in chain for path in state.files})
+        return Telling(chain, _text(chain, changed))
+
+    def settle(self, telling: Telling) -> None:
+        """After the append that told them: a ``told`` record closes the restores in the sidecar,
+        where ``pending`` looks first (a note closed them already; the record spares the next
+        appends reading every note, and a crash before it loses nothing)."""
+        self.track.append([schema.told(telling.chain[-1].commit)])
 
 
 def pending_in(sidecar: Sidecar, entries: dict[str, dict[str, Any]]) -> list[SavedState]:
@@ -87,46 +127,6 @@ def pending_in(sidecar: Sidecar, entries: dict[str, dict[str, Any]]) -> list[Sav
     }
     last = max((at for at, state in enumerate(chain) if state.id in noted), default=-1)
     return chain[last + 1 :]
-
-
-def prepare(session: Session) -> Telling | None:
-    """What the next append tells of the pending restores (None: none is pending). Reads the
-    files once, as a snapshot would (the private index is the stat cache)."""
-    chain = pending(session)
-    if not chain:
-        return None
-    from convgit.session import files as session_files
-
-    ws = session.workspace()
-    with session_files.workspace_lock(session):
-        now, _ = ws.scan(session_files.index(session), size_cap=session.size_cap)
-    changes = ws.changes(chain[0].commit, now)
-    if not changes:
-        return Telling(chain, None)
-    return Telling(chain, _text(chain, [c.path for c in changes]))
-
-
-def foreseen(session: Session) -> Telling | None:
-    """What the next append will say, as a restore foresees it without reading the files
-    (they were just written: reading them would hash every restored file again): nothing when
-    the newest restore returned to the state saved before the first one pending, else a note
-    naming the files the pending restores changed. The append itself compares the files."""
-    chain = pending(session)
-    if not chain:
-        return None
-    if chain[-1].target == chain[0].id:
-        return Telling(chain, None)
-    changed = sorted({path for state in chain for path in state.files})
-    return Telling(chain, _text(chain, changed))
-
-
-def settle(session: Session, telling: Telling) -> None:
-    """After the append that told them: a ``told`` record closes the restores in the sidecar,
-    where ``pending`` looks first (a note closed them already; the record spares the next
-    appends reading every note, and a crash before it loses nothing)."""
-    from convgit.session import files as session_files
-
-    session_files.append_sidecar(session, [schema.told(telling.chain[-1].commit)])
 
 
 def _text(chain: list[SavedState], changed: list[str]) -> str:

@@ -1,6 +1,6 @@
 """The restore use-case: bring the files to a snapshot or a saved state, saving the files now first.
 
-Promises kept here (``Session.restore`` is this module's ``restore``):
+Promises kept here (``Restoring.restore``, which a session's ``restoring`` is):
 * a restore that changes files saves them first, as a saved state that is recorded (the
   ``restore`` record, before any file changes) and kept by a ref; a restore that would change
   nothing saves nothing, records nothing and moves no undo point;
@@ -37,13 +37,16 @@ from convgit.base.errors import (
 from convgit.conversation.refs import is_saved_ref, saved_id
 from convgit.git import names
 from convgit.git.keeps import Keeps
-from convgit.session import files as session_files
-from convgit.session import restore_notes, saved_states
+from convgit.session.saved_states import safety_ref
 from convgit.store.sidecar import SavedState
 
 if TYPE_CHECKING:
-    from convgit.session import Session
-    from convgit.workspace import Restore, Restored
+    from convgit.session.conversation import Conversation
+    from convgit.session.restore_notes import RestoreNotes
+    from convgit.session.saved_states import SavedStates
+    from convgit.session.snapshots import Snapshots
+    from convgit.session.track import Track
+    from convgit.workspace import RestoreChanges, RestorePlan
 
 FILES_RECORDED = 200  # the changed paths a restore record lists (its counts cover them all)
 
@@ -53,7 +56,7 @@ class RestoreResult:
     target: str | None  # entry whose snapshot was restored (None for a saved state or an undo)
     commit: str
     before: str | None  # the saved state's commit (None: a dry run, or nothing to change)
-    changes: Restored
+    changes: RestoreChanges
     dry_run: bool
     note: str | None = None
     saved_target: str | None = None  # the saved state restored (``undo``: the newest one)
@@ -86,58 +89,218 @@ class RestoreResult:
         }
 
 
-def with_agent_files(session: Session, result: RestoreResult) -> RestoreResult:
-    """``result`` naming the files it changed that are kept although git ignores them, because
-    the agent wrote them (``convgit.git.agent_files``)."""
-    from convgit.git import agent_files
+class Restoring:
+    """Restores of one session's working tree."""
 
-    if not result.changes:
-        return result
-    kept = agent_files.listed(session_files.index(session))
-    found = tuple(c.path for c in result.changes if os.fsencode(c.path) in kept)
-    return dataclasses.replace(result, agent_files=found) if found else result
+    def __init__(
+        self,
+        conversation: Conversation,
+        track: Track,
+        snapshots: Snapshots,
+        saved_states: SavedStates,
+        notes: RestoreNotes,
+    ) -> None:
+        self.conversation = conversation
+        self.track = track
+        self.snapshots = snapshots
+        self.saved_states = saved_states
+        self.notes = notes
 
+    def _with_agent_files(self, result: RestoreResult) -> RestoreResult:
+        """``result`` naming the files it changed that are kept although git ignores them, because
+        the agent wrote them (``convgit.git.agent_files``)."""
+        from convgit.git import agent_files
 
-def open_tool_calls(session: Session) -> list[str]:
-    """The ids of the tool calls at the end of the active path that have no result yet."""
-    leaf = session.tree.leaf
-    return [] if leaf is None else session.tree.open_tool_calls(leaf)
+        if not result.changes:
+            return result
+        kept = agent_files.listed(self.track.index())
+        found = tuple(c.path for c in result.changes if os.fsencode(c.path) in kept)
+        return dataclasses.replace(result, agent_files=found) if found else result
 
+    def open_tool_calls(self) -> list[str]:
+        """The ids of the tool calls at the end of the active path that have no result yet."""
+        leaf = self.conversation.tree.leaf
+        return [] if leaf is None else self.conversation.tree.open_tool_calls(leaf)
 
-def restore(
-    session: Session,
-    ref: str | None,
-    *,
-    paths: list[str] | None = None,
-    dry_run: bool = False,
-    undo: bool = False,
-    force: bool = False,
-    clean: bool = False,
-) -> RestoreResult:
-    """Bring the files (or ``paths``, relative to the root) to ``ref``'s snapshot or to the
-    saved state ``ref`` names (``saved:…``); ``undo``: to the newest saved state; ``clean``:
-    delete the files the target lacks that no snapshot held too (``convgit.git.keeps``). Stopped by
-    SIGINT, SIGTERM or SIGHUP, it stops git, and says what state it left (``StoppedError``)."""
-    from convgit.base.process_groups import stopping_on_signals
+    def restore(
+        self,
+        ref: str | None = None,
+        *,
+        paths: list[str] | None = None,
+        dry_run: bool = False,
+        undo: bool = False,
+        force: bool = False,
+        clean: bool = False,
+    ) -> RestoreResult:
+        """Bring the files (or ``paths``, relative to the root) to ``ref``'s snapshot or to the
+        saved state ``ref`` names (``saved:…``), after saving the files now; ``undo``: to the
+        newest saved state; ``clean``: delete the files the target lacks that no snapshot held
+        too (``convgit.git.keeps``). Stopped by SIGINT, SIGTERM or SIGHUP, it stops git, and
+        says what state it left (``StoppedError``). The result names the changed files git
+        ignores that are kept as the agent wrote them."""
+        from convgit.base.process_groups import stopping_on_signals
+        from convgit.git.restoreplan import relative_paths
 
-    progress = _Progress()
-    try:
-        with stopping_on_signals():
-            return _restore(session, ref, paths, dry_run, undo, force, clean, progress)
-    except (SignalReceived, KeyboardInterrupt) as exc:
-        raise _stopped(exc, session, progress) from None
+        relative_paths(paths or [])  # an empty or escaping path: refused before any file is read
+        progress = _Progress()
+        try:
+            with stopping_on_signals():
+                done = self._restore(ref, paths, dry_run, undo, force, clean, progress)
+        except (SignalReceived, KeyboardInterrupt) as exc:
+            raise _stopped(exc, self.track, progress) from None
+        return self._with_agent_files(done)
+
+    def _restore(
+        self,
+        ref: str | None,
+        paths: list[str] | None,
+        dry_run: bool,
+        undo: bool,
+        force: bool,
+        clean: bool,
+        progress: _Progress,
+    ) -> RestoreResult:
+        ws = self.track.workspace()
+        size_cap = self.track.size_cap
+        target_entry: str | None = None
+        state: SavedState | None = None
+        settles: list[SavedState] = []  # the interrupted restores an undo goes back before
+        if undo:
+            point = self.saved_states.undo_point()
+            state, settles = point.state, point.interrupted
+            paths = point.paths if paths is None else paths
+        elif ref is None:
+            raise UsageError("Say which entry's snapshot to restore.", "convgit restore REF")
+        elif is_saved_ref(ref):
+            state = self.saved_states.find(ref)
+        rules: str | None = None  # a saved state records none: today's rules judge it
+        if state is not None:
+            commit, exact_from, skipped = state.commit, state.restored_to or None, state.skipped
+        else:
+            assert ref is not None
+            snap = self.snapshots.require(ref)
+            target_entry, commit, exact_from, rules = snap.entry, snap.commit, None, snap.rules
+            skipped = {str(s["path"]): str(s.get("reason", "")) for s in snap.skipped}
+        waiting = self.open_tool_calls()
+        if waiting and not force and not dry_run:
+            raise RefusedError(
+                f"The conversation is waiting for the result of tool call {', '.join(waiting)}; "
+                "restore once it is recorded.",
+                "record the result with `convgit tool`, or restore anyway with --force",
+            )
+        saved_target = state.id if state is not None else None
+        with ws.restoring(
+            commit, index=self.track.index(), size_cap=size_cap, paths=paths,
+            exact_from=exact_from,
+            target_skipped=skipped, target_rules=rules, keeps=Keeps(self._held(), clean),
+        ) as planned:  # fmt: skip
+            progress.planned = planned
+            changes = planned.changes
+            if dry_run:
+                return RestoreResult(
+                    target_entry, commit, None, changes, True, None, saved_target, undo,
+                    interrupted=len(settles),
+                )  # fmt: skip
+            if not changes:  # nothing to change: nothing is saved, recorded or moved
+                planned.apply()
+                if settles:  # the interrupted restores changed nothing that is still changed
+                    self.saved_states.settle(settles)
+                return RestoreResult(
+                    target_entry, commit, None, changes, False, None, saved_target, undo,
+                    interrupted=len(settles),
+                )  # fmt: skip
+            progress.safety_ref = safety_ref(self.track.id)
+            before = planned.save(
+                progress.safety_ref,
+                # one commit per restore (the restore's own id): two restores of the same files in
+                # one second would otherwise save one commit, and a note told of the first would
+                # count as told of the second (``restore_notes.pending``)
+                names.commit_message(
+                    "convgit safety snapshot before a restore",
+                    session=self.track.id,
+                    restore=schema.new_id(size=6),
+                ),
+            )
+            # recorded before the first file changes: a restore killed half-way is then
+            # visible (no `restored` record) and undoable
+            faults.point("restore:before-record")
+            self._record(planned, target_entry, saved_target, commit, before, paths, undo)
+            progress.recorded = True
+            faults.point("restore:before-files")
+            planned.apply()
+            faults.point("restore:before-done")
+            self.track.append([schema.restored(before)])
+        note, skipped_note = self._told(changes)
+        return RestoreResult(
+            target_entry, commit, before, changes, False,
+            note, saved_target, undo, skipped_note, len(settles),
+        )  # fmt: skip
+
+    def _told(self, changes: RestoreChanges) -> tuple[str | None, str | None]:
+        """The note the model will be told when the conversation next moves on, as things are
+        now (None: none), and why none, in words."""
+        if not changes:  # every change was left alone: another writer changed those files first
+            return None, "no note for the model: no file changed"
+        telling = self.notes.foreseen()
+        if telling is not None and telling.text is None:
+            return None, (
+                "no note for the model: the files are back where they were when the conversation"
+                " last moved on"
+            )
+        return (None, None) if telling is None else (telling.text, None)
+
+    def _held(self) -> list[str]:
+        """The trees of every snapshot of the session (replaced ones too), newest first."""
+        sidecar = self.track.sidecar
+        every = [
+            *sidecar.snapshots.values(),
+            *(s for old in sidecar.replaced.values() for s in old),
+        ]
+        return [s.tree_id for s in sorted(every, key=lambda s: s.ts, reverse=True)]
+
+    def _record(
+        self,
+        planned: RestorePlan,
+        target_entry: str | None,
+        saved_target: str | None,
+        commit: str,
+        before: str,
+        paths: list[str] | None,
+        undo: bool,
+    ) -> None:
+        """The sidecar's ``restore`` record: what is about to change, and the state saved first."""
+        counts: dict[str, int] = {}
+        for change in planned.changes:
+            counts[change.status] = counts.get(change.status, 0) + 1
+        shown = None if paths is None else [codec.shown(p) for p in paths]
+        self.track.append(
+            [
+                schema.restore(
+                    target_entry,
+                    before,
+                    commit,
+                    counts,
+                    saved=saved_target,
+                    paths=shown,
+                    escaped=shown != paths,
+                    files=[change.path for change in planned.changes[:FILES_RECORDED]],
+                    skipped=[{"path": s.path, "reason": s.reason} for s in planned.skipped],
+                    undo=undo,
+                )
+            ],
+        )
 
 
 @dataclass
 class _Progress:
     """How far a restore got: what an interruption left."""
 
-    planned: Restore | None = None
+    planned: RestorePlan | None = None
     safety_ref: str | None = None  # the ref that keeps the state saved first, once it may exist
     recorded: bool = False  # the restore record is written (files change only after it)
 
 
-def _stopped(exc: BaseException, session: Session, progress: _Progress) -> StoppedError:
+def _stopped(exc: BaseException, track: Track, progress: _Progress) -> StoppedError:
     """What an interrupted restore left, in one sentence. Stopped after it saved the files and
     before it recorded the restore, it changed nothing: the saved state's ref goes too (it
     holds the files as they still are), so no saved state is left without its record."""
@@ -146,7 +309,7 @@ def _stopped(exc: BaseException, session: Session, progress: _Progress) -> Stopp
     planned = progress.planned
     if progress.safety_ref is not None and not progress.recorded:
         with suppress(ConvgitError, OSError):
-            session.workspace().delete_ref(progress.safety_ref)
+            track.workspace().delete_ref(progress.safety_ref)
     if planned is None or not planned.applying or planned.saved is None:
         return StoppedError(signum, f"Interrupted by {name}: no file was changed.")
     total = len(planned.changes)
@@ -154,146 +317,4 @@ def _stopped(exc: BaseException, session: Session, progress: _Progress) -> Stopp
         signum,
         f"Interrupted by {name} after at most {planned.done} of {total} file changes; "
         f"`convgit restore {saved_id(planned.saved)}` returns to the files as they were.",
-    )
-
-
-def _restore(
-    session: Session,
-    ref: str | None,
-    paths: list[str] | None,
-    dry_run: bool,
-    undo: bool,
-    force: bool,
-    clean: bool,
-    progress: _Progress,
-) -> RestoreResult:
-    ws = session.workspace()
-    size_cap = session.size_cap
-    target_entry: str | None = None
-    state: SavedState | None = None
-    settles: list[SavedState] = []  # the interrupted restores an undo goes back before
-    if undo:
-        point = saved_states.undo_point(session)
-        state, settles = point.state, point.interrupted
-        paths = point.paths if paths is None else paths
-    elif ref is None:
-        raise UsageError("Say which entry's snapshot to restore.", "convgit restore REF")
-    elif is_saved_ref(ref):
-        state = saved_states.find(session, ref)
-    rules: str | None = None  # a saved state records none: today's rules judge it
-    if state is not None:
-        commit, exact_from, skipped = state.commit, state.restored_to or None, state.skipped
-    else:
-        assert ref is not None
-        snap = session_files.require_snapshot(session, ref)
-        target_entry, commit, exact_from, rules = snap.entry, snap.commit, None, snap.rules
-        skipped = {str(s["path"]): str(s.get("reason", "")) for s in snap.skipped}
-    waiting = open_tool_calls(session)
-    if waiting and not force and not dry_run:
-        raise RefusedError(
-            f"The conversation is waiting for the result of tool call {', '.join(waiting)}; "
-            "restore once it is recorded.",
-            "record the result with `convgit tool`, or restore anyway with --force",
-        )
-    saved_target = state.id if state is not None else None
-    with ws.restoring(
-        commit, index=session_files.index(session), size_cap=size_cap, paths=paths,
-        exact_from=exact_from,
-        target_skipped=skipped, target_rules=rules, keeps=Keeps(_held(session), clean),
-    ) as planned:  # fmt: skip
-        progress.planned = planned
-        changes = planned.changes
-        if dry_run:
-            return RestoreResult(
-                target_entry, commit, None, changes, True, None, saved_target, undo,
-                interrupted=len(settles),
-            )  # fmt: skip
-        if not changes:  # nothing to change: nothing is saved, recorded or moved
-            planned.apply()
-            if settles:  # the interrupted restores changed nothing that is still changed
-                saved_states.settle(session, settles)
-            return RestoreResult(
-                target_entry, commit, None, changes, False, None, saved_target, undo,
-                interrupted=len(settles),
-            )  # fmt: skip
-        progress.safety_ref = saved_states.safety_ref(session.id)
-        before = planned.save(
-            progress.safety_ref,
-            # one commit per restore (the restore's own id): two restores of the same files in
-            # one second would otherwise save one commit, and a note told of the first would
-            # count as told of the second (``restore_notes.pending``)
-            names.commit_message(
-                "convgit safety snapshot before a restore",
-                session=session.id,
-                restore=schema.new_id(size=6),
-            ),
-        )
-        # recorded before the first file changes: a restore killed half-way is then
-        # visible (no `restored` record) and undoable
-        faults.point("restore:before-record")
-        _record(session, planned, target_entry, saved_target, commit, before, paths, undo)
-        progress.recorded = True
-        faults.point("restore:before-files")
-        planned.apply()
-        faults.point("restore:before-done")
-        session_files.append_sidecar(session, [schema.restored(before)])
-    note, skipped_note = _told(session, changes)
-    return RestoreResult(
-        target_entry, commit, before, changes, False,
-        note, saved_target, undo, skipped_note, len(settles),
-    )  # fmt: skip
-
-
-def _told(session: Session, changes: Restored) -> tuple[str | None, str | None]:
-    """The note the model will be told when the conversation next moves on, as things are
-    now (None: none), and why none, in words."""
-    if not changes:  # every change was left alone: another writer changed those files first
-        return None, "no note for the model: no file changed"
-    telling = restore_notes.foreseen(session)
-    if telling is not None and telling.text is None:
-        return None, (
-            "no note for the model: the files are back where they were when the conversation"
-            " last moved on"
-        )
-    return (None, None) if telling is None else (telling.text, None)
-
-
-def _held(session: Session) -> list[str]:
-    """The trees of every snapshot of the session (replaced ones too), newest first."""
-    sidecar = session.sidecar
-    every = [*sidecar.snapshots.values(), *(s for old in sidecar.replaced.values() for s in old)]
-    return [s.tree_id for s in sorted(every, key=lambda s: s.ts, reverse=True)]
-
-
-def _record(
-    session: Session,
-    planned: Restore,
-    target_entry: str | None,
-    saved_target: str | None,
-    commit: str,
-    before: str,
-    paths: list[str] | None,
-    undo: bool,
-) -> None:
-    """The sidecar's ``restore`` record: what is about to change, and the state saved first."""
-    counts: dict[str, int] = {}
-    for change in planned.changes:
-        counts[change.status] = counts.get(change.status, 0) + 1
-    shown = None if paths is None else [codec.shown(p) for p in paths]
-    session_files.append_sidecar(
-        session,
-        [
-            schema.restore(
-                target_entry,
-                before,
-                commit,
-                counts,
-                saved=saved_target,
-                paths=shown,
-                escaped=shown != paths,
-                files=[change.path for change in planned.changes[:FILES_RECORDED]],
-                skipped=[{"path": s.path, "reason": s.reason} for s in planned.skipped],
-                undo=undo,
-            )
-        ],
     )

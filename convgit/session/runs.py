@@ -1,6 +1,6 @@
 """Side-by-side runs of a session: a command on REFs' snapshots, each in its own worktree.
 
-Promises kept here (``Session.run`` delegates here):
+Promises kept here (``Runs.run``, a session's ``runs``):
 * a run never touches the working tree; the REF ``.`` is the files of the working tree now,
   taken as a snapshot would take them;
 * with ``note``, each result is a ``note`` at the end of its REF's branch, never between a
@@ -21,11 +21,11 @@ from convgit.conversation import appending
 from convgit.conversation.refs import WORKING_TREE
 from convgit.git import names
 from convgit.git.restoreplan import relative_paths
-from convgit.session import appending as session_append
-from convgit.session import files as session_files
 
 if TYPE_CHECKING:
-    from convgit.session import Session
+    from convgit.session.conversation import Conversation
+    from convgit.session.snapshots import Snapshots
+    from convgit.session.track import Track
     from convgit.workspace.sidebyside import Outcome
 
 
@@ -61,114 +61,121 @@ class RunReport:
     unnoted: list[str]
 
 
-def run(
-    session: Session,
-    refs: Sequence[str],
-    command: Sequence[str],
-    *,
-    jobs: int | None = None,
-    timeout: float | None = None,
-    links: Sequence[str] = (),
-    note: bool = False,
-) -> RunReport:
-    from convgit.workspace import sidebyside
+class Runs:
+    """Side-by-side runs of one session's snapshots."""
 
-    if not refs:
-        raise UsageError("Give at least one REF to run on.", "convgit run REF... -- COMMAND")
-    relative_paths(links)  # an empty or escaping path: refused before any file is read
-    ws = session.workspace()
-    snaps = [
-        None if ref == WORKING_TREE else session_files.require_snapshot(session, ref)
-        for ref in refs
-    ]
-    if note:
-        for snap in snaps:
-            _note_parent(session, None if snap is None else snap.entry)  # refuses before any run
-    files = _files_now(session) if None in snaps else ""
-    targets = [
-        sidebyside.Target("files", files, "the files of the working tree")
-        if snap is None
-        else sidebyside.Target(snap.entry, snap.commit, f"the snapshot of {snap.entry}")
-        for snap in snaps
-    ]
-    outcomes = sidebyside.run(
-        ws, targets, command, logs=session.location.root / "runs",
-        jobs=jobs, timeout=timeout, links=links,
-    )  # fmt: skip
-    rows = [
-        RunRow(ref, None if snap is None else snap.entry, outcome)
-        for ref, snap, outcome in zip(refs, snaps, outcomes, strict=True)
-    ]
-    return _note_runs(session, rows, command) if note else RunReport(rows, [])
+    def __init__(self, conversation: Conversation, track: Track, snapshots: Snapshots) -> None:
+        self.conversation = conversation
+        self.track = track
+        self.snapshots = snapshots
 
+    def run(
+        self,
+        refs: Sequence[str],
+        command: Sequence[str],
+        *,
+        jobs: int | None = None,
+        timeout: float | None = None,
+        links: Sequence[str] = (),
+        note: bool = False,
+    ) -> RunReport:
+        """Run ``command`` on each REF's snapshot side by side, each in a temporary worktree
+        that is removed afterwards (``sidebyside.run``; the main working tree is never
+        touched). The REF ``.`` is the files of the working tree now, taken as a snapshot
+        would take them. With ``note``, each result is recorded as a ``note`` entry (source
+        ``run``) at the end of its REF's branch."""
+        from convgit.workspace import sidebyside
 
-def _files_now(session: Session) -> str:
-    """A commit of the files of the working tree now (no ref, no sidecar record)."""
-    message = names.commit_message("convgit: the working tree for a run", session=session.id)
-    with session_files.workspace_lock(session):
-        made = session.workspace().snapshot(
-            session_files.index(session), message=message, parent=None, size_cap=session.size_cap
-        )
-    return made.commit
+        if not refs:
+            raise UsageError("Give at least one REF to run on.", "convgit run REF... -- COMMAND")
+        relative_paths(links)  # an empty or escaping path: refused before any file is read
+        ws = self.track.workspace()
+        snaps = [None if ref == WORKING_TREE else self.snapshots.require(ref) for ref in refs]
+        if note:
+            for snap in snaps:
+                self._note_parent(None if snap is None else snap.entry)  # refuses before any run
+        files = self._files_now() if None in snaps else ""
+        targets = [
+            sidebyside.Target("files", files, "the files of the working tree")
+            if snap is None
+            else sidebyside.Target(snap.entry, snap.commit, f"the snapshot of {snap.entry}")
+            for snap in snaps
+        ]
+        outcomes = sidebyside.run(
+            ws, targets, command, logs=self.track.location.root / "runs",
+            jobs=jobs, timeout=timeout, links=links,
+        )  # fmt: skip
+        rows = [
+            RunRow(ref, None if snap is None else snap.entry, outcome)
+            for ref, snap, outcome in zip(refs, snaps, outcomes, strict=True)
+        ]
+        return self._note_runs(rows, command) if note else RunReport(rows, [])
 
-
-def _note_parent(session: Session, entry: str | None) -> str:
-    """Where a note about ``entry``'s files goes: the active leaf when it is at or below
-    ``entry`` (always, for the files of the working tree: ``entry`` None), else the newest
-    deepest leaf below ``entry``. Refused where it would come between a tool call and its
-    result."""
-    leaf = session.tree.leaf
-    if leaf is not None and (entry is None or entry in session.tree.path(leaf)):
-        place = leaf
-    elif entry is None:
-        raise NotFoundError("The session has no entry to record a note on.")
-    else:
-        place = session.tree.newest_leaf(entry)
-    waiting = session.tree.open_tool_calls(place)
-    if waiting:
-        raise RefusedError(
-            f"The branch of {entry or 'the active leaf'} ends at {place}, which waits for the"
-            f" result of tool call {waiting[0]}: a note there would come between the call"
-            " and its result.",
-            "run without --note, or once the tool result is recorded",
-        )
-    return place
-
-
-def _note_runs(session: Session, rows: list[RunRow], command: Sequence[str]) -> RunReport:
-    """Append a note per row under its branch's end, in one write. The active leaf stays
-    where it is, unless a note hangs below it: then it follows the note, on its branch."""
-    noted: list[RunRow] = []
-    unnoted: list[str] = []
-
-    def build() -> list[dict[str, Any]]:
-        noted.clear()
-        unnoted.clear()
-        leaf = session.tree.leaf
-        ends: dict[str, str] = {}  # where each branch's notes have got to
-        made: dict[str, dict[str, Any]] = {}
-        for row in rows:
-            try:
-                place = _note_parent(session, row.entry)
-            except (RefusedError, NotFoundError) as exc:  # the branch moved during the run
-                unnoted.append(exc.message)
-                noted.append(row)
-                continue
-            record = session_append.new_entry(
-                session, "note", ends.get(place, place), text=_run_note(row, command), source="run"
+    def _files_now(self) -> str:
+        """A commit of the files of the working tree now (no ref, no sidecar record)."""
+        message = names.commit_message("convgit: the working tree for a run", session=self.track.id)
+        with self.track.lock():
+            made = self.track.workspace().snapshot(
+                self.track.index(), message=message, parent=None, size_cap=self.track.size_cap
             )
-            record["id"] = appending.fresh_id(session.tree.entries, made)
-            made[record["id"]] = record
-            ends[place] = record["id"]
-            noted.append(dataclasses.replace(row, note=record["id"]))
-        records = list(made.values())
-        wanted = None if leaf is None else ends.get(leaf, leaf)
-        if records and wanted is not None and records[-1]["id"] != wanted:
-            records.append(schema.leaf(wanted))
-        return records
+        return made.commit
 
-    session_append.write(session, build, builds_on_leaf=False)
-    return RunReport(noted, unnoted)
+    def _note_parent(self, entry: str | None) -> str:
+        """Where a note about ``entry``'s files goes: the active leaf when it is at or below
+        ``entry`` (always, for the files of the working tree: ``entry`` None), else the newest
+        deepest leaf below ``entry``. Refused where it would come between a tool call and its
+        result."""
+        leaf = self.conversation.tree.leaf
+        if leaf is not None and (entry is None or entry in self.conversation.tree.path(leaf)):
+            place = leaf
+        elif entry is None:
+            raise NotFoundError("The session has no entry to record a note on.")
+        else:
+            place = self.conversation.tree.newest_leaf(entry)
+        waiting = self.conversation.tree.open_tool_calls(place)
+        if waiting:
+            raise RefusedError(
+                f"The branch of {entry or 'the active leaf'} ends at {place}, which waits for the"
+                f" result of tool call {waiting[0]}: a note there would come between the call"
+                " and its result.",
+                "run without --note, or once the tool result is recorded",
+            )
+        return place
+
+    def _note_runs(self, rows: list[RunRow], command: Sequence[str]) -> RunReport:
+        """Append a note per row under its branch's end, in one write. The active leaf stays
+        where it is, unless a note hangs below it: then it follows the note, on its branch."""
+        noted: list[RunRow] = []
+        unnoted: list[str] = []
+
+        def build() -> list[dict[str, Any]]:
+            noted.clear()
+            unnoted.clear()
+            leaf = self.conversation.tree.leaf
+            ends: dict[str, str] = {}  # where each branch's notes have got to
+            made: dict[str, dict[str, Any]] = {}
+            for row in rows:
+                try:
+                    place = self._note_parent(row.entry)
+                except (RefusedError, NotFoundError) as exc:  # the branch moved during the run
+                    unnoted.append(exc.message)
+                    noted.append(row)
+                    continue
+                record = self.conversation.new_entry(
+                    "note", ends.get(place, place), text=_run_note(row, command), source="run"
+                )
+                record["id"] = appending.fresh_id(self.conversation.tree.entries, made)
+                made[record["id"]] = record
+                ends[place] = record["id"]
+                noted.append(dataclasses.replace(row, note=record["id"]))
+            records = list(made.values())
+            wanted = None if leaf is None else ends.get(leaf, leaf)
+            if records and wanted is not None and records[-1]["id"] != wanted:
+                records.append(schema.leaf(wanted))
+            return records
+
+        self.conversation.write(build, builds_on_leaf=False)
+        return RunReport(noted, unnoted)
 
 
 def _run_note(row: RunRow, command: Sequence[str]) -> str:

@@ -25,12 +25,12 @@ from convgit import schema
 from convgit.base.errors import NotFoundError, RefusedError
 from convgit.conversation import refs, tree
 from convgit.git import names
-from convgit.session import files as session_files
 from convgit.store import jsonl, sessions
 from convgit.store.sidecar import Pruned, SavedState, Sidecar, find_saved
 
 if TYPE_CHECKING:
-    from convgit.session import Session
+    from convgit.session.conversation import Conversation
+    from convgit.session.track import Track
 
 _STAMP = re.compile(r"(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)(\d{3})Z")
 
@@ -51,29 +51,154 @@ class UndoPoint:
     interrupted: list[SavedState]
 
 
-def of_worktree(session: Session) -> list[SavedState]:
-    """Every saved state of this working tree, newest first, across the sessions of the store."""
-    found = _refs(session)
-    sids = {session.id} | {sid for sid in found if session.location.session_path(sid).exists()}
-    states: list[SavedState] = []
-    for sid in sorted(sids):
-        sidecar = _sidecar(session, sid)
+class SavedStates:
+    """The saved states of the working tree, as one session sees them."""
+
+    def __init__(self, conversation: Conversation, track: Track) -> None:
+        self.conversation = conversation
+        self.track = track
+
+    def of_worktree(self) -> list[SavedState]:
+        """Every saved state of this working tree, newest first, across the sessions of the
+        store."""
+        found = self._refs()
+        sids = {self.track.id} | {
+            sid for sid in found if self.track.location.session_path(sid).exists()
+        }
+        states: list[SavedState] = []
+        for sid in sorted(sids):
+            sidecar = self._sidecar(sid)
+            if sidecar is None:
+                continue
+            recorded = {s.commit for s in sidecar.saved}
+            for state in sidecar.saved:
+                finished = state.commit in sidecar.finished or state.rebuilt
+                states.append(replace(state, session=sid, finished=finished))
+            for commit, stamp in found.get(sid, {}).items():
+                if commit not in recorded:
+                    states.append(_from_ref(sid, commit, stamp))
+        return sorted(states, key=lambda s: (s.ts, s.line), reverse=True)
+
+    def interrupted(self) -> list[SavedState]:
+        """The newest restores of the working tree that never finished, one after another (newest
+        first): each began on the files the one before left half-written."""
+        return _chain(self.of_worktree())
+
+    def undo_point(self) -> UndoPoint:
+        """Where ``restore --undo`` goes: the state before the newest restore of the working tree,
+        or, when the newest restores were interrupted one after another, the state before the first
+        of them, at every path they were limited to."""
+        states = self.of_worktree()
+        if not states:
+            raise RefusedError("There is no saved state to return to.", "convgit restores")
+        chain = _chain(states)
+        if not chain:
+            return UndoPoint(states[0], states[0].paths, [])
+        paths: list[str] | None = None
+        if all(s.paths is not None for s in chain):
+            paths = sorted({p for s in chain for p in s.paths or []})
+        return UndoPoint(chain[-1], paths, chain)
+
+    def find(self, ref: str) -> SavedState:
+        """The saved state of the working tree that ``ref`` (``saved:`` and a prefix) names; one
+        ``convgit gc`` let go says so."""
+        try:
+            return find_saved(self.of_worktree(), ref)
+        except NotFoundError:
+            gone = self._let_go(ref)
+            if gone is None:
+                raise
+            raise NotFoundError(
+                f"The saved state {ref.strip()} was let go by gc on {gone.day}.", "convgit restores"
+            ) from None
+
+    def _let_go(self, ref: str) -> Pruned | None:
+        """The saved state gc let go that ``ref`` names, in any session of the store."""
+        wanted = refs.saved_digits(ref)
+        if len(wanted) < 4:
+            return None
+        for sid in self.track.location.session_ids():
+            sidecar = self.track.sidecar if sid == self.track.id else self._sidecar(sid)
+            for commit, gone in (sidecar.pruned if sidecar is not None else {}).items():
+                if gone.what == "saved" and commit.startswith(wanted):
+                    return gone
+        return None
+
+    def settle(self, chain: list[SavedState]) -> None:
+        """Record the interrupted restores of ``chain`` as over: an undo found the files already
+        back where they began."""
+        for state in chain:
+            if state.session == self.track.id:
+                self.track.append([schema.restored(state.commit)])
+            else:
+                sessions.sidecar_file(self.track.location, state.session).append(
+                    [schema.restored(state.commit)]
+                )
+
+    def unrecorded(self, sidecar: Sidecar) -> list[tuple[str, SavedState]]:
+        """This session's saved states that have a ref and no record in ``sidecar``: (the ref,
+        the state as its ref alone tells it)."""
+        known = {s.commit for s in sidecar.saved}
+        return [
+            (names.safety_ref(self.track.id, stamp), _from_ref(self.track.id, commit, stamp))
+            for commit, stamp in self._refs().get(self.track.id, {}).items()
+            if commit not in known
+        ]
+
+    def unrecorded_problems(self, sidecar: Sidecar | None = None) -> list[tree.Problem]:
+        """What ``fsck`` says of each saved state whose record is lost (``repair`` writes it)."""
         if sidecar is None:
-            continue
-        recorded = {s.commit for s in sidecar.saved}
-        for state in sidecar.saved:
-            finished = state.commit in sidecar.finished or state.rebuilt
-            states.append(replace(state, session=sid, finished=finished))
-        for commit, stamp in found.get(sid, {}).items():
-            if commit not in recorded:
-                states.append(_from_ref(sid, commit, stamp))
-    return sorted(states, key=lambda s: (s.ts, s.line), reverse=True)
+            sidecar = self.track.read_sidecar()
+        return [
+            tree.Problem(
+                None,
+                f"of the sidecar has no record of the saved state {state.id}, which the ref {ref}"
+                " keeps; `convgit repair` records it again",
+            )
+            for ref, state in self.unrecorded(sidecar)
+        ]
 
+    def rebuild(self) -> int:
+        """Write the lost record of each of this session's saved states found from its ref alone
+        (``repair``): the state and when it was saved; what its restore did is not known. Returns
+        how many were written."""
+        if self.track.location.git is None:
+            return 0
+        lost = [state for _, state in self.unrecorded(self.track.read_sidecar())]
+        records = []
+        for state in sorted(lost, key=lambda s: s.ts):
+            records += [
+                schema.rebuilt_restore(state.commit, state.ts),
+                schema.restored(state.commit),
+            ]
+        if records:
+            self.track.append(records)
+        return len(lost)
 
-def interrupted(session: Session) -> list[SavedState]:
-    """The newest restores of the working tree that never finished, one after another (newest
-    first): each began on the files the one before left half-written."""
-    return _chain(of_worktree(session))
+    def _refs(self) -> dict[str, dict[str, str]]:
+        """session id -> {commit: the time in its ref's name} for every safety ref."""
+        git = self.track.location.git
+        if git is None or git.worktree is None:
+            return {}
+        if self.track.other_worktree(self.conversation.tree.header) is not None:
+            return {}  # its saved states are of another worktree's files: its own record has them
+        found: dict[str, dict[str, str]] = {}
+        for name, commit in self.track.workspace().saved_state_refs().items():
+            parsed = names.parse_safety_ref(name)
+            if parsed is not None:
+                found.setdefault(parsed[0], {})[commit] = parsed[1]
+        return found
+
+    def _sidecar(self, sid: str) -> Sidecar | None:
+        """Session ``sid``'s sidecar (None for a session of another worktree). This session's is
+        checked; another's damaged lines are read as missing, never a reason to refuse here (its
+        saved states are still found from their refs; its own commands refuse until repaired)."""
+        if sid == self.track.id:
+            return self.track.sidecar
+        header = jsonl.read_header(self.track.location.session_path(sid))
+        if self.track.other_worktree(header) is not None:
+            return None
+        return sessions.read_sidecar(self.track.location, sid)
 
 
 def _chain(states: list[SavedState]) -> list[SavedState]:
@@ -87,128 +212,6 @@ def _chain(states: list[SavedState]) -> list[SavedState]:
             break
         chain.append(state)
     return chain
-
-
-def undo_point(session: Session) -> UndoPoint:
-    """Where ``restore --undo`` goes: the state before the newest restore of the working tree,
-    or, when the newest restores were interrupted one after another, the state before the first
-    of them, at every path they were limited to."""
-    states = of_worktree(session)
-    if not states:
-        raise RefusedError("There is no saved state to return to.", "convgit restores")
-    chain = _chain(states)
-    if not chain:
-        return UndoPoint(states[0], states[0].paths, [])
-    paths: list[str] | None = None
-    if all(s.paths is not None for s in chain):
-        paths = sorted({p for s in chain for p in s.paths or []})
-    return UndoPoint(chain[-1], paths, chain)
-
-
-def find(session: Session, ref: str) -> SavedState:
-    """The saved state of the working tree that ``ref`` (``saved:`` and a prefix) names; one
-    ``convgit gc`` let go says so."""
-    try:
-        return find_saved(of_worktree(session), ref)
-    except NotFoundError:
-        gone = _let_go(session, ref)
-        if gone is None:
-            raise
-        raise NotFoundError(
-            f"The saved state {ref.strip()} was let go by gc on {gone.day}.", "convgit restores"
-        ) from None
-
-
-def _let_go(session: Session, ref: str) -> Pruned | None:
-    """The saved state gc let go that ``ref`` names, in any session of the store."""
-    wanted = refs.saved_digits(ref)
-    if len(wanted) < 4:
-        return None
-    for sid in session.location.session_ids():
-        sidecar = session.sidecar if sid == session.id else _sidecar(session, sid)
-        for commit, gone in (sidecar.pruned if sidecar is not None else {}).items():
-            if gone.what == "saved" and commit.startswith(wanted):
-                return gone
-    return None
-
-
-def settle(session: Session, chain: list[SavedState]) -> None:
-    """Record the interrupted restores of ``chain`` as over: an undo found the files already
-    back where they began."""
-    for state in chain:
-        if state.session == session.id:
-            session_files.append_sidecar(session, [schema.restored(state.commit)])
-        else:
-            sessions.sidecar_file(session.location, state.session).append(
-                [schema.restored(state.commit)]
-            )
-
-
-def unrecorded(session: Session, sidecar: Sidecar) -> list[tuple[str, SavedState]]:
-    """This session's saved states that have a ref and no record in ``sidecar``: (the ref,
-    the state as its ref alone tells it)."""
-    known = {s.commit for s in sidecar.saved}
-    return [
-        (names.safety_ref(session.id, stamp), _from_ref(session.id, commit, stamp))
-        for commit, stamp in _refs(session).get(session.id, {}).items()
-        if commit not in known
-    ]
-
-
-def unrecorded_problems(session: Session, sidecar: Sidecar | None = None) -> list[tree.Problem]:
-    """What ``fsck`` says of each saved state whose record is lost (``repair`` writes it)."""
-    if sidecar is None:
-        sidecar = session.read_sidecar()
-    return [
-        tree.Problem(
-            None,
-            f"of the sidecar has no record of the saved state {state.id}, which the ref {ref}"
-            " keeps; `convgit repair` records it again",
-        )
-        for ref, state in unrecorded(session, sidecar)
-    ]
-
-
-def rebuild(session: Session) -> int:
-    """Write the lost record of each of this session's saved states found from its ref alone
-    (``repair``): the state and when it was saved; what its restore did is not known. Returns
-    how many were written."""
-    if session.location.git is None:
-        return 0
-    lost = [state for _, state in unrecorded(session, session.read_sidecar())]
-    records = []
-    for state in sorted(lost, key=lambda s: s.ts):
-        records += [schema.rebuilt_restore(state.commit, state.ts), schema.restored(state.commit)]
-    if records:
-        session_files.append_sidecar(session, records)
-    return len(lost)
-
-
-def _refs(session: Session) -> dict[str, dict[str, str]]:
-    """session id -> {commit: the time in its ref's name} for every safety ref."""
-    git = session.location.git
-    if git is None or git.worktree is None:
-        return {}
-    if session_files.other_worktree(session, session.tree.header) is not None:
-        return {}  # its saved states are of another worktree's files: its own record has them
-    found: dict[str, dict[str, str]] = {}
-    for name, commit in session.workspace().saved_state_refs().items():
-        parsed = names.parse_safety_ref(name)
-        if parsed is not None:
-            found.setdefault(parsed[0], {})[commit] = parsed[1]
-    return found
-
-
-def _sidecar(session: Session, sid: str) -> Sidecar | None:
-    """Session ``sid``'s sidecar (None for a session of another worktree). This session's is
-    checked; another's damaged lines are read as missing, never a reason to refuse here (its
-    saved states are still found from their refs; its own commands refuse until repaired)."""
-    if sid == session.id:
-        return session.sidecar
-    header = jsonl.read_header(session.location.session_path(sid))
-    if session_files.other_worktree(session, header) is not None:
-        return None
-    return sessions.read_sidecar(session.location, sid)
 
 
 def _from_ref(sid: str, commit: str, stamp: str) -> SavedState:

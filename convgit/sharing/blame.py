@@ -80,11 +80,11 @@ def _base(git: Git, created: str | None) -> str | None:
 
 def _changes(git: Git, session: Session, path: str) -> list[tuple[str, str]]:
     """(entry, snapshot tree) of each snapshot on the active path where ``path`` changed."""
-    snapshots = session.sidecar.snapshots
+    snapshots = session.track.sidecar.snapshots
     found: list[tuple[str, str]] = []
     last: object = ()
     with git.objects() as objects:
-        for ident in session.path_ids():
+        for ident in session.conversation.path_ids():
             snap = snapshots.get(ident)
             if snap is None:
                 continue
@@ -121,31 +121,31 @@ def _now(git: Git, tip: str | None, path: str, file: Path) -> str:
 
 
 def _entry_source(session: Session, entry: str) -> Source:
-    record = session.tree.entries[entry]
+    record = session.conversation.tree.entries[entry]
     if record.get("type") == "message" and record.get("role") == "user":
         return Source("hand edit", entry)
     prompt = model = None
-    for ident in reversed(session.path_ids(entry)):
-        above = session.tree.entries[ident]
+    for ident in reversed(session.conversation.path_ids(entry)):
+        above = session.conversation.tree.entries[ident]
         if prompt is None and above.get("type") == "message" and above.get("role") == "user":
             prompt = " ".join(text_of(above).split())
         if model is None and above.get("type") == "model":
             model = str(above.get("model"))
         if model is None and above.get("type") == "message" and above.get("model"):
             model = str(above.get("model"))
-    agent = session.header().get("agent")
+    agent = session.conversation.header().get("agent")
     return Source("turn", entry, prompt, str(agent) if agent else None, model)
 
 
 def blame(session: Session, git: Git, file: Path) -> Blame:
-    root = session.worktree_root()
+    root = session.track.workspace().root
     try:
         path = file.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         raise NotFoundError(f"{file} is not in the working tree at {root}.") from None
     if not file.is_file():
         raise NotFoundError(f"There is no file {path} in the working tree.")
-    base = _base(git, session.header().get("created"))
+    base = _base(git, session.conversation.header().get("created"))
     made = _chain(git, base, _changes(git, session, path))
     tip = next(reversed(made), base)
     now = _now(git, tip, path, file)

@@ -95,7 +95,7 @@ def fetch(location: StoreLocation, given_remote: str | None, *, merge: bool) -> 
             else:
                 session.reload()
                 data = session_commit.read(git, commit)[0]
-                row.entries = incoming.entries_behind(session.tree, data)
+                row.entries = incoming.entries_behind(session.conversation.tree, data)
         elif sid in trashed:
             row.trashed = True
         else:

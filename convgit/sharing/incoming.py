@@ -54,27 +54,33 @@ def merge_into(session: Session, git: Git, remote: str, commit: str) -> Merged:
     there, their_sidecar = merge.read_copy(data, side, session.id, remote)
     session.reload()
     done = Merged()
-    session.check()
-    if any(i not in session.tree.entries for i in there.entries) or there.labels:
-        with session.file.appending() as appender:
+    session.conversation.check()
+    if any(i not in session.conversation.tree.entries for i in there.entries) or there.labels:
+        with session.conversation.file.appending() as appender:
             news = appender.news
             if news.records:
-                session.tree.add_records(news.records, news.first)
-                session.tree.finish(since=news.first)
-                session.check()
-            plan = merge.entries(session.tree, there, session.id, remote)
+                session.conversation.tree.add_records(news.records, news.first)
+                session.conversation.tree.finish(since=news.first)
+                session.conversation.check()
+            plan = merge.entries(session.conversation.tree, there, session.id, remote)
             if plan.records:
                 faults.point("share:merging")
                 appender.write(plan.records)
         done.entries = len(plan.entries)
         session.reload()
     plan = merge.Plan()
-    merge.snapshots(plan, session.sidecar, their_sidecar, set(session.tree.entries), session.id)
+    merge.snapshots(
+        plan,
+        session.track.sidecar,
+        their_sidecar,
+        set(session.conversation.tree.entries),
+        session.id,
+    )
     _keep_present(git, plan)
     if plan.snapshots:
         set_refs(git, plan.refs)
         faults.point("share:merge-refs")
-        session.sidecar_file.append(plan.snapshots)
+        session.track.file.append(plan.snapshots)
         session.reload()
     done.snapshots, done.differ = len(plan.snapshots), len(plan.differ)
     return done

@@ -151,15 +151,15 @@ def _plan(
 ) -> SessionPush:
     session = Session(location, sid)
     session.reload()
-    session.check()
+    session.conversation.check()
     theirs = _one(git, names.tracking_ref(remote, names.shared_ref(sid)))
     if theirs is not None and not dry_run:
         report.merged += incoming.merge_into(session, git, remote, theirs).entries
-    plan = SessionPush(sid, session.display_name)
+    plan = SessionPush(sid, session.conversation.name)
     there = incoming.parse_copy(session_commit.read(git, theirs)[0]) if theirs else None
     known = set() if there is None else set(there.entries)
     view = session.view()
-    new = [(i, r) for i, r in session.tree.entries.items() if i not in known]
+    new = [(i, r) for i, r in session.conversation.tree.entries.items() if i not in known]
     plan.entries = len(new)
     plan.secrets = secrets.in_records((f"entry {view.short_id(i)}", r) for i, r in new)
     ours = git.refs_under(names.session_prefix(sid))

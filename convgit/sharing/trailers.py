@@ -58,7 +58,7 @@ def differing(git: Git, a: str, b: str) -> int:
 def match(session: Session, git: Git, tree_id: str) -> Match | None:
     """The snapshot of ``session`` whose files are ``tree_id``, else the nearest of its
     newest ``RECENT`` ones; None when it has none."""
-    snapshots = list(session.sidecar.snapshots.values())
+    snapshots = list(session.track.sidecar.snapshots.values())
     for snap in reversed(snapshots):
         if snap.tree_id == tree_id:
             return Match(session.id, snap.entry, snap.commit, 0)

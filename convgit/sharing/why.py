@@ -29,7 +29,7 @@ class Why:
             "subject": self.subject,
             "found_by": self.found_by,
             **self.match.to_json(),
-            "path": [self.session.record(i) for i in self.path],
+            "path": [self.session.conversation.record(i) for i in self.path],
         }
 
 
@@ -42,19 +42,33 @@ def why(location: StoreLocation, rev: str) -> Why:
     if sid and entry and location.session_path(sid).exists():
         session = Session(location, sid)
         session.reload()
-        if entry in session.tree.entries:
-            snap = session.nearest_snapshot(entry)
+        if entry in session.conversation.tree.entries:
+            snap = session.track.nearest_snapshot(entry)
             if snap is not None:
                 differ = trailers.differing(git, tree_id, snap.tree_id)
                 found = trailers.Match(sid, entry, snap.commit, differ)
-                return Why(commit, subject, "trailers", found, session, session.path_ids(entry))
+                return Why(
+                    commit,
+                    subject,
+                    "trailers",
+                    found,
+                    session,
+                    session.conversation.path_ids(entry),
+                )
     for other in location.session_ids():
         session = Session(location, other)
         session.reload()
-        for snap in session.read_sidecar().snapshots.values():
-            if snap.tree_id == tree_id and snap.entry in session.tree.entries:
+        for snap in session.track.read_sidecar().snapshots.values():
+            if snap.tree_id == tree_id and snap.entry in session.conversation.tree.entries:
                 found = trailers.Match(other, snap.entry, snap.commit, 0)
-                return Why(commit, subject, "files", found, session, session.path_ids(snap.entry))
+                return Why(
+                    commit,
+                    subject,
+                    "files",
+                    found,
+                    session,
+                    session.conversation.path_ids(snap.entry),
+                )
     if sid:
         raise NotFoundError(
             f"Commit {commit[:12]} names session {sid}, entry {entry}, which this store does not"

@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from rich.text import Text
 
     from convgit.conversation.view import SessionView
-    from convgit.session.files import Status
     from convgit.session.restoring import RestoreResult
+    from convgit.session.snapshots import Status
     from convgit.store.sidecar import SavedState, SnapshotInfo
     from convgit.workspace import Change
 

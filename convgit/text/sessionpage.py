@@ -14,17 +14,20 @@ from convgit.text import html
 if TYPE_CHECKING:
     from convgit.git.objects import Delta
     from convgit.session import Session
-    from convgit.session.files import Status
+    from convgit.session.snapshots import Status
     from convgit.store.sidecar import Sidecar, SnapshotInfo
 
 
 def gather(session: Session, status: Status, words: list[str]) -> html.Page:
-    """The page of ``session``; ``status`` is ``session.status()``, ``words`` its sentences."""
-    tree = session.tree
+    """The page of ``session``; ``status`` is ``session.snapshots.status()``, ``words`` its
+    sentences."""
+    tree = session.conversation.tree
     tree.check(f"Session {session.id}")
-    sidecar = session.sidecar
+    sidecar = session.track.sidecar
     shown = [s for s in sidecar.snapshots.values() if s.entry in tree.entries]
-    previous = {s.entry: session.nearest_snapshot(tree.entries[s.entry]["parentId"]) for s in shown}
+    previous = {
+        s.entry: session.track.nearest_snapshot(tree.entries[s.entry]["parentId"]) for s in shown
+    }
 
     def pair(snap: SnapshotInfo) -> tuple[str | None, str]:
         before = previous[snap.entry]
@@ -42,7 +45,7 @@ def gather(session: Session, status: Status, words: list[str]) -> html.Page:
     patches: dict[tuple[str | None, str], dict[str, str]] = {}
     blobs: dict[str, bytes | None] = {}
     if asked:
-        ws = session.workspace()
+        ws = session.track.workspace()
         deltas = dict(zip(asked, ws.deltas(asked), strict=True))
         changed = [(a, b) for a, b in asked if a is not None]
         patches = dict(zip(changed, ws.patches(changed), strict=True))

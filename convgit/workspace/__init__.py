@@ -39,11 +39,11 @@ from convgit.store.location import DEFAULT_SIZE_CAP
 
 if TYPE_CHECKING:  # the restore machinery is imported when a restore runs: a hook never needs it
     from convgit.git.keeps import Keeps
-    from convgit.git.restore import Restore, Restored
+    from convgit.git.restore import RestoreChanges, RestorePlan
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("Restore", "Restored"):
+    if name in ("RestorePlan", "RestoreChanges"):
         from convgit.git import restore
 
         return getattr(restore, name)
@@ -56,9 +56,9 @@ __all__ = [
     "DEFAULT_SIZE_CAP",
     "Change",
     "HostileSnapshotError",
-    "Restore",
     "RestoreBlockedError",
-    "Restored",
+    "RestoreChanges",
+    "RestorePlan",
     "Skipped",
     "Snapshot",
     "Workspace",
@@ -321,7 +321,7 @@ class Workspace:
         target_skipped: Mapping[str, str] | None = None,
         target_rules: str | None = None,
         keeps: Keeps | None = None,
-    ) -> AbstractContextManager[Restore]:
+    ) -> AbstractContextManager[RestorePlan]:
         """The restore of the files (or ``paths``) to commit ``target``, planned with the
         private index ``index`` locked for the block: ``save`` then ``apply`` it (see
         ``convgit.git.restore``). ``target_rules``: the id of the rules the target's snapshot

@@ -274,7 +274,7 @@ def test_long_ids_are_listed_by_a_prefix_that_names_them_alone(tmp_path: Path) -
     ids = [uuid, uuid + "_2", "2b6fd1ff-0000-4000-8000-000000000000", "abc12345"]
     parent = None
     for ident in ids:
-        session.append(
+        session.append.entry(
             {"type": "message", "id": ident, "parentId": parent, "role": "user"}
             | {"content": ident}
         )
@@ -287,7 +287,7 @@ def test_long_ids_are_listed_by_a_prefix_that_names_them_alone(tmp_path: Path) -
         "2b6fd1ff-0000-4000-8000-000000000000": "2b6fd1ff",
         "abc12345": "abc12345",
     }
-    assert all(session.resolve(prefix) == ident for ident, prefix in shown.items())
+    assert all(session.conversation.resolve(prefix) == ident for ident, prefix in shown.items())
 
 
 def test_a_subagent_both_mirrored_and_in_its_own_file_is_one_side_branch(tmp_path: Path) -> None:

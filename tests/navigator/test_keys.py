@@ -49,7 +49,7 @@ def test_s_switches_the_context_here_and_changes_no_file(told: Story) -> None:
         assert "switched to" in said(app) and "files: not changed" in said(app)
 
     drive(told.repo.path, switch)
-    assert Session.open(told.repo.path).leaf == told.plan_two
+    assert Session.open(told.repo.path).conversation.leaf == told.plan_two
     assert files(told.repo) == before
 
 
@@ -76,8 +76,8 @@ def test_r_lists_what_changes_and_restores_only_when_confirmed(told: Story) -> N
 
     drive(told.repo.path, restore)
     session = Session.open(told.repo.path)
-    assert told.repo.oracle() == session.sidecar.snapshots[told.plan_two].tree_id
-    assert session.leaf == told.three  # a restore moves no context
+    assert told.repo.oracle() == session.track.sidecar.snapshots[told.plan_two].tree_id
+    assert session.conversation.leaf == told.three  # a restore moves no context
     saved = convgit(told.repo.path, "restores", "--json").json()["saved_states"]
     assert saved[0]["before"]["entry"] == told.plan_two  # the files were saved first
 
@@ -142,10 +142,12 @@ def test_e_writes_a_new_version_beside_the_message(told: Story) -> None:
         await type_line(pilot, "a third idea")
         await settle(app, pilot)
         assert "edited:" in said(app) and "files: not changed" in said(app)
-        assert app.selected == Session.open(told.repo.path).leaf  # the cursor on the new one
+        assert (
+            app.selected == Session.open(told.repo.path).conversation.leaf
+        )  # the cursor on the new one
 
     drive(told.repo.path, edit)
-    new = Session.open(told.repo.path).entry("@")
+    new = Session.open(told.repo.path).conversation.entry("@")
     assert new.to_wire()["content"] == "a third idea"
     assert new.parent_id == told.plan_one and new.id != told.other
     assert files(told.repo) == before
@@ -160,7 +162,7 @@ def test_f_forks_here_with_a_user_message(told: Story) -> None:
         assert "forked:" in said(app)
 
     drive(told.repo.path, fork)
-    leaf = Session.open(told.repo.path).entry("@")
+    leaf = Session.open(told.repo.path).conversation.entry("@")
     assert leaf.parent_id == told.plan_two and leaf.to_wire()["content"] == "go on from two"
 
 
@@ -172,14 +174,14 @@ def test_l_labels_the_entry_and_an_empty_label_takes_it_off(told: Story) -> None
         await settle(app, pilot)
         assert "labelled planA" in said(app)
         assert "[planA]" in str(app.drawn.nodes[told.plan_one].label)
-        assert Session.open(told.repo.path).labelled("planA") == [told.plan_one]
+        assert Session.open(told.repo.path).conversation.labelled("planA") == [told.plan_one]
         await pilot.press("l", "ctrl+u")  # the line holds the label: cleared, nothing typed
         await type_line(pilot, "")
         await settle(app, pilot)
         assert "unlabelled" in said(app)
 
     drive(told.repo.path, label)
-    assert Session.open(told.repo.path).labelled("planA") == []
+    assert Session.open(told.repo.path).conversation.labelled("planA") == []
 
 
 def test_slash_finds_text_ids_labels_and_file_names(told: Story) -> None:
@@ -251,7 +253,9 @@ def test_b_lists_the_branches_here_and_a_number_goes_to_one(told: Story) -> None
         assert app.selected == told.plan_two
 
     drive(told.repo.path, branches)
-    assert Session.open(told.repo.path).leaf == told.three  # going there is not switching
+    assert (
+        Session.open(told.repo.path).conversation.leaf == told.three
+    )  # going there is not switching
 
 
 def test_a_refuses_a_session_no_agent_wrote_in_its_words(told: Story) -> None:
@@ -274,14 +278,14 @@ def test_a_resumes_in_the_agent_and_gives_the_command_after_quitting(
     folder, _ = imported(tmp_path, "progress-and-attachments.jsonl")
 
     async def resume(app: Navigator, pilot: Drive) -> None:
-        await go_to(app, pilot, Session.open(folder).resolve("p2"))
+        await go_to(app, pilot, Session.open(folder).conversation.resolve("p2"))
         await pilot.press("a")
         await pilot.pause()
 
     app = drive(folder, resume)
     assert app.return_value is not None
     assert app.return_value[-1].startswith("to continue there: claude ")
-    assert Session.open(folder).leaf == Session.open(folder).resolve("p2")
+    assert Session.open(folder).conversation.leaf == Session.open(folder).conversation.resolve("p2")
 
 
 def test_an_append_by_another_process_shows_up_in_the_tree(told: Story) -> None:

@@ -36,4 +36,4 @@ def test_a_long_line_is_folded_and_every_entry_is_reached(repo: GitRepo) -> None
         assert app.selected == ids[250] and "match 1 of 1" in said(app)
 
     drive(repo.path, walk)
-    assert Session.open(repo.path).leaf == ids[-1]
+    assert Session.open(repo.path).conversation.leaf == ids[-1]

@@ -76,7 +76,7 @@ def test_convgit_ui_in_a_real_terminal(repo: GitRepo, terminal: Terminal) -> Non
     assert "files: not changed" in terminal.wait_for("switched to")
     terminal.tmux("send-keys", "-t", "ui", "q")
     terminal.wait_for("EXITED 0")
-    assert Session.open(repo.path).leaf == told.other
+    assert Session.open(repo.path).conversation.leaf == told.other
 
 
 def test_without_a_terminal_it_says_so_in_one_sentence(repo: GitRepo) -> None:

@@ -98,7 +98,7 @@ def test_compare_matches_convgit_diff_across_branches_roots_and_kinds(
     session = Session.open(repo.path)
 
     def diff_json(a: str, b: str) -> list[dict[str, str]]:
-        return [{"path": c.path, "status": c.status} for c in session.diff(a, b)]
+        return [{"path": c.path, "status": c.status} for c in session.snapshots.diff(a, b)]
 
     assert convgit_json(repo.path, "diff", ids["second"], ids["lone"])["changes"] == diff_json(
         ids["second"], ids["lone"]

@@ -19,7 +19,6 @@ import pytest
 
 from convgit import Session
 from convgit.schema import Message, Note
-from convgit.session import restore_notes
 from tests.clirun import COMMAND, run
 from tests.reliability.repos import git_fsck
 from tests.workspace.gitrepo import GitRepo, oracle_tree
@@ -41,7 +40,7 @@ def _snapshotter(start: Event, root: str, sid: str, name: str, out: str) -> None
         folder = Path(root, name)
         folder.mkdir(exist_ok=True)
         (folder / f"{i}.txt").write_text(f"{name} round {i}\n")
-        made.append(session.snapshot("@").commit)
+        made.append(session.snapshots.snapshot("@").commit)
     Path(out).write_text(json.dumps(made))
 
 
@@ -70,7 +69,7 @@ def _index_is_sound(session: Session, root: Path) -> None:
         text=True,
         check=True,
     )
-    records = [json.loads(line) for line in session.sidecar_file.path.read_bytes().splitlines()]
+    records = [json.loads(line) for line in session.track.file.path.read_bytes().splitlines()]
     assert proc.stdout.strip() == [r["tree"] for r in records if r["type"] == "snapshot"][-1]
 
 
@@ -79,10 +78,10 @@ def test_two_processes_snapshotting_at_once_both_succeed_and_corrupt_nothing(
     repo: GitRepo, tmp_path: Path, sessions: str
 ) -> None:
     first = Session.create(repo.path)
-    first.append_user("task")
+    first.append.user("task")
     second = first if sessions == "one session" else Session.create(repo.path)
     if second is not first:
-        second.append_user("another task")
+        second.append.user("another task")
     outs = [tmp_path / "left.json", tmp_path / "right.json"]
     _run_together(
         (_snapshotter, (str(repo.path), first.id, "left", str(outs[0]))),
@@ -100,14 +99,14 @@ def test_two_processes_snapshotting_at_once_both_succeed_and_corrupt_nothing(
                 assert tree[f"{name}/{j}.txt"].data == f"{name} round {j}\n".encode()
         made[session.id] |= set(commits)
     for session in {first.id: first, second.id: second}.values():
-        records = [json.loads(line) for line in session.sidecar_file.path.read_bytes().splitlines()]
+        records = [json.loads(line) for line in session.track.file.path.read_bytes().splitlines()]
         recorded = [r["commit"] for r in records if r["type"] == "snapshot"]
         assert len(recorded) == 1 + ROUNDS * (2 if second is first else 1), "a record was lost"
         assert made[session.id] <= set(recorded)
 
     for session in {first.id: first, second.id: second}.values():
         _index_is_sound(session, repo.path)
-        shot = Session.open(repo.path, session=session.id).snapshot()
+        shot = Session.open(repo.path, session=session.id).snapshots.snapshot()
         assert shot.tree_id == oracle_tree(repo.path)
     git_fsck(repo.path)
 
@@ -120,7 +119,9 @@ def _api_appender(start: Event, root: str, sid: str, stop: str, out: str) -> Non
     i = 0
     while i < API_APPENDS or not Path(stop).exists():
         role = "assistant" if i % 5 == 4 else "user"
-        session.append_many([{"type": "message", "role": role, "content": f"api {i}"}], follow=True)
+        session.append.entries(
+            [{"type": "message", "role": role, "content": f"api {i}"}], follow=True
+        )
         i += 1
     Path(out).write_text(str(i))
 
@@ -133,16 +134,16 @@ def test_a_restore_racing_appends_from_the_cli_and_the_api_loses_nothing(
     repo: GitRepo, tmp_path: Path
 ) -> None:
     session = Session.create(repo.path)
-    task = session.append_user("task").id
+    task = session.append.user("task").id
     repo.write("src/app.py", "print('plan A')\n")
     repo.write("notes.txt", "plan A\n")
-    plan_a = session.append_assistant("plan A").id
-    session.fork(task)
+    plan_a = session.append.assistant("plan A").id
+    session.moves.fork(task)
     repo.write("src/app.py", "print('plan B')\n")
     (repo.path / "notes.txt").unlink()
     repo.write("b/only.txt", "plan B\n")
-    plan_b = session.append_assistant("plan B").id
-    trees = {session.sidecar.snapshots[e].tree_id for e in (plan_a, plan_b)}
+    plan_b = session.append.assistant("plan B").id
+    trees = {session.track.sidecar.snapshots[e].tree_id for e in (plan_a, plan_b)}
     targets = [plan_a if k % 2 == 0 else plan_b for k in range(RESTORES)]
 
     restorer = subprocess.Popen(
@@ -187,21 +188,21 @@ def test_a_restore_racing_appends_from_the_cli_and_the_api_loses_nothing(
     assert [r["entry"] for r in results] == targets
     assert all(r["changes"] for r in results)
     final = Session.open(repo.path, session=session.id)
-    texts = [e.content for e in final.all_entries() if isinstance(e, Message)]
+    texts = [e.content for e in final.conversation.all_entries() if isinstance(e, Message)]
     api_texts = [f"api {i}" for i in range(int(count.read_text()))]
     for text in api_texts + [f"cli {k}" for k in range(CLI_APPENDS)]:
         assert texts.count(text) == 1, f"{text!r} landed {texts.count(text)} times"
     # The race happened: restores wrote their notes while the API writer was appending.
-    in_order = [e for e in final.all_entries() if isinstance(e, (Message, Note))]
+    in_order = [e for e in final.conversation.all_entries() if isinstance(e, (Message, Note))]
     api_at = [
         i for i, e in enumerate(in_order) if isinstance(e, Message) and e.content in api_texts
     ]
     assert any(api_at[0] < i < api_at[-1] for i, e in enumerate(in_order) if isinstance(e, Note))
     # Restores with no move of the conversation between them are told in one note (none when
     # they brought the files back to what the model last saw): notes may be fewer than restores.
-    notes = [e for e in final.all_entries() if isinstance(e, Note)]
+    notes = [e for e in final.conversation.all_entries() if isinstance(e, Note)]
     assert 1 <= len(notes) <= RESTORES
-    sidecar = final.sidecar
+    sidecar = final.track.sidecar
     assert len(sidecar.restores) == RESTORES and sidecar.interrupted is None
     assert {r["before"] for r in sidecar.restores} <= sidecar.finished
     # Restores and snapshots never overlap: every snapshot saw plan A or plan B, never a mix.
@@ -211,10 +212,10 @@ def test_a_restore_racing_appends_from_the_cli_and_the_api_loses_nothing(
     safety = repo.git("for-each-ref", "--format=%(objectname)", f"refs/convgit/{session.id}/safety")
     assert len(safety.split()) == RESTORES
     assert {repo.workspace.tree_of(commit) for commit in safety.split()} <= trees
-    assert oracle_tree(repo.path) == final.sidecar.snapshots[targets[-1]].tree_id
+    assert oracle_tree(repo.path) == final.track.sidecar.snapshots[targets[-1]].tree_id
     # No restore is lost to the model: once the conversation moves on, none waits to be told.
-    final.append_user("after the race")
-    assert restore_notes.pending(Session.open(repo.path, session=session.id)) == []
+    final.append.user("after the race")
+    assert Session.open(repo.path, session=session.id).restore_notes.pending() == []
     fsck = run("-C", str(repo.path), "fsck", cwd=repo.path, code=None)
     assert fsck.code == 0, fsck.stdout + fsck.stderr
     git_fsck(repo.path)

@@ -25,7 +25,7 @@ def _api_writer(store: str, sid: str, name: str, start: multiprocessing.synchron
     start.wait()
     for i in range(ENTRIES):
         record = {"type": "message", "role": "user", "content": f"{name}-{i}"}
-        session.append_many([record], follow=True)
+        session.append.entries([record], follow=True)
 
 
 def _cli_writer(store: str, sid: str, name: str) -> subprocess.Popen[bytes]:
@@ -73,7 +73,7 @@ def test_eight_writers_lose_nothing_and_interleave_nothing(tmp_path: Path) -> No
     for proc in cli:
         assert proc.wait(timeout=600) == 0
 
-    raw = session.file.path.read_bytes()
+    raw = session.conversation.file.path.read_bytes()
     assert raw.endswith(b"\n")
     records = [orjson.loads(line) for line in raw.splitlines()]  # no interleaved line
     entries = records[1:]
@@ -92,4 +92,4 @@ def test_eight_writers_lose_nothing_and_interleave_nothing(tmp_path: Path) -> No
     again = Session.open(store, session=session.id, store_dir=store)
     assert not again.problems()
     # every entry hangs off the one written just before it: one straight path, nothing lost
-    assert len(again.tree.path()) == total
+    assert len(again.conversation.tree.path()) == total

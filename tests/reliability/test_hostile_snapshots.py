@@ -52,9 +52,9 @@ def test_a_crafted_snapshot_is_refused_by_the_cli_before_anything_changes(
         repo.write(".gitignore", "a\n")
         repo.symlink("a", str(outside))
     session = Session.create(repo.path)
-    session.append_user("task")
-    session.append_assistant("a real reply, really snapshotted")
-    pulled = session.append_user("the files of a snapshot someone sent").id
+    session.append.user("task")
+    session.append.assistant("a real reply, really snapshotted")
+    pulled = session.append.user("the files of a snapshot someone sent").id
 
     odb = pygit2.Repository(str(repo.path))
     tree = crafted_tree(odb, case, outside)
@@ -70,7 +70,7 @@ def test_a_crafted_snapshot_is_refused_by_the_cli_before_anything_changes(
         "files": 1,
         "skipped": [],
     }
-    with session.sidecar_file.path.open("a") as sidecar:
+    with session.track.file.path.open("a") as sidecar:
         sidecar.write(json.dumps(record) + "\n")
 
     def state() -> dict[str, object]:
@@ -79,8 +79,8 @@ def test_a_crafted_snapshot_is_refused_by_the_cli_before_anything_changes(
             "outside": digest(outside),
             "around": sorted(p.name for p in tmp_path.iterdir()),
             "hooks": digest(repo.path / ".git" / "hooks"),
-            "session": session.file.path.read_bytes(),
-            "sidecar": session.sidecar_file.path.read_bytes(),
+            "session": session.conversation.file.path.read_bytes(),
+            "sidecar": session.track.file.path.read_bytes(),
         }
 
     before = state()
@@ -92,4 +92,6 @@ def test_a_crafted_snapshot_is_refused_by_the_cli_before_anything_changes(
         message = one_sentence_error(proc.stderr)
         assert "nothing was restored" in message, message
         assert state() == before, f"`restore {' '.join(extra)}` changed something"
-    assert Session.open(repo.path, session=session.id).sidecar.snapshots[pulled].commit == commit
+    assert (
+        Session.open(repo.path, session=session.id).track.sidecar.snapshots[pulled].commit == commit
+    )

@@ -35,26 +35,28 @@ def round_trip(
     """A task, reply A, ``change``, reply B; then restore A (the tree is git's) and undo (what
     ``seen`` shows, by default the bytes, exec bits and links, is B's exactly)."""
     session = Session.create(repo.path)
-    session.append_user("task")
-    a = session.append_assistant("A").id
-    assert session.sidecar.snapshots[a].tree_id == repo.oracle()
+    session.append.user("task")
+    a = session.append.assistant("A").id
+    assert session.track.sidecar.snapshots[a].tree_id == repo.oracle()
     change(repo)
-    b = session.append_assistant("B").id
-    tree_b = session.sidecar.snapshots[b].tree_id
+    b = session.append.assistant("B").id
+    tree_b = session.track.sidecar.snapshots[b].tree_id
     assert tree_b == repo.oracle()
-    assert tree_b != session.sidecar.snapshots[a].tree_id, "the change did not reach the snapshot"
+    assert tree_b != session.track.sidecar.snapshots[a].tree_id, (
+        "the change did not reach the snapshot"
+    )
     before = seen(repo.path)
-    assert session.restore(a).changes
-    assert repo.oracle() == session.sidecar.snapshots[a].tree_id
+    assert session.restoring.restore(a).changes
+    assert repo.oracle() == session.track.sidecar.snapshots[a].tree_id
     restored_a = seen(repo.path)
-    session.restore(undo=True)
+    session.restoring.restore(undo=True)
     assert seen(repo.path) == before, "undo did not return the exact prior bytes"
     assert repo.oracle() == tree_b
-    after = session.append_assistant("after the undo").id
-    assert session.sidecar.snapshots[after].tree_id == tree_b, "the private index went astray"
-    session.restore(undo=True)  # undoing the undo: the files as restore A left them
+    after = session.append.assistant("after the undo").id
+    assert session.track.sidecar.snapshots[after].tree_id == tree_b, "the private index went astray"
+    session.restoring.restore(undo=True)  # undoing the undo: the files as restore A left them
     assert seen(repo.path) == restored_a, "undoing the undo did not return the exact bytes"
-    session.restore(undo=True)
+    session.restoring.restore(undo=True)
     assert seen(repo.path) == before
     return {"session": session, "a": a, "b": b}
 
@@ -66,16 +68,16 @@ def test_snapshots_and_safety_snapshots_survive_gc_prune_now_aggressive(
     repo: GitRepo, user_state: UserStateGuard
 ) -> None:
     session = Session.create(repo.path)
-    task = session.append_user("task").id
+    task = session.append.user("task").id
     repo.write("plan.txt", "plan A\n")
-    plan_a = session.append_assistant("A").id
-    session.fork(task)
+    plan_a = session.append.assistant("A").id
+    session.moves.fork(task)
     repo.write("plan.txt", "plan B\n")
     repo.write("run.sh", "#!/bin/sh\n", executable=True)
-    plan_b = session.append_assistant("B").id
+    plan_b = session.append.assistant("B").id
     before_restore = files_only(repo.path)
-    session.restore(plan_a)  # its safety snapshot is reachable only through refs/convgit
-    snapshots = dict(session.sidecar.snapshots)
+    session.restoring.restore(plan_a)  # its safety snapshot is reachable only through refs/convgit
+    snapshots = dict(session.track.sidecar.snapshots)
 
     repo.git("gc", "-q", "--prune=now", "--aggressive")
     user_state.watch(repo.path)  # gc packs the user's refs: that is the user's own doing
@@ -85,10 +87,10 @@ def test_snapshots_and_safety_snapshots_survive_gc_prune_now_aggressive(
     log = repo.git("log", "--format=%H", f"refs/convgit/{session.id}/{plan_b}").split()
     assert log == [snapshots[plan_b].commit, snapshots[task].commit]
     session = Session.open(repo.path, session=session.id)
-    session.restore(undo=True)
+    session.restoring.restore(undo=True)
     assert files_only(repo.path) == before_restore
     for entry in (task, plan_a, plan_b):
-        session.restore(entry)
+        session.restoring.restore(entry)
         assert repo.oracle() == snapshots[entry].tree_id
     git_fsck(repo.path)
 
@@ -230,7 +232,7 @@ def test_git_dir_and_git_work_tree_in_the_environment(
     entry_a = json.loads(first)["id"]
     convgit("restore", entry_a, "--yes")
     session = Session.open(repo.path)
-    assert repo.oracle() == session.sidecar.snapshots[entry_a].tree_id
+    assert repo.oracle() == session.track.sidecar.snapshots[entry_a].tree_id
     convgit("restore", "--undo", "--yes")
     assert files_only(repo.path) == before
     assert (repo.path / ".git" / "convgit" / "sessions").is_dir()
@@ -329,11 +331,11 @@ def test_the_user_uses_a_split_index_and_convgit_never_deletes_it(
     os.utime(repo.path / ".git" / theirs, (month_ago, month_ago))  # seeding read it: age it
     for n in range(5):
         repo.write(f"more/{n}.txt", f"{n}\n")
-        session.append_assistant(f"turn {n}")
+        session.append.assistant(f"turn {n}")
     assert theirs in shared_indexes(repo), "convgit deleted the user's shared index"
     assert len(shared_indexes(repo) - {theirs}) <= 1, "convgit left its old shared indexes"
     repo.git("--no-optional-locks", "status", "--porcelain")  # the user's split index reads
-    assert session.sidecar.snapshots[session.tree.leaf].tree_id == repo.oracle()
-    assert session.sidecar.snapshots[session.tree.leaf].files == len(
+    assert session.track.sidecar.snapshots[session.conversation.tree.leaf].tree_id == repo.oracle()
+    assert session.track.sidecar.snapshots[session.conversation.tree.leaf].files == len(
         repo.git("ls-files", "-z", "--cached", "--others", "--exclude-standard").split("\0")[:-1]
     )

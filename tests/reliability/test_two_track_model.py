@@ -65,7 +65,6 @@ from hypothesis.stateful import (
 from convgit import Session
 from convgit.base import faults
 from convgit.base.errors import NotFoundError, RefusedError
-from convgit.session import saved_states
 from convgit.store.sidecar import SavedState
 from tests.missing_tools import missing
 from tests.workspace.gitrepo import UserStateGuard, digest, git, init_repo
@@ -376,7 +375,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
 
     def _snapshotted(self, ident: str) -> None:
         """A snapshot of ``ident`` was just taken: it is git's tree and the model's files."""
-        snap = self.session.sidecar.snapshots[ident]
+        snap = self.session.track.sidecar.snapshots[ident]
         assert snap.tree_id == oracle_tree(self.root)
         assert {s["path"] for s in snap.skipped} == skipped(self.disk, self.exclude)
         self.at[ident] = self._state()
@@ -402,10 +401,10 @@ class TwoTrackMachine(RuleBasedStateMachine):
     def _told(self, made: str, parent: str | None) -> None:
         """The append of ``made`` on ``parent`` told the restores not told yet: one note above
         it when the files differ from before the first of them, none when they are back."""
-        above = self.session.tree.entries[made]["parentId"]
+        above = self.session.conversation.tree.entries[made]["parentId"]
         expected = self.untold is not None and self.untold != seen(self.disk, self.exclude)
         if expected:
-            note = self.session.tree.entries[above]
+            note = self.session.conversation.tree.entries[above]
             assert note["type"] == "note" and note["parentId"] == parent, note
             assert note["source"] == "restore"
             self._entered(above, parent, "note")
@@ -419,10 +418,10 @@ class TwoTrackMachine(RuleBasedStateMachine):
         # snapshotted at the start, and whenever the files differ from the nearest snapshot
         nearest = self._nearest_snapshot(parent)
         records = nearest is None or self.at[nearest].files != seen(self.disk, self.exclude)
-        made = self._moves_nothing(lambda: self.session.append_user(self._text()))
+        made = self._moves_nothing(lambda: self.session.append.user(self._text()))
         self._told(made.id, parent)
         self._entered(made.id, self.leaf, "user")
-        assert (made.id in self.session.sidecar.snapshots) == records
+        assert (made.id in self.session.track.sidecar.snapshots) == records
         if records:
             self._snapshotted(made.id)
 
@@ -430,7 +429,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
     @rule()
     def assistant(self) -> None:
         parent = self.leaf
-        made = self._moves_nothing(lambda: self.session.append_assistant(self._text()))
+        made = self._moves_nothing(lambda: self.session.append.assistant(self._text()))
         self._told(made.id, parent)
         self._entered(made.id, self.leaf, "assistant")
         self._snapshotted(made.id)
@@ -438,14 +437,14 @@ class TwoTrackMachine(RuleBasedStateMachine):
     @rule(pick=PICK)
     def switch(self, pick: int) -> None:
         target = self._pick(pick)
-        assert self._moves_nothing(lambda: self.session.switch(target)) == target
+        assert self._moves_nothing(lambda: self.session.moves.switch(target)) == target
         self.leaf = target
 
     @rule(pick=PICK, with_text=st.booleans())
     def fork(self, pick: int, with_text: bool) -> None:
         target = self._pick(pick)
         text = self._text() if with_text else None
-        leaf = self._moves_nothing(lambda: self.session.fork(target, text))
+        leaf = self._moves_nothing(lambda: self.session.moves.fork(target, text))
         if with_text:
             assert leaf != target
             self._entered(leaf, target, "user")
@@ -456,7 +455,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
     @rule(pick=PICK)
     def edit(self, pick: int) -> None:
         target = self._pick(pick, ("user", "assistant"))
-        made = self._moves_nothing(lambda: self.session.edit(target, self._text()))
+        made = self._moves_nothing(lambda: self.session.moves.edit(target, self._text()))
         self._entered(made, self.parent[target], self.kind[target])
 
     @rule(pick=PICK)
@@ -465,14 +464,14 @@ class TwoTrackMachine(RuleBasedStateMachine):
         expected = self.parent[target] if self.kind[target] == "assistant" else target
         if expected is None:
             with pytest.raises(RefusedError):
-                self._moves_nothing(lambda: self.session.retry(target))
+                self._moves_nothing(lambda: self.session.moves.retry(target))
             return
-        assert self._moves_nothing(lambda: self.session.retry(target)) == expected
+        assert self._moves_nothing(lambda: self.session.moves.retry(target)) == expected
         self.leaf = expected
 
     @invariant()
     def active_leaf_is_the_models(self) -> None:
-        assert self.session.leaf == self.leaf
+        assert self.session.conversation.leaf == self.leaf
 
     @invariant()
     def every_snapshot_and_saved_state_stays_recoverable(self) -> None:
@@ -560,8 +559,10 @@ class TwoTrackMachine(RuleBasedStateMachine):
     def snapshot(self, pick: int | None) -> None:
         target = self.leaf if pick is None else self._pick(pick)
         assert target is not None
-        had = self.session.sidecar.snapshots.get(target)
-        snap = self._moves_nothing(lambda: self.session.snapshot("@" if pick is None else target))
+        had = self.session.track.sidecar.snapshots.get(target)
+        snap = self._moves_nothing(
+            lambda: self.session.snapshots.snapshot("@" if pick is None else target)
+        )
         assert snap.entry == target
         if had is not None and had.commit != snap.commit:
             assert snap.replaces == had.commit  # the old one is the new one's parent
@@ -572,7 +573,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
     @rule(pick=PICK)
     def restore(self, pick: int) -> None:
         target = self.order_of_snapshots()[pick % len(self.at)]
-        self._restore(self.at[target], None, lambda: self.session.restore(target))
+        self._restore(self.at[target], None, lambda: self.session.restoring.restore(target))
 
     def _held(self, by: Session | None, saved: str | None = None) -> set[str]:
         """What a restore by ``by`` (None: the model's session) may delete: the files its
@@ -589,7 +590,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
         now = seen(self.disk, self.exclude)
         known = sorted({q for p in [*now, *self.at[target].files] for q in [p, *ancestors(p)]})
         paths = [known[p % len(known)] if isinstance(p, int) else p for p in picks]
-        run = lambda: self.session.restore(target, paths=paths)  # noqa: E731
+        run = lambda: self.session.restoring.restore(target, paths=paths)  # noqa: E731
         self._restore(self.at[target], paths, run)
 
     @precondition(lambda self: bool(self.saved))
@@ -597,17 +598,17 @@ class TwoTrackMachine(RuleBasedStateMachine):
     def restore_saved_state(self, pick: int) -> None:
         """Back to any saved state, by the id the restore printed."""
         ident, state, _ = self.saved[pick % len(self.saved)]
-        self._restore(state, None, lambda: self.session.restore(ident), saved=ident)
+        self._restore(state, None, lambda: self.session.restoring.restore(ident), saved=ident)
 
     @rule()
     def status_and_diff(self) -> None:
         """status and diff answer from the files now, whatever git collected before (the
         tree only they wrote included), and name exactly the files that differ."""
-        self._moves_nothing(self.session.status)
+        self._moves_nothing(self.session.snapshots.status)
         nearest = self._nearest_snapshot(self.leaf)
         if nearest is None:
             return
-        changes = self._moves_nothing(lambda: self.session.diff(nearest))
+        changes = self._moves_nothing(lambda: self.session.snapshots.diff(nearest))
         then, now = self.at[nearest].files, seen(self.disk, self.exclude)
         differing = {p for p in then.keys() | now.keys() if then.get(p) != now.get(p)}
         assert {c.path for c in changes} == differing
@@ -633,7 +634,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
             path.append(node)
             node = self.parent[node]
         holds = {self._nearest_snapshot(e) for e in [*path, *set(self.parent) - children]}
-        trees = {e: self.session.sidecar.snapshots[e].tree_id for e in holds if e is not None}
+        trees = {e: self.session.track.sidecar.snapshots[e].tree_id for e in holds if e is not None}
         newest = self.saved[-1][0] if self.saved else None
         self.guard.verify()
         users = git(self.root, "for-each-ref", "refs/heads", "refs/tags", "refs/stash")
@@ -650,7 +651,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
         assert not gone & set(trees), "gc let go a snapshot a keep rule holds"
         event(f"gc: let go {'some' if report.let_go else 'nothing'}")
         for entry, tree in trees.items():
-            snap = self.session.sidecar.snapshots[entry]
+            snap = self.session.track.sidecar.snapshots[entry]
             assert snap.tree_id == tree
             assert git(self.root, "rev-parse", f"{snap.commit}^{{tree}}").strip() == tree
             git(self.root, "rev-list", "--objects", snap.commit)  # every object is there
@@ -662,7 +663,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
         moved: dict[str, str] = {}
         for session in (self.session, self.other):
             if session is not None:
-                moved.update(session.read_sidecar().moved)
+                moved.update(session.track.read_sidecar().moved)
         self.commits = {moved.get(c, c) for c in self.commits if c not in let_go}
         self.held = {p for state in self.at.values() for p in state.files}
 
@@ -674,11 +675,11 @@ class TwoTrackMachine(RuleBasedStateMachine):
     def undo(self) -> None:
         """Back to the newest saved state, at the paths of the restore that saved it."""
         ident, state, paths = self.saved[-1]
-        self._restore(state, paths, lambda: self.session.restore(undo=True), saved=ident)
+        self._restore(state, paths, lambda: self.session.restoring.restore(undo=True), saved=ident)
 
     def _saved_ids(self) -> list[str]:
         """The saved states of the working tree, oldest first, whichever session saved them."""
-        return [s.id for s in reversed(saved_states.of_worktree(self.session))]
+        return [s.id for s in reversed(self.session.saved_states.of_worktree())]
 
     def _other(self) -> Session:
         """A second session on the same working tree (made at its first use)."""
@@ -737,7 +738,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
             if by is not None:
                 return  # the other session's note is in its own tree
             # no note yet: the leaf stays; the next turn tells the model
-            assert self.session.leaf == self.leaf
+            assert self.session.conversation.leaf == self.leaf
             if self.untold is None:
                 self.untold = state.files
 
@@ -749,7 +750,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
         """Another session of the same working tree restores a saved state by its id."""
         ident, state, _ = self.saved[pick % len(self.saved)]
         other = self._other()
-        self._restore(state, None, lambda: other.restore(ident), by=other, saved=ident)
+        self._restore(state, None, lambda: other.restoring.restore(ident), by=other, saved=ident)
 
     @precondition(lambda self: bool(self.saved))
     @rule()
@@ -758,7 +759,9 @@ class TwoTrackMachine(RuleBasedStateMachine):
         session made it."""
         ident, state, paths = self.saved[-1]
         other = self._other()
-        self._restore(state, paths, lambda: other.restore(undo=True), by=other, saved=ident)
+        self._restore(
+            state, paths, lambda: other.restoring.restore(undo=True), by=other, saved=ident
+        )
 
     @precondition(lambda self: bool(self.at))
     @rule(pick=PICK, where=st.sampled_from(WRITER_POINTS), path=st.sampled_from(FILES))
@@ -790,7 +793,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
             real_point(name)
 
         with mock.patch.object(faults, "point", point):
-            result = self.session.restore(target)
+            result = self.session.restoring.restore(target)
         event(f"raced restore: {'written at ' + where if wrote else 'no writer'}")
         if wrote:
             expected = {
@@ -823,17 +826,17 @@ class TwoTrackMachine(RuleBasedStateMachine):
             if state.restored_to:
                 self.went_to[state.id] = self._files_of(state.restored_to)
             self.commits.add(state.commit)
-        for ident, entry in self.session.tree.entries.items():
+        for ident, entry in self.session.conversation.tree.entries.items():
             if ident not in self.parent:
                 assert entry["type"] == "note", entry
                 self._entered(ident, entry["parentId"], "note")
-        self.leaf = self.session.leaf
+        self.leaf = self.session.conversation.leaf
 
     def _new_states(self) -> list[SavedState]:
         """The saved states of the working tree the model does not know yet, oldest first (two
         restores of the same files in one second save the same commit: the model knows it)."""
         known = {s[0] for s in self.saved}
-        return [s for s in reversed(saved_states.of_worktree(self.session)) if s.id not in known]
+        return [s for s in reversed(self.session.saved_states.of_worktree()) if s.id not in known]
 
     def _files_of(self, commit: str) -> Files:
         """The model's view of a commit's tree: path -> file (bytes, exec bit) or link."""

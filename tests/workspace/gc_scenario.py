@@ -52,7 +52,7 @@ class Scenario:
         if big is not None:  # incompressible, so letting it go frees what it took
             self.repo.write(f"data/{big}.bin", self.random.randbytes(24_000))
         ts = self.when(turn)
-        made = session.append_many(
+        made = session.append.entries(
             [
                 {"type": "message", "role": "user", "content": f"{what} {turn}", "ts": ts},
                 {"type": "message", "role": "assistant", "content": f"did {turn}", "ts": ts},

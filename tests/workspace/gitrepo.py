@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from convgit.workspace import Restored, Workspace
+from convgit.workspace import RestoreChanges, Workspace
 
 
 def git(cwd: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
@@ -51,7 +51,7 @@ def digest(root: Path) -> dict[str, tuple[str, object]]:
 
 def restore_files(
     workspace: Workspace, target: str, *, index: Path, dry_run: bool = False, **kwargs: Any
-) -> tuple[str | None, Restored]:
+) -> tuple[str | None, RestoreChanges]:
     """What `convgit restore` does to the files (``convgit.session.restoring``), without a session:
     plan against the files as they are, save them when something changes, apply. The saved
     state's commit (None when nothing was saved) and the changes."""

@@ -303,7 +303,7 @@ def test_turns_while_gc_runs_lose_nothing(repo: GitRepo) -> None:
     assert gc.wait(120) == 0
     assert len(made) == 6
     session = Session.open(here)
-    for snap in session.sidecar.snapshots.values():
+    for snap in session.track.sidecar.snapshots.values():
         assert repo.git("rev-parse", f"{snap.commit}^{{tree}}").strip() == snap.tree_id
         repo.git("rev-list", "--objects", snap.commit)
     assert convgit(here, "fsck", "--json").json()["ok"]

@@ -224,12 +224,12 @@ def test_through_the_library_a_writer_that_read_the_old_file_is_told(
     repo: GitRepo, tmp_path: Path
 ) -> None:
     session = Session.create(repo.path)
-    session.append_user(f"the key is {SECRET}")
+    session.append.user(f"the key is {SECRET}")
     stale = Session.open(repo.path, session=session.id)
     report = redact.redact([session], scrub.Scrubber(SECRET))
-    assert [f.entries for f in report.sessions] == [{stale.leaf: ["content"]}]
+    assert [f.entries for f in report.sessions] == [{stale.conversation.leaf: ["content"]}]
     with pytest.raises(RefusedError, match="was replaced"):
-        stale.append_user("more")
+        stale.append.user("more")
     fresh = Session.open(repo.path, session=session.id)
-    assert fresh.context().messages[0]["content"] == "the key is [redacted]"
-    assert [r["matches"] for r in fresh.tree.redactions] == [1]
+    assert fresh.conversation.context().messages[0]["content"] == "the key is [redacted]"
+    assert [r["matches"] for r in fresh.conversation.tree.redactions] == [1]

@@ -269,9 +269,9 @@ def test_a_restore_whose_every_change_was_left_alone_tells_the_model_nothing(
     no file changed, so no note tells the model the files were restored."""
     repo.write("a.txt", "one\n")
     session = Session.create(repo.path)
-    task = session.append_user("task").id
+    task = session.append.user("task").id
     repo.write("a.txt", "two\n")
-    reply = session.append_assistant("two").id
+    reply = session.append.assistant("two").id
     real_point = faults.point
 
     def writer(name: str) -> None:
@@ -280,11 +280,11 @@ def test_a_restore_whose_every_change_was_left_alone_tells_the_model_nothing(
         real_point(name)
 
     with mock.patch.object(faults, "point", writer):
-        result = session.restore(task, paths=["a.txt"])
+        result = session.restoring.restore(task, paths=["a.txt"])
     assert (repo.path / "a.txt").read_text() == "the writer's own bytes\n"
     assert not result.changes and [s.path for s in result.changes.left_alone] == ["a.txt"]
     assert result.note is None
-    assert session.leaf == reply
+    assert session.conversation.leaf == reply
 
 
 def test_files_written_while_a_restore_runs_are_never_lost(repo: GitRepo, tmp_path: Path) -> None:

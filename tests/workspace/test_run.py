@@ -48,15 +48,17 @@ class Plans:
         repo.write("test_calc.py", TEST)
         repo.write("pytest.ini", "[pytest]\n")
         self.session = Session.create(repo.path)
-        self.task = self.session.append_user("test_add fails: fix add()").id
-        self.session.label(self.task, "task")
+        self.task = self.session.append.user("test_add fails: fix add()").id
+        self.session.moves.label(self.task, "task")
         repo.write("calc.py", PLAN_A)
-        self.a = self.session.append_assistant("Plan A: count up in a loop.").id
-        self.session.label(self.a, "planA")
-        self.summary = self.session.fork(self.task, summary="Plan A fails for negative numbers.")
+        self.a = self.session.append.assistant("Plan A: count up in a loop.").id
+        self.session.moves.label(self.a, "planA")
+        self.summary = self.session.moves.fork(
+            self.task, summary="Plan A fails for negative numbers."
+        )
         repo.write("calc.py", PLAN_B)
-        self.b = self.session.append_assistant("Plan B: return a + b.").id
-        self.session.label(self.b, "planB")
+        self.b = self.session.append.assistant("Plan B: return a + b.").id
+        self.session.moves.label(self.b, "planB")
         self.worktrees = repo.git("worktree", "list", "--porcelain")
 
     def convgit(self, *args: str, **kwargs: Any) -> Ran:
@@ -168,7 +170,7 @@ def test_run_shows_each_branchs_result_in_order_and_leaves_the_users_files_alone
 
 def test_run_json_lists_every_ref_in_the_order_given(plans: Plans) -> None:
     rows = plans.runs("planB", plans.a[:6], "--", *QUICK_TEST)
-    snapshots = plans.session.sidecar.snapshots
+    snapshots = plans.session.track.sidecar.snapshots
     keys = ["ref", "entry", "commit", "exit_code", "seconds", "timed_out", "output"]
     assert [list(row) for row in rows] == [keys, keys]
     assert [(r["ref"], r["entry"], r["exit_code"], r["timed_out"]) for r in rows] == [
@@ -218,16 +220,18 @@ def test_note_records_each_result_at_the_end_of_its_branch_and_the_active_leaf_s
     plans: Plans,
 ) -> None:
     s = plans.session
-    s.switch(plans.a)
-    a_end = s.append_user("Still failing for negative numbers.").id  # plan A's branch goes on
-    elsewhere = s.fork(plans.task, summary="Try something else.")  # the active leaf: a 3rd branch
+    s.moves.switch(plans.a)
+    a_end = s.append.user("Still failing for negative numbers.").id  # plan A's branch goes on
+    elsewhere = s.moves.fork(
+        plans.task, summary="Try something else."
+    )  # the active leaf: a 3rd branch
     done = plans.convgit("run", "--note", "planA", "planB", "--", *QUICK_TEST)
     assert done.code == 1, done.stderr  # plan A's command failed
     s = Session.open(plans.repo.path)
-    assert s.leaf == elsewhere
+    assert s.conversation.leaf == elsewhere
     notes = {
         r["parentId"]: r
-        for r in s.tree.entries.values()
+        for r in s.conversation.tree.entries.values()
         if r["type"] == "note" and r["source"] == "run"
     }
     assert set(notes) == {a_end, plans.b}
@@ -235,35 +239,39 @@ def test_note_records_each_result_at_the_end_of_its_branch_and_the_active_leaf_s
     assert "exited with code 0" in notes[plans.b]["text"]
     assert notes[a_end]["id"] in done.stdout  # the report names the notes
     # the model on each branch sees its own result, and the active branch sees neither
-    context_a = s.context(notes[a_end]["id"]).messages
+    context_a = s.conversation.context(notes[a_end]["id"]).messages
     assert context_a[-1]["content"].startswith("Note from convgit: `")
-    assert not any("run by convgit" in str(m["content"]) for m in s.context().messages)
+    assert not any("run by convgit" in str(m["content"]) for m in s.conversation.context().messages)
     plans.assert_nothing_left()
 
 
 def test_note_below_the_active_leaf_moves_it_down_its_own_branch_only(plans: Plans) -> None:
     s = plans.session
-    s.switch(plans.b)
+    s.moves.switch(plans.b)
     done = plans.convgit("run", "--note", "planB", "planA", "--", *QUICK_TEST)
     assert done.code == 1, done.stderr  # plan A's command failed
     s = Session.open(plans.repo.path)
-    note = s.tree.entries[s.leaf]
+    note = s.conversation.tree.entries[s.conversation.leaf]
     assert (note["type"], note["parentId"]) == ("note", plans.b)
     assert "exited with code 0" in note["text"]
-    on_a = [c for c in s.tree.children[plans.a] if s.tree.entries[c]["type"] == "note"]
-    assert len(on_a) == 1 and "exited with code 1" in s.tree.entries[on_a[0]]["text"]
+    on_a = [
+        c
+        for c in s.conversation.tree.children[plans.a]
+        if s.conversation.tree.entries[c]["type"] == "note"
+    ]
+    assert len(on_a) == 1 and "exited with code 1" in s.conversation.tree.entries[on_a[0]]["text"]
 
 
 def test_note_never_lands_between_a_tool_call_and_its_result(plans: Plans) -> None:
     s = plans.session
-    s.switch(plans.a)
+    s.moves.switch(plans.a)
     call = {"type": "tool_call", "id": "call-1", "name": "bash", "input": {"cmd": "pytest"}}
-    s.append_assistant([{"type": "text", "text": "running the tests"}, call])
-    s.switch(plans.b)
-    session_bytes = s.file.path.read_bytes()
+    s.append.assistant([{"type": "text", "text": "running the tests"}, call])
+    s.moves.switch(plans.b)
+    session_bytes = s.conversation.file.path.read_bytes()
     words = plans.refused("run", "--note", "planA", "planB", "--", *QUICK_TEST)
     assert "tool call call-1" in words
-    assert s.file.path.read_bytes() == session_bytes
+    assert s.conversation.file.path.read_bytes() == session_bytes
     assert not (plans.repo.path / ".git" / "convgit" / "runs").exists()  # nothing was run
     plans.assert_nothing_left()
 
@@ -366,9 +374,9 @@ def test_a_checkout_that_fails_half_way_leaves_nothing_behind(plans: Plans) -> N
     """A write that fails in the middle of a checkout (here a file-size limit, as a full disk
     would): the run stops, and the half-made worktree goes with the finished one."""
     s, repo = plans.session, plans.repo
-    s.switch(plans.task)
+    s.moves.switch(plans.task)
     repo.write("data.bin", os.urandom(3 * 1024 * 1024))
-    big = s.append_assistant("Plan C: with a data file.").id
+    big = s.append.assistant("Plan C: with a data file.").id
     (repo.path / "data.bin").unlink()
     before = repo.digest()
 

@@ -31,24 +31,24 @@ def cli_json(repo: GitRepo, *args: str) -> Any:
 def story(repo: GitRepo) -> dict[str, Any]:
     """A task, plan A (edits app.py, adds notes.txt), then back to the task and plan B."""
     s = Session.create(repo.path)
-    task = s.append_user("make it greet the world").id  # snapshotted: the first message
+    task = s.append.user("make it greet the world").id  # snapshotted: the first message
     repo.write("src/app.py", "print('hello, world')  # plan A\n")
     repo.write("notes.txt", "plan A notes\n")
-    plan_a = s.append_assistant("plan A").id
-    s.fork(task)
+    plan_a = s.append.assistant("plan A").id
+    s.moves.fork(task)
     repo.write("src/app.py", "print('hi world')  # plan B\n")
     (repo.path / "notes.txt").unlink()
-    plan_b = s.append_assistant("plan B").id
+    plan_b = s.append.assistant("plan B").id
     return {"session": s, "task": task, "a": plan_a, "b": plan_b, "repo": repo}
 
 
 def test_every_assistant_reply_is_snapshotted_as_git_would_stage_it(story: dict[str, Any]) -> None:
     s, repo = story["session"], story["repo"]
-    snap_b = s.sidecar.snapshots[story["b"]]
+    snap_b = s.track.sidecar.snapshots[story["b"]]
     assert snap_b.tree_id == oracle_tree(repo.path)
     log = git(repo.path, "log", "--format=%H %an <%ae>", f"refs/convgit/{s.id}/{story['b']}")
     commits = [line.split()[0] for line in log.splitlines()]
-    task_commit = s.sidecar.snapshots[story["task"]].commit
+    task_commit = s.track.sidecar.snapshots[story["task"]].commit
     # the files' history along the branch: plan B's snapshot sits on the task's, not plan A's
     assert commits == [snap_b.commit, task_commit]
     assert "convgit <convgit@localhost>" in log
@@ -58,9 +58,9 @@ def test_every_assistant_reply_is_snapshotted_as_git_would_stage_it(story: dict[
 
 def test_an_unchanged_tree_reuses_the_parent_snapshot(story: dict[str, Any]) -> None:
     s = story["session"]
-    s.append_user("anything else?")
-    again = s.append_assistant("no changes this turn").id
-    assert s.sidecar.snapshots[again].commit == s.sidecar.snapshots[story["b"]].commit
+    s.append.user("anything else?")
+    again = s.append.assistant("no changes this turn").id
+    assert s.track.sidecar.snapshots[again].commit == s.track.sidecar.snapshots[story["b"]].commit
 
 
 @pytest.mark.parametrize("move", ["switch", "fork", "edit", "retry", "label"])
@@ -70,15 +70,15 @@ def test_moving_in_the_conversation_never_touches_files(story: dict[str, Any], m
     (repo.path / ".gitignore").write_text("*.log\n")
     before = digest(repo.path)
     if move == "switch":
-        s.switch(story["a"])
+        s.moves.switch(story["a"])
     elif move == "fork":
-        s.fork(story["a"], "more", summary="B is fine")
+        s.moves.fork(story["a"], "more", summary="B is fine")
     elif move == "edit":
-        s.edit(story["task"], "make it greet everyone")
+        s.moves.edit(story["task"], "make it greet everyone")
     elif move == "retry":
-        s.retry(story["b"])
+        s.moves.retry(story["b"])
     else:
-        s.label(story["a"], "planA")
+        s.moves.label(story["a"], "planA")
     assert digest(repo.path) == before
 
 
@@ -93,7 +93,7 @@ def test_cli_moves_say_the_files_did_not_change(story: dict[str, Any]) -> None:
 
 def test_status_shows_both_tracks_and_divergence(story: dict[str, Any]) -> None:
     s, repo = story["session"], story["repo"]
-    s.switch(story["a"])
+    s.moves.switch(story["a"])
     st = cli_json(repo, "status")
     assert st["leaf"] == story["a"] and st["leaf_snapshot"] == story["a"]
     assert st["files"]["matches"] == story["b"]
@@ -102,7 +102,7 @@ def test_status_shows_both_tracks_and_divergence(story: dict[str, Any]) -> None:
     words = cli(repo, "status").stdout
     assert f"files:   at the snapshot of {story['b']}, on another branch" in words
     assert f"`convgit restore {story['a']}` would change 2 files" in words
-    s.switch(story["b"])
+    s.moves.switch(story["b"])
     st = cli_json(repo, "status")
     assert st["files"] == {"matches": story["b"], "changed": []} and st["diverged"] is False
 
@@ -112,14 +112,18 @@ def test_restore_brings_files_back_and_undo_returns_exact_bytes(story: dict[str,
     repo.write("scratch/untracked.txt", "not yet committed anywhere\n")
     os.chmod(repo.path / "src/app.py", 0o755)
     before = digest(repo.path)
-    leaf = s.leaf
-    result = s.restore(story["a"], clean=True)  # the untracked file no snapshot held goes too
-    assert oracle_tree(repo.path) == s.sidecar.snapshots[story["a"]].tree_id
+    leaf = s.conversation.leaf
+    result = s.restoring.restore(
+        story["a"], clean=True
+    )  # the untracked file no snapshot held goes too
+    assert oracle_tree(repo.path) == s.track.sidecar.snapshots[story["a"]].tree_id
     assert (repo.path / "notes.txt").read_text() == "plan A notes\n"
     assert not (repo.path / "scratch/untracked.txt").exists()
     # the leaf stays on its branch; the model is told when the conversation moves on
-    assert s.leaf == leaf and result.before is not None and story["a"] in str(result.note)
-    s.restore(undo=True)
+    assert (
+        s.conversation.leaf == leaf and result.before is not None and story["a"] in str(result.note)
+    )
+    s.restoring.restore(undo=True)
     assert digest(repo.path) == before
 
 
@@ -140,7 +144,7 @@ def test_restore_dry_run_and_paths(story: dict[str, Any]) -> None:
 def test_restore_of_an_entry_without_snapshot_says_so(story: dict[str, Any]) -> None:
     repo = story["repo"]
     s = story["session"]
-    q = s.append_user("no snapshot here").id
+    q = s.append.user("no snapshot here").id
     err = cli(repo, "restore", q, code=1).stderr
     assert f"Entry {q} has no snapshot." in err
 
@@ -148,7 +152,7 @@ def test_restore_of_an_entry_without_snapshot_says_so(story: dict[str, Any]) -> 
 def test_show_and_diff_json(story: dict[str, Any]) -> None:
     repo, s = story["repo"], story["session"]
     shown = cli_json(repo, "show", story["a"])
-    assert shown["snapshot"]["commit"] == s.sidecar.snapshots[story["a"]].commit
+    assert shown["snapshot"]["commit"] == s.track.sidecar.snapshots[story["a"]].commit
     assert shown["snapshot"]["skipped"] == []
     changes = cli_json(repo, "diff", story["a"], story["b"])["changes"]
     assert changes == [
@@ -176,7 +180,7 @@ def test_snapshots_survive_gc(story: dict[str, Any], rewatch: Callable[[GitRepo]
     repo, s = story["repo"], story["session"]
     git(repo.path, "gc", "-q", "--prune=now")
     rewatch(repo)  # gc packs the user's refs: that is the user's own act
-    for snap in s.sidecar.snapshots.values():
+    for snap in s.track.sidecar.snapshots.values():
         assert git(repo.path, "cat-file", "-t", snap.commit).strip() == "commit"
 
 
@@ -192,9 +196,9 @@ def test_outside_git_the_workspace_track_says_so_plainly(tmp_path: Path) -> None
     folder = tmp_path / "plain"
     folder.mkdir()
     s = Session.create(folder)
-    s.append_user("q")
+    s.append.user("q")
     with pytest.raises(NoWorkspaceError):
-        s.snapshot()
+        s.snapshots.snapshot()
     result = invoke("-C", str(folder), "snapshot")
     assert result.exit_code == 1 and "needs a git repository" in result.stderr
     result = invoke("-C", str(folder), "status")
@@ -226,7 +230,7 @@ def test_the_demo_tells_the_whole_story(tmp_path: Path) -> None:
 
 def test_a_damaged_snapshot_record_is_reported_refused_and_repaired(story: dict[str, Any]) -> None:
     repo, s = story["repo"], story["session"]
-    sidecar = s.sidecar_file.path
+    sidecar = s.track.file.path
     with sidecar.open("ab") as f:
         f.write(b'{"type":"restore","entry":"x"}\n')  # a restore record missing its fields
     before = sidecar.read_bytes()
@@ -237,7 +241,7 @@ def test_a_damaged_snapshot_record_is_reported_refused_and_repaired(story: dict[
     assert sidecar.read_bytes() == before
     cli(repo, "repair")
     cli(repo, "fsck")
-    quarantined = s.sidecar_file.quarantine_path.read_text()
+    quarantined = s.track.file.quarantine_path.read_text()
     assert '\\"entry\\":\\"x\\"' in quarantined
     assert cli_json(repo, "status")["files"]["matches"] == story["b"]
 
@@ -261,7 +265,7 @@ def test_restore_says_which_files_it_left_alone(story: dict[str, Any]) -> None:
 def test_damage_to_a_field_read_leniently_counts_as_not_written(story: dict[str, Any]) -> None:
     repo, s = story["repo"], story["session"]
     cli(repo, "restore", story["a"], "--yes")
-    sidecar = s.sidecar_file.path
+    sidecar = s.track.file.path
     records = [orjson.loads(line) for line in sidecar.read_bytes().splitlines()]
     assert [r["type"] for r in records[-2:]] == ["restore", "restored"]
     records[-2]["files"] = "src/app.py"  # an optional field of the wrong type

@@ -142,8 +142,8 @@ def test_a_file_written_while_a_snapshot_runs_is_in_the_next_one(
 
     repo.write("README.md", "# changed before\n")
     with mock.patch.object(faults, "point", point):
-        session.append_assistant("raced")
-        raced = session.snapshot_of("@")
+        session.append.assistant("raced")
+        raced = session.track.snapshot_of("@")
     assert written and raced is not None
     assert raced.tree_id == written[0]  # the files as git listed them
     assert turn(repo, "after") == oracle_tree(repo.path)

@@ -57,7 +57,7 @@ def _transcripts(session: Session) -> list[Path]:
 def _path_lines(session: Session, target: str) -> list[bytes]:
     """The exact text of each transcript line the path from the root to ``target`` was made
     from, in order (a line that made several entries, once)."""
-    tree = session.tree
+    tree = session.conversation.tree
     native = tree.entries[target].get("native")
     if not isinstance(native, dict):
         raise RefusedError(
@@ -84,7 +84,7 @@ def _path_lines(session: Session, target: str) -> list[bytes]:
 
 def _transcript_folder(session: Session) -> Path:
     """Where the agent keeps this session's transcripts: beside the one imported."""
-    for agent, source in session.tree.imports:
+    for agent, source in session.conversation.tree.imports:
         path = Path(source)
         if agent == NAME and path.parent.name != "subagents":
             return path.parent

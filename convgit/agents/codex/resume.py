@@ -121,7 +121,7 @@ def resume_command(thread: str) -> str:
 def hand_back(session: Session, target: str) -> Written:
     """A rollout of the path's own lines (``rollout``) under the session's
     ``session_meta`` naming a new thread, in the sessions folder of the rollout imported."""
-    tree = session.tree
+    tree = session.conversation.tree
     refuse_tool_run(session, target, TITLE)
     meta = kept_line(session, "session")
     if meta is None:

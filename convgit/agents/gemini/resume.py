@@ -172,7 +172,7 @@ def _iso(now: datetime) -> str:
 def hand_back(session: Session, target: str) -> Written:
     """A chat file of the path's messages as Gemini CLI wrote them, under a new session id, in
     the ``chats`` folder of the chat files imported."""
-    tree = session.tree
+    tree = session.conversation.tree
     refuse_tool_run(session, target, TITLE)
     path = tree.path(target)
     for ident in path:
@@ -208,7 +208,7 @@ def _kept_chat(session: Session, path: list[str]) -> bytes:
     """The message lines the session keeps for the entries of ``path`` (each message's first
     line on its entry, the lines that wrote it again beside it), under the header it keeps: a
     chat file to take messages from when Gemini CLI's cleanup deleted the ones imported."""
-    tree, on_path = session.tree, set(path)
+    tree, on_path = session.conversation.tree, set(path)
     lines = [kept_line(session, "session") or b"{}"]
     for ident in path:
         native = tree.entries[ident].get("native")

@@ -83,7 +83,7 @@ def in_trash(location: StoreLocation, event: Event, state: LiveState) -> str | N
 
 def read(session: Session) -> Session:
     """``session`` with its file read, once."""
-    if session.tree.header is None and not session.tree.entries:
+    if session.conversation.tree.header is None and not session.conversation.tree.entries:
         session.reload()
     return session
 
@@ -187,7 +187,7 @@ def _continued(
             continue
         session = Session(location, sid)
         session.reload()
-        known = importing.Known(session.tree.entries, session.tree.kept)
+        known = importing.Known(session.conversation.tree.entries, session.conversation.tree.kept)
         if importing.entry_id(first) not in known.entries and first not in known.kept:
             continue
         start = None

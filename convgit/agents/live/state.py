@@ -83,7 +83,7 @@ class LiveState:
 
     def workspace(self, location: StoreLocation) -> Workspace | None:
         """The working tree as found before, if it is still there, with ``location``'s store
-        kept out of its snapshots and restores (as ``session_files.find_workspace`` does)."""
+        kept out of its snapshots and restores (as ``Track.workspace`` does)."""
         known = self.get("workspace")
         if known is None:
             return None

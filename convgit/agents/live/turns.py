@@ -141,17 +141,17 @@ def _record(
             done += _snapshot_unattached(location, event, live)
     else:
         did = []
-        if keep and session.snapshots_enabled:
-            root = session.workspace().root
+        if keep and session.track.snapshots_enabled:
+            root = session.track.workspace().root
             did.append(_keep_edited(location, event, session.id, root))
         if event.name == "Stop":
             did.append(_stop(session, event, live, early))
         elif per_tool or not keep:
             did.append(_STEPS.get(event.name, _catch_up)(session, event, live))
         done = f"session {session.id}: {'; '.join(did) or 'snapshots are off'}"
-        live.remember(location, session.id, session.snapshots_enabled)
-        if session.snapshots_enabled:
-            ws = session.workspace()
+        live.remember(location, session.id, session.track.snapshots_enabled)
+        if session.track.snapshots_enabled:
+            ws = session.track.workspace()
             live.remember_workspace(ws)
     live.save()
     return done
@@ -250,16 +250,16 @@ def _prompt(session: Session, event: Event, live: LiveState) -> str:
         _import(session, event, live)
         done.append(_close(session, live, "interrupted"))
     live.open_turn(event.prompt_id)
-    if not session.snapshots_enabled:
+    if not session.track.snapshots_enabled:
         return "; ".join([*done, "turn open"])
     last = live.get("last")
     if last is not None:
         base: str | None = str(last["commit"])
     else:
-        nearest = mirroring.read(session).nearest_snapshot(session.tree.leaf)
+        nearest = mirroring.read(session).track.nearest_snapshot(session.conversation.tree.leaf)
         base = None if nearest is None else nearest.commit
     message = prompt_message(_title(event.agent), event.prompt_id)
-    snap = after(base, lambda parent: session.take_snapshot(parent, message))
+    snap = after(base, lambda parent: session.snapshots.take(parent, message))
     if snap.reused:
         done.append("files unchanged")
     else:
@@ -307,16 +307,16 @@ def _tool(session: Session, event: Event, live: LiveState) -> str:
     agent names no call (Gemini CLI), of the entry the transcript ends at (the reply that
     called it: its results are written once every call of it ran)."""
     new = _import(session, event, live)
-    if not session.snapshots_enabled or session.tree.leaf is None:
+    if not session.track.snapshots_enabled or session.conversation.tree.leaf is None:
         return f"{new} new entries"
     _settle_prompt(session, live)
     called = event.tool_use_id
-    entry = session.tree.leaf if called is None else _caller(session, called)
+    entry = session.conversation.tree.leaf if called is None else _caller(session, called)
     if entry is None and called is not None:
         return f"{new} new entries; {_defer_tool(session, live, called, event.tool_name)}"
-    if entry is None or entry in session.sidecar.snapshots:
+    if entry is None or entry in session.track.sidecar.snapshots:
         return f"{new} new entries"
-    info = session.snapshot(entry)
+    info = session.snapshots.snapshot(entry)
     live.set("last", {"commit": info.commit, "tree": info.tree_id})
     return f"{new} new entries; snapshot of {entry} after {event.tool_name}"
 
@@ -329,10 +329,10 @@ def _defer_tool(session: Session, live: LiveState, call: str, tool: str | None) 
     if last is not None:
         base: str | None = str(last["commit"])
     else:
-        nearest = mirroring.read(session).nearest_snapshot(session.tree.leaf)
+        nearest = mirroring.read(session).track.nearest_snapshot(session.conversation.tree.leaf)
         base = None if nearest is None else nearest.commit
     what = f"after {tool or 'a tool'} ({call})"
-    snap = after(base, lambda parent: session.take_snapshot(parent, what))
+    snap = after(base, lambda parent: session.snapshots.take(parent, what))
     live.set("tools", {**(live.get("tools") or {}), call: snapshot_json(snap)})
     live.set("last", {"commit": snap.commit, "tree": snap.tree_id})
     return f"files snapshotted {what}, for its reply once the transcript has it"
@@ -342,7 +342,7 @@ def _settle_tools(session: Session, live: LiveState) -> None:
     """Record the snapshots taken after tools whose reply was not in the transcript then
     (``_defer_tool``) for the replies that made the calls, once they are; the prompt's first."""
     waiting = live.get("tools")
-    if not waiting or not session.snapshots_enabled:
+    if not waiting or not session.track.snapshots_enabled:
         return
     _settle_prompt(session, live)
     left = {}
@@ -350,7 +350,7 @@ def _settle_tools(session: Session, live: LiveState) -> None:
         entry = _caller(session, call)
         if entry is None:
             left[call] = taken
-        elif entry not in session.sidecar.snapshots:
+        elif entry not in session.track.sidecar.snapshots:
             _record_taken(session, entry, taken)
     live.set("tools", left or None)
 
@@ -359,13 +359,13 @@ def _subagent(session: Session, event: Event, live: LiveState) -> str:
     """A subagent finished: its file is imported (a side branch below the call that started
     it), and the files snapshotted as the snapshot of its last entry."""
     new = _import(session, event, live)
-    if not session.snapshots_enabled or not event.agent_id or not event.agent_type:
+    if not session.track.snapshots_enabled or not event.agent_id or not event.agent_type:
         return f"{new} new entries"  # no type: the compaction's own worker
     entry = _last_of_subagent(session, event.agent_id)
-    if entry is None or entry in session.sidecar.snapshots:
+    if entry is None or entry in session.track.sidecar.snapshots:
         return f"{new} new entries"
     _settle_prompt(session, live)
-    info = session.snapshot(entry)
+    info = session.snapshots.snapshot(entry)
     live.set("last", {"commit": info.commit, "tree": info.tree_id})
     return f"{new} new entries; snapshot of the subagent's {entry}"
 
@@ -402,7 +402,7 @@ def prompt_message(title: str, prompt: str | None) -> str:
 def take(
     location: StoreLocation, sid: str, ws: Workspace, parent: str | None, what: str
 ) -> Snapshot:
-    """The files now as a commit with parent ``parent`` (``Session.take_snapshot``, without
+    """The files now as a commit with parent ``parent`` (``Snapshots.take``, without
     the session: its private index, its lock and the size cap are all it needs)."""
     index = location.index_path(sid)
     index.parent.mkdir(parents=True, exist_ok=True)
@@ -464,11 +464,11 @@ class BackgroundSnapshot:
     @classmethod
     def start(cls, session: Session, live: LiveState) -> BackgroundSnapshot | None:
         last = live.get("last")
-        if last is None or not session.snapshots_enabled:
+        if last is None or not session.track.snapshots_enabled:
             return None
-        session.workspace()  # found before the thread starts: it is not shared while found
+        session.track.workspace()  # found before the thread starts: it is not shared while found
         what = "at a turn's end"
-        return cls(session.id, str(last["commit"]), lambda p: session.take_snapshot(p, what))
+        return cls(session.id, str(last["commit"]), lambda p: session.snapshots.take(p, what))
 
     @classmethod
     def from_state(cls, location: StoreLocation, live: LiveState) -> BackgroundSnapshot | None:
@@ -518,42 +518,40 @@ def _close(
     live.set("turn", {**turn, "open": False, "closed": how, "ts": now()})
     live.set("tools", None)  # a tool's reply that never came: the turn's end stands for it
     mirroring.read(session)
-    if not session.snapshots_enabled or session.tree.leaf is None:
+    if not session.track.snapshots_enabled or session.conversation.tree.leaf is None:
         return f"turn {how}"
     # locks are reentrant within a process, not a thread: nothing below may run beside it
     taken = early.result() if early is not None else None
     prompt, reply = _turn(session, live)
     _settle_prompt(session, live, prompt)
-    leaf = session.tree.leaf
+    leaf = session.conversation.tree.leaf
     if reply is None and missing is not None:  # no reply of the turn in the transcript yet
         if taken is not None:
             snap = taken
         else:
-            nearest = session.nearest_snapshot(leaf)
-            snap = session.take_snapshot(nearest.commit if nearest else None, "at a turn's end")
+            nearest = session.track.nearest_snapshot(leaf)
+            snap = session.snapshots.take(nearest.commit if nearest else None, "at a turn's end")
         live.set("last", {"commit": snap.commit, "tree": snap.tree_id})
         live.set("unsettled", snapshot_json(snap, entry=leaf, reply=missing))
         return f"the reply is not in the transcript yet: its snapshot waits for it; turn {how}"
     target = reply or prompt or leaf
-    if target in session.sidecar.snapshots:
+    if target in session.track.sidecar.snapshots:
         return f"turn {how}"
-    above = session.nearest_snapshot(session.tree.entries[target]["parentId"])
+    above = session.track.nearest_snapshot(session.conversation.tree.entries[target]["parentId"])
     if (
         taken is not None
         and early is not None
         and above is not None
         and above.commit == early.parent
     ):
-        info = session.record_snapshot(target, taken)
+        info = session.snapshots.record(target, taken)
     else:  # the turn hangs elsewhere than the last snapshot (a rewind): its own parent
-        info = session.snapshot(target)
+        info = session.snapshots.snapshot(target)
     live.set("last", {"commit": info.commit, "tree": info.tree_id})
     if missing is not None:
         live.set("unsettled", snapshot_json(info, entry=target, reply=missing))
-    from convgit.session import files as session_files
-
     entries = [e for e in (prompt, target) if e is not None]  # the prompt's snapshot first
-    elsewhere = next(filter(None, (session_files.files_from(session, e) for e in entries)), None)
+    elsewhere = next(filter(None, map(session.snapshots.files_from, entries)), None)
     said = "" if elsewhere is None else f"; {elsewhere.words}"
     return f"snapshot of {target}{said}; turn {how}"
 
@@ -562,7 +560,7 @@ def _turn(session: Session, live: LiveState) -> tuple[str | None, str | None]:
     """The entries of the turn at the leaf: its prompt (the one the pending snapshot is for, or
     the earliest user message) and its last reply, found going up from the leaf to the first
     entry with a snapshot."""
-    tree, snapshots = session.tree, session.sidecar.snapshots
+    tree, snapshots = session.conversation.tree, session.track.sidecar.snapshots
     wanted = (live.get("pending") or {}).get("prompt")
     prompt = reply = None
     node = tree.leaf
@@ -591,7 +589,7 @@ def _settle_prompt(session: Session, live: LiveState, prompt: str | None = None)
         prompt, _ = _turn(session, live)
     if prompt is None:
         return
-    if prompt not in session.sidecar.snapshots:
+    if prompt not in session.track.sidecar.snapshots:
         _record_taken(session, prompt, pending)
     live.set("pending", None)
 
@@ -602,9 +600,9 @@ def _record_taken(session: Session, entry: str, taken: dict[str, Any]) -> None:
     stands for it), never an error that would stop every later turn."""
     snap = snapshot_of(taken)
     try:
-        session.record_snapshot(entry, snap)
+        session.snapshots.record(entry, snap)
     except NotFoundError:
-        if not session.workspace().missing([snap.commit]):
+        if not session.track.workspace().missing([snap.commit]):
             raise
 
 
@@ -614,13 +612,13 @@ def _settle_reply(session: Session, live: LiveState) -> None:
     unsettled = live.get("unsettled")
     if unsettled is None:
         return
-    tree, node = session.tree, session.tree.leaf
+    tree, node = session.conversation.tree, session.conversation.tree.leaf
     for _ in range(_WALK):
         if node is None or node == unsettled.get("entry"):
             break
         record = tree.entries[node]
         if _is_reply(record, str(unsettled["reply"])):
-            if node not in session.sidecar.snapshots:
+            if node not in session.track.sidecar.snapshots:
                 _record_taken(session, node, unsettled)
             break
         node = record["parentId"]
@@ -629,8 +627,8 @@ def _settle_reply(session: Session, live: LiveState) -> None:
 
 def _reply_seen(session: Session, reply: str) -> bool:
     """True when the turn's last reply in the session is ``reply``."""
-    tree, node = session.tree, session.tree.leaf
-    snapshots = session.sidecar.snapshots
+    tree, node = session.conversation.tree, session.conversation.tree.leaf
+    snapshots = session.track.sidecar.snapshots
     for _ in range(_WALK):
         if node is None or node in snapshots:
             return False
@@ -654,7 +652,7 @@ def _is_reply(record: dict[str, Any], reply: str) -> bool:
 
 def _caller(session: Session, call_id: str) -> str | None:
     """The reply that holds the tool call ``call_id``, near the leaf."""
-    tree, node = session.tree, session.tree.leaf
+    tree, node = session.conversation.tree, session.conversation.tree.leaf
     for _ in range(_WALK):
         if node is None:
             return None
@@ -669,7 +667,7 @@ def _caller(session: Session, call_id: str) -> str | None:
 
 def _last_of_subagent(session: Session, agent_id: str) -> str | None:
     found = None
-    for ident, record in session.tree.entries.items():
+    for ident, record in session.conversation.tree.entries.items():
         native = record.get("native")
         if isinstance(native, dict) and native.get("subagent") == agent_id:
             found = ident

@@ -57,7 +57,7 @@ def resume_command(path: Path, session: str) -> str:
 def hand_back(session: Session, target: str) -> Written:
     """The path as an OpenCode export of a new session (see the module docstring), written in
     the store beside the session's pointer."""
-    tree = session.tree
+    tree = session.conversation.tree
     refuse_tool_run(session, target, TITLE)
     path = [tree.entries[ident] for ident in tree.path(target)]
     new = new_session_id()

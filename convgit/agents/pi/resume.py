@@ -85,7 +85,7 @@ def _iso(now: datetime) -> str:
 def hand_back(session: Session, target: str) -> Written:
     """The path as pi's own file (``pi_export``: the records pi wrote, byte for byte), under a
     header naming a new pi session, beside the file the session was imported from."""
-    tree = session.tree
+    tree = session.conversation.tree
     refuse_tool_run(session, target, TITLE)
     path = [tree.entries[ident] for ident in tree.path(target)]
     if not any(r.get("type") == "message" and r.get("role") == "assistant" for r in path):
