@@ -15,7 +15,7 @@ and the failures told to the user."""
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,4 +99,53 @@ def from_hook(payload: Any, agent: str, file_tools: Collection[str] = ()) -> Eve
         agent_id=text("agent_id"),
         agent_type=text("agent_type"),
         edited=edited,
+    )
+
+
+def from_own_file(
+    payload: Any,
+    agent: str,
+    title: str,
+    names: Mapping[str, str],
+    file_tools: Collection[str],
+    *,
+    keep_name: bool = False,
+) -> Event:
+    """What the hook file convgit writes into an agent's extensions (pi's extension, OpenCode's
+    plugin, ``agents/own_file.py``) sends: ``event`` (the agent's name for it, one of ``names``,
+    which maps it to convgit's), ``session_id``, ``transcript_path``, ``cwd``, ``source``,
+    ``prompt_id``, ``tool_name``, ``tool_use_id`` and ``path`` (a file tool's). ValueError, in
+    one sentence, for one convgit cannot use. ``keep_name``: the agent's name is kept for the
+    log and the user (``said``)."""
+    if not isinstance(payload, dict):
+        raise ValueError("the event is not a JSON object")
+    name = payload.get("event")
+    if not isinstance(name, str) or name not in names:
+        raise ValueError(f"the event names no {title} event convgit knows ({name!r})")
+    session = usable_id(payload.get("session_id"))
+    if session is None:
+        raise ValueError(f"the {name} event has no usable session_id")
+
+    def text(key: str) -> str | None:
+        value = payload.get(key)
+        return value if isinstance(value, str) and value and "\0" not in value else None
+
+    transcript = text("transcript_path")
+    if transcript is not None and not Path(transcript).is_absolute():
+        raise ValueError(f"the {name} event's transcript_path is not absolute")
+    cwd = text("cwd")
+    tool = text("tool_name")
+    path = text("path")
+    return Event(
+        name=names[name],
+        session_id=session,
+        transcript=None if transcript is None else Path(transcript),
+        cwd=Path(cwd) if cwd is not None and Path(cwd).is_absolute() else None,
+        agent=agent,
+        source=text("source"),
+        prompt_id=text("prompt_id"),
+        tool_name=tool,
+        tool_use_id=text("tool_use_id"),
+        edited=(path,) if tool in file_tools and path else (),
+        said=name if keep_name else None,
     )

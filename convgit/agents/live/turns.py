@@ -252,14 +252,8 @@ def _prompt(session: Session, event: Event, live: LiveState) -> str:
     live.open_turn(event.prompt_id)
     if not session.track.snapshots_enabled:
         return "; ".join([*done, "turn open"])
-    last = live.get("last")
-    if last is not None:
-        base: str | None = str(last["commit"])
-    else:
-        nearest = mirroring.read(session).track.nearest_snapshot(session.conversation.tree.leaf)
-        base = None if nearest is None else nearest.commit
     message = prompt_message(_title(event.agent), event.prompt_id)
-    snap = after(base, lambda parent: session.snapshots.take(parent, message))
+    snap = after(_last_commit(session, live), lambda p: session.snapshots.take(p, message))
     if snap.reused:
         done.append("files unchanged")
     else:
@@ -321,18 +315,22 @@ def _tool(session: Session, event: Event, live: LiveState) -> str:
     return f"{new} new entries; snapshot of {entry} after {event.tool_name}"
 
 
+def _last_commit(session: Session, live: LiveState) -> str | None:
+    """The commit the files are compared with: the last snapshot taken for this agent session,
+    else the nearest snapshot above the leaf."""
+    last = live.get("last")
+    if last is not None:
+        return str(last["commit"])
+    nearest = mirroring.read(session).track.nearest_snapshot(session.conversation.tree.leaf)
+    return None if nearest is None else nearest.commit
+
+
 def _defer_tool(session: Session, live: LiveState, call: str, tool: str | None) -> str:
     """The reply that made the call is not in the transcript yet (OpenCode stores a message
     once its step ended, after its tools ran): the files are snapshotted now, kept in the state
     (``tools``, by call id) and recorded for that reply when an import brings it."""
-    last = live.get("last")
-    if last is not None:
-        base: str | None = str(last["commit"])
-    else:
-        nearest = mirroring.read(session).track.nearest_snapshot(session.conversation.tree.leaf)
-        base = None if nearest is None else nearest.commit
     what = f"after {tool or 'a tool'} ({call})"
-    snap = after(base, lambda parent: session.snapshots.take(parent, what))
+    snap = after(_last_commit(session, live), lambda p: session.snapshots.take(p, what))
     live.set("tools", {**(live.get("tools") or {}), call: snapshot_json(snap)})
     live.set("last", {"commit": snap.commit, "tree": snap.tree_id})
     return f"files snapshotted {what}, for its reply once the transcript has it"

@@ -28,8 +28,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convgit.agents.live.events import Event, usable_id
-from convgit.agents.opencode import NAME
+from convgit.agents.live.events import Event, from_own_file
+from convgit.agents.opencode import NAME, TITLE
 
 if TYPE_CHECKING:
     from convgit.store.location import StoreLocation
@@ -55,34 +55,9 @@ OPENS = frozenset({"chat.message"})
 
 
 def event(payload: Any) -> Event:
-    """The event the plugin sent; ValueError, in one sentence, for one convgit cannot use."""
-    if not isinstance(payload, dict):
-        raise ValueError("the event is not a JSON object")
-    name = payload.get("event")
-    if name not in NAMES:
-        raise ValueError(f"the event names no OpenCode event convgit knows ({name!r})")
-    session = usable_id(payload.get("session_id"))
-    if session is None:
-        raise ValueError(f"the {name} event has no usable session_id")
-
-    def text(key: str) -> str | None:
-        value = payload.get(key)
-        return value if isinstance(value, str) and value and "\0" not in value else None
-
-    cwd = text("cwd")
-    tool = text("tool_name")
-    return Event(
-        name=NAMES[name],
-        session_id=session,
-        transcript=None,  # OpenCode keeps no file: ``transcript`` writes one
-        cwd=Path(cwd) if cwd is not None and Path(cwd).is_absolute() else None,
-        agent=AGENT,
-        prompt_id=text("prompt_id"),
-        tool_name=tool,
-        tool_use_id=text("tool_use_id"),
-        edited=(path,) if tool in FILE_TOOLS and (path := text("path")) else (),
-        said=name,
-    )
+    """The event the plugin sent, its name kept as OpenCode's; ValueError, in one sentence, for
+    one convgit cannot use. OpenCode keeps no file: ``transcript`` writes one."""
+    return from_own_file(payload, AGENT, TITLE, NAMES, FILE_TOOLS, keep_name=True)
 
 
 def carries_prompt(native_text: str, prompt_id: str) -> bool:

@@ -14,15 +14,13 @@ user's ``~/.pi/agent/extensions/`` (``PI_CODING_AGENT_DIR`` honoured), which pi 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
 
-from convgit.agents import settings
-from convgit.agents.hooks import Change, ScopeState
+from convgit.agents.own_file import OwnFile
 from convgit.agents.pi import live as pi_live
-from convgit.base.errors import RefusedError, UsageError
+from convgit.base.errors import UsageError
 
 NAME = "convgit.ts"
 MARKER = "// convgit-pi-extension "
@@ -130,98 +128,13 @@ export default function (pi: any) {
 """
 
 
-def _marker(text: str) -> dict[str, object] | None:
-    """The marker of convgit's extension file, None when the text is not convgit's."""
-    first = text.split("\n", 1)[0]
-    if not first.startswith(MARKER):
-        return None
-    try:
-        value = json.loads(first[len(MARKER) :])
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise RefusedError(f"{path} cannot be read ({exc.strerror}).") from None
-
-
-def _made_note(scope: str, path: Path, backups: Path) -> Path:
-    key = hashlib.sha1(str(path).encode()).hexdigest()[:12]
-    return backups.parent / "settings-before-install" / f"pi-{scope}-{key}.made.json"
-
-
-def install(scope: str, project: Path, backups: Path, program: str | None, tools: bool) -> Change:
-    path = extension_file(scope, project)
-    found = _read(path)
-    if found is not None and _marker(found) is None:
-        raise RefusedError(
-            f"{path} is there and is not convgit's extension; it was left as it is.",
-            "rename it, then install again",
-        )
-    wanted = source(program, tools)
-    if found == wanted:
-        return Change(pi_live.AGENT, scope, path, False, events(tools), None)
-    made = []
-    for folder in reversed([path.parent, path.parent.parent]):
-        if not folder.exists():
-            made.append(str(folder))
-    if found is None:
-        note = _made_note(scope, path, backups)
-        settings.write_atomically(note, json.dumps(made).encode(), 0o600)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    settings.write_atomically(path, wanted.encode(), 0o644)
-    return Change(pi_live.AGENT, scope, path, True, events(tools), None)
-
-
-def uninstall(scope: str, project: Path, backups: Path) -> Change:
-    path = extension_file(scope, project)
-    found = _read(path)
-    if found is None or _marker(found) is None:
-        return Change(pi_live.AGENT, scope, path, False, [], None)
-    path.unlink()
-    note = _made_note(scope, path, backups)
-    try:
-        made = json.loads(note.read_bytes())
-    except (OSError, ValueError):
-        made = []
-    for folder in reversed(made if isinstance(made, list) else []):
-        try:
-            os.rmdir(folder)  # only when empty: what the user put there since stays
-        except OSError:
-            break
-    note.unlink(missing_ok=True)
-    return Change(pi_live.AGENT, scope, path, True, [], None)
-
-
-def status(project: Path, tools: bool) -> list[ScopeState]:
-    from convgit.agents import hook_command
-
-    states = []
-    for scope in pi_live.SCOPES:
-        path = extension_file(scope, project)
-        try:
-            found = _read(path)
-        except RefusedError as exc:
-            states.append(ScopeState(scope, path, "unreadable", [], exc.message))
-            continue
-        marker = None if found is None else _marker(found)
-        if marker is None:
-            problem = None if found is None else "a file of the user's has convgit's name"
-            states.append(ScopeState(scope, path, "not installed", [], problem))
-            continue
-        named = marker.get("events")
-        names = [str(e) for e in named] if isinstance(named, list) else []
-        same = names == events(tools) and marker.get("tool_snapshots") is tools
-        problem = None
-        if hook_command.would_run(str(marker.get("command"))) is None:
-            problem = f"its command would start no convgit from this shell: {marker.get('command')}"
-        states.append(
-            ScopeState(scope, path, "installed" if same else "out of date", names, problem)
-        )
-    return states
+_FILE = OwnFile(
+    agent=pi_live.AGENT,
+    kind="extension",
+    marker=MARKER,
+    scopes=pi_live.SCOPES,
+    path=extension_file,
+    events=events,
+    source=source,
+)
+install, uninstall, status = _FILE.install, _FILE.uninstall, _FILE.status

@@ -24,11 +24,10 @@ on, and why):
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from convgit.agents.live.events import Event, usable_id
-from convgit.agents.pi import NAME
+from convgit.agents.live.events import Event, from_own_file
+from convgit.agents.pi import NAME, TITLE
 
 AGENT = NAME
 FILE_TOOLS = ("write", "edit")
@@ -55,36 +54,7 @@ OPENS = frozenset({"UserPromptSubmit"})
 
 def event(payload: Any) -> Event:
     """The event the extension sent; ValueError, in one sentence, for one convgit cannot use."""
-    if not isinstance(payload, dict):
-        raise ValueError("the event is not a JSON object")
-    name = payload.get("event")
-    if name not in NAMES:
-        raise ValueError(f"the event names no pi event convgit knows ({name!r})")
-    session = usable_id(payload.get("session_id"))
-    if session is None:
-        raise ValueError(f"the {name} event has no usable session_id")
-
-    def text(key: str) -> str | None:
-        value = payload.get(key)
-        return value if isinstance(value, str) and value and "\0" not in value else None
-
-    transcript = text("transcript_path")
-    if transcript is not None and not Path(transcript).is_absolute():
-        raise ValueError(f"the {name} event's transcript_path is not absolute")
-    cwd = text("cwd")
-    tool = text("tool_name")
-    return Event(
-        name=NAMES[name],
-        session_id=session,
-        transcript=None if transcript is None else Path(transcript),
-        cwd=Path(cwd) if cwd is not None and Path(cwd).is_absolute() else None,
-        agent=AGENT,
-        source=text("source"),
-        prompt_id=text("prompt_id"),
-        tool_name=tool,
-        tool_use_id=text("tool_use_id"),
-        edited=(path,) if tool in FILE_TOOLS and (path := text("path")) else (),
-    )
+    return from_own_file(payload, AGENT, TITLE, NAMES, FILE_TOOLS)
 
 
 def carries_prompt(native_text: str, prompt_id: str) -> bool:
