@@ -232,30 +232,6 @@ def test_a_failing_hook_leaves_opencode_as_it_was_and_the_next_turn_catches_up(
     )
 
 
-def test_install_and_uninstall_give_the_project_back_as_it_was(project: GitRepo) -> None:
-    before = project.digest()
-    convgit(project.path, "hooks", "install", "opencode")
-    ours = project.path / ".opencode" / "plugins" / "convgit.js"
-    assert ours.is_file()
-    again = convgit(project.path, "hooks", "install", "opencode")
-    assert "nothing changed" in again
-    status = convgit_json(project.path, "hooks", "status")["agents"]["opencode"]
-    assert [(s["scope"], s["state"], s["problem"]) for s in status] == [
-        ("project", "installed", None),
-        ("user", "not installed", None),
-    ]
-    convgit(project.path, "hooks", "uninstall", "opencode")
-    assert project.digest() == before  # the folders the install made went with it
-
-    # a file of the user's under convgit's name is refused and left as it is
-    ours.parent.mkdir(parents=True)
-    ours.write_text("export const Mine = async () => ({})\n")
-    convgit(project.path, "hooks", "install", "opencode", code=1)
-    assert ours.read_text() == "export const Mine = async () => ({})\n"
-    convgit(project.path, "hooks", "uninstall", "opencode")
-    assert ours.read_text() == "export const Mine = async () => ({})\n"
-
-
 def test_a_subagents_session_is_no_session_of_its_own_and_its_edits_are_the_turns(
     model_server: ModelServer, opencode: OpenCode, project: GitRepo
 ) -> None:

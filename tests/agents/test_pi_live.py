@@ -201,27 +201,3 @@ def test_a_failing_hook_leaves_pi_as_it_was_and_the_next_turn_catches_up(
     assert convgit_json(project.path, "show", path[-1]["id"])["snapshot"]["tree"] == (
         project.oracle()
     )
-
-
-def test_install_and_uninstall_give_the_project_back_as_it_was(project: GitRepo) -> None:
-    before = project.digest()
-    convgit(project.path, "hooks", "install", "pi")
-    ours = project.path / ".pi" / "extensions" / "convgit.ts"
-    assert ours.is_file()
-    again = convgit(project.path, "hooks", "install", "pi")
-    assert "nothing changed" in again
-    status = convgit_json(project.path, "hooks", "status")["agents"]["pi"]
-    assert [(s["scope"], s["state"], s["problem"]) for s in status] == [
-        ("project", "installed", None),
-        ("user", "not installed", None),
-    ]
-    convgit(project.path, "hooks", "uninstall", "pi")
-    assert project.digest() == before  # the folders the install made went with it
-
-    # a file of the user's under convgit's name is refused and left as it is
-    ours.parent.mkdir(parents=True)
-    ours.write_text("export default function () {}\n")
-    convgit(project.path, "hooks", "install", "pi", code=1)
-    assert ours.read_text() == "export default function () {}\n"
-    convgit(project.path, "hooks", "uninstall", "pi")
-    assert ours.read_text() == "export default function () {}\n"
