@@ -93,6 +93,36 @@ def _replace_in_tree(
     return os.fsdecode(made.stdout).strip()
 
 
+_TEMPORARY = ".convgit-"  # ``.<name>.convgit-<pid>``: a file being written, beside its place
+
+
+def sweep(root: Path, paths: Sequence[str]) -> list[str]:
+    """Remove the temporary files ``write`` left beside ``paths`` when its restore was killed
+    between writing one and moving it into place (the caller holds the restore's lock, so no
+    writer of them is alive); the paths removed. Each folder is read once."""
+    wanted: dict[str, set[str]] = {}
+    for path in paths:
+        folder, _, name = path.rpartition("/")
+        wanted.setdefault(folder, set()).add(name)
+    removed = []
+    for folder, names in wanted.items():
+        place = os.path.join(root, folder) if folder else str(root)
+        if not real_parent(root, f"{folder}/x" if folder else "x"):
+            continue  # never through a symlink
+        try:
+            found = os.listdir(place)
+        except OSError:
+            continue
+        for entry in found:
+            head, mark, pid = entry.rpartition(_TEMPORARY)
+            if not (mark and pid.isdigit() and head.startswith(".") and head[1:] in names):
+                continue
+            with suppress(FileNotFoundError, IsADirectoryError):
+                os.unlink(os.path.join(place, entry))
+                removed.append(f"{folder}/{entry}" if folder else entry)
+    return removed
+
+
 def write(root: Path, path: str, data: bytes, *, executable: bool) -> None:
     """Write ``data`` at ``path`` as it is (no filter, no line-ending conversion),
     replacing whatever file or link stands there."""
@@ -103,12 +133,13 @@ def write(root: Path, path: str, data: bytes, *, executable: bool) -> None:
         if not real_parent(root, path):  # the plan refused this already; never through one
             raise RestoreBlockedError(f"Restoring {path!r} would write through a symlink.")
     faults.point("restore:exact")
-    temporary = os.path.join(folder, f".{name}.convgit-{os.getpid()}")
+    temporary = os.path.join(folder, f".{name}{_TEMPORARY}{os.getpid()}")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     handle = os.open(temporary, flags, 0o777 if executable else 0o666)
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(data)
+        faults.point("restore:exact-written")  # the file written beside its place, not moved
         info = lstat(target)
         if info is not None and stat.S_ISDIR(info.st_mode):
             os.rmdir(target)  # an emptied folder where the file belongs

@@ -151,6 +151,7 @@ class RestorePlan:
         self._target_rules = target_rules
         self._exact: set[str] = set()
         self._created: list[str] = []
+        self._undone: list[str] = []  # every path the restore an undo goes back over changed
         self.saved: str | None = None
         self.applying = False  # ``apply`` began: files may have changed
         self.done = 0  # the changes made so far (handed to git, for the files it writes)
@@ -235,6 +236,7 @@ class RestorePlan:
         undone = diff(objects, objects.peel(exact_from, "tree"), target)
         self._exact = {d.path for d in undone if d.new is not None and d.new[0] in (BLOB, EXEC)}
         self._created = [d.path for d in undone if d.new is None]
+        self._undone = [d.path for d in undone]
         listed = {d.path for d in deltas}
         extra: list[Delta] = []
         for path in sorted(self._exact - listed):
@@ -304,8 +306,10 @@ class RestorePlan:
             if self.saved is None:
                 raise RuntimeError("a restore applied without saving the files first")
             self._write(self._deltas)
-        # a restore killed half-way may have made folders for files it never wrote: the ones
-        # left empty go with the restore
+        # a restore killed half-way may have left a file it was writing beside its place, and
+        # made folders for files it never wrote: both go with the restore (the files now,
+        # those included, are in the state saved before)
+        exact.sweep(self._git.root, self._undone)
         for path in self._created:
             self._prune(path)
 

@@ -346,8 +346,9 @@ def test_a_killed_undo_is_visible_and_undoable(
     base, _ = project
     new = {k: v for k, v in base.files.items()}
     # undo writes the files its restore changed byte for byte, one by one: killed with a
-    # folder made and its file not yet written, the recovering undo must not leave the folder
-    exact = [f"restore:exact#{k}" for k in (1, 2, 3)]
+    # folder made and its file not yet written, or written beside its place and not yet moved
+    # there, the recovering undo must leave neither the folder nor the file it was writing
+    exact = [f"restore:{p}#{k}" for k in (1, 2, 3) for p in ("exact", "exact-written")]
     sweep_restore(restored, tmp_path, ["restore", "--undo"], new, exact)
 
 
