@@ -61,6 +61,10 @@ class NotAGeminiSessionError(RefusedError):
     """The file is not a Gemini CLI chat this convgit can read."""
 
 
+class NotAnOpenCodeSessionError(RefusedError):
+    """The file is not an OpenCode export this convgit can read."""
+
+
 class InvalidEntryError(ConvgitError):
     """An entry given to append that breaks the schema or the tree; nothing is written."""
 

@@ -40,16 +40,12 @@ from convgit.agents.reading import (
     read_document,
 )
 from convgit.base import codec
-from convgit.base.errors import RefusedError
+from convgit.base.errors import NotAnOpenCodeSessionError
 
 _EPOCH = "1970-01-01T00:00:00.000Z"
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _TIME_DIGITS = 12  # the hex digits of an OpenCode id that say when it was made
 BOOKKEEPING = ("step-start", "step-finish", "patch", "snapshot", "retry", "compaction")
-
-
-class NotAnOpenCodeSessionError(RefusedError):
-    """The file is not an OpenCode export this convgit can read."""
 
 
 def copy_id(original: str, session: str) -> str:
