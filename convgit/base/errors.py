@@ -49,6 +49,11 @@ class HostileSnapshotError(RefusedError):
     """A snapshot whose tree would write outside the working tree, into .git or through a link."""
 
 
+class UnjudgeableRepositoryError(RefusedError):
+    """A repository in which git cannot prove what is unreachable (a broken ref, a tree only a
+    promisor remote has): ``convgit gc`` deletes nothing there."""
+
+
 class NotARolloutError(RefusedError):
     """The file is not a Codex rollout."""
 

@@ -22,10 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from convgit.base import faults
-from convgit.git import names
-from convgit.git.run import Git
+from convgit.base.errors import UnjudgeableRepositoryError
+from convgit.git import names, reachability
+from convgit.git.run import Git, git_words
 
-PACK_OVERHEAD = 12 + 20 + 1072 + 40  # a pack's header and trailer, an index's fan-out and trailer
+PACK_OVERHEAD = (
+    12 + 20 + 8 + 1024 + 40
+)  # a pack's header and trailer, an index's header, fan-out and trailer
 
 
 def graph(git: Git, tips: Collection[str]) -> tuple[list[str], dict[str, list[str]]]:
@@ -125,28 +128,30 @@ def objects_of(git: Git, tips: Iterable[str], *, walk: bool = True) -> set[str]:
 
 def protected(git: Git, private_indexes: Iterable[Path]) -> set[str]:
     """Every object something reaches now: refs (the user's and convgit's), reflogs, the index
-    of each worktree, and the blobs of convgit's private indexes (their stat cache names them)."""
-    return objects_of_everything(git) | index_blobs(git, private_indexes)
+    of each worktree, the refs each worktree keeps for itself, and the blobs of convgit's
+    private indexes (their stat cache names them). UnjudgeableRepositoryError when git cannot
+    prove it (``convgit.git.reachability``): then nothing is deleted."""
+    return reachability.reached(git, ours=True) | index_blobs(git, private_indexes)
 
 
 def index_blobs(git: Git, indexes: Iterable[Path]) -> set[str]:
-    """The blobs the index files ``indexes`` name."""
+    """The blobs the index files ``indexes`` name; UnjudgeableRepositoryError when git cannot
+    read one (a blob it names could be deleted under it)."""
     found: set[str] = set()
     for index in indexes:
         listed = git.run("ls-files", "--stage", index=index, check=False)
+        if listed.returncode != 0:
+            raise UnjudgeableRepositoryError(
+                f"git cannot read convgit's index {index} ({git_words(listed.stderr, 1)[:-1]}),"
+                " so convgit gc deletes nothing.",
+                hint="delete that file (convgit builds it again at the next snapshot), then run"
+                " convgit gc again",
+            )
         for line in os.fsdecode(listed.stdout).splitlines():
             parts = line.split(" ", 2)
             if len(parts) == 3:
                 found.add(parts[1])
     return found
-
-
-def objects_of_everything(git: Git) -> set[str]:
-    listed = git.run(
-        "rev-list", "--objects", "--all", "--reflog", "--indexed-objects", check=False
-    ).stdout
-    width = 2 * git.hash_len
-    return {os.fsdecode(line[:width]) for line in listed.splitlines() if line}
 
 
 def disk_sizes(git: Git, oids: Collection[str], *, packed: bool = False) -> dict[str, int]:
@@ -197,70 +202,215 @@ def own_bytes(git: Git) -> int:
     return sum(disk_sizes(git, oids).values())
 
 
+# why ``drop`` leaves a candidate where it is, and what frees it (the words ``gc`` says)
+FRESH = "git wrote or freshened it while gc ran; the next convgit gc frees it"
+KEPT_PACK = "it is in a pack git keeps (.keep, promisor or cruft); git's own gc decides"
+BUSY = "a git command held a lock; the next convgit gc frees it once none runs"
+
+
 @dataclass
 class Dropped:
-    """What ``drop`` deleted: objects and bytes; ``left``: candidates it left where they are
-    (freshened since the walk, or in a pack git keeps)."""
+    """What ``drop`` deleted (``objects``, from ``packs_rewritten`` packs) and what it left
+    where it is (``left``: why -> those objects)."""
 
     objects: int = 0
-    left: int = 0
+    left: dict[str, set[str]] = field(default_factory=dict)
     packs_rewritten: int = 0
+
+    def leave(self, why: str, oids: Iterable[str]) -> None:
+        self.left.setdefault(why, set()).update(oids)
+
+    @property
+    def left_over(self) -> set[str]:
+        """Every object left, whatever the reason."""
+        return set().union(*self.left.values())
+
+
+@dataclass(frozen=True)
+class Packed:
+    """A pack holding some of the candidates: its index file, the candidates in it with the
+    bytes each takes in the pack, the rest of what it holds, and whether git keeps it as it
+    is."""
+
+    index: Path
+    hit: Mapping[str, int]
+    rest: frozenset[str]
+    kept_by_git: bool
+
+
+IDX_ENTRY = 4 + 4  # a pack index's CRC and offset of an object, beside its id
+
+
+def packs_holding(git: Git, wanted: Collection[str]) -> list[Packed]:
+    """The packs that hold any of ``wanted`` (git's own ``pack-*`` and the ``loose-*`` of
+    ``git maintenance``), each with what it holds (git's ``show-index``; a pack whose index git
+    cannot read holds nothing gc will touch)."""
+    found: list[Packed] = []
+    objects = git.common_dir / "objects"
+    wanted = set(wanted)
+    for index in sorted((objects / "pack").glob("*.idx")):
+        try:
+            data = index.read_bytes()
+            end = index.with_suffix(".pack").stat().st_size - git.hash_len
+        except OSError:
+            continue
+        listed = git.run("show-index", stdin=data, check=False)
+        if listed.returncode != 0:
+            continue
+        at = sorted(
+            (int(words[0]), os.fsdecode(words[1]))
+            for words in (line.split() for line in listed.stdout.splitlines())
+            if len(words) >= 2
+        )
+        if not wanted.intersection(oid for _, oid in at):
+            continue
+        ends = [offset for offset, _ in at[1:]] + [end]
+        hit = {
+            oid: stop - offset
+            for (offset, oid), stop in zip(at, ends, strict=True)
+            if oid in wanted
+        }
+        rest = frozenset(oid for _, oid in at if oid not in wanted)
+        kept = any(index.with_suffix(s).exists() for s in (".keep", ".promisor", ".mtimes"))
+        found.append(Packed(index, hit, rest, kept))
+    return found
+
+
+def estimate(git: Git, doomed: Collection[str]) -> tuple[int, int]:
+    """What ``drop`` would free of ``doomed`` as things are, as ``git count-objects -v`` counts
+    it (each loose copy's blocks, each packed copy's bytes and index entry, a pack's own header
+    and index when nothing of it stays), and how many objects only a pack git keeps holds."""
+    objects = git.common_dir / "objects"
+    freed = 0
+    for oid in doomed:
+        with suppress(OSError):
+            freed += os.stat(objects / oid[:2] / oid[2:]).st_blocks * 512
+    held: set[str] = set()
+    free: set[str] = set()
+    for found in packs_holding(git, doomed):
+        if found.kept_by_git:
+            held |= set(found.hit)
+            continue
+        free |= set(found.hit)
+        freed += sum(size + git.hash_len + IDX_ENTRY for size in found.hit.values())
+        freed += 0 if found.rest else PACK_OVERHEAD
+    return freed, len(held - free)
 
 
 def drop(git: Git, doomed: Collection[str], since: float) -> Dropped:
     """Delete the objects ``doomed`` (nothing reaches them; the caller checked): loose files
-    unlinked, packs rewritten without them. Anything written or freshened after ``since``
-    (a time.time()) stays."""
+    unlinked, packs rewritten without them (the new pack in place before the old one goes).
+    Anything written or freshened after ``since`` (``started``) stays, as does everything while
+    a git command holds an index or ref lock (it may be writing what names a candidate)."""
     done = Dropped()
-    if not doomed:
+    wanted = held_here(git, doomed)  # an id a git gc already pruned is no object to delete
+    if not wanted:
         return done
-    wanted = set(doomed)
+    lock = busy(git)
+    if lock is not None:
+        done.leave(busy_why(lock), wanted)
+        return done
     objects = git.common_dir / "objects"
     for oid in sorted(wanted):
         path = objects / oid[:2] / oid[2:]
         try:
             if path.stat().st_mtime > since:
-                done.left += 1
+                done.leave(FRESH, [oid])
                 continue
             path.unlink()
         except OSError:
             continue
-        done.objects += 1
         faults.point("gc:dropped-loose")
-    for index in sorted((objects / "pack").glob("pack-*.idx")):
-        pack = index.with_suffix(".pack")
-        listed = git.run("show-index", stdin=index.read_bytes(), check=False).stdout
-        inside = {os.fsdecode(line.split()[1]) for line in listed.splitlines() if line.strip()}
-        hit = inside & wanted
-        if not hit:
+    midx = (objects / "pack" / "multi-pack-index").exists()
+    midx_bitmap = any((objects / "pack").glob("multi-pack-index*.bitmap"))
+    for found in packs_holding(git, wanted):
+        pack = found.index.with_suffix(".pack")
+        if found.kept_by_git or _fresh(pack, since):
+            done.leave(KEPT_PACK if found.kept_by_git else FRESH, found.hit)
             continue
-        kept_by_git = any(index.with_suffix(s).exists() for s in (".keep", ".promisor", ".mtimes"))
-        try:
-            fresh = pack.stat().st_mtime > since
-        except OSError:
-            continue
-        if kept_by_git or fresh:
-            done.left += len(hit)
-            continue
-        rest = sorted(inside - hit)
-        if rest:
-            git.run(
+        made = None
+        if found.rest:
+            written = git.run(
                 "pack-objects", "-q", str(objects / "pack" / "pack"),
-                stdin="".join(f"{oid}\n" for oid in rest).encode(),
-            )  # fmt: skip
+                stdin="".join(f"{oid}\n" for oid in sorted(found.rest)).encode(),
+            ).stdout  # fmt: skip
+            made = objects / "pack" / f"pack-{os.fsdecode(written).strip()}.idx"
         faults.point("gc:repacked")
-        for suffix in (".idx", ".pack", ".rev", ".bitmap"):  # the index first: git then skips it
-            with suppress(OSError):
-                os.unlink(index.with_suffix(suffix))
-            faults.point("gc:pack-file-gone")
-        done.objects += len(hit)
+        if _fresh(pack, since):  # git freshened it while the rest was copied: it all stays
+            if made is not None and made != found.index:
+                _remove_pack(made)
+            done.leave(FRESH, found.hit)
+            continue
+        if midx:  # git reads every pack's own index until it is written again
+            _remove_midx(objects / "pack")
+        _remove_pack(found.index)
         done.packs_rewritten += 1
-    if done.packs_rewritten and (objects / "pack" / "multi-pack-index").exists():
-        git.run("multi-pack-index", "write", check=False)
+    remaining = held_here(git, wanted)
+    done.objects = len(wanted - remaining)
+    done.left = {why: oids & remaining for why, oids in done.left.items() if oids & remaining}
+    if done.packs_rewritten and midx:
+        # written anew: git's write keeps the packs the old one named, files gone or not
+        indexed = git.run(
+            "multi-pack-index", "write", *(["--bitmap"] if midx_bitmap else []), check=False
+        )
+        if indexed.returncode != 0 and midx_bitmap:
+            git.run("multi-pack-index", "write", check=False)
     graphs = objects / "info"
     if done.objects and ((graphs / "commit-graph").exists() or (graphs / "commit-graphs").exists()):
         git.run("commit-graph", "write", "--reachable", check=False)
     return done
+
+
+def held_here(git: Git, oids: Collection[str]) -> set[str]:
+    """Those of ``oids`` this repository's own object folder holds, loose or packed (read from
+    the files: asking git for a missing object in a partial clone would fetch it)."""
+    objects = git.common_dir / "objects"
+    loose = {oid for oid in oids if (objects / oid[:2] / oid[2:]).exists()}
+    return loose | {oid for found in packs_holding(git, oids) for oid in found.hit}
+
+
+def busy_why(lock: Path) -> str:
+    """Why gc leaves its candidates while ``lock`` is held (``busy``)."""
+    return f"{BUSY} ({lock}: if no git runs, it is stale and can go)"
+
+
+def _fresh(pack: Path, since: float) -> bool:
+    """Whether git wrote or freshened ``pack`` after ``since`` (a pack that is gone counts as
+    fresh: someone else is repacking)."""
+    try:
+        return pack.stat().st_mtime > since
+    except OSError:
+        return True
+
+
+def _remove_midx(folder: Path) -> None:
+    """Delete the multi-pack-index and the files beside it (its bitmap and reverse index)."""
+    for path in [folder / "multi-pack-index", *folder.glob("multi-pack-index-*")]:
+        with suppress(OSError):
+            os.unlink(path)
+
+
+def _remove_pack(index: Path) -> None:
+    """Delete a pack's files, its index first (git then no longer looks in it)."""
+    for suffix in (".idx", ".pack", ".rev", ".bitmap"):
+        with suppress(OSError):
+            os.unlink(index.with_suffix(suffix))
+        faults.point("gc:pack-file-gone")
+
+
+def busy(git: Git) -> Path | None:
+    """The lock of a git command that holds an index or a ref of any worktree right now (it may
+    be between writing an object and writing what names it); None when there is none."""
+    folders = [git.common_dir, *sorted((git.common_dir / "worktrees").glob("*"))]
+    locks = [folder / "index.lock" for folder in folders] + [git.common_dir / "packed-refs.lock"]
+    for lock in locks:
+        if lock.exists():
+            return lock
+    for parent, _, files in os.walk(git.common_dir / "refs"):
+        for name in files:
+            if name.endswith(".lock"):
+                return Path(parent) / name
+    return None
 
 
 def pack(git: Git, oids: Collection[str]) -> None:
@@ -277,6 +427,22 @@ def pack(git: Git, oids: Collection[str]) -> None:
             os.unlink(objects / oid[:2] / oid[2:])
 
 
-def now() -> float:
-    """The time ``drop`` compares against: a second back, for file systems with coarse times."""
-    return time.time() - 1
+def started(git: Git) -> float:
+    """The time ``drop`` compares against, taken when gc starts: an object or pack written or
+    freshened after it stays. Less the file system's step: where the object folder keeps whole
+    seconds (ext3, HFS+) or two (FAT), a write just after this moment may carry an earlier time;
+    elsewhere, a kernel's file times may lag its clock by a tick."""
+    now = time.time()
+    objects = git.common_dir / "objects"
+    try:
+        handle, name = tempfile.mkstemp(prefix="tmp_convgit_clock_", dir=objects)
+    except OSError:
+        return now - 2.0
+    try:
+        stamp = os.fstat(handle).st_mtime_ns
+    finally:
+        os.close(handle)
+        with suppress(OSError):
+            os.unlink(name)
+    coarse = stamp % 1_000_000_000 == 0
+    return now - (2.0 if coarse else 0.05)

@@ -30,7 +30,7 @@ from typing import Any
 from convgit import schema
 from convgit.base import codec, faults, locks
 from convgit.base.errors import ConvgitError, NoWorkspaceError, RefusedError
-from convgit.git import names, pruning
+from convgit.git import names, pruning, reachability
 from convgit.git.run import Git
 from convgit.session.retention import HELD, Item, Policy, judge
 from convgit.store import load, sessions
@@ -56,6 +56,7 @@ class GcReport:
     kept_over_budget: int | None = None  # the kept part alone, when over max_mib
     rebased: int = 0  # commits given new parents
     objects: int = 0  # objects deleted
+    left: dict[str, int] = field(default_factory=dict)  # why -> objects gc could not delete
     settled: bool = False  # an interrupted gc was finished first
     seconds: float = 0.0
 
@@ -74,6 +75,7 @@ class GcReport:
             "over_budget": self.kept_over_budget,
             "rebased": self.rebased,
             "objects": self.objects,
+            "left": [{"why": w, "objects": n} for w, n in sorted(self.left.items())],
             "finished_interrupted": self.settled,
         }
 
@@ -100,10 +102,11 @@ def run(location: StoreLocation, *, dry_run: bool, now: datetime | None = None) 
     git = git_of(location)
     with _locked(location):
         report = GcReport(dry_run, policy)
+        since = pruning.started(git)
         if not dry_run:
-            report.settled = settle(location, git)
+            report.settled = settle(location, git, since, report)
         report.bytes_before = store_bytes(git)
-        _collect(location, git, policy, report, now)
+        _collect(location, git, policy, report, now, since)
         if not dry_run:
             (location.root / "gc-last").write_text(schema.now() + "\n")
             (location.root / SIZE_CACHE).unlink(missing_ok=True)  # measured again when asked
@@ -116,7 +119,12 @@ def run(location: StoreLocation, *, dry_run: bool, now: datetime | None = None) 
 
 
 def _collect(
-    location: StoreLocation, git: Git, policy: Policy, report: GcReport, now: datetime | None
+    location: StoreLocation,
+    git: Git,
+    policy: Policy,
+    report: GcReport,
+    now: datetime | None,
+    since: float,
 ) -> None:
     looked = judge(location, policy, now)
     report.skipped = looked.skipped
@@ -152,19 +160,24 @@ def _collect(
     still = pruning.objects_of(git, kept - set(rebased.commits), walk=False)
     still |= pruning.objects_of(git, fixed_tips)
     still |= pruning.objects_of(git, kept & set(rebased.commits), walk=False) - set(rebased.commits)
-    doomed = everything - still - theirs
+    doomed = (everything | _left_before(location)) - still - theirs
     report.let_go = [item for item in looked.items if item.why is None]
     for item in looked.items:
         if item.why:
             report.kept[item.why] = report.kept.get(item.why, 0) + 1
     if report.dry_run:
-        sizes = pruning.disk_sizes(git, doomed)
+        lock = pruning.busy(git)
+        if lock is not None and doomed:
+            report.left[pruning.busy_why(lock)] = len(pruning.held_here(git, doomed))
+            return
+        freed, held = pruning.estimate(git, doomed)
+        if held:
+            report.left[pruning.KEPT_PACK] = held
         new = sum(pruning.disk_sizes(git, list(rebased.commits), packed=True).values())
         overhead = pruning.PACK_OVERHEAD if rebased.commits else 0
-        report.bytes_freed = max(0, sum(sizes.values()) - new - overhead)
+        report.bytes_freed = max(0, freed - new - overhead)
         return
-    _apply(location, git, looked.items, mine, rebased, doomed)
-    report.objects = len(doomed)
+    _apply(location, git, looked.items, mine, rebased, doomed, since, report)
 
 
 def _hold_unpushed(location: StoreLocation, items: list[Item], fixed: set[str]) -> None:
@@ -200,6 +213,8 @@ def _apply(
     mine: dict[str, dict[str, str]],
     rebased: pruning.Rebased,
     doomed: set[str],
+    since: float,
+    report: GcReport,
 ) -> None:
     moved = rebased.commits
     targets = sorted({moved[c] for held in mine.values() for c in held.values() if c in moved})
@@ -227,12 +242,16 @@ def _apply(
     }
     _write_journal(location, journal)
     faults.point("gc:before-records")
-    _finish(location, git, journal)
+    _finish(location, git, journal, since, report)
 
 
-def _finish(location: StoreLocation, git: Git, journal: dict[str, Any]) -> None:
+def _finish(
+    location: StoreLocation, git: Git, journal: dict[str, Any], since: float, report: GcReport
+) -> None:
     """Carry out the journal of a gc (``_apply`` wrote it; ``settle`` after a kill): each
-    session's records (unless it has them), the refs, the objects; then the journal goes."""
+    session's records (unless it has them), the refs, the objects (none written or freshened
+    after ``since``, when gc started); then the journal goes. What was deleted and what was
+    left, and why, go to ``report``."""
     stamp = journal["ts"]
     for sid, records in sorted(journal["records"].items()):
         sidecar_file = sessions.sidecar_file(location, sid)
@@ -252,27 +271,44 @@ def _finish(location: StoreLocation, git: Git, journal: dict[str, Any]) -> None:
     _transaction(git, script)
     _expire_logs(git, [line.split()[1] for line in script])
     faults.point("gc:before-prune")
-    since = pruning.now()
     safe = pruning.protected(git, _private_indexes(location))
     faults.point("gc:dropping")
-    pruning.drop(git, set(journal["doomed"]) - safe, since)
+    dropped = pruning.drop(git, set(journal["doomed"]) - safe, since)
+    report.objects += dropped.objects
+    for why, oids in dropped.left.items():
+        report.left[why] = report.left.get(why, 0) + len(oids)
+    _write_atomically(location.root / LEFT, codec.dumps(sorted(dropped.left_over)).encode())
     pruning.pack(git, [new for new in set(moved.values()) if _loose(git, new)])
     (location.root / JOURNAL).unlink(missing_ok=True)
 
 
+def _left_before(location: StoreLocation) -> set[str]:
+    """The objects an earlier gc let go but had to leave where they were (``LEFT``): this run
+    deletes them too, once nothing reaches them."""
+    try:
+        found = codec.decode((location.root / LEFT).read_bytes())
+    except (OSError, ValueError):
+        return set()
+    return {oid for oid in found if isinstance(oid, str)} if isinstance(found, list) else set()
+
+
 JOURNAL = "gc-journal.json"
+LEFT = "gc-left.json"  # objects a gc let go and could not delete yet (a list of ids)
 
 
 def _write_journal(location: StoreLocation, journal: dict[str, Any]) -> None:
-    path = location.root / JOURNAL
-    temporary = path.with_name(JOURNAL + ".tmp")
-    temporary.write_bytes(codec.dumps(journal).encode())
+    _write_atomically(location.root / JOURNAL, codec.dumps(journal).encode())
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_bytes(data)
     with open(temporary, "rb") as written:
         os.fsync(written.fileno())
     os.replace(temporary, path)
 
 
-def settle(location: StoreLocation, git: Git) -> bool:
+def settle(location: StoreLocation, git: Git, since: float, report: GcReport) -> bool:
     """Finish a gc that was killed (its journal is there): the records each session lacks,
     the refs, the objects it was deleting. Refs of its own (``names.GC_PREFIX``) left by a gc
     killed before its journal go. True when there was anything to finish."""
@@ -285,7 +321,7 @@ def settle(location: StoreLocation, git: Git) -> bool:
         path.unlink()
         journal = None
     if isinstance(journal, dict):
-        _finish(location, git, journal)
+        _finish(location, git, journal, since, report)
         return True
     keepers = {r: c for r, c in _refs(git).items() if r.startswith(names.GC_PREFIX)}
     _transaction(git, [f"delete {ref} {commit}\n" for ref, commit in sorted(keepers.items())])
@@ -336,14 +372,10 @@ def store_bytes(git: Git) -> int:
 
 
 def _user_objects(git: Git, location: StoreLocation) -> set[str]:
-    """Every object something other than convgit's refs reaches: the user's refs, reflogs and
-    indexes, and the blobs convgit's private indexes name."""
-    listed = git.run(
-        "rev-list", "--objects", f"--exclude={names.PREFIX}*", "--all", "--reflog",
-        "--indexed-objects", check=False,
-    ).stdout  # fmt: skip
-    width = 2 * git.hash_len
-    found = {os.fsdecode(line[:width]) for line in listed.splitlines() if line}
+    """Every object something other than convgit's refs reaches: the user's refs, reflogs,
+    indexes and worktrees' own refs, and the blobs convgit's private indexes name.
+    UnjudgeableRepositoryError when git cannot prove it (nothing is deleted then)."""
+    found = reachability.reached(git, ours=False)
     return found | pruning.index_blobs(git, _private_indexes(location))
 
 

@@ -330,10 +330,25 @@ def gc_lines(report: Any) -> list[str]:
             f"would free about {mib(report.bytes_freed)} of {mib(report.bytes_before)}"
             " (git's object folder)"
         )
-    else:
+    elif report.bytes_freed > 0:
         lines.append(
             f"freed {mib(report.bytes_freed)}: git's object folder went from"
             f" {mib(report.bytes_before)} to {mib(report.bytes_after)} in {report.seconds:.1f} s"
+        )
+    else:
+        grew = f", it grew by {mib(-report.bytes_freed)}" if report.bytes_freed < 0 else ""
+        lines.append(
+            f"freed nothing: git's object folder is {mib(report.bytes_after)}{grew}"
+            f" ({report.seconds:.1f} s)"
+        )
+    for why, count in sorted(report.left.items()):
+        objects = f"{count} object{'' if count == 1 else 's'} nothing reaches"
+        lines.append(f"{objects} {'would stay' if would else 'stayed'}: {why}")
+    if not would and gone and report.bytes_freed <= 0 and not report.left:
+        lines.append(
+            "the snapshots let go held no file that a kept snapshot or your own history lacks"
+            if report.objects == 0
+            else "what was deleted took less room than the re-parented commits gc wrote"
         )
     if report.kept_over_budget is not None:
         lines.append(
