@@ -67,6 +67,72 @@ def test_install_local_leaves_exclude_alone_when_git_ignores_the_file_already(
     assert (exclude.read_bytes() if exclude.exists() else None) == before
 
 
+def untracked(repo: GitRepo) -> list[str]:
+    done = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return [line[3:] for line in done.stdout.splitlines() if line.startswith("??")]
+
+
+@pytest.mark.parametrize(
+    ("agent", "made"),
+    [
+        ("gemini", ".gemini/settings.json"),
+        ("opencode", ".opencode/plugins/convgit.js"),
+        ("pi", ".pi/extensions/convgit.ts"),
+    ],
+)
+def test_an_install_keeps_convgits_own_file_out_of_git_and_its_snapshots(
+    repo: GitRepo, env: dict[str, str], agent: str, made: str
+) -> None:
+    """The file an install writes into the working tree (its own plugin, a settings file it
+    made) is kept out of `git status` and of the snapshots, through .git/info/exclude, and said;
+    uninstall takes that line out again, and nothing else."""
+    exclude = repo.path / ".git" / "info" / "exclude"
+    before = exclude.read_bytes() if exclude.exists() else b""
+    said = run(repo.path, env, "hooks", "install", agent)
+    assert (repo.path / made).is_file() and ignored(repo, made)
+    assert untracked(repo) == []
+    assert exclude.read_bytes() == before + f"/{made}\n".encode()
+    assert f"added /{made} to .git/info/exclude (git ignores it, a file of convgit's)" in said
+    run(repo.path, env, "init")
+    run(repo.path, env, "user", "hello")
+    snapped = json.loads(run(repo.path, env, "snapshot", "--json"))
+    assert made not in repo.tree_paths(snapped["tree"])
+    assert "README.md" in repo.tree_paths(snapped["tree"])
+    run(repo.path, env, "hooks", "install", agent)  # again: ignored already, added once
+    assert exclude.read_bytes() == before + f"/{made}\n".encode()
+
+    run(repo.path, env, "hooks", "uninstall", agent)
+    assert not (repo.path / made).exists()
+    assert exclude.read_bytes() == before
+
+
+def test_a_settings_file_of_the_users_stays_in_git(env: dict[str, str], tmp_path: Path) -> None:
+    """Gemini's project settings the user committed (or made, untracked) are theirs: convgit's
+    hooks go in, and git keeps seeing the file."""
+    other = init_repo(tmp_path / "other")
+    other.write(".gemini/settings.json", json.dumps({"ui": {"hideTips": True}}))
+    other.commit_all("the team's Gemini settings")
+    exclude = other.path / ".git" / "info" / "exclude"
+    before = exclude.read_bytes()
+    said = json.loads(run(other.path, env, "hooks", "install", "gemini", "--json"))
+    assert said["excluded"] is None and exclude.read_bytes() == before
+    assert not ignored(other, ".gemini/settings.json")
+    other.git("rm", "-q", "--cached", ".gemini/settings.json")  # untracked, still the user's
+    run(other.path, env, "hooks", "install", "gemini")
+    assert untracked(other) == [".gemini/settings.json"]
+    run(other.path, env, "hooks", "uninstall", "gemini")
+    assert exclude.read_bytes() == before
+    assert json.loads((other.path / ".gemini/settings.json").read_text()) == {
+        "ui": {"hideTips": True}
+    }
+
+
 def test_outside_git_the_hooks_keep_a_per_user_store_and_a_folder_without_a_turn_gets_nothing(
     tmp_path: Path, env: dict[str, str]
 ) -> None:

@@ -4,6 +4,7 @@ agent module that names its ``SCOPES``, ``settings_file(scope, project)``, ``wan
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ class Change:
     changed: bool
     events: list[str]  # the events convgit's handlers are on afterwards
     backup: Path | None  # the file's bytes before the change
+    own: bool = False  # the file is convgit's own: a file of convgit's, or one the install made
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -83,7 +85,9 @@ def install(
         else:
             settings.write_atomically(before, found.raw, 0o600)
             before.with_suffix(".absent").unlink(missing_ok=True)
-    return _saved(agent, scope, found, merged, backups)
+    change = _saved(agent, scope, found, merged, backups)
+    made = _before_install(agent, scope, found.path, backups).with_suffix(".absent").exists()
+    return dataclasses.replace(change, own=made)
 
 
 def uninstall(agent: ModuleType, scope: str, project: Path, backups: Path) -> Change:

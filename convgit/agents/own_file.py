@@ -47,14 +47,14 @@ class OwnFile:
             )
         wanted = self.source(program, tools)
         if found == wanted:
-            return Change(self.agent, scope, path, False, self.events(tools), None)
+            return Change(self.agent, scope, path, False, self.events(tools), None, own=True)
         if found is None:
             made = [str(f) for f in reversed([path.parent, path.parent.parent]) if not f.exists()]
             note = self._made_note(scope, path, backups)
             settings.write_atomically(note, json.dumps(made).encode(), 0o600)
         path.parent.mkdir(parents=True, exist_ok=True)
         settings.write_atomically(path, wanted.encode(), 0o644)
-        return Change(self.agent, scope, path, True, self.events(tools), None)
+        return Change(self.agent, scope, path, True, self.events(tools), None, own=True)
 
     def uninstall(self, scope: str, project: Path, backups: Path) -> Change:
         path = self.path(scope, project)

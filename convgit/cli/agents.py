@@ -146,6 +146,16 @@ def _backups(scope: str) -> Path:
     return location.root / "backups"
 
 
+def _committed(integration: Any) -> frozenset[str]:
+    """The agent's scopes whose file is meant to be committed (never kept out of git)."""
+    return frozenset(getattr(integration, "COMMITTED_SCOPES", frozenset()))
+
+
+def _excluded_record(scope: str) -> Path:
+    """Where the lines the installs added to ``info/exclude`` are noted."""
+    return _backups(scope).parent / "settings-before-install" / "excluded.json"
+
+
 def _tool_snapshots() -> bool:
     from convgit.agents.live import turns as live
 
@@ -206,16 +216,18 @@ def hooks_install(
         wanted = integration.wanted(program, _tool_snapshots())
         change = hooks.install(integration, scope, project, _backups(scope), wanted)
     excluded = None
-    if scope == "local":
+    if scope == "local" or (change.own and scope not in _committed(integration)):
         from convgit.agents import exclude
 
-        excluded = exclude.keep_out_of_git(project, change.path)
+        record = None if scope == "local" else _excluded_record(scope)
+        excluded = exclude.keep_out_of_git(project, change.path, record)
     if json:
         out({**change.to_json(), "excluded": excluded})
     else:
         show(*reports.hooks_change_words(change, "install"))
         if excluded:
-            show(f"added {excluded} to .git/info/exclude (git ignores it, as Claude does)")
+            why = "as Claude does" if scope == "local" else "a file of convgit's"
+            show(f"added {excluded} to .git/info/exclude (git ignores it, {why})")
 
 
 @command("uninstall", group=hooks_app)
@@ -244,6 +256,10 @@ def hooks_uninstall(
         change = own.uninstall(scope, _project(), _backups(scope))
     else:
         change = hooks.uninstall(integration, scope, _project(), _backups(scope))
+    if change.changed:  # the line the install added to info/exclude for convgit's own file
+        from convgit.agents import exclude
+
+        exclude.let_back_into_git(_project(), change.path, _excluded_record(scope))
     if json:
         out(change.to_json())
     else:

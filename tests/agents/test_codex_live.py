@@ -262,3 +262,53 @@ def test_an_ignored_file_apply_patch_wrote_is_snapshotted_and_restored(
     assert secret.read_text() == "TOKEN=one\n"
     convgit(codex, "restore", "--undo", "--yes")
     assert secret.read_text() == "TOKEN=two\n"
+
+
+def test_a_hooks_file_codex_would_skip_is_named_and_refused_and_the_hooks_run_once_it_reads(
+    model_server: ModelServer, codex: Codex, project: GitRepo
+) -> None:
+    """Codex skips every hook of a hooks.json with a top-level key other than `description` and
+    `hooks` (saying so only in `codex exec --json`). `hooks status` names it, install refuses
+    it and writes nothing; once the file is one Codex reads, install keeps what Codex allows of
+    the user's, and the hooks run."""
+    hooks_json = codex.codex_home / "hooks.json"
+    config = codex.codex_home / "config.toml"
+    group = {"note": "a key of the user's in a group", "hooks": []}
+    theirs = {"description": "my hooks", "owner": "me", "hooks": {"Stop": [group]}}
+    hooks_json.write_text(json.dumps(theirs, indent=1))
+    mine, trust = hooks_json.read_bytes(), config.read_bytes()
+
+    (status,) = convgit_json(codex, "hooks", "status")["agents"]["codex"]
+    assert status["state"] == "not installed"
+    assert "Codex skips every hook in it" in status["problem"]
+    assert "the top-level key 'owner'" in status["problem"]
+    refused = subprocess.run(
+        [sys.executable, "-m", "convgit", "hooks", "install", "codex"],
+        cwd=codex.cwd,
+        env=codex.env(),
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert "the top-level key 'owner'" in refused.stderr and "Traceback" not in refused.stderr
+    assert (hooks_json.read_bytes(), config.read_bytes()) == (mine, trust)
+
+    # the key moved out, as the hint says: installed beside what Codex allows of the user's
+    del theirs["owner"]
+    hooks_json.write_text(json.dumps(theirs, indent=1))
+    convgit(codex, "hooks", "install", "codex")
+    installed = json.loads(hooks_json.read_text())
+    assert installed["description"] == "my hooks" and group in installed["hooks"]["Stop"]
+    (status,) = convgit_json(codex, "hooks", "status")["agents"]["codex"]
+    assert (status["state"], status["problem"]) == ("installed", None)
+    model_server.expect(say("One."))
+    codex.run("turn one")
+    assert [line.split()[2] for line in hook_log(project)] == ["UserPromptSubmit", "Stop"]
+    path = convgit_json(codex, "log")["entries"]
+    said = [reply_text(e) for e in path if e["type"] == "message"]
+    assert said == ["turn one", "One."]
+
+    # a key added after the install: status says Codex skips the hooks
+    hooks_json.write_text(json.dumps({**installed, "owner": "me"}, indent=1))
+    (status,) = convgit_json(codex, "hooks", "status")["agents"]["codex"]
+    assert status["state"] == "installed" and "the top-level key 'owner'" in status["problem"]

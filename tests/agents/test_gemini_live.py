@@ -364,3 +364,40 @@ def test_an_event_delivered_again_records_nothing_twice(
         assert (again.returncode, again.stdout, again.stderr) == (0, "", "")
     assert store_bytes(project) == before
     assert all("problem" not in line for line in hook_log(project))
+
+
+def test_a_history_written_with_one_id_twice_loses_no_turn(
+    model_server: ModelServer, gemini: Gemini, project: GitRepo
+) -> None:
+    """Gemini CLI's second ``--resume`` that starts in a later minute than its chat file's name
+    writes the history again with the answers of a call twice under one id. convgit reads the
+    file as Gemini does (the later in the earlier's place), names that in the hook log, and
+    every turn comes in."""
+    convgit(project.path, "hooks", "install", "gemini")
+    write = call("write_file", {"file_path": "a.txt", "content": "a\n"})
+    model_server.expect(write, say("Wrote a."), say("Two."), say("Three."))
+    first = gemini.run("turn one")
+    assert first.transcript is not None
+    # the session began minutes ago: its file is named for an earlier minute, so each resume's
+    # own start of a recording goes to a file of its own, as it does a minute later
+    earlier = first.transcript.with_name(f"session-2026-01-01T00-00-{first.session_id[:8]}.jsonl")
+    first.transcript.rename(earlier)
+    gemini.run("turn two", resume=first.session_id)
+    third = gemini.run("turn three", resume=first.session_id)
+    assert third.transcript == earlier and third.output == "Three."
+    histories = [
+        value["$set"]["messages"]
+        for value in map(json.loads, earlier.read_text().splitlines())
+        if isinstance(value.get("$set"), dict) and "messages" in value["$set"]
+    ]
+    ids = [m["id"] for m in histories[-1]]
+    (twice,) = {i for i in ids if ids.count(i) > 1}  # what Gemini wrote at the second resume
+
+    assert said(project) == ["turn one", "Wrote a.", "turn two", "Two.", "turn three", "Three."]
+    assert convgit_json(project.path, "status")["hook_failures"] == []
+    log = hook_log(project)
+    assert all("problem" not in line for line in log), log
+    told = [line for line in log if f"with the id of message 4 ({twice})" in line]
+    assert told and all(line.split()[2] in ("BeforeAgent", "AfterAgent") for line in told)
+    leaf = convgit_json(project.path, "log")["entries"][-1]
+    assert convgit_json(project.path, "show", leaf["id"])["snapshot"]["tree"] == project.oracle()

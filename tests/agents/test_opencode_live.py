@@ -8,7 +8,9 @@ guarded by `project`."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -25,6 +27,7 @@ from tests.agents.hooked import (
     hook_log,
     path_messages,
     reply_text,
+    wait_for,
 )
 from tests.agents.runners import OpenCode
 from tests.agents.script import call, say
@@ -254,3 +257,50 @@ def test_a_subagents_session_is_no_session_of_its_own_and_its_edits_are_the_turn
     shown = convgit_json(project.path, "show", path[-1]["id"])
     assert shown["snapshot"]["tree"] == project.oracle()
     assert "sub.txt" in project.tree_paths(shown["snapshot"]["tree"])
+
+
+def test_a_reply_killed_midway_is_imported_as_interrupted_and_the_next_turn_comes_in(
+    model_server: ModelServer, opencode: OpenCode, project: GitRepo, tmp_path: Path
+) -> None:
+    """OpenCode killed while its reply runs a tool leaves that message unfinished in its
+    database for good; once a later reply finishes, it is imported as interrupted (as OpenCode
+    itself sends it to the model again) and the later turn comes in."""
+    convgit(project.path, "hooks", "install", "opencode")
+    go = tmp_path / "go"
+    waits = f"echo a > a.txt; while [ ! -f {go} ]; do sleep 0.05; done"
+    model_server.expect(call("bash", {"command": waits, "description": "wait"}))
+    killed = subprocess.Popen(
+        opencode.command("turn one", [], None),
+        cwd=project.path,
+        env=opencode.env({"PWD": str(project.path)}),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_for(lambda: (project.path / "a.txt").exists(), "the bash tool to run")
+        os.killpg(killed.pid, signal.SIGKILL)
+        out, _ = killed.communicate(timeout=30)
+    finally:
+        go.write_text("")  # the tool's shell, in a session of its own, ends too
+        if killed.poll() is None:
+            os.killpg(killed.pid, signal.SIGKILL)
+            killed.wait()
+    (session,) = {json.loads(line)["sessionID"] for line in out.decode().splitlines()}
+
+    model_server.expect(say("Two."))
+    assert opencode.run("turn two", resume=session).output == "Two."
+    sent = model_server.scripted[-1]
+    assert [c.name for c in sent.calls()] == ["bash"]  # OpenCode goes on from that reply
+
+    path = convgit_json(project.path, "log")["entries"]
+    kinds = [e.get("role") or e.get("kind") for e in path]
+    assert kinds == ["user", "assistant", "opencode.interrupted", "user", "assistant"]
+    assert [reply_text(path[n]) for n in (0, 3, 4)] == ["turn one", "turn two", "Two."]
+    assert [c["name"] for c in calls_of(path[1])] == ["bash"]
+    log = hook_log(project)
+    assert all("problem" not in line for line in log), log
+    assert "imported as interrupted" in log[-1]
+    shown = convgit_json(project.path, "show", path[-1]["id"])
+    assert shown["snapshot"]["tree"] == project.oracle()

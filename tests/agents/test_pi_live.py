@@ -201,3 +201,36 @@ def test_a_failing_hook_leaves_pi_as_it_was_and_the_next_turn_catches_up(
     assert convgit_json(project.path, "show", path[-1]["id"])["snapshot"]["tree"] == (
         project.oracle()
     )
+
+
+def test_a_hook_killed_midway_loses_nothing_and_the_next_turn_catches_up(
+    model_server: ModelServer, pi: Pi, project: GitRepo
+) -> None:
+    """Each hook process of a turn is killed (SIGKILL) halfway through its first append to
+    the store, a torn line left behind; pi goes on, and the next turn's hooks record both
+    turns whole: the torn lines set aside, nothing lost, fsck clean."""
+    convgit(project.path, "hooks", "install", "pi")
+    model_server.expect(say("One."), say("Two."), say("Three."))
+    first = pi.run("turn one")
+    assert first.transcript is not None
+    sessions = project.path / ".git" / "convgit" / "sessions"
+    (session_file,) = [p for p in sessions.glob("*.jsonl") if p.stem.isalnum()]
+
+    second = pi.run("turn two", resume=first.transcript, env={"CONVGIT_FAULT": "append:torn"})
+    assert second.returncode == 0 and second.output == "Two."
+    assert not session_file.read_bytes().endswith(b"\n")  # the Stop hook died mid-line
+    logged = convgit_json(project.path, "log")["entries"]
+    assert "Two." not in [reply_text(e) for e in logged if e["type"] == "message"]
+
+    third = pi.run("turn three", resume=first.transcript)
+    assert third.output == "Three."
+    path = convgit_json(project.path, "log")["entries"]
+    assert [reply_text(e) for e in path if e["type"] == "message"] == [
+        "turn one", "One.", "turn two", "Two.", "turn three", "Three.",
+    ]  # fmt: skip
+    assert convgit_json(project.path, "fsck")["ok"]
+    assert session_file.read_bytes().endswith(b"\n")  # the torn line set aside, quarantined
+    assert convgit_json(project.path, "show", path[-1]["id"])["snapshot"]["tree"] == (
+        project.oracle()
+    )
+    assert all("problem" not in line for line in hook_log(project))

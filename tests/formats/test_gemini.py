@@ -296,8 +296,6 @@ REFUSED = {
     "bad-not-an-object.json": "bad-not-an-object.json is not a Gemini CLI session file",
     "bad-truncated-document.json": "is not a Gemini CLI session file",
     "bad-no-messages.json": "it has no messages list",
-    "bad-message-without-id.json": "Message 2 of this Gemini CLI chat (line 13) has no id",
-    "bad-duplicate-message-id.json": "Messages 2 and 3 of this Gemini CLI chat have the same id",
 }
 
 
@@ -306,3 +304,65 @@ def test_a_file_that_is_no_chat_is_refused_in_one_sentence(tmp_path: Path, name:
     store = Store(tmp_path / "store", real=False)
     assert REFUSED[name] in store.refused("gemini", FIXTURES / name)
     assert all(s["entries"] == 0 for s in store.sessions())
+
+
+def _kept_texts(store_folder: Path, session: str) -> list[str]:
+    """Every text the session keeps of the chat's lines: on entries and beside them."""
+    path = store_folder / ".convgit" / "sessions" / f"{session}.jsonl"
+    records = [json.loads(x) for x in path.read_text().splitlines()[1:]]
+    found = [r["text"] for r in records if r["type"] == "native"]
+    return found + [r["native"]["text"] for r in records if "text" in r.get("native", {})]
+
+
+def test_a_message_written_twice_in_one_history_is_read_as_gemini_reads_it(
+    tmp_path: Path,
+) -> None:
+    """Gemini CLI 0.61, at the second ``--resume`` that starts in another minute than the chat
+    file's name, writes the history again with the answers of a call (``g1_response``) twice.
+    Gemini's own reader keeps the later in the earlier's place; so does the import: every turn
+    comes in, the second copy named in the notes, nothing refused."""
+    path = FIXTURES / "jsonl-same-id-twice-after-resumes.jsonl"
+    store = Store(tmp_path / "store", real=False)
+    result = store.import_("gemini", path)
+    made, answered = (
+        gemini._part_id("call", "write_file__c1"),
+        gemini._part_id("result", "write_file__c1"),
+    )
+    assert [(e["id"], e["parentId"]) for e in store.entries(result["session"])] == [
+        ("ctx1", None), ("u1", "ctx1"), ("model-g1", "u1"), ("g1", "model-g1"), (made, "g1"),
+        (answered, made), ("r1", answered), ("g2", "r1"), ("u2", "g2"), ("g3", "u2"),
+        ("u3", "g3"), ("g4", "u3"),
+    ]  # fmt: skip
+    assert result["leaf"] == "g4"
+    (note,) = result["notes"]
+    assert note["line"] == 13
+    assert "message 5 of the list with the id of message 4 (g1_response)" in note["what"]
+    said = [m["content"] for m in store.context(result["session"], "openai")["messages"]]
+    assert said[-4:] == ["Read it back.", "It says a.", "Thanks.", "You are welcome."]
+    store.fsck_clean(result["session"])
+    assert store.import_("gemini", path)["new"] == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "entries", "line", "what"),
+    [
+        ("duplicate-message-id.json", ["u1", "model-g1", "g1"], 29,
+         "has message 3 of the document with the id of message 2 (g1): read in its place"),
+        ("message-without-id.json", ["u1"], 13,
+         "has message 2 of the document without an id: skipped, as Gemini CLI skips it"),
+    ],
+)  # fmt: skip
+def test_a_message_gemini_skips_or_reads_in_anothers_place_is_named_and_kept(
+    tmp_path: Path, name: str, entries: list[str], line: int, what: str
+) -> None:
+    """A chat document whose message has no id, or the id of one before it: read as Gemini
+    CLI reads it back (skipped; in the earlier one's place), named in the notes, its text
+    kept; the rest imports."""
+    store = Store(tmp_path / "store", real=False)
+    result = store.import_("gemini", FIXTURES / name)
+    assert [e["id"] for e in store.entries(result["session"])] == entries
+    (note,) = result["notes"]
+    assert note["line"] == line and note["what"].startswith(what)
+    document = json.loads((FIXTURES / name).read_text())
+    kept = [json.loads(text) for text in _kept_texts(tmp_path / "store", result["session"])]
+    assert all(message in kept for message in document["messages"])

@@ -46,6 +46,27 @@ def test_each_fixture_imports_as_its_readme_says(tmp_path: Path) -> None:
     assert errors == [False, True]
 
 
+def test_a_reply_a_finished_one_follows_is_imported_as_interrupted(tmp_path: Path) -> None:
+    """A reply OpenCode never finished (it was killed) that a finished reply follows will never
+    finish: it is imported as it is, marked interrupted and noted, and the later turn comes in
+    (a reply still being written at the end waits: test above)."""
+    store = Store(tmp_path / "work")
+    found = store.import_("opencode", FIXTURES / "reply-killed-then-another-turn.json")
+    path = store.log(found["session"])
+    assert [e.get("role") or e["kind"] for e in path] == [
+        "user", "assistant", "opencode.interrupted", "user", "assistant",
+    ]  # fmt: skip
+    assert [e["parentId"] for e in path] == [None, *(e["id"] for e in path[:-1])]
+    assert [c["type"] for c in path[1]["content"]] == ["tool_call"]  # unanswered
+    (note,) = found["notes"]
+    assert "msg_24ec8cb250001aaaaaaaaaaaa" in note["what"]
+    assert note["what"].endswith("imported as interrupted")
+    assert found["leaf"] == path[-1]["id"]
+    said = [m["content"] for m in store.context(found["session"], "openai")["messages"]]
+    assert said[0] == "turn one" and said[-2:] == ["turn two", "Two."]
+    assert store.import_("opencode", FIXTURES / "reply-killed-then-another-turn.json")["new"] == 0
+
+
 def test_a_file_part_and_an_api_error_are_kept_not_replayed(tmp_path: Path) -> None:
     store = Store(tmp_path / "work")
     found = store.import_("opencode", FIXTURES / "file-part-and-api-error.json")

@@ -82,6 +82,9 @@ SCOPES = {
     "project": ".claude/settings.json (this project, committed: everyone)",
     "user": "~/.claude/settings.json (every project, only you)",
 }
+# the scope whose file is meant to be committed: never kept out of git, even when the install
+# made it (``convgit.agents.exclude``); ``local``'s is kept out always, as Claude keeps it
+COMMITTED_SCOPES = frozenset({"project"})
 
 
 def handler(program: str | None = None) -> dict[str, Any]:

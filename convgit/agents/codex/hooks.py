@@ -10,6 +10,13 @@ key-sorted JSON ``{"event_name", "hooks": [{"async", "command", "timeout", "type
 else: each table's header carries ``# convgit``, so that uninstalling takes out exactly those
 (a file the install made goes; one nothing else changed in gets its bytes back). A table for
 the same handler that is not convgit's (the user trusted it in Codex) is left as it is.
+
+Codex reads ``hooks.json`` whole or not at all: a file its reader refuses (``refusal``: a
+top-level key other than ``description`` and ``hooks``, a handler without its ``command``...)
+is skipped with every hook in it, told only as an error item of ``codex exec --json``. So an
+install that would leave such a file refuses, naming what Codex refuses, and changes nothing;
+what Codex accepts of the user's (``description``, events it does not know, keys of their own
+in a group or a handler) is kept; and ``status`` names a file Codex would skip.
 """
 
 from __future__ import annotations
@@ -145,8 +152,92 @@ def _trust(wanted: dict[str, str], backups: Path) -> None:
     settings.write_atomically(config_file(), result.encode(), mode or 0o600)
 
 
+# What Codex 0.171 reads of hooks.json (its ``HooksFile``, ``codex-rs/config/src/hook_config.rs``:
+# serde with unknown top-level fields denied; checked against the CLI's own refusals): the
+# top-level keys, the events it knows (a list of groups each; others are ignored), the kinds
+# of handler, and the fields of a command handler with their types.
+TOP_LEVEL = ("description", "hooks")
+KNOWN_EVENTS = frozenset(
+    {"PreToolUse", "PermissionRequest", "PostToolUse", "PreCompact", "PostCompact",
+     "SessionStart", "SessionEnd", "UserPromptSubmit", "SubagentStart", "SubagentStop", "Stop",
+     "Interrupt", "PreModelRequest"}
+)  # fmt: skip
+HANDLER_TYPES = ("command", "prompt", "agent")
+
+
+def refusal(value: dict[str, Any]) -> str | None:
+    """Why Codex would refuse the hooks file ``value`` (and skip every hook in it), in words
+    that follow the file's path ("has ..."); None when it reads it."""
+    for key in value:
+        if key not in TOP_LEVEL:
+            return (
+                f"has the top-level key {key!r}, which Codex does not accept (it reads only"
+                " 'description' and 'hooks')"
+            )
+    if value.get("description") is not None and not isinstance(value["description"], str):
+        return "has a 'description' that is not a string"
+    table = value.get("hooks", {})
+    if not isinstance(table, dict):
+        return "has a 'hooks' that is not an object"
+    for event, groups in table.items():
+        if event not in KNOWN_EVENTS:
+            continue  # Codex ignores an event it does not know
+        if not isinstance(groups, list):
+            return f"has hooks.{event} that is not a list"
+        for g, group in enumerate(groups, 1):
+            where = f"hooks.{event} entry {g}"
+            if not isinstance(group, dict):
+                return f"has {where} that is not an object"
+            if group.get("matcher") is not None and not isinstance(group["matcher"], str):
+                return f"has {where} whose matcher is not a string"
+            handlers = group.get("hooks", [])
+            if not isinstance(handlers, list):
+                return f"has {where} whose 'hooks' is not a list"
+            for h, handler in enumerate(handlers, 1):
+                problem = _handler_refusal(handler)
+                if problem is not None:
+                    return f"has {where}, handler {h}, {problem}"
+    return None
+
+
+def _handler_refusal(handler: Any) -> str | None:
+    if not isinstance(handler, dict):
+        return "that is not an object"
+    if handler.get("type") not in HANDLER_TYPES:
+        return "whose 'type' is not one of " + ", ".join(repr(t) for t in HANDLER_TYPES)
+    if handler["type"] != "command":
+        return None
+    if not isinstance(handler.get("command"), str):
+        return "without a string 'command'"
+    timeout = handler.get("timeout")
+    if timeout is not None and (type(timeout) is not int or timeout < 0):
+        return "whose 'timeout' is not a whole number of seconds"
+    if "async" in handler and type(handler["async"]) is not bool:
+        return "whose 'async' is not true or false"
+    message = handler.get("statusMessage")
+    if message is not None and not isinstance(message, str):
+        return "whose 'statusMessage' is not a string"
+    return None
+
+
+def _refuse_unread(path: Path, value: dict[str, Any]) -> None:
+    """Refuse, before anything is written, to leave a hooks file Codex would skip whole."""
+    problem = refusal(value)
+    if problem is not None:
+        raise RefusedError(
+            f"{path} {problem}: Codex skips every hook in it, convgit's too; convgit changed"
+            " nothing in it.",
+            "make it a file Codex reads (`codex exec --json` says why it does not), then"
+            " install again",
+        )
+
+
 def install(scope: str, project: Path, backups: Path, program: str | None, tools: bool) -> Change:
-    change = hooks.install(live, scope, project, backups, live.wanted(program, tools))
+    wanted = live.wanted(program, tools)
+    found = settings.load(live.settings_file(scope, project))
+    merged = settings.merge(found.value, wanted, live.is_ours)
+    _refuse_unread(found.path, merged)
+    change = hooks.install(live, scope, project, backups, wanted)
     _trust(wanted_trust(change.path, settings.load(change.path).value), backups)
     return change
 
@@ -161,7 +252,11 @@ def uninstall(scope: str, project: Path, backups: Path) -> Change:
 def status(project: Path, tools: bool) -> list[ScopeState]:
     states = []
     for state in hooks.status(live, project, live.events(tools)):
-        if state.state in ("installed", "out of date") and state.problem is None:
+        unread = None if state.state == "unreadable" else refusal(settings.load(state.path).value)
+        if unread is not None:
+            problem = f"Codex skips every hook in it: the file {unread}"
+            state = ScopeState(state.scope, state.path, state.state, state.events, problem)
+        elif state.state in ("installed", "out of date") and state.problem is None:
             wanted = wanted_trust(state.path, settings.load(state.path).value)
             raw = _read_config()
             trusted = _trusted("" if raw is None else raw.decode("utf-8", "replace"))

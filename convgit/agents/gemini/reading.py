@@ -16,6 +16,12 @@ after the one before:
 * ``info``, ``warning`` and ``error`` messages are what Gemini CLI showed the user, not the
   model: ``custom`` entries, kept and not replayed.
 
+A list of messages (a document's, a ``$set``'s) is read as Gemini CLI's own loader reads it
+back, a map by id: a message without an id is skipped, and one with the id of a message before it
+takes that one's place (Gemini 0.61 writes a call's answers twice so, at a second resume begun in
+a later minute than the file's name). Either is named in the report, its text kept, and the rest
+imports.
+
 A resumed session's history, which Gemini CLI writes again whole (a ``$set`` of every message:
 a call's message with the call as a part instead of its ``toolCalls``, and its answers again as
 a ``user`` message ``<id>_response``), stays one line: the echo makes no entry, and a message
@@ -79,7 +85,7 @@ def parse(data: bytes, cursor: Cursor, known: Known) -> Batch:
         envelope = {k: v for k, v in document.items() if k != "messages"}
         raw = codec.dumps(envelope).encode()
         chat.keep(Record(1, 0, raw, envelope), "session", _stamp(document.get("startTime")))
-        chat.document(messages, "Message")
+        chat.document(messages)
     else:
         chat.log(lines.records)
         if lines.torn is not None:
@@ -130,24 +136,37 @@ class _Chat:
             at = (self.tails.get(self.order[-1]) if self.order else None) or ""
         self.out.append(kept_record(record, key, at or None, ts or self.ts))
 
-    def document(self, messages: list[Record], what: str, within: str | None = None) -> None:
+    def document(self, messages: list[Record], within: str | None = None) -> None:
         """A whole list of messages (a document's, or a ``$set`` line's: ``within`` is its
-        key): the chat is them, in their order."""
+        key): the chat is them, in their order, read as Gemini CLI reads them back (a map by
+        id): a message without an id is skipped, and one whose id came before takes the
+        earlier one's place. Either is named in the report; its text is kept (a ``$set`` line
+        keeps it whole)."""
         self.order = []
         seen: dict[str, int] = {}
         for number, record in enumerate(messages, 1):
             value = record.value
+            where = f"message {number} of {'the list' if within else 'the document'}"
             if value is None or type(value.get("id")) is not str or not value["id"]:
-                raise NotAGeminiSessionError(
-                    f"{what} {number} of this Gemini CLI chat (line {record.line}) has no id;"
-                    " convgit cannot tell it from the others when Gemini rewrites the file."
+                if within is None:
+                    self.keep(record, derived_id(record, "x"))
+                self.report.keep("message without an id", record.line)
+                self.report.note(
+                    record.line,
+                    f"has {where} without an id: skipped, as Gemini CLI skips it; kept as it is",
                 )
-            if value["id"] in seen:
-                raise NotAGeminiSessionError(
-                    f"{what}s {seen[value['id']]} and {number} of this Gemini CLI chat have the"
-                    f" same id {value['id']}."
+                continue
+            ident = value["id"]
+            if ident in seen:
+                if within is None:  # its text, beside the earlier one's
+                    self.keep(record, derived_id(record, "u"), at=entry_id(ident))
+                self.report.note(
+                    record.line,
+                    f"has {where} with the id of message {seen[ident]} ({ident}): read in"
+                    " its place, as Gemini CLI reads it; the earlier one's entries stay",
                 )
-            seen[value["id"]] = number
+            else:
+                seen[ident] = number
             self.message(value, record, within)
 
     def log(self, records: list[Record]) -> None:
@@ -171,7 +190,7 @@ class _Chat:
                     elements = [Record(record.line, n, codec.dumps(m).encode(), m)
                                 if type(m) is dict else Record(record.line, n, b"", None)
                                 for n, m in enumerate(messages)]  # fmt: skip
-                    self.document(elements, "Message", within=derived_id(record, "m"))
+                    self.document(elements, within=derived_id(record, "m"))
             elif type(value.get("id")) is str and value["id"]:
                 again = value["id"] in self.order
                 self.message(value, record, None)

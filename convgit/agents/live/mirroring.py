@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -88,24 +89,46 @@ def read(session: Session) -> Session:
     return session
 
 
-def import_new(session: Session, event: Event) -> int:
-    """Import what the transcript and its companion files (Claude Code's subagents) gained; the
-    number of new entries."""
+@dataclass
+class Imported:
+    """What the imports of an event brought: how many new entries, and the notes of what the
+    importer tolerated and how (a torn line left for later, a record skipped), each once, in
+    the words ``convgit import`` prints them."""
+
+    new: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, other: Imported) -> Imported:
+        self.new += other.new
+        self.notes += [note for note in other.notes if note not in self.notes]
+        return self
+
+    def words(self) -> str:
+        """For the hook log: ``N new entries``, then each note."""
+        return "; ".join([f"{self.new} new entries", *self.notes])
+
+
+def import_new(session: Session, event: Event) -> Imported:
+    """Import what the transcript and its companion files (Claude Code's subagents) gained."""
     from convgit.agents import importing as session_import
     from convgit.agents import reading as importing
 
     importer = importing.importer(event.agent)
     transcript = event.transcript or _written(session.location, event)
+    found = Imported()
     if transcript is None or not transcript.is_file():
-        return 0
-    new = 0
+        return found
     read(session)
     for source in (transcript, *importer.companions(transcript)):
         result = session_import.import_source(
             session, importer, source, agent_session=event.session_id
         )
-        new += len(result.new)
-    return new
+        notes = [
+            f"{source.name} {'line ' + str(line) if line is not None else 'the file'} {what}"
+            for line, what in result.report.notes
+        ]
+        found.add(Imported(len(result.new), notes))
+    return found
 
 
 def _written(location: StoreLocation, event: Event) -> Path | None:

@@ -220,19 +220,19 @@ def _snapshot_unattached(location: StoreLocation, event: Event, live: LiveState)
     return "; files snapshotted for the prompt"
 
 
-def _import(session: Session, event: Event, live: LiveState) -> int:
+def _import(session: Session, event: Event, live: LiveState) -> mirroring.Imported:
     """Import what the transcript gained (``mirroring.import_new``); a reply that came after
-    its turn was closed gets the turn's snapshot. The number of new entries."""
-    new = mirroring.import_new(session, event)
-    if new:
+    its turn was closed gets the turn's snapshot."""
+    found = mirroring.import_new(session, event)
+    if found.new:
         _settle_reply(session, live)
         _settle_tools(session, live)
-    return new
+    return found
 
 
 def _catch_up(session: Session, event: Event, live: LiveState) -> str:
     """SessionEnd, PostCompact, and any event convgit does nothing else for: import."""
-    return f"{_import(session, event, live)} new entries"
+    return _import(session, event, live).words()
 
 
 def _start(session: Session, event: Event, live: LiveState) -> str:
@@ -247,8 +247,8 @@ def _prompt(session: Session, event: Event, live: LiveState) -> str:
     if turn is not None and turn.get("open"):
         if turn.get("prompt") == event.prompt_id:
             return "the turn of this prompt is open already"
-        _import(session, event, live)
-        done.append(_close(session, live, "interrupted"))
+        found = _import(session, event, live)
+        done += [*found.notes, _close(session, live, "interrupted")]
     live.open_turn(event.prompt_id)
     if not session.track.snapshots_enabled:
         return "; ".join([*done, "turn open"])
@@ -277,15 +277,15 @@ def _stop(
             early.wait()  # another session's: left unused (no ref keeps it)
         early = BackgroundSnapshot.start(session, live)
     try:
-        new = _import(session, event, live)
+        found = _import(session, event, live)
         missing = None
         while event.last_reply and not _reply_seen(session, event.last_reply):
             if time.monotonic() >= deadline:
                 missing = event.last_reply
                 break
             time.sleep(_POLL)
-            new += _import(session, event, live)
-        return f"{new} new entries; {_close(session, live, 'stopped', missing, early)}"
+            found.add(_import(session, event, live))
+        return f"{found.words()}; {_close(session, live, 'stopped', missing, early)}"
     finally:
         if early is not None:
             early.wait()
@@ -293,26 +293,26 @@ def _stop(
 
 def _failed(session: Session, event: Event, live: LiveState) -> str:
     """StopFailure: the turn ended on an API error."""
-    return f"{_import(session, event, live)} new entries; {_close(session, live, 'failed')}"
+    return f"{_import(session, event, live).words()}; {_close(session, live, 'failed')}"
 
 
 def _tool(session: Session, event: Event, live: LiveState) -> str:
     """A per-tool snapshot (opt-in), as the snapshot of the reply that called the tool; when the
     agent names no call (Gemini CLI), of the entry the transcript ends at (the reply that
     called it: its results are written once every call of it ran)."""
-    new = _import(session, event, live)
+    new = _import(session, event, live).words()
     if not session.track.snapshots_enabled or session.conversation.tree.leaf is None:
-        return f"{new} new entries"
+        return new
     _settle_prompt(session, live)
     called = event.tool_use_id
     entry = session.conversation.tree.leaf if called is None else _caller(session, called)
     if entry is None and called is not None:
-        return f"{new} new entries; {_defer_tool(session, live, called, event.tool_name)}"
+        return f"{new}; {_defer_tool(session, live, called, event.tool_name)}"
     if entry is None or entry in session.track.sidecar.snapshots:
-        return f"{new} new entries"
+        return new
     info = session.snapshots.snapshot(entry)
     live.set("last", {"commit": info.commit, "tree": info.tree_id})
-    return f"{new} new entries; snapshot of {entry} after {event.tool_name}"
+    return f"{new}; snapshot of {entry} after {event.tool_name}"
 
 
 def _last_commit(session: Session, live: LiveState) -> str | None:
@@ -356,16 +356,16 @@ def _settle_tools(session: Session, live: LiveState) -> None:
 def _subagent(session: Session, event: Event, live: LiveState) -> str:
     """A subagent finished: its file is imported (a side branch below the call that started
     it), and the files snapshotted as the snapshot of its last entry."""
-    new = _import(session, event, live)
+    new = _import(session, event, live).words()
     if not session.track.snapshots_enabled or not event.agent_id or not event.agent_type:
-        return f"{new} new entries"  # no type: the compaction's own worker
+        return new  # no type: the compaction's own worker
     entry = _last_of_subagent(session, event.agent_id)
     if entry is None or entry in session.track.sidecar.snapshots:
-        return f"{new} new entries"
+        return new
     _settle_prompt(session, live)
     info = session.snapshots.snapshot(entry)
     live.set("last", {"commit": info.commit, "tree": info.tree_id})
-    return f"{new} new entries; snapshot of the subagent's {entry}"
+    return f"{new}; snapshot of the subagent's {entry}"
 
 
 _STEPS = {

@@ -12,7 +12,10 @@ An OpenCode session is a line of messages, each after the one before:
 * the session's info is kept (without its counts and times, which change every turn), under
   the session's id;
 * an assistant message OpenCode is still writing (no ``time.completed`` nor ``error``) and
-  whatever follows it are left for the next import.
+  whatever follows it are left for the next import; one that a finished assistant message
+  follows was left so for good (OpenCode was stopped while writing it, then went on): it is
+  imported as it is, as OpenCode itself sends it to the model again (its calls that never
+  ended unanswered), followed by a ``custom`` entry ``opencode.interrupted``, and noted.
 
 The document is read whole every time (``appends=False``): a message the session has is
 skipped by its id. A message that ``convgit resume`` copied into a new OpenCode session has an
@@ -45,6 +48,7 @@ from convgit.base.errors import NotAnOpenCodeSessionError
 _EPOCH = "1970-01-01T00:00:00.000Z"
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _TIME_DIGITS = 12  # the hex digits of an OpenCode id that say when it was made
+INTERRUPTED = "opencode.interrupted"  # the custom entry after a reply OpenCode never finished
 BOOKKEEPING = ("step-start", "step-finish", "patch", "snapshot", "retry", "compaction")
 
 
@@ -83,8 +87,10 @@ def parse(data: bytes, cursor: Cursor, known: Known) -> Batch:
     created = envelope["info"].get("time", {}).get("created")
     key = str(session["id"])
     reader.out.append(kept_record(Record(1, 0, raw, envelope), key, None, _iso(created)))
-    for record in messages:
-        if not reader.message(record):
+    finished = [n for n, record in enumerate(messages) if _finished_reply(record.value)]
+    last_finished = finished[-1] if finished else -1
+    for number, record in enumerate(messages):
+        if not reader.message(record, abandoned=number < last_finished):
             break
     leaf = reader.last if reader.new else None
     return Batch(reader.out, Cursor(), leaf=leaf, report=reader.report)
@@ -182,8 +188,9 @@ class _Reader:
         self.out.append(entry)
         self.last = entry["id"]
 
-    def message(self, record: Record) -> bool:
-        """The entries of one message; False when it is unfinished (the import stops there)."""
+    def message(self, record: Record, abandoned: bool = False) -> bool:
+        """The entries of one message; False when it is unfinished (the import stops there),
+        unless it is ``abandoned`` (a finished reply follows it): then it is interrupted."""
         value = record.value or {}
         info, parts = value.get("info"), value.get("parts")
         if type(info) is not dict or type(info.get("id")) is not str or type(parts) is not list:
@@ -194,13 +201,20 @@ class _Reader:
         native, role = info["id"], info.get("role")
         times = obj(info.get("time"))
         ts = _iso(times.get("created"))
-        if role == "assistant" and "completed" not in times and "error" not in info:
+        interrupted = role == "assistant" and "completed" not in times and "error" not in info
+        if interrupted and not abandoned:
             self.report.note(
                 record.line,
                 f"(message {native}) is not finished (OpenCode may still be writing it):"
                 " left for the next import",
             )
             return False
+        if interrupted:
+            self.report.note(
+                record.line,
+                f"(message {native}) never finished (OpenCode stopped while writing it, and a"
+                " later reply finished): imported as interrupted",
+            )
         base = {"id": self.ident(native), "parentId": self.last, "ts": ts}
         good = [p for p in parts if type(p) is dict and type(p.get("type")) is str]
         if role == "user":
@@ -233,6 +247,17 @@ class _Reader:
         for part in good:
             if part["type"] == "tool":
                 self._result(part, native, ts)
+        if interrupted:
+            self.emit(
+                {
+                    "type": "custom",
+                    "id": entry_id(reply["id"], "interrupted"),
+                    "parentId": self.last,
+                    "ts": ts,
+                    "kind": INTERRUPTED,
+                    "data": {"message": native},
+                }
+            )
         return True
 
     def _result(self, part: dict[str, Any], message: str, ts: str) -> None:
@@ -256,6 +281,14 @@ class _Reader:
                 "native": {"key": ident, "in": message},
             }
         )
+
+
+def _finished_reply(value: Any) -> bool:
+    """Whether a message of the export is an assistant message OpenCode finished writing."""
+    info = obj(obj(value).get("info"))
+    return info.get("role") == "assistant" and (
+        "completed" in obj(info.get("time")) or "error" in info
+    )
 
 
 def _content(part: dict[str, Any]) -> dict[str, Any] | None:
