@@ -377,7 +377,18 @@ def store_lines(store: dict[str, Any] | None) -> list[str]:
     last = f"; last gc {store['last_gc'][:10]}" if store.get("last_gc") else ""
     when = str(store.get("measured", ""))
     at = f" (measured {when[11:16]} UTC)" if when[:10] else ""
-    return [
+    lines = [
         f"store:   {mib(store['bytes'])} of snapshots only convgit holds{at}{last}",
         f"         retention: {policy.words}",
     ]
+    if store.get("interrupted_gc"):
+        lines.append(interrupted_gc_words(store["interrupted_gc"]))
+    return lines
+
+
+def interrupted_gc_words(since: str) -> str:
+    """The line that names a gc killed before it finished, and what finishes it."""
+    return (
+        f"gc:      a gc begun {since[:16].replace('T', ' ')} UTC was interrupted; nothing is lost,"
+        " and `convgit gc` finishes it"
+    )
