@@ -111,10 +111,13 @@ def test_status_says_when_the_installed_command_would_not_run(
     (state,) = [s for s in status["agents"]["claude-code"] if s["scope"] == "local"]
     assert state["state"] == "installed" and "would start no convgit" in state["problem"]
     assert "would start no convgit" in run(repo.path, "hooks", "status", env=env)
-    # with a convgit on the PATH, the command falls back to it
+    # with a convgit on this shell's PATH the command falls back to it, but the agent's PATH
+    # may have none: the convgit it names is gone, whatever this shell's PATH has
     status = json.loads(run(repo.path, "hooks", "status", "--json"))
     (state,) = [s for s in status["agents"]["claude-code"] if s["scope"] == "local"]
-    assert state["problem"] is None
+    assert state["state"] == "installed" and f"names is gone ({gone})" in state["problem"]
+    assert "whatever this shell's PATH has" in state["problem"]
+    assert "`convgit hooks install claude-code --scope local`" in state["problem"]
 
 
 def test_a_handler_edited_to_another_convgit_path_is_still_convgits(
