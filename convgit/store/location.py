@@ -7,6 +7,7 @@ conversation-only commands never start a git process.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -141,6 +142,34 @@ class StoreLocation:
         return None
 
     def set_current(self, sid: str) -> None:
+        """Make ``sid`` current in this worktree: the user's choice, which an agent's event
+        never changes (``follow``)."""
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            self.followed_pointer.unlink()
+        write_pointer(self.current_pointer, sid)
+
+    @property
+    def followed_pointer(self) -> Path:
+        """The session an agent's event made current in this worktree (``follow``)."""
+        return self.current_pointer.with_name(self.worktree_key + ".agent")
+
+    def follow(self, sid: str) -> None:
+        """Make ``sid`` current for an agent's event: the user's commands follow the agent to
+        the session it records, unless the current session is one the user chose (made
+        current by ``init``, ``use`` or any command of theirs, not by an agent's event, and
+        still there). The pointer of the followed session is written first: a crash between
+        the two writes leaves the user's choice in force."""
+        now = self.current()
+        if now == sid:
+            return
+        if now is not None and self.session_path(now).is_file():
+            try:
+                followed = self.followed_pointer.read_text(errors="replace").strip()
+            except OSError:
+                followed = ""
+            if followed != now:
+                return
+        write_pointer(self.followed_pointer, sid)
         write_pointer(self.current_pointer, sid)
 
     def agent_pointer(self, agent: str, agent_session: str) -> Path:
