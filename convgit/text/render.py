@@ -323,12 +323,16 @@ def _status_words(status: Status, names: Names | None = None) -> list[str]:
             out.append(
                 f"         the files are at the snapshot of {n.named(status.matches)}, {where}"
             )
+            if status.further_down:
+                out.append(f"         {ahead_words(leaf)}")
         return out
     where = f"the snapshot of {n.named(status.leaf_snapshot)}"
     if status.matches is not None and status.further_down:
         out.append(
-            f"files:   at the snapshot of {n.named(status.matches)}, further down this branch"
+            f"files:   ahead of the context: at the snapshot of {n.named(status.matches)},"
+            " further down this branch"
         )
+        out.append(f"         {ahead_words(leaf)}")
     elif status.matches is not None and not status.diverged:
         if status.matches == status.leaf_snapshot:
             out.append(f"files:   match {where} exactly")
@@ -375,6 +379,38 @@ def boundary_line(status: Status, names: Names | None = None) -> str:
         f"{ids.named(status.leaf_snapshot)} ({_names(status.changed)}); `convgit restore "
         f"{ids.id(status.leaf_snapshot)}` brings them back"
     )
+
+
+def ahead_words(leaf: str, model: str = "the model") -> str:
+    """What files ahead of the context mean for the next turn (after a resume or a switch back
+    without a restore): said to the user, never to the model."""
+    return (
+        f"a turn from here starts from these files, and {model} is not told: its conversation"
+        f" ends at {leaf}"
+    )
+
+
+def resume_files_line(status: Status, title: str, names: Names | None = None) -> str:
+    """The line that ends a resume that changed no file: where the files are against REF (the
+    leaf now), and that the agent's model is not told when they are not REF's."""
+    ids = Names() if names is None else names
+    if not status.workspace or status.leaf is None or not status.changed:
+        return boundary_line(status, ids)
+    n = len(status.changed)
+    differ = f"{files(n)} {'differs' if n == 1 else 'differ'}"
+    if status.matches is not None:
+        where = "further down this branch" if status.further_down else "on another branch"
+        at = f"at the snapshot of {ids.named(status.matches)}, {where}"
+    else:
+        at = "at no snapshot"
+    said = f"files: not changed: they are ahead of the context, {at} ({differ}"
+    if status.leaf_snapshot is not None:
+        said += f" from the snapshot of {ids.named(status.leaf_snapshot)}"
+    model = f"{title}'s model"
+    said += f": {_names(status.changed)}); {ahead_words(ids.named(status.leaf), model)}"
+    if status.leaf_snapshot is not None:
+        said += f"; `convgit restore {ids.id(status.leaf_snapshot)}` brings its files back"
+    return said
 
 
 def files(n: int) -> str:
