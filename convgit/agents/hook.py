@@ -130,7 +130,9 @@ def run(args: list[str], store_dir: Path | None = None) -> int:
         if done.unrecorded:
             log = log_path(root)
             unrecorded = list(done.unrecorded)
-            hook_failures.unrecorded(root, agent, event.session_id, done.session, unrecorded, log)
+            hook_failures.unrecorded(
+                root, agent, event.session_id, done.session, unrecorded, log, name
+            )
     except BaseException as exc:  # the agent must go on, whatever went wrong here
         import traceback
 

@@ -138,19 +138,24 @@ def failed(
 
 
 def unrecorded(
-    root: Path, agent: str, session: str, sid: str | None, entries: list[str], log: Path
+    root: Path,
+    agent: str,
+    session: str,
+    sid: str | None,
+    entries: list[str],
+    log: Path,
+    event: str,
 ) -> None:
-    """Keep the replies ``entries`` (of convgit session ``sid``) that ended turns recorded
-    without their snapshots, until the user dismisses them."""
-    count = len(entries)
-    turns = "1 turn was" if count == 1 else f"{count} turns were"
-    where = f"session {sid}" if sid else "the session"
+    """Keep the replies ``entries`` (of convgit session ``sid``), which ended turns whose end no
+    event recorded, found by ``event``: they have no snapshot, until the user dismisses them."""
+    one = len(entries) == 1
+    where = f" of session {sid}" if sid else ""
+    replies = f"the reply {entries[0]}" if one else f"the replies {', '.join(entries)}"
     problem = (
-        f"{turns} recorded without snapshots: no event recorded the end of"
-        f" {'it' if count == 1 else 'them'} and the files have moved on since (the"
-        f" {'reply' if count == 1 else 'replies'} {', '.join(entries)} of {where})"
+        f"{replies}{where} ended {'a turn' if one else 'turns'} whose end no event recorded, and"
+        f" the files have moved on since: {'it has' if one else 'they have'} no snapshot"
     )
-    failed(root, agent, "Stop", problem, log, session=session, kind=UNRECORDED, entries=entries)
+    failed(root, agent, event, problem, log, session=session, kind=UNRECORDED, entries=entries)
 
 
 def take_not_run(root: Path) -> list[dict[str, Any]]:

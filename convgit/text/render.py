@@ -397,19 +397,23 @@ def resume_files_line(status: Status, title: str, names: Names | None = None) ->
     if not status.workspace or status.leaf is None or not status.changed:
         return boundary_line(status, ids)
     n = len(status.changed)
-    differ = f"{files(n)} {'differs' if n == 1 else 'differ'}"
+    differ = f"{files(n)} {'differ' + 's' * (n == 1)}"
+    ref = status.leaf_snapshot
+    against = f"{differ} from the snapshot of {ids.named(ref)}" if ref else differ
+    listed = _names(status.changed)
     if status.matches is not None:
+        whose = "ahead of the context" if status.further_down else "another branch's"
         where = "further down this branch" if status.further_down else "on another branch"
-        at = f"at the snapshot of {ids.named(status.matches)}, {where}"
+        said = (
+            f"files: not changed: they are {whose}, at the snapshot of"
+            f" {ids.named(status.matches)}, {where} ({against}: {listed})"
+        )
     else:
-        at = "at no snapshot"
-    said = f"files: not changed: they are ahead of the context, {at} ({differ}"
-    if status.leaf_snapshot is not None:
-        said += f" from the snapshot of {ids.named(status.leaf_snapshot)}"
+        said = f"files: not changed; {against} ({listed})"
     model = f"{title}'s model"
-    said += f": {_names(status.changed)}); {ahead_words(ids.named(status.leaf), model)}"
-    if status.leaf_snapshot is not None:
-        said += f"; `convgit restore {ids.id(status.leaf_snapshot)}` brings its files back"
+    said += f"; {ahead_words(ids.named(status.leaf), model)}"
+    if ref is not None:
+        said += f"; `convgit restore {ids.id(ref)}` brings its files back"
     return said
 
 

@@ -143,10 +143,17 @@ def unattached_index(location: StoreLocation, agent: str, agent_session: str) ->
 
 
 def _adopt_index(location: StoreLocation, agent: str, agent_session: str, sid: str) -> None:
+    from convgit.git import agent_files
+
     found = unattached_index(location, agent, agent_session)
+    target = location.index_path(sid)
+    kept = agent_files.list_path(found)
+    if kept.exists():  # the files a file tool wrote before the session was known: kept too
+        for path in sorted(agent_files.listed(found)):
+            agent_files.note(target, path)
+        kept.unlink()
     if not found.exists():
         return
-    target = location.index_path(sid)
     taken = target.exists()
     for suffix in (".state", "", ".flock"):  # the index's state file goes with it
         with contextlib.suppress(OSError):

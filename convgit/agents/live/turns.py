@@ -119,7 +119,8 @@ def record(location: StoreLocation, event: Event, *, behind: bool = False) -> Re
             sid, known = live.data.get("session"), live.get("workspace")
             if isinstance(sid, str) and known is not None and live.snapshots(location, sid):
                 root = Path(str(known["root"]))
-                return Recorded(f"session {sid}: " + _keep_edited(location, event, sid, root))
+                kept = _keep_edited(location.index_path(sid), event, root)
+                return Recorded(f"session {sid}: {kept}")
         quick = None
         if event.name == "UserPromptSubmit" and not behind:
             quick = _quick_prompt(location, live, title, event.prompt_id)
@@ -160,6 +161,9 @@ def _record(
         if event.name == "UserPromptSubmit":
             live.open_turn(event.prompt_id)
             done += _snapshot_unattached(location, event, live)
+        elif keep and location.git is not None and location.git.worktree is not None:
+            index = mirroring.unattached_index(location, event.agent, event.session_id)
+            done += "; " + _keep_edited(index, event, location.git.worktree)
         live.save()
         return Recorded(done)
     imports = event.name != "PostToolUse" or per_tool  # a file tool's event may only keep files
@@ -171,7 +175,7 @@ def _record(
     did = []
     if keep and session.track.snapshots_enabled:
         root = session.track.workspace().root
-        did.append(_keep_edited(location, event, session.id, root))
+        did.append(_keep_edited(location.index_path(session.id), event, root))
     if event.name == "Stop":
         did.append(_stop(session, event, live, early))
     elif imports:
@@ -218,8 +222,9 @@ def _agent_ignored(config: dict[str, Any]) -> bool:
     return not isinstance(found, dict) or found.get("agent_ignored") is not False
 
 
-def _keep_edited(location: StoreLocation, event: Event, sid: str, root: Path) -> str:
-    """List the files a file tool wrote to be kept in session ``sid``'s snapshots."""
+def _keep_edited(index: Path, event: Event, root: Path) -> str:
+    """List the files a file tool wrote to be kept in the snapshots of the private index at
+    ``index`` (a session's, or the one of an agent session not attached yet)."""
     from convgit.git import agent_files
 
     said = []
@@ -230,7 +235,7 @@ def _keep_edited(location: StoreLocation, event: Event, sid: str, root: Path) ->
         path = agent_files.inside(root, named)
         if path is None:
             said.append(f"{edited} is not in the worktree: not kept")
-        elif agent_files.note(location.index_path(sid), path):
+        elif agent_files.note(index, path):
             said.append(f"{os.fsdecode(path)} kept in the snapshots from now on")
         else:
             said.append(f"{os.fsdecode(path)} kept already")
