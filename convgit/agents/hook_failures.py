@@ -249,12 +249,11 @@ def behind(root: Path, agent: str, session: str) -> bool:
 
 
 def _settles(failure: dict[str, Any], agent: str, session: str) -> bool:
-    """Whether a later success of ``agent``'s session ``session`` can settle ``failure``."""
-    return (
-        failure.get("kind", FAILED) in (FAILED, NOT_RAN)
-        and failure.get("agent") == agent
-        and failure.get("agent_session_id") == session
-    )
+    """Whether a later success of ``agent``'s session ``session`` can settle ``failure`` (one
+    an older version kept, which names no agent session, is settled by any of that agent's)."""
+    if failure.get("kind", FAILED) not in (FAILED, NOT_RAN) or failure.get("agent") != agent:
+        return False
+    return bool(failure.get("agent_session_id", session) == session)
 
 
 def settle(
@@ -347,6 +346,10 @@ def message(untold: list[dict[str, Any]]) -> str:
     what = what.rstrip(".") + "."
     if last.get("kind") == UNRECORDED:
         after = " `convgit hooks dismiss` once you have seen it."
+    elif last.get("agent_session_id", "") is None:
+        after = (
+            " No turn can be told from it: `convgit status` names it until `convgit hooks dismiss`."
+        )
     elif all(f.get("resolved") for f in untold):
         after = " A later event succeeded and caught up."
     else:
