@@ -103,7 +103,8 @@ def export_cmd(
 
 hooks_app = typer.Typer(
     name="hooks",
-    help="Install, remove or check convgit's hooks in an agent's settings.",
+    help="Install, remove or check convgit's hooks in an agent's settings; dismiss what they"
+    " missed.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
