@@ -141,7 +141,8 @@ def would_run(text: str) -> str | None:
 def problem(text: str, agent: str, scope: str) -> str | None:
     """What keeps the installed command ``text`` from running convgit, in one sentence: none
     from this shell, or the convgit it names is gone, so that it runs only where a ``convgit``
-    is on the PATH of the shell that starts the agent (which may not be this shell's)."""
+    is on the PATH of the shell that starts the agent (which may not be this shell's); or an
+    older convgit's command, which keeps no event when it finds no convgit (``not_run``)."""
     if would_run(text) is None:
         return f"its command would start no convgit from this shell: {text}"
     gone = named_gone(text)
@@ -151,6 +152,14 @@ def problem(text: str, agent: str, scope: str) -> str | None:
             " `convgit` is on the PATH of the shell that starts the agent, whatever this"
             " shell's PATH has; an event that finds none is not recorded;"
             f" `convgit hooks install {agent} --scope {scope}` names this convgit"
+        )
+    from convgit.agents.hook_failures import NOT_RUN
+
+    if NOT_RUN not in text:
+        return (
+            "its command is an older convgit's: an event that finds no convgit to run is not"
+            f" kept for `convgit status`; `convgit hooks install {agent} --scope {scope}` updates"
+            " it"
         )
     return None
 
