@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
 from convgit.base import locks
-from tests.agents.hooked import convgit, convgit_json, records, reply_text, wait_for
+from tests.agents.hooked import convgit, convgit_json, records, reply_text
 from tests.agents.runners import ROOT, ClaudeCode
 from tests.agents.script import call, say
 from tests.agents.server import ModelServer
@@ -79,46 +77,6 @@ def files_at(project: GitRepo, entry: str) -> dict[str, str] | None:
 def entry_of(path: list[dict[str, Any]], text: str) -> str:
     (found,) = [e["id"] for e in path if e["type"] == "message" and reply_text(e) == text]
     return str(found)
-
-
-def test_a_turn_lost_to_a_slow_gcs_lock_leaves_its_files_to_its_reply_not_a_prompt(
-    model_server: ModelServer, claude_code: ClaudeCode, project: GitRepo
-) -> None:
-    """A gc holds every session's locks for the whole of turn two (its prompt and its Stop
-    time out on them); the next prompt catches turn two up: its reply gets the files it left,
-    and neither its prompt nor the next one gets them as theirs."""
-    from convgit.session import collecting
-    from convgit.store.location import locate
-
-    convgit(project.path, "hooks", "install", "claude-code")
-    made = project.path / "b.txt"
-    model_server.expect(
-        say("One."),
-        call("Write", {"file_path": str(made), "content": "bee\n"}),
-        say("Wrote b."),
-        say("Three."),
-    )
-    first = claude_code.run("turn one")
-
-    def slow_gc() -> None:  # gc's own locks, held as long as a gc over a big store takes
-        with collecting._locked(locate(project.path)):
-            wait_for(made.exists, "turn two's file")
-            time.sleep(4)  # past turn two's Stop, which waits 2 s
-
-    gc = threading.Thread(target=slow_gc)
-    gc.start()
-    claude_code.run("turn two", resume=first.session_id)
-    gc.join()
-    claude_code.run("turn three", resume=first.session_id)
-
-    path = convgit_json(project.path, "log")["entries"]
-    prompt_two, reply_two = entry_of(path, "turn two"), entry_of(path, "Wrote b.")
-    prompt_three, reply_three = entry_of(path, "turn three"), entry_of(path, "Three.")
-    assert "b.txt" in (files_at(project, reply_two) or {})  # the failed turn's reply has them
-    for prompt in (prompt_two, prompt_three):
-        assert "b.txt" not in (files_at(project, prompt) or {}), prompt
-    assert "b.txt" in (files_at(project, reply_three) or {})
-    assert convgit_json(project.path, "status")["hook_failures"] == []
 
 
 def test_a_failure_stays_named_until_its_own_sessions_turns_are_recorded_or_dismissed(
