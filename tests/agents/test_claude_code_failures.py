@@ -1,8 +1,9 @@
 """A hook event that failed beside the real Claude Code CLI is seen where the user looks: the
 failing event hands Claude a `systemMessage` (Claude keeps it as a `hook_system_message` of the
 transcript, shows it on its interactive screen and never sends it to the model), once;
-`convgit status` names the failure until a later event succeeds. The user's git state is
-guarded by `project`."""
+`convgit status` names the failure until a later event of the same Claude session records its
+turn, or the user dismisses it; an event whose hook found no convgit at all is named by the next
+convgit command. The user's git state is guarded by `project`."""
 
 from __future__ import annotations
 
