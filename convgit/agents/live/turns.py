@@ -168,9 +168,7 @@ def _record(
         return Recorded(done)
     imports = event.name != "PostToolUse" or per_tool  # a file tool's event may only keep files
     if imports and "seen" not in live.data:
-        if live.get("turn") is None and not behind:  # the first event of the agent session
-            _import(session, event, live)  # seen live: what came before it is history
-        live.set("seen", mirroring.read(session).conversation.tree.leaf or "")
+        live.set("seen", _history(session, event, live, behind))
     live.unrecorded = []
     did = []
     if keep and session.track.snapshots_enabled:
@@ -201,6 +199,24 @@ def _record(
 
 
 _WITHIN_A_TURN = ("PostToolUse", "SubagentStop")  # their imports catch up no turn
+
+
+def _history(session: Session, event: Event, live: LiveState, behind: bool) -> str:
+    """The entry up to which the session's turns are not this agent session's live events to
+    catch up (``seen``'s first value). The state saw a turn: what the session held before this
+    event. It saw none, and this is the agent session's first event: everything its transcript
+    holds now, whatever its files were then. It saw none because its first events failed: all
+    but the newest turn the transcript ended, which is theirs."""
+    if live.get("turn") is not None:
+        return mirroring.read(session).conversation.tree.leaf or ""
+    _import(session, event, live)
+    tree = session.conversation.tree
+    ended = [t for t in _turns_since(session, live) if t.reply is not None] if behind else []
+    if not ended:
+        return tree.leaf or ""
+    start = ended[-1].prompt or ended[-1].reply
+    assert start is not None
+    return str(tree.entries[start]["parentId"] or "")
 
 
 def _has_entries(session: Session) -> bool:
