@@ -6,8 +6,9 @@ of a ``systemMessage`` naming hook events that failed (``convgit.agents.hook_fai
 the user by the agent, never sent to the model), waits at most ``LOCK_WAIT`` for a lock and gives
 up after ``DEADLINE``, well inside the agent's timeout. One line per event, and every problem
 with its traceback, go to the hook log of the store (``logs/hooks.log``, which ``convgit hooks
-status`` names); a problem left an event unrecorded, and the next event catches up on the
-transcript. The path imports neither typer nor rich nor pydantic.
+status`` names); a problem left an event unrecorded, and the next event of that agent session
+catches up on the transcript before anything else (``behind``), which settles the failure once
+the turns it concerned are recorded. The path imports neither typer nor rich nor pydantic.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ def run(args: list[str], store_dir: Path | None = None) -> int:
     (``--store``), else the one of the event's folder (``CONVGIT_STORE`` honoured; outside git,
     the per-user store of the folder, made at its first prompt)."""
     started = time.monotonic()
+    began = time.time()
     # A Stop snapshots on a thread that mostly waits for git while this one reads the session:
     # it gets the interpreter back within half a millisecond of git's answer, not five.
     sys.setswitchinterval(0.0005)
@@ -89,7 +91,8 @@ def run(args: list[str], store_dir: Path | None = None) -> int:
     what = f"{agent or '(no agent)'} (unread event)"
     name = ""
     speaks = False
-    succeeded = False
+    session: str | None = None
+    until: float | None = None
     try:
         _deadline(DEADLINE)
         from convgit.agents import registry
@@ -109,18 +112,27 @@ def run(args: list[str], store_dir: Path | None = None) -> int:
         event = integration.event(payload)
         name = event.called
         what = f"{agent} {name} {event.session_id}"
+        session = event.session_id
         location = locate(event.cwd or os.getcwd(), store_dir, per_user=True)
         root = location.root
         speaks = name in integration.SPEAKS
         if location.git is None and name not in integration.OPENS and not root.is_dir():
             root = None  # outside git, a folder that never had a turn gets nothing
-            succeeded = True
             return 0
+        from convgit.agents import hook_failures
         from convgit.agents.live import turns
 
-        done = turns.record(location, event)
-        succeeded = True
-        _log(root, f"{what}: ok in {_ms(started)}: {done}")
+        hook_failures.take_not_run(root)
+        behind = hook_failures.behind(root, agent, event.session_id)
+        done = turns.record(location, event, behind=behind)
+        until = done.until
+        _log(root, f"{what}: ok in {_ms(started)}: {done.text}")
+        if done.unrecorded:
+            log = log_path(root)
+            unrecorded = list(done.unrecorded)
+            hook_failures.unrecorded(
+                root, agent, event.session_id, done.session, unrecorded, log, name
+            )
     except BaseException as exc:  # the agent must go on, whatever went wrong here
         import traceback
 
@@ -129,24 +141,34 @@ def run(args: list[str], store_dir: Path | None = None) -> int:
         if root is not None:
             from convgit.agents import hook_failures
 
-            hook_failures.failed(root, agent, name or "(unread event)", problem, log_path(root))
+            event_name = name or "(unread event)"
+            log = log_path(root)
+            hook_failures.failed(root, agent, event_name, problem, log, session=session, at=began)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         if root is not None:
-            _tell(root, succeeded, speaks, stdout)
+            _tell(root, agent, session, until, speaks, stdout)
     return 0
 
 
-def _tell(root: Path, succeeded: bool, speaks: bool, stdout: int | None) -> None:
-    """Settle the failures kept for the store; tell those not told yet through the agent's
+def _tell(
+    root: Path,
+    agent: str,
+    session: str | None,
+    until: float | None,
+    speaks: bool,
+    stdout: int | None,
+) -> None:
+    """Settle the failures of the event's agent session its recording caught up (``until``:
+    those that started before then); tell those not told yet through the agent's
     ``systemMessage`` (JSON on stdout, which a synchronous hook's agent shows the user and
     never sends to the model), when this event can speak."""
     try:
         from convgit.agents import hook_failures
 
-        untold = hook_failures.settle(root, succeeded, speaks and stdout is not None)
+        untold = hook_failures.settle(root, agent, session, until, speaks and stdout is not None)
         if untold and stdout is not None:
-            text = json.dumps({"systemMessage": hook_failures.message(untold, succeeded)})
+            text = json.dumps({"systemMessage": hook_failures.message(untold)})
             os.write(stdout, (text + "\n").encode())
     except Exception:
         pass

@@ -202,8 +202,8 @@ def status(agent: ModuleType, project: Path, events: dict[str, str | None]) -> l
         )
         problem = None
         for command in sorted({str(h.get("command")) for pairs in ours.values() for _, h in pairs}):
-            if hook_command.would_run(command) is None:
-                problem = "its command would start no convgit from this shell: " + command
+            problem = hook_command.problem(command, agent.AGENT, scope)
+            if problem is not None:
                 break
         states.append(
             ScopeState(scope, path, "installed" if same else "out of date", names, problem)

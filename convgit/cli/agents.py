@@ -10,12 +10,11 @@ import typer
 
 from convgit.agents import importing as session_import
 from convgit.agents import registry
-from convgit.base.errors import NotFoundError, RefusedError, UsageError
+from convgit.base.errors import ConvgitError, NotFoundError, RefusedError, UsageError
 from convgit.cli.output import output_failed, show
 from convgit.cli.program import (
     JsonFlag,
     add_group,
-    boundary,
     command,
     open_session,
     options,
@@ -104,7 +103,8 @@ def export_cmd(
 
 hooks_app = typer.Typer(
     name="hooks",
-    help="Install, remove or check convgit's hooks in an agent's settings.",
+    help="Install, remove or check convgit's hooks in an agent's settings; dismiss what they"
+    " missed.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -273,8 +273,9 @@ def hooks_status(
     ] = None,
     json: JsonFlag = False,
 ) -> None:
-    """Where convgit's hooks are installed, whether the agent can run them, the hook log, and
-    the hook events that failed since the last that succeeded."""
+    """Where convgit's hooks are installed, whether the agent can run them whatever its PATH,
+    the hook log, the hook events that failed or ran no convgit whose turns are not recorded
+    yet, and the turns recorded without snapshots."""
     import shutil
 
     from convgit.agents import hook, hook_failures, hooks
@@ -293,6 +294,7 @@ def hooks_status(
     root = _location().root
     log = hook.log_path(root)
     report = hook.read_log(log)
+    hook_failures.take_not_run(root)
     failures = hook_failures.current(root)
     on_path = shutil.which("convgit")
     if json:
@@ -308,6 +310,23 @@ def hooks_status(
     else:
         show(*reports.hooks_status_words(found, on_path, str(log), report.to_json()))
         show(*reports.hook_failure_words(failures))
+
+
+@command("dismiss", group=hooks_app)
+def hooks_dismiss(json: JsonFlag = False) -> None:
+    """Stop naming what `status` and `hooks status` name of the hooks (events that failed or
+    ran no convgit, turns recorded without snapshots), once you have seen it. The hook log
+    keeps every line; what a later event catches up is settled without this."""
+    from convgit.agents import hook_failures
+    from convgit.text import reports
+
+    root = _location().root
+    hook_failures.take_not_run(root)
+    dismissed = hook_failures.dismiss(root)
+    if json:
+        out({"dismissed": dismissed})
+    else:
+        show(*reports.dismissed_words(dismissed))
 
 
 @command("hook")
@@ -366,11 +385,22 @@ def resume(
             raise typer.Exit(1)
 
     result = handback.resume(session, ref, str(chosen), restore=restore_files, confirm=confirm)
+    try:  # the files against REF: ahead of it when they are a later turn's
+        status = session.snapshots.status()
+    except ConvgitError as exc:
+        status, unread = None, exc.message
     if json:
-        out(result.to_json())
+        files = None
+        if status is not None and status.workspace:
+            changed = status.changed
+            files = {"matches": status.matches, "changed": changed, "ahead": bool(changed)}
+        out({**result.to_json(), "files": files})
         return
     show(*reports.resume_words(result, session.view().short_id(result.entry)))
     if result.restored is not None:
         show(*render.restore_words(result.restored))
+    elif status is None:
+        show(f"files: not changed ({unread})")
     else:
-        boundary(session)
+        names = render.Names(session.view())
+        show(render.resume_files_line(status, result.title, names))

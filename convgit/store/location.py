@@ -171,10 +171,43 @@ class StoreLocation:
         return self._moved_here()
 
     def set_current(self, sid: str) -> None:
-        write_pointer(self.current_pointer, sid)
+        """Make ``sid`` current in this worktree: the user's choice, which an agent's event
+        never changes (``follow``)."""
+        with suppress(FileNotFoundError, NotADirectoryError):
+            self.followed_pointer.unlink()
+        self._point(self.current_pointer, sid)
+
+    def _point(self, pointer: Path, sid: str) -> None:
+        """Write the current-session pointer, and beside it the worktree's folder: a hint that
+        finds it again after a move (``_moved_here``), never needed."""
+        write_pointer(pointer, sid)
         if self.git is not None and self.git.worktree is not None:
-            with suppress(OSError):  # a hint for a move (``_moved_here``), never needed
-                write_pointer(self.current_pointer.with_suffix(".path"), str(self.git.worktree))
+            with suppress(OSError):
+                write_pointer(pointer.with_suffix(".path"), str(self.git.worktree))
+
+    @property
+    def followed_pointer(self) -> Path:
+        """The session an agent's event made current in this worktree (``follow``)."""
+        return self.current_pointer.with_name(self.worktree_key + ".agent")
+
+    def follow(self, sid: str) -> None:
+        """Make ``sid`` current for an agent's event: the user's commands follow the agent to
+        the session it records, unless the current session is one the user chose (made
+        current by ``init``, ``use`` or any command of theirs, not by an agent's event, and
+        still there). The pointer of the followed session is written first: a crash between
+        the two writes leaves the user's choice in force."""
+        now = self.current()
+        if now == sid:
+            return
+        if now is not None and self.session_path(now).is_file():
+            try:
+                followed = self.followed_pointer.read_text(errors="replace").strip()
+            except OSError:
+                followed = ""
+            if followed != now:
+                return
+        write_pointer(self.followed_pointer, sid)
+        self._point(self.current_pointer, sid)
 
     def _moved_here(self) -> str | None:
         """The current session of this worktree from before the repository moved (or was
@@ -218,6 +251,9 @@ class StoreLocation:
             os.replace(old, self.current_pointer)
             (folder / f"{gone[0]}.path").unlink(missing_ok=True)
             write_pointer(self.current_pointer.with_suffix(".path"), str(self.git.worktree))
+            followed = folder / f"{gone[0]}.agent"
+            if followed.exists():
+                os.replace(followed, self.followed_pointer)
             for index in (self.root / "index").glob(f"*-{gone[0]}*"):
                 os.replace(index, index.with_name(index.name.replace(gone[0], self.worktree_key)))
         return sid

@@ -155,14 +155,57 @@ def hooks_status_words(
 
 
 def hook_failure_words(failures: list[dict[str, Any]]) -> list[str]:
-    """The hook events that failed since the last that succeeded (none: no line)."""
+    """What the hooks missed and no later event caught up (none: no line): the events that
+    failed or ran no convgit, and the turns recorded without snapshots."""
     if not failures:
         return []
-    lines = [f"hook events that failed ({len(failures)}), since none succeeded:"]
-    for failure in failures[-5:]:
-        when = str(failure["when"]).replace("T", " ").rstrip("Z")
-        lines.append(f"  {when} UTC {failure['event']}: {failure['problem']}")
+    events = [f for f in failures if f.get("kind") != "unrecorded"]
+    turns = [f for f in failures if f.get("kind") == "unrecorded"]
+    lines = []
+    if events:
+        lines.append(f"hook events that failed ({len(events)}), their turns not recorded yet:")
+        lines += [f"  {_failure_line(f)}" for f in events[-5:]]
+    if turns:
+        count = sum(len(f.get("entries") or []) for f in turns)
+        lines.append(f"turns recorded without snapshots ({count}):")
+        lines += [f"  {_failure_line(f)}" for f in turns[-5:]]
     lines.append(f"  details in {_shown_path(Path(str(failures[-1]['log'])))}")
+    lines.append(
+        "  a later event of the same agent session catches up the turns it can;"
+        " `convgit hooks dismiss` once you have seen them"
+    )
+    return lines
+
+
+def _failure_line(failure: dict[str, Any]) -> str:
+    when = str(failure["when"]).replace("T", " ").rstrip("Z")
+    session = failure.get("agent_session_id")
+    whose = f"{failure.get('agent')} {session}" if session else str(failure.get("agent"))
+    return f"{when} UTC {failure['event']} ({whose}): {failure['problem']}"
+
+
+def not_run_words(taken: list[dict[str, Any]]) -> list[str]:
+    """What any command says, once, of hook events that ran no convgit since the last."""
+    if not taken:
+        return []
+    count = len(taken)
+    lines = [
+        f"convgit: {count} hook event{'s' * (count != 1)} of an agent ran no convgit (its"
+        " command found neither the convgit it names nor one on the PATH): their turns have no"
+        " snapshots until a later event catches them up"
+    ]
+    lines += [f"  {_failure_line(f)}" for f in taken[-5:]]
+    lines.append("  `convgit hooks status` says why; `convgit status` names them until then")
+    return lines
+
+
+def dismissed_words(dismissed: list[dict[str, Any]]) -> list[str]:
+    """What `convgit hooks dismiss` did."""
+    if not dismissed:
+        return ["nothing to dismiss: no hook event or turn is named"]
+    count = len(dismissed)
+    lines = [f"dismissed {count} (no longer named; the hook log keeps every line):"]
+    lines += [f"  {_failure_line(f)}" for f in dismissed]
     return lines
 
 

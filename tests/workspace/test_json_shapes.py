@@ -139,6 +139,7 @@ def test_every_data_command_prints_one_object_shape(
     s.run("redact", here, "redact", "plan", "--dry-run")
     s.run("redact", here, "redact", "nothing-matches-this", "--yes")
     s.run("hooks status", here, "hooks", "status")
+    s.run("hooks dismiss", here, "hooks", "dismiss")
     s.run("hooks install", here, "hooks", "install", "claude-code")
     s.run("hooks install", here, "hooks", "install", "claude-code")  # already there
     s.run("hooks uninstall", here, "hooks", "uninstall", "claude-code")
