@@ -116,6 +116,7 @@ def push(
     git = transport.git_of(location)
     remote = transport.remote(git, location, given_remote, "sent")
     report = PushReport(remote, dry_run)
+    said: list[str] = []
     for _ in range(TRIES):
         report.sessions = [_plan(git, location, remote, sid, report, dry_run) for sid in sids]
         found = [f for s in report.sessions for f in s.secrets]
@@ -141,9 +142,12 @@ def push(
             transport.set_refs(git, _tracked(remote, specs))
             report.pushed = True
             return report
+        said = sent.said
         fetch_sessions(git, location, remote, sids)  # the remote moved: fetch, merge, again
+    last = f" (it said: {'; '.join(said)})" if said else ""
     raise RefusedError(
-        f"{remote} moved {TRIES} times while this push was merging it; nothing more was sent.",
+        f"{remote} moved {TRIES} times while this push was merging it{last}; nothing more was"
+        " sent.",
         "push again",
     )
 

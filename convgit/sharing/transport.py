@@ -81,6 +81,7 @@ class Pushed:
     ok: bool
     moved: bool = False
     refs: list[str] = field(default_factory=list)
+    said: list[str] = field(default_factory=list)  # the remote's own words (``remote:``)
 
 
 def push(git: Git, remote: str, specs: list[str]) -> Pushed:
@@ -96,13 +97,39 @@ def push(git: Git, remote: str, specs: list[str]) -> Pushed:
     lines = os.fsdecode(out).splitlines()
     if proc.returncode == 0:
         return Pushed(True, refs=[line.split("\t")[1] for line in lines if line.count("\t") >= 2])
-    rejected = [line for line in lines if line.startswith("!")]
-    if any("fetch first" in r or "non-fast-forward" in r or "stale info" in r for r in rejected):
-        return Pushed(False, moved=True)
-    words = git_words(err, proc.returncode)
-    if rejected and not err.strip():
-        words = rejected[0].split("\t")[-1]
+    rejected = [line.split("\t")[-1] for line in lines if line.startswith("!")]
+    said = remote_words(err)
+    if _moved(rejected, said):
+        return Pushed(False, moved=True, said=said)
+    reason = "; ".join(dict.fromkeys(r.strip() for r in rejected if "atomic push failed" not in r))
+    if said:
+        raise WorkspaceError(
+            f"{remote} refused the push: {'; '.join(said)}" + (f" ({reason})." if reason else ".")
+        )
+    words = reason + "." if reason and not err.strip() else git_words(err, proc.returncode)
     raise WorkspaceError(f"git push to {remote} failed: {words}")
+
+
+# what git says of a ref the remote moved: on the client's side before sending, and on the
+# remote's when another push held or took the ref first (both were sent against the same state)
+_MOVED = ("fetch first", "non-fast-forward", "stale info")
+_LOCKED = "cannot lock ref"
+
+
+def remote_words(err: bytes) -> list[str]:
+    """What the remote itself said (git's ``remote:`` lines: a hook's reason), in order."""
+    found = []
+    for line in os.fsdecode(err).splitlines():
+        if line.startswith("remote:"):
+            words = line.removeprefix("remote:").strip()
+            if words:
+                found.append(words)
+    return found
+
+
+def _moved(rejected: list[str], said: list[str]) -> bool:
+    """The push was refused because the remote moved: fetch, merge and push again."""
+    return any(w in r for r in rejected for w in _MOVED) or any(_LOCKED in w for w in said)
 
 
 def fetch(git: Git, remote: str, specs: list[str]) -> None:
