@@ -61,20 +61,26 @@ def unshare(
 
 def _mark_shared(session: str, shared: bool, json: bool) -> None:
     """``share`` and ``unshare``: the session found, marked, and what changed said."""
+    from convgit.git.remotes import mirrors
     from convgit.sharing.settings import set_shared
+    from convgit.sharing.transport import git_of
     from convgit.store.sessions import find_session
+    from convgit.text.reports import mirror_lines
 
     location = _location()
     sid = find_session(location, session)
     changed = set_shared(location, sid, shared)
+    place = location.git
+    mirrored = mirrors(git_of(location)) if place and place.worktree else []
     if json:
-        out({"session": sid, "shared": shared, "changed": changed})
+        out({"session": sid, "shared": shared, "changed": changed, "mirrors": mirrored})
         return
     was = "" if changed else " already"
     if shared:
         show(f"session {sid} is{was} shared: `convgit push` sends it")
     else:
         show(f"session {sid} is{was} not shared; remotes keep what they were sent")
+    show(*mirror_lines(mirrored))
 
 
 @command()

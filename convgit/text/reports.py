@@ -351,6 +351,15 @@ def mib(count: int) -> str:
     return f"{count / (1024 * 1024):.1f} MiB"
 
 
+def mirror_lines(mirrors: list[str]) -> list[str]:
+    """A warning per remote a plain ``git push`` sends every ref of convgit's to."""
+    return [
+        f"warning: remote '{name}' is a mirror: `git push {name}` sends every session and"
+        " snapshot of convgit's, shared or not (see docs/working-with-others.md)"
+        for name in mirrors
+    ]
+
+
 def store_lines(store: dict[str, Any] | None) -> list[str]:
     """The store's size and policy, as ``status`` and ``snapshots`` end (none outside git,
     where ``store`` is None)."""
