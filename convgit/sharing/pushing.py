@@ -121,10 +121,13 @@ def push(
         report.sessions = [_plan(git, location, remote, sid, report, dry_run) for sid in sids]
         found = [f for s in report.sessions for f in s.secrets]
         if found and not allow_secrets:
+            named = any(f.kind == secrets.BY_NAME for f in found)
+            env = "; a .env file stays a secret by its name until git ignores it"
             raise RefusedError(
                 f"The push would send {len(found)} secret(s): {secrets.sentence(found)};"
                 " nothing was sent.",
-                "redact them first (`convgit redact --secrets`), or push with --allow-secrets",
+                "redact them first (`convgit redact --secrets --snapshots`), or push with"
+                " --allow-secrets" + (env if named else ""),
             )
         for planned in report.sessions:  # scanned: only now is anything written
             _carry(git, location, planned, dry_run)

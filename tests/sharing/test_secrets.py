@@ -42,3 +42,31 @@ def test_a_refused_push_records_nothing_of_what_it_refused(a: Clone, remote: Pat
     a.run("push")
     assert f"refs/convgit/_shared/{sid}" in convgit_refs(remote)
     assert holding(remote, TOKEN) == 0
+
+
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+
+def test_an_aws_secret_in_a_dotenv_file_is_found_by_push_and_redact(a: Clone, remote: Path) -> None:
+    start(a)
+    a.run("push")
+    a.write(".env", f"AWS_SECRET_ACCESS_KEY={AWS_SECRET}\n")
+    a.run("assistant", "wrote the environment")
+    a.run("user", f"it printed AWS_SECRET_ACCESS_KEY={AWS_SECRET[::-1]}")
+    refused = one_sentence(a.run("push", code=1).stderr)
+    assert "file .env (a .env file: a secret by its name)" in refused
+    assert "file .env (Secret Keyword)" in refused and "entry " in refused
+    assert AWS_SECRET not in refused and holding(remote, AWS_SECRET) == 0
+    redacted = a.json("redact", "--secrets", "--snapshots", "--yes")["sessions"][0]
+    assert redacted["matches"] == 1  # the entry
+    assert [".env"] in redacted["snapshots"].values()  # the snapshot's file
+    git(a.path, "-c", "gc.packRefs=false", "gc", "-q", "--prune=now")
+    assert holding(a.path, AWS_SECRET) == holding(a.path, AWS_SECRET[::-1]) == 0
+    # clean now, but a .env file that git does not ignore is a secret by its name
+    refused = one_sentence(a.run("push", code=1).stderr)
+    assert "file .env (a .env file: a secret by its name)" in refused
+    assert "Secret Keyword" not in refused
+    with open(a.path / ".git" / "info" / "exclude", "a") as exclude:
+        exclude.write(".env\n")
+    a.run("push")
+    assert holding(remote, AWS_SECRET) == 0
