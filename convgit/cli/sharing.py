@@ -97,6 +97,14 @@ def push(
     allow_secrets: Annotated[
         bool, typer.Option("--allow-secrets", help="Send even what the secret scan finds.")
     ] = False,
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace",
+            help="Replace what the remote holds of a session redacted here (a forced push,"
+            " leased on what it had).",
+        ),
+    ] = False,
     json: JsonFlag = False,
 ) -> None:
     """Send shared sessions to a git remote (default: the current session): entries, snapshots
@@ -111,7 +119,9 @@ def push(
     given = session or options.session
     named = find_session(location, given) if given else None
     sids = pushing.chosen(location, named, every, None if named else location.current())
-    report = pushing.push(location, remote, sids, dry_run=dry_run, allow_secrets=allow_secrets)
+    report = pushing.push(
+        location, remote, sids, dry_run=dry_run, allow_secrets=allow_secrets, replace=replace
+    )
     if json:
         out(report.to_json())
         return
@@ -120,6 +130,9 @@ def push(
         had = _count(report.merged, "entry")
         lines.append(f"{report.remote} had moved: merged its {had} here first, then pushed again")
     verb = "would push" if dry_run else "pushed"
+    for sid in report.replaced:
+        done = "would replace" if dry_run else "replaced"
+        lines.append(f"{done} {report.remote}'s copy of session {sid}, as it was before redaction")
     for s in report.sessions:
         if not s.specs:
             lines.append(f"{report.remote} has all of {_named(s.session, s.name)}")

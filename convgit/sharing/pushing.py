@@ -27,7 +27,7 @@ from convgit.session import Session
 from convgit.sharing import incoming, secrets, session_commit, transport
 from convgit.sharing.fetching import fetch_sessions
 from convgit.sharing.settings import shared_ids
-from convgit.store import jsonl
+from convgit.store import jsonl, stale_copies
 from convgit.store.location import StoreLocation
 
 TRIES = 5
@@ -68,6 +68,7 @@ class PushReport:
     tries: int = 0  # pushes made (more than one: the remote moved and was merged)
     merged: int = 0  # entries the remote had that were merged here on the way
     pushed: bool = False
+    replaced: list[str] = field(default_factory=list)  # sessions whose stale copy was replaced
 
     @property
     def bytes(self) -> int:
@@ -80,6 +81,7 @@ class PushReport:
             "pushed": self.pushed,
             "tries": self.tries,
             "merged": self.merged,
+            "replaced": self.replaced,
             "bytes": self.bytes,
             "sessions": [s.to_json() for s in self.sessions],
         }
@@ -112,10 +114,21 @@ def push(
     *,
     dry_run: bool = False,
     allow_secrets: bool = False,
+    replace: bool = False,
 ) -> PushReport:
     git = transport.git_of(location)
     remote = transport.remote(git, location, given_remote, "sent")
     report = PushReport(remote, dry_run)
+    stale = {sid: refs for sid in sids if (refs := stale_copies.of(location, remote, sid))}
+    if stale and not replace:
+        sid = sorted(stale)[0]
+        raise RefusedError(
+            f"{remote} still holds session {sid} as it was before it was redacted here;"
+            " nothing was sent.",
+            f"`convgit push --replace --session {sid} {remote}` replaces it there (a forced"
+            " push of this clone's copy, leased on what the remote had)",
+        )
+    report.replaced = sorted(stale)
     said: list[str] = []
     for _ in range(TRIES):
         report.sessions = [_plan(git, location, remote, sid, report, dry_run) for sid in sids]
@@ -137,14 +150,35 @@ def push(
         if not specs:
             report.pushed = True
             return report
+        leases: dict[str, str] = {}
+        for planned in report.sessions:  # a stale copy replaced, leased on what it held
+            had = stale.get(planned.session)
+            if had is None:
+                continue
+            leases.update({dst: had.get(dst, "") for dst in _destinations(planned.specs)})
+            here = set(git.refs_under(names.session_prefix(planned.session)))
+            for name, commit in sorted(had.items()):
+                leases[name] = commit
+                if name not in here and name != names.shared_ref(planned.session):
+                    specs.append(f":{name}")  # not here (the redaction renamed it): not there
         faults.point("share:before-push")
         report.tries += 1
-        sent = transport.push(git, remote, specs)
+        sent = transport.push(git, remote, specs, leases)
         if sent.ok:
             faults.point("share:pushed")
             transport.set_refs(git, _tracked(remote, specs))
+            _untrack(git, remote, specs)
+            for sid in stale:
+                stale_copies.forget(location, remote, sid)
             report.pushed = True
             return report
+        if stale:
+            raise RefusedError(
+                f"{remote}'s copy of a session redacted here changed since it was last fetched"
+                " (another clone pushed to it); nothing was replaced.",
+                "`convgit fetch`, `convgit redact` again (it drops what the fetch brings), then"
+                " `convgit push --replace`",
+            )
         said = sent.said
         fetch_sessions(git, location, remote, sids)  # the remote moved: fetch, merge, again
     last = f" (it said: {'; '.join(said)})" if said else ""
@@ -159,8 +193,22 @@ def _tracked(remote: str, specs: list[str]) -> dict[str, str]:
     moved: dict[str, str] = {}
     for spec in specs:
         commit, _, name = spec.partition(":")
-        moved[names.tracking_ref(remote, name)] = commit
+        if commit:
+            moved[names.tracking_ref(remote, name)] = commit
     return moved
+
+
+def _untrack(git: Git, remote: str, specs: list[str]) -> None:
+    """Forget the tracking refs of the refs a push deleted on ``remote``."""
+    gone = [names.tracking_ref(remote, s[1:]) for s in specs if s.startswith(":")]
+    had = git.refs_under(names.remote_prefix(remote))
+    found = {name: had[name] for name in gone if name in had}
+    if found:
+        git.delete_refs(found)
+
+
+def _destinations(specs: list[str]) -> list[str]:
+    return [spec.partition(":")[2] for spec in specs]
 
 
 def _plan(

@@ -84,13 +84,19 @@ class Pushed:
     said: list[str] = field(default_factory=list)  # the remote's own words (``remote:``)
 
 
-def push(git: Git, remote: str, specs: list[str]) -> Pushed:
-    """Push ``specs`` (``SRC:DST``, none forced) to ``remote`` in one atomic push."""
+def push(git: Git, remote: str, specs: list[str], leases: dict[str, str] | None = None) -> Pushed:
+    """Push ``specs`` (``SRC:DST``, or ``:DST`` to delete) to ``remote`` in one atomic push.
+    None is forced but the refs ``leases`` names (ref -> the commit the remote must still have
+    there, "" for none): those are replaced whatever they hold, if they hold that."""
     if not specs:
         return Pushed(True)
+    leased = [
+        f"--force-with-lease={ref}:{commit}" for ref, commit in sorted((leases or {}).items())
+    ]
     proc = git.spawn(
-        "push", "--atomic", "--porcelain", "--no-verify", "--quiet", remote, *specs, stdin=False
-    )
+        "push", "--atomic", "--porcelain", "--no-verify", "--quiet", *leased, remote, *specs,
+        stdin=False,
+    )  # fmt: skip
     with stopped_on_the_way_out(proc):
         faults.point("share:pushing")  # killed while git sends: the remote takes all or nothing
         out, err = proc.communicate()

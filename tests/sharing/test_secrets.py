@@ -70,3 +70,35 @@ def test_an_aws_secret_in_a_dotenv_file_is_found_by_push_and_redact(a: Clone, re
         exclude.write(".env\n")
     a.run("push")
     assert holding(remote, AWS_SECRET) == 0
+
+
+def test_redact_after_a_push_leaves_no_copy_here_and_says_how_the_remote_is_replaced(
+    a: Clone, b: Clone, remote: Path
+) -> None:
+    sid = start(a)
+    a.write("deploy.sh", f"export GITHUB_TOKEN={TOKEN}\n")
+    a.run("user", f"deploy with {TOKEN}")
+    a.run("assistant", "deployed")
+    a.run("push", "--allow-secrets")  # it went out: the user said so
+    a.run("user", "one more turn")
+    a.run("fetch")
+    done = a.run("redact", "--secrets", "--snapshots", "--yes").stdout
+    (said,) = [line for line in done.splitlines() if "origin still holds" in line]
+    assert f"session {sid}" in said and f"`convgit push --replace --session {sid} origin`" in said
+    git(a.path, "-c", "gc.packRefs=false", "gc", "-q", "--prune=now")
+    assert holding(a.path, TOKEN) == 0  # the session commits and the remote's copies too
+    # the check docs/redaction.md gives finds nothing
+    tips = git(a.path, "rev-list", "--glob=refs/convgit").split()
+    assert git(a.path, "grep", "-e", TOKEN, *tips, check=False) == ""
+    # a plain push is refused: it would not replace the remote's copy
+    refs = git(remote, "for-each-ref")
+    refused = one_sentence(a.run("push", code=1).stderr)
+    assert "origin still holds session" in refused and git(remote, "for-each-ref") == refs
+    assert a.json("push", "--replace")["replaced"] == [sid]
+    git(remote, "gc", "-q", "--prune=now")
+    assert holding(remote, TOKEN) == 0
+    assert a.json("push")["sessions"][0]["refs"] == 0  # the remote has it all now
+    # another clone gets the redacted session, snapshots and all
+    assert b.json("fetch")["sessions"][0]["new"]
+    assert b.entries(sid) == a.entries(sid) and b.snapshots(sid) == a.snapshots(sid)
+    assert holding(b.path, TOKEN) == 0
