@@ -156,7 +156,12 @@ def _fetched(merge: bool, remote: str | None, json: bool) -> None:
     lines = []
     for s in report.sessions:
         where = f"from {report.remote}: session {s.session}"
-        if s.trashed:
+        if s.stale:
+            lines.append(
+                f"{where}: not fetched: it holds what was redacted here (`convgit push --replace"
+                f" --session {s.session} {report.remote}` replaces it there)"
+            )
+        elif s.trashed:
             lines.append(f"{where}: in the trash here, not made again")
         elif s.new:
             what = f"{_count(s.entries, 'entry')}, {_count(s.snapshots, 'snapshot')}"

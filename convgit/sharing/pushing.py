@@ -172,12 +172,17 @@ def push(
                 stale_copies.forget(location, remote, sid)
             report.pushed = True
             return report
-        if stale:
+        if stale:  # leased refs moved: what the remote holds now is the lease of the next try
+            for sid in stale:
+                now = transport.remote_refs(
+                    git, remote, [names.shared_ref(sid), names.session_prefix(sid) + "*"]
+                )
+                stale_copies.put(location, remote, sid, now)
             raise RefusedError(
-                f"{remote}'s copy of a session redacted here changed since it was last fetched"
-                " (another clone pushed to it); nothing was replaced.",
-                "`convgit fetch`, `convgit redact` again (it drops what the fetch brings), then"
-                " `convgit push --replace`",
+                f"{remote}'s copy of {', '.join(sorted(stale))} changed since it was last fetched"
+                " here (another clone pushed to it); nothing was replaced.",
+                "`convgit push --replace` again replaces what it holds now (its turns stay in the"
+                " clone that pushed them)",
             )
         said = sent.said
         fetch_sessions(git, location, remote, sids)  # the remote moved: fetch, merge, again

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from convgit.base import faults
@@ -23,10 +24,12 @@ from convgit.store.location import StoreLocation
 REMOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
-def fetch_specs(remote: str, sids: list[str] | None) -> list[str]:
-    """The refspecs that fetch the session commits (``sids`` None) or the refs of ``sids``."""
+def fetch_specs(remote: str, sids: list[str] | None, leave: Sequence[str] = ()) -> list[str]:
+    """The refspecs that fetch the session commits (``sids`` None; but those of ``leave``) or
+    the refs of ``sids``."""
     if sids is None:
-        return [f"+{names.SHARED_PREFIX}*:{names.tracking_ref(remote, names.SHARED_PREFIX)}*"]
+        every = f"+{names.SHARED_PREFIX}*:{names.tracking_ref(remote, names.SHARED_PREFIX)}*"
+        return [every, *(f"^{names.shared_ref(sid)}" for sid in leave)]
     prefixes = [names.session_prefix(s) for s in sids]
     return [f"+{p}*:{names.tracking_ref(remote, p)}*" for p in prefixes]
 
@@ -145,6 +148,14 @@ def fetch(git: Git, remote: str, specs: list[str]) -> None:
             "fetch", "--no-tags", "--no-write-fetch-head", "--no-auto-gc", "--quiet",
             "--no-recurse-submodules", remote, *specs,
         )  # fmt: skip
+
+
+def remote_refs(git: Git, remote: str, patterns: list[str]) -> dict[str, str]:
+    """What ``remote`` has now under ``patterns`` (ref -> id), asked by ``git ls-remote``:
+    ids only, no object comes here."""
+    listed = git.run("ls-remote", "--quiet", remote, *patterns).stdout
+    found = (os.fsdecode(line).partition("\t") for line in listed.splitlines())
+    return {name: oid for oid, _, name in found if name}
 
 
 def set_refs(git: Git, moves: dict[str, str]) -> None:

@@ -58,6 +58,13 @@ def add(location: StoreLocation, remote: str, sid: str, refs: dict[str, str]) ->
     _write(location, copies)
 
 
+def put(location: StoreLocation, remote: str, sid: str, refs: dict[str, str]) -> None:
+    """Record ``refs`` as what ``remote`` holds of ``sid`` now (in place of what was)."""
+    copies = read(location)
+    copies.setdefault(remote, {})[sid] = dict(refs)
+    _write(location, copies)
+
+
 def forget(location: StoreLocation, remote: str, sid: str) -> None:
     """``remote``'s copy of ``sid`` was replaced: it is stale no more."""
     copies = read(location)

@@ -39,6 +39,7 @@ def test_push_then_fetch_brings_every_entry_label_and_snapshot(a: Clone, b: Clon
         {
             "session": sid, "new": True, "merged": False, "entries": len(a.entries(sid)),
             "snapshots": len(a.snapshots(sid)), "differ": 0, "trashed": False,
+            "stale": False,
         }
     ]  # fmt: skip
     assert b.entries(sid) == a.entries(sid)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tests.sharing.clones import Clone, convgit_refs
+from tests.sharing.clones import Clone, another_clone, convgit_refs
 from tests.sharing.test_push_fetch import start
 from tests.workspace.cli import one_sentence
 from tests.workspace.gitrepo import git
@@ -73,18 +73,20 @@ def test_an_aws_secret_in_a_dotenv_file_is_found_by_push_and_redact(a: Clone, re
 
 
 def test_redact_after_a_push_leaves_no_copy_here_and_says_how_the_remote_is_replaced(
-    a: Clone, b: Clone, remote: Path
+    a: Clone, b: Clone, remote: Path, tmp_path: Path
 ) -> None:
     sid = start(a)
     a.write("deploy.sh", f"export GITHUB_TOKEN={TOKEN}\n")
     a.run("user", f"deploy with {TOKEN}")
     a.run("assistant", "deployed")
     a.run("push", "--allow-secrets")  # it went out: the user said so
+    b.run("fetch")
     a.run("user", "one more turn")
-    a.run("fetch")
     done = a.run("redact", "--secrets", "--snapshots", "--yes").stdout
     (said,) = [line for line in done.splitlines() if "origin still holds" in line]
     assert f"session {sid}" in said and f"`convgit push --replace --session {sid} origin`" in said
+    (row,) = a.json("fetch")["sessions"]  # a fetch would bring the text back: not done
+    assert (row["session"], row["stale"]) == (sid, True)
     git(a.path, "-c", "gc.packRefs=false", "gc", "-q", "--prune=now")
     assert holding(a.path, TOKEN) == 0  # the session commits and the remote's copies too
     # the check docs/redaction.md gives finds nothing
@@ -94,11 +96,17 @@ def test_redact_after_a_push_leaves_no_copy_here_and_says_how_the_remote_is_repl
     refs = git(remote, "for-each-ref")
     refused = one_sentence(a.run("push", code=1).stderr)
     assert "origin still holds session" in refused and git(remote, "for-each-ref") == refs
+    # another clone pushed since: the forced push, leased on what origin had, is refused once
+    b.run("--session", sid, "user", "from b")
+    b.run("--session", sid, "push", "--allow-secrets")
+    refused = one_sentence(a.run("push", "--replace", code=1).stderr)
+    assert "changed since it was last fetched here" in refused
     assert a.json("push", "--replace")["replaced"] == [sid]
     git(remote, "gc", "-q", "--prune=now")
     assert holding(remote, TOKEN) == 0
     assert a.json("push")["sessions"][0]["refs"] == 0  # the remote has it all now
-    # another clone gets the redacted session, snapshots and all
-    assert b.json("fetch")["sessions"][0]["new"]
-    assert b.entries(sid) == a.entries(sid) and b.snapshots(sid) == a.snapshots(sid)
-    assert holding(b.path, TOKEN) == 0
+    # a new clone gets the redacted session, snapshots and all
+    c = another_clone(tmp_path / "c", str(remote))
+    assert c.json("fetch")["sessions"][0]["new"]
+    assert c.entries(sid) == a.entries(sid) and c.snapshots(sid) == a.snapshots(sid)
+    assert holding(c.path, TOKEN) == 0
