@@ -143,7 +143,7 @@ def push(
                 " --allow-secrets" + (env if named else ""),
             )
         for planned in report.sessions:  # scanned: only now is anything written
-            _carry(git, location, planned, dry_run)
+            _carry(git, planned, dry_run)
         if dry_run:
             return report
         specs = [spec for s in report.sessions for spec in s.specs]
@@ -264,7 +264,7 @@ def _new_records(own: bytes, theirs: bytes) -> tuple[int, list[secrets.Found]]:
     return sum(1 for i in sent.entries if i not in there), secrets.in_records(records)
 
 
-def _carry(git: Git, location: StoreLocation, plan: SessionPush, dry_run: bool) -> None:
+def _carry(git: Git, plan: SessionPush, dry_run: bool) -> None:
     """Write the session commit of what ``_plan`` scanned, and the refspecs of the push."""
     sid = plan.session
     if dry_run:

@@ -215,7 +215,6 @@ def test_push_and_fetch_through_git_daemon(
 def test_share_and_status_name_a_remote_that_mirrors(a: Clone, tmp_path: Path) -> None:
     mirror = bare(tmp_path / "mirror.git")
     git(a.path, "remote", "add", "--mirror=push", "backup", str(mirror))
-    start(a)
     a.run("init")  # a session never shared
     a.run("user", "private")
     private = a.session()

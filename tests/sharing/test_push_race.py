@@ -10,8 +10,7 @@ from pathlib import Path
 import orjson
 
 from tests.clirun import start as start_cli
-from tests.sharing.clones import another_clone, bare, daemon, first_clone
-from tests.sharing.test_push_fetch import start
+from tests.sharing.clones import Clone, another_clone, bare, daemon, first_clone
 from tests.workspace.cli import one_sentence
 from tests.workspace.gitrepo import UserStateGuard
 
@@ -34,6 +33,16 @@ exit 1
 """
 
 
+def shared_session(clone: Clone) -> str:
+    """A session of one turn, shared."""
+    clone.run("init")
+    clone.write("app.py", "print('one')\n")
+    clone.run("user", "make it print one")
+    sid = clone.session()
+    clone.run("share", sid)
+    return sid
+
+
 def hook(repo: Path, text: str) -> None:
     path = repo / "hooks" / "pre-receive"
     path.write_text(text)
@@ -51,7 +60,7 @@ def test_two_clones_pushing_at_once_both_land(
         b = another_clone(tmp_path / "b", url + "shared.git")
         for clone in (a, b):
             user_state_guard.watch(clone.path)
-        sid = start(a)
+        sid = shared_session(a)
         a.run("push")
         b.run("fetch")
         a.run("user", "from a")
@@ -78,7 +87,7 @@ def test_a_remote_hooks_refusal_is_shown_in_its_words(
     with daemon(served) as url:
         a = first_clone(tmp_path / "a", url + "shared.git")
         user_state_guard.watch(a.path)
-        start(a)
+        shared_session(a)
         hook(remote, REFUSING)
         refused = a.run("push", code=1)
         sentence = one_sentence(refused.stderr)
