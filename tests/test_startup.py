@@ -15,8 +15,9 @@ from tests import clirun
 
 # What could come in: each is installed wherever the tests run (a dependency of convgit or of
 # its tests, or the standard library), so an import of it would show (checked below). textual:
-# `convgit ui` alone imports it (the terminal navigator).
-HEAVY = ("pygit2", "rich", "asyncio", "textual")
+# `convgit ui` alone imports it (the terminal navigator); detect_secrets (and the requests it
+# brings): a scan for secrets alone (`push`, `redact --secrets`).
+HEAVY = ("pygit2", "rich", "asyncio", "textual", "detect_secrets", "requests")
 LEAN = (*HEAVY, "typer", "click")  # a hook the agent waits on every turn
 
 # Runs the console script's main() and reports which heavy libraries it imported.

@@ -54,12 +54,15 @@ def status(json: JsonFlag = False) -> None:
     hook_failures.take_not_run(session.location.root)
     failures = hook_failures.current(session.location.root)
     store = collecting.store(session.location, fresh=False)
+    place = session.location.git
+    mirrors = session.track.workspace().mirrors() if place and place.worktree else []
     if json:
-        out({**st.to_json(), "hook_failures": failures, "store": store})
+        out({**st.to_json(), "hook_failures": failures, "store": store, "mirrors": mirrors})
     else:
         show(*render.status_words(st, render.Names(session.view())))
         show(*reports.hook_failure_words(failures))
         show(*reports.store_lines(store))
+        show(*reports.mirror_lines(mirrors))
 
 
 @command()

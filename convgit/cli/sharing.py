@@ -61,20 +61,26 @@ def unshare(
 
 def _mark_shared(session: str, shared: bool, json: bool) -> None:
     """``share`` and ``unshare``: the session found, marked, and what changed said."""
+    from convgit.git.remotes import mirrors
     from convgit.sharing.settings import set_shared
+    from convgit.sharing.transport import git_of
     from convgit.store.sessions import find_session
+    from convgit.text.reports import mirror_lines
 
     location = _location()
     sid = find_session(location, session)
     changed = set_shared(location, sid, shared)
+    place = location.git
+    mirrored = mirrors(git_of(location)) if place and place.worktree else []
     if json:
-        out({"session": sid, "shared": shared, "changed": changed})
+        out({"session": sid, "shared": shared, "changed": changed, "mirrors": mirrored})
         return
     was = "" if changed else " already"
     if shared:
         show(f"session {sid} is{was} shared: `convgit push` sends it")
     else:
         show(f"session {sid} is{was} not shared; remotes keep what they were sent")
+    show(*mirror_lines(mirrored))
 
 
 @command()
@@ -91,6 +97,14 @@ def push(
     allow_secrets: Annotated[
         bool, typer.Option("--allow-secrets", help="Send even what the secret scan finds.")
     ] = False,
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace",
+            help="Replace what the remote holds of a session redacted here (a forced push,"
+            " leased on what it had).",
+        ),
+    ] = False,
     json: JsonFlag = False,
 ) -> None:
     """Send shared sessions to a git remote (default: the current session): entries, snapshots
@@ -105,7 +119,9 @@ def push(
     given = session or options.session
     named = find_session(location, given) if given else None
     sids = pushing.chosen(location, named, every, None if named else location.current())
-    report = pushing.push(location, remote, sids, dry_run=dry_run, allow_secrets=allow_secrets)
+    report = pushing.push(
+        location, remote, sids, dry_run=dry_run, allow_secrets=allow_secrets, replace=replace
+    )
     if json:
         out(report.to_json())
         return
@@ -114,6 +130,9 @@ def push(
         had = _count(report.merged, "entry")
         lines.append(f"{report.remote} had moved: merged its {had} here first, then pushed again")
     verb = "would push" if dry_run else "pushed"
+    for sid in report.replaced:
+        done = "would replace" if dry_run else "replaced"
+        lines.append(f"{done} {report.remote}'s copy of session {sid}, as it was before redaction")
     for s in report.sessions:
         if not s.specs:
             lines.append(f"{report.remote} has all of {_named(s.session, s.name)}")
@@ -137,7 +156,12 @@ def _fetched(merge: bool, remote: str | None, json: bool) -> None:
     lines = []
     for s in report.sessions:
         where = f"from {report.remote}: session {s.session}"
-        if s.trashed:
+        if s.stale:
+            lines.append(
+                f"{where}: not fetched: it holds what was redacted here (`convgit push --replace"
+                f" --session {s.session} {report.remote}` replaces it there)"
+            )
+        elif s.trashed:
             lines.append(f"{where}: in the trash here, not made again")
         elif s.new:
             what = f"{_count(s.entries, 'entry')}, {_count(s.snapshots, 'snapshot')}"

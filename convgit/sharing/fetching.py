@@ -17,6 +17,7 @@ from convgit.git.run import Git
 from convgit.session import Session
 from convgit.sharing import incoming, session_commit, transport
 from convgit.sharing.settings import set_shared
+from convgit.store import stale_copies
 from convgit.store.location import StoreLocation
 from convgit.store.sessions import SESSION_ID
 
@@ -32,6 +33,7 @@ class Fetched:
     snapshots: int = 0
     differ: int = 0  # entries whose snapshot differs here (ours kept)
     trashed: bool = False  # the session here is in the trash: nothing was made
+    stale: bool = False  # redacted here: the remote's copy holds what was removed; not fetched
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -42,6 +44,7 @@ class Fetched:
             "snapshots": self.snapshots,
             "differ": self.differ,
             "trashed": self.trashed,
+            "stale": self.stale,
         }
 
 
@@ -63,14 +66,17 @@ def fetch_sessions(
     git: Git, location: StoreLocation, remote: str, only: list[str] | None = None
 ) -> list[str]:
     """Fetch the remote's session commits, then the refs of its sessions (``only`` these);
-    the sessions fetched."""
-    transport.fetch(git, remote, transport.fetch_specs(remote, None))
+    the sessions fetched. A session whose copy there is stale (it holds what a redaction here
+    removed) is never fetched: its text would be back here."""
+    stale = sorted(stale_copies.read(location).get(remote, {}))
+    transport.fetch(git, remote, transport.fetch_specs(remote, None, stale))
     prefix = names.tracking_ref(remote, names.SHARED_PREFIX)
     found = sorted(
         name[len(prefix) :]
         for name in git.refs_under(prefix)
         if SESSION_ID.fullmatch(name[len(prefix) :])
     )
+    found = [sid for sid in found if sid not in stale]
     if only is not None:
         found = [sid for sid in found if sid in only]
     transport.fetch(git, remote, transport.fetch_specs(remote, found))
@@ -82,6 +88,8 @@ def fetch(location: StoreLocation, given_remote: str | None, *, merge: bool) -> 
     remote = transport.remote(git, location, given_remote, "fetched")
     report = FetchReport(remote, merge)
     trashed = set(location.trashed_ids())
+    for sid in sorted(stale_copies.read(location).get(remote, {})):
+        report.sessions.append(Fetched(sid, stale=True))
     for sid in fetch_sessions(git, location, remote):
         ref = names.tracking_ref(remote, names.shared_ref(sid))
         commit = git.refs_under(ref)[ref]

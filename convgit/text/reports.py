@@ -337,10 +337,22 @@ def redact_lines(report: Any, described: str) -> list[str]:
         f"warning: {path} in the working tree still holds a match (redact never changes your files)"
         for path in report.working_tree
     ]
-    if report.rewrote_commits and not would:
+    for copy in report.remotes:
+        holds = "holds" if would else "still holds"
         out.append(
-            "the old snapshot commits are unreachable now: `git gc --prune=now` removes them"
-            " from the repository"
+            f"warning: {copy.remote} {holds} session {copy.session} as it was before this"
+            f" redaction ({len(copy.refs)} refs): `convgit push --replace --session"
+            f" {copy.session} {copy.remote}` replaces it there (a forced push)"
+        )
+    if report.dropped and not would:
+        out.append(
+            f"dropped this clone's {len(report.dropped)} copies of shared history that held it"
+            " (session commits, and what remotes had)"
+        )
+    if (report.rewrote_commits or report.dropped) and not would:
+        out.append(
+            "the old commits are unreachable now: `git gc --prune=now` removes them from the"
+            " repository"
         )
     if would:
         out.append("dry run: nothing was changed")
@@ -407,6 +419,15 @@ def mib(count: int) -> str:
     if count < 1024 * 1024:
         return f"{count / 1024:.0f} KiB"
     return f"{count / (1024 * 1024):.1f} MiB"
+
+
+def mirror_lines(mirrors: list[str]) -> list[str]:
+    """A warning per remote a plain ``git push`` sends every ref of convgit's to."""
+    return [
+        f"warning: remote '{name}' is a mirror: `git push {name}` sends every session and"
+        " snapshot of convgit's, shared or not (see docs/working-with-others.md)"
+        for name in mirrors
+    ]
 
 
 def store_lines(store: dict[str, Any] | None) -> list[str]:
