@@ -81,6 +81,7 @@ def untracked(repo: GitRepo) -> list[str]:
 @pytest.mark.parametrize(
     ("agent", "made"),
     [
+        ("copilot", ".github/hooks/convgit.json"),
         ("gemini", ".gemini/settings.json"),
         ("opencode", ".opencode/plugins/convgit.js"),
         ("pi", ".pi/extensions/convgit.ts"),

@@ -586,3 +586,62 @@ class OpenCode(Agent):
 
     def transcript(self, session_id: str, resume: str | Path | None, cwd: Path) -> Path | None:
         return self.database if self.database.is_file() else None
+
+
+class Copilot(Agent):
+    """``copilot --output-format json -p PROMPT`` against the server as a provider of the user's
+    own (``COPILOT_PROVIDER_BASE_URL``: OpenAI chat completions, no GitHub sign-in), offline
+    (``COPILOT_OFFLINE``: no telemetry, update or GitHub service), every tool allowed and the
+    folder trusted (``COPILOT_ALLOW_ALL=true``: the project's ``.github/hooks`` load in print
+    mode only in a trusted folder). The model is a Claude id (the CLI then offers ``create`` and
+    ``edit`` as function tools; a GPT id gets ``apply_patch`` as a custom tool instead). The CLI
+    unpacks its package into ``$XDG_CACHE_HOME/copilot`` at its first start (235 MB, about 2 s):
+    ``cache`` is one folder for the tests of a run. ``resume`` is a session id:
+    ``--resume=ID``."""
+
+    name = "GitHub Copilot CLI"
+    model = "claude-sonnet-4.6"
+
+    def __init__(
+        self, server: ModelServer, cwd: Path, home: Path, *, cache: Path | None = None
+    ) -> None:
+        self.cache = cache if cache is not None else home / ".cache"
+        super().__init__(server, cwd, home)
+
+    def binary(self) -> list[str]:
+        # the platform package's binary: what the npm loader would start
+        return [str(self._installed("@github/copilot-*/copilot", "GitHub Copilot CLI"))]
+
+    @property
+    def copilot_home(self) -> Path:
+        return self.home / ".copilot"
+
+    def agent_env(self) -> dict[str, str]:
+        return {
+            "COPILOT_OFFLINE": "true",
+            "COPILOT_PROVIDER_BASE_URL": f"{self.server.url}/v1",
+            "COPILOT_PROVIDER_API_KEY": "scripted-test-key",
+            "COPILOT_MODEL": self.model,
+            "COPILOT_ALLOW_ALL": "true",
+            "COPILOT_AUTO_UPDATE": "false",
+            "XDG_CACHE_HOME": str(self.cache),
+        }
+
+    def command(self, prompt: str, args: list[str], resume: str | Path | None) -> list[str]:
+        resuming = [f"--resume={resume}"] if resume else []
+        flags = ["--output-format", "json", "--allow-all"]  # paths outside the folder too
+        return [*self.binary(), *flags, *resuming, *args, "-p", prompt]
+
+    def parse(self, stdout: str) -> tuple[str, str]:
+        session_id, output = "", ""
+        for event in _json_lines(stdout):
+            data = event.get("data") if isinstance(event.get("data"), dict) else {}
+            if event.get("type") == "result":
+                session_id = str(event.get("sessionId", ""))
+            elif event.get("type") == "assistant.message" and data.get("content"):
+                output = str(data["content"])
+        return session_id, output
+
+    def transcript(self, session_id: str, resume: str | Path | None, cwd: Path) -> Path | None:
+        path = self.copilot_home / "session-state" / session_id / "events.jsonl"
+        return path if path.is_file() else None

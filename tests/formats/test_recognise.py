@@ -18,6 +18,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 OWN = {
     "claude-code": FIXTURES / "claude-code" / "rewind.jsonl",
     "codex": FIXTURES / "codex" / "reasoning-summary.jsonl",
+    "copilot": FIXTURES / "copilot" / "failed-tool.jsonl",
     "gemini": FIXTURES / "gemini" / "thoughts-and-tool-calls.json",
     "opencode": FIXTURES / "opencode" / "write-then-bash.json",
     "pi": FIXTURES / "pi" / "v3-compaction.jsonl",
@@ -80,6 +81,7 @@ def test_every_fixture_and_real_sample_is_recognised_as_its_agents(samples: Path
     folders = {
         "claude-code": "claude-code",
         "codex": "codex",
+        "copilot": "copilot",
         "gemini": "gemini",
         "opencode": "opencode",
         "pi": "pi",
