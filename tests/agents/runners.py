@@ -645,3 +645,79 @@ class Copilot(Agent):
     def transcript(self, session_id: str, resume: str | Path | None, cwd: Path) -> Path | None:
         path = self.copilot_home / "session-state" / session_id / "events.jsonl"
         return path if path.is_file() else None
+
+
+class Qwen(Agent):
+    """``qwen --auth-type openai --approval-mode yolo -o json PROMPT`` against the server as an
+    OpenAI-compatible provider (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``OPENAI_MODEL``), with
+    the settings that keep it offline and quiet: no usage statistics or telemetry (each start
+    would reach Alibaba's RUM service), no auto-update, no background memory extraction or
+    consolidation, no follow-up suggestions or tool-use summaries (each a model request of its
+    own, with tools: they would take scripted replies), no retries. Yolo: print mode runs the
+    tools that write only so. The folder needs no trust (``security.folderTrust`` is off unless
+    enabled). ``resume`` is a session id: ``--resume ID``; with ``output = "text"`` a run names
+    no session (run it with ``check=False``)."""
+
+    name = "Qwen Code"
+    output = "json"  # ``text``: the final reply alone, and what Qwen tells the user on stderr
+
+    def binary(self) -> list[str]:
+        return ["node", str(self._installed("@qwen-code/qwen-code/cli.js", "Qwen Code"))]
+
+    @property
+    def qwen_dir(self) -> Path:
+        return self.home / ".qwen"
+
+    def configure(self) -> None:
+        self.qwen_dir.mkdir(parents=True, exist_ok=True)
+        settings = {
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+            "general": {"enableAutoUpdate": False},
+            "memory": {"enableManagedAutoMemory": False, "enableManagedAutoDream": False},
+            "ui": {"enableFollowupSuggestions": False},
+            "experimental": {"emitToolUseSummaries": False},
+            "model": {"generationConfig": {"maxRetries": 0}},
+        }
+        (self.qwen_dir / "settings.json").write_text(json.dumps(settings, indent=1))
+
+    def agent_env(self) -> dict[str, str]:
+        return {
+            "OPENAI_BASE_URL": f"{self.server.url}/v1",
+            "OPENAI_API_KEY": "scripted-test-key",
+            "OPENAI_MODEL": "scripted",
+            "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1",
+            # in one process: the CLI starts itself again otherwise, about 6 s more on a loaded
+            # machine
+            "QWEN_CODE_NO_RELAUNCH": "true",
+        }
+
+    def command(self, prompt: str, args: list[str], resume: str | Path | None) -> list[str]:
+        flags = ["--auth-type", "openai", "--approval-mode", "yolo", "-o", self.output]
+        resuming = ["--resume", str(resume)] if resume else []
+        return [*self.binary(), *flags, *resuming, *args, prompt]
+
+    def parse(self, stdout: str) -> tuple[str, str]:
+        if self.output == "text":
+            return "", stdout.strip()
+        try:
+            found = json.loads(stdout)
+        except ValueError:
+            found = _json_lines(stdout)
+        session_id, output = "", ""
+        for event in found if isinstance(found, list) else []:
+            if not isinstance(event, dict):
+                continue
+            session_id = str(event.get("session_id") or session_id)
+            if event.get("type") == "result":
+                output = str(event.get("result", ""))
+        return session_id, output
+
+    def chats(self, cwd: Path) -> Path:
+        """Where Qwen keeps the chat files of a working directory: every character that is not a
+        letter or digit becomes ``-``."""
+        return self.qwen_dir / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(cwd)) / "chats"
+
+    def transcript(self, session_id: str, resume: str | Path | None, cwd: Path) -> Path | None:
+        path = self.chats(cwd.resolve()) / f"{session_id}.jsonl"
+        return path if path.is_file() else None
