@@ -85,6 +85,7 @@ def untracked(repo: GitRepo) -> list[str]:
         ("gemini", ".gemini/settings.json"),
         ("opencode", ".opencode/plugins/convgit.js"),
         ("pi", ".pi/extensions/convgit.ts"),
+        ("qwen", ".qwen/settings.json"),
     ],
 )
 def test_an_install_keeps_convgits_own_file_out_of_git_and_its_snapshots(
@@ -223,3 +224,20 @@ def test_copilots_user_hooks_go_beside_the_users_own_under_copilot_home(
     ]
     run(plain, env, "hooks", "uninstall", "copilot", "--scope", "user")
     assert hooks.read_bytes() == before
+
+
+def test_a_settings_file_qwen_rewrote_since_the_install_goes_with_the_uninstall(
+    repo: GitRepo, env: dict[str, str]
+) -> None:
+    """Qwen Code rewrites its settings files at its start (its own format, and its settings'
+    ``$version``): the file the install made still goes at uninstall, with its line in
+    .git/info/exclude, since nothing in it is the user's."""
+    exclude = repo.path / ".git" / "info" / "exclude"
+    before = exclude.read_bytes() if exclude.exists() else b""
+    run(repo.path, env, "hooks", "install", "qwen")
+    made = repo.path / ".qwen" / "settings.json"
+    value = json.loads(made.read_text())
+    made.write_text(json.dumps({**value, "$version": 4}, indent=2))  # as Qwen leaves it
+    said = json.loads(run(repo.path, env, "hooks", "uninstall", "qwen", "--json"))
+    assert said["changed"] is True
+    assert not made.exists() and exclude.read_bytes() == before

@@ -116,7 +116,8 @@ ScopeOption = Annotated[
         help="claude-code: local (.claude/settings.local.json, the default), project or user;"
         " gemini: project (.gemini/settings.json, the default) or user; pi: project"
         " (.pi/extensions/, the default) or user; codex: user ($CODEX_HOME); copilot: project"
-        " (.github/hooks/convgit.json, the default) or user ($COPILOT_HOME/hooks/).",
+        " (.github/hooks/convgit.json, the default) or user ($COPILOT_HOME/hooks/); qwen:"
+        " project (.qwen/settings.json, the default) or user ($QWEN_HOME).",
     ),
 ]
 

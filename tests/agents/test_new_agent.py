@@ -148,7 +148,7 @@ def test_an_agent_added_as_one_folder_and_one_line_is_read_named_and_refused(
     hooks = convgit("hooks", "install", "toy", code=2)
     assert (
         "convgit does not run beside 'toy': use one of claude-code, codex, copilot, gemini,"
-        " opencode, pi." in hooks.stderr
+        " opencode, pi, qwen." in hooks.stderr
     )
     export = convgit("export", "--format", "toy", code=2)
     assert "Unknown export format 'toy': use --format pi." in export.stderr
