@@ -29,7 +29,7 @@ from types import ModuleType
 from convgit.base.errors import ConvgitError, UsageError
 
 # One line per agent. The order is the order a file is recognised in (``recognise.agent_of``).
-FOLDERS = ("codex", "pi", "claude_code", "gemini", "opencode")
+FOLDERS = ("codex", "pi", "qwen", "claude_code", "gemini", "opencode", "copilot")
 DEFAULT = "claude-code"  # a session whose header names no agent was recorded beside Claude Code
 PARTS = ("reading", "resume", "export", "live")
 

@@ -115,7 +115,9 @@ ScopeOption = Annotated[
         "--scope",
         help="claude-code: local (.claude/settings.local.json, the default), project or user;"
         " gemini: project (.gemini/settings.json, the default) or user; pi: project"
-        " (.pi/extensions/, the default) or user; codex: user ($CODEX_HOME).",
+        " (.pi/extensions/, the default) or user; codex: user ($CODEX_HOME); copilot: project"
+        " (.github/hooks/convgit.json, the default) or user ($COPILOT_HOME/hooks/); qwen:"
+        " project (.qwen/settings.json, the default) or user ($QWEN_HOME).",
     ),
 ]
 
@@ -334,13 +336,18 @@ def hook_cmd(
     agent: Annotated[
         str, typer.Argument(help=f"The agent whose hook this is: {registry.listing('live')}.")
     ],
+    event: Annotated[
+        str | None,
+        typer.Argument(help="The agent's name for the event, when its payload does not say it."),
+    ] = None,
 ) -> None:
     """Record one hook event of the agent, read on stdin (what `convgit hooks install` sets up).
-    Always exits 0 and prints nothing; problems go to the hook log (`convgit hooks status`)."""
+    Exits 0 and prints nothing; problems go to the hook log (`convgit hooks status`), and are
+    told through the agent (exit 2 with the words on stderr, for an agent that reads them so)."""
     from convgit.agents import hook
 
     os.chdir(options.directory)
-    raise typer.Exit(hook.run([agent], options.store))
+    raise typer.Exit(hook.run([agent, *([event] if event else [])], options.store))
 
 
 @command()
