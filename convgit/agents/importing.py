@@ -142,16 +142,15 @@ def import_file(
     new is added; nothing is snapshotted. ``agent_session_id`` spares reading the whole
     file to learn it (the live hooks know it). Without ``agent``, the agent is recognised from
     the file's content; a file another agent wrote is refused (``recognise``)."""
-    from convgit.agents import reading as importing  # only imports need the importers
 
     if agent is not None:
-        importing.importer(agent)  # an unknown agent: refused before the file is read
+        registry.importer(agent)  # an unknown agent: refused before the file is read
     source = Path(source).absolute()
     whole = None
     if agent is None or agent_session_id is None:
         whole = _read_source(source, registry.title(agent or ""))
         agent = _recognised(agent, source, whole)
-    importer = importing.importer(agent)
+    importer = registry.importer(agent)
     if agent_session_id is None:
         assert whole is not None
         agent_session_id = importer.session_id(whole)

@@ -58,19 +58,6 @@ class Resumed:
         return found
 
 
-@dataclass(frozen=True)
-class Written:
-    """What the agent resumes: ``data`` written to ``path`` (None: nothing to write, the agent
-    reaches the path in its own file at ``path``), with ``command``."""
-
-    session: str
-    path: Path
-    data: bytes | None
-    command: str
-    at: str | None = None
-    keep_newest: bool = False  # the newest file in path's folder stays the newest
-
-
 def resume(
     session: Session,
     ref: str,
@@ -100,7 +87,8 @@ def resume(
             f" {title} could resume.",
             f"convgit sessions  (the ones with agent {agent})",
         )
-    written: Written = found.part("resume").hand_back(session, target)
+    assert found.resume is not None
+    written = found.resume().hand_back(session, target)
     if restore:
         nearest = session.track.nearest_snapshot(target)
         gone = session.track.let_go_above(target)

@@ -4,7 +4,7 @@
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -20,6 +20,9 @@ from convgit.cli.program import (
     options,
     out,
 )
+
+if TYPE_CHECKING:
+    from convgit.agents.protocol import Live, OwnHooks, SettingsHooks
 
 
 @command("import")
@@ -81,7 +84,9 @@ def export_cmd(
         known = registry.listing("export")
         raise UsageError(f"Say which agent's format to write: --format {known}.")
     unknown = "Unknown export format '{name}': use --format {known}."
-    exporter = registry.agent(format, "export", unknown=unknown).part("export")
+    declared = registry.agent(format, "export", unknown=unknown).export
+    assert declared is not None
+    exporter = declared()
 
     session = open_session()
     path = session.conversation.records(ref)
@@ -122,9 +127,9 @@ ScopeOption = Annotated[
 ]
 
 
-def _scope(integration: Any, scope: str | None) -> str:
-    """The scope given, else the agent's default (``local`` where it has one)."""
-    return scope or str(getattr(integration, "DEFAULT_SCOPE", "local"))
+def _scope(integration: "Live", scope: str | None) -> str:
+    """The scope given, else the agent's default."""
+    return scope or integration.DEFAULT_SCOPE
 
 
 def _project() -> Path:
@@ -148,9 +153,9 @@ def _backups(scope: str) -> Path:
     return location.root / "backups"
 
 
-def _committed(integration: Any) -> frozenset[str]:
+def _committed(integration: "Live") -> frozenset[str]:
     """The agent's scopes whose file is meant to be committed (never kept out of git)."""
-    return frozenset(getattr(integration, "COMMITTED_SCOPES", frozenset()))
+    return integration.COMMITTED_SCOPES
 
 
 def _excluded_record(scope: str) -> Path:
@@ -170,12 +175,19 @@ def _location() -> Any:
     return locate(options.directory, options.store, per_user=True)
 
 
-def _own_hooks(name: str) -> Any:
+def _own_hooks(name: str) -> "OwnHooks | None":
     """The agent's ``hooks`` part, when its hooks install their own way (pi's extension,
     Codex's trust): ``install``, ``uninstall`` and ``status``; None for a settings file
     ``convgit.agents.hooks`` merges alone (Claude Code)."""
     found = registry.agent(name, "live")
-    return found.part("hooks") if found.has("hooks") else None
+    return None if found.hooks is None else found.hooks()
+
+
+def _settings(name: str) -> "SettingsHooks":
+    """The agent's ``settings`` part: its hooks are handlers in a settings file."""
+    found = registry.agent(name, "live").settings
+    assert found is not None, f"{name} declares neither hooks nor settings"
+    return found()
 
 
 @command("install", group=hooks_app)
@@ -215,8 +227,9 @@ def hooks_install(
     if own is not None:
         change = own.install(scope, project, _backups(scope), program, _tool_snapshots())
     else:
-        wanted = integration.wanted(program, _tool_snapshots())
-        change = hooks.install(integration, scope, project, _backups(scope), wanted)
+        merged = _settings(agent)
+        wanted = merged.wanted(program, _tool_snapshots())
+        change = hooks.install(merged, scope, project, _backups(scope), wanted)
     excluded = None
     if scope == "local" or (change.own and scope not in _committed(integration)):
         from convgit.agents import exclude
@@ -257,7 +270,7 @@ def hooks_uninstall(
     if own is not None:
         change = own.uninstall(scope, _project(), _backups(scope))
     else:
-        change = hooks.uninstall(integration, scope, _project(), _backups(scope))
+        change = hooks.uninstall(_settings(agent), scope, _project(), _backups(scope))
     if change.changed:  # the line the install added to info/exclude for convgit's own file
         from convgit.agents import exclude
 
@@ -286,13 +299,12 @@ def hooks_status(
     tool_snapshots = _tool_snapshots()
     found = {}
     for name in [registry.integration(agent).AGENT] if agent else registry.names("live"):
-        integration = registry.integration(name)
         own = _own_hooks(name)
         if own is not None:
             found[name] = own.status(_project(), tool_snapshots)
         else:
-            events = integration.events(tool_snapshots)
-            found[name] = hooks.status(integration, _project(), events)
+            merged = _settings(name)
+            found[name] = hooks.status(merged, _project(), merged.events(tool_snapshots))
     root = _location().root
     log = hook.log_path(root)
     report = hook.read_log(log)

@@ -1,0 +1,46 @@
+"""GitHub Copilot CLI, declared: its parts, each imported when first asked for."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from convgit.agents.copilot import NAME, TITLE
+from convgit.agents.protocol import Declaration
+
+if TYPE_CHECKING:
+    from convgit.agents.protocol import Live, Reading, Resuming, SettingsHooks
+
+
+def _reading() -> Reading:
+    from convgit.agents.copilot import reading
+
+    return reading
+
+
+def _resume() -> Resuming:
+    from convgit.agents.copilot import resume
+
+    return resume
+
+
+def _live() -> Live:
+    from convgit.agents.copilot import live
+
+    return live
+
+
+def _settings() -> SettingsHooks:
+    from convgit.agents.copilot import live
+
+    return live
+
+
+AGENT = Declaration(
+    NAME,
+    TITLE,
+    order=70,
+    reading=_reading,
+    resume=_resume,
+    live=_live,
+    settings=_settings,
+)

@@ -1,0 +1,46 @@
+"""OpenCode, declared: its parts, each imported when first asked for."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from convgit.agents.opencode import NAME, TITLE
+from convgit.agents.protocol import Declaration
+
+if TYPE_CHECKING:
+    from convgit.agents.protocol import Live, OwnHooks, Reading, Resuming
+
+
+def _reading() -> Reading:
+    from convgit.agents.opencode import reading
+
+    return reading
+
+
+def _resume() -> Resuming:
+    from convgit.agents.opencode import resume
+
+    return resume
+
+
+def _live() -> Live:
+    from convgit.agents.opencode import live
+
+    return live
+
+
+def _hooks() -> OwnHooks:
+    from convgit.agents.opencode import hooks
+
+    return hooks
+
+
+AGENT = Declaration(
+    NAME,
+    TITLE,
+    order=60,
+    reading=_reading,
+    resume=_resume,
+    live=_live,
+    hooks=_hooks,
+)

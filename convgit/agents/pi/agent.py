@@ -1,0 +1,53 @@
+"""pi, declared: its parts, each imported when first asked for."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from convgit.agents.pi import NAME, TITLE
+from convgit.agents.protocol import Declaration
+
+if TYPE_CHECKING:
+    from convgit.agents.protocol import Exporting, Live, OwnHooks, Reading, Resuming
+
+
+def _reading() -> Reading:
+    from convgit.agents.pi import reading
+
+    return reading
+
+
+def _resume() -> Resuming:
+    from convgit.agents.pi import resume
+
+    return resume
+
+
+def _export() -> Exporting:
+    from convgit.agents.pi import export
+
+    return export
+
+
+def _live() -> Live:
+    from convgit.agents.pi import live
+
+    return live
+
+
+def _hooks() -> OwnHooks:
+    from convgit.agents.pi import hooks
+
+    return hooks
+
+
+AGENT = Declaration(
+    NAME,
+    TITLE,
+    order=20,
+    reading=_reading,
+    resume=_resume,
+    export=_export,
+    live=_live,
+    hooks=_hooks,
+)
