@@ -17,7 +17,10 @@ module (``is_prompt = None``), never probed for:
 * ``resume``: ``hand_back(session, target)``, the agent's own file holding the path (byte for
   byte where the session was imported from the agent), and ``line_uuids`` where the agent's
   files copy another's records under their ids.
-* ``export``: ``export(header, path, kept)``, a path written as the agent's own file.
+* ``writing``: the agent's own session written from any path of any session (``write``, from a
+  ``handoff.Handoff``), its tools (``TOOLS``: which of them write, edit, run, read and search,
+  and their arguments) and what its format keeps (``KEEPS``); where ``convgit resume`` puts it
+  and the command that continues it (``place``).
 * ``live``: the agent's hook events read into ``live.events.Event`` and how the agent shows a
   hook's words; ``transcript`` for an agent that keeps no session file of its own.
 * ``settings``: hooks that are handlers merged into the agent's settings file
@@ -36,10 +39,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from convgit.agents.handoff import Handoff, Keeps, Native, Producer
     from convgit.agents.hooks import Change, ScopeState
     from convgit.agents.hooks import SettingsHooks as SettingsHooks
     from convgit.agents.live.events import Event
     from convgit.agents.reading import Importer
+    from convgit.agents.tools import ToolMap
     from convgit.session import Session
     from convgit.store.location import StoreLocation
 
@@ -83,18 +88,25 @@ class Resuming(Protocol):
     def line_uuids(self) -> LineUuids | None: ...
 
 
-class Exporting(Protocol):
-    """A path written as the agent's own session file."""
+class Writing(Protocol):
+    """Writing the agent's own session from any path (``convgit.agents.writing``)."""
 
     @property
-    def WRITES(self) -> str: ...
+    def TOOLS(self) -> ToolMap: ...  # its file write, edit, shell, read and search tools
 
-    def export(
-        self,
-        header: Mapping[str, Any],
-        path: Sequence[Mapping[str, Any]],
-        kept: Mapping[str, Mapping[str, Any]],
-    ) -> bytes: ...
+    @property
+    def KEEPS(self) -> Keeps: ...  # what its format keeps of another agent's messages
+
+    @property
+    def WRITES(self) -> str: ...  # what ``convgit export`` says it wrote
+
+    def new_session(self) -> str: ...  # a new session id of the agent's
+
+    def write(self, handoff: Handoff) -> Native: ...
+
+    def produced(self, value: dict[str, Any]) -> Producer | None: ...  # from a record of its own
+
+    def place(self, session: Session, native: Native) -> tuple[Path, str]: ...
 
 
 class Live(Protocol):
@@ -144,7 +156,7 @@ class OwnHooks(Protocol):
     def status(self, project: Path, tools: bool) -> list[ScopeState]: ...
 
 
-PARTS = ("reading", "resume", "export", "live", "settings", "hooks")
+PARTS = ("reading", "resume", "writing", "live", "settings", "hooks")
 
 
 @dataclass(frozen=True)
@@ -158,7 +170,7 @@ class Declaration:
     reading: Callable[[], Reading]
     order: int = 100
     resume: Callable[[], Resuming] | None = None
-    export: Callable[[], Exporting] | None = None
+    writing: Callable[[], Writing] | None = None
     live: Callable[[], Live] | None = None
     settings: Callable[[], SettingsHooks] | None = None
     hooks: Callable[[], OwnHooks] | None = None
@@ -173,7 +185,7 @@ class Declaration:
         loaders: dict[str, Callable[[], object] | None] = {
             "reading": self.reading,
             "resume": self.resume,
-            "export": self.export,
+            "writing": self.writing,
             "live": self.live,
             "settings": self.settings,
             "hooks": self.hooks,

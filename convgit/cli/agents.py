@@ -68,7 +68,7 @@ def import_cmd(
 def export_cmd(
     ref: Annotated[str | None, typer.Argument(help="The path's last entry (default: @).")] = None,
     format: Annotated[
-        str, typer.Option("--format", help=f"The agent: {registry.listing('export')}.")
+        str, typer.Option("--format", help=f"The agent: {registry.listing('writing')}.")
     ] = "",
     output: Annotated[
         Path | None,
@@ -78,21 +78,23 @@ def export_cmd(
         bool, typer.Option("--force", help="Replace the file -o names if it exists.")
     ] = False,
 ) -> None:
-    """The root-to-REF path as another agent's session file, which that agent continues
-    (`pi --session FILE`). Entries imported from it are written back byte for byte."""
+    """The root-to-REF path as an agent's own session, which that agent continues (`pi
+    --session FILE`; OpenCode's: `opencode import FILE`), whichever agents recorded it. Entries
+    imported from that agent are written back byte for byte where it has them; another
+    agent's tool calls are the agent's own counterparts (docs/handoff.md)."""
+    from convgit.agents import writing
+
     if not format:
-        known = registry.listing("export")
+        known = registry.listing("writing")
         raise UsageError(f"Say which agent's format to write: --format {known}.")
     unknown = "Unknown export format '{name}': use --format {known}."
-    declared = registry.agent(format, "export", unknown=unknown).export
-    assert declared is not None
-    exporter = declared()
+    registry.agent(format, "writing", unknown=unknown)
 
     session = open_session()
     path = session.conversation.records(ref)
     if not path:
         raise NotFoundError("The session has no entries to export.", 'convgit user "..."')
-    data = exporter.export(session.conversation.header(), path, session.conversation.kept())
+    data = writing.export(session, ref, format)
     if output is None:
         try:
             sys.stdout.buffer.write(data)
@@ -103,7 +105,8 @@ def export_cmd(
     from convgit.cli import newfile
 
     newfile.write(output, data, command="convgit export", force=force)
-    show(f"wrote {len(path)} entries, root to {path[-1]['id']}, to {output} ({exporter.WRITES})")
+    wrote = writing.writer(format).WRITES
+    show(f"wrote {len(path)} entries, root to {path[-1]['id']}, to {output} ({wrote})")
 
 
 hooks_app = typer.Typer(

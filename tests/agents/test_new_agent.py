@@ -167,4 +167,4 @@ def test_an_agent_added_as_one_folder_with_its_declaration_is_read_named_and_ref
         " opencode, pi, qwen." in hooks.stderr
     )
     export = convgit("export", "--format", "toy", code=2)
-    assert "Unknown export format 'toy': use --format pi." in export.stderr
+    assert "Unknown export format 'toy': use --format claude-code, codex, copilot" in export.stderr

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from convgit.agents.claude_code import NAME, TITLE
-from convgit.agents.protocol import Declaration
+from convgit.agents.protocol import Declaration, Writing
 
 if TYPE_CHECKING:
     from convgit.agents.protocol import Live, Reading, Resuming, SettingsHooks
@@ -21,6 +21,12 @@ def _resume() -> Resuming:
     from convgit.agents.claude_code import resume
 
     return resume
+
+
+def _writing() -> Writing:
+    from convgit.agents.claude_code import writing
+
+    return writing
 
 
 def _live() -> Live:
@@ -41,6 +47,7 @@ AGENT = Declaration(
     order=40,
     reading=_reading,
     resume=_resume,
+    writing=_writing,
     live=_live,
     settings=_settings,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from convgit.agents.codex import NAME, TITLE
-from convgit.agents.protocol import Declaration
+from convgit.agents.protocol import Declaration, Writing
 
 if TYPE_CHECKING:
     from convgit.agents.protocol import Live, OwnHooks, Reading, Resuming, SettingsHooks
@@ -21,6 +21,12 @@ def _resume() -> Resuming:
     from convgit.agents.codex import resume
 
     return resume
+
+
+def _writing() -> Writing:
+    from convgit.agents.codex import writing
+
+    return writing
 
 
 def _live() -> Live:
@@ -47,6 +53,7 @@ AGENT = Declaration(
     order=10,
     reading=_reading,
     resume=_resume,
+    writing=_writing,
     live=_live,
     settings=_settings,
     hooks=_hooks,

@@ -66,7 +66,7 @@ def hand_back(session: Session, target: str) -> Written:
     new = str(uuid.uuid4())
     start = _start(session, new, now)
     data = b"".join(line + b"\n" for line in [start, *lines])
-    return Written(new, _state_folder(session) / new / "events.jsonl", data, resume_command(new))
+    return Written(new, state_folder(session) / new / "events.jsonl", data, resume_command(new))
 
 
 def _start(session: Session, new: str, now: datetime) -> bytes:
@@ -94,7 +94,7 @@ def _start(session: Session, new: str, now: datetime) -> bytes:
     return json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def _state_folder(session: Session) -> Path:
+def state_folder(session: Session) -> Path:
     """The CLI's ``session-state`` folder: the one a file imported is in, else the one of
     ``$COPILOT_HOME`` (``~/.copilot``)."""
     for path in imported(session, AGENT):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from convgit.agents.opencode import NAME, TITLE
-from convgit.agents.protocol import Declaration
+from convgit.agents.protocol import Declaration, Writing
 
 if TYPE_CHECKING:
     from convgit.agents.protocol import Live, OwnHooks, Reading, Resuming
@@ -21,6 +21,12 @@ def _resume() -> Resuming:
     from convgit.agents.opencode import resume
 
     return resume
+
+
+def _writing() -> Writing:
+    from convgit.agents.opencode import writing
+
+    return writing
 
 
 def _live() -> Live:
@@ -41,6 +47,7 @@ AGENT = Declaration(
     order=60,
     reading=_reading,
     resume=_resume,
+    writing=_writing,
     live=_live,
     hooks=_hooks,
 )

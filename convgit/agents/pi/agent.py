@@ -8,7 +8,7 @@ from convgit.agents.pi import NAME, TITLE
 from convgit.agents.protocol import Declaration
 
 if TYPE_CHECKING:
-    from convgit.agents.protocol import Exporting, Live, OwnHooks, Reading, Resuming
+    from convgit.agents.protocol import Live, OwnHooks, Reading, Resuming, Writing
 
 
 def _reading() -> Reading:
@@ -23,10 +23,10 @@ def _resume() -> Resuming:
     return resume
 
 
-def _export() -> Exporting:
-    from convgit.agents.pi import export
+def _writing() -> Writing:
+    from convgit.agents.pi import writing
 
-    return export
+    return writing
 
 
 def _live() -> Live:
@@ -47,7 +47,7 @@ AGENT = Declaration(
     order=20,
     reading=_reading,
     resume=_resume,
-    export=_export,
+    writing=_writing,
     live=_live,
     hooks=_hooks,
 )

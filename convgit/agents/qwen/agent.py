@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from convgit.agents.protocol import Declaration
+from convgit.agents.protocol import Declaration, Writing
 from convgit.agents.qwen import NAME, TITLE
 
 if TYPE_CHECKING:
@@ -21,6 +21,12 @@ def _resume() -> Resuming:
     from convgit.agents.qwen import resume
 
     return resume
+
+
+def _writing() -> Writing:
+    from convgit.agents.qwen import writing
+
+    return writing
 
 
 def _live() -> Live:
@@ -41,6 +47,7 @@ AGENT = Declaration(
     order=30,
     reading=_reading,
     resume=_resume,
+    writing=_writing,
     live=_live,
     settings=_settings,
 )
