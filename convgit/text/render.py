@@ -183,6 +183,9 @@ def entry_line(
     line.append(view.short_id(ident), style="yellow" if on_path else "dim yellow")
     line.append(" ")
     line.append(summary(record), style="bold" if on_path else "dim")
+    agent = record.get("agent")
+    if isinstance(agent, str):  # an agent other than the session's wrote it (a handoff)
+        line.append(f" ({agent})", style="blue")
     label = view.labels.get(ident)
     if label:
         line.append(f" [{label}]", style="cyan")
