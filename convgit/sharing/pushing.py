@@ -20,9 +20,9 @@ from convgit.base.errors import NotFoundError, RefusedError
 from convgit.git import names
 from convgit.git.run import Git
 from convgit.session import Session
-from convgit.sharing import incoming, secrets, session_commit, transport
+from convgit.sharing import gitnotes, incoming, secrets, session_commit, transport
 from convgit.sharing.fetching import fetch_sessions
-from convgit.sharing.settings import shared_ids
+from convgit.sharing.settings import ShareSettings, shared_ids
 from convgit.store import jsonl
 from convgit.store.location import StoreLocation
 
@@ -60,6 +60,7 @@ class PushReport:
     tries: int = 0  # pushes made (more than one: the remote moved and was merged)
     merged: int = 0  # entries the remote had that were merged here on the way
     pushed: bool = False
+    notes: list[str] = field(default_factory=list)  # the git note refs sent (``[share] notes``)
 
     @property
     def bytes(self) -> int:
@@ -74,6 +75,7 @@ class PushReport:
             "merged": self.merged,
             "bytes": self.bytes,
             "sessions": [s.to_json() for s in self.sessions],
+            "notes": self.notes,
         }
 
 
@@ -108,6 +110,7 @@ def push(
     git = transport.git_of(location)
     remote = transport.remote(git, location, given_remote, "sent")
     report = PushReport(remote, dry_run)
+    note_refs = ShareSettings.of(location).note_refs(location)
     for _ in range(TRIES):
         report.sessions = [_plan(git, location, remote, sid, report, dry_run) for sid in sids]
         found = [f for s in report.sessions for f in s.secrets]
@@ -117,9 +120,11 @@ def push(
                 " nothing was sent.",
                 "redact them first (`convgit redact --secrets`), or push with --allow-secrets",
             )
+        note_specs = gitnotes.push_specs(git, remote, note_refs)
+        report.notes = [spec.partition(":")[2] for spec in note_specs]
         if dry_run:
             return report
-        specs = [spec for s in report.sessions for spec in s.specs]
+        specs = [spec for s in report.sessions for spec in s.specs] + note_specs
         if not specs:
             report.pushed = True
             return report
@@ -132,6 +137,7 @@ def push(
             report.pushed = True
             return report
         fetch_sessions(git, location, remote, sids)  # the remote moved: fetch, merge, again
+        gitnotes.fetch_and_merge(git, remote, note_refs)
     raise RefusedError(
         f"{remote} moved {TRIES} times while this push was merging it; nothing more was sent.",
         "push again",
