@@ -347,8 +347,11 @@ def blame(
         lines.append(f"{number:>4} {who:<17} | {text}")
     for who, source in named.items():
         by = ", ".join(x for x in (source.agent, source.model) if x)
-        if source.kind == "turn":
-            lines.append(f'{who}: answered "{source.prompt or ""}"' + (f" ({by})" if by else ""))
+        if source.kind == "turn" and source.prompt is None:  # a note names no prompt
+            said = f"a turn of session {source.session}" + (f" ({by})" if by else "")
+            lines.append(f"{who}: {said}, as its commit's git note says")
+        elif source.kind == "turn":
+            lines.append(f'{who}: answered "{source.prompt}"' + (f" ({by})" if by else ""))
         elif source.kind == "hand edit":
             lines.append(f"{who}: the files as they were when this prompt was sent (a hand edit)")
         elif source.kind == "agent":
