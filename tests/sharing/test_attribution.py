@@ -17,6 +17,7 @@ import jsonschema
 from convgit.session import Session
 from tests.sharing.clones import Clone
 from tests.sharing.git_ai_format import attested, problems
+from tests.workspace.cli import one_sentence
 from tests.workspace.gitrepo import UserStateGuard, git
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "trace-record.schema.json").read_text())
@@ -236,3 +237,34 @@ def test_blame_from_the_notes_alone_in_a_second_clone_equals_blame_with_the_sess
     kept = b.json("attribution", "rewrite", "squashed", "--from", f"{old}..{work}")["commits"]
     assert kept[0]["kept"] == ["refs/notes/ai"]
     assert note(b, "refs/notes/ai", "squashed").strip() == theirs.strip()
+
+    # the remote's notes move (the other clone pushed its own): a's push merges them, then sends
+    git(b.path, "push", "-q", "origin", "refs/notes/agent-trace")
+    session = Session.open(a.path)
+    session.append.user("add f")
+    a.write("f.txt", "a\nB\nc\nd\nhand\ne\nf\n")
+    session.append.assistant("added f")
+    git(a.path, *ANN, "commit", "-qam", "more work")
+    user_state_guard.watch(a.path)
+    again = a.json("push")
+    assert again["notes"] == ["refs/notes/agent-trace", "refs/notes/ai"] and again["tries"] == 2
+    on_remote = git(remote, "notes", "--ref=refs/notes/agent-trace", "list").split()
+    mine, squashed = git(a.path, "rev-parse", "HEAD").strip(), git(b.path, "rev-parse", "squashed")
+    assert mine in on_remote and squashed.strip() in on_remote
+
+
+def test_settings_and_arguments_of_the_wrong_kind_are_one_sentence(a: Clone) -> None:
+    a.run("init")
+    config = a.path / ".git" / "convgit" / "config.toml"
+    for table, wrong, said in [
+        ("attribution", "git_ai = 'yes'", "[attribution] git_ai to 'yes'; it must be true"),
+        ("share", "notes = ['commits']", "[share] notes to ['commits']; it must be a list of"),
+    ]:
+        config.write_text(f"[{table}]\n{wrong}\n")
+        assert said in one_sentence(a.run("hooks", "install", "git", code=3).stderr)
+    assert not (a.path / ".git" / "hooks" / "post-commit").exists()
+    config.unlink()
+    refused = a.run("attribution", "rewrite", code=2).stderr
+    assert "--from" in one_sentence(refused)
+    refused = a.run("attribution", "rewrite", "--from", "nowhere..HEAD", code=1).stderr
+    assert "nowhere..HEAD" in one_sentence(refused)
