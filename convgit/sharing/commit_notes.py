@@ -200,6 +200,8 @@ def record(
         made = agent_trace.record(commit, lines, __version__)
         gitnotes.write(git, TRACE, commit, agent_trace.dumps(made))
         done.written.append(TRACE)
+    else:
+        _drop_copy(git, reader, TRACE, commit, sources)
     if not AttributionSettings.of(location).git_ai:
         return done
     fresh_log = git_ai.of_authors(commit, mine, _committer(git, commit))
@@ -207,10 +209,11 @@ def record(
     files = overlay(key_lines, fresh_log.files, lambda _: True)
     log = git_ai.with_lines([*logs, fresh_log], commit, files)
     if not log.files:
+        _drop_copy(git, reader, GIT_AI, commit, sources)
         return done
     there = gitnotes.read(git, GIT_AI, commit)
     copies = [d for s in sources if (d := reader.notes.note(GIT_AI, s)) is not None]
-    if there is None or _replaceable(there, copies):
+    if there is None or _copied(there, copies) or _convgits(there):
         gitnotes.write(git, GIT_AI, commit, git_ai.text(log))
         done.written.append(GIT_AI)
     else:
@@ -227,11 +230,14 @@ def _carried(
     return added, (trace_lines, key_lines)
 
 
-def _replaceable(there: bytes, copies: list[bytes]) -> bool:
-    """True for a Git AI note convgit may write over: git's copy of a source's note (or the
-    copies of several, joined, as git joins them when commits are squashed), or convgit's own."""
-    if there in copies or (copies and all(c.strip() in there for c in copies)):
-        return True
+def _copied(there: bytes, copies: list[bytes]) -> bool:
+    """True for git's copy of a source's note (or the copies of several, joined, as git joins
+    them when commits are squashed): its line numbers are the old commit's."""
+    return there in copies or bool(copies and all(c.strip() in there for c in copies))
+
+
+def _convgits(there: bytes) -> bool:
+    """True for a Git AI log convgit wrote: every session in it is one of convgit's."""
     log = git_ai.parse(there)
     if log is None or log.prompts or not (log.sessions or log.humans):
         return False
@@ -241,6 +247,16 @@ def _replaceable(there: bytes, copies: list[bytes]) -> bool:
         and git_ai.CONVGIT_SESSION in s["custom_attributes"]
         for s in log.sessions.values()
     )
+
+
+def _drop_copy(git: Git, reader: Reader, ref: str, commit: str, sources: list[str]) -> None:
+    """Take away git's copy of a source's note when none of its lines landed in ``commit``:
+    its line numbers would name lines of this commit that no source wrote. (The source keeps
+    its own note.)"""
+    there = gitnotes.read(git, ref, commit)
+    copies = [d for s in sources if (d := reader.notes.note(ref, s)) is not None]
+    if there is not None and _copied(there, copies):
+        gitnotes.remove(git, ref, commit)
 
 
 # -- the hooks --

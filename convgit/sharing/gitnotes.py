@@ -67,6 +67,14 @@ def write(git: Git, ref: str, commit: str, data: bytes) -> None:
     )  # fmt: skip
 
 
+def remove(git: Git, ref: str, commit: str) -> None:
+    """Take away the note of ``commit`` under ``ref`` (there is none: nothing happens)."""
+    git.run(
+        "notes", f"--ref={ref}", "remove", "--ignore-missing", commit,
+        config=COMMIT, env={**git.env, **IDENTITY},
+    )  # fmt: skip
+
+
 # -- notes.rewriteRef --
 
 

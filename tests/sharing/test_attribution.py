@@ -186,6 +186,14 @@ def test_a_rebase_and_an_amend_keep_each_lines_attribution(
     assert got == {**before, "f": ("turn", turn4)}
     assert problems(note(a, "refs/notes/ai")) == []
 
+    # an amend that writes every line anew by hand: git's copies of the notes, whose lines no
+    # longer say anything of this commit, are taken away
+    a.write("f.txt", "zero\nall\nnew\n")
+    git(a.path, *ANN, "commit", "-q", "-a", "--amend", "--no-edit")
+    user_state_guard.watch(a.path)
+    for ref in ("refs/notes/agent-trace", "refs/notes/ai"):
+        assert git(a.path, "notes", f"--ref={ref}", "list", "HEAD", check=False) == ""
+
 
 def test_blame_from_the_notes_alone_in_a_second_clone_equals_blame_with_the_sessions_refs(
     a: Clone, b: Clone, remote: Path, user_state_guard: UserStateGuard
