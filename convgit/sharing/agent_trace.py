@@ -97,14 +97,6 @@ def dumps(made: dict[str, Any]) -> bytes:
     return (codec.dumps(made, pretty=True) + "\n").encode()
 
 
-def revision(data: bytes) -> str | None:
-    """The git revision a record names, or None."""
-    parsed = _parsed(data)
-    vcs = parsed.get("vcs") if parsed else None
-    found = vcs.get("revision") if isinstance(vcs, dict) else None
-    return found if isinstance(found, str) else None
-
-
 def read(data: bytes) -> Lines[Author] | None:
     """The lines a trace record attributes (None when ``data`` is no trace record). What does
     not fit the specification is passed over, never trusted: a note is anyone's text."""

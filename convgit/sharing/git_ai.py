@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from convgit.base import codec
-from convgit.sharing.attribution import AI, HUMAN, Author, Lines, grouped, spans
+from convgit.sharing.attribution import AI, HUMAN, Author, Lines, grouped
 
 SCHEMA_VERSION = "authorship/3.0.0"
 DIVIDER = "---"
@@ -195,11 +195,3 @@ def with_lines(logs: list[Log], commit: str, files: Lines[str]) -> Log:
             for key, value in theirs.items():
                 mine.setdefault(key, value)
     return made
-
-
-def spans_of(log: Log, path: str) -> list[tuple[str, list[tuple[int, int]]]]:
-    """The keys of one file with their ranges (for a reader)."""
-    by: dict[str, list[int]] = {}
-    for n, key in log.files.get(path, {}).items():
-        by.setdefault(key, []).append(n)
-    return [(key, spans(numbers)) for key, numbers in by.items()]
