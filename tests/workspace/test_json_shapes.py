@@ -193,6 +193,8 @@ def test_every_data_command_prints_one_object_shape(
     subprocess.run(["git", "-C", str(here), "commit", "-qm", "blamed"], check=True)
     rewatch(repo)  # the user's own commit (and the remote they added)
     s.run("why", here, "why", "HEAD")
+    s.run("blame", here, "blame", "--notes", "blamed.txt")
+    s.run("attribution rewrite", here, "attribution", "rewrite", "--from", "HEAD~1")
 
     documented = shapes_documented()
     for name, runs in s.seen.items():
