@@ -34,8 +34,8 @@ def sessions(draw: st.DrawFn) -> list[list[dict[str, object]]]:
             text = draw(words)
             if role == "call":
                 arguments = {"qqq": draw(words)}
-                content: object = [{"type": "text", "text": text},
-                                   {"type": "tool_call", "id": "c1", "name": "qqk", "input": arguments}]  # fmt: skip
+                call = {"type": "tool_call", "id": "c1", "name": "qqk", "input": arguments}
+                content: object = [{"type": "text", "text": text}, call]
                 role = "assistant"
             else:
                 content = text if draw(st.booleans()) else [{"type": "text", "text": text}]
@@ -67,7 +67,7 @@ def _words(content: object) -> list[str]:
         return [content]
     found = []
     for part in content if isinstance(content, list) else []:
-        found += [part.get("text", "")] + list(part.get("input", {}).values())
+        found += [part.get("text", ""), *part.get("input", {}).values()]
     return found
 
 
@@ -98,8 +98,12 @@ def _search(location: StoreLocation, needle: str) -> set[tuple[str, str]]:
 
 
 @pytest.mark.slow
-@settings(max_examples=60, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])  # fmt: skip
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(made=sessions(), more=sessions(), pick=st.data())
 def test_search_finds_exactly_the_entries_grep_finds(
     tmp_path_factory: pytest.TempPathFactory,
