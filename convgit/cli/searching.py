@@ -77,7 +77,7 @@ def search(asked: Asked, directory: Path, store: Path | None) -> None:
         asked.terms,
         filters,
         sessions=asked.sessions,
-        file=None if path is None else lambda location: _path_in(location, path, cwd),
+        file=None if path is None else lambda location: stores.path_in(location, path, cwd),
         limit=limit,
         reindex=asked.reindex,
         many=asked.all_stores,
@@ -95,20 +95,6 @@ def search(asked: Asked, directory: Path, store: Path | None) -> None:
     from convgit.text import reports
 
     output.show(*reports.search_lines(found.results, found.more, limit, pager.columns()))
-
-
-def _path_in(location: object, given: str, cwd: Path) -> str:
-    """``given`` as the repository of ``location`` writes paths: relative to the directory the
-    command runs in when that is inside its working tree (as git takes a path), else as given."""
-    import os
-
-    git = getattr(location, "git", None)
-    top = git.worktree.resolve() if git is not None and git.worktree is not None else None
-    if top is not None and (cwd == top or top in cwd.parents):
-        joined = os.path.normpath(cwd / given)
-        if joined == str(top) or joined.startswith(str(top) + os.sep):
-            return Path(joined).relative_to(top).as_posix()
-    return Path(os.path.normpath(given)).as_posix()
 
 
 def _positive(value: str) -> int:

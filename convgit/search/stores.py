@@ -4,6 +4,7 @@ queried, and the results of all of them merged, newest first."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -130,3 +131,15 @@ def _sessions(location: StoreLocation, refs: Sequence[str], many: bool) -> tuple
             if not many:
                 raise
     return tuple(ids) if ids else ()
+
+
+def path_in(location: StoreLocation, given: str, cwd: Path) -> str:
+    """``given`` as the repository of ``location`` writes paths: relative to the directory the
+    command runs in when that is inside its working tree (as git takes a path), else as given."""
+    git = location.git
+    top = git.worktree.resolve() if git is not None and git.worktree is not None else None
+    if top is not None and (cwd == top or top in cwd.parents):
+        joined = os.path.normpath(cwd / given)
+        if joined == str(top) or joined.startswith(str(top) + os.sep):
+            return Path(joined).relative_to(top).as_posix()
+    return Path(os.path.normpath(given)).as_posix()
