@@ -11,14 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
+from mcp import Client, StdioServerParameters
 
 from tests.search.oracle import turn
 from tests.workspace.cli import convgit
 from tests.workspace.gitrepo import GitRepo, digest
-
-pytest.importorskip("mcp", reason="the MCP SDK (pip install 'convgit[mcp]')")
-from mcp import Client, StdioServerParameters  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = {"list_sessions", "search", "show_entry", "tree_around", "diff", "file_at",
