@@ -436,3 +436,18 @@ def _spans(text: str, terms: Sequence[str]) -> list[tuple[int, int]]:
             spans.append((at, at + len(term)))
             at = lowered.find(term.lower(), at + len(term))
     return sorted(spans)
+
+
+def mcp_change_words(change: HooksChange, verb: str) -> list[str]:
+    """What ``hooks install|uninstall AGENT --mcp`` did to the agent's configuration."""
+    title = registry.title(change.agent) or change.agent
+    if verb == "install":
+        done = "registered" if change.changed else "was already registered"
+        lines = [f"convgit's MCP server {done} in {change.path} ({title}, {change.scope})"]
+        lines.append(f"{title} starts it as `convgit mcp`: read-only tools (docs/mcp.md)")
+    else:
+        done = "taken out of" if change.changed else "was not in"
+        lines = [f"convgit's MCP server {done} {change.path} ({title}, {change.scope})"]
+    if change.backup is not None:
+        lines.append(f"the file as it was: {change.backup}")
+    return lines
