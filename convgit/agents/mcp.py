@@ -7,8 +7,9 @@ as that agent writes one), or its own ``install`` and ``uninstall`` (Codex's TOM
 The server is the one key ``convgit`` in that table; nothing else of the file changes. Before
 the first install, whether the file and the table were there is noted beside the settings'
 backups, so that uninstalling removes exactly what the install added: the key, the table when
-the install made it, the file when the install made it and nothing else is in it. Every write
-keeps the file's bytes before it as a backup. The server runs read-only tools (docs/mcp.md)."""
+the install made it, the file when the install made it and nothing else is in it; a file
+nothing else changed in since gets its bytes back. Every write keeps the file's bytes before it
+as a backup. The server runs read-only tools (docs/mcp.md)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from convgit.agents import settings
 from convgit.agents.hooks import Change
@@ -78,6 +80,8 @@ def install(
     if table is None or NAME not in table:
         before = {"file": found.raw is None, "table": table is None}
         settings.write_atomically(noted, codec.dumps(before).encode(), 0o600)
+        if found.raw is not None:  # its bytes, given back when nothing else changed since
+            settings.write_atomically(noted.with_suffix(".before"), found.raw, 0o600)
     value.setdefault(agent.TABLE, {})[NAME] = entry
     kept = backup_path(backups, agent.AGENT, scope, found.path)
     changed = settings.save(found, value, kept)
@@ -100,12 +104,17 @@ def uninstall(agent: ModuleType, scope: str, project: Path, backups: Path) -> Ch
     if created.get("table") and not value[agent.TABLE]:
         del value[agent.TABLE]
     backup = backup_path(backups, agent.AGENT, scope, found.path)
+    kept = _bytes_before(noted.with_suffix(".before"), value)
     if created.get("file") and not value:
         settings.write_atomically(backup, found.raw, 0o600)
         found.path.unlink()
+    elif kept is not None:
+        settings.write_atomically(backup, found.raw, 0o600)
+        settings.write_atomically(found.path, kept, found.mode)
     else:
         settings.save(found, value, backup)
     noted.unlink(missing_ok=True)
+    noted.with_suffix(".before").unlink(missing_ok=True)
     return Change(agent.AGENT, scope, found.path, True, [], backup, own=bool(created.get("file")))
 
 
@@ -117,6 +126,15 @@ def registered(agent: ModuleType, scope: str, project: Path) -> bool:
         return False
     table = found.value.get(agent.TABLE)
     return isinstance(table, dict) and NAME in table
+
+
+def _bytes_before(path: Path, value: dict[str, Any]) -> bytes | None:
+    """The file's bytes before the install, when they mean ``value`` (nothing else changed)."""
+    try:
+        before = settings.load(path)
+    except ConvgitError:
+        return None
+    return before.raw if before.raw is not None and before.value == value else None
 
 
 def made(marker: Path) -> dict[str, bool]:
