@@ -34,19 +34,22 @@ _PACKAGE = Path(__file__).resolve().parent.parent
 
 def command(program: str | None, project: Path | None) -> tuple[list[str], dict[str, str]]:
     """The server's command line as words (no shell), and the environment it needs: ``program``
-    (``--command``), else this convgit (this Python running ``-m convgit``, its folder on
-    ``PYTHONPATH`` so that a clone run from its folder is found); ``-C project`` for a project's
-    configuration (the agent may start it elsewhere)."""
+    (``--command``), else this convgit: this Python, with this convgit's folder first on its
+    path, so that a clone run from its folder is found (said in the command itself: Gemini CLI
+    refuses a server's ``PYTHONPATH``); ``-C project`` for a project's configuration (the agent
+    may start it elsewhere)."""
     if program is not None:
         words = shlex.split(program)
         if not words:
             raise UsageError("--command is empty: give the convgit the server should run.")
-        env: dict[str, str] = {}
     else:
-        words = [sys.executable, "-m", "convgit"]
-        env = {"PYTHONPATH": str(_PACKAGE.parent)}
+        boot = (
+            f"import sys; sys.path.insert(0, {str(_PACKAGE.parent)!r});"
+            " from convgit.__main__ import main; main()"
+        )
+        words = [sys.executable, "-c", boot]
     where = ["-C", str(project)] if project is not None else []
-    return [*words, *where, "mcp"], env
+    return [*words, *where, "mcp"], {}
 
 
 def _file(agent: ModuleType, scope: str, project: Path) -> Path:
