@@ -14,6 +14,7 @@ from pathlib import Path
 from convgit.base import codec
 from convgit.base.errors import ConvgitError, UsageError
 from convgit.cli import output, pager
+from convgit.text.found import search_lines as found_lines
 
 DEFAULT_LIMIT = 20
 
@@ -70,6 +71,10 @@ def search(asked: Asked, directory: Path, store: Path | None) -> None:
         from convgit.store.sessions import no_session
 
         raise no_session(here, "There are no sessions here to search.")
+    if here.sessions.is_dir():  # a store made before the list was kept joins it
+        from convgit.store import userstore
+
+        userstore.remember_store(here.root)
     cwd = directory.resolve()
     path = asked.file
     found = stores.search(
@@ -92,9 +97,25 @@ def search(asked: Asked, directory: Path, store: Path | None) -> None:
                 f" {done['entries']} entries, {done['snapshots']} snapshots"
             )
         return
-    from convgit.text import reports
+    _show(found_lines(found.results, found.more, limit, pager.columns()))
 
-    output.show(*reports.search_lines(found.results, found.more, limit, pager.columns()))
+
+def _show(lines: list[list[tuple[str, str]]]) -> None:
+    """The lines, in colour on a terminal (through rich); else as plain text, without it."""
+    import sys
+
+    if sys.stdout.isatty() or pager.active():
+        from convgit.text import render
+
+        shown = []
+        for spans in lines:
+            line = render.Styled()
+            for text, style in spans:
+                line.append(text, style)
+            shown.append(line)
+        output.show(*shown)
+        return
+    output.write_line("\n".join("".join(text for text, _ in spans) for spans in lines))
 
 
 def _positive(value: str) -> int:

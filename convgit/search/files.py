@@ -20,14 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from convgit.base import codec
 from convgit.base.errors import ConvgitError
-from convgit.git.changed import changed_paths
-from convgit.git.run import Git
-from convgit.store import load
-from convgit.store.location import StoreLocation
-from convgit.store.sessions import sidecar_file
 
 if TYPE_CHECKING:
     import sqlite3
+
+    from convgit.store.location import StoreLocation
 
 _TAIL = 64
 _REWRITES = frozenset({"rebased", "pruned"})  # records that change snapshots already there
@@ -63,12 +60,18 @@ def changed(location: StoreLocation, state: SidecarState, sid: str) -> bool:
 
 def update(db: sqlite3.Connection, location: StoreLocation, states: Iterable[Any]) -> int:
     """Bring the snapshots and files of the sessions ``states`` (``index._Session``s whose
-    sidecar changed) up to date; how many snapshots' files were read from git."""
+    sidecar changed) up to date; how many snapshots were recorded anew."""
     wanted: list[tuple[str, str, str, str]] = []  # (sid, entry, prev tree, tree)
+    recorded = 0
     for state in states:
-        wanted += _session(db, location, state.sid, state.sidecar)
+        pending, put = _session(db, location, state.sid, state.sidecar)
+        wanted += pending
+        recorded += put
     if not wanted or location.git is None or location.git.worktree is None:
-        return 0
+        return recorded
+    from convgit.git.changed import changed_paths  # here: a search with nothing new needs no git
+    from convgit.git.run import Git
+
     git = Git(location.git.worktree, location.git.git_dir, location.git.common_dir)
     pairs = sorted({(prev, tree) for _, _, prev, tree in wanted})
     try:
@@ -82,23 +85,25 @@ def update(db: sqlite3.Connection, location: StoreLocation, states: Iterable[Any
             (sid, entry, codec.shown(p)) for p in found.get((prev, tree), []) if p not in skipped
         ]
     db.executemany("insert into files values (?, ?, ?)", rows)
-    return len(wanted)
+    return recorded
 
 
 def _session(
     db: sqlite3.Connection, location: StoreLocation, sid: str, state: SidecarState
-) -> list[tuple[str, str, str, str]]:
-    """Update ``snaps`` of session ``sid``; the (sid, entry, prev tree, tree) to diff."""
+) -> tuple[list[tuple[str, str, str, str]], int]:
+    """Update ``snaps`` of session ``sid``: the (sid, entry, prev tree, tree) to diff, and how
+    many snapshots were recorded anew."""
     added = _appended(db, location, sid, state)
     if added is None:
-        return _whole(db, location, sid, state)
+        wanted, put = _whole(db, location, sid, state)
+        return wanted, put
     wanted = []
     for snap in added:
         prev = _nearest_above(db, sid, snap.entry)
         _put(db, sid, snap, prev)
         if prev is not None:
             wanted.append((sid, snap.entry, prev, snap.tree))
-    return wanted
+    return wanted, len(added)
 
 
 def _appended(
@@ -144,7 +149,7 @@ def _appended(
 
 def _whole(
     db: sqlite3.Connection, location: StoreLocation, sid: str, state: SidecarState
-) -> list[tuple[str, str, str, str]]:
+) -> tuple[list[tuple[str, str, str, str]], int]:
     """Compare the session's snapshots, read whole, with what ``snaps`` holds."""
     path = location.sidecar_path(sid)
     try:
@@ -154,7 +159,10 @@ def _whole(
         db.execute("delete from files where sid = ?", (sid,))
         state.dev = state.ino = state.offset = 0
         state.tail = b""
-        return []
+        return [], 0
+    from convgit.store import load
+    from convgit.store.sessions import sidecar_file
+
     lines, sidecar = load.sidecar(sidecar_file(location, sid))
     read_to = info.st_size - len(lines.torn or b"")
     parents = dict(db.execute("select id, parent from entries where sid = ?", (sid,)).fetchall())
@@ -186,6 +194,7 @@ def _whole(
         return found
 
     wanted = []
+    put = 0
     for entry in set(had) - set(snaps):
         _clear(db, sid, entry)
     for entry, snap in snaps.items():
@@ -194,12 +203,13 @@ def _whole(
             continue
         _clear(db, sid, entry)
         _put(db, sid, snap, prev)
+        put += 1
         if prev is not None:
             wanted.append((sid, entry, prev, snap.tree))
     state.dev, state.ino = info.st_dev, info.st_ino
     state.offset = -1 if missing else read_to
     state.tail = _tail_of(path, read_to)
-    return wanted
+    return wanted, put
 
 
 def _snap(record: dict[str, Any]) -> _Snap | None:

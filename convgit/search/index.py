@@ -266,24 +266,26 @@ class _Updater:
         try:
             self.next = _meta(db, "next", 1)
             self.orphans = _meta(db, "orphans", 0)
-            known = {row[0]: _loaded(row) for row in db.execute("select * from sessions")}
+            rows = {row[0]: row for row in db.execute("select * from sessions")}
             present = set(self.location.session_ids())
-            for sid in sorted(set(known) - present):
+            for sid in sorted(set(rows) - present):
                 self._drop(sid)
             changed_files = []
             for sid in sorted(present):
-                state = known.get(sid) or _Session(sid)
-                if self._session(state, sid in known):
+                state = _loaded(rows[sid]) if sid in rows else _Session(sid)
+                if self._session(state, sid in rows):
                     self.done.sessions += 1
                 if files.changed(self.location, state.sidecar, sid):
                     changed_files.append(state)
-                self._save(state)
+                elif state.row() != rows.get(sid):
+                    self._save(state)
             if changed_files:
                 self.done.snapshots += files.update(db, self.location, changed_files)
                 for state in changed_files:
                     self._save(state)
-            db.execute("insert or replace into meta values ('next', ?)", (self.next,))
-            db.execute("insert or replace into meta values ('orphans', ?)", (self.orphans,))
+            if (self.next, self.orphans) != (_meta(db, "next", 1), _meta(db, "orphans", 0)):
+                db.execute("insert or replace into meta values ('next', ?)", (self.next,))
+                db.execute("insert or replace into meta values ('orphans', ?)", (self.orphans,))
             db.execute("commit")
         except BaseException:
             with suppress(sqlite3.Error):

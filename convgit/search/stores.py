@@ -15,7 +15,6 @@ from convgit.base.errors import ConvgitError, NotFoundError
 from convgit.search import index, query
 from convgit.store import userstore
 from convgit.store.location import StoreLocation, find_git, locate
-from convgit.store.sessions import find_session
 
 
 @dataclass
@@ -123,6 +122,8 @@ def _sessions(location: StoreLocation, refs: Sequence[str], many: bool) -> tuple
     here)."""
     if not refs:
         return None
+    from convgit.store.sessions import find_session  # here: reads every header to find names
+
     ids = []
     for ref in refs:
         try:

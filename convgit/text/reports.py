@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from convgit.agents.resume import Resumed
     from convgit.conversation.branching import Fork
     from convgit.conversation.view import SessionView
-    from convgit.search.query import Result
     from convgit.session.runs import RunReport, RunRow
 
 
@@ -382,60 +381,6 @@ def store_lines(store: dict[str, Any] | None) -> list[str]:
         f"store:   {mib(store['bytes'])} of snapshots only convgit holds{at}{last}",
         f"         retention: {policy.words}",
     ]
-
-
-def search_lines(
-    results: Sequence[Result], more: bool, limit: int, width: int | None
-) -> list[Styled | str]:
-    """One line per result, newest first: the short id, the date, the agent, the role, the
-    session's name, the words around the match (the matches highlighted) and the command that
-    shows the entry; cut to ``width`` columns on a terminal (the words give way)."""
-    if not results:
-        return ["nothing found"]
-    lines: list[Styled | str] = []
-    for found in results:
-        head = Styled(found.short, "yellow")
-        head.append(f"  {found.ts[:16].replace('T', ' ')}  {found.agent or 'convgit'}")
-        head.append(f"  {found.kind or 'entry'}")
-        if found.name:
-            head.append(f"  [{found.name}]")
-        head.append("  ")
-        where = {"label": "label: ", "name": "session: "}.get(found.found_in, "")
-        words = found.label if found.found_in == "label" else found.name
-        if found.found_in in ("label", "name"):
-            snippet, spans = str(words), _spans(str(words), found.terms)
-        else:
-            snippet, spans = found.snippet, found.matches
-        hint = f"  ({found.show})"
-        room = None if width is None else max(width - len(head.plain) - len(hint) - len(where), 8)
-        if room is not None and len(snippet) > room:
-            snippet = snippet[: room - 1] + "…"
-        head.append(where, "dim")
-        at = 0
-        for start, end in spans:
-            if start >= len(snippet):
-                break
-            head.append(snippet[at:start])
-            head.append(snippet[start:end], "bold red")
-            at = end
-        head.append(snippet[at:])
-        head.append(hint, "dim")
-        lines.append(head)
-    if more:
-        lines.append(f"more were found: -n {limit * 2} shows more, or narrow the search")
-    return lines
-
-
-def _spans(text: str, terms: Sequence[str]) -> list[tuple[int, int]]:
-    """Where the words asked for are in a label or a session's name."""
-    spans = []
-    lowered = text.lower()
-    for term in terms:
-        at = lowered.find(term.lower()) if term else -1
-        while at >= 0:
-            spans.append((at, at + len(term)))
-            at = lowered.find(term.lower(), at + len(term))
-    return sorted(spans)
 
 
 def mcp_change_words(change: HooksChange, verb: str) -> list[str]:
