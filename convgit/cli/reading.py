@@ -367,7 +367,7 @@ def search(
     words: Annotated[
         list[str] | None,
         typer.Argument(
-            metavar="WORDS...",
+            metavar="WORDS",
             help="Each one is looked for as it is written (case aside), anywhere in an entry's"
             " words; an entry is found when it holds every one.",
         ),
