@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from convgit.base import codec, locks
-from convgit.base.errors import CorruptStoreError, StoreLockedError, denied
+from convgit.base.errors import ConvgitError, CorruptStoreError, StoreLockedError, denied
 from convgit.search import files, texts
 from convgit.store.location import StoreLocation
 
@@ -120,6 +120,18 @@ def fresh(
     another version, full of orphans or ``reindex``; else every session and sidecar that
     changed is read again (from where it was read to, or whole)."""
     file = path(location)
+    try:
+        return _fresh(location, file, reindex)
+    except sqlite3.Error as exc:  # a full disk, a read-only folder: SQLite's own words
+        raise ConvgitError(
+            f"The search index {file} cannot be written ({exc}); the sessions are untouched.",
+            "check the store's folder (space, permissions); the index is rebuilt at any search",
+        ) from None
+
+
+def _fresh(
+    location: StoreLocation, file: Path, reindex: bool
+) -> tuple[sqlite3.Connection, Freshened]:
     with writing(location):
         done = Freshened()
         db = None if reindex else _open(file)

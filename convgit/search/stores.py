@@ -83,7 +83,16 @@ def search(
             continue
         if not location.sessions.is_dir():
             continue
-        db, done = index.fresh(location, reindex=reindex)
+        try:
+            db, done = index.fresh(location, reindex=reindex)
+        except ConvgitError as exc:
+            if not many:
+                raise
+            searched.indexes.append(  # one store that cannot be read leaves the others
+                {"store": str(location.root), "rebuilt": False, "why": f"left out: {exc.message}",
+                 "sessions": 0, "entries": 0, "snapshots": 0}
+            )  # fmt: skip
+            continue
         try:
             searched.indexes.append(
                 {
