@@ -65,7 +65,7 @@ def build(place: Place) -> MCPServer[Any]:
 
     @tool
     def search(
-        words: list[str],
+        words: list[str] | str,
         agent: str | None = None,
         session: str | None = None,
         file: str | None = None,
@@ -78,14 +78,15 @@ def build(place: Place) -> MCPServer[Any]:
     ) -> str:
         """Find entries in every session, newest first: those whose words (prompts, replies,
         tool calls and their arguments, tool results) hold every one of `words` (each looked
-        for as written, case aside), or whose label or session name does. Filters: agent
-        (claude-code, codex, gemini, opencode, pi), session (id, prefix or name), file (a path:
-        the turns whose snapshot changed it; words may then be empty), since and until
-        (2026-12-01, 2026-12-01T10:30, or 2d, 6h back from now), role (user, assistant, tool,
-        note, summary, system), branch (each session's active path only), all_stores (every
-        store convgit wrote on this machine)."""
+        for as written, case aside; one string is one phrase), or whose label or session name
+        does. Filters: agent (claude-code, codex, gemini, opencode, pi), session (id, prefix or
+        name), file (a path: the turns whose snapshot changed it; words may then be empty),
+        since and until (2026-12-01, 2026-12-01T10:30, or 2d, 6h back from now), role (user,
+        assistant, tool, note, summary, system), branch (each session's active path only),
+        all_stores (every store convgit wrote on this machine)."""
+        given = [words] if isinstance(words, str) else words
         return tools.search(
-            place, words, agent=agent, session=session, file=file, since=since, until=until,
+            place, given, agent=agent, session=session, file=file, since=since, until=until,
             role=role, branch=branch, limit=limit, all_stores=all_stores,
         )  # fmt: skip
 
