@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from convgit.base import codec, locks
-from convgit.base.errors import ConvgitError, CorruptStoreError, StoreLockedError, denied
+from convgit.base.errors import DENIED, ConvgitError, CorruptStoreError, StoreLockedError, denied
 from convgit.search import files, texts
 from convgit.store.location import StoreLocation
 
@@ -122,11 +122,27 @@ def fresh(
     file = path(location)
     try:
         return _fresh(location, file, reindex)
+    except OSError as exc:
+        if exc.errno not in DENIED:
+            raise
     except sqlite3.Error as exc:  # a full disk, a read-only folder: SQLite's own words
-        raise ConvgitError(
-            f"The search index {file} cannot be written ({exc}); the sessions are untouched.",
-            "check the store's folder (space, permissions); the index is rebuilt at any search",
-        ) from None
+        if not any(word in str(exc) for word in ("readonly", "read-only", "unable to open")):
+            raise ConvgitError(
+                f"The search index {file} cannot be written ({exc}); the sessions are untouched.",
+                "check the store's folder (space, permissions); any search rebuilds the index",
+            ) from None
+    return _in_memory(location)
+
+
+def _in_memory(location: StoreLocation) -> tuple[sqlite3.Connection, Freshened]:
+    """A store convgit may not write to (a read-only folder): the index built in memory from
+    its files, for this search alone."""
+    done = Freshened(rebuilt=True, why="read-only")
+    db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    db.executescript(SCHEMA)
+    db.execute("insert into meta values ('version', ?)", (VERSION,))
+    _Updater(db, location, done).run()
+    return db, done
 
 
 def _fresh(
