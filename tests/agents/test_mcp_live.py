@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from tests.agents.hooked import convgit
-from tests.agents.runners import Agent, ClaudeCode, Gemini
+from tests.agents.runners import Agent, ClaudeCode, Gemini, Pi
 from tests.agents.script import call, say
 from tests.agents.server import ModelServer
 from tests.search.oracle import turn
@@ -66,7 +66,7 @@ def _served(agent: Agent, server: ModelServer, project: GitRepo, tool: str, *arg
 
 
 def _cli_name(agent: Agent) -> str:
-    return {"Claude Code": "claude-code", "Gemini CLI": "gemini"}[agent.name]
+    return {"Claude Code": "claude-code", "Gemini CLI": "gemini", "pi": "pi"}[agent.name]
 
 
 def test_claude_code_calls_convgits_tools_through_its_mcp_json(
@@ -80,3 +80,10 @@ def test_gemini_calls_convgits_tools_through_its_settings(
     model_server: ModelServer, gemini: Gemini, project: GitRepo
 ) -> None:
     _served(gemini, model_server, project, "mcp_convgit_{}")
+
+
+def test_pi_calls_convgits_tools_through_convgits_extension(
+    model_server: ModelServer, pi: Pi, project: GitRepo
+) -> None:
+    """pi has no MCP client: the install writes an extension of convgit's that is one."""
+    _served(pi, model_server, project, "convgit_{}")

@@ -82,7 +82,27 @@ def test_the_server_goes_in_and_comes_out_exactly(
     assert gone["changed"] is False
 
 
-def test_an_agent_without_an_mcp_client_is_refused_in_one_sentence(repo: GitRepo) -> None:
-    refused = clirun.run("hooks", "install", "pi", "--mcp", cwd=repo.path, code=2)
-    assert "pi" in refused.stderr and "claude-code" in refused.stderr
+def test_pi_gets_an_extension_of_convgits_that_is_its_mcp_client(repo: GitRepo) -> None:
+    """pi has no MCP client: the install writes convgit's own extension, which is one; a file
+    of that name that is not convgit's is refused, and uninstall leaves the project as it was."""
+    here = repo.path
+    exclude = here / ".git" / "info" / "exclude"
+    excluded = exclude.read_bytes()
+    made = clirun.run("hooks", "install", "pi", "--mcp", "--json", cwd=here).json()
+    path = here / ".pi" / "extensions" / "convgit-mcp.ts"
+    assert Path(made["path"]) == path and made["events"] == ["mcp"] and made["excluded"]
+    text = path.read_text()
+    assert text.startswith("// convgit-pi-mcp ") and '"tools/list"' in text
+    assert json.loads(text.split("\n", 1)[0].split(" ", 2)[2])["command"][-1] == "mcp"
+    clirun.run("hooks", "uninstall", "pi", "--mcp", cwd=here)
+    assert not (here / ".pi").exists() and exclude.read_bytes() == excluded
+    path.parent.mkdir(parents=True)
+    path.write_text("// the user's own\n")
+    refused = clirun.run("hooks", "install", "pi", "--mcp", cwd=here, code=1)
+    assert "not convgit's" in refused.stderr and path.read_text() == "// the user's own\n"
+
+
+def test_an_agent_convgit_does_not_know_is_refused_in_one_sentence(repo: GitRepo) -> None:
+    refused = clirun.run("hooks", "install", "cursor", "--mcp", cwd=repo.path, code=2)
+    assert "cursor" in refused.stderr and "claude-code" in refused.stderr and "pi" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
