@@ -118,6 +118,10 @@ def search(
         lines.append(f"  {files}; show it: show_entry(entry={r.short!r}, session={r.session!r})")
     if found.more:
         lines.append(f"more were found: ask with a larger limit (now {limit}) or narrow it")
+    lines.append(
+        "context: each entry is in its session's tree, where the active path is what the model"
+        " is sent next (show_entry says whether an entry is on it; branch=true keeps only those)"
+    )
     return "\n".join(lines)
 
 

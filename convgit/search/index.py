@@ -110,7 +110,7 @@ class Freshened:
     why: str | None = None  # why it was rebuilt: "missing", "damaged", "asked", ...
     sessions: int = 0  # sessions read (from where they were, or whole)
     entries: int = 0  # entries added
-    snapshots: int = 0  # snapshots whose files were read from git
+    snapshots: int = 0  # snapshots recorded anew (their files read from git)
 
 
 def fresh(
