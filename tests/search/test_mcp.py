@@ -90,3 +90,14 @@ def test_the_sdks_client_reads_both_tracks_and_nothing_changes(repo: GitRepo) ->
     assert sid in listed and "calc work" in listed
     assert "no-such-entry" in wrong and "Traceback" not in wrong
     assert _state(repo) == before, "a tool wrote something"
+
+
+def test_without_the_sdk_convgit_mcp_says_so_in_one_sentence(tmp_path: Path) -> None:
+    """The SDK is an optional extra: missing, `convgit mcp` names the install, exit 1."""
+    hidden = tmp_path / "no-sdk"
+    (hidden / "mcp").mkdir(parents=True)
+    (hidden / "mcp" / "__init__.py").write_text("raise ImportError('no SDK here', name='mcp')\n")
+    env = {"PYTHONPATH": f"{hidden}{os.pathsep}{ROOT}"}
+    done = convgit(tmp_path, "mcp", code=1, env=env)
+    assert done.stderr.startswith("convgit: convgit mcp needs the MCP SDK")
+    assert "pip install 'convgit[mcp]'" in done.stderr and "Traceback" not in done.stderr
