@@ -16,6 +16,15 @@ from convgit.base.errors import ConvgitError
 KINDS = ("user", "assistant", "tool", "note", "summary", "system")
 
 
+def read(record: dict[str, Any]) -> tuple[str | None, str]:
+    """``(kind(record), text(record))`` in one look (the index reads a million of them)."""
+    if record.get("type") == "message":
+        role, content = record.get("role"), record.get("content")
+        found = role if type(role) is str else None
+        return found, content if type(content) is str else _message(content)
+    return kind(record), text(record)
+
+
 def kind(record: dict[str, Any]) -> str | None:
     """The kind ``--role`` finds the entry by (None: an entry a search does not look in)."""
     found = record.get("type")
