@@ -1,6 +1,7 @@
 """Beside an agent: ``import`` and ``export`` of its session files, ``hooks`` and ``hook``
 (recording it live), ``resume`` (handing a path back to it)."""
 
+import functools
 import os
 import sys
 from pathlib import Path
@@ -115,7 +116,8 @@ ScopeOption = Annotated[
         "--scope",
         help="claude-code: local (.claude/settings.local.json, the default), project or user;"
         " gemini: project (.gemini/settings.json, the default) or user; pi: project"
-        " (.pi/extensions/, the default) or user; codex: user ($CODEX_HOME).",
+        " (.pi/extensions/, the default) or user; codex: user ($CODEX_HOME). With --mcp, the"
+        " scopes of docs/mcp.md.",
     ),
 ]
 
@@ -143,17 +145,17 @@ def _mcp_change(
     part = registry.agent(agent, "mcp", unknown=unknown).part("mcp")
     scope = scope or str(part.DEFAULT_SCOPE)
     project = _project()
-    own_way = hasattr(part, "install")
+    # the agent's own install and uninstall (a TOML table, an extension file), else the
+    # server merged into the table of its JSON configuration
+    own = hasattr(part, "install")
     if remove:
-        change = (part if own_way else servers).uninstall(
-            *(() if own_way else (part,)), scope, project, _backups(scope)
-        )
+        gone = part.uninstall if own else functools.partial(servers.uninstall, part)
+        change = gone(scope, project, _backups(scope))
         if change.changed:
             exclude.let_back_into_git(project, change.path, _excluded_record(scope))
     else:
-        change = (part if own_way else servers).install(
-            *(() if own_way else (part,)), scope, project, _backups(scope), program
-        )
+        put = part.install if own else functools.partial(servers.install, part)
+        change = put(scope, project, _backups(scope), program)
     excluded = None
     if not remove and change.own and scope in getattr(part, "PROJECT_SCOPES", ()):
         excluded = exclude.keep_out_of_git(project, change.path, _excluded_record(scope))
