@@ -217,7 +217,9 @@ def test_an_offline_partial_clone_with_trees_on_its_remote_is_refused_by_name(
     bare.rename(away)  # offline: the promisor remote cannot be reached
     user_state_guard.watch(clone.path)
     refused_and_whole(clone, "only on origin")
-    assert "git fetch --refetch --filter=blob:none origin" in convgit(clone.path, "gc", code=1).stderr
+    assert (
+        "git fetch --refetch --filter=blob:none origin" in convgit(clone.path, "gc", code=1).stderr
+    )
     away.rename(bare)
     clone.git("fetch", "-q", "--refetch", "--filter=blob:none", "origin")  # the hint
     user_state_guard.watch(clone.path)
