@@ -144,6 +144,11 @@ def test_every_data_command_prints_one_object_shape(
     s.run("hooks install", here, "hooks", "install", "claude-code")  # already there
     s.run("hooks uninstall", here, "hooks", "uninstall", "claude-code")
     s.run("hooks uninstall", here, "hooks", "uninstall", "claude-code")  # not there
+    s.run("hooks install", here, "hooks", "install", "claude-code", "--mcp")
+    s.run("hooks uninstall", here, "hooks", "uninstall", "claude-code", "--mcp")
+    s.run("search", here, "search", "plan")
+    s.run("search", here, "search", "--file", "calc.py", "-n", "1")  # more than one
+    s.run("search", plain, "search", "nothing-matches-this", "--all-stores")
 
     s.run("diff", here, "diff", first["id"])
     s.run("diff", here, "diff", first["id"], "planA", "-p")
