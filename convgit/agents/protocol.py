@@ -26,6 +26,7 @@ module (``is_prompt = None``), never probed for:
 * ``settings``: hooks that are handlers merged into the agent's settings file
   (``convgit.agents.hooks``); ``hooks``: hooks installed the agent's own way (an extension, a
   plugin, Codex's trust entries).
+* ``mcp``: convgit's MCP server registered in the agent's own configuration.
 
 The registry (``convgit.agents.registry``) finds the folders, orders them and asks here; no
 command keeps a list of agents of its own.
@@ -156,7 +157,29 @@ class OwnHooks(Protocol):
     def status(self, project: Path, tools: bool) -> list[ScopeState]: ...
 
 
-PARTS = ("reading", "resume", "writing", "live", "settings", "hooks")
+class McpServer(Protocol):
+    """convgit's MCP server registered in the agent's own configuration (``convgit hooks
+    install AGENT --mcp``): the servers' table of its JSON configuration
+    (``convgit.agents.mcp.InTable``), or the agent's own way (Codex's TOML, pi's extension)."""
+
+    @property
+    def AGENT(self) -> str: ...
+
+    @property
+    def SCOPES(self) -> Mapping[str, str]: ...
+
+    @property
+    def DEFAULT_SCOPE(self) -> str: ...
+
+    @property
+    def PROJECT_SCOPES(self) -> frozenset[str]: ...  # scopes whose file is in the project
+
+    def install(self, scope: str, project: Path, backups: Path, program: str | None) -> Change: ...
+
+    def uninstall(self, scope: str, project: Path, backups: Path) -> Change: ...
+
+
+PARTS = ("reading", "resume", "writing", "live", "settings", "hooks", "mcp")
 
 
 @dataclass(frozen=True)
@@ -174,6 +197,7 @@ class Declaration:
     live: Callable[[], Live] | None = None
     settings: Callable[[], SettingsHooks] | None = None
     hooks: Callable[[], OwnHooks] | None = None
+    mcp: Callable[[], McpServer] | None = None
 
     def has(self, part: str) -> bool:
         """Whether the agent declares ``part`` (one of ``PARTS``)."""
@@ -189,5 +213,6 @@ class Declaration:
             "live": self.live,
             "settings": self.settings,
             "hooks": self.hooks,
+            "mcp": self.mcp,
         }
         return loaders[part]

@@ -2,8 +2,9 @@
 ``[redacted]`` in a session's entries (text, tool input and output, summaries, an agent's kept
 records), keeping every id, parent and the tree's shape, and in every file the store keeps of
 the session: its quarantine, backups repair made, the snapshot records, its page (removed: it is
-written again on demand) and the logs of side-by-side runs. No copy of the matched text is kept,
-and a ``redaction`` record says what was rewritten and when, never the text.
+written again on demand) and the logs of side-by-side runs; the store's search index is deleted
+(the next search rebuilds it from the files). No copy of the matched text is kept, and a
+``redaction`` record says what was rewritten and when, never the text.
 
 With ``snapshots``, the commits under ``refs/convgit/<sid>/`` (snapshots and saved states) whose
 files hold a match are rewritten with those files scrubbed (``gitrewrite``), their refs moved,
@@ -29,6 +30,7 @@ from convgit.base import codec
 from convgit.base.errors import NoWorkspaceError, RefusedError
 from convgit.conversation import tree
 from convgit.git import names
+from convgit.search import index as searchindex
 from convgit.session import scrub
 from convgit.store import jsonl
 
@@ -139,6 +141,9 @@ def redact(
                     _replace(path, data)
             if rewritten is not None and rewritten.commits:
                 _move(sessions, rewritten)
+            # the search index holds the words the files held: it goes with them (the next
+            # search rebuilds it from the files as they are now)
+            searchindex.forget(location)
         _shared_copies(sessions, scrubber, rewritten, report)
     for session in sessions:
         session.reload()  # the files it had read were replaced

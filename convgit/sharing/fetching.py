@@ -4,7 +4,8 @@
 refs (``refs/convgit/_remote/<remote>/…``, only objects this clone lacks), makes here every
 session this clone does not have (and shares it: it came from the remote), and says how many
 entries each session here is behind. ``pull`` fetches, then merges each remote copy into the
-session here (``incoming.merge_into``).
+session here (``incoming.merge_into``). Both merge the remote's git notes of attribution
+(``[share] notes``) into this clone's, this clone's note winning on a commit both have one for.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from typing import Any
 from convgit.git import names
 from convgit.git.run import Git
 from convgit.session import Session
-from convgit.sharing import incoming, session_commit, transport
-from convgit.sharing.settings import set_shared
+from convgit.sharing import gitnotes, incoming, session_commit, transport
+from convgit.sharing.settings import ShareSettings, set_shared
 from convgit.store import stale_copies
 from convgit.store.location import StoreLocation
 from convgit.store.sessions import SESSION_ID
@@ -53,12 +54,14 @@ class FetchReport:
     remote: str
     merge: bool
     sessions: list[Fetched] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # the git note refs that changed here
 
     def to_json(self) -> dict[str, Any]:
         return {
             "remote": self.remote,
             "merged": self.merge,
             "sessions": [s.to_json() for s in self.sessions],
+            "notes": self.notes,
         }
 
 
@@ -111,4 +114,7 @@ def fetch(location: StoreLocation, given_remote: str | None, *, merge: bool) -> 
             set_shared(location, sid, True)
             row.new, row.entries, row.snapshots = True, done.entries, done.snapshots
         report.sessions.append(row)
+    report.notes = gitnotes.fetch_and_merge(
+        git, remote, ShareSettings.of(location).note_refs(location)
+    )
     return report

@@ -24,9 +24,9 @@ from convgit.conversation.shortids import ShortIds
 from convgit.git import names
 from convgit.git.run import Git
 from convgit.session import Session
-from convgit.sharing import incoming, secrets, session_commit, transport
+from convgit.sharing import gitnotes, incoming, secrets, session_commit, transport
 from convgit.sharing.fetching import fetch_sessions
-from convgit.sharing.settings import shared_ids
+from convgit.sharing.settings import ShareSettings, shared_ids
 from convgit.store import jsonl, stale_copies
 from convgit.store.location import StoreLocation
 
@@ -69,6 +69,7 @@ class PushReport:
     merged: int = 0  # entries the remote had that were merged here on the way
     pushed: bool = False
     replaced: list[str] = field(default_factory=list)  # sessions whose stale copy was replaced
+    notes: list[str] = field(default_factory=list)  # the git note refs sent (``[share] notes``)
 
     @property
     def bytes(self) -> int:
@@ -84,6 +85,7 @@ class PushReport:
             "replaced": self.replaced,
             "bytes": self.bytes,
             "sessions": [s.to_json() for s in self.sessions],
+            "notes": self.notes,
         }
 
 
@@ -130,6 +132,7 @@ def push(
         )
     report.replaced = sorted(stale)
     said: list[str] = []
+    note_refs = ShareSettings.of(location).note_refs(location)
     for _ in range(TRIES):
         report.sessions = [_plan(git, location, remote, sid, report, dry_run) for sid in sids]
         found = [f for s in report.sessions for f in s.secrets]
@@ -144,9 +147,11 @@ def push(
             )
         for planned in report.sessions:  # scanned: only now is anything written
             _carry(git, planned, dry_run)
+        note_specs = gitnotes.push_specs(git, remote, note_refs)
+        report.notes = [spec.partition(":")[2] for spec in note_specs]
         if dry_run:
             return report
-        specs = [spec for s in report.sessions for spec in s.specs]
+        specs = [spec for s in report.sessions for spec in s.specs] + note_specs
         if not specs:
             report.pushed = True
             return report
@@ -186,6 +191,7 @@ def push(
             )
         said = sent.said
         fetch_sessions(git, location, remote, sids)  # the remote moved: fetch, merge, again
+        gitnotes.fetch_and_merge(git, remote, note_refs)
     last = f" (it said: {'; '.join(said)})" if said else ""
     raise RefusedError(
         f"{remote} moved {TRIES} times while this push was merging it{last}; nothing more was"

@@ -456,3 +456,18 @@ def interrupted_gc_words(since: str) -> str:
         f"gc:      a gc begun {since[:16].replace('T', ' ')} UTC was interrupted; nothing is lost,"
         " and `convgit gc` finishes it"
     )
+
+
+def mcp_change_words(change: HooksChange, verb: str) -> list[str]:
+    """What ``hooks install|uninstall AGENT --mcp`` did to the agent's configuration."""
+    title = registry.title(change.agent) or change.agent
+    if verb == "install":
+        done = "registered" if change.changed else "was already registered"
+        lines = [f"convgit's MCP server {done} in {change.path} ({title}, {change.scope})"]
+        lines.append(f"{title} starts it as `convgit mcp`: read-only tools (docs/mcp.md)")
+    else:
+        done = "taken out of" if change.changed else "was not in"
+        lines = [f"convgit's MCP server {done} {change.path} ({title}, {change.scope})"]
+    if change.backup is not None:
+        lines.append(f"the file as it was: {change.backup}")
+    return lines

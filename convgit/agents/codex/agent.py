@@ -8,7 +8,7 @@ from convgit.agents.codex import NAME, TITLE
 from convgit.agents.protocol import Declaration, Writing
 
 if TYPE_CHECKING:
-    from convgit.agents.protocol import Live, OwnHooks, Reading, Resuming, SettingsHooks
+    from convgit.agents.protocol import Live, McpServer, OwnHooks, Reading, Resuming, SettingsHooks
 
 
 def _reading() -> Reading:
@@ -47,6 +47,12 @@ def _hooks() -> OwnHooks:
     return hooks
 
 
+def _mcp() -> McpServer:
+    from convgit.agents.codex import mcp
+
+    return mcp
+
+
 AGENT = Declaration(
     NAME,
     TITLE,
@@ -57,4 +63,5 @@ AGENT = Declaration(
     live=_live,
     settings=_settings,
     hooks=_hooks,
+    mcp=_mcp,
 )

@@ -8,7 +8,7 @@ from convgit.agents.gemini import NAME, TITLE
 from convgit.agents.protocol import Declaration, Writing
 
 if TYPE_CHECKING:
-    from convgit.agents.protocol import Live, Reading, Resuming, SettingsHooks
+    from convgit.agents.protocol import Live, McpServer, Reading, Resuming, SettingsHooks
 
 
 def _reading() -> Reading:
@@ -41,6 +41,13 @@ def _settings() -> SettingsHooks:
     return live
 
 
+def _mcp() -> McpServer:
+    from convgit.agents.gemini import mcp
+    from convgit.agents.mcp import InTable
+
+    return InTable(mcp)
+
+
 AGENT = Declaration(
     NAME,
     TITLE,
@@ -50,4 +57,5 @@ AGENT = Declaration(
     writing=_writing,
     live=_live,
     settings=_settings,
+    mcp=_mcp,
 )

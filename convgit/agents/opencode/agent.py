@@ -8,7 +8,7 @@ from convgit.agents.opencode import NAME, TITLE
 from convgit.agents.protocol import Declaration, Writing
 
 if TYPE_CHECKING:
-    from convgit.agents.protocol import Live, OwnHooks, Reading, Resuming
+    from convgit.agents.protocol import Live, McpServer, OwnHooks, Reading, Resuming
 
 
 def _reading() -> Reading:
@@ -41,6 +41,13 @@ def _hooks() -> OwnHooks:
     return hooks
 
 
+def _mcp() -> McpServer:
+    from convgit.agents.mcp import InTable
+    from convgit.agents.opencode import mcp
+
+    return InTable(mcp)
+
+
 AGENT = Declaration(
     NAME,
     TITLE,
@@ -50,4 +57,5 @@ AGENT = Declaration(
     writing=_writing,
     live=_live,
     hooks=_hooks,
+    mcp=_mcp,
 )

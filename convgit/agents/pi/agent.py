@@ -8,7 +8,7 @@ from convgit.agents.pi import NAME, TITLE
 from convgit.agents.protocol import Declaration
 
 if TYPE_CHECKING:
-    from convgit.agents.protocol import Live, OwnHooks, Reading, Resuming, Writing
+    from convgit.agents.protocol import Live, McpServer, OwnHooks, Reading, Resuming, Writing
 
 
 def _reading() -> Reading:
@@ -41,6 +41,12 @@ def _hooks() -> OwnHooks:
     return hooks
 
 
+def _mcp() -> McpServer:
+    from convgit.agents.pi import mcp
+
+    return mcp
+
+
 AGENT = Declaration(
     NAME,
     TITLE,
@@ -50,4 +56,5 @@ AGENT = Declaration(
     writing=_writing,
     live=_live,
     hooks=_hooks,
+    mcp=_mcp,
 )
