@@ -135,8 +135,9 @@ def test_an_edit_is_each_agents_own_edit() -> None:
     assert _said("codex", "claude-code", "apply_patch", {"input": patch}) == ("Edit", claude)
     assert _said("claude-code", "gemini", "Edit", claude) == (
         "replace",
-        {"file_path": "/w/a.txt", "old_string": "one", "new_string": "two"},
-    )
+        {"file_path": "/w/a.txt", "old_string": "one", "new_string": "two",
+         "instruction": "Replace old_string by new_string in the file."},
+    )  # fmt: skip
     assert _said("claude-code", "opencode", "Edit", claude) == (
         "edit",
         {"filePath": "/w/a.txt", "oldString": "one", "newString": "two"},

@@ -56,12 +56,25 @@ def _write_read(op: Op, cwd: str) -> dict[str, Any]:
     return said
 
 
+_WRITE, _REPLACE = file_tools(
+    path="file_path", write="write_file", content="content", edit="replace",
+    old="old_string", new="new_string", every="allow_multiple",
+)  # fmt: skip
+INSTRUCTION = "Replace old_string by new_string in the file."  # replace requires one
+
+
+def _write_replace(op: Op, cwd: str) -> dict[str, Any] | None:
+    """Another agent's edit as ``replace``, with the ``instruction`` the CLI's schema requires
+    (the CLI refuses a call without one)."""
+    assert _REPLACE.write is not None
+    said = _REPLACE.write(op, cwd)
+    return None if said is None else {**said, "instruction": INSTRUCTION}
+
+
 TOOLS = ToolMap(
     (
-        *file_tools(
-            path="file_path", write="write_file", content="content", edit="replace",
-            old="old_string", new="new_string", every="allow_multiple",
-        ),
+        _WRITE,
+        Tool("replace", "edit", _REPLACE.read, _write_replace),
         shell_tool("run_shell_command"),
         Tool("read_file", "read", _read_file, _write_read),
         search_tool("grep_search", path="dir_path", glob="include_pattern"),
