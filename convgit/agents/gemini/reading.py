@@ -238,7 +238,8 @@ class _Chat:
         tail = previous
         for entry in made:
             ident = entry["id"]
-            if self._has(ident) and (self._below(ident, tail) or not self._below(tail, ident)):
+            apart = tail is None or not self._below(tail, ident)
+            if self._has(ident) and (self._below(ident, tail) or apart):
                 # there already, below the message before or apart from it (a file convgit
                 # wrote, which Gemini CLI gave a context message of its own first): the next
                 # message hangs below it
