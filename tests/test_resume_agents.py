@@ -196,3 +196,30 @@ def test_a_pi_session_resumes_in_codex_and_codex_turns_are_a_branch_below_ref(
     assert added["parentId"] == "10000007" and added["agent"] == "codex"
     assert f"{added['id'][:8]} assistant: Codex goes on. (codex)" in run(repo, "tree")
     assert len(run_json(repo, "sessions")["sessions"]) == sessions
+
+
+@pytest.mark.parametrize(
+    ("agent", "fixture"),
+    [("gemini", "thoughts-and-tool-calls.json"), ("claude-code", "subagent-file/main.jsonl")],
+)
+def test_a_gemini_json_session_and_a_claude_session_with_subagents_resume_in_every_agent(
+    tmp_path: Path, agent: str, fixture: str
+) -> None:
+    """Issue 36: the Gemini CLI session of the older ``.json`` form and a Claude Code session
+    with a subagent resume at their last reply in every agent, each file one that agent's
+    importer recognises as its own."""
+    from convgit.agents import registry
+    from convgit.agents.recognise import agent_of
+
+    repo = init_repo(tmp_path / "project").path
+    source = FIXTURES / agent / fixture
+    if source.name == "main.jsonl":  # the subagent's file beside it, as Claude Code keeps it
+        shutil.copytree(source.parent, tmp_path / "claude", dirs_exist_ok=True)
+        source = tmp_path / "claude" / "main.jsonl"
+    run(repo, "import", agent, str(source))
+    entries = run_json(repo, "log")["entries"]
+    ref = [e["id"] for e in entries if e.get("role") == "assistant" and text_of(e)][-1]
+    for target in registry.names("writing"):
+        resumed = run_json(repo, "resume", ref, "--agent", target)
+        assert resumed["agent"] == target and resumed["entry"] == ref
+        assert agent_of(Path(resumed["path"]).read_bytes()) == target
