@@ -219,7 +219,7 @@ def test_a_gemini_json_session_and_a_claude_session_with_subagents_resume_in_eve
     run(repo, "import", agent, str(source))
     entries = run_json(repo, "log")["entries"]
     ref = [e["id"] for e in entries if e.get("role") == "assistant" and text_of(e)][-1]
-    for target in registry.names("writing"):
+    for target in registry.names("resume"):
         resumed = run_json(repo, "resume", ref, "--agent", target)
         assert resumed["agent"] == target and resumed["entry"] == ref
         assert agent_of(Path(resumed["path"]).read_bytes()) == target
