@@ -148,6 +148,8 @@ def run(directory: Path | None = None) -> Path:
 
     s.say("To start plan B from the original files, restore the task's snapshot (undoable).")
     s.convgit("restore", "task", "--yes")
+    s.say("The next user message carries the note, so the model knows where the files are.")
+    s.new_entry("user", "Try plan B: add() returns a + b.")
     s.write("calc.py", PLAN_B, "plan B: just add")
     plan_b = s.new_entry("assistant", "Plan B: add() returns a + b.")
     s.convgit("label", plan_b, "planB")

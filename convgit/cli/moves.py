@@ -59,12 +59,15 @@ def _moved(session: Session, leaf: str, json: bool, verb: str) -> None:
                 "source": None,
                 "leaf": session.conversation.leaf,
                 "files_changed": False,
+                "note": session.moves.note,
             }
         )
         return
     from convgit.text import render
 
     show(_prefixed(verb, render.entry_line(session.view(), leaf, on_path=True)))
+    if session.moves.note is not None:
+        show(render.note_line(session.view(), session.moves.note))
     boundary(session)
 
 
@@ -125,6 +128,7 @@ def fork(
                 "source": source,
                 "leaf": made.conversation.leaf,
                 "files_changed": False,
+                "note": None,
             }
         )
         return

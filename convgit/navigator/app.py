@@ -382,7 +382,9 @@ class Navigator(App[list[str]]):
             self.drawn.go(done)
             line = render.entry_line(self.view, done, on_path=True)
             verb = "edited: " if what == "edit" else "forked: "
-            self.say([render.Styled(verb).append_text(line), self._boundary()])
+            told = self.session.moves.note
+            note = [] if told is None else [render.note_line(self.view, told)]
+            self.say([render.Styled(verb).append_text(line), *note, self._boundary()])
 
     def _search(self, query: str) -> None:
         self.found = shape.matches(self.view, query, self.drawn.placed.drawing_order())

@@ -6,22 +6,29 @@ Promises kept here (``Moves``, a session's ``moves``):
 * nothing is copied within a session: a branch is new entries under an existing one, and the
   active leaf moves to it;
 * a branch is refused inside a tool run (``branching.refusal``): it would leave a call waiting;
+* a fork or an edit that writes a message the model is sent next tells it first where restores
+  left the files: the note goes above the message, in the same write
+  (``convgit.session.restore_notes``); a move that writes no such message leaves them pending;
 * a forked session shares the snapshots of the shared path (the same commits), never copies.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from convgit import schema
-from convgit.base.errors import NotFoundError, RefusedError, UsageError
-from convgit.conversation import appending, branching, refs, tree
+from convgit.base.errors import ConvgitError, NotFoundError, RefusedError, UsageError
+from convgit.conversation import branching, refs, tree
 from convgit.git import names
 from convgit.session.opening import check_name
+from convgit.session.restore_notes import goes_above
 
 if TYPE_CHECKING:
     from convgit.session.conversation import Conversation
+    from convgit.session.restore_notes import RestoreNotes, Telling
     from convgit.session.track import Track
     from convgit.store.sidecar import SnapshotInfo
 
@@ -39,9 +46,11 @@ class ForkCopy:
 class Moves:
     """Moving in one session's conversation: never a file changed."""
 
-    def __init__(self, conversation: Conversation, track: Track) -> None:
+    def __init__(self, conversation: Conversation, track: Track, notes: RestoreNotes) -> None:
         self.conversation = conversation
         self.track = track
+        self.notes = notes
+        self.note: str | None = None  # the note the last fork or edit wrote above its message
 
     def switch(self, ref: str, *, tip: bool = False) -> str:
         """Make ``ref`` the active leaf; with ``tip``, the newest deepest leaf below ``ref`` (the
@@ -107,10 +116,12 @@ class Moves:
         if refused is not None:
             raise refused
         left = self.conversation.tree.leaf
+        telling = self._telling() if text is not None else None  # told above the message
+        told: list[bool] = []
 
         def build() -> list[dict[str, Any]]:
             records: list[dict[str, Any]] = []
-            parent = target
+            parent: str | None = target
             if summary is not None:
                 records.append(
                     self.conversation.new_entry(
@@ -119,22 +130,23 @@ class Moves:
                 )
                 parent = records[-1]["id"]
             if text is not None:
-                made = self.conversation.new_entry("message", parent, role="user", content=text)
-                if records and made["id"] == records[0]["id"]:
-                    made["id"] = appending.fresh_id(
-                        self.conversation.tree.entries, {records[0]["id"]: records[0]}
+                parent = self._tell(telling, parent, records, told)
+                records.append(
+                    self.conversation.new_entry(
+                        "message", parent, records, role="user", content=text
                     )
-                records.append(made)
+                )
             if not records:
                 records.append(schema.leaf(target))
             return records
 
-        self.conversation.write(build, builds_on_leaf=False)
+        self._written(build, telling, told)
         return self.conversation.tree.leaf or target
 
     def edit(self, ref: str, text: str) -> str:
         """A new version of message ``ref``: a sibling with the same role and new text, which
-        becomes the leaf. The original stays in the tree. Refused for a tool result, an
+        becomes the leaf (a new user message hangs below the note that tells restores not told
+        yet, when there are some). The original stays in the tree. Refused for a tool result, an
         assistant message whose tool calls are not all answered, and a message whose new version
         would come between a tool call and its result; the hint names where to branch instead."""
         target = self.conversation.resolve(ref)
@@ -142,14 +154,61 @@ class Moves:
         if refused is not None:
             raise refused
         record = self.conversation.tree.entries[target]
-        parent = record["parentId"]
-        made = self.conversation.write(
-            lambda: [
-                self.conversation.new_entry("message", parent, role=record["role"], content=text)
-            ],
-            builds_on_leaf=False,
-        )
-        return str(made[0]["id"])
+        telling = self._telling() if goes_above(record) else None
+        told: list[bool] = []
+
+        def build() -> list[dict[str, Any]]:
+            records: list[dict[str, Any]] = []
+            parent = self._tell(telling, record["parentId"], records, told)
+            role = record["role"]
+            records.append(
+                self.conversation.new_entry("message", parent, records, role=role, content=text)
+            )
+            return records
+
+        made = self._written(build, telling, told)
+        return str(made[-1]["id"])
+
+    def _telling(self) -> Telling | None:
+        """What a message written now tells of the restores not told yet (None: nothing, or the
+        files cannot be read now: they stay pending and the move goes on)."""
+        try:
+            return self.notes.prepare()
+        except (ConvgitError, OSError):
+            return None
+
+    def _tell(
+        self,
+        telling: Telling | None,
+        parent: str | None,
+        records: list[dict[str, Any]],
+        told: list[bool],
+    ) -> str | None:
+        """Inside a write: the note that tells ``telling`` goes into ``records`` under
+        ``parent``; the parent the user message then hangs from (a fork and an edit are refused
+        inside a tool run, so ``parent`` waits for no result)."""
+        telling_records = self.notes.told_under(telling, parent, records)
+        if telling_records is None:
+            return parent
+        told.append(True)
+        records.extend(telling_records)
+        return str(telling_records[0]["id"]) if telling_records else parent
+
+    def _written(
+        self,
+        build: Callable[[], list[dict[str, Any]]],
+        telling: Telling | None,
+        told: list[bool],
+    ) -> list[dict[str, Any]]:
+        """Write ``build``'s records; the restores they told are closed (``settle``) and the
+        note, if one was written, is ``note``."""
+        self.note = None
+        made = self.conversation.write(build, builds_on_leaf=False)
+        if told and telling is not None:
+            self.note = next((str(r["id"]) for r in made if r["type"] == "note"), None)
+            with suppress(ConvgitError, OSError):  # the note, or the files being back, told it
+                self.notes.settle(telling)
+        return made
 
     def retry(self, ref: str = refs.LEAF, *, turn: bool = False) -> str:
         """Get ready to ask again: for an assistant reply, the leaf moves to the message it

@@ -195,6 +195,11 @@ def entry_line(
     return line
 
 
+def note_line(view: SessionView, ident: str) -> Styled:
+    """The line a write that told restores prints under its entry: the note above it."""
+    return Styled("above it: ").append_text(entry_line(view, ident, on_path=True))
+
+
 class Names:
     """How a command names entries where people read: by short id, with the label beside it
     (``7ba30997 [planB]``). Without a view, ids are shown whole (``--json`` keeps them so)."""
@@ -452,8 +457,7 @@ def restore_words(result: RestoreResult, names: Names | None = None) -> list[str
         )
     if result.note is not None:
         lines.append(
-            "the model will be told where the files are when the conversation moves on"
-            " (one note above the next turn)"
+            "the model will be told where the files are by a note above the next user message"
         )
     elif result.note_skipped:
         lines.append(result.note_skipped)
