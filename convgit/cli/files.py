@@ -27,7 +27,7 @@ from convgit.cli.program import (
     options,
     out,
 )
-from convgit.conversation.refs import LEAF, WORKING_TREE, is_saved_ref
+from convgit.conversation.refs import LEAF, WORKING_TREE
 from convgit.session import Session
 
 
@@ -376,14 +376,12 @@ def worktree(
     from convgit.cli import newfile
 
     newfile.check_new_folder(directory, "convgit worktree")
-    commit = session.snapshots.add_worktree(ref, directory)
-    if is_saved_ref(ref):
-        entry, what = None, f"the saved state {session.saved_states.find(ref).id}"
+    entry, commit = session.snapshots.add_worktree(ref, directory)
+    if entry is None:
+        what = f"the saved state {session.saved_states.find(ref).id}"
     else:
-        snap = session.track.sidecar.snapshot_by_commit(commit)  # REF's, REF@{N} or by its commit
-        assert snap is not None
-        entry = snap.entry
-        now = session.track.sidecar.snapshots[entry].commit == commit
+        current = session.track.sidecar.snapshots.get(entry)
+        now = current is not None and current.commit == commit
         what = f"the snapshot of {entry}{'' if now else ' (since replaced)'} ({commit[:12]})"
     if json:
         report({"entry": entry, "commit": commit, "path": str(directory)}, None)

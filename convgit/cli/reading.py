@@ -7,7 +7,6 @@ from typing import Annotated, Any
 
 import typer
 
-from convgit.base import codec
 from convgit.base.errors import UsageError
 from convgit.cli.output import show
 from convgit.cli.program import (
@@ -123,7 +122,8 @@ def show_cmd(
     the saved state and the rest null or empty), and the day gc let its snapshot go (or null)."""
     session = open_session()
     if is_saved_ref(ref):  # a saved state, by the id restore printed
-        state = session.saved_states.find(ref).to_json()
+        found = session.saved_states.find(ref)
+        state = found.to_json()
         if json:
             out(
                 {
@@ -135,7 +135,10 @@ def show_cmd(
                 }
             )
         else:
-            echo(codec.dumps(state, pretty=True))
+            from convgit.text import render
+
+            shown = render.saved_state_lines(found, session.id, render.Names(session.view()))
+            show(*shown)
         return
     ident = session.conversation.resolve(ref)
     value = session.conversation.record(ident)

@@ -7,6 +7,7 @@ appends (an agent's hook, another shell) shows up in the tree."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
@@ -369,7 +370,9 @@ class Navigator(App[list[str]]):
         moves: dict[str, Callable[[], str]] = {
             "edit": lambda: self.session.moves.edit(ident, text),
             "fork": lambda: self.session.moves.fork(ident, text or None),
-            "label": lambda: self.session.moves.label(ident, text or None, force=False),
+            "label": lambda: self.session.moves.label(
+                ident, text or None, force=False, replace=True  # its label was in the line
+            ),
         }
         with self._refusals():
             done = moves[what]()
@@ -413,7 +416,9 @@ class Navigator(App[list[str]]):
         with self._refusals():
             agent = str(self.session.conversation.header().get("agent") or registry.DEFAULT)
             result = handback.resume(self.session, ident, agent)
-            self.exit(reports.resume_words(result, self.view.short_id(result.entry)))
+            git = self.session.location.git
+            tree = None if git is None or git.worktree is None else Path(git.worktree).resolve()
+            self.exit(reports.resume_words(result, self.view.short_id(result.entry), tree))
 
     def action_help(self) -> None:
         self.push_screen(Help(KEYS))

@@ -97,6 +97,8 @@ class Appending:
         return [schema.entry_from_wire(self.conversation.tree.entries[i]) for i in ids]
 
     def user(self, text: str, *, force: bool = False, ident: str | None = None) -> Entry:
+        """Append a user message (refused empty)."""
+        appending.check_said(text)
         return self.entry(new_message("user", text, ident), force=force)
 
     def assistant(
@@ -107,12 +109,17 @@ class Appending:
         ident: str | None = None,
     ) -> Entry:
         """Append the model's reply; with snapshots on, the files are snapshotted right after.
-        With ``ident``, sending the same reply again is a no-op (see ``records``)."""
+        With ``ident``, sending the same reply again is a no-op (see ``records``). A reply of
+        text alone is refused empty."""
+        if isinstance(content, str):
+            appending.check_said(content, "reply")
         return self.entry(new_message("assistant", content, ident), force=force)
 
     def system(self, text: str | None, *, force: bool = False) -> Entry:
         """Record the system prompt the model is sent from here on (None: none) as a settings
         entry at the active leaf; replay takes the last one on the path, as for ``model``."""
+        if text is not None:
+            appending.check_said(text, "system prompt")
         return self.entry({"type": "system", "text": text}, force=force)
 
     def records(

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from convgit import schema
 from convgit.base.errors import ConvgitError, NotFoundError, RefusedError, UsageError
-from convgit.conversation import branching, refs, tree
+from convgit.conversation import appending, branching, refs, tree
 from convgit.git import names
 from convgit.session.opening import check_name
 from convgit.session.restore_notes import goes_above
@@ -79,10 +79,13 @@ class Moves:
         self.conversation.write(lambda: [schema.leaf(target)], builds_on_leaf=False)
         return target
 
-    def label(self, ref: str, name: str | None, *, force: bool = True) -> str:
+    def label(
+        self, ref: str, name: str | None, *, force: bool = True, replace: bool = True
+    ) -> str:
         """Bookmark ``ref`` as ``name`` (None clears its label). A label names one entry:
         given to another, it moves (``labelled`` tells where it was); with ``force`` False,
-        a label on another entry is refused instead."""
+        a label on another entry is refused instead. An entry has one label: with ``replace``
+        False, a label ``ref`` has already is refused instead of replaced."""
         target = self.conversation.resolve(ref)
         if name is not None:
             _check_label(name)
@@ -95,6 +98,13 @@ class Moves:
                 raise RefusedError(
                     f"The label '{name}' is on entry {held[-1]} already; nothing was changed.",
                     f"`convgit label {ref} {name} -f` moves it here",
+                )
+            had = self.conversation.tree.labels.get(target)
+            if name is not None and had is not None and had != name and not replace:
+                raise RefusedError(
+                    f"Entry {target} is labelled '{had}' already, and an entry has one label;"
+                    " nothing was changed.",
+                    f"`convgit label {ref} {name} -f` replaces '{had}'",
                 )
             return [*(schema.label(i, None) for i in held), schema.label(target, name)]
 
@@ -112,6 +122,10 @@ class Moves:
         a user message starts the new branch. Nothing is copied; files are not touched. Refused
         inside a tool run (``branching.refusal``): the branch would leave a tool call waiting."""
         target = self.conversation.resolve(ref)
+        if text is not None:
+            appending.check_said(text)
+        if summary is not None:
+            appending.check_said(summary, "summary")
         refused = branching.refusal(self.conversation.tree, target, f"A fork from {target}")
         if refused is not None:
             raise refused
@@ -150,6 +164,7 @@ class Moves:
         assistant message whose tool calls are not all answered, and a message whose new version
         would come between a tool call and its result; the hint names where to branch instead."""
         target = self.conversation.resolve(ref)
+        appending.check_said(text)
         refused = _edit_refusal(self.conversation.tree, target)
         if refused is not None:
             raise refused
@@ -212,7 +227,9 @@ class Moves:
 
     def retry(self, ref: str = refs.LEAF, *, turn: bool = False) -> str:
         """Get ready to ask again: for an assistant reply, the leaf moves to the message it
-        answered (the next reply becomes its sibling); for any other entry, to that entry. With
+        answered (the next reply becomes its sibling); for a user message or tool result, to
+        that entry. Refused for an entry that is not a message (a system prompt, a note):
+        there is nothing to retry there. With
         ``turn``, to just before the last user message at or above ``ref`` (tool results are not
         user messages), so the next user message starts the new attempt and the turn left
         behind, tool runs and all, is not in its context."""
@@ -232,7 +249,14 @@ class Moves:
                 raise refused
             self.conversation.write(lambda: [schema.leaf(before)], builds_on_leaf=False)
             return before
-        if record["type"] == "message" and record["role"] == "assistant":
+        if record["type"] != "message":
+            reply = _reply_above(self.conversation.tree, target)
+            raise RefusedError(
+                f"Entry {target} is a {_describe(record)}, not a message: there is nothing to retry"
+                " there, and the next reply would go below it as it is.",
+                None if reply is None else f"`convgit retry {reply}` tries the reply above again",
+            )
+        if record["role"] == "assistant":
             parent = record["parentId"]
             if parent is None:
                 raise RefusedError(f"Entry {target} is a root; there is nothing to retry from.")
@@ -321,6 +345,15 @@ def _caller(found: tree.Tree, ident: str) -> str | None:
         if above["type"] == "message" and record["toolCallId"] in schema.tool_call_ids(above):
             return node
         node = above["parentId"]
+    return None
+
+
+def _reply_above(found: tree.Tree, ident: str) -> str | None:
+    """The nearest assistant message above ``ident`` on its path."""
+    for node in reversed(found.path(ident)):
+        record = found.entries[node]
+        if record["type"] == "message" and record["role"] == "assistant":
+            return node
     return None
 
 

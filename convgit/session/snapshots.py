@@ -335,16 +335,18 @@ class Snapshots:
         found = [p for c, p in self.track.sidecar.pruned.items() if c.startswith(wanted)]
         return found[0] if len(found) == 1 else None
 
-    def add_worktree(self, ref: str, directory: Path) -> str:
+    def add_worktree(self, ref: str, directory: Path) -> tuple[str | None, str]:
         """Check ``ref``'s snapshot (or the saved state ``ref`` names) out in ``directory`` (a
         detached git worktree), side by side; the main working tree is not touched. Returns
-        the commit checked out."""
+        the entry whose snapshot it is (None for a saved state) and the commit checked out:
+        the entry ``ref`` names, even when other entries' snapshots share the commit."""
         if is_saved_ref(ref):
-            commit = self.saved_states.find(ref).commit
+            entry, commit = None, self.saved_states.find(ref).commit
         else:
-            commit = self.require(ref).commit
+            snap = self.require(ref)
+            entry, commit = snap.entry, snap.commit
         self.track.workspace().add_worktree(commit, directory)
-        return commit
+        return entry, commit
 
     @overload
     def snapshot(

@@ -512,6 +512,36 @@ def saved_lines(saved: Sequence[SavedState], session: str) -> list[str]:
     return out
 
 
+def saved_state_lines(state: SavedState, session: str, names: Names | None = None) -> list[str]:
+    """``convgit show saved:ID``: one saved state, as a person reads it."""
+    ids = Names() if names is None else names
+    lines = [f"saved state {state.id}{_elsewhere(state, session)}", f"commit  {state.commit}"]
+    lines.append(f"time    {state.ts}")
+    if not state.recorded or state.rebuilt:
+        lines.append(
+            "its record was lost; repair wrote it again from its ref"
+            if state.rebuilt
+            else "no record in the sidecar, found from its ref (`convgit repair` records it)"
+        )
+    else:
+        if state.undo:
+            went = "the state before the last restore"
+        elif state.target:
+            went = f"the saved state {state.target}"
+        elif state.entry:
+            went = f"the snapshot of {ids.named(state.entry)}"
+        else:
+            went = f"commit {state.restored_to[:12]}"
+        lines.append(f"saved   before `{state.preceded}`, which brought the files to {went}")
+        count = sum(state.changed.values())
+        names_ = _names(state.files, 10, count) if state.files else "no file"
+        lines.append(f"files   {files(count)} that restore changed: {names_}")
+        if not state.finished:
+            lines.append("that restore was interrupted: the files may have been half-written")
+    lines.append(f"`convgit restore {state.id}` brings the files back to it")
+    return lines
+
+
 def _elsewhere(state: SavedState, session: str) -> str:
     return f" (session {state.session})" if state.session and state.session != session else ""
 

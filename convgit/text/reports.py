@@ -166,9 +166,10 @@ def hook_failure_words(failures: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def resume_words(result: Resumed, shown: str) -> list[str]:
-    """What `convgit resume` wrote, and the command that continues there (``shown``: how the
-    entry is listed)."""
+def resume_words(result: Resumed, shown: str, worktree: Path | None = None) -> list[str]:
+    """What `convgit resume` wrote and where, and the command that continues there (``shown``:
+    how the entry is listed; ``worktree``: the session's working tree, said when the file was
+    written inside it)."""
     where = _shown_path(result.path)
     if not result.written:
         return [
@@ -176,11 +177,17 @@ def resume_words(result: Resumed, shown: str) -> list[str]:
             f" {result.agent_session_id} ({where}): nothing written",
             f"to continue there: {result.command}",
         ]
-    return [
+    lines = [
         f"wrote {registry.a(result.title)} session of the path to {shown}"
-        f" ({result.lines} lines): {where}",
-        f"to continue there: {result.command.replace(str(result.path), where)}",
+        f" ({result.lines} lines): {where}"
     ]
+    if worktree is not None and result.path.resolve().is_relative_to(worktree):
+        lines.append(
+            "it is inside the working tree, beside the file the session was imported from:"
+            " git sees a new file there, and the next snapshot holds it unless git ignores it"
+        )
+    lines.append(f"to continue there: {result.command.replace(str(result.path), where)}")
+    return lines
 
 
 def _shown_path(path: Path) -> str:

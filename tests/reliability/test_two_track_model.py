@@ -470,7 +470,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
     def retry(self, pick: int) -> None:
         target = self._pick(pick)
         expected = self.parent[target] if self.kind[target] == "assistant" else target
-        if expected is None:
+        if expected is None or self.kind[target] == "note":  # nothing to retry there
             with pytest.raises(RefusedError):
                 self._moves_nothing(lambda: self.session.moves.retry(target))
             return
