@@ -7,9 +7,9 @@ appends (an agent's hook, another shell) shows up in the tree."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
