@@ -371,7 +371,10 @@ class Navigator(App[list[str]]):
             "edit": lambda: self.session.moves.edit(ident, text),
             "fork": lambda: self.session.moves.fork(ident, text or None),
             "label": lambda: self.session.moves.label(
-                ident, text or None, force=False, replace=True  # its label was in the line
+                ident,
+                text or None,
+                force=False,
+                replace=True,  # its label was in the line
             ),
         }
         with self._refusals():

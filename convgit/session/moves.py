@@ -79,9 +79,7 @@ class Moves:
         self.conversation.write(lambda: [schema.leaf(target)], builds_on_leaf=False)
         return target
 
-    def label(
-        self, ref: str, name: str | None, *, force: bool = True, replace: bool = True
-    ) -> str:
+    def label(self, ref: str, name: str | None, *, force: bool = True, replace: bool = True) -> str:
         """Bookmark ``ref`` as ``name`` (None clears its label). A label names one entry:
         given to another, it moves (``labelled`` tells where it was); with ``force`` False,
         a label on another entry is refused instead. An entry has one label: with ``replace``
