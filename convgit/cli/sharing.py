@@ -116,7 +116,16 @@ def push(
     verb = "would push" if dry_run else "pushed"
     for s in report.sessions:
         if not s.specs:
-            lines.append(f"{report.remote} has all of {_named(s.session, s.name)}")
+            lines.append(
+                f"{report.remote} is up to date: it has all of {_named(s.session, s.name)}"
+            )
+            continue
+        if not s.entries and not s.snapshots:  # a label, a name or a leaf moved: records only
+            lines.append(
+                f"{verb} {_named(s.session, s.name)} to {report.remote}: no new entry or"
+                f" snapshot, only the records that changed (labels, names, the active leaf),"
+                f" {_bytes(s.bytes)}"
+            )
             continue
         lines.append(
             f"{verb} {_named(s.session, s.name)} to {report.remote}: {_count(s.entries, 'entry')},"

@@ -307,11 +307,11 @@ class Snapshots:
             nearest = self.track.nearest_snapshot(target)
             hint = f"its nearest snapshot is at {nearest.entry}" if nearest else "convgit snapshot"
             gone = self.track.sidecar.let_go.get(target)
-            if gone is not None:
+            if gone is not None:  # `convgit snapshot` would record today's files as its
                 raise NotFoundError(
                     f"Entry {target} has no snapshot now: its snapshot was let go by gc on"
                     f" {gone.day}.",
-                    hint,
+                    hint if nearest else "`convgit snapshots` lists what gc kept, and why",
                 )
             raise NotFoundError(f"Entry {target} has no snapshot.", hint)
         if back:

@@ -275,13 +275,21 @@ def redact_lines(report: Any, described: str) -> list[str]:
             continue
         verb = "would redact" if would else "redacted"
         count = found.matches + sum(found.files.values())
-        out.append(
-            f"session {found.session}: {verb} {count} match{'es' if count != 1 else ''} of"
-            f" {described}"
-        )
+        where = [f"{count} in its records"] if count else []
+        if found.snapshots:
+            paths = len({p for ps in found.snapshots.values() for p in ps})
+            saved = sum("/" in ref for ref in found.snapshots)
+            kinds = [_count(len(found.snapshots) - saved, "snapshot")] * (
+                saved < len(found.snapshots)
+            )
+            kinds += [_count(saved, "saved state")] * (saved > 0)
+            where.append(f"{_count(paths, 'file')} in {' and '.join(kinds)}")
+        if not where:
+            where.append("only on its page")
+        out.append(f"session {found.session}: {verb} matches of {described}: {', '.join(where)}")
         out += [f"  entry {e}: {', '.join(fields)}" for e, fields in found.entries.items()]
         out += [f"  line {n} of the session file" for n in found.lines]
-        out += [f"  {name}: {n} match{'es' if n != 1 else ''}" for name, n in found.files.items()]
+        out += [f"  {name}: {_matches(n)}" for name, n in found.files.items()]
         for ref, paths in found.snapshots.items():
             what = "saved state" if "/" in ref else "snapshot of"
             out.append(f"  {what} {ref}: {', '.join(paths) or 'rewritten (its parent was)'}")
@@ -295,7 +303,7 @@ def redact_lines(report: Any, described: str) -> list[str]:
                 f"  it mirrors {found.agent}: that agent's own transcript still holds the text"
             )
     for path, n in report.runs.items():
-        out.append(f"run log {path}: {'would redact' if would else 'redacted'} {n}")
+        out.append(f"run log {path}: {'would redact' if would else 'redacted'} {_matches(n)}")
     out += [f"warning: {sentence}" for sentence in report.elsewhere]
     out += [
         f"warning: {path} in the working tree still holds a match (redact never changes your files)"
@@ -309,6 +317,14 @@ def redact_lines(report: Any, described: str) -> list[str]:
     if would:
         out.append("dry run: nothing was changed")
     return out
+
+
+def _matches(n: int) -> str:
+    return f"{n} match{'es' if n != 1 else ''}"
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
 
 
 def gc_lines(report: Any) -> list[str]:
