@@ -32,11 +32,21 @@ from convgit.session import Session
 
 
 @command()
-def status(json: JsonFlag = False) -> None:
-    """Both tracks: where the context is, and which snapshot the files match; the store's
-    size and retention policy."""
+def status(
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", "-v", help="Also how snapshots find changes, the store's size and policy."
+        ),
+    ] = False,
+    json: JsonFlag = False,
+) -> None:
+    """Both tracks: where the context is, and which snapshot the files match (-v: also the
+    watcher, the store's size and its retention policy; each is said without -v when it is
+    wrong: a watcher that fell back, a store over its budget)."""
     from convgit.agents import hook_failures
     from convgit.session import collecting
+    from convgit.session.retention import Policy
     from convgit.text import render, reports
 
     try:
@@ -50,13 +60,14 @@ def status(json: JsonFlag = False) -> None:
         raise
     st = session.snapshots.status()
     failures = hook_failures.current(session.location.root)
-    store = collecting.store(session.location, fresh=False)
+    budget = json or verbose or Policy.of(session.location).max_mib is not None
+    store = collecting.store(session.location, fresh=False) if budget else None
     if json:
         out({**st.to_json(), "hook_failures": failures, "store": store})
     else:
-        show(*render.status_words(st, render.Names(session.view())))
+        show(*render.status_words(st, render.Names(session.view()), verbose=verbose))
         show(*reports.hook_failure_words(failures))
-        show(*reports.store_lines(store))
+        show(*reports.store_lines(store, verbose=verbose))
 
 
 @command()

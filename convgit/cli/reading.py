@@ -340,9 +340,10 @@ def html_cmd(
         fsync=options.fsync,
     )
     status = session.snapshots.status()
-    store = collecting.store(session.location, fresh=False)  # the page ends as `status` does
+    # the page says what `status` says: the store's size only when it is over its budget
+    store = collecting.store(session.location, fresh=False)
     words = render.status_words(status, render.Names(session.view()))
-    words += reports.store_lines(store)
+    words += reports.store_lines(store, verbose=False)
     text = html.render(sessionpage.gather(session, status, words))
     if output is not None and str(output) == "-":
         sys.stdout.write(text)

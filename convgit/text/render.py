@@ -280,9 +280,12 @@ def log_lines(view: SessionView, ids: list[str], files_at: str | None = None) ->
     return [entry_line(view, i, on_path=True, files_at=files_at) for i in ids]
 
 
-def status_words(status: Status, names: Names | None = None) -> list[str]:
-    """Both tracks in words, every time; entries by ``names`` (default: whole ids)."""
-    return [*_status_words(status, names), *watcher_words(status.watcher)]
+def status_words(status: Status, names: Names | None = None, *, verbose: bool = False) -> list[str]:
+    """Both tracks in words, every time; entries by ``names`` (default: whole ids). How
+    snapshots find changed files only when ``verbose`` or when the watcher fell back."""
+    watcher = status.watcher
+    shown = verbose or (watcher is not None and bool(watcher.get("note")))
+    return [*_status_words(status, names), *(watcher_words(watcher) if shown else [])]
 
 
 def watcher_words(watcher: dict[str, str | None] | None) -> list[str]:

@@ -374,18 +374,25 @@ def mib(count: int) -> str:
     return f"{count / (1024 * 1024):.1f} MiB"
 
 
-def store_lines(store: dict[str, Any] | None) -> list[str]:
-    """The store's size and policy, as ``status`` and ``snapshots`` end (none outside git,
-    where ``store`` is None)."""
+def store_lines(store: dict[str, Any] | None, *, verbose: bool = True) -> list[str]:
+    """The store's size and policy, as ``snapshots`` and ``status -v`` end (none outside git,
+    where ``store`` is None); without ``verbose`` (``status``), only when the store is over the
+    budget its policy sets."""
     if store is None:
         return []
     from convgit.session.retention import Policy
 
     policy = Policy(**store["policy"])
+    over = policy.max_mib is not None and store["bytes"] > policy.max_mib * 1024 * 1024
+    if not verbose and not over:
+        return []
     last = f"; last gc {store['last_gc'][:10]}" if store.get("last_gc") else ""
     when = str(store.get("measured", ""))
     at = f" (measured {when[11:16]} UTC)" if when[:10] else ""
+    budget = ""
+    if over and policy.max_mib is not None:
+        budget = f", over its budget of {policy.max_mib:g} MiB (`convgit gc` lets the oldest go)"
     return [
-        f"store:   {mib(store['bytes'])} of snapshots only convgit holds{at}{last}",
+        f"store:   {mib(store['bytes'])} of snapshots only convgit holds{at}{last}{budget}",
         f"         retention: {policy.words}",
     ]
