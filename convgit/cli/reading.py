@@ -72,11 +72,18 @@ def tree_cmd(
             help="Only N levels of forks (0: the trunk); the branches below are counted.",
         ),
     ] = None,
+    stable: Annotated[
+        bool,
+        typer.Option(
+            "--stable",
+            help="Branches in the order they were written, whichever has the context.",
+        ),
+    ] = False,
     json: JsonFlag = False,
 ) -> None:
-    """Every entry as a tree: the active path bold, labels, snapshots (◆), and where the
-    context (← context) and the files (← files) are. On a terminal, lines are cut to its
-    width."""
+    """Every entry as a tree: the active path bold (its branch first at each fork, unless
+    --stable), labels, snapshots (◆), and where the context (← context) and the files
+    (← files) are. On a terminal, an entry's text gives way so its line fits its width."""
     session = open_session()
     session.conversation.check()
     if depth is not None and not (depth.isascii() and depth.isdigit()):
@@ -101,6 +108,8 @@ def tree_cmd(
         session.conversation.path_ids(),
         _files_at(session),
         depth=levels,
+        width=pager.columns(),
+        stable=stable,
     )
     show(*render.fitted(drawn, pager.columns()))
 

@@ -176,22 +176,44 @@ def summary(record: dict[str, Any], width: int = 72) -> str:
 
 
 def entry_line(
-    view: SessionView, ident: str, *, on_path: bool, files_at: str | None = None
+    view: SessionView,
+    ident: str,
+    *,
+    on_path: bool,
+    files_at: str | None = None,
+    width: int | None = None,
+    marks_first: bool = False,
 ) -> Styled:
+    """An entry in one line: its short id, what it is, its label, ◆ when it has a snapshot,
+    ``← files`` and ``← context``. With ``width``, its text gives way (ending in ``…``) so the
+    line fits and the marks stay; ``marks_first`` puts the marks before the text (where a
+    narrow pane never cuts them)."""
     record = view.entries[ident]
+    marks = Styled()
+    label = view.labels.get(ident)
+    if label and not marks_first:
+        marks.append(f" [{label}]", style="cyan")
+    if ident in view.snapshots:
+        marks.append(f" {SNAPSHOT_MARK}", style="magenta")
+    if ident == files_at:
+        marks.append(" ← files", style="bold magenta")
+    if ident == view.leaf:
+        marks.append(" ← context", style="bold green")
+    if label and marks_first:  # the arrows first: a long label is what a narrow pane cuts
+        marks.append(f" [{label}]", style="cyan")
     line = Styled()
     line.append(view.short_id(ident), style="yellow" if on_path else "dim yellow")
+    if marks_first:
+        line.append_text(marks)
     line.append(" ")
-    line.append(summary(record), style="bold" if on_path else "dim")
-    label = view.labels.get(ident)
-    if label:
-        line.append(f" [{label}]", style="cyan")
-    if ident in view.snapshots:
-        line.append(f" {SNAPSHOT_MARK}", style="magenta")
-    if ident == files_at:
-        line.append(" ← files", style="bold magenta")
-    if ident == view.leaf:
-        line.append(" ← context", style="bold green")
+    said = summary(record)
+    if width is not None:
+        room = width - _columns(line.plain) - (0 if marks_first else _columns(marks.plain))
+        if _columns(said) > room:
+            said = Styled(said).cut(max(room, 2)).plain
+    line.append(said, style="bold" if on_path else "dim")
+    if not marks_first:
+        line.append_text(marks)
     return line
 
 
@@ -222,11 +244,16 @@ def draw_tree(
     path: Sequence[str],
     files_at: str | None = None,
     depth: int | None = None,
+    *,
+    width: int | None = None,
+    stable: bool = False,
 ) -> Styled:
     """The whole tree (each entry's ``children``), drawn as ``layout.rows`` places it. The
-    active ``path`` is bold and listed first, the rest dim. With ``depth``, only entries below
-    at most ``depth`` forks (``layout.Row.depth``) are drawn; each branch left out is counted
-    on one line where it starts."""
+    active ``path`` is bold and listed first at each fork (with ``stable``, branches stay in
+    the order they were written, wherever the context is), the rest dim. With ``depth``, only
+    entries below at most ``depth`` forks (``layout.Row.depth``) are drawn; each branch left out
+    is counted on one line where it starts. With ``width``, an entry's text gives way so its
+    line fits and its marks stay."""
     title = f"session {view.id}" + (f" — {view.name}" if view.name else "")
     out = Styled(title, style="bold")
     on_path = set(path)
@@ -249,14 +276,15 @@ def draw_tree(
         out.append("".join(marks), style="bold")
         hidden.clear()
 
-    for row in layout.rows(children, on_path):
+    for row in layout.rows(children, on_path, stable=stable):
         if depth is not None and row.depth > limit:
             hidden.append(row)
             continue
         counted()
         out.append("\n" + row.prefix, style="dim")
+        room = None if width is None else width - _columns(row.prefix)
         out.append_text(
-            entry_line(view, row.entry, on_path=row.entry in on_path, files_at=files_at)
+            entry_line(view, row.entry, on_path=row.entry in on_path, files_at=files_at, width=room)
         )
     counted()
     return out
