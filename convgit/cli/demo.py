@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -50,7 +51,7 @@ class Story:
             GIT_COMMITTER_EMAIL="demo@example.invalid",
             CONVGIT_STORE="",
             CONVGIT_SESSION="",
-            COLUMNS="100",
+            COLUMNS=str(max(shutil.get_terminal_size((120, 24)).columns, 100)),
         )
 
     def say(self, text: str) -> None:
@@ -165,6 +166,12 @@ def run(directory: Path | None = None) -> Path:
     s.say("Each restore saved the files first; every saved state stays, by the id it printed.")
     s.convgit("restores")
     s.convgit("context")
+
+    s.say(
+        "Both tracks side by side: each entry beside its snapshot's commit and the restores\n"
+        "# made there (the right side is git's own: `git log --graph` over the session's refs)."
+    )
+    s.convgit("tree", "--files")
 
     s.say("Both tracks on one page: the tree beside the snapshots, diffs and restores.")
     s.convgit("html")

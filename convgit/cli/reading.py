@@ -1,6 +1,7 @@
 """Reading a session without changing it: ``log``, ``tree``, ``show``, ``context``,
 ``branches``, ``use`` and the ``html`` page."""
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -79,13 +80,28 @@ def tree_cmd(
             help="Branches in the order they were written, whichever has the context.",
         ),
     ] = False,
+    files: Annotated[
+        bool,
+        typer.Option(
+            "--files",
+            help="Both tracks: beside each entry its snapshot's commit and the restores there.",
+        ),
+    ] = False,
     json: JsonFlag = False,
 ) -> None:
     """Every entry as a tree: the active path bold (its branch first at each fork, unless
     --stable), labels, snapshots (◆), and where the context (← context) and the files
-    (← files) are. On a terminal, an entry's text gives way so its line fits its width."""
+    (← files) are. On a terminal, an entry's text gives way so its line fits its width. With
+    --files, the workspace track beside it, aligned by entry."""
     session = open_session()
     session.conversation.check()
+    if files and (json or depth is not None):
+        raise UsageError(
+            "--files draws every entry beside its snapshot, for a person; it takes no --json"
+            " or --depth.",
+            "the same as data: `convgit tree --json`, `convgit show REF --json`,"
+            " `convgit restores --json`",
+        )
     if depth is not None and not (depth.isascii() and depth.isdigit()):
         raise UsageError(f"--depth takes a whole number (0: the trunk only), not '{depth}'.")
     levels = None if depth is None else int(depth)
@@ -102,6 +118,9 @@ def tree_cmd(
     from convgit.cli import pager
     from convgit.text import render
 
+    if files:
+        _both_tracks(session, stable, pager.columns() or _columns_asked())
+        return
     drawn = render.draw_tree(
         view,
         session.conversation.children(),
@@ -112,6 +131,38 @@ def tree_cmd(
         stable=stable,
     )
     show(*render.fitted(drawn, pager.columns()))
+
+
+def _columns_asked() -> int | None:
+    """The width ``COLUMNS`` asks for when the output is no terminal (as the demo sets it)."""
+    value = os.environ.get("COLUMNS", "")
+    return int(value) if value.isascii() and value.isdigit() and int(value) >= 40 else None
+
+
+def _both_tracks(session: Session, stable: bool, width: int | None) -> None:
+    """``tree --files``: the tree beside the workspace track (``text.tracks``)."""
+    from convgit.text import sessionpage, tracks
+
+    view = session.view()
+    if session.location.git is None:
+        show(f"session {view.id}: no git repository here, so no workspace track")
+        return
+    lineage = session.snapshots.lineage()
+    restores = sessionpage.restores(session.track.sidecar, session.conversation.tree.entries)
+    where = f"git log --graph --oneline --glob=refs/convgit/{session.id}"
+    show(
+        *tracks.draw(
+            view,
+            session.conversation.children(),
+            session.conversation.path_ids(),
+            lineage,
+            restores,
+            files_at=_files_at(session),
+            width=width,
+            stable=stable,
+            where=where,
+        )
+    )
 
 
 @command("show")

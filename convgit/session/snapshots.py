@@ -335,6 +335,28 @@ class Snapshots:
         found = [p for c, p in self.track.sidecar.pruned.items() if c.startswith(wanted)]
         return found[0] if len(found) == 1 else None
 
+    def lineage(self) -> dict[str, Lineage]:
+        """Each snapshot of the session (by entry) as git holds it: its commit, its parent and
+        the files changed since it, read through two ``git cat-file`` (none outside git or
+        without snapshots; a commit git lost is left out)."""
+        from convgit.workspace import Change
+
+        snaps = self.track.sidecar.snapshots
+        if not snaps or self.conversation.location.git is None:
+            return {}
+        ws = self.track.workspace()
+        parents = ws.parents([s.commit for s in snaps.values()])
+        found: list[tuple[SnapshotInfo, str | None]] = [
+            (s, next(iter(parents[s.commit]), None)) for s in snaps.values() if s.commit in parents
+        ]
+        deltas = ws.deltas([(parent, snap.commit) for snap, parent in found])
+        return {
+            snap.entry: Lineage(
+                snap.entry, snap.commit, parent, [Change(d.path, d.status) for d in changed]
+            )
+            for (snap, parent), changed in zip(found, deltas, strict=True)
+        }
+
     def add_worktree(self, ref: str, directory: Path) -> tuple[str | None, str]:
         """Check ``ref``'s snapshot (or the saved state ``ref`` names) out in ``directory`` (a
         detached git worktree), side by side; the main working tree is not touched. Returns
@@ -393,6 +415,18 @@ class Snapshots:
             ws.set_ref(names.snapshot_ref(self.track.id, target), snap.commit)
             faults.point("snapshot:before-record")
         return self._record_snapshot(target, snap)
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """What git holds for the snapshot of ``entry``: its ``commit``, the commit git has as its
+    ``parent`` (the snapshot it follows on the workspace track; None for the first), and the
+    files that differ from that parent."""
+
+    entry: str
+    commit: str
+    parent: str | None
+    changes: list[Change]
 
 
 @dataclass(frozen=True)

@@ -47,13 +47,13 @@ class Styled:
 
     def cut(self, width: int) -> Styled:
         """This line in at most ``width`` terminal columns: a longer one ends in ``…``."""
-        if _columns(self.plain) <= width:
+        if columns(self.plain) <= width:
             return self
         out, room = Styled(style=self.style), max(width - 1, 0)
         for text, style in self.spans:
             kept = ""
             for char in text:
-                size = _columns(char)
+                size = columns(char)
                 if size > room:
                     break
                 kept, room = kept + char, room - size
@@ -80,7 +80,7 @@ class Styled:
         return out
 
 
-def _columns(text: str) -> int:
+def columns(text: str) -> int:
     """How many terminal columns ``text`` takes (wide East Asian characters take two)."""
     if text.isascii():
         return len(text)
@@ -208,8 +208,8 @@ def entry_line(
     line.append(" ")
     said = summary(record)
     if width is not None:
-        room = width - _columns(line.plain) - (0 if marks_first else _columns(marks.plain))
-        if _columns(said) > room:
+        room = width - columns(line.plain) - (0 if marks_first else columns(marks.plain))
+        if columns(said) > room:
             said = Styled(said).cut(max(room, 2)).plain
     line.append(said, style="bold" if on_path else "dim")
     if not marks_first:
@@ -232,6 +232,10 @@ class Names:
 
     def id(self, ident: str) -> str:
         return ident if self._view is None else self._view.short_id(ident)
+
+    def label_or_id(self, ident: str) -> str:
+        """The entry as a command takes it: its label, else its short id."""
+        return self._labels.get(ident) or self.id(ident)
 
     def named(self, ident: str) -> str:
         label = self._labels.get(ident)
@@ -282,7 +286,7 @@ def draw_tree(
             continue
         counted()
         out.append("\n" + row.prefix, style="dim")
-        room = None if width is None else width - _columns(row.prefix)
+        room = None if width is None else width - columns(row.prefix)
         out.append_text(
             entry_line(view, row.entry, on_path=row.entry in on_path, files_at=files_at, width=room)
         )
