@@ -203,6 +203,14 @@ def why(
         else f"{found.match.differ} committed files differ from its snapshot (the nearest)"
     )
     how = "named in its trailers" if found.found_by == "trailers" else "found by its files"
+    if found.predates:
+        show(
+            f"commit {found.commit[:12]} {found.subject}",
+            f"it predates {_named(found.session.id, view.name)}: the session started from its"
+            f" files, the snapshot of entry {entry}; no conversation led there",
+            *render.log_lines(view, found.path),
+        )
+        return
     show(
         f"commit {found.commit[:12]} {found.subject}",
         f"{_named(found.session.id, view.name)}, entry {entry} ({how}): {files}",

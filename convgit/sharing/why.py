@@ -1,10 +1,13 @@
 """``convgit why COMMIT``: the conversation that led to a commit, and which snapshot its files
 match. The commit's trailers (``trailers``) name the session and entry; a commit without them is
-looked up by its files (a snapshot of any session of the store with that very tree)."""
+looked up by its files (a snapshot of any session of the store with that very tree). A commit
+made before the session began that its files were found in is said to predate it: the session
+started from those files, and no conversation led there."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from convgit.base.errors import NotFoundError
@@ -22,6 +25,7 @@ class Why:
     match: trailers.Match
     session: Session
     path: list[str] = field(default_factory=list)  # root to the entry
+    predates: bool = False  # made before the session's first entry: it started from these files
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -30,6 +34,7 @@ class Why:
             "found_by": self.found_by,
             **self.match.to_json(),
             "path": [self.session.conversation.record(i) for i in self.path],
+            "predates": self.predates,
         }
 
 
@@ -37,6 +42,7 @@ def why(location: StoreLocation, rev: str) -> Why:
     git = git_of(location)
     commit, tree_id = git.commit_and_tree(rev)
     subject = git.run("log", "-1", "--format=%s", commit, "--").stdout.decode().strip()
+    made = git.run("log", "-1", "--format=%cI", commit, "--").stdout.decode().strip()
     named = trailers.read(git, commit)
     sid, entry = named.get(trailers.SESSION), named.get(trailers.ENTRY)
     if sid and entry and location.session_path(sid).exists():
@@ -68,6 +74,7 @@ def why(location: StoreLocation, rev: str) -> Why:
                     found,
                     session,
                     session.conversation.path_ids(snap.entry),
+                    predates=_before(made, session),
                 )
     if sid:
         raise NotFoundError(
@@ -79,3 +86,16 @@ def why(location: StoreLocation, rev: str) -> Why:
         f"Commit {commit[:12]} names no conversation, and no snapshot here has its files.",
         "`convgit hooks install git` adds the trailers to the commits made from now on",
     )
+
+
+def _before(made: str, session: Session) -> bool:
+    """Whether a commit made at ``made`` (git's ISO 8601 time) came before ``session``'s first
+    entry was written."""
+    times = [str(e["ts"]) for e in session.conversation.tree.entries.values() if e.get("ts")]
+    if not times or not made:
+        return False
+    try:
+        first = datetime.fromisoformat(min(times).replace("Z", "+00:00"))
+        return datetime.fromisoformat(made) < first.replace(microsecond=0)  # git keeps seconds
+    except ValueError:
+        return False
