@@ -432,7 +432,7 @@ def run(
     json: JsonFlag = False,
 ) -> None:
     """Run a command on several entries' snapshots side by side, each in a temporary worktree
-    (removed afterwards): convgit run REF... -- COMMAND. Every REF runs, whatever the others
+    (removed afterwards). convgit run REF... -- COMMAND: every REF runs, whatever the others
     did. Exit 0 when every command exited 0; 1 when one failed or timed out (the report says
     which), or when nothing could be run."""
     from convgit.text import reports
