@@ -37,6 +37,11 @@ TEST = """from calc import add
 def test_add():
     assert add(2, 3) == 5
     assert add(2, -3) == -1
+
+
+if __name__ == "__main__":  # `python test_calc.py` runs it without pytest
+    test_add()
+    print("test_add passed")
 """
 
 

@@ -6,6 +6,8 @@ those commits."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.workspace.cli import convgit, one_sentence
 from tests.workspace.gitrepo import GitRepo
 
@@ -69,3 +71,21 @@ def test_files_takes_no_json(repo: GitRepo) -> None:
     convgit(repo.path, "user", "hi")
     refused = convgit(repo.path, "tree", "--files", "--json", code=2)
     assert "--files" in one_sentence(refused.stderr)
+
+
+def test_what_the_readme_says_git_shows_of_convgits_commits(repo: GitRepo, tmp_path: Path) -> None:
+    """The README: `git log` leaves convgit's commits out, `git log --all` shows them, and
+    `git clone --mirror` carries them all."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    text = " ".join(readme.split())
+    assert "`git log --all` shows convgit's commits" in text
+    assert "`git push --mirror` (or `git clone --mirror`) carries them all" in text
+    convgit(repo.path, "init")
+    convgit(repo.path, "user", "task")
+    repo.write("a.txt", "a\n")
+    commit = commit_of(repo, said(repo, "assistant", "wrote a.txt"))
+    assert commit[:7] not in repo.git("log", "--oneline")
+    assert commit[:7] in repo.git("log", "--all", "--oneline")
+    mirror = tmp_path / "mirror.git"
+    repo.git("clone", "-q", "--mirror", str(repo.path), str(mirror))
+    assert commit in repo.git("--git-dir", str(mirror), "for-each-ref", "refs/convgit/")
