@@ -81,11 +81,12 @@ def _resume(runner: Agent, project: GitRepo, ref: str, agent: str) -> dict[str, 
     return found
 
 
-def _import(runner: Agent, project: GitRepo, agent: str, path: Path) -> str:
-    """The agent's session imported: the id of the session it lands in."""
+def _import(runner: Agent, project: GitRepo, agent: str, path: Path) -> tuple[str, int]:
+    """The agent's session imported again: the session it lands in, and how many entries its
+    hooks had not recorded."""
     done = clirun.run("import", agent, str(path), "--json", cwd=project.path, env=runner.env())
-    found: str = json.loads(done.stdout)["imports"][0]["session"]
-    return found
+    found = json.loads(done.stdout)["imports"][0]
+    return str(found["session"]), int(found["new"])
 
 
 def _opencode(opencode: OpenCode, *args: str) -> str:
@@ -107,9 +108,14 @@ def test_a_ring_of_handoffs_claude_codex_pi_gemini_opencode_claude_is_one_sessio
     tmp_path: Path,
 ) -> None:
     """Claude Code -> Codex -> pi -> Gemini CLI -> OpenCode -> Claude Code, each resumed at the
-    last reply: at each step the model is sent the whole path so far in the target's shape and
-    the target's tool names, the target's mapped edit works on the file, and each turn lands in
-    the one session as a branch below the last, naming its agent."""
+    last reply and recorded live by its hooks: at each step the model is sent the whole path so
+    far in the target's shape and the target's tool names, the target's mapped edit works on
+    the file, and each turn lands in the one session as a branch below the last, naming its
+    agent (importing the agent's file afterwards finds nothing the hooks missed)."""
+    rings = [("claude-code", claude_code), ("codex", codex), ("pi", pi), ("gemini", gemini),
+             ("opencode", opencode)]  # fmt: skip
+    for name, runner in rings:  # each turn recorded live by its agent's hooks
+        clirun.run("hooks", "install", name, cwd=project.path, env=runner.env())
     notes = project.path / "notes.txt"
     model_server.expect(
         call("Write", {"file_path": str(notes), "content": "one\n"}),
@@ -117,7 +123,8 @@ def test_a_ring_of_handoffs_claude_codex_pi_gemini_opencode_claude_is_one_sessio
     )
     first = claude_code.run("Write notes.txt")
     assert first.transcript is not None
-    session = _import(claude_code, project, "claude-code", first.transcript)
+    session, new = _import(claude_code, project, "claude-code", first.transcript)
+    assert new == 0  # the hooks recorded it
     prompts, replies = ["Write notes.txt"], ["Claude: one."]
     patch = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-one\n+two\n*** End Patch\n"
     steps: list[tuple[str, Agent, Any, list[str]]] = [
@@ -168,7 +175,7 @@ def test_a_ring_of_handoffs_claude_codex_pi_gemini_opencode_claude_is_one_sessio
             transcript = tmp_path / "opencode-export.json"
             transcript.write_text(_opencode(opencode, "export", run.session_id))
         assert transcript is not None
-        assert _import(runner, project, agent, transcript) == session, agent
+        assert _import(runner, project, agent, transcript) == (session, 0), agent
         prompts.append(prompt)
         replies.append(reply)
         entries = [
@@ -178,6 +185,7 @@ def test_a_ring_of_handoffs_claude_codex_pi_gemini_opencode_claude_is_one_sessio
             (None if agent == "claude-code" else agent, reply)
         ], agent
     print("per handoff (s): " + ", ".join(f"{t:.1f}" for t in times))
+    assert convgit_json(project.path, "hooks", "status")["hook_failures"] == []
     (_only,) = convgit_json(project.path, "sessions")["sessions"]
     said = [
         reply_text(e)
