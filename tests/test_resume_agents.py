@@ -194,7 +194,7 @@ def test_a_pi_session_resumes_in_codex_and_codex_turns_are_a_branch_below_ref(
     entries = run_json(repo, "tree")["entries"]
     (added,) = [e for e in entries if text_of(e) == "Codex goes on."]
     assert added["parentId"] == "10000007" and added["agent"] == "codex"
-    assert f"{added['id'][:8]} assistant: Codex goes on. (codex)" in run(repo, "tree")
+    assert f"{added['id'][:8]} assistant (codex): Codex goes on." in run(repo, "tree")
     assert len(run_json(repo, "sessions")["sessions"]) == sessions
 
 
