@@ -18,6 +18,7 @@ Promises kept here (``Restoring.restore``, which a session's ``restoring`` is):
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 import signal
 from contextlib import suppress
@@ -29,6 +30,7 @@ from convgit.base import codec, faults
 from convgit.base.errors import (
     ConvgitError,
     RefusedError,
+    RestoreIncompleteError,
     SignalReceived,
     StoppedError,
     UsageError,
@@ -227,7 +229,10 @@ class Restoring:
             self._record(planned, target_entry, saved_target, commit, before, paths, undo)
             progress.recorded = True
             faults.point("restore:before-files")
-            planned.apply()
+            try:
+                planned.apply()
+            except (ConvgitError, OSError) as exc:  # a full disk: say where the files are
+                raise _incomplete(exc, planned) from None
             faults.point("restore:before-done")
             self.track.append([schema.restored(before)])
         note, skipped_note = self._told(changes)
@@ -300,6 +305,27 @@ class _Progress:
     recorded: bool = False  # the restore record is written (files change only after it)
 
 
+def _incomplete(exc: ConvgitError | OSError, planned: RestorePlan) -> RestoreIncompleteError:
+    """A restore that failed while it changed files (a full disk), in one sentence: how far it
+    got, why it stopped, and the undo that goes back (every file it did not reach is as it
+    was, and none is half-written: each is written beside its place and moved in whole)."""
+    if isinstance(exc, OSError):
+        where = f" at {os.fsdecode(exc.filename)}" if exc.filename is not None else ""
+        why = f"the file system refused{where}: {exc.strerror or exc}"
+        if exc.errno == errno.ENOSPC:
+            why = f"the disk is full ({exc.strerror or exc})"
+    else:
+        why = exc.message
+    assert planned.saved is not None
+    full = isinstance(exc, OSError) and exc.errno == errno.ENOSPC
+    return RestoreIncompleteError(
+        f"The restore stopped after {planned.done} of {len(planned.changes)} file changes:"
+        f" {why.rstrip('.')}; `convgit restore --undo` returns the files to the state saved"
+        f" before it, {saved_id(planned.saved)}.",
+        hint="free some space on that disk first: the undo writes the files back" if full else None,
+    )
+
+
 def _stopped(exc: BaseException, track: Track, progress: _Progress) -> StoppedError:
     """What an interrupted restore left, in one sentence. Stopped after it saved the files and
     before it recorded the restore, it changed nothing: the saved state's ref goes too (it
@@ -310,7 +336,7 @@ def _stopped(exc: BaseException, track: Track, progress: _Progress) -> StoppedEr
     if progress.safety_ref is not None and not progress.recorded:
         with suppress(ConvgitError, OSError):
             track.workspace().delete_ref(progress.safety_ref)
-    if planned is None or not planned.applying or planned.saved is None:
+    if planned is None or not planned.applying or planned.saved is None or not planned.done:
         return StoppedError(signum, f"Interrupted by {name}: no file was changed.")
     total = len(planned.changes)
     return StoppedError(
