@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -98,6 +99,19 @@ def _prepared(
     _many(repo, V2)
     convgit(repo.path, "assistant", "version two", "--json")
     return task, repo.digest()
+
+
+def _restored(repo: GitRepo, number: int) -> bool:
+    try:  # git's own checkout removes a file before it writes it again
+        return (repo.path / NAME.format(number)).read_bytes() == V1
+    except FileNotFoundError:
+        return False
+
+
+def _written(repo: GitRepo, number: int) -> bool:
+    """git has written file ``number`` of the restore: beside its place, or (git's own
+    checkout) in place."""
+    return (_scratch(repo) / NAME.format(number)).exists() or _restored(repo, number)
 
 
 def _scratch(repo: GitRepo) -> Path:
@@ -363,3 +377,77 @@ def test_files_written_while_a_restore_runs_are_never_lost(repo: GitRepo, tmp_pa
     changed = {c["path"] for c in result["changes"]}
     assert not changed & set(alone)
     assert (repo.path / NAME.format(FILES - 2)).read_bytes() == V1
+
+
+# A writer in another process that appends a line every few milliseconds, from the moment
+# ``start`` exists until ``stop`` does, then prints how many it wrote. ``held``: through one
+# handle opened before the restore began (a log a running program keeps open); ``reopened``:
+# opening the file for each line (``>>`` in a shell loop).
+APPENDER = r"""
+import os, sys, time
+path, start, stop, how = sys.argv[1:5]
+held = open(path, "a") if how == "held" else None
+while not os.path.exists(start):
+    time.sleep(0.001)
+count = 0
+while not os.path.exists(stop):
+    line = f"{how} line {count}\n"
+    if held is not None:
+        held.write(line)
+        held.flush()
+    else:
+        with open(path, "a") as out:
+            out.write(line)
+    count += 1
+    time.sleep(0.003)
+print(count)
+"""
+
+
+def test_a_file_appended_to_while_a_restore_runs_loses_no_line(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """Two logs the restore is to take back, appended to by two other processes from the
+    moment git has written 200 of the restore's 300 files (beside their places; git's own
+    checkout wrote them in place) until after it ends: one through a handle it held open all
+    along, one reopening the file for each line. Every line they wrote is in the file
+    afterwards: a log written to after the plan is left alone, not replaced under its writer
+    (git's own checkout, handed the paths well ahead of its writing, lost what was appended
+    in between, or stopped with "unable to create file: File exists" when the writer made the
+    file again between its removal and git's write). The undo, which replaces them, saves
+    them first."""
+    logs = {"held": "zz_log_held.txt", "reopened": "zz_log_reopened.txt"}
+    for name in logs.values():
+        repo.write(name, "the snapshot's first line\n")
+    task, _ = _prepared(repo, tmp_path / "cleaned", smudge_delay=0.01)
+    for name in logs.values():  # the restore is to take the logs back to the snapshot's
+        repo.write(name, "the snapshot's first line\na line since\n")
+    start, stop = tmp_path / "start", tmp_path / "stop"
+    writers = {
+        how: subprocess.Popen(
+            [sys.executable, "-c", APPENDER, str(repo.path / name), str(start), str(stop), how],
+            stdout=subprocess.PIPE,
+        )
+        for how, name in logs.items()
+    }
+    try:
+        running = _start(repo, "restore", task, "--yes", "--json")
+        _wait_until(lambda: _written(repo, 200), "git to write 200 of the 300 files")
+        start.touch()
+        _out, err = running.communicate()
+        time.sleep(0.1)
+    finally:
+        start.touch()
+        stop.touch()
+        lines = {how: int(proc.communicate(timeout=60)[0]) for how, proc in writers.items()}
+    assert running.returncode == 0, err.decode()
+    assert all(lines.values()), lines
+    for how, name in logs.items():
+        text = (repo.path / name).read_text()
+        lost = [n for n in range(lines[how]) if f"{how} line {n}\n" not in text]
+        assert not lost, f"{name}: {len(lost)} of {lines[how]} lines lost"
+
+    undone = convgit(repo.path, "restore", "--undo", "--yes", "--json").json()
+    for how, name in logs.items():
+        kept = repo.git("show", f"{undone['before']}:{name}") + (repo.path / name).read_text()
+        assert all(f"{how} line {n}\n" in kept for n in range(lines[how])), name
