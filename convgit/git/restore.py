@@ -13,7 +13,8 @@ Nothing changes on disk before ``apply``; a dry run is the block without it.
 
 What a restore promises: the files git sees (tracked, and untracked but not ignored) become
 the target's; files outside that view (ignored, skipped by the size cap, inside nested
-repositories) are never overwritten or deleted and are listed in ``left_alone``; a hostile
+repositories, outside the sparse checkout) are never written or deleted and are listed in
+``left_alone``; a hostile
 target tree (``..``, ``.git``, duplicate names, a path below a symlink or a file that is not
 part of the view) is refused before anything changes. A file absent from the target is
 deleted only when the target accounts for it: not when its snapshot left that path out
@@ -54,6 +55,7 @@ from convgit.git.run import WHOLE_INDEX, Git, git_words, stopped_on_the_way_out
 CHUNK = 16 << 20  # bytes of files git writes beside their places before they are moved in
 SCRATCH = "convgit-restore-files"  # in the git dir, beside the restore's lock
 _FULL = 1 << 20  # free bytes under which a git that could not write a file met a full disk
+SPARSE_REASON = "outside the sparse checkout; left alone"
 
 
 class RestoreChanges(list[Change]):
@@ -187,11 +189,14 @@ class RestorePlan:
         deltas = [d for d in deltas if d not in ours]
         settings = [d for d in deltas if self._keeps.setting(d.path) is not None]
         deltas = [d for d in deltas if d not in settings]
+        sparse = rules.outside_sparse(self._git, self._index.rule_files(), [d.path for d in deltas])
+        deltas = [d for d in deltas if d.path not in sparse]
         deltas, left_alone = restoreplan.plan(
             self._git.root, deltas, self._ignored, self._unaccounted, self._holds_target
         )
         aside = [Skipped(d.path, f"{STORE_REASON}; left alone") for d in ours]
         aside += [Skipped(d.path, self._keeps.setting(d.path) or "") for d in settings]
+        aside += [Skipped(path, SPARSE_REASON) for path in sorted(sparse)]
         aside += self._unseen(paths)
         if aside:
             left_alone = sorted([*left_alone, *aside], key=_by_path)
