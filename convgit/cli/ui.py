@@ -35,6 +35,9 @@ def ui(
     session.conversation.check()
     from convgit.navigator.app import Navigator
 
-    said = Navigator(session).run()
+    navigator = Navigator(session)
+    said = navigator.run()
     if said:
         show(*said)
+    if navigator.stopped is not None:  # said once the terminal is back; exit 128 + the signal
+        raise navigator.stopped

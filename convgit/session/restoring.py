@@ -133,13 +133,16 @@ class Restoring:
         undo: bool = False,
         force: bool = False,
         clean: bool = False,
+        settle: bool = False,
     ) -> RestoreResult:
         """Bring the files (or ``paths``, relative to the root) to ``ref``'s snapshot or to the
         saved state ``ref`` names (``saved:…``), after saving the files now; ``undo``: to the
         newest saved state; ``clean``: delete the files the target lacks that no snapshot held
         too (``convgit.git.keeps``). Stopped by SIGINT, SIGTERM or SIGHUP, it stops git, and
         says what state it left (``StoppedError``). The result names the changed files git
-        ignores that are kept as the agent wrote them."""
+        ignores that are kept as the agent wrote them. ``settle``, with ``dry_run`` (the
+        preview an interactive undo shows before it asks): when nothing would change, the
+        interrupted restores it goes back over are settled, as the undo itself would."""
         from convgit.base.process_groups import stopping_on_signals
         from convgit.git.restoreplan import relative_paths
 
@@ -147,7 +150,7 @@ class Restoring:
         progress = _Progress()
         try:
             with stopping_on_signals():
-                done = self._restore(ref, paths, dry_run, undo, force, clean, progress)
+                done = self._restore(ref, paths, dry_run, undo, force, clean, progress, settle)
         except (SignalReceived, KeyboardInterrupt) as exc:
             raise _stopped(exc, self.track, progress) from None
         return self._with_agent_files(done)
@@ -161,6 +164,7 @@ class Restoring:
         force: bool,
         clean: bool,
         progress: _Progress,
+        settle: bool = False,
     ) -> RestoreResult:
         ws = self.track.workspace()
         size_cap = self.track.size_cap
@@ -199,6 +203,8 @@ class Restoring:
             progress.planned = planned
             changes = planned.changes
             if dry_run:
+                if settle and settles and not changes:  # nothing to ask: settled as undone
+                    self.saved_states.settle(settles)
                 return RestoreResult(
                     target_entry, commit, None, changes, True, None, saved_target, undo,
                     interrupted=len(settles),
