@@ -14,18 +14,17 @@ Nothing changes on disk before ``apply``; a dry run is the block without it.
 What a restore promises: the files git sees (tracked, and untracked but not ignored) become
 the target's; files outside that view (ignored, skipped by the size cap, inside nested
 repositories, outside the sparse checkout) are never written or deleted and are listed in
-``left_alone``; a hostile
-target tree (``..``, ``.git``, duplicate names, a path below a symlink or a file that is not
-part of the view) is refused before anything changes. A file absent from the target is
-deleted only when the target accounts for it: not when its snapshot left that path out
-(``target_skipped``), nor when the target's own ignore rules match it. Nothing inside
-convgit's store is ever written or deleted. What it overwrites or deletes is what it saved:
-each path is looked at again just before it changes (``restoreguard``), and one that another
-writer changed since the plan is left alone and listed, as is one the file system will not let
-this user change. Each file is written whole beside its place (by git, in the git dir) and
-moved in by one rename: whatever stops a restore (a full disk, a kill), no file is left
-half-written. Every git it starts holds the restore's locks with it, and is stopped and waited
-for if the restore is interrupted.
+``left_alone``; a hostile target tree (``..``, ``.git``, duplicate names, a path below a
+symlink or a file that is not part of the view) is refused before anything changes. A file
+absent from the target is deleted only when the target accounts for it: not when its snapshot
+left that path out (``target_skipped``), nor when the target's own ignore rules match it.
+Nothing inside convgit's store is ever written or deleted. What it overwrites or deletes is
+what it saved: each path is looked at again just before it changes (``restoreguard``), and one
+that another writer changed since the plan is left alone and listed, as is one the file system
+will not let this user change. Each file is written whole beside its place (by git, in the git
+dir) and moved in by one rename: whatever stops a restore (a full disk, a kill), no file is
+left half-written. Every git it starts holds the restore's locks with it, and is stopped and
+waited for if the restore is interrupted.
 """
 
 from __future__ import annotations
