@@ -55,8 +55,24 @@ def convgit_json(cwd: Path, *args: str) -> Any:
             ("nope",),
             "does not run beside 'nope'",
         ),
+        (b'{"sessionId": "a"}', ("copilot",), "names no GitHub Copilot CLI event"),
+        (b'{"sessionId": "a"}', ("copilot", "nope"), "names no GitHub Copilot CLI event"),
+        (b'{"sessionId": "../a"}', ("copilot", "agentStop"), "no usable sessionId"),
     ],
-    ids=["empty", "text", "cut", "binary", "array", "no-event", "bad-id", "relative", "agent"],
+    ids=[
+        "empty",
+        "text",
+        "cut",
+        "binary",
+        "array",
+        "no-event",
+        "bad-id",
+        "relative",
+        "agent",
+        "copilot-unnamed",
+        "copilot-unknown",
+        "copilot-bad-id",
+    ],
 )
 def test_whatever_comes_on_stdin_the_hook_exits_0_prints_nothing_and_logs(
     repo: GitRepo, stdin: bytes, args: tuple[str, ...], problem: str
@@ -186,3 +202,49 @@ def test_a_turn_on_another_branchs_files_is_recorded_and_logged_in_one_line(
     assert "files: at a-2's snapshot, recorded as this turn's" in log_lines(repo)[-1]
     assert convgit_json(repo.path, "show", "a-3")["snapshot"]["tree"] == repo.oracle()
     assert all("problem" not in entry for entry in log_lines(repo))
+
+
+def test_an_agents_event_never_makes_an_empty_session_nor_takes_the_users_one(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """A Stop whose transcript is not written yet made a new, empty session current: `log`
+    printed nothing and the user's next `convgit user` went into it. An agent's event makes
+    no session until its transcript holds an entry, and never changes the session the user
+    chose; with none chosen, the user's commands follow the agent's sessions."""
+    clirun.run("init", cwd=repo.path)
+    clirun.run("user", "my own question", cwd=repo.path)
+    (mine,) = [s["id"] for s in convgit_json(repo.path, "sessions")["sessions"]]
+    transcript = tmp_path / f"{SESSION}.jsonl"  # not written yet
+    stop = event("Stop", transcript, repo.path, last_assistant_message="Done.")
+    assert hook(repo.path, stop).returncode == 0
+    assert "ok in" in log_lines(repo)[-1]
+    assert [s["id"] for s in convgit_json(repo.path, "sessions")["sessions"]] == [mine]
+    assert convgit_json(repo.path, "status")["session"] == mine
+    clirun.run("user", "and another", cwd=repo.path)
+    texts = [e["content"] for e in convgit_json(repo.path, "log")["entries"]]
+    assert texts == ["my own question", "and another"]
+
+    # the agent's turn is recorded in a session of its own; the user's stays current
+    hook(repo.path, event("UserPromptSubmit", transcript, repo.path, prompt_id="p-1"))
+    with transcript.open("a") as out:
+        out.write(line("user", "u-1", None, "Make notes.txt", promptId="p-1"))
+        out.write(line("assistant", "a-1", "u-1", [{"type": "text", "text": "Done."}]))
+    hook(repo.path, event("Stop", transcript, repo.path, prompt_id="p-1"))
+    sessions = convgit_json(repo.path, "sessions")["sessions"]
+    (agents,) = [s for s in sessions if s["id"] != mine]
+    assert agents["entries"] == 2 and agents["current"] is False
+    assert convgit_json(repo.path, "status")["session"] == mine
+    hook(repo.path, event("UserPromptSubmit", transcript, repo.path, prompt_id="p-2"))
+    assert convgit_json(repo.path, "status")["session"] == mine
+
+    # once the user picks the agent's session, another agent session's turn leaves it there
+    clirun.run("use", agents["id"], cwd=repo.path)
+    other = "0b9c3f4e-2222-4222-8333-944445555666"
+    later = tmp_path / f"{other}.jsonl"
+    with later.open("w") as out:
+        out.write(line("user", "u-9", None, "Elsewhere", promptId="p-9", sessionId=other))
+        out.write(line("assistant", "a-9", "u-9", "Done there.", sessionId=other))
+    ended = json.loads(event("Stop", later, repo.path, prompt_id="p-9"))
+    hook(repo.path, json.dumps({**ended, "session_id": other}).encode())
+    assert len(convgit_json(repo.path, "sessions")["sessions"]) == 3
+    assert convgit_json(repo.path, "status")["session"] == agents["id"]

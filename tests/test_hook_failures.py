@@ -1,7 +1,8 @@
 """A hook event that failed is seen where the user looks: `convgit status` and `convgit hooks
-status` name it (when, which event, a sentence, the log) until a later event succeeds, and the
-next event Claude lets speak tells the user once, as Claude's `systemMessage` (JSON on the
-hook's stdout). Through the real CLI, the events written here by hand as Claude sends them."""
+status` name it (when, which event, a sentence, the log) until a later event of the same agent
+session records its turn (or the user dismisses it), and the next event Claude lets speak tells
+the user once, as Claude's `systemMessage` (JSON on the hook's stdout). Through the real CLI, the
+events written here by hand as Claude sends them."""
 
 from __future__ import annotations
 
@@ -104,7 +105,7 @@ def test_a_failed_event_is_named_until_one_succeeds_and_told_once(
     assert "hook events that failed (1)" in words and failure["problem"] in words
     assert "Stop" in convgit(repo.path, env, "hooks", "status").split("failed (1)")[1]
 
-    # told once: the next event says nothing of it, and succeeding, clears it
+    # told once: the next event says nothing of it, and catching the turn up, clears it
     assert claude.prompt() == ""
     assert failures(repo.path, env) == ([], [])
 
@@ -147,3 +148,28 @@ def test_a_store_that_cannot_be_written_still_names_the_failure(
             shutil.move(saved / name, store / name)
     assert claude.prompt() == ""
     assert failures(repo.path, env) == ([], [])
+
+
+def test_an_event_that_could_not_be_read_is_named_until_the_user_dismisses_it(
+    repo: GitRepo, tmp_path: Path, env: dict[str, str]
+) -> None:
+    """An event convgit could not read names no agent session whose next event could catch it
+    up: later turns that succeed leave it named, `convgit hooks dismiss` stops naming it."""
+    claude = Claude(repo, tmp_path, env)
+    run("hook", "claude-code", cwd=repo.path, input="{not json", env=env, logs_tracebacks=True)
+    said = told(claude.prompt())  # it could not speak: the next event that can tells it
+    assert "(unread event)" in said and "`convgit hooks dismiss`" in said
+    assert claude.stop() == ""
+    in_status, in_hooks = failures(repo.path, env)
+    assert in_status == in_hooks
+    (failure,) = in_status
+    assert (failure["event"], failure["agent_session_id"], failure["kind"]) == (
+        "(unread event)",
+        None,
+        "failed",
+    )
+    assert "`convgit hooks dismiss`" in convgit(repo.path, env, "status")
+    dismissed = json.loads(convgit(repo.path, env, "hooks", "dismiss", "--json"))
+    assert dismissed == {"dismissed": [failure]}
+    assert failures(repo.path, env) == ([], [])
+    assert "nothing to dismiss" in convgit(repo.path, env, "hooks", "dismiss")

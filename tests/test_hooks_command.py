@@ -111,7 +111,35 @@ def test_status_says_when_the_installed_command_would_not_run(
     (state,) = [s for s in status["agents"]["claude-code"] if s["scope"] == "local"]
     assert state["state"] == "installed" and "would start no convgit" in state["problem"]
     assert "would start no convgit" in run(repo.path, "hooks", "status", env=env)
-    # with a convgit on the PATH, the command falls back to it
+    # with a convgit on this shell's PATH the command falls back to it, but the agent's PATH
+    # may have none: the convgit it names is gone, whatever this shell's PATH has
+    status = json.loads(run(repo.path, "hooks", "status", "--json"))
+    (state,) = [s for s in status["agents"]["claude-code"] if s["scope"] == "local"]
+    assert state["state"] == "installed" and f"names is gone ({gone})" in state["problem"]
+    assert "whatever this shell's PATH has" in state["problem"]
+    assert "`convgit hooks install claude-code --scope local`" in state["problem"]
+
+
+def test_status_names_a_command_that_keeps_no_event_when_no_convgit_runs(
+    repo: GitRepo,
+) -> None:
+    """A command an older convgit installed does nothing when it finds no convgit: the event
+    is lost without a word. `hooks status` says so, and `hooks install` updates it."""
+    run(repo.path, "hooks", "install", "claude-code")
+    settings = json.loads(local(repo).read_text())
+    for groups in settings["hooks"].values():
+        for group in groups:
+            for handler in group["hooks"]:
+                handler["command"] = (
+                    handler["command"]
+                    .split("; d=$(")[0]
+                    .replace("&& exec convgit", "|| exit 0; exec convgit")
+                )
+    local(repo).write_text(json.dumps(settings))
+    status = json.loads(run(repo.path, "hooks", "status", "--json"))
+    (state,) = [s for s in status["agents"]["claude-code"] if s["scope"] == "local"]
+    assert "is an older convgit's" in state["problem"] and "updates it" in state["problem"]
+    run(repo.path, "hooks", "install", "claude-code")
     status = json.loads(run(repo.path, "hooks", "status", "--json"))
     (state,) = [s for s in status["agents"]["claude-code"] if s["scope"] == "local"]
     assert state["problem"] is None

@@ -61,7 +61,7 @@ def test_the_transcript_holds_exactly_the_lines_of_the_path_byte_for_byte(
     folder, transcript = imported(tmp_path, fixture)
     result = resumed(folder, ref)
     assert set(result) == {
-        "agent", "agent_session_id", "path", "command", "entry", "written", "resume_at"
+        "agent", "agent_session_id", "path", "command", "entry", "written", "resume_at", "files"
     }  # fmt: skip
     # the fixture's file is not named by its session, so Claude could not resume it itself
     assert result["written"] is True and result["resume_at"] is None

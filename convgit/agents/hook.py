@@ -4,10 +4,15 @@ records it in the session that mirrors the agent's (``convgit.agents.live.turns`
 It never stands in the agent's way: it exits 0 whatever happens, writes on stdout only the JSON
 of a ``systemMessage`` naming hook events that failed (``convgit.agents.hook_failures``: shown to
 the user by the agent, never sent to the model), waits at most ``LOCK_WAIT`` for a lock and gives
-up after ``DEADLINE``, well inside the agent's timeout. One line per event, and every problem
-with its traceback, go to the hook log of the store (``logs/hooks.log``, which ``convgit hooks
-status`` names); a problem left an event unrecorded, and the next event catches up on the
-transcript. The path imports neither typer nor rich nor pydantic.
+up after ``DEADLINE``, well inside the agent's timeout. An agent that shows a hook's stderr
+instead (its ``live`` part's ``TELLS = "stderr"``: GitHub Copilot CLI, which warns the user
+of a hook that exits 2 and goes on) is told there, with exit status 2. An agent whose payload
+does not name its event gets it on the command line (``convgit hook copilot agentStop``). One
+line per event, and every problem with its traceback, go to the hook log of the store
+(``logs/hooks.log``, which ``convgit hooks status`` names); a problem left an event
+unrecorded, and the next event of that agent session catches up on the transcript before
+anything else (``behind``), which settles the failure once the turns it concerned are
+recorded. The path imports neither typer nor rich nor pydantic.
 """
 
 from __future__ import annotations
@@ -73,10 +78,13 @@ def read_log(path: Path) -> LogReport:
 
 
 def run(args: list[str], store_dir: Path | None = None) -> int:
-    """``convgit hook AGENT``: handle the event on stdin; always 0. ``store_dir``: the store
-    (``--store``), else the one of the event's folder (``CONVGIT_STORE`` honoured; outside git,
-    the per-user store of the folder, made at its first prompt)."""
+    """``convgit hook AGENT [EVENT]``: handle the event on stdin; 0 (2 after telling a failure
+    on stderr, for an agent that reads it there). ``store_dir``: the store (``--store``), else
+    the one of the event's folder (``CONVGIT_STORE`` honoured; outside git, the per-user store of
+    the folder, made at its first prompt). ``EVENT``: the agent's name for the event, for an
+    agent whose payload does not say it."""
     started = time.monotonic()
+    began = time.time()
     # A Stop snapshots on a thread that mostly waits for git while this one reads the session:
     # it gets the interpreter back within half a millisecond of git's answer, not five.
     sys.setswitchinterval(0.0005)
@@ -85,11 +93,14 @@ def run(args: list[str], store_dir: Path | None = None) -> int:
         return 0
     stdout = _silence_stdout()
     agent = args[0] if args else ""
+    named = args[1] if len(args) > 1 else None
     root: Path | None = None
+    tells = "stdout"
     what = f"{agent or '(no agent)'} (unread event)"
     name = ""
     speaks = False
-    succeeded = False
+    session: str | None = None
+    until: float | None = None
     try:
         _deadline(DEADLINE)
         from convgit.agents import registry
@@ -99,6 +110,7 @@ def run(args: list[str], store_dir: Path | None = None) -> int:
         locks.cap_waits(LOCK_WAIT)
         root = locate(os.getcwd(), store_dir, per_user=True).root
         integration = registry.integration(agent)
+        tells = str(getattr(integration, "TELLS", tells))
         raw = sys.stdin.buffer.read(MAX_EVENT + 1)
         if len(raw) > MAX_EVENT:
             raise ValueError(f"the event is over {MAX_EVENT >> 20} MiB")
@@ -106,21 +118,30 @@ def run(args: list[str], store_dir: Path | None = None) -> int:
             payload: Any = codec.decode(raw)
         except ValueError:
             raise ValueError("the event on stdin is not JSON") from None
-        event = integration.event(payload)
+        event = integration.event(payload) if named is None else integration.event(payload, named)
         name = event.called
         what = f"{agent} {name} {event.session_id}"
+        session = event.session_id
         location = locate(event.cwd or os.getcwd(), store_dir, per_user=True)
         root = location.root
         speaks = name in integration.SPEAKS
         if location.git is None and name not in integration.OPENS and not root.is_dir():
             root = None  # outside git, a folder that never had a turn gets nothing
-            succeeded = True
             return 0
+        from convgit.agents import hook_failures
         from convgit.agents.live import turns
 
-        done = turns.record(location, event)
-        succeeded = True
-        _log(root, f"{what}: ok in {_ms(started)}: {done}")
+        hook_failures.take_not_run(root)
+        behind = hook_failures.behind(root, agent, event.session_id)
+        done = turns.record(location, event, behind=behind)
+        until = done.until
+        _log(root, f"{what}: ok in {_ms(started)}: {done.text}")
+        if done.unrecorded:
+            log = log_path(root)
+            unrecorded = list(done.unrecorded)
+            hook_failures.unrecorded(
+                root, agent, event.session_id, done.session, unrecorded, log, name
+            )
     except BaseException as exc:  # the agent must go on, whatever went wrong here
         import traceback
 
@@ -129,27 +150,43 @@ def run(args: list[str], store_dir: Path | None = None) -> int:
         if root is not None:
             from convgit.agents import hook_failures
 
-            hook_failures.failed(root, agent, name or "(unread event)", problem, log_path(root))
+            event_name = name or "(unread event)"
+            log = log_path(root)
+            hook_failures.failed(root, agent, event_name, problem, log, session=session, at=began)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        told = False
         if root is not None:
-            _tell(root, succeeded, speaks, stdout)
-    return 0
+            told = _tell(root, agent, session, until, speaks, stdout, tells)
+    return 2 if told and tells == "stderr" else 0
 
 
-def _tell(root: Path, succeeded: bool, speaks: bool, stdout: int | None) -> None:
-    """Settle the failures kept for the store; tell those not told yet through the agent's
-    ``systemMessage`` (JSON on stdout, which a synchronous hook's agent shows the user and
-    never sends to the model), when this event can speak."""
+def _tell(
+    root: Path,
+    agent: str,
+    session: str | None,
+    until: float | None,
+    speaks: bool,
+    stdout: int | None,
+    tells: str,
+) -> bool:
+    """Settle the failures of the event's agent session its recording caught up (``until``:
+    those that started before then); tell those not told yet, when this event can speak:
+    through the agent's ``systemMessage`` (JSON on stdout, which a synchronous hook's agent
+    shows the user and never sends to the model), or on stderr (``tells``). Whether it told."""
     try:
         from convgit.agents import hook_failures
 
-        untold = hook_failures.settle(root, succeeded, speaks and stdout is not None)
-        if untold and stdout is not None:
-            text = json.dumps({"systemMessage": hook_failures.message(untold, succeeded)})
-            os.write(stdout, (text + "\n").encode())
+        channel = stdout if tells != "stderr" else 2
+        untold = hook_failures.settle(root, agent, session, until, speaks and channel is not None)
+        if untold and channel is not None:
+            words = hook_failures.message(untold)
+            text = json.dumps({"systemMessage": words}) if tells != "stderr" else words
+            os.write(channel, (text + "\n").encode())
+            return True
     except Exception:
         pass
+    return False
 
 
 def _silence_stdout() -> int | None:

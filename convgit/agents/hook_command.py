@@ -4,10 +4,12 @@ how a handler is recognised as convgit's whatever convgit path the user gave it 
 The command names the convgit that installed it by its absolute path (the Python that runs
 ``-m convgit``, and the folder convgit is in), so it runs when ``convgit`` is not on the PATH of the
 shell that started the agent; when that path is gone it falls back to the ``convgit`` on the
-PATH, and when there is none it does nothing (the agent goes on). ``--command`` chooses another
-program. A handler is convgit's when every step of its command is a run of the hook or one of
-these guards, whichever convgit path it names; a command of the user's that does more (a pipe,
-another program) is theirs.
+PATH, and when there is none the agent goes on, and the event is kept for convgit to see
+(``not_run``: appended, with the agent's name and the time, to ``hooks-not-run`` in the
+repository's store, when it has one; ``convgit.agents.hook_failures`` reads it in at the next
+convgit command). ``--command`` chooses another program. A handler is convgit's when every step
+of its command is a run of the hook, one of these guards or that keeping, whichever convgit path
+it names; a command of the user's that does more (a pipe, another program) is theirs.
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # this convgit's package folder
-# on a machine (or a teammate's) without convgit, the hook does nothing and the agent goes on
-FALLBACK = "command -v convgit >/dev/null 2>&1 || exit 0; exec convgit"
+# when the convgit named is gone, the one on the PATH
+FALLBACK = "command -v convgit >/dev/null 2>&1 && exec convgit"
 _PREFIX = re.compile(r"((?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*)(.*)", re.DOTALL)
 _STEP = re.compile(r"\s*(?:;|&&|\|\||\n)\s*")
 _GUARDS = (
@@ -48,9 +50,24 @@ def this_convgit() -> str:
     return f"{path}${{PYTHONPATH:+:$PYTHONPATH}} {shlex.quote(sys.executable)} -S -m convgit"
 
 
+def not_run(agent: str) -> str:
+    """The last step of the command: no convgit ran, so the event (stdin) is appended to
+    ``hooks-not-run`` in the store of the repository the agent works in, under a line with the
+    agent's name and the time, when that store exists (a teammate without convgit gets
+    nothing); the agent goes on whatever happens (exit 0)."""
+    from convgit.agents.hook_failures import NOT_RUN
+
+    stamp = "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    keep = f'{{ echo "{agent} {stamp}"; cat; echo; }} >> "$d/convgit/{NOT_RUN}"'
+    return (
+        f'd=$(git rev-parse --git-common-dir 2>/dev/null) && [ -d "$d/convgit" ] && {keep}; exit 0'
+    )
+
+
 def command(agent: str, program: str | None = None) -> str:
     """The command a settings file runs for ``agent``'s hook: ``program`` (default: this
-    convgit) when it is there, else the ``convgit`` on the PATH, else nothing."""
+    convgit) when it is there, else the ``convgit`` on the PATH, else the event is kept for
+    convgit to see (``not_run``)."""
     chosen = program or this_convgit()
     found = _PREFIX.match(chosen)
     prefix, rest = (found[1], found[2]) if found else ("", chosen)
@@ -58,11 +75,26 @@ def command(agent: str, program: str | None = None) -> str:
     words = _words(rest)
     if not words or "/" not in words[0]:  # a name the PATH finds: as given, guarded
         name = shlex.quote(words[0] if words else chosen)
-        return f"command -v {name} >/dev/null 2>&1 || exit 0; {run}"
+        return f"command -v {name} >/dev/null 2>&1 && {run}; {not_run(agent)}"
     checks = [f"[ -x {shlex.quote(words[0])} ]"]
     if program is None:  # this convgit: its folder must still be there
         checks.append(f"[ -f {shlex.quote(str(_PACKAGE / '__init__.py'))} ]")
-    return f"{' && '.join(checks)} && {run}; {FALLBACK} hook {agent}"
+    return f"{' && '.join(checks)} && {run}; {FALLBACK} hook {agent}; {not_run(agent)}"
+
+
+def named_gone(text: str) -> list[str]:
+    """The files the installed command ``text`` names for its convgit (its ``[ -x ]`` and
+    ``[ -f ]`` guards) that are gone: whatever the PATH, that convgit does not run."""
+    gone = []
+    for kind, quoted in re.findall(r"\[ -([xf]) ('[^']*'|[^\s;|&]+) \]", text):
+        named = _words(quoted)
+        if not named:
+            continue
+        path = named[0]
+        there = os.access(path, os.X_OK) if kind == "x" else os.path.isfile(path)
+        if not there:
+            gone.append(path)
+    return gone
 
 
 def is_hook_command(text: str, agent: str) -> bool:
@@ -72,6 +104,7 @@ def is_hook_command(text: str, agent: str) -> bool:
         r"(?:exec )?(?:(?:'[^']*'|[^\s;|&<>'])+ )+hook " + re.escape(agent) + r"(?: [^;|&<>]*)?"
     )
     runs = 0
+    text = text.replace(not_run(agent), "exit 0")  # the keeping of an event no convgit ran
     for step in _STEP.split(text.strip()):
         if not step:
             continue
@@ -88,10 +121,12 @@ PROBE = "CONVGIT_HOOK_PROBE"  # set: the hook says which convgit it is, and does
 def would_run(text: str) -> str | None:
     """The convgit the installed command ``text`` starts in this shell (its package folder),
     found by running it with ``PROBE`` set; None when it starts none."""
+    # no repository for the probe: an event no convgit ran would be kept in its store
+    probe = {**os.environ, PROBE: "1", "GIT_DIR": os.devnull + "/none"}
     try:
         done = subprocess.run(
             ["sh", "-c", text],
-            env={**os.environ, PROBE: "1"},
+            env=probe,
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
@@ -101,6 +136,32 @@ def would_run(text: str) -> str | None:
         return None
     said = done.stdout.strip()
     return said[len("convgit ") :] if said.startswith("convgit ") else None
+
+
+def problem(text: str, agent: str, scope: str) -> str | None:
+    """What keeps the installed command ``text`` from running convgit, in one sentence: none
+    from this shell, or the convgit it names is gone, so that it runs only where a ``convgit``
+    is on the PATH of the shell that starts the agent (which may not be this shell's); or an
+    older convgit's command, which keeps no event when it finds no convgit (``not_run``)."""
+    if would_run(text) is None:
+        return f"its command would start no convgit from this shell: {text}"
+    gone = named_gone(text)
+    if gone:
+        return (
+            f"the convgit its command names is gone ({', '.join(gone)}): it runs only where a"
+            " `convgit` is on the PATH of the shell that starts the agent, whatever this"
+            " shell's PATH has; an event that finds none is not recorded;"
+            f" `convgit hooks install {agent} --scope {scope}` names this convgit"
+        )
+    from convgit.agents.hook_failures import NOT_RUN
+
+    if NOT_RUN not in text:
+        return (
+            "its command is an older convgit's: an event that finds no convgit to run is not"
+            f" kept for `convgit status`; `convgit hooks install {agent} --scope {scope}` updates"
+            " it"
+        )
+    return None
 
 
 def _words(step: str) -> list[str]:

@@ -94,10 +94,7 @@ class OwnFile:
             named = marker.get("events")
             names = [str(e) for e in named] if isinstance(named, list) else []
             same = names == self.events(tools) and marker.get("tool_snapshots") is tools
-            problem = None
-            command = str(marker.get("command"))
-            if hook_command.would_run(command) is None:
-                problem = f"its command would start no convgit from this shell: {command}"
+            problem = hook_command.problem(str(marker.get("command")), self.agent, scope)
             state = "installed" if same else "out of date"
             states.append(ScopeState(scope, path, state, names, problem))
         return states

@@ -114,6 +114,7 @@ def resume(
             raise NotFoundError(f"Entry {target} has no snapshot above it to restore.")
         if confirm is not None:
             confirm(session.restoring.restore(nearest.entry, dry_run=True))
+    _compare_from(session, agent, written.session)
     if written.data is None:  # the agent's next turn lands in a file this session mirrors
         session.moves.switch(target)
     else:
@@ -137,6 +138,23 @@ def resume(
         target, agent, written.session, written.path, written.command, lines, restored,
         written=written.data is not None, at=written.at,
     )  # fmt: skip
+
+
+def _compare_from(session: Session, agent: str, agent_session: str) -> None:
+    """The agent session's next prompt compares the files with the nearest snapshot above it,
+    not with the last one its live state took (a later turn's, on the branch left): files that
+    are not REF's are that prompt's snapshot, so restoring the prompt brings back what the
+    agent went on from."""
+    from convgit.agents.live.state import LiveState
+    from convgit.store import jsonl
+
+    location = session.location
+    lock = location.agent_lock(agent, agent_session)
+    with jsonl.exclusive(lock, f"the {registry.title(agent) or agent} session {agent_session}"):
+        live = LiveState.load(location, agent, agent_session)
+        if live.get("last") is not None:
+            live.set("last", None)
+            live.save()
 
 
 # -- shared --------------------------------------------------------------------------------------

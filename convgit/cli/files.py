@@ -40,23 +40,29 @@ def status(json: JsonFlag = False) -> None:
     from convgit.text import render, reports
 
     try:
-        session = open_session()
+        session = open_session(tell_hooks=False)
     except NotFoundError:  # no session yet: the hook that would have made it may have failed
         from convgit.store.location import locate
 
-        failed = hook_failures.current(locate(options.directory, options.store).root)
+        root = locate(options.directory, options.store).root
+        hook_failures.take_not_run(root)
+        failed = hook_failures.current(root)
         if failed and not json:
             show(*reports.hook_failure_words(failed))
         raise
     st = session.snapshots.status()
+    hook_failures.take_not_run(session.location.root)
     failures = hook_failures.current(session.location.root)
     store = collecting.store(session.location, fresh=False)
+    place = session.location.git
+    mirrors = session.track.workspace().mirrors() if place and place.worktree else []
     if json:
-        out({**st.to_json(), "hook_failures": failures, "store": store})
+        out({**st.to_json(), "hook_failures": failures, "store": store, "mirrors": mirrors})
     else:
         show(*render.status_words(st, render.Names(session.view())))
         show(*reports.hook_failure_words(failures))
         show(*reports.store_lines(store))
+        show(*reports.mirror_lines(mirrors))
 
 
 @command()

@@ -24,12 +24,14 @@ from convgit.session import Session
 def fsck(json: JsonFlag = False) -> None:
     """Check the session file: exit 0 when it is sound, 3 with every problem by line (the
     snapshots gc let go are counted apart, never as lost)."""
-    from convgit.text import render
+    from convgit.session import collecting
+    from convgit.text import render, reports
 
     session = open_session()
     problems = session.problems()
     fatal = [p for p in problems if p.fatal]
     let_go = len(session.track.read_sidecar().pruned)  # let go by gc: never counted as lost
+    gc_since = collecting.interrupted(session.location)
     if json:
         out(
             {
@@ -40,14 +42,19 @@ def fsck(json: JsonFlag = False) -> None:
                     for p in problems
                 ],
                 "let_go": let_go,
+                "interrupted_gc": gc_since,
             }
         )
     else:
         lines = render.problem_lines(problems)
+        if gc_since:  # its work is half done: finishing it comes before any repair
+            lines.append(reports.interrupted_gc_words(gc_since))
         lost = {(p.line, p.what) for p in session.track.lost_commits()} if fatal else set()
         fixable = [p for p in fatal if (p.line, p.what) not in lost]
         unrecorded = [p for p in fixable if p in session.saved_states.unrecorded_problems()]
-        if len(unrecorded) < len(fixable):
+        if gc_since and fixable:
+            lines.append("run `convgit gc` first, then `convgit fsck` again")
+        elif len(unrecorded) < len(fixable):
             lines.append(f"{len(fixable)} problem(s): `convgit repair` moves the bad lines aside")
         elif unrecorded:
             lines.append(
@@ -96,7 +103,7 @@ def redact(
     secrets: Annotated[
         bool,
         typer.Option(
-            "--secrets", help="Use the built-in patterns: API keys, private keys, tokens."
+            "--secrets", help="Use the secret detector: API keys, private keys, tokens, passwords."
         ),
     ] = False,
     session_id: Annotated[

@@ -185,14 +185,37 @@ def fail(exc: ConvgitError) -> None:
     raise typer.Exit(exc.exit_code)
 
 
-def open_session(create: bool = False) -> Session:
-    return Session.open(
+def open_session(create: bool = False, *, tell_hooks: bool = True) -> Session:
+    """The session the command works on. ``tell_hooks``: events of an agent's hooks that ran
+    no convgit since the last command (``hook_failures.take_not_run``) are named on stderr,
+    once (``status`` names them among the rest)."""
+    session = Session.open(
         options.directory,
         create=create,
         session=options.session,
         store_dir=options.store,
         fsync=options.fsync,
     )
+    if tell_hooks:
+        _hooks_not_run(session.location.root)
+    return session
+
+
+def _hooks_not_run(root: Path) -> None:
+    """Name, on stderr, the hook events that ran no convgit, which the agent's command kept in
+    the store (a stat when there are none: every command asks)."""
+    from convgit.agents import hook_failures
+
+    if not (root / hook_failures.NOT_RUN).exists():
+        return
+    from convgit.text import reports
+
+    try:
+        taken = hook_failures.take_not_run(root)
+    except OSError:
+        return
+    for line in reports.not_run_words(taken):
+        typer.echo(line, err=True)
 
 
 def echo(text: str) -> None:

@@ -68,20 +68,33 @@ def worktree_tips(git: Git) -> set[str]:
     (each must name an object git has, or the walk fails), and the ones of their logs, of its
     HEAD's log and of its pseudo-refs that name an object git has (a log may name what git
     pruned long ago)."""
-    refs: set[str] = set()
+    refs: dict[str, str] = {}  # object -> the ref that names it, and where
     logged: set[str] = set()
     linked = git.common_dir / "worktrees"
     for folder in [git.common_dir, *(linked / name for name in _names(linked))]:
         here = Git(git.root, folder, git.common_dir, object_format=git.object_format)
-        listed = here.run("for-each-ref", "--format=%(objectname)", *PER_WORKTREE, check=False)
+        listed = here.run(
+            "for-each-ref", "--format=%(objectname) %(refname)", *PER_WORKTREE, check=False
+        )
         _refuse_unless_whole(listed.returncode, listed.stderr)
-        refs |= {os.fsdecode(line).strip() for line in listed.stdout.splitlines() if line}
+        where = "" if folder == git.common_dir else f" of the worktree {folder.name}"
+        for line in os.fsdecode(listed.stdout).splitlines():
+            oid, _, name = line.partition(" ")
+            refs[oid] = f"{name}{where}"
         for log in [*(folder / "logs" / prefix for prefix in PER_WORKTREE), folder / "logs/HEAD"]:
             logged |= _logged(log)
         for name in PSEUDO_REFS:
             logged |= _named(folder / name)
     logged -= {"0" * 40, "0" * 64}
-    return refs | _present(git, logged - refs)
+    there = _present(git, set(refs) | logged)
+    for oid, name in sorted(refs.items()):
+        if oid not in there:
+            raise UnjudgeableRepositoryError(
+                f"git could not walk everything your repository reaches (the ref {name} names"
+                f" {oid}, which is not there), so convgit gc deletes nothing.",
+                hint=HINT,
+            )
+    return there
 
 
 def _partial_clone(git: Git) -> list[str]:

@@ -308,6 +308,18 @@ def _write_atomically(path: Path, data: bytes) -> None:
     os.replace(temporary, path)
 
 
+def interrupted(location: StoreLocation) -> str | None:
+    """When the gc that was killed before it finished began (its journal's time), or None:
+    ``fsck`` and ``status`` name it, and the next ``convgit gc`` finishes it (``settle``)."""
+    try:
+        journal = codec.decode((location.root / JOURNAL).read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(journal, dict):
+        return None
+    return str(journal.get("ts") or "") or "an unknown time"
+
+
 def settle(location: StoreLocation, git: Git, since: float, report: GcReport) -> bool:
     """Finish a gc that was killed (its journal is there): the records each session lacks,
     the refs, the objects it was deleting. Refs of its own (``names.GC_PREFIX``) left by a gc
@@ -474,6 +486,7 @@ def store(location: StoreLocation, *, fresh: bool = True) -> dict[str, Any] | No
         "measured": str(measured.get("measured", "")),
         "policy": Policy.of(location).to_json(),
         "last_gc": last,
+        "interrupted_gc": interrupted(location),
     }
 
 

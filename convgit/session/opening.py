@@ -47,6 +47,9 @@ def start(
     sid = schema.new_id(set(location.session_ids()), size=schema.SESSION_ID_BYTES)
     cwd = str(location.git.worktree if location.git and location.git.worktree else Path.cwd())
     jsonl.create(location.session_path(sid), schema.header(sid, cwd, forked_from, agent))
+    from convgit.store import userstore  # here: only a new session adds its store to the list
+
+    userstore.remember_store(location.root)
     return sid
 
 

@@ -11,6 +11,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,37 @@ def _is_git_directory(git_dir: Path) -> bool:
     )
 
 
+def _key(worktree: Path) -> str:
+    """A worktree's key: a hash of its folder's path."""
+    import hashlib  # here: reading commands outside git never need it
+
+    return hashlib.sha1(str(worktree).encode()).hexdigest()[:12]
+
+
+def _linked_worktrees(common_dir: Path) -> list[Path]:
+    """The folders of the repository's linked worktrees, as git records them (``gitdir``)."""
+    found = []
+    for gitdir in sorted((common_dir / "worktrees").glob("*/gitdir")):
+        with suppress(OSError):
+            found.append(Path(gitdir.read_text().strip()).parent.resolve())
+    return found
+
+
+def _same_repository(worktree: Path, common_dir: Path) -> bool:
+    """Whether ``worktree`` is a folder whose ``.git`` leads to ``common_dir``."""
+    dotgit = worktree / ".git"
+    try:
+        if dotgit.is_dir():
+            return _common_dir(dotgit).resolve() == common_dir.resolve()
+        text = dotgit.read_text(errors="replace").strip()
+    except OSError:
+        return False
+    if not text.startswith("gitdir:"):
+        return False
+    git_dir = (worktree / text[len("gitdir:") :].strip()).resolve()
+    return _common_dir(git_dir).resolve() == common_dir.resolve()
+
+
 def _common_dir(git_dir: Path) -> Path:
     pointer = git_dir / "commondir"
     if pointer.is_file():
@@ -83,9 +115,7 @@ class StoreLocation:
         """Tells worktrees of one repository apart (private index, current session)."""
         if self.git is None or self.git.worktree is None:
             return "store"
-        import hashlib  # here: reading commands outside git never need it
-
-        return hashlib.sha1(str(self.git.worktree).encode()).hexdigest()[:12]
+        return _key(self.git.worktree)
 
     @property
     def trash(self) -> Path:
@@ -138,10 +168,95 @@ class StoreLocation:
                 raise denied(exc, msg, pointer) or CorruptStoreError(msg) from None
             if sid:
                 return sid
-        return None
+        return self._moved_here()
 
     def set_current(self, sid: str) -> None:
-        write_pointer(self.current_pointer, sid)
+        """Make ``sid`` current in this worktree: the user's choice, which an agent's event
+        never changes (``follow``)."""
+        with suppress(FileNotFoundError, NotADirectoryError):
+            self.followed_pointer.unlink()
+        self._point(self.current_pointer, sid)
+
+    def _point(self, pointer: Path, sid: str) -> None:
+        """Write the current-session pointer, and beside it the worktree's folder: a hint that
+        finds it again after a move (``_moved_here``), never needed."""
+        write_pointer(pointer, sid)
+        if self.git is not None and self.git.worktree is not None:
+            with suppress(OSError):
+                write_pointer(pointer.with_suffix(".path"), str(self.git.worktree))
+
+    @property
+    def followed_pointer(self) -> Path:
+        """The session an agent's event made current in this worktree (``follow``)."""
+        return self.current_pointer.with_name(self.worktree_key + ".agent")
+
+    def follow(self, sid: str) -> None:
+        """Make ``sid`` current for an agent's event: the user's commands follow the agent to
+        the session it records, unless the current session is one the user chose (made
+        current by ``init``, ``use`` or any command of theirs, not by an agent's event, and
+        still there). The pointer of the followed session is written first: a crash between
+        the two writes leaves the user's choice in force."""
+        now = self.current()
+        if now == sid:
+            return
+        if now is not None and self.session_path(now).is_file():
+            try:
+                followed = self.followed_pointer.read_text(errors="replace").strip()
+            except OSError:
+                followed = ""
+            if followed != now:
+                return
+        write_pointer(self.followed_pointer, sid)
+        self._point(self.current_pointer, sid)
+
+    def _moved_here(self) -> str | None:
+        """The current session of this worktree from before the repository moved (or was
+        copied) to another folder: its pointer is under the key of the folder it was in. The
+        one pointer whose worktree is gone (its folder is no worktree of this repository any
+        more; a pointer of an older convgit, which did not say its folder, only in a repository
+        of one worktree) is taken over: it moves to this worktree's key, as do the private
+        indexes of that key. None when there is no such pointer or more than one."""
+        if self.git is None or self.git.worktree is None:
+            return None
+        folder = self.root / "current"
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return None
+        linked = _linked_worktrees(self.git.common_dir)
+        live = {_key(path) for path in [self.git.worktree, *linked]}
+        gone = []
+        for name in names:
+            if "." in name or name == "store" or name in live:
+                continue
+            try:
+                was: str | None = (folder / f"{name}.path").read_text().strip()
+            except OSError:
+                was = None
+            if was is None and linked:
+                continue
+            if was is not None and _same_repository(Path(was), self.git.common_dir):
+                continue  # a worktree of this repository that is still there
+            gone.append(name)
+        if len(gone) != 1:
+            return None
+        old = folder / gone[0]
+        try:
+            sid = old.read_text(errors="replace").strip()
+        except OSError:
+            return None
+        if not sid or not self.session_path(sid).is_file():
+            return None
+        with suppress(OSError):
+            os.replace(old, self.current_pointer)
+            (folder / f"{gone[0]}.path").unlink(missing_ok=True)
+            write_pointer(self.current_pointer.with_suffix(".path"), str(self.git.worktree))
+            followed = folder / f"{gone[0]}.agent"
+            if followed.exists():
+                os.replace(followed, self.followed_pointer)
+            for index in (self.root / "index").glob(f"*-{gone[0]}*"):
+                os.replace(index, index.with_name(index.name.replace(gone[0], self.worktree_key)))
+        return sid
 
     def agent_pointer(self, agent: str, agent_session: str) -> Path:
         """Where the id of the session that mirrors ``agent``'s session ``agent_session`` is

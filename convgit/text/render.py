@@ -323,12 +323,16 @@ def _status_words(status: Status, names: Names | None = None) -> list[str]:
             out.append(
                 f"         the files are at the snapshot of {n.named(status.matches)}, {where}"
             )
+            if status.further_down:
+                out.append(f"         {ahead_words(leaf)}")
         return out
     where = f"the snapshot of {n.named(status.leaf_snapshot)}"
     if status.matches is not None and status.further_down:
         out.append(
-            f"files:   at the snapshot of {n.named(status.matches)}, further down this branch"
+            f"files:   ahead of the context: at the snapshot of {n.named(status.matches)},"
+            " further down this branch"
         )
+        out.append(f"         {ahead_words(leaf)}")
     elif status.matches is not None and not status.diverged:
         if status.matches == status.leaf_snapshot:
             out.append(f"files:   match {where} exactly")
@@ -375,6 +379,42 @@ def boundary_line(status: Status, names: Names | None = None) -> str:
         f"{ids.named(status.leaf_snapshot)} ({_names(status.changed)}); `convgit restore "
         f"{ids.id(status.leaf_snapshot)}` brings them back"
     )
+
+
+def ahead_words(leaf: str, model: str = "the model") -> str:
+    """What files ahead of the context mean for the next turn (after a resume or a switch back
+    without a restore): said to the user, never to the model."""
+    return (
+        f"a turn from here starts from these files, and {model} is not told: its conversation"
+        f" ends at {leaf}"
+    )
+
+
+def resume_files_line(status: Status, title: str, names: Names | None = None) -> str:
+    """The line that ends a resume that changed no file: where the files are against REF (the
+    leaf now), and that the agent's model is not told when they are not REF's."""
+    ids = Names() if names is None else names
+    if not status.workspace or status.leaf is None or not status.changed:
+        return boundary_line(status, ids)
+    n = len(status.changed)
+    differ = f"{files(n)} {'differ' + 's' * (n == 1)}"
+    ref = status.leaf_snapshot
+    against = f"{differ} from the snapshot of {ids.named(ref)}" if ref else differ
+    listed = _names(status.changed)
+    if status.matches is not None:
+        whose = "ahead of the context" if status.further_down else "another branch's"
+        where = "further down this branch" if status.further_down else "on another branch"
+        said = (
+            f"files: not changed: they are {whose}, at the snapshot of"
+            f" {ids.named(status.matches)}, {where} ({against}: {listed})"
+        )
+    else:
+        said = f"files: not changed; {against} ({listed})"
+    model = f"{title}'s model"
+    said += f"; {ahead_words(ids.named(status.leaf), model)}"
+    if ref is not None:
+        said += f"; `convgit restore {ids.id(ref)}` brings its files back"
+    return said
 
 
 def files(n: int) -> str:

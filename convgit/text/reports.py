@@ -155,14 +155,57 @@ def hooks_status_words(
 
 
 def hook_failure_words(failures: list[dict[str, Any]]) -> list[str]:
-    """The hook events that failed since the last that succeeded (none: no line)."""
+    """What the hooks missed and no later event caught up (none: no line): the events that
+    failed or ran no convgit, and the turns recorded without snapshots."""
     if not failures:
         return []
-    lines = [f"hook events that failed ({len(failures)}), since none succeeded:"]
-    for failure in failures[-5:]:
-        when = str(failure["when"]).replace("T", " ").rstrip("Z")
-        lines.append(f"  {when} UTC {failure['event']}: {failure['problem']}")
+    events = [f for f in failures if f.get("kind") != "unrecorded"]
+    turns = [f for f in failures if f.get("kind") == "unrecorded"]
+    lines = []
+    if events:
+        lines.append(f"hook events that failed ({len(events)}), their turns not recorded yet:")
+        lines += [f"  {_failure_line(f)}" for f in events[-5:]]
+    if turns:
+        count = sum(len(f.get("entries") or []) for f in turns)
+        lines.append(f"turns recorded without snapshots ({count}):")
+        lines += [f"  {_failure_line(f)}" for f in turns[-5:]]
     lines.append(f"  details in {_shown_path(Path(str(failures[-1]['log'])))}")
+    lines.append(
+        "  a later event of the same agent session catches up the turns it can;"
+        " `convgit hooks dismiss` once you have seen them"
+    )
+    return lines
+
+
+def _failure_line(failure: dict[str, Any]) -> str:
+    when = str(failure["when"]).replace("T", " ").rstrip("Z")
+    session = failure.get("agent_session_id")
+    whose = f"{failure.get('agent')} {session}" if session else str(failure.get("agent"))
+    return f"{when} UTC {failure['event']} ({whose}): {failure['problem']}"
+
+
+def not_run_words(taken: list[dict[str, Any]]) -> list[str]:
+    """What any command says, once, of hook events that ran no convgit since the last."""
+    if not taken:
+        return []
+    count = len(taken)
+    lines = [
+        f"convgit: {count} hook event{'s' * (count != 1)} of an agent ran no convgit (its"
+        " command found neither the convgit it names nor one on the PATH): their turns have no"
+        " snapshots until a later event catches them up"
+    ]
+    lines += [f"  {_failure_line(f)}" for f in taken[-5:]]
+    lines.append("  `convgit hooks status` says why; `convgit status` names them until then")
+    return lines
+
+
+def dismissed_words(dismissed: list[dict[str, Any]]) -> list[str]:
+    """What `convgit hooks dismiss` did."""
+    if not dismissed:
+        return ["nothing to dismiss: no hook event or turn is named"]
+    count = len(dismissed)
+    lines = [f"dismissed {count} (no longer named; the hook log keeps every line):"]
+    lines += [f"  {_failure_line(f)}" for f in dismissed]
     return lines
 
 
@@ -294,10 +337,22 @@ def redact_lines(report: Any, described: str) -> list[str]:
         f"warning: {path} in the working tree still holds a match (redact never changes your files)"
         for path in report.working_tree
     ]
-    if report.rewrote_commits and not would:
+    for copy in report.remotes:
+        holds = "holds" if would else "still holds"
         out.append(
-            "the old snapshot commits are unreachable now: `git gc --prune=now` removes them"
-            " from the repository"
+            f"warning: {copy.remote} {holds} session {copy.session} as it was before this"
+            f" redaction ({len(copy.refs)} refs): `convgit push --replace --session"
+            f" {copy.session} {copy.remote}` replaces it there (a forced push)"
+        )
+    if report.dropped and not would:
+        out.append(
+            f"dropped this clone's {len(report.dropped)} copies of shared history that held it"
+            " (session commits, and what remotes had)"
+        )
+    if (report.rewrote_commits or report.dropped) and not would:
+        out.append(
+            "the old commits are unreachable now: `git gc --prune=now` removes them from the"
+            " repository"
         )
     if would:
         out.append("dry run: nothing was changed")
@@ -366,6 +421,15 @@ def mib(count: int) -> str:
     return f"{count / (1024 * 1024):.1f} MiB"
 
 
+def mirror_lines(mirrors: list[str]) -> list[str]:
+    """A warning per remote a plain ``git push`` sends every ref of convgit's to."""
+    return [
+        f"warning: remote '{name}' is a mirror: `git push {name}` sends every session and"
+        " snapshot of convgit's, shared or not (see docs/working-with-others.md)"
+        for name in mirrors
+    ]
+
+
 def store_lines(store: dict[str, Any] | None) -> list[str]:
     """The store's size and policy, as ``status`` and ``snapshots`` end (none outside git,
     where ``store`` is None)."""
@@ -377,7 +441,33 @@ def store_lines(store: dict[str, Any] | None) -> list[str]:
     last = f"; last gc {store['last_gc'][:10]}" if store.get("last_gc") else ""
     when = str(store.get("measured", ""))
     at = f" (measured {when[11:16]} UTC)" if when[:10] else ""
-    return [
+    lines = [
         f"store:   {mib(store['bytes'])} of snapshots only convgit holds{at}{last}",
         f"         retention: {policy.words}",
     ]
+    if store.get("interrupted_gc"):
+        lines.append(interrupted_gc_words(store["interrupted_gc"]))
+    return lines
+
+
+def interrupted_gc_words(since: str) -> str:
+    """The line that names a gc killed before it finished, and what finishes it."""
+    return (
+        f"gc:      a gc begun {since[:16].replace('T', ' ')} UTC was interrupted; nothing is lost,"
+        " and `convgit gc` finishes it"
+    )
+
+
+def mcp_change_words(change: HooksChange, verb: str) -> list[str]:
+    """What ``hooks install|uninstall AGENT --mcp`` did to the agent's configuration."""
+    title = registry.title(change.agent) or change.agent
+    if verb == "install":
+        done = "registered" if change.changed else "was already registered"
+        lines = [f"convgit's MCP server {done} in {change.path} ({title}, {change.scope})"]
+        lines.append(f"{title} starts it as `convgit mcp`: read-only tools (docs/mcp.md)")
+    else:
+        done = "taken out of" if change.changed else "was not in"
+        lines = [f"convgit's MCP server {done} {change.path} ({title}, {change.scope})"]
+    if change.backup is not None:
+        lines.append(f"the file as it was: {change.backup}")
+    return lines

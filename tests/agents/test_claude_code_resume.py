@@ -6,11 +6,12 @@ judge of what Claude resumed."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.agents.hooked import convgit, convgit_json, reply_text
 from tests.agents.runners import ClaudeCode, claude_project_dir
-from tests.agents.script import say
+from tests.agents.script import call, say
 from tests.agents.server import ModelServer
 from tests.workspace.gitrepo import GitRepo
 
@@ -88,3 +89,43 @@ def test_resume_uses_claudes_own_way_in_and_leaves_claude_c_where_it_was(
     assert sent.replies() == ["reply-A", "reply-B"]
     assert entry_of(project.path, "FOXTROT", "user")["parentId"] == reply_b
     assert len(convgit_json(project.path, "sessions")["sessions"]) == 1
+
+
+def test_a_resume_without_restore_says_the_files_are_ahead_and_the_next_prompt_keeps_them(
+    model_server: ModelServer, claude_code: ClaudeCode, project: GitRepo
+) -> None:
+    """Resumed at an earlier reply without `--restore`, Claude goes on with the files of a
+    later turn. The user is told so at the resume and by `status` (and that the model is
+    not: nothing is put in its context); the branch's first prompt records those files as its
+    own, so restoring it brings back what Claude went on from, not the earlier reply's."""
+    convgit(project.path, "hooks", "install", "claude-code")
+    notes = project.path / "a.txt"
+    model_server.expect(
+        call("Write", {"file_path": str(notes), "content": "one\n"}),
+        say("Wrote a."),
+        call("Bash", {"command": "echo two > a.txt"}),
+        say("Edited a."),
+        say("Three."),
+    )
+    first = claude_code.run("turn one")
+    claude_code.run("turn two", resume=first.session_id)
+    reply_one = entry_of(project.path, "Wrote a.", "assistant")["id"]
+    reply_two = entry_of(project.path, "Edited a.", "assistant")["id"]
+
+    resumed = convgit_json(project.path, "resume", str(reply_one))
+    assert resumed["files"] == {"matches": reply_two, "changed": ["a.txt"], "ahead": True}
+    said = convgit(project.path, "resume", str(reply_one))
+    assert "ahead of the context" in said and "Claude Code's model is not told" in said
+    status = convgit(project.path, "status")
+    assert "ahead of the context" in status and "the model is not told" in status
+
+    claude_code.run(
+        "turn three", "--resume-session-at", resumed["resume_at"], resume=first.session_id
+    )
+    prompt = entry_of(project.path, "turn three", "user")
+    assert prompt["parentId"] == reply_one
+    snapshot = convgit_json(project.path, "show", str(prompt["id"]))["snapshot"]
+    assert snapshot is not None, "the prompt keeps the files Claude went on from"
+    assert project.git("cat-file", "-p", f"{snapshot['tree']}:a.txt") == "two\n"
+    sent = json.dumps([r.body for r in model_server.requests])
+    assert "ahead of the context" not in sent and "is not told" not in sent

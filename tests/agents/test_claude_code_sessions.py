@@ -144,3 +144,28 @@ def test_per_tool_snapshots_are_taken_when_config_asks(
         assert convgit_json(project.path, "show", caller["id"])["snapshot"]["tree"] == tree
     assert "b.txt" not in project.tree_paths(trees[0]) and "b.txt" in project.tree_paths(trees[1])
     assert convgit_json(project.path, "show", path[-1]["id"])["snapshot"]["tree"] == trees[1]
+
+
+def test_claudes_turns_never_take_over_the_session_the_user_chose(
+    model_server: ModelServer, claude_code: ClaudeCode, project: GitRepo
+) -> None:
+    """The user records a conversation of their own with `convgit user`; a Claude session in
+    the same working tree is recorded in a session of its own, and the user's next `convgit
+    user` still goes into theirs."""
+    convgit(project.path, "hooks", "install", "claude-code")
+    convgit(project.path, "init")
+    convgit(project.path, "user", "my own question")
+    mine = convgit_json(project.path, "status")["session"]
+    model_server.expect(say("Claude's answer."))
+    run = claude_code.run("a prompt to Claude")
+    convgit(project.path, "user", "my next question")
+
+    assert convgit_json(project.path, "status")["session"] == mine
+    texts = [reply_text(e) for e in convgit_json(project.path, "log")["entries"]]
+    assert texts == ["my own question", "my next question"]
+    (claudes,) = [
+        s
+        for s in convgit_json(project.path, "sessions")["sessions"]
+        if s.get("agent_session_id") == run.session_id
+    ]
+    assert claudes["entries"] == 2 and claudes["current"] is False

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+import threading
+import time
 from pathlib import Path
 
 from convgit.base import locks
@@ -22,6 +24,7 @@ from tests.agents.hooked import (
     path_messages,
     records,
     reply_text,
+    wait_for,
 )
 from tests.agents.runners import Pi
 from tests.agents.script import call, say
@@ -234,3 +237,47 @@ def test_a_hook_killed_midway_loses_nothing_and_the_next_turn_catches_up(
         project.oracle()
     )
     assert all("problem" not in line for line in hook_log(project))
+
+
+def test_a_turn_lost_to_a_slow_gcs_lock_never_gives_its_files_to_a_prompt(
+    model_server: ModelServer, pi: Pi, project: GitRepo
+) -> None:
+    """A gc holds every session's locks for the whole of turn two, whose events time out on
+    them. pi's entries name no prompt, so the files the next prompt found (turn two's work)
+    were recorded as turn two's prompt snapshot, its reply getting none: restoring that prompt
+    brought back a file written after it. They are the reply's, caught up at the next prompt."""
+    from convgit.session import collecting
+    from convgit.store.location import locate
+
+    convgit(project.path, "hooks", "install", "pi")
+    made = project.path / "b.txt"
+    model_server.expect(
+        say("One."),
+        call("write", {"path": "b.txt", "content": "bee\n"}),
+        say("Wrote b."),
+        say("Three."),
+    )
+    first = pi.run("turn one")
+    assert first.transcript is not None
+
+    def slow_gc() -> None:  # gc's own locks, held as long as a gc over a big store takes
+        with collecting._locked(locate(project.path)):
+            wait_for(made.exists, "turn two's file")
+            time.sleep(4)  # past turn two's end, which waits 2 s
+
+    gc = threading.Thread(target=slow_gc)
+    gc.start()
+    pi.run("turn two", resume=first.transcript)
+    gc.join()
+    pi.run("turn three", resume=first.transcript)
+
+    path = convgit_json(project.path, "log")["entries"]
+
+    def files_of(text: str) -> dict[str, str]:
+        (entry,) = [e for e in path if e["type"] == "message" and reply_text(e) == text]
+        snapshot = convgit_json(project.path, "show", entry["id"])["snapshot"]
+        return {} if snapshot is None else project.tree_paths(snapshot["tree"])
+
+    assert "b.txt" in files_of("Wrote b.")
+    assert "b.txt" not in files_of("turn two") and "b.txt" not in files_of("turn three")
+    assert convgit_json(project.path, "status")["hook_failures"] == []

@@ -382,3 +382,27 @@ def test_redaction_after_gc_keeps_every_kept_snapshot(
     assert convgit(here, "fsck", "--json").json()["ok"]
     convgit(here, "restore", side_end, "--yes")
     assert (here / "secret.txt").read_text() == "token=[redacted]\n"
+
+
+def test_a_gc_killed_midway_is_named_by_fsck_and_status_until_gc_finishes_it(
+    repo: GitRepo,
+) -> None:
+    """A gc killed after it recorded what it lets go and before it moved the refs: fsck and
+    status say so and name `convgit gc`, which finishes it; then neither speaks of it."""
+    here = repo.path
+    convgit(here, "init")
+    base = _turns(repo, "base", 2, days_ago=50)
+    convgit(here, "switch", base[0])
+    _turns(repo, "side", 3, days_ago=45)
+    convgit(here, "switch", base[-1])
+    killed = convgit(here, "gc", env={"CONVGIT_FAULT": "gc:before-refs"}, code=None)
+    assert killed.code == -9
+    checked = convgit(here, "fsck", "--json").json()
+    assert checked["interrupted_gc"] and checked["ok"]
+    for words in (convgit(here, "fsck").stdout, convgit(here, "status").stdout):
+        assert "was interrupted; nothing is lost, and `convgit gc` finishes it" in words
+    assert convgit(here, "status", "--json").json()["store"]["interrupted_gc"]
+    finished = convgit(here, "gc")
+    assert "finished a gc that was interrupted" in finished.stdout
+    assert convgit(here, "fsck", "--json").json()["interrupted_gc"] is None
+    assert "interrupted" not in convgit(here, "status").stdout

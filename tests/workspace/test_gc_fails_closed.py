@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from convgit.session import Session
 from tests.workspace.cli import convgit, one_sentence
 from tests.workspace.gc_scenario import missing, user_objects
 from tests.workspace.gitrepo import GitRepo, UserStateGuard, git
@@ -34,15 +35,16 @@ def let_go_snapshot(repo: GitRepo, shared: str, *, judged: bool = True) -> str:
     says gc lets it go)."""
     here = repo.path
     sid = convgit(here, "init", "--json").json()["id"]
-    first = convgit(here, "assistant", "first", "--json").json()["id"]
+    session = Session.open(here)  # the turns in-process: the same code the CLI runs
+    first = session.append.assistant("first").id
     repo.write("shared.txt", shared)
-    held = convgit(here, "assistant", "wrote shared.txt", "--json").json()["id"]
+    held = session.append.assistant("wrote shared.txt").id
     (here / "shared.txt").unlink()
     repo.write("other.txt", "later\n")
-    convgit(here, "assistant", "removed it", "--json")
+    session.append.assistant("removed it")
     repo.write("other.txt", "the branch end\n")
-    convgit(here, "assistant", "the end", "--json")
-    convgit(here, "switch", first)
+    session.append.assistant("the end")
+    session.moves.switch(first)
     (here / ".git" / "convgit" / "config.toml").write_text("[retention]\nkeep_days = 0\n")
     snapshot = repo.git("rev-parse", f"refs/convgit/{sid}/{held}").strip()
     tree = repo.git("rev-parse", f"{snapshot}^{{tree}}").strip()
@@ -58,7 +60,7 @@ def let_go_snapshot(repo: GitRepo, shared: str, *, judged: bool = True) -> str:
 def refused_and_whole(repo: GitRepo, said: str) -> None:
     """gc and its dry run refuse in one sentence with ``said`` in it, and no object went."""
     before = every_object(repo)
-    for args in (("gc", "--dry-run"), ("gc",), ("gc", "--json")):
+    for args in (("gc", "--dry-run"), ("gc", "--json")):
         refused = convgit(repo.path, *args, code=1)
         sentence = one_sentence(refused.stderr)
         assert "convgit gc deletes nothing" in sentence and said in sentence, sentence
@@ -217,7 +219,8 @@ def test_an_offline_partial_clone_with_trees_on_its_remote_is_refused_by_name(
     bare.rename(away)  # offline: the promisor remote cannot be reached
     user_state_guard.watch(clone.path)
     refused_and_whole(clone, "only on origin")
-    assert "git fetch --refetch --filter=blob:none origin" in convgit(clone.path, "gc", code=1).stderr
+    hint = convgit(clone.path, "gc", code=1).stderr
+    assert "git fetch --refetch --filter=blob:none origin" in hint
     away.rename(bare)
     clone.git("fetch", "-q", "--refetch", "--filter=blob:none", "origin")  # the hint
     user_state_guard.watch(clone.path)

@@ -139,10 +139,16 @@ def test_every_data_command_prints_one_object_shape(
     s.run("redact", here, "redact", "plan", "--dry-run")
     s.run("redact", here, "redact", "nothing-matches-this", "--yes")
     s.run("hooks status", here, "hooks", "status")
+    s.run("hooks dismiss", here, "hooks", "dismiss")
     s.run("hooks install", here, "hooks", "install", "claude-code")
     s.run("hooks install", here, "hooks", "install", "claude-code")  # already there
     s.run("hooks uninstall", here, "hooks", "uninstall", "claude-code")
     s.run("hooks uninstall", here, "hooks", "uninstall", "claude-code")  # not there
+    s.run("hooks install", here, "hooks", "install", "claude-code", "--mcp")
+    s.run("hooks uninstall", here, "hooks", "uninstall", "claude-code", "--mcp")
+    s.run("search", here, "search", "plan")
+    s.run("search", here, "search", "--file", "calc.py", "-n", "1")  # more than one
+    s.run("search", plain, "search", "nothing-matches-this", "--all-stores")
 
     s.run("diff", here, "diff", first["id"])
     s.run("diff", here, "diff", first["id"], "planA", "-p")
@@ -192,6 +198,8 @@ def test_every_data_command_prints_one_object_shape(
     subprocess.run(["git", "-C", str(here), "commit", "-qm", "blamed"], check=True)
     rewatch(repo)  # the user's own commit (and the remote they added)
     s.run("why", here, "why", "HEAD")
+    s.run("blame", here, "blame", "--notes", "blamed.txt")
+    s.run("attribution rewrite", here, "attribution", "rewrite", "--from", "HEAD~1")
 
     documented = shapes_documented()
     for name, runs in s.seen.items():

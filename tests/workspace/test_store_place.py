@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.workspace.cli import convgit, one_sentence
-from tests.workspace.gitrepo import GitRepo, digest
+from tests.workspace.gitrepo import GitRepo, digest, init_repo
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -195,3 +196,38 @@ def test_a_store_inside_the_tree_stays_out_of_the_hooks_snapshots(
     assert "notes.txt" in repo.tree_paths(
         convgit(repo.path, "show", "u-2", "--json").json()["snapshot"]["tree"]
     )
+
+
+def test_a_moved_or_copied_repository_keeps_its_current_session(
+    tmp_path: Path, rewatch: Callable[[GitRepo], None]
+) -> None:
+    """The current session is kept per worktree folder; moved (or copied) elsewhere, the
+    repository's worktree finds it again, its snapshots still matched, and only when exactly one
+    pointer lost its folder (two would be a guess)."""
+    repo = init_repo(tmp_path / "first")
+    sid = convgit(repo.path, "init", "--json").json()["id"]
+    repo.write("a.txt", "a turn's file\n")
+    convgit(repo.path, "assistant", "wrote a.txt")
+    moved = tmp_path / "moved"
+    repo.path.rename(moved)
+    assert convgit(moved, "status", "--json").json()["session"] == sid
+    assert "match the snapshot of" in convgit(moved, "status").stdout
+    copied = tmp_path / "copied"
+    subprocess.run(["cp", "-a", str(moved), str(copied)], check=True)
+    assert convgit(copied, "status", "--json").json()["session"] == sid
+    assert convgit(moved, "status", "--json").json()["session"] == sid, "the original keeps it"
+    other = convgit(copied, "init", "--json").json()["id"]
+    assert convgit(copied, "log", "--json").json()["session"] == other
+    rewatch(GitRepo(moved))
+    # a store whose two worktrees' folders are both gone cannot tell which was this one
+    current = copied / ".git" / "convgit" / "current"
+    for name in ("0123456789ab", "ba9876543210"):
+        (current / name).write_text(other + "\n")
+    for pointer in current.iterdir():
+        if len(pointer.name) == 12 and pointer.name not in ("0123456789ab", "ba9876543210"):
+            pointer.unlink()
+    again = tmp_path / "again"
+    copied.rename(again)
+    rewatch(GitRepo(again))
+    refused = convgit(again, "status", code=1)
+    assert "There is no current convgit session here" in one_sentence(refused.stderr)

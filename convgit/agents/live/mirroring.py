@@ -34,7 +34,9 @@ LineUuids = Callable[[bytes], list[tuple[str, str | None]]]
 
 def attach(location: StoreLocation, event: Event, state: LiveState) -> Session | None:
     """The session that mirrors the event's agent session; None while a fork or resume under a
-    new id cannot be told yet (its transcript is still empty)."""
+    new id cannot be told yet (its transcript is still empty), and while the transcript holds
+    no entry to import: a session is never started empty (a Stop whose transcript is not
+    written yet waits for the next event)."""
     from convgit.agents import importing as session_import
     from convgit.session import Session
 
@@ -55,6 +57,8 @@ def attach(location: StoreLocation, event: Event, state: LiveState) -> Session |
             # the transcript names the session it continues (a fork, a resume under a new
             # id) once it has lines; at the first prompt, with no SessionStart seen, it is
             # still empty: the end of the turn attaches
+            return None
+        if found is None and not _brings_entries(location, event):
             return None
         if found is None:
             found = session_import.for_agent(
@@ -131,6 +135,18 @@ def import_new(session: Session, event: Event) -> Imported:
     return found
 
 
+def _brings_entries(location: StoreLocation, event: Event) -> bool:
+    """Whether the event's transcript holds an entry an import would bring (read whole: this
+    is asked once per agent session, before its convgit session is started)."""
+    from convgit.agents import reading as importing
+
+    data = _read(event.transcript or _written(location, event))
+    if not data.strip():
+        return False
+    batch = importing.importer(event.agent).parse(data, importing.Cursor(), importing.Known())
+    return any("parentId" in r for r in batch.records)
+
+
 def _written(location: StoreLocation, event: Event) -> Path | None:
     """For an agent that keeps no session file (OpenCode: a database), the file its ``live``
     part writes for the event to import (its ``transcript``); None for the others."""
@@ -150,10 +166,17 @@ def unattached_index(location: StoreLocation, agent: str, agent_session: str) ->
 
 
 def _adopt_index(location: StoreLocation, agent: str, agent_session: str, sid: str) -> None:
+    from convgit.git import agent_files
+
     found = unattached_index(location, agent, agent_session)
+    target = location.index_path(sid)
+    kept = agent_files.list_path(found)
+    if kept.exists():  # the files a file tool wrote before the session was known: kept too
+        for path in sorted(agent_files.listed(found)):
+            agent_files.note(target, path)
+        kept.unlink()
     if not found.exists():
         return
-    target = location.index_path(sid)
     taken = target.exists()
     for suffix in (".state", "", ".flock"):  # the index's state file goes with it
         with contextlib.suppress(OSError):

@@ -2,11 +2,15 @@
 (``agents/<agent>/<id>.live``), read and written under the agent session's lock.
 
 The state says which convgit session mirrors the agent session, where its turn is (``turn``:
-prompt, open or closed), the last snapshot taken for it (``last``: commit and tree), a
-snapshot waiting for its entry (``pending``, the files at a prompt; ``unsettled``, the files
-at the end of a turn whose reply is not in the transcript yet), the working tree as found the
-first time (``workspace``) and whether the session snapshots (``sidecar``, with the size of the
-sidecar file it was read from: the file only grows, so another size means read it again).
+prompt, open or closed, when it opened), the entry up to which every turn is recorded or named
+(``seen``: the leaf after the last event that caught up; a session's history from before its
+live events is not theirs to catch up), whether the session holds entries (``entries``: the
+user's commands may follow the agent to it), the last snapshot taken for it (``last``: commit
+and tree), a snapshot waiting for its entry (``pending``, the files at a prompt; ``unsettled``,
+the files at the end of a turn whose reply is not in the transcript yet), the working tree as
+found the first time (``workspace``) and whether the session snapshots (``sidecar``, with the
+size of the sidecar file it was read from: the file only grows, so another size means read it
+again).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ class LiveState:
         self.data = data
         self.agent = agent
         self._saved = dict(data)
+        self.unrecorded: list[str] = []  # this event's: replies no snapshot can cover any more
 
     @classmethod
     def load(cls, location: StoreLocation, agent: str, agent_session: str) -> LiveState:
@@ -59,7 +64,7 @@ class LiveState:
             self.data[key] = value
 
     def open_turn(self, prompt: str | None) -> None:
-        self.set("turn", {"prompt": prompt, "open": True, "ts": now()})
+        self.set("turn", {"prompt": prompt, "open": True, "ts": now(), "at": time.time()})
 
     def remember(self, location: StoreLocation, sid: str, snapshots: bool) -> None:
         """Whether session ``sid`` snapshots, as of its sidecar file's present size."""

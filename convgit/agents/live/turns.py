@@ -17,6 +17,12 @@ prompt with no file change reads no session:
   tool ran, which Claude hands to the running turn) changes nothing; the files are final at
   the end of a turn, so they are snapshotted on another thread (``BackgroundSnapshot``) while
   the transcript is read;
+* an event that follows one of the same agent session that failed or ran no convgit
+  (``behind``: ``convgit.agents.hook_failures``) imports the transcript before anything else; a
+  turn it brings whose end no event recorded is caught up: its last reply gets the files as they
+  are now (the snapshot the turn's end would have taken, later), never the next prompt; the
+  replies of earlier such turns, which no snapshot can cover any more, are named
+  (``Recorded.unrecorded``) for the user to see;
 * the transcript may lag the event a little: the end of the turn waits at most
   ``REPLY_WAIT`` for the reply the agent named; a reply that comes later gets the turn's
   snapshot at the next event (``unsettled``);
@@ -36,6 +42,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -81,14 +88,29 @@ def _is_prompt(agent: str, record: dict[str, Any]) -> bool:
     return True if said is None else bool(said(record))
 
 
-def record(location: StoreLocation, event: Event) -> str:
-    """Do what ``event`` asks of the session that mirrors its agent session; returns what was
-    done, in a few words, for the hook log."""
+@dataclass(frozen=True)
+class Recorded:
+    """What an event did: ``text``, in a few words, for the hook log; ``until``: the events of
+    this agent session that started before then are caught up (their turns recorded; None:
+    this event caught up nothing); ``unrecorded``: replies that ended turns no event recorded
+    the end of, which no snapshot can cover any more; ``session``: the convgit session."""
+
+    text: str
+    until: float | None = None
+    unrecorded: tuple[str, ...] = ()
+    session: str | None = None
+
+
+def record(location: StoreLocation, event: Event, *, behind: bool = False) -> Recorded:
+    """Do what ``event`` asks of the session that mirrors its agent session. ``behind``: an
+    earlier event of this agent session failed or ran no convgit, so the transcript is imported
+    and its turns caught up first (no answer from the state alone)."""
+    began = time.time()
     config = load_config(location) if event.name == "PostToolUse" else {}  # read once
     per_tool = event.name == "PostToolUse" and _tool_snapshots_on(config)
     keep = bool(event.edited) and _agent_ignored(config)
     if event.name == "PostToolUse" and not (per_tool or keep):
-        return "per-tool snapshots are off"
+        return Recorded("per-tool snapshots are off")
     title = _title(event.agent)
     lock = location.agent_lock(event.agent, event.session_id)
     with jsonl.exclusive(lock, f"the {title} session {event.session_id}"):
@@ -96,25 +118,25 @@ def record(location: StoreLocation, event: Event) -> str:
         if keep and not per_tool:  # from the state alone, when it says enough
             sid, known = live.data.get("session"), live.get("workspace")
             if isinstance(sid, str) and known is not None and live.snapshots(location, sid):
-                return f"session {sid}: " + _keep_edited(
-                    location, event, sid, Path(str(known["root"]))
-                )
+                root = Path(str(known["root"]))
+                kept = _keep_edited(location.index_path(sid), event, root)
+                return Recorded(f"session {sid}: {kept}")
         quick = None
-        if event.name == "UserPromptSubmit":
+        if event.name == "UserPromptSubmit" and not behind:
             quick = _quick_prompt(location, live, title, event.prompt_id)
         if quick is not None:
             live.save()
-            return quick
+            return Recorded(quick)
         if event.name == "SessionStart" and event.source is not None:
             live.set("source", event.source)
         trashed = mirroring.in_trash(location, event, live)
         if trashed is not None:
-            return f"session {trashed} is in the trash: the event was not recorded"
+            return Recorded(f"session {trashed} is in the trash: the event was not recorded")
         early = None
         try:
             if event.name == "Stop":  # the files are final: taken while the session is read
                 early = BackgroundSnapshot.from_state(location, live)
-            return _record(location, event, live, keep, per_tool, early)
+            return _record(location, event, live, keep, per_tool, early, began, behind)
         finally:
             if early is not None:
                 early.wait()
@@ -127,34 +149,86 @@ def _record(
     keep: bool,
     per_tool: bool,
     early: BackgroundSnapshot | None,
-) -> str:
+    began: float,
+    behind: bool,
+) -> Recorded:
     """``record`` for the session that mirrors the event's agent session, under its lock;
-    ``early``: the files' snapshot at a Stop, started from the state."""
-    attached = live.data.get("session")
+    ``early``: the files' snapshot at a Stop, started from the state; ``began``: when the
+    event's recording started; ``behind``: events of this agent session failed before."""
     session = mirroring.attach(location, event, live)
-    if session is not None and attached != session.id:
-        location.set_current(session.id)  # attached at the end of its first turn
     if session is None:
         done = "waiting for the transcript to show which session this one continues"
         if event.name == "UserPromptSubmit":
             live.open_turn(event.prompt_id)
             done += _snapshot_unattached(location, event, live)
-    else:
-        did = []
-        if keep and session.track.snapshots_enabled:
-            root = session.track.workspace().root
-            did.append(_keep_edited(location, event, session.id, root))
-        if event.name == "Stop":
-            did.append(_stop(session, event, live, early))
-        elif per_tool or not keep:
-            did.append(_STEPS.get(event.name, _catch_up)(session, event, live))
-        done = f"session {session.id}: {'; '.join(did) or 'snapshots are off'}"
-        live.remember(location, session.id, session.track.snapshots_enabled)
-        if session.track.snapshots_enabled:
-            ws = session.track.workspace()
-            live.remember_workspace(ws)
+        elif keep and location.git is not None and location.git.worktree is not None:
+            index = mirroring.unattached_index(location, event.agent, event.session_id)
+            done += "; " + _keep_edited(index, event, location.git.worktree)
+        live.save()
+        return Recorded(done)
+    imports = event.name != "PostToolUse" or per_tool  # a file tool's event may only keep files
+    if imports and "seen" not in live.data:
+        live.set("seen", _history(session, event, live, behind))
+    live.unrecorded = []
+    did = []
+    if keep and session.track.snapshots_enabled:
+        root = session.track.workspace().root
+        did.append(_keep_edited(location.index_path(session.id), event, root))
+    if event.name == "Stop":
+        did.append(_stop(session, event, live, early))
+    elif imports:
+        did.append(_STEPS.get(event.name, _catch_up)(session, event, live))
+    done = f"session {session.id}: {'; '.join(did) or 'snapshots are off'}"
+    if live.unrecorded:
+        done += f"; turns recorded without snapshots: {', '.join(live.unrecorded)}"
+    live.remember(location, session.id, session.track.snapshots_enabled)
+    if session.track.snapshots_enabled:
+        ws = session.track.workspace()
+        live.remember_workspace(ws)
+    until = None
+    if imports:
+        turn = live.get("turn") or {}
+        until = min(began, float(turn.get("at") or 0)) if turn.get("open") else began
+        if event.name not in _WITHIN_A_TURN:  # every turn above the leaf is recorded or named
+            live.set("seen", session.conversation.tree.leaf or "")
+    if _has_entries(session):
+        live.set("entries", True)
+        _follow(location, session.id)
     live.save()
-    return done
+    return Recorded(done, until, tuple(live.unrecorded), session.id)
+
+
+_WITHIN_A_TURN = ("PostToolUse", "SubagentStop")  # their imports catch up no turn
+
+
+def _history(session: Session, event: Event, live: LiveState, behind: bool) -> str:
+    """The entry up to which the session's turns are not this agent session's live events to
+    catch up (``seen``'s first value). The state saw a turn: what the session held before this
+    event. It saw none, and this is the agent session's first event: everything its transcript
+    holds now, whatever its files were then. It saw none because its first events failed: all
+    but the newest turn the transcript ended, which is theirs."""
+    if live.get("turn") is not None:
+        return mirroring.read(session).conversation.tree.leaf or ""
+    _import(session, event, live)
+    tree = session.conversation.tree
+    ended = [t for t in _turns_since(session, live) if t.reply is not None] if behind else []
+    if not ended:
+        return tree.leaf or ""
+    start = ended[-1].prompt or ended[-1].reply
+    assert start is not None
+    return str(tree.entries[start]["parentId"] or "")
+
+
+def _has_entries(session: Session) -> bool:
+    """Whether the session, as read by this event, holds an entry (one it did not read is not
+    asked: the event changed nothing in it)."""
+    return bool(session.conversation.tree.entries)
+
+
+def _follow(location: StoreLocation, sid: str) -> None:
+    """The user's commands follow the agent to session ``sid`` (one with entries), unless the
+    session they use is one the user chose (``StoreLocation.follow``)."""
+    location.follow(sid)
 
 
 def _agent_ignored(config: dict[str, Any]) -> bool:
@@ -164,8 +238,9 @@ def _agent_ignored(config: dict[str, Any]) -> bool:
     return not isinstance(found, dict) or found.get("agent_ignored") is not False
 
 
-def _keep_edited(location: StoreLocation, event: Event, sid: str, root: Path) -> str:
-    """List the files a file tool wrote to be kept in session ``sid``'s snapshots."""
+def _keep_edited(index: Path, event: Event, root: Path) -> str:
+    """List the files a file tool wrote to be kept in the snapshots of the private index at
+    ``index`` (a session's, or the one of an agent session not attached yet)."""
     from convgit.git import agent_files
 
     said = []
@@ -176,7 +251,7 @@ def _keep_edited(location: StoreLocation, event: Event, sid: str, root: Path) ->
         path = agent_files.inside(root, named)
         if path is None:
             said.append(f"{edited} is not in the worktree: not kept")
-        elif agent_files.note(location.index_path(sid), path):
+        elif agent_files.note(index, path):
             said.append(f"{os.fsdecode(path)} kept in the snapshots from now on")
         else:
             said.append(f"{os.fsdecode(path)} kept already")
@@ -231,17 +306,20 @@ def _import(session: Session, event: Event, live: LiveState) -> mirroring.Import
 
 
 def _catch_up(session: Session, event: Event, live: LiveState) -> str:
-    """SessionEnd, PostCompact, and any event convgit does nothing else for: import."""
-    return _import(session, event, live).words()
+    """SessionEnd, PostCompact, and any event convgit does nothing else for: import, and catch
+    up the turns it brought whose end no event recorded (none is open)."""
+    new = _import(session, event, live).words()
+    turn = live.get("turn")
+    if turn is not None and turn.get("open"):
+        return new
+    return "; ".join(filter(None, [new, _caught_up(session, live)]))
 
 
 def _start(session: Session, event: Event, live: LiveState) -> str:
-    session.location.set_current(session.id)
     return _catch_up(session, event, live)
 
 
 def _prompt(session: Session, event: Event, live: LiveState) -> str:
-    session.location.set_current(session.id)
     turn = live.get("turn")
     done = []
     if turn is not None and turn.get("open"):
@@ -249,11 +327,15 @@ def _prompt(session: Session, event: Event, live: LiveState) -> str:
             return "the turn of this prompt is open already"
         found = _import(session, event, live)
         done += [*found.notes, _close(session, live, "interrupted")]
+    else:  # turns the transcript gained that no event saw end: theirs are the files now
+        found = _import(session, event, live)
+        done += [*found.notes, _caught_up(session, live)]
     live.open_turn(event.prompt_id)
     if not session.track.snapshots_enabled:
         return "; ".join([*done, "turn open"])
     message = prompt_message(_title(event.agent), event.prompt_id)
     snap = after(_last_commit(session, live), lambda p: session.snapshots.take(p, message))
+    done = [d for d in done if d]
     if snap.reused:
         done.append("files unchanged")
     else:
@@ -426,7 +508,8 @@ def _quick_prompt(
     snapshots = live.knows_snapshots(location, sid)
     if snapshots is None:
         return None
-    location.set_current(sid)
+    if live.data.get("entries"):
+        location.follow(sid)
     if not snapshots or location.git is None:
         live.open_turn(prompt)
         return f"session {sid}: turn open"
@@ -520,6 +603,7 @@ def _close(
         return f"turn {how}"
     # locks are reentrant within a process, not a thread: nothing below may run beside it
     taken = early.result() if early is not None else None
+    ended = [t.reply for t in _turns_since(session, live) if t.reply is not None]
     prompt, reply = _turn(session, live)
     _settle_prompt(session, live, prompt)
     leaf = session.conversation.tree.leaf
@@ -533,6 +617,7 @@ def _close(
         live.set("unsettled", snapshot_json(snap, entry=leaf, reply=missing))
         return f"the reply is not in the transcript yet: its snapshot waits for it; turn {how}"
     target = reply or prompt or leaf
+    live.unrecorded += [e for e in ended if e != target]  # turns before it no event saw end
     if target in session.track.sidecar.snapshots:
         return f"turn {how}"
     above = session.track.nearest_snapshot(session.conversation.tree.entries[target]["parentId"])
@@ -552,6 +637,64 @@ def _close(
     elsewhere = next(filter(None, map(session.snapshots.files_from, entries)), None)
     said = "" if elsewhere is None else f"; {elsewhere.words}"
     return f"snapshot of {target}{said}; turn {how}"
+
+
+@dataclass
+class _Turn:
+    """A turn found in the conversation: its first prompt, and the reply that ended it (one
+    that calls no tool; None while it runs, or when it was cut short)."""
+
+    prompt: str | None
+    reply: str | None = None
+
+
+def _turns_since(session: Session, live: LiveState) -> list[_Turn]:
+    """The turns on the path to the leaf below its nearest snapshot, and below the last entry
+    an event of this agent session caught up to (``seen``), oldest first. A user message while
+    a turn runs (typed while a tool ran) belongs to it."""
+    tree, snapshots = session.conversation.tree, session.track.sidecar.snapshots
+    seen = live.data.get("seen")
+    chain = []
+    node = tree.leaf
+    for _ in range(_WALK):
+        if node is None or node in snapshots or node == seen:
+            break
+        chain.append(node)
+        node = tree.entries[node]["parentId"]
+    turns: list[_Turn] = []
+    for ident in reversed(chain):
+        record = tree.entries[ident]
+        if record["type"] != "message" or _in_subagent(record):
+            continue
+        if record["role"] == "user" and _is_prompt(live.agent, record):
+            if not turns or turns[-1].reply is not None:
+                turns.append(_Turn(ident))
+        elif record["role"] == "assistant":
+            if not turns:
+                turns.append(_Turn(None))
+            content = record.get("content")
+            calls = isinstance(content, list) and any(
+                isinstance(p, dict) and p.get("type") == "tool_call" for p in content
+            )
+            turns[-1].reply = None if calls else ident
+    return turns
+
+
+def _caught_up(session: Session, live: LiveState) -> str:
+    """The turns the transcript brought whose end no event recorded (their Stop failed or ran
+    no convgit): the newest one's reply gets the files now, what the end of its turn would
+    have snapshotted (or later: a catch-up, never the next prompt's snapshot); the replies of
+    the earlier ones cannot have theirs any more, and are named."""
+    if not session.track.snapshots_enabled:
+        return ""
+    ended = [t.reply for t in _turns_since(session, live) if t.reply is not None]
+    if not ended:
+        return ""
+    *earlier, newest = ended
+    live.unrecorded += earlier
+    info = session.snapshots.snapshot(newest)
+    live.set("last", {"commit": info.commit, "tree": info.tree_id})
+    return f"caught up: snapshot of {newest}, whose turn's end no event recorded"
 
 
 def _turn(session: Session, live: LiveState) -> tuple[str | None, str | None]:
