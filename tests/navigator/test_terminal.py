@@ -105,11 +105,15 @@ def _given_back(terminal: Terminal) -> None:
     assert state.split() == ["0", "0", "1"], f"alternate screen, mouse, cursor: {state}"
 
 
-def test_convgit_ui_stopped_by_sigterm_gives_the_terminal_back(
-    repo: GitRepo, terminal: Terminal
+@pytest.mark.parametrize(
+    "signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=["SIGTERM", "SIGHUP", "SIGINT"]
+)
+def test_convgit_ui_stopped_by_a_signal_gives_the_terminal_back(
+    repo: GitRepo, terminal: Terminal, signum: signal.Signals
 ) -> None:
-    """SIGTERM (a closing session manager, `kill`): the navigator quits as `q` does, giving the
-    terminal back, says so in one sentence and exits 143; the next one starts."""
+    """SIGTERM (a closing session manager, `kill`), SIGHUP (a closed terminal window) or a
+    SIGINT sent from outside (a Ctrl-C typed here is a key): the navigator quits as `q` does,
+    giving the terminal back, says so in one sentence and exits 128+N; the next one starts."""
     story(repo)
     python = shutil.which("python3") or "python3"
     command = f"{python} -m convgit ui; echo EXITED $?; read _; {python} -m convgit ui; sleep 60"
@@ -117,9 +121,10 @@ def test_convgit_ui_stopped_by_sigterm_gives_the_terminal_back(
         "new-session", "-d", "-s", "ui", "-x", "120", "-y", "36", "-c", str(repo.path), command
     )
     terminal.wait_for("    wrote plan three", "/ search")
-    os.kill(_ui_pid(terminal), signal.SIGTERM)
-    shown = terminal.wait_for("EXITED 143")
-    assert "convgit: Interrupted by SIGTERM; the navigator closed.\nEXITED 143" in shown
+    os.kill(_ui_pid(terminal), signum)
+    exited = f"EXITED {128 + signum}"
+    shown = terminal.wait_for(exited)
+    assert f"convgit: Interrupted by {signum.name}; the navigator closed.\n{exited}" in shown
     _given_back(terminal)
     terminal.tmux("send-keys", "-t", "ui", "Enter")
     terminal.wait_for("    wrote plan three", "/ search")  # the next one starts
