@@ -401,3 +401,29 @@ def test_a_history_written_with_one_id_twice_loses_no_turn(
     assert told and all(line.split()[2] in ("BeforeAgent", "AfterAgent") for line in told)
     leaf = convgit_json(project.path, "log")["entries"][-1]
     assert convgit_json(project.path, "show", leaf["id"])["snapshot"]["tree"] == project.oracle()
+
+
+def test_a_hook_killed_midway_loses_nothing_and_the_next_turn_catches_up(
+    model_server: ModelServer, gemini: Gemini, project: GitRepo
+) -> None:
+    """Each hook process of a turn is killed (SIGKILL) halfway through its first append to
+    the store, a torn line left behind; Gemini goes on, and the next turn's hooks record both
+    turns whole: the torn line set aside, nothing lost, fsck clean."""
+    convgit(project.path, "hooks", "install", "gemini")
+    model_server.expect(say("One."), say("Two."), say("Three."))
+    first = gemini.run("turn one")
+    sessions = project.path / ".git" / "convgit" / "sessions"
+    (session_file,) = [p for p in sessions.glob("*.jsonl") if p.stem.isalnum()]
+
+    second = gemini.run("turn two", resume=first.session_id, env={"CONVGIT_FAULT": "append:torn"})
+    assert second.returncode == 0 and second.output == "Two."
+    assert not session_file.read_bytes().endswith(b"\n")  # a hook died mid-line
+    assert "Two." not in said(project)
+
+    third = gemini.run("turn three", resume=first.session_id)
+    assert third.output == "Three."
+    assert said(project) == ["turn one", "One.", "turn two", "Two.", "turn three", "Three."]
+    assert convgit_json(project.path, "fsck")["ok"]
+    assert session_file.read_bytes().endswith(b"\n")  # the torn line set aside
+    leaf = convgit_json(project.path, "log")["entries"][-1]
+    assert convgit_json(project.path, "show", leaf["id"])["snapshot"]["tree"] == project.oracle()
