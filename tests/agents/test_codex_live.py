@@ -312,3 +312,31 @@ def test_a_hooks_file_codex_would_skip_is_named_and_refused_and_the_hooks_run_on
     hooks_json.write_text(json.dumps({**installed, "owner": "me"}, indent=1))
     (status,) = convgit_json(codex, "hooks", "status")["agents"]["codex"]
     assert status["state"] == "installed" and "the top-level key 'owner'" in status["problem"]
+
+
+def test_a_hook_killed_midway_loses_nothing_and_the_next_turn_catches_up(
+    model_server: ModelServer, codex: Codex, project: GitRepo
+) -> None:
+    """Each hook process of a turn is killed (SIGKILL) halfway through its first append to
+    the store, a torn line left behind; Codex goes on, and the next turn's hooks record both
+    turns whole: the torn line set aside, nothing lost, fsck clean."""
+    convgit(codex, "hooks", "install", "codex")
+    model_server.expect(say("One."), say("Two."), say("Three."))
+    first = codex.run("turn one")
+    sessions = project.path / ".git" / "convgit" / "sessions"
+    (session_file,) = [p for p in sessions.glob("*.jsonl") if p.stem.isalnum()]
+
+    second = codex.run("turn two", resume=first.session_id, env={"CONVGIT_FAULT": "append:torn"})
+    assert second.returncode == 0 and second.output == "Two."
+    assert not session_file.read_bytes().endswith(b"\n")  # a hook died mid-line
+    logged = convgit_json(codex, "log")["entries"]
+    assert "Two." not in [reply_text(e) for e in logged if e["type"] == "message"]
+
+    third = codex.run("turn three", resume=first.session_id)
+    assert third.output == "Three."
+    path = convgit_json(codex, "log")["entries"]
+    said = [reply_text(e) for e in path if e["type"] == "message" and e["role"] != "tool"]
+    assert said == ["turn one", "One.", "turn two", "Two.", "turn three", "Three."]
+    assert convgit_json(codex, "fsck")["ok"]
+    assert session_file.read_bytes().endswith(b"\n")  # the torn line set aside
+    assert convgit_json(codex, "show", path[-1]["id"])["snapshot"]["tree"] == project.oracle()
