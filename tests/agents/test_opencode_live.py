@@ -304,3 +304,33 @@ def test_a_reply_killed_midway_is_imported_as_interrupted_and_the_next_turn_come
     assert "imported as interrupted" in log[-1]
     shown = convgit_json(project.path, "show", path[-1]["id"])
     assert shown["snapshot"]["tree"] == project.oracle()
+
+
+def test_a_hook_killed_midway_loses_nothing_and_the_next_turn_catches_up(
+    model_server: ModelServer, opencode: OpenCode, project: GitRepo
+) -> None:
+    """Each hook process of a turn is killed (SIGKILL) halfway through its first append to
+    the store, a torn line left behind; OpenCode goes on, and the next turn's hooks record both
+    turns whole: the torn line set aside, nothing lost, fsck clean."""
+    convgit(project.path, "hooks", "install", "opencode")
+    model_server.expect(say("One."), say("Two."), say("Three."))
+    first = opencode.run("turn one")
+    sessions = project.path / ".git" / "convgit" / "sessions"
+    (session_file,) = [p for p in sessions.glob("*.jsonl") if p.stem.isalnum()]
+
+    second = opencode.run("turn two", resume=first.session_id, env={"CONVGIT_FAULT": "append:torn"})
+    assert second.returncode == 0 and second.output == "Two."
+    assert not session_file.read_bytes().endswith(b"\n")  # a hook died mid-line
+    logged = convgit_json(project.path, "log")["entries"]
+    assert "Two." not in [reply_text(e) for e in logged if e["type"] == "message"]
+
+    third = opencode.run("turn three", resume=first.session_id)
+    assert third.output == "Three."
+    path = convgit_json(project.path, "log")["entries"]
+    said = [reply_text(e) for e in path if e["type"] == "message"]
+    assert said == ["turn one", "One.", "turn two", "Two.", "turn three", "Three."]
+    assert convgit_json(project.path, "fsck")["ok"]
+    assert session_file.read_bytes().endswith(b"\n")  # the torn line set aside
+    assert convgit_json(project.path, "show", path[-1]["id"])["snapshot"]["tree"] == (
+        project.oracle()
+    )
