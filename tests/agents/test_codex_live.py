@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -340,3 +341,36 @@ def test_a_hook_killed_midway_loses_nothing_and_the_next_turn_catches_up(
     assert convgit_json(codex, "fsck")["ok"]
     assert session_file.read_bytes().endswith(b"\n")  # the torn line set aside
     assert convgit_json(codex, "show", path[-1]["id"])["snapshot"]["tree"] == project.oracle()
+
+
+def test_two_sessions_at_once_each_record_their_own_turn(
+    model_server: ModelServer, codex: Codex, project: GitRepo
+) -> None:
+    """Two Codex sessions run their turns at the same moment in one checkout, their hooks
+    racing for the store: each turn lands whole in its own convgit session, no hook fails,
+    fsck is clean."""
+    convgit(codex, "hooks", "install", "codex")
+    model_server.expect(say("A."), say("B."))
+    runs: dict[str, Any] = {}
+
+    def turn(prompt: str) -> None:
+        runs[prompt] = codex.run(prompt)
+
+    threads = [threading.Thread(target=turn, args=(p,)) for p in ("left turn", "right turn")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert {run.output for run in runs.values()} == {"A.", "B."}
+    found = convgit_json(codex, "sessions")["sessions"]
+    assert sorted(s["agent_session_id"] for s in found) == sorted(
+        run.session_id for run in runs.values()
+    )
+    for prompt, run in runs.items():
+        (sid,) = [s["id"] for s in found if s["agent_session_id"] == run.session_id]
+        path = convgit_json(codex, "-s", sid, "log")["entries"]
+        said = [reply_text(e) for e in path if e["type"] == "message" and e["role"] != "tool"]
+        assert said == [prompt, run.output]
+    assert all("problem" not in line for line in hook_log(project)), hook_log(project)
+    assert convgit_json(codex, "status")["hook_failures"] == []
+    assert convgit_json(codex, "fsck")["ok"]
