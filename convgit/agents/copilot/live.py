@@ -88,6 +88,9 @@ OPENS = frozenset({"userPromptSubmitted"})
 # how the hook tells the user of failures: on stderr, with exit status 2 (``agents.hook``)
 TELLS = "stderr"
 DEFAULT_SCOPE = "project"
+COMMITTED_SCOPES: frozenset[str] = frozenset()
+OWN_KEYS: frozenset[str] = frozenset()
+transcript = None  # the events file is a file of its own
 SCOPES = {
     "project": ".github/hooks/convgit.json (this project, once the CLI trusts its folder)",
     "user": "~/.copilot/hooks/convgit.json (every project, only you; $COPILOT_HOME honoured)",
