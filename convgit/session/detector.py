@@ -15,7 +15,10 @@ IBM COS, SoftLayer and Cloudant detectors (they take any long word near "ibm" or
 test names in transcripts; and they are the slowest) and public IP addresses (no credential).
 
 A file whose name starts with ``.env`` (``.env``, ``.env.local``…) is a secret by its name,
-whatever it holds (``secret_by_name``).
+whatever it holds (``secret_by_name``), but for a template of one, committed by design: a name
+ending in ``.example`` (Laravel, dotenv-safe, dotenvx), ``.sample``, ``.template`` (the dotenv
+gem's ``dotenv -t``) or ``.dist`` (Symfony), as ``.env.example`` or ``.env.local.example``.
+A template's contents are scanned as any file's.
 
 detect-secrets is imported on the first scan only: commands that never scan never load it
 (nor ``requests``, which its plugins import).
@@ -65,6 +68,7 @@ BASE64_LIMIT = 4.5  # detect-secrets' default entropy limit for base64 strings
 # a line no plugin can take: no run of 8 token characters and no sign of an assignment
 _CANDIDATE = re.compile(r"[A-Za-z0-9+/_=.-]{8}|[:=]\s*\S")
 _ENV_NAME = re.compile(r"(?:^|/)\.env[^/]*$")
+_ENV_TEMPLATE = re.compile(r"(?:^|/)\.env(?:\.[^/]*)?\.(?:example|sample|template|dist)$", re.I)
 # convgit's two filters beside detect-secrets' own (measured: every hit they take out of the
 # transcripts and fixtures was no secret): a value given to a key named as an id (``"id":``,
 # ``"messageID":``, which detect-secrets' id filter takes only at a line's start), and a
@@ -76,8 +80,10 @@ _CONFIG = "text.cfg"  # the name the keyword detector is given for text of no kn
 
 
 def secret_by_name(path: str) -> bool:
-    """A file that is a secret by its name: ``.env`` and every ``.env*`` beside it."""
-    return _ENV_NAME.search(path) is not None
+    """A file that is a secret by its name: ``.env`` and every ``.env*`` beside it, but a
+    template (``.env.example``, ``.env.sample``, ``.env.template``, ``.env.dist`` and
+    ``.env.<anything>.example`` alike)."""
+    return _ENV_NAME.search(path) is not None and _ENV_TEMPLATE.search(path) is None
 
 
 @dataclass(frozen=True)
@@ -194,7 +200,8 @@ def _detect_secrets() -> tuple[
         )
 
     def keyword_name(name: str) -> str:
-        if not name or secret_by_name(name) or determine_file_type(name) is FileType.OTHER:
+        env = _ENV_NAME.search(name) is not None  # a template too: it is configuration
+        if not name or env or determine_file_type(name) is FileType.OTHER:
             return _CONFIG
         return name
 
