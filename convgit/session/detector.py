@@ -40,7 +40,11 @@ PATTERNS: dict[str, str] = {
         r"-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
     ),
     "AWS access key id": r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
-    "GitHub token": r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b",
+    # not \b: a token after ``_`` (``cache_ghp_…``, ``TOKEN_ghp_…``) is one too
+    "GitHub token": (
+        r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{36,255}(?![A-Za-z0-9])"
+        r"|github_pat_[A-Za-z0-9_]{22,255}\b)"
+    ),
     "GitLab token": r"\bglpat-[A-Za-z0-9_-]{20,}",
     "Anthropic or OpenAI API key": r"\bsk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
     "Slack token": r"\bxox[abposr]-[A-Za-z0-9-]{10,}",
@@ -148,9 +152,26 @@ def _detected(text: str, name: str) -> list[Hit]:
                 value = secret.secret_value
                 if not value or not keep(value, line, plugin, name):
                     continue
+                whole = _whole(plugin, line)
                 for match in re.finditer(re.escape(value), line):
-                    found.append(Hit(secret.type, start + match.start(), start + match.end()))
+                    begin, end = match.start(), match.end()
+                    for a, b in whole:  # the value is the start of the match: take it whole
+                        if a == begin and end <= b:
+                            begin, end = a, b
+                            break
+                    found.append(Hit(secret.type, start + begin, start + end))
     return found
+
+
+def _whole(plugin: Any, line: str) -> list[tuple[int, int]]:
+    """Where a pattern-based plugin's patterns match ``line`` whole. Some give a group that
+    starts the match as the secret (the GitHub and GitLab detectors give ``ghp`` of ``ghp_…``):
+    the hit is then the whole match. A group inside one (the AWS secret key after its name,
+    the password of a URL) is the secret alone."""
+    patterns = getattr(plugin, "denylist", None)
+    if not isinstance(patterns, (list, tuple)):
+        return []
+    return [m.span() for p in patterns if isinstance(p, re.Pattern) for m in p.finditer(line)]
 
 
 @cache
@@ -158,7 +179,8 @@ def _detect_secrets() -> tuple[
     list[tuple[Any, re.Pattern[str] | None]], Callable[..., bool], Callable[[str], str]
 ]:
     """detect-secrets' plugins (those kept), the test of its filters, and the name its keyword
-    detector is given for a file (a ``.env*`` file or an entry is read as configuration)."""
+    detector is given for a file (a ``.env*`` file, template or not, or an entry is read as
+    configuration)."""
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.filters import heuristic
     from detect_secrets.plugins.base import RegexBasedDetector
