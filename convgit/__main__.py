@@ -1,6 +1,6 @@
-"""``convgit`` and ``python -m convgit``. A command an agent's hook runs every turn, and a search,
-take a lean path (no typer, rich or pydantic); every other goes to the command line app
-(``convgit.cli``)."""
+"""``convgit`` and ``python -m convgit``. A command an agent's hook runs every turn, a search
+and ``--version`` take a lean path (no typer, rich or pydantic); every other goes to the
+command line app (``convgit.cli``)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,11 @@ LEAN = {
 
 def main() -> None:
     args = sys.argv[1:]
+    if "--version" in args:
+        from convgit.cli import version
+
+        if version.asked(args):
+            sys.exit(version.run())
     if args and args[0] in LEAN and not {"--help", "-h"} & set(args):
         # A short process that keeps what it makes until it exits: without the cyclic garbage
         # collector, which its imports alone started dozens of times (about 15% of a hook's

@@ -220,3 +220,44 @@ def test_a_gemini_hook_event_imports_neither_typer_nor_rich_nor_pydantic(tmp_pat
     log = (repo.path / ".git" / "convgit" / "logs" / "hooks.log").read_text()
     assert log.count(": ok in ") == 3, log
     assert len(repo.git("for-each-ref", "refs/convgit").splitlines()) == 2, "no snapshots"
+
+
+# Reports every module the command imported (the names, one line on stderr).
+_MODULES = """
+import sys
+sys.argv = ["convgit", *sys.argv[1:]]
+from convgit.__main__ import main
+try:
+    main()
+except SystemExit as done:
+    code = done.code
+else:
+    code = 0
+sys.stderr.write("\\nMODULES " + " ".join(sorted(sys.modules)) + "\\n")
+sys.exit(code)
+"""
+
+
+def _modules(folder: Path, *args: str, code: int = 0) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", _MODULES, *args], cwd=folder, capture_output=True, timeout=120
+    )
+    assert done.returncode == code, done.stderr
+    return set(done.stderr.decode().rsplit("MODULES", 1)[1].split())
+
+
+def _under(modules: set[str], *packages: str) -> list[str]:
+    """The modules of ``packages`` (each a package or a module) among ``modules``."""
+    return sorted(m for m in modules if any(m == p or m.startswith(p + ".") for p in packages))
+
+
+def test_version_starts_before_typer_and_any_session(tmp_path: Path) -> None:
+    """`convgit --version` (after global options too) costs Python's start and a look at the
+    installed version: no typer, click or session layer."""
+    for args in (["--version"], ["-P", "--store", "s", "--version"]):
+        found = _modules(tmp_path, *args)
+        assert _under(found, "typer", "click", "convgit.session", "convgit.store") == [], args
+    shown = subprocess.run(
+        [sys.executable, "-m", "convgit", "-s", "x", "--version"], capture_output=True, text=True
+    )
+    assert shown.returncode == 0 and shown.stdout.startswith("convgit "), shown.stderr

@@ -79,14 +79,11 @@ options = Options()
 
 
 def _version(asked: bool) -> None:
+    """``--version`` where ``convgit.__main__`` did not take it first (``app`` called itself)."""
     if asked:
-        from importlib.metadata import PackageNotFoundError, version
+        from convgit.cli import version
 
-        try:
-            number = version("convgit")
-        except PackageNotFoundError:  # run from a source tree that was never installed
-            number = "(not installed)"
-        typer.echo(f"convgit {number}")
+        typer.echo(version.words())
         raise typer.Exit(0)
 
 
