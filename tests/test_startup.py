@@ -4,6 +4,8 @@ the lock or colour libraries either. Each command runs in a fresh interpreter, a
 
 from __future__ import annotations
 
+import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -261,3 +263,87 @@ def test_version_starts_before_typer_and_any_session(tmp_path: Path) -> None:
         [sys.executable, "-m", "convgit", "-s", "x", "--version"], capture_output=True, text=True
     )
     assert shown.returncode == 0 and shown.stdout.startswith("convgit "), shown.stderr
+
+
+# Lists what each module of convgit.cli registers, importing them one by one in a fresh
+# interpreter, in the order `convgit --help` has them.
+_REGISTERED = """
+import importlib, sys
+from convgit.cli import MODULES, program
+seen = {}
+for module in MODULES:
+    importlib.import_module("convgit.cli." + module)
+    seen.update((name, module) for name in program._REGISTER if name not in seen)
+sys.stdout.write(repr(seen))
+"""
+
+
+def test_the_table_of_commands_names_the_module_that_registers_each() -> None:
+    """A command imports its own module alone (``convgit.cli.COMMANDS``): a command a module
+    registers that the table does not name, or names elsewhere, would be found by importing
+    every module (slow) or not at all."""
+    from convgit.cli import COMMANDS
+
+    done = subprocess.run([sys.executable, "-c", _REGISTERED], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert ast.literal_eval(done.stdout) == COMMANDS
+
+
+SESSION_LAYER = ("convgit.session", "convgit.store.load", "convgit.conversation.tree")
+WORKSPACE_AND_GIT = ("convgit.workspace", "convgit.git")
+# the modules of convgit.cli that register commands
+COMMAND_MODULES = "writing agents reading sessions moves maintenance files completion ui sharing"
+CLI_MODULES = ["convgit.cli." + name for name in (*COMMAND_MODULES.split(), "mcp")]
+
+
+@pytest.fixture
+def forked(conversation: Path) -> Path:
+    """The conversation with a second branch (`branches` lists the branches below a fork)."""
+    clirun.run("fork", "@~2", "again", cwd=conversation)
+    return conversation
+
+
+@pytest.mark.parametrize(
+    "args", [["log"], ["tree"], ["show"], ["context"], ["branches"], ["status"], ["user", "x"]]
+)
+def test_a_command_imports_its_own_module_of_the_cli_alone(forked: Path, args: list[str]) -> None:
+    from convgit.cli import COMMANDS
+
+    found = _modules(forked, *args)
+    assert _under(found, *CLI_MODULES) == [f"convgit.cli.{COMMANDS[args[0]]}"]
+
+
+def test_help_and_completion_load_no_session_layer(conversation: Path) -> None:
+    """`convgit -h` lists every command, and a shell asks for completions at every TAB: both
+    build the whole app, and open no session for it."""
+    for args in (["-h"], ["--help"], ["log", "-h"], ["completion", "bash"]):
+        assert _under(_modules(conversation, *args), *SESSION_LAYER) == [], args
+    asks = {"_CONVGIT_COMPLETE": "complete_bash", "COMP_WORDS": "convgit lo", "COMP_CWORD": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", _MODULES],
+        cwd=conversation,
+        env={**os.environ, **asks},
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and b"log" in done.stdout, done.stderr
+    found = set(done.stderr.decode().rsplit("MODULES", 1)[1].split())
+    assert _under(found, *SESSION_LAYER) == []
+
+
+@pytest.mark.parametrize("args", [["log"], ["tree"], ["show"], ["context"], ["branches"]])
+def test_conversation_commands_load_no_workspace_or_git(
+    forked: Path, tmp_path: Path, args: list[str]
+) -> None:
+    """log, tree, show, context and branches read one file: no workspace or git layer, in a
+    session without snapshots; with snapshots, only log and tree (which mark the entry whose
+    snapshot the files are at, from `git status`) load them."""
+    assert _under(_modules(forked, *args), *WORKSPACE_AND_GIT) == []
+    from tests.workspace.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "repo")
+    for words in (["init"], ["user", "task"], ["assistant", "done"], ["fork", "@~1", "again"]):
+        repo.write("plan.txt", " ".join(words))
+        clirun.run(*words, cwd=repo.path)
+    found = _under(_modules(repo.path, *args), *WORKSPACE_AND_GIT)
+    assert (found != []) == (args[0] in ("log", "tree")), found

@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 import typer.core
@@ -20,7 +20,9 @@ from convgit.base.errors import (
 from convgit.cli import output, pager
 from convgit.cli.notation import Command
 from convgit.cli.output import output_failed, show
-from convgit.session import Session
+
+if TYPE_CHECKING:
+    from convgit.session import Session
 
 
 class CommandAfterDashes(Command):
@@ -182,10 +184,12 @@ def fail(exc: ConvgitError) -> None:
     raise typer.Exit(exc.exit_code)
 
 
-def open_session(create: bool = False, *, tell_hooks: bool = True) -> Session:
+def open_session(create: bool = False, *, tell_hooks: bool = True) -> "Session":
     """The session the command works on. ``tell_hooks``: events of an agent's hooks that ran
     no convgit since the last command (``hook_failures.take_not_run``) are named on stderr,
     once (``status`` names them among the rest)."""
+    from convgit.session import Session
+
     session = Session.open(
         options.directory,
         create=create,
@@ -228,7 +232,7 @@ def out(value: Any) -> None:
     echo(codec.dumps(value))
 
 
-def boundary(session: Session) -> None:
+def boundary(session: "Session") -> None:
     """End a move in the conversation with the line that says the files did not change."""
     from convgit.text import render
 
@@ -261,7 +265,7 @@ PROGRAM = "convgit"  # the name in usage lines and completion, also under `pytho
 COMPLETE_VAR = "_CONVGIT_COMPLETE"  # the variable a completion script sets (`convgit completion`)
 
 
-def _command_named(args: list[str]) -> str | None:
+def command_named(args: list[str]) -> str | None:
     """The command word of a command line (the first word that is no global option)."""
     words = iter(args)
     for word in words:
@@ -276,7 +280,7 @@ def main() -> None:
     """The console script: runs one command; an output that cannot be written (a closed or full
     stdout) is one sentence on stderr and exit code 1, never a traceback."""
     closed = output.occupy_closed_stdout()
-    pager.start(sys.argv[1:], _command_named(sys.argv[1:]), _GLOBAL_WITH_VALUE)
+    pager.start(sys.argv[1:], command_named(sys.argv[1:]), _GLOBAL_WITH_VALUE)
     try:
         try:
             _run()
@@ -293,7 +297,7 @@ def main() -> None:
 def _run() -> None:
     # Building every command's parser costs more than running most commands: build an app with
     # just the one asked for (help, errors and anything unknown get the whole app).
-    register = _REGISTER.get(_command_named(sys.argv[1:]) or "")
+    register = _REGISTER.get(command_named(sys.argv[1:]) or "")
     if register is None:
         if COMPLETE_VAR in os.environ:  # a shell asks for completions (`convgit completion`)
             from typer._completion_classes import completion_init

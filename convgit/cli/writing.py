@@ -4,7 +4,7 @@
 import signal
 import sys
 from collections.abc import Callable
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -20,7 +20,9 @@ from convgit.cli.program import (
     options,
     out,
 )
-from convgit.session import Session
+
+if TYPE_CHECKING:
+    from convgit.session import Session
 
 
 @command()
@@ -32,6 +34,8 @@ def init(
     json: JsonFlag = False,
 ) -> None:
     """Start a new session here and make it current."""
+    from convgit.session import Session
+
     session = Session.create(
         options.directory,
         store_dir=options.store,
@@ -54,7 +58,7 @@ def init(
     show(f"started session {session.id} ({files})", f"store: {session.location.root}")
 
 
-def _appended(session: Session, ident: str, json: bool) -> None:
+def _appended(session: "Session", ident: str, json: bool) -> None:
     """Show an appended entry and its snapshot; a snapshot that could not be taken is a
     warning (the entry is recorded: the command succeeds, so a retry adds nothing)."""
     snap = session.track.sidecar.snapshots.get(ident)
@@ -90,7 +94,7 @@ def text_of(text: str) -> str:
         raise InvalidEntryError("The text on stdin is not UTF-8; nothing was appended.") from None
 
 
-def _appending(session: Session, append: Callable[[], str]) -> str:
+def _appending(session: "Session", append: Callable[[], str]) -> str:
     """``append()`` (which records an entry, then snapshots the files): stopped by SIGINT,
     SIGTERM or SIGHUP, it says in one sentence whether the entry was recorded."""
     from convgit.base.process_groups import stopping_on_signals
