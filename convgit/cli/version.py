@@ -23,13 +23,33 @@ def asked(args: list[str]) -> bool:
 
 def words() -> str:
     """``convgit X.Y.Z``, or that it runs from a source tree that was never installed."""
+    return f"convgit {_beside() or _installed()}"
+
+
+def _beside() -> str | None:
+    """The version in the name of the ``convgit-X.Y.Z.dist-info`` folder beside the package
+    that runs (an installed wheel's, named so by the wheel format), when there is exactly one:
+    a look at one folder where ``importlib.metadata`` costs as much as typer's import."""
+    import os
+
+    import convgit
+
+    folder = os.path.dirname(os.path.dirname(os.path.abspath(convgit.__file__)))
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return None
+    found = [n for n in names if n.startswith("convgit-") and n.endswith(".dist-info")]
+    return found[0][len("convgit-") : -len(".dist-info")] if len(found) == 1 else None
+
+
+def _installed() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        number = version("convgit")
+        return version("convgit")
     except PackageNotFoundError:
-        number = "(not installed)"
-    return f"convgit {number}"
+        return "(not installed)"
 
 
 def run() -> int:
