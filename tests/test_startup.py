@@ -304,7 +304,7 @@ def forked(conversation: Path) -> Path:
 
 
 @pytest.mark.parametrize(
-    "args", [["log"], ["tree"], ["show"], ["context"], ["branches"], ["status"], ["user", "x"]]
+    "args", [["log"], ["tree"], ["show"], ["context"], ["branches"], ["status"], ["system", "x"]]
 )
 def test_a_command_imports_its_own_module_of_the_cli_alone(forked: Path, args: list[str]) -> None:
     from convgit.cli import COMMANDS
@@ -347,3 +347,29 @@ def test_conversation_commands_load_no_workspace_or_git(
         clirun.run(*words, cwd=repo.path)
     found = _under(_modules(repo.path, *args), *WORKSPACE_AND_GIT)
     assert (found != []) == (args[0] in ("log", "tree")), found
+
+
+def test_user_and_assistant_start_as_a_hook_does_and_say_what_the_app_says(tmp_path: Path) -> None:
+    """A harness appends a turn with `convgit user` and `convgit assistant`: they start without
+    typer (`-s` before the command takes the app), and both ways append and print alike; what
+    the lean entry does not take (help, an unknown option) is the app's to answer."""
+    from tests.workspace.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "repo")
+    clirun.run("init", cwd=repo.path)
+    sid = clirun.run("sessions", "--json", cwd=repo.path).json()["sessions"][0]["id"]
+    said = {}
+    for way, prefix in (("lean", []), ("app", ["-s", sid])):
+        repo.write("plan.txt", way)
+        for args in (["user", f"task {way}", "--id", f"u-{way}"], ["assistant", "-", "--json"]):
+            found = _imported(repo.path, *prefix, *args, heavy=LEAN, stdin=b"done")
+            assert ("typer" in found) == (way == "app") and found <= {"typer", "click"}, args
+        shown = clirun.run("show", "@", "--json", cwd=repo.path).json()
+        assert shown["entry"]["content"] == "done" and shown["snapshot"] is not None
+        said[way] = clirun.run(*prefix, "user", "again", cwd=repo.path).stdout.split(" ", 1)[1]
+    assert said["lean"] == said["app"] == "user: again ← context\n"
+    assert clirun.run("show", "u-lean", "--json", cwd=repo.path).json()["entry"]["id"] == "u-lean"
+    helped = clirun.run("assistant", "--help", cwd=repo.path)
+    assert helped.stdout.startswith("Usage: convgit assistant")
+    wrong = clirun.run("user", "x", "--nope", cwd=repo.path, code=None)
+    assert wrong.code == 2 and "--nope" in wrong.stderr

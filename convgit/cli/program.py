@@ -185,38 +185,17 @@ def fail(exc: ConvgitError) -> None:
 
 
 def open_session(create: bool = False, *, tell_hooks: bool = True) -> "Session":
-    """The session the command works on. ``tell_hooks``: events of an agent's hooks that ran
-    no convgit since the last command (``hook_failures.take_not_run``) are named on stderr,
-    once (``status`` names them among the rest)."""
-    from convgit.session import Session
+    """The session the command works on, as the global options name it (``opening``)."""
+    from convgit.cli import opening
 
-    session = Session.open(
+    return opening.open_session(
         options.directory,
         create=create,
         session=options.session,
-        store_dir=options.store,
+        store=options.store,
         fsync=options.fsync,
+        tell_hooks=tell_hooks,
     )
-    if tell_hooks:
-        _hooks_not_run(session.location.root)
-    return session
-
-
-def _hooks_not_run(root: Path) -> None:
-    """Name, on stderr, the hook events that ran no convgit, which the agent's command kept in
-    the store (a stat when there are none: every command asks)."""
-    from convgit.agents import hook_failures
-
-    if not (root / hook_failures.NOT_RUN).exists():
-        return
-    from convgit.text import reports
-
-    try:
-        taken = hook_failures.take_not_run(root)
-    except OSError:
-        return
-    for line in reports.not_run_words(taken):
-        typer.echo(line, err=True)
 
 
 def echo(text: str) -> None:
