@@ -60,7 +60,8 @@ def append(ident: str | None, json: bool, open_session: Callable[[], Session]) -
             codec.dumps({"ids": ids, "leaf": session.conversation.leaf, "files_from": files_from})
         )
     else:
-        output.show(f"appended {len(ids)} entries; leaf is {session.conversation.leaf}")
+        entries = f"{len(ids)} entr{'y' if len(ids) == 1 else 'ies'}"
+        output.show(f"appended {entries}; leaf is {session.conversation.leaf}")
         if elsewhere is not None:
             output.show(elsewhere.words)
 
@@ -166,6 +167,8 @@ def appended(session: Session, ident: str, json: bool) -> None:
     output.show(
         render.entry_line(session.view(), ident, on_path=ident == session.conversation.leaf)
     )
+    if session.append.note is not None:
+        output.show(render.note_line(session.view(), session.append.note))
     if snap is not None and failed is None:
         output.show(*render.snapshot_words(snap, names=render.Names(session.view())))
     if elsewhere is not None:
