@@ -373,3 +373,29 @@ def test_user_and_assistant_start_as_a_hook_does_and_say_what_the_app_says(tmp_p
     assert helped.stdout.startswith("Usage: convgit assistant")
     wrong = clirun.run("user", "x", "--nope", cwd=repo.path, code=None)
     assert wrong.code == 2 and "--nope" in wrong.stderr
+
+
+@pytest.mark.parametrize(
+    "asks",
+    [
+        {"_CONVGIT_COMPLETE": "complete_bash", "COMP_WORDS": "convgit show ", "COMP_CWORD": "2"},
+        {"_CONVGIT_COMPLETE": "complete_zsh", "_TYPER_COMPLETE_ARGS": "convgit -P show "},
+    ],
+)
+def test_a_tab_after_the_command_word_builds_that_command_alone(
+    conversation: Path, asks: dict[str, str]
+) -> None:
+    """A shell asks at every TAB: past the command word, only its module is imported, and the
+    session's references are offered as before."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COMP_WORDS", "COMP_CWORD")}
+    done = subprocess.run(
+        [sys.executable, "-c", _MODULES],
+        cwd=conversation,
+        env={**env, **asks},
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and b"root" in done.stdout, done.stderr
+    found = set(done.stderr.decode().rsplit("MODULES", 1)[1].split())
+    assert _under(found, *CLI_MODULES) == ["convgit.cli.reading"]
+    assert _under(found, *SESSION_LAYER) == []

@@ -45,7 +45,7 @@ def main() -> None:
 
     from convgit.cli import program
 
-    _register_commands(program.command_named(sys.argv[1:]))
+    _register_commands(program.command_named(sys.argv[1:]) or program.completed_command())
     program.main()
 
 

@@ -275,6 +275,37 @@ def main() -> None:
         pager.finish()
 
 
+def completed_command() -> str | None:
+    """The command word a shell's completion request has before the word it completes (None:
+    no request, or the command word itself is being completed): a TAB after it builds that
+    command's module alone. Read as typer's completion classes read the request (bash's
+    COMP_WORDS and COMP_CWORD, zsh's and fish's _TYPER_COMPLETE_ARGS)."""
+    if COMPLETE_VAR not in os.environ:
+        return None
+    if "COMP_WORDS" in os.environ:  # bash
+        words = _split(os.environ["COMP_WORDS"])
+        try:
+            before = words[1 : int(os.environ.get("COMP_CWORD", ""))]
+        except ValueError:
+            return None
+    else:  # zsh and fish: the line, the word being completed last unless a space ends it
+        line = os.environ.get("_TYPER_COMPLETE_ARGS", "")
+        before = _split(line)[1:]
+        if before and not line.endswith(" "):
+            before = before[:-1]
+    return command_named(before)
+
+
+def _split(line: str) -> list[str]:
+    """A command line's words as the shell gives them (a quote left open: split at spaces)."""
+    import shlex
+
+    try:
+        return shlex.split(line)
+    except ValueError:
+        return line.split()
+
+
 def _run() -> None:
     # Building every command's parser costs more than running most commands: build an app with
     # just the one asked for (help, errors and anything unknown get the whole app).
