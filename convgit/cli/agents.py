@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from convgit.agents import importing as session_import
 from convgit.agents import registry
 from convgit.base.errors import ConvgitError, NotFoundError, RefusedError, UsageError
 from convgit.cli.output import output_failed, show
@@ -51,6 +50,8 @@ def import_cmd(
         if agent in registry.names() and not Path(agent).exists():
             raise UsageError(f"Give the {agent} file to import.", f"convgit import {agent} FILE")
         chosen, file = None, Path(agent)
+    from convgit.agents import importing as session_import
+
     results = session_import.import_file(
         chosen, file, options.directory, store_dir=options.store, fsync=options.fsync
     )
