@@ -1,0 +1,86 @@
+"""Two failures of ``convgit gc`` found by trying it as a new user would (not fixed here; each
+test fails on the code as it is and names its reproduction).
+
+1. A stash the user dropped is, in git, recoverable until git's own gc prunes it (two weeks by
+   default, ``gc.pruneExpire``; ``git stash drop`` prints its id for that reason). When the
+   dropped stash held a turn's files, a snapshot gc lets go shared its tree and blob, and gc
+   deletes them: ``git stash apply <id>`` then fails. Reproduction:
+
+       git init r && cd r && echo v0 > app.py && git add app.py && git commit -m init
+       convgit init; convgit user p1; convgit assistant r1
+       convgit user p2; echo edit > app.py; convgit assistant r2
+       git stash; S=$(git rev-parse stash@{0}); git stash drop
+       (two more turns changing app.py; git checkout app.py; convgit fork <r1>)
+       printf '[retention]\\nkeep_days = 0\\n' >> .git/convgit/config.toml; convgit gc
+       git stash apply $S   # fatal: ... is not a stash-like commit
+
+2. ``convgit gc`` run in a linked worktree (``git worktree add``) is always refused: convgit's
+   private index of the main worktree is a split index whose shared part lies in the main
+   worktree's git folder, which git does not look in when run from the linked worktree
+   (``git cannot read convgit's index ... sharedindex...: index file open failed``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from convgit.session import Session
+from tests.workspace.cli import convgit
+from tests.workspace.gitrepo import GitRepo
+
+
+def test_gc_keeps_the_contents_of_a_dropped_stash(
+    repo: GitRepo, rewatch: Callable[[GitRepo], None]
+) -> None:
+    here = repo.path
+    sid = convgit(here, "init", "--json").json()["id"]
+    session = Session.open(here)
+    first = session.append.assistant("first").id
+    repo.write("src/app.py", "print('the agent's edit of turn 2')\n")
+    held = session.append.assistant("edited app.py").id
+    repo.git("stash", "-q")  # the user stashes the agent's edit...
+    dropped = repo.git("rev-parse", "stash@{0}").strip()
+    repo.git("stash", "drop", "-q")  # ...and drops it: git keeps it two weeks
+    rewatch(repo)
+    repo.write("src/app.py", "print('turn 3')\n")
+    session.append.assistant("turn 3")
+    repo.write("src/app.py", "print('the branch end')\n")
+    session.append.assistant("the end")
+    repo.git("checkout", "-q", "src/app.py")
+    rewatch(repo)
+    session.moves.switch(first)
+    (here / ".git" / "convgit" / "config.toml").write_text("[retention]\nkeep_days = 0\n")
+    snapshot = repo.git("rev-parse", f"refs/convgit/{sid}/{held}").strip()
+    assert repo.git("rev-parse", f"{snapshot}^{{tree}}") == repo.git(
+        "rev-parse", f"{dropped}^{{tree}}"
+    ), "the dropped stash holds exactly the snapshot's files"
+    planned = convgit(here, "gc", "--dry-run", "--json").json()
+    assert held in {item["entry"] for item in planned["let_go"]}
+
+    walked = repo.git("rev-list", "--objects", dropped).split()
+
+    convgit(here, "gc")
+
+    gone = [oid for oid in walked if len(oid) == 40 and not repo.has_object(oid)]
+    assert not gone, f"gc deleted {len(gone)} object(s) of the dropped stash {dropped}"
+    repo.git("stash", "apply", "-q", dropped)
+    assert "the agent's edit of turn 2" in (here / "src" / "app.py").read_text()
+    repo.git("checkout", "-q", "src/app.py")
+    rewatch(repo)
+
+
+def test_gc_runs_from_a_linked_worktree(repo: GitRepo, rewatch: Callable[[GitRepo], None]) -> None:
+    here = repo.path
+    convgit(here, "init")
+    session = Session.open(here)
+    for turn in range(3):
+        repo.write("src/app.py", f"print({turn})\n")
+        session.append.assistant(f"turn {turn}")
+    repo.git("checkout", "-q", "src/app.py")
+    rewatch(repo)
+    linked = here.parent / "linked"
+    repo.git("worktree", "add", "-q", "--detach", str(linked))
+
+    planned = convgit(linked, "gc", "--dry-run", code=None)
+
+    assert planned.code == 0, planned.stderr
