@@ -18,11 +18,20 @@ test fails on the code as it is and names its reproduction).
    private index of the main worktree is a split index whose shared part lies in the main
    worktree's git folder, which git does not look in when run from the linked worktree
    (``git cannot read convgit's index ... sharedindex...: index file open failed``).
+
+3. A rebase or merge run with ``--autostash`` that stops keeps the user's uncommitted changes in
+   a commit only ``.git/rebase-merge/autostash`` (or ``.git/MERGE_AUTOSTASH``) names. When those
+   changes were a turn's files, gc deletes the autostash's tree and blob: finishing the rebase
+   or merge cannot bring the changes back.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 from collections.abc import Callable
+
+import pytest
 
 from convgit.session import Session
 from tests.workspace.cli import convgit
@@ -84,3 +93,55 @@ def test_gc_runs_from_a_linked_worktree(repo: GitRepo, rewatch: Callable[[GitRep
     planned = convgit(linked, "gc", "--dry-run", code=None)
 
     assert planned.code == 0, planned.stderr
+
+
+def _autostash_then_let_go(repo: GitRepo, rewatch: Callable[[GitRepo], None], how: str) -> str:
+    """The agent's uncommitted edit of turn 2 goes into git's autostash of a rebase or merge
+    that stops (``how``); two more turns change the file; the conversation goes back to turn 1,
+    so gc lets turn 2's snapshot go. The autostash's commit."""
+    here = repo.path
+    repo.git("checkout", "-q", "-b", "topic")
+    repo.write("README.md", "# topic\n")
+    repo.commit_all("topic")
+    repo.git("checkout", "-q", "main")
+    repo.write("README.md", "# main\n")
+    repo.commit_all("main")
+    convgit(here, "init")
+    session = Session.open(here)
+    first = session.append.assistant("first").id
+    repo.write("src/app.py", "print('the agent's uncommitted work')\n")
+    session.append.assistant("edited app.py")
+    if how == "rebase":
+        env = {**os.environ, "GIT_SEQUENCE_EDITOR": "sed -i '1i break'"}
+        subprocess.run(
+            ["git", "rebase", "-q", "-i", "--autostash", "HEAD~1"],
+            cwd=here, env=env, capture_output=True, check=True,
+        )  # fmt: skip
+        stash = (here / ".git" / "rebase-merge" / "autostash").read_text().strip()
+    else:
+        repo.git("merge", "-q", "--autostash", "topic", check=False)  # stops on README.md
+        stash = (here / ".git" / "MERGE_AUTOSTASH").read_text().strip()
+    for turn in (3, 4):
+        repo.write("src/app.py", f"print({turn})\n")
+        session.append.assistant(f"turn {turn}")
+    repo.git("checkout", "-q", "src/app.py")
+    session.moves.switch(first)
+    (here / ".git" / "convgit" / "config.toml").write_text("[retention]\nkeep_days = 0\n")
+    rewatch(repo)
+    return stash
+
+
+@pytest.mark.parametrize("how", ["rebase", "merge"])
+def test_gc_keeps_the_autostash_of_a_stopped_rebase_or_merge(
+    repo: GitRepo, rewatch: Callable[[GitRepo], None], how: str
+) -> None:
+    """Reproduction: tests' scripts autostash.sh / merge_autostash.sh of the report: after gc,
+    `git rebase --continue` (or the merge's commit) says "Applying autostash resulted in
+    conflicts" and the stash it leaves is "not a stash-like commit" (its tree is gone)."""
+    stash = _autostash_then_let_go(repo, rewatch, how)
+    walked = repo.git("rev-list", "--objects", stash).split()
+
+    convgit(repo.path, "gc")
+
+    gone = [oid for oid in walked if len(oid) == 40 and not repo.has_object(oid)]
+    assert not gone, f"gc deleted {len(gone)} object(s) of the {how}'s autostash {stash}"
