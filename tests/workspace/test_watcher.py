@@ -242,7 +242,7 @@ def test_off_uses_no_watcher_and_status_says_so(repo: GitRepo) -> None:
     assert turn(repo, "off") == oracle_tree(repo.path)
     assert tokens(repo) == [b""]
     assert watcher_of(repo) == {"path": "stat", "setting": "off", "note": None}
-    words = convgit(repo.path, "status").stdout.splitlines()
+    words = convgit(repo.path, "status", "-v").stdout.splitlines()
     assert "watcher: off (a snapshot stats every file)" in words
 
 
