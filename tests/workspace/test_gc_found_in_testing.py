@@ -118,6 +118,9 @@ def _autostash_then_let_go(repo: GitRepo, rewatch: Callable[[GitRepo], None], ho
             cwd=here, env=env, capture_output=True, check=True,
         )  # fmt: skip
         stash = (here / ".git" / "rebase-merge" / "autostash").read_text().strip()
+    elif how == "rebase-apply":  # stops on README.md, which both branches changed
+        repo.git("rebase", "-q", "--apply", "--autostash", "topic", check=False)
+        stash = (here / ".git" / "rebase-apply" / "autostash").read_text().strip()
     else:
         repo.git("merge", "-q", "--autostash", "topic", check=False)  # stops on README.md
         stash = (here / ".git" / "MERGE_AUTOSTASH").read_text().strip()
@@ -131,7 +134,7 @@ def _autostash_then_let_go(repo: GitRepo, rewatch: Callable[[GitRepo], None], ho
     return stash
 
 
-@pytest.mark.parametrize("how", ["rebase", "merge"])
+@pytest.mark.parametrize("how", ["rebase", "rebase-apply", "merge"])
 def test_gc_keeps_the_autostash_of_a_stopped_rebase_or_merge(
     repo: GitRepo, rewatch: Callable[[GitRepo], None], how: str
 ) -> None:
