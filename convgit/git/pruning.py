@@ -136,11 +136,19 @@ def protected(git: Git, private_indexes: Iterable[Path]) -> set[str]:
 
 def index_blobs(git: Git, indexes: Iterable[Path]) -> set[str]:
     """The blobs the index files ``indexes`` name; UnjudgeableRepositoryError when git cannot
-    read one (a blob it names could be deleted under it)."""
+    read one (a blob it names could be deleted under it). A private index is split, its shared
+    part in the git dir of the worktree whose snapshots it made: each is read with the common
+    git dir, then with each linked worktree's, until one reads it."""
+    linked = git.common_dir / "worktrees"
+    folders = [git.common_dir, *sorted(p for p in linked.glob("*") if p.is_dir())]
     found: set[str] = set()
     for index in indexes:
-        listed = git.run("ls-files", "--stage", index=index, check=False)
-        if listed.returncode != 0:
+        for folder in folders:
+            here = Git(git.root, folder, git.common_dir, object_format=git.object_format)
+            listed = here.run("ls-files", "--stage", index=index, check=False)
+            if listed.returncode == 0:
+                break
+        else:
             raise UnjudgeableRepositoryError(
                 f"git cannot read convgit's index {index} ({git_words(listed.stderr, 1)[:-1]}),"
                 " so convgit gc deletes nothing.",

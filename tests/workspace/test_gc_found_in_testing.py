@@ -148,3 +148,43 @@ def test_gc_keeps_the_autostash_of_a_stopped_rebase_or_merge(
 
     gone = [oid for oid in walked if len(oid) == 40 and not repo.has_object(oid)]
     assert not gone, f"gc deleted {len(gone)} object(s) of the {how}'s autostash {stash}"
+
+
+def test_gc_runs_with_a_session_in_each_worktree_and_both_still_snapshot_and_restore(
+    repo: GitRepo, rewatch: Callable[[GitRepo], None]
+) -> None:
+    """A session's private index in a linked worktree is split, its shared part in that
+    worktree's git dir (``.git/worktrees/<name>/``): gc reads it there, from either worktree,
+    deletes what the sessions let go, and each session's snapshots and restores work after."""
+    here = repo.path
+    linked = here.parent / "linked"
+    repo.git("worktree", "add", "-q", "--detach", str(linked))
+    turns: dict[str, list[str]] = {}
+    for where in (here, linked):
+        convgit(where, "init")
+        for turn in range(3):
+            (where / "src").mkdir(exist_ok=True)
+            (where / "src" / "app.py").write_text(f"print({turn}, {where.name!r})\n")
+            done = convgit(where, "assistant", f"turn {turn}", "--json").json()
+            turns.setdefault(where.name, []).append(done["id"])
+        convgit(where, "switch", turns[where.name][0])
+    assert list((here / ".git" / "worktrees" / "linked").glob("sharedindex.*"))
+    (here / ".git" / "convgit" / "config.toml").write_text("[retention]\nkeep_days = 0\n")
+    rewatch(repo)
+
+    for where in (linked, here):
+        planned = convgit(where, "gc", "--dry-run", "--json", code=None)
+        assert planned.code == 0, planned.stderr
+    done = convgit(here, "gc", "--json").json()
+
+    let_go = {item["entry"] for item in done["let_go"]}
+    assert {turns[w.name][1] for w in (here, linked)} <= let_go, "each session's middle turn went"
+    assert done["objects"] > 0
+    for where in (here, linked):
+        (where / "src" / "app.py").write_text("print('a turn after gc')\n")
+        after = convgit(where, "assistant", "after gc", "--json").json()["id"]
+        convgit(where, "restore", turns[where.name][0], "--yes")
+        assert (where / "src" / "app.py").read_text() == f"print(0, {where.name!r})\n"
+        convgit(where, "restore", after, "--yes")
+        assert (where / "src" / "app.py").read_text() == "print('a turn after gc')\n"
+    convgit(linked, "gc")
