@@ -1,16 +1,16 @@
 """What a repository reaches, as git proves it, or a refusal: the one walk that decides which
 objects convgit may delete (``convgit.git.pruning``), so it fails closed.
 
-git walks every ref (the user's, the stash, notes, and convgit's own unless left out), every
-reflog, the index of every worktree, the refs each worktree keeps for itself (``refs/bisect/``,
-``refs/worktree/``, ``refs/rewritten/``, which ``--all`` leaves out for worktrees other than the
-one it runs in), the pseudo-refs a merge, rebase, cherry-pick or fetch leaves (``ORIG_HEAD``,
-``FETCH_HEAD``...) and what a stopped rebase, merge or cherry-pick keeps to finish (its
-autostash, ``rebase-merge/orig-head``, ``sequencer/head``...). The walk counts only when git finished it without a single error: a ref that
-names a missing object, a tree git cannot read, an index naming a blob that is gone all end it,
-and then nothing may be deleted (``UnjudgeableRepositoryError``). The one warning that is no
-error is a reflog naming a commit git already pruned: that commit's objects are gone, nothing of
-them can be protected or lost.
+git walks every ref (the user's, the stash, notes, and convgit's own unless left out), every reflog,
+the index of every worktree, the refs each worktree keeps for itself (``refs/bisect/``,
+``refs/worktree/``, ``refs/rewritten/``, which ``--all`` leaves out for worktrees other than the one
+it runs in), the pseudo-refs a merge, rebase, cherry-pick or fetch leaves (``ORIG_HEAD``,
+``FETCH_HEAD``...) and what a stopped rebase, merge or cherry-pick keeps to finish (its autostash,
+``rebase-merge/orig-head``, ``sequencer/head``...). The walk counts only when git finished it
+without a single error: a ref that names a missing object, a tree git cannot read, an index naming a
+blob that is gone all end it, and then nothing may be deleted (``UnjudgeableRepositoryError``). The
+one warning that is no error is a reflog naming a commit git already pruned: that commit's objects
+are gone, nothing of them can be protected or lost.
 
 A partial clone leaves objects on its promisor remote. A missing blob hides nothing (it names no
 other object), so a clone made with ``--filter=blob:none`` is judged: the walk goes past what is

@@ -1,10 +1,10 @@
-"""Two failures of ``convgit gc`` found by trying it as a new user would (not fixed here; each
-test fails on the code as it is and names its reproduction).
+"""Failures of ``convgit gc`` found by trying it as a new user would, each test failing on the
+code before its fix.
 
 1. A stash the user dropped is, in git, recoverable until git's own gc prunes it (two weeks by
    default, ``gc.pruneExpire``; ``git stash drop`` prints its id for that reason). When the
    dropped stash held a turn's files, a snapshot gc lets go shared its tree and blob, and gc
-   deletes them: ``git stash apply <id>`` then fails. Reproduction:
+   deleted them: ``git stash apply <id>`` then failed. Reproduction:
 
        git init r && cd r && echo v0 > app.py && git add app.py && git commit -m init
        convgit init; convgit user p1; convgit assistant r1
@@ -14,15 +14,16 @@ test fails on the code as it is and names its reproduction).
        printf '[retention]\\nkeep_days = 0\\n' >> .git/convgit/config.toml; convgit gc
        git stash apply $S   # fatal: ... is not a stash-like commit
 
-2. ``convgit gc`` run in a linked worktree (``git worktree add``) is always refused: convgit's
+2. ``convgit gc`` run in a linked worktree (``git worktree add``) was always refused: convgit's
    private index of the main worktree is a split index whose shared part lies in the main
    worktree's git folder, which git does not look in when run from the linked worktree
-   (``git cannot read convgit's index ... sharedindex...: index file open failed``).
+   (``git cannot read convgit's index ... sharedindex...: index file open failed``); the same
+   from the main worktree for a session of a linked one.
 
 3. A rebase or merge run with ``--autostash`` that stops keeps the user's uncommitted changes in
-   a commit only ``.git/rebase-merge/autostash`` (or ``.git/MERGE_AUTOSTASH``) names. When those
-   changes were a turn's files, gc deletes the autostash's tree and blob: finishing the rebase
-   or merge cannot bring the changes back.
+   a commit only ``.git/rebase-merge/autostash`` (``rebase-apply/autostash``,
+   ``.git/MERGE_AUTOSTASH``) names. When those changes were a turn's files, gc deleted the
+   autostash's tree and blob: finishing the rebase or merge could not bring the changes back.
 """
 
 from __future__ import annotations
@@ -34,19 +35,25 @@ from collections.abc import Callable
 import pytest
 
 from convgit.session import Session
-from tests.workspace.cli import convgit
+from tests.workspace.cli import convgit, one_sentence
 from tests.workspace.gitrepo import GitRepo
 
 
-def test_gc_keeps_the_contents_of_a_dropped_stash(
-    repo: GitRepo, rewatch: Callable[[GitRepo], None]
-) -> None:
+def _dropped_stash(
+    repo: GitRepo, rewatch: Callable[[GitRepo], None], *, packed: bool = False
+) -> tuple[str, str]:
+    """The user stashes the agent's edit of turn 2 and drops the stash; two more turns change
+    the file and the conversation goes back to turn 1, so gc lets turn 2's snapshot go (with
+    ``packed``, the user's ``git gc`` packed everything before the stash, which then freshens
+    the pack). The dropped stash's commit and the entry of turn 2."""
     here = repo.path
     sid = convgit(here, "init", "--json").json()["id"]
     session = Session.open(here)
     first = session.append.assistant("first").id
     repo.write("src/app.py", "print('the agent's edit of turn 2')\n")
     held = session.append.assistant("edited app.py").id
+    if packed:
+        repo.git("gc", "-q")
     repo.git("stash", "-q")  # the user stashes the agent's edit...
     dropped = repo.git("rev-parse", "stash@{0}").strip()
     repo.git("stash", "drop", "-q")  # ...and drops it: git keeps it two weeks
@@ -63,6 +70,14 @@ def test_gc_keeps_the_contents_of_a_dropped_stash(
     assert repo.git("rev-parse", f"{snapshot}^{{tree}}") == repo.git(
         "rev-parse", f"{dropped}^{{tree}}"
     ), "the dropped stash holds exactly the snapshot's files"
+    return dropped, held
+
+
+def test_gc_keeps_the_contents_of_a_dropped_stash(
+    repo: GitRepo, rewatch: Callable[[GitRepo], None]
+) -> None:
+    here = repo.path
+    dropped, held = _dropped_stash(repo, rewatch)
     planned = convgit(here, "gc", "--dry-run", "--json").json()
     assert held in {item["entry"] for item in planned["let_go"]}
 
@@ -76,6 +91,56 @@ def test_gc_keeps_the_contents_of_a_dropped_stash(
     assert "the agent's edit of turn 2" in (here / "src" / "app.py").read_text()
     repo.git("checkout", "-q", "src/app.py")
     rewatch(repo)
+
+
+@pytest.mark.parametrize("expire", ["never", "2.weeks.ago", "now"])
+@pytest.mark.parametrize("packed", [False, True], ids=["loose", "freshened pack"])
+def test_gc_keeps_a_dropped_stash_as_long_as_gits_own_gc_would(
+    repo: GitRepo, rewatch: Callable[[GitRepo], None], expire: str, packed: bool
+) -> None:
+    """What the stash wrote again (its tree and the edited file's blob, loose or by freshening
+    the pack the user's git gc made) stays while gc.pruneExpire keeps it, with its reason in
+    the dry run and the run alike; with ``now`` it goes, as with ``git gc --prune=now``. The
+    snapshot's own objects nothing wrote again go (the commit and the files of later turns)."""
+    here = repo.path
+    dropped, held = _dropped_stash(repo, rewatch, packed=packed)
+    repo.git("config", "gc.pruneExpire", expire)
+    rewatch(repo)
+    stashed = {repo.git("rev-parse", f"{dropped}^{{tree}}").strip()}
+    stashed |= {repo.git("rev-parse", f"{dropped}:src/app.py").strip()}
+    stashed |= {repo.git("rev-parse", f"{dropped}:src").strip()}
+    planned = convgit(here, "gc", "--dry-run", "--json").json()
+
+    done = convgit(here, "gc", "--json").json()
+
+    assert held in {item["entry"] for item in done["let_go"]}
+    assert done["left"] == planned["left"], "the dry run says what the run leaves"
+    kept = {oid for oid in stashed if repo.has_object(oid)}
+    if expire == "now":
+        assert not kept and not done["left"], "git's own gc would prune them now"
+        return
+    assert kept == stashed, "what the stash wrote again stays"
+    [again] = [item for item in done["left"] if "wrote it again" in item["why"]]
+    assert again["objects"] >= len(stashed)
+    assert done["objects"] > 0 or packed, "the rest of the snapshot went"
+    repo.git("stash", "apply", "-q", dropped)
+    assert "the agent's edit of turn 2" in (here / "src" / "app.py").read_text()
+    repo.git("checkout", "-q", "src/app.py")
+    rewatch(repo)
+
+
+def test_a_gc_prune_expire_git_cannot_read_gets_no_object_deleted(
+    repo: GitRepo, rewatch: Callable[[GitRepo], None]
+) -> None:
+    _dropped_stash(repo, rewatch)
+    repo.git("config", "gc.pruneExpire", "whenever")
+    rewatch(repo)
+    every = set(repo.git("cat-file", "--batch-all-objects", "--batch-check=%(objectname)").split())
+    for args in (("gc", "--dry-run"), ("gc",)):
+        refused = convgit(repo.path, *args, code=1)
+        assert "gc.pruneExpire" in one_sentence(refused.stderr)
+    after = repo.git("cat-file", "--batch-all-objects", "--batch-check=%(objectname)").split()
+    assert set(after) == every
 
 
 def test_gc_runs_from_a_linked_worktree(repo: GitRepo, rewatch: Callable[[GitRepo], None]) -> None:
