@@ -339,13 +339,17 @@ def prune_expire(git: Git) -> float:
 
 
 def written(
-    git: Git, doomed: Collection[str], before: Mapping[str, float | None]
+    git: Git,
+    doomed: Collection[str],
+    before: Mapping[str, float | None],
+    carried: Mapping[str, float],
 ) -> dict[str, float | None]:
     """When convgit last wrote each of ``doomed``, as far as git's files tell: the newest time
     among the commits to drop that hold it (a commit's own loose file's time, which the writing
     of its tree and files precedes on the same clock; a packed commit's commit time, the first
     moment it can have been written: a write in the same second may be anyone's, so it counts
-    as someone else's). ``before``'s time (an earlier gc's) for an object no such commit holds;
+    as someone else's; ``carried``'s for a commit a gc re-parented, its first commit's time).
+    ``before``'s time (an earlier gc's) for an object no such commit holds;
     None when nothing tells (then no time of its files is convgit's)."""
     here = held_here(git, doomed)
     times: dict[str, float | None] = {oid: before.get(oid) for oid in here}
@@ -369,7 +373,9 @@ def written(
         if commit not in here or not stamp.isdigit():
             continue  # not a line of the format (a signature a user's log.showSignature adds)
         try:
-            when[commit] = os.stat(objects / commit[:2] / commit[2:]).st_mtime
+            when[commit] = (
+                carried.get(commit) or os.stat(objects / commit[:2] / commit[2:]).st_mtime
+            )
         except OSError:
             when[commit] = float(stamp)
     newest_first = sorted(when, key=lambda c: -when[c])

@@ -164,7 +164,7 @@ def _collect(
     still |= pruning.objects_of(git, kept & set(rebased.commits), walk=False) - set(rebased.commits)
     before = _left_before(location)
     doomed = (everything | set(before)) - still - theirs
-    written = pruning.written(git, doomed, before)
+    written = pruning.written(git, doomed, before, _carried(location))
     report.let_go = [item for item in looked.items if item.why is None]
     for item in looked.items:
         if item.why:
@@ -246,6 +246,8 @@ def _apply(
         "doomed": sorted(doomed),
         # when convgit last wrote each (``pruning.written``): a later write is someone else's
         "written": {oid: when for oid, when in sorted(written.items()) if when is not None},
+        # a re-parented commit's first write: its new commit is packed, its time lost
+        "carried": {new: written[old] for old, new in moved.items() if written.get(old)},
     }
     _write_journal(location, journal)
     faults.point("gc:before-records")
@@ -293,6 +295,10 @@ def _finish(
         report.left[why] = report.left.get(why, 0) + len(oids)
     left = {oid: written.get(oid) for oid in sorted(dropped.left_over)}
     _write_atomically(location.root / LEFT, codec.dumps(left).encode())
+    carried = {**_carried(location), **_times(journal.get("carried"))}
+    there = pruning.held_here(git, carried)
+    kept = {c: when for c, when in sorted(carried.items()) if c in there and when is not None}
+    _write_atomically(location.root / CARRIED, codec.dumps(kept).encode())
     pruning.pack(git, [new for new in set(moved.values()) if _loose(git, new)])
     (location.root / JOURNAL).unlink(missing_ok=True)
 
@@ -310,6 +316,16 @@ def _left_before(location: StoreLocation) -> dict[str, float | None]:
     return _times(found)
 
 
+def _carried(location: StoreLocation) -> dict[str, float]:
+    """When convgit first wrote each commit a gc re-parented (``CARRIED``): its new commit is
+    packed, so no file of git's keeps that time."""
+    try:
+        found = _times(codec.decode((location.root / CARRIED).read_bytes()))
+    except (OSError, ValueError):
+        return {}
+    return {commit: when for commit, when in found.items() if when is not None}
+
+
 def _times(found: object) -> dict[str, float | None]:
     """An object -> time mapping as JSON gave it (anything else: nothing known)."""
     if not isinstance(found, dict):
@@ -322,6 +338,7 @@ def _times(found: object) -> dict[str, float | None]:
 
 
 JOURNAL = "gc-journal.json"
+CARRIED = "gc-written.json"  # a re-parented commit -> when convgit wrote the commit it replaced
 LEFT = "gc-left.json"  # objects a gc let go and could not delete yet: id -> when convgit wrote it
 
 

@@ -253,3 +253,32 @@ def test_gc_runs_with_a_session_in_each_worktree_and_both_still_snapshot_and_res
         convgit(where, "restore", after, "--yes")
         assert (where / "src" / "app.py").read_text() == "print('a turn after gc')\n"
     convgit(linked, "gc")
+
+
+def test_a_snapshot_gc_re_parented_is_freed_whole_when_a_later_gc_lets_it_go(
+    repo: GitRepo, rewatch: Callable[[GitRepo], None]
+) -> None:
+    """gc packs the commits it re-parents, so git's files no longer say when convgit wrote the
+    snapshot; gc carries that time over (``gc-written.json``): a later gc letting the snapshot
+    go takes its files, which nothing wrote again, rather than leaving them for two weeks."""
+    here = repo.path
+    convgit(here, "init")
+    session = Session.open(here)
+    replies = []
+    for turn in range(6):
+        repo.write("src/app.py", f"print({turn})\n")
+        replies.append(session.append.assistant(f"turn {turn}").id)
+    convgit(here, "label", replies[3], "for-now")
+    repo.git("checkout", "-q", "src/app.py")
+    session.moves.switch(replies[0])
+    (here / ".git" / "convgit" / "config.toml").write_text("[retention]\nkeep_days = 0\n")
+    rewatch(repo)
+    assert convgit(here, "gc", "--json").json()["rebased"] >= 1
+    convgit(here, "label", replies[3], "--clear")
+    planned = convgit(here, "gc", "--dry-run", "--json").json()
+
+    done = convgit(here, "gc", "--json").json()
+
+    assert replies[3] in {item["entry"] for item in done["let_go"]}
+    assert not done["left"] and not planned["left"], "nothing but convgit wrote its files"
+    assert done["objects"] >= 3, "its commit, tree and file went"
