@@ -1,7 +1,7 @@
 """The field tables of the entries of the tree, derived from their declarations
 (``convgit.schema.values``) by ``values.field_tables_source``: do not edit; after a
 change to an entry's dataclass, write this file again with ``python -m
-convgit.schema.values``. tests/test_schema_declared.py checks it."""
+convgit.schema.values``. tests/unit/test_schema_declared.py checks it."""
 
 from convgit.schema.fields import ANY, FieldSpec
 
