@@ -263,6 +263,17 @@ def _json_rows() -> dict[str, tuple[str, ...]]:
     return {command: tuple(re.findall(r'"([A-Za-z_]+)"', keys)) for command, keys in rows}
 
 
+def test_the_json_page_says_each_declared_shape_and_no_other() -> None:
+    """Each row's keys are the shape ``convgit.schema.shapes`` declares for its command, in
+    order, and every declared shape has its row."""
+    from convgit.schema import shapes
+
+    rows = _json_rows()
+    assert sorted(rows) == sorted(shapes.SHAPES)
+    for command, keys in rows.items():
+        assert keys == shapes.keys(command), f"docs/json.md's row for `{command}`"
+
+
 def test_every_command_that_takes_json_has_its_shape_documented() -> None:
     rows = _json_rows()
     documented = {tuple(w for w in row.split() if not w.startswith("-")) for row in rows}
