@@ -3,8 +3,9 @@ its keys in the order the command prints them, and ``SHAPES``, the shape of each
 commands print one shape: ``fork`` prints a move's as ``switch`` does). docs/json.md's table
 names these keys and is checked against them (tests/test_docs_pages.py), and every command's
 real output is checked against them (tests/workspace/test_json_shapes.py); a report's
-``to_json`` that returns a whole command's object is typed as its shape, so mypy checks its
-keys too. The values are ``Any`` here: what each holds is said in docs/json.md."""
+``to_json`` that returns a whole command's object, and an object a command builds where it
+prints it, is typed as its shape, so mypy checks its keys too. The values are ``Any`` here:
+what each holds is said in docs/json.md."""
 
 from __future__ import annotations
 
