@@ -263,6 +263,17 @@ def _json_rows() -> dict[str, tuple[str, ...]]:
     return {command: tuple(re.findall(r'"([A-Za-z_]+)"', keys)) for command, keys in rows}
 
 
+def test_the_json_page_says_each_declared_shape_and_no_other() -> None:
+    """Each row's keys are the shape ``convgit.schema.shapes`` declares for its command, in
+    order, and every declared shape has its row."""
+    from convgit.schema import shapes
+
+    rows = _json_rows()
+    assert sorted(rows) == sorted(shapes.SHAPES)
+    for command, keys in rows.items():
+        assert keys == shapes.keys(command), f"docs/json.md's row for `{command}`"
+
+
 def test_every_command_that_takes_json_has_its_shape_documented() -> None:
     rows = _json_rows()
     documented = {tuple(w for w in row.split() if not w.startswith("-")) for row in rows}
@@ -287,32 +298,27 @@ def _config_table() -> dict[str, str]:
     return dict(re.findall(r"^\| `(\[[a-z]+\] [a-z_]+)` \| `?([^|`]+?)`? \|", text, re.M))
 
 
-def test_the_configuration_page_shows_the_code_defaults() -> None:
-    from convgit.session import retention
-    from convgit.store import location
+def test_the_configuration_page_documents_every_key_of_the_schema_and_no_other() -> None:
+    """The table names each key of ``config.SCHEMA`` once, and no key the schema has not; the
+    TOML example sets each key with a default to it (commented out: the keys with none)."""
+    from convgit.store import config
 
     text = (DOCS / "configuration.md").read_text()
     block = text.split("```toml\n", 1)[1].split("```", 1)[0]
     example = tomllib.loads(block)
     table = _config_table()
+    declared = {f"[{s}] {k}": v for s, keys in config.SCHEMA.items() for k, v in keys.items()}
+    assert sorted(table) == sorted(declared)
     shown = {f"[{section}] {key}" for section, keys in example.items() for key in keys}
-    # commented out in the example: no default, or one that depends on other settings
-    unset = {"[retention] max_mib", "[share] remote", "[share] notes"}
-    assert shown | unset == set(table)
-    assert example["snapshots"]["size_cap_mib"] == location.DEFAULT_SIZE_CAP_MIB
-    assert {k: v for k, v in retention.DEFAULTS.items() if v is not None} == example["retention"]
-    assert retention.DEFAULTS["max_mib"] is None and table["[retention] max_mib"] == "none"
-    for key, default in table.items():
-        section, name = key[1:].split("] ")
-        if default != "none":
-            assert tomllib.loads(f"v = {default}")["v"] == example[section][name], key
-
-
-@pytest.mark.parametrize("key", sorted(_config_table()))
-def test_every_configuration_key_is_read_by_the_code(key: str) -> None:
-    section, name = key[1:].split("] ")
-    source = "\n".join(p.read_text() for p in (ROOT / "convgit").rglob("*.py"))
-    assert f'"{section}"' in source and f'"{name}"' in source, f"convgit reads no {key}"
+    assert shown == {name for name, setting in declared.items() if setting.default is not None}
+    assert all(f"# {name.split('] ')[1]} = " in block for name in set(declared) - shown)
+    for name, setting in declared.items():
+        section, key = name[1:].split("] ")
+        if setting.default is None:
+            assert table[name] == "none", name
+        else:
+            assert tomllib.loads(f"v = {table[name]}")["v"] == setting.default, name
+            assert example[section][key] == setting.default, name
 
 
 # -- help texts --

@@ -22,6 +22,7 @@ from convgit.cli.program import (
 
 if TYPE_CHECKING:
     from convgit.agents.protocol import Live, OwnHooks, SettingsHooks
+    from convgit.schema.shapes import HooksDismissJson, ImportJson
 
 
 @command("import")
@@ -56,7 +57,10 @@ def import_cmd(
         chosen, file, options.directory, store_dir=options.store, fsync=options.fsync
     )
     if json:
-        out({"imports": [r.to_json() for r in results]})  # the session, then its subagents
+        shown: ImportJson = {
+            "imports": [r.to_json() for r in results]
+        }  # the session, then its subagents
+        out(shown)
         return
     title = registry.title(results[0].agent) or results[0].agent
     if chosen is None:
@@ -394,7 +398,8 @@ def hooks_dismiss(json: JsonFlag = False) -> None:
     hook_failures.take_not_run(root)
     dismissed = hook_failures.dismiss(root)
     if json:
-        out({"dismissed": dismissed})
+        shown: HooksDismissJson = {"dismissed": dismissed}
+        out(shown)
     else:
         show(*reports.dismissed_words(dismissed))
 

@@ -30,6 +30,7 @@ from convgit.cli.program import (
 from convgit.conversation.refs import LEAF, WORKING_TREE
 
 if TYPE_CHECKING:
+    from convgit.schema.shapes import RestoresJson, SnapshotsJson
     from convgit.session import Session
 
 
@@ -158,7 +159,8 @@ def snapshots(
     enabled = session.track.snapshots_enabled
     store = collecting.store(session.location)
     if json:
-        out({"session": session.id, "snapshots": enabled, "store": store})
+        shown: SnapshotsJson = {"session": session.id, "snapshots": enabled, "store": store}
+        out(shown)
     else:
         verb = "are" if state is None else "turned"
         show(f"snapshots {verb} {'on' if enabled else 'off'} for session {session.id}")
@@ -257,7 +259,8 @@ def restores(json: JsonFlag = False) -> None:
     session = open_session()
     saved = session.saved_states.of_worktree()
     if json:
-        out({"saved_states": [state.to_json() for state in saved]})
+        shown: RestoresJson = {"saved_states": [state.to_json() for state in saved]}
+        out(shown)
     else:
         show(*render.saved_lines(saved, session.id))
 

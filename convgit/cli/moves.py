@@ -18,6 +18,7 @@ from convgit.cli.program import (
 from convgit.conversation.refs import LEAF
 
 if TYPE_CHECKING:
+    from convgit.schema.shapes import NameJson
     from convgit.session import Session
     from convgit.text.render import Styled
 
@@ -226,6 +227,7 @@ def name(
     session = open_session()
     session.moves.rename(text)
     if json:
-        out({"session": session.id, "name": text})
+        shown: NameJson = {"session": session.id, "name": text}
+        out(shown)
     else:
         show(f"session {session.id} is now named {text}")

@@ -22,6 +22,7 @@ from convgit.cli.program import (
 from convgit.conversation.refs import LEAF, is_saved_ref
 
 if TYPE_CHECKING:
+    from convgit.schema.shapes import ContextFormatJson, HtmlJson, UseJson
     from convgit.session import Session
 
 
@@ -269,7 +270,8 @@ def context(
 
         body, dropped = export(session.conversation.context(ref), format, max_tokens=cap)
         if json:
-            out({"request": body, "dropped": dropped})
+            shown: ContextFormatJson = {"request": body, "dropped": dropped}
+            out(shown)
         else:
             out(body)
             report_dropped(dropped, "OpenAI" if format == "openai" else "Anthropic")
@@ -318,7 +320,8 @@ def use(
 
     sid = make_current(options.directory, ref, options.store)
     if json:
-        out({"session": sid, "current": True})
+        shown: UseJson = {"session": sid, "current": True}
+        out(shown)
     else:
         show(f"session {sid} is current")
 
@@ -418,7 +421,8 @@ def html_cmd(
     newfile.write(path, text.encode(), command="convgit html", force=force or output is None)
     size = len(text.encode())
     if json:
-        out({"session": session.id, "path": str(path), "bytes": size})
+        shown: HtmlJson = {"session": session.id, "path": str(path), "bytes": size}
+        out(shown)
     else:
         show(f"wrote the page of session {session.id} to {path} ({size / 1024:.0f} KiB)")
     if open_:

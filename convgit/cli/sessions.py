@@ -2,7 +2,7 @@
 restore`` and ``gc --trash`` (``convgit.session.trash``)."""
 
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -11,6 +11,9 @@ from convgit.cli import output
 from convgit.cli.output import show
 from convgit.cli.program import JsonFlag, add_group, command, fail, options, out
 from convgit.store.location import StoreLocation
+
+if TYPE_CHECKING:
+    from convgit.schema.shapes import GcTrashJson, SessionsJson
 
 sessions_app = typer.Typer(
     name="sessions",
@@ -64,7 +67,8 @@ def _list(in_trash: bool, json: bool) -> None:
         row["trashed"] = None
     trashed = trash.listing(location)
     if json:
-        out({"sessions": trashed if in_trash else found})
+        shown: SessionsJson = {"sessions": trashed if in_trash else found}
+        out(shown)
         return
     if not in_trash:
         if not found:
@@ -177,7 +181,8 @@ def _gc_trash(yes: bool, json: bool) -> None:
             raise typer.Exit(1)
     removed, leftover = trash.empty(location)
     if json:
-        out({"removed": [t.to_json() for t in removed], "leftover_refs": leftover})
+        shown: GcTrashJson = {"removed": [t.to_json() for t in removed], "leftover_refs": leftover}
+        out(shown)
         return
     if not removed and not leftover:
         show("the trash is empty: nothing to remove")

@@ -2,13 +2,16 @@
 ``fetch`` and ``pull`` (``convgit.sharing``)."""
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from convgit.cli.output import show
 from convgit.cli.program import JsonFlag, add_group, command, options, out
 from convgit.store.location import StoreLocation, locate
+
+if TYPE_CHECKING:
+    from convgit.schema.shapes import AttributionRewriteJson, SharingJson
 
 RemoteArg = Annotated[
     str | None,
@@ -73,7 +76,13 @@ def _mark_shared(session: str, shared: bool, json: bool) -> None:
     place = location.git
     mirrored = mirrors(git_of(location)) if place and place.worktree else []
     if json:
-        out({"session": sid, "shared": shared, "changed": changed, "mirrors": mirrored})
+        shown: SharingJson = {
+            "session": sid,
+            "shared": shared,
+            "changed": changed,
+            "mirrors": mirrored,
+        }
+        out(shown)
         return
     was = "" if changed else " already"
     if shared:
@@ -446,7 +455,8 @@ def attribution_rewrite(
         raise UsageError("Name the commits whose notes to carry with --from; nothing was written.")
     done = commit_notes.rewrite(_location(), targets or [], sources)
     if json:
-        out({"commits": [w.to_json() for w in done]})
+        shown: AttributionRewriteJson = {"commits": [w.to_json() for w in done]}
+        out(shown)
         return
     lines = []
     for w in done:

@@ -1,7 +1,7 @@
 """Creating a session and appending to it: ``init``, ``user``, ``assistant``, ``tool``,
 ``append`` and ``system``."""
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -15,6 +15,9 @@ from convgit.cli.program import (
     options,
     out,
 )
+
+if TYPE_CHECKING:
+    from convgit.schema.shapes import SystemJson
 
 
 @command()
@@ -137,7 +140,8 @@ def system(
     if text is None and not clear:
         prompt = session.conversation.context().system
         if json:
-            out({"leaf": session.conversation.leaf, "system": prompt, "entry": None})
+            shown: SystemJson = {"leaf": session.conversation.leaf, "system": prompt, "entry": None}
+            out(shown)
         else:
             show("no system prompt on the active path" if prompt is None else prompt)
         return

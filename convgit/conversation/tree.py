@@ -162,6 +162,8 @@ class Tree:
     # (agent, agent session id) of the other agent sessions this one mirrors: resumed, forked
     agent_sessions: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     redactions: list[dict[str, Any]] = field(default_factory=list)  # what `redact` rewrote
+    # the older format version the file was read from through its migrations (else None)
+    read_from_version: int | None = None
     # positions in ``entries`` of the entries whose parent is not the entry just before them
     _starts: list[int] = field(default_factory=list)
     # position and line of the first entry of each run of entries on consecutive lines

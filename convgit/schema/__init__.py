@@ -4,8 +4,10 @@ sidecar: ``sidecar``) and of the quarantine files (``quarantine``); the builders
 ``text_of`` / ``tool_calls_of``, the one reading of a message's content (``content``).
 
 Records are pure values; identity and order are the store's business. On the wire a record is a
-JSON object with camelCase keys; here an entry is also a frozen dataclass. The ``*_FIELDS``
-tables are the schema ``kind_error`` checks raw records against without building objects. Unknown
+JSON object with camelCase keys; here an entry is also a frozen dataclass, its kind's one
+declaration: its wire names and its field table (``TREE_FIELDS``, kept in ``entry_fields``) are
+derived from it. The ``*_FIELDS`` tables are the schema ``kind_error`` checks raw records
+against without building objects. Unknown
 kinds and unknown fields are kept (``Unknown``, ``extra``) so a newer writer's records survive an
 older reader. Callers import from here; the submodules split the schema by file.
 """
@@ -14,12 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from convgit.schema.content import message_parts_error, text_of, tool_call_ids, tool_calls_of
 from convgit.schema.conversation import (
-    COMMON_TREE_FIELDS,
     FORMAT_VERSION,
     HEADER_FIELDS,
     META_FIELDS,
     ROLES,
-    TREE_FIELDS,
     agent_session,
     header,
     kind_error,
@@ -28,6 +28,7 @@ from convgit.schema.conversation import (
     redaction,
     session_name,
 )
+from convgit.schema.entry_fields import COMMON_TREE_FIELDS, TREE_FIELDS
 from convgit.schema.fields import (
     ENTRY_ID_BYTES,
     SESSION_ID_BYTES,

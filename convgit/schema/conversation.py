@@ -1,39 +1,19 @@
-"""The records of a session file, ``<sid>.jsonl``: the header, the entries of the tree and the
-meta records, as field tables ``kind_error`` checks raw records against without building
-objects, and the builders writers use for the header and the meta records."""
+"""The records of a session file, ``<sid>.jsonl``: the header and the meta records as field
+tables, the entries of the tree as the tables derived from their dataclasses (``values``, kept
+in ``entry_fields``); ``kind_error``, which checks a raw record against them without building
+objects; and the builders writers use for the header and the meta records."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from convgit.schema.content import message_parts_error
-from convgit.schema.fields import ANY, STR, STR_OR_NULL, FieldSpec, fields_error, now
+from convgit.schema.entry_fields import COMMON_TREE_FIELDS, TREE_FIELDS
+from convgit.schema.fields import STR, STR_OR_NULL, FieldSpec, fields_error, now
 
 FORMAT_VERSION = 1
 ROLES = ("user", "assistant", "tool")
 
-COMMON_TREE_FIELDS: dict[str, FieldSpec] = {
-    "id": (STR, True),
-    "parentId": (STR_OR_NULL, True),
-    "ts": (STR, True),
-}
-TREE_FIELDS: dict[str, dict[str, FieldSpec]] = {
-    "message": {
-        "role": (STR, True),
-        "content": ((str, list), True),
-        "toolCallId": (STR, False),
-        "isError": ((bool,), False),
-    },
-    "model": {"provider": (STR, True), "model": (STR, True)},
-    "thinking": {"level": ((str, int, type(None)), True)},
-    "compaction": {"summary": (STR, True), "firstKeptId": (STR_OR_NULL, True)},
-    "branch_summary": {"fromId": (STR, True), "summary": (STR, True)},
-    # ``saved``: a restore's note names the saved state of the newest restore it tells of
-    "note": {"text": (STR, True), "source": (STR, False), "saved": (STR, False)},
-    # the system prompt from here on down the path (null: none)
-    "system": {"text": (STR_OR_NULL, True)},
-    "custom": {"kind": (STR, True), "data": (ANY, False)},
-}
 META_FIELDS: dict[str, dict[str, FieldSpec]] = {
     "leaf": {"target": (STR, True), "ts": (STR, True)},
     "label": {"target": (STR, True), "label": (STR_OR_NULL, True), "ts": (STR, True)},
@@ -47,7 +27,14 @@ META_FIELDS: dict[str, dict[str, FieldSpec]] = {
         "ts": (STR, True),
     },
     # what a redaction rewrote (the entries changed and how many matches), never the text
-    "redaction": {"entries": ((list,), True), "matches": ((int,), True), "ts": (STR, True)},
+    # (``snapshots``: the snapshot refs whose commits it rewrote; ``by``: "secrets" or "pattern")
+    "redaction": {
+        "entries": ((list,), True),
+        "matches": ((int,), True),
+        "snapshots": ((list,), False),
+        "by": (STR, False),
+        "ts": (STR, True),
+    },
     # how far an import of an agent's file got, so the next one continues from there
     "import": {
         "agent": (STR, True),

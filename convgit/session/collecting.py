@@ -25,7 +25,7 @@ from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from convgit import schema
 from convgit.base import codec, faults, locks
@@ -36,6 +36,9 @@ from convgit.session.retention import HELD, Item, Policy, judge
 from convgit.store import load, sessions
 from convgit.store.location import StoreLocation
 from convgit.store.shared import shared_ids
+
+if TYPE_CHECKING:
+    from convgit.schema.shapes import GcJson
 
 LOCK_WAIT = 10.0
 MIB = 1024 * 1024
@@ -60,7 +63,7 @@ class GcReport:
     settled: bool = False  # an interrupted gc was finished first
     seconds: float = 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> GcJson:
         return {
             "dry_run": self.dry_run,
             "policy": self.policy.to_json(),

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from convgit import schema
-from convgit.base.errors import LeafMovedError
+from convgit.base.errors import LeafMovedError, UnsupportedVersionError
 from convgit.conversation import appending, tree
 from convgit.store import load, sessions
 
@@ -126,6 +126,13 @@ class Conversation:
         again."""
         found = self.tree
         self.check()
+        if found.read_from_version is not None:
+            raise UnsupportedVersionError(
+                f"Session {self.id} is in format v{found.read_from_version}, which this convgit"
+                f" reads but does not append to (it writes v{schema.FORMAT_VERSION}); nothing"
+                " was written.",
+                "fork it into a new session (`convgit fork REF --new-session`) to go on",
+            )
         with self.file.appending() as appender:
             news = appender.news
             if news.records:

@@ -23,7 +23,7 @@ import os
 import signal
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from convgit import schema
 from convgit.base import codec, faults
@@ -43,6 +43,7 @@ from convgit.session.saved_states import safety_ref
 from convgit.store.sidecar import SavedState
 
 if TYPE_CHECKING:
+    from convgit.schema.shapes import RestoreJson
     from convgit.session.conversation import Conversation
     from convgit.session.restore_notes import RestoreNotes
     from convgit.session.saved_states import SavedStates
@@ -72,7 +73,7 @@ class RestoreResult:
         """The id of the state saved before this restore changed files."""
         return saved_id(self.before) if self.before else None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> RestoreJson:
         return {
             "entry": self.target,
             "saved_state": self.saved_target,

@@ -17,15 +17,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
-from convgit.base.errors import CorruptStoreError
-from convgit.store import load
-from convgit.store.location import StoreLocation, config_table
+from convgit.store import config, load
+from convgit.store.location import StoreLocation
 
 if TYPE_CHECKING:
     from convgit.conversation.tree import Tree
     from convgit.store.sidecar import Sidecar
-
-DEFAULTS: dict[str, Any] = {"keep_days": 30, "saved_days": 30, "max_mib": None, "auto": False}
 
 
 @dataclass(frozen=True)
@@ -39,27 +36,11 @@ class Policy:
 
     @classmethod
     def of(cls, location: StoreLocation) -> Policy:
-        """The store's policy; a value of the wrong kind is refused (CorruptStoreError)."""
-        given = config_table(location, "retention", tuple(DEFAULTS))
-        where = f"edit {location.root / 'config.toml'}"
-        values = {**DEFAULTS, **given}
-        for name in ("keep_days", "saved_days", "max_mib"):
-            value = values[name]
-            if value is None and name == "max_mib":
-                continue
-            if type(value) not in (int, float) or not 0 <= value < 1 << 30:
-                raise CorruptStoreError(
-                    f"config.toml sets [retention] {name} to {value!r}; it must be a number,"
-                    " 0 or more.",
-                    where,
-                )
-        if type(values["auto"]) is not bool:
-            raise CorruptStoreError(
-                f"config.toml sets [retention] auto to {values['auto']!r}; it must be true or"
-                " false.",
-                where,
-            )
-        return cls(**values)
+        """The store's policy; config.toml refused as ``config.load`` refuses it."""
+        settings = config.load(location)
+        return cls(
+            **{name: settings.value("retention", name) for name in config.SCHEMA["retention"]}
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -20,7 +20,8 @@ from convgit import schema
 from convgit.base.errors import ConvgitError, NoWorkspaceError, RefusedError
 from convgit.conversation import tree
 from convgit.store import load, sessions
-from convgit.store.location import find_git, fsmonitor, size_cap
+from convgit.store.config import fsmonitor, size_cap
+from convgit.store.location import find_git
 
 if TYPE_CHECKING:
     from convgit.session.conversation import Conversation

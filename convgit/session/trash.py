@@ -31,6 +31,7 @@ from convgit.store import jsonl, sessions
 from convgit.store.location import StoreLocation
 
 if TYPE_CHECKING:
+    from convgit.schema.shapes import TrashMoveJson
     from convgit.workspace import Workspace
 
 
@@ -44,7 +45,7 @@ class Trashed:
     files: list[str] = field(default_factory=list)  # the file names moved or removed
     refs: int = 0  # how many refs moved or were deleted
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> TrashMoveJson:
         return {
             "session": self.session,
             "name": self.name,

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from convgit import schema
 from convgit.base import codec
 from convgit.conversation import tree
 from convgit.store import jsonl, load
 from convgit.store.sidecar import Sidecar
+
+if TYPE_CHECKING:
+    from convgit.schema.shapes import RepairJson
 
 
 @dataclass(frozen=True)
@@ -27,7 +30,7 @@ class RepairReport:
     new_header: bool
     records: int = 0  # saved states whose lost sidecar record was written again from their ref
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> RepairJson:
         return {
             "moved": self.moved,
             "backup": str(self.backup) if self.backup else None,

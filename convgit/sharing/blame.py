@@ -20,7 +20,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from convgit.base.errors import NotFoundError
 from convgit.git.run import Git
@@ -29,6 +29,9 @@ from convgit.sharing import chain
 from convgit.sharing.attribution import AI, HUMAN, Author
 from convgit.sharing.commit_notes import Reader
 from convgit.store.location import StoreLocation
+
+if TYPE_CHECKING:
+    from convgit.schema.shapes import BlameJson
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,7 @@ class Blame:
     base: str | None = None  # the user's commit the chain stands on
     session: str | None = None  # the session whose snapshots answered (None: the notes alone)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> BlameJson:
         return {
             "session": self.session,
             "path": self.path,

@@ -11,7 +11,7 @@ session here (``incoming.merge_into``). Both merge the remote's git notes of att
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from convgit.git import names
 from convgit.git.run import Git
@@ -21,6 +21,9 @@ from convgit.sharing.settings import ShareSettings, set_shared
 from convgit.store import stale_copies
 from convgit.store.location import StoreLocation
 from convgit.store.sessions import SESSION_ID
+
+if TYPE_CHECKING:
+    from convgit.schema.shapes import FetchJson
 
 
 @dataclass
@@ -56,7 +59,7 @@ class FetchReport:
     sessions: list[Fetched] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # the git note refs that changed here
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> FetchJson:
         return {
             "remote": self.remote,
             "merged": self.merge,

@@ -19,7 +19,7 @@ import builtins
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from convgit.base import faults
 from convgit.base.errors import NotFoundError, RefusedError
@@ -32,6 +32,9 @@ from convgit.sharing.fetching import fetch_sessions
 from convgit.sharing.settings import ShareSettings, shared_ids
 from convgit.store import jsonl, stale_copies
 from convgit.store.location import StoreLocation
+
+if TYPE_CHECKING:
+    from convgit.schema.shapes import PushJson
 
 TRIES = 5
 
@@ -78,7 +81,7 @@ class PushReport:
     def bytes(self) -> int:
         return sum(s.bytes for s in self.sessions)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> PushJson:
         return {
             "remote": self.remote,
             "dry_run": self.dry_run,

@@ -9,49 +9,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from convgit.base.errors import CorruptStoreError
 from convgit.git import names
-from convgit.store.location import StoreLocation, config_table
+from convgit.store import config
+from convgit.store.location import StoreLocation
 from convgit.store.shared import set_shared, shared_ids
-
-KEYS = ("remote", "on_push", "notes")
-ATTRIBUTION_KEYS = ("git_ai", "trailers")
 
 
 @dataclass(frozen=True)
 class ShareSettings:
-    """``[share]`` of config.toml, checked."""
+    """``[share]`` of config.toml, checked (``config.load``)."""
 
-    remote: str | None = None
-    on_push: bool = False
-    notes: tuple[str, ...] | None = None  # the names of ``names.NOTES``; None: not set
+    remote: str | None
+    on_push: bool
+    notes: tuple[str, ...] | None  # the names of ``names.NOTES``; None: not set
 
     @classmethod
     def of(cls, location: StoreLocation) -> ShareSettings:
-        given = config_table(location, "share", KEYS)
-        where = f"edit {location.root / 'config.toml'}"
-        notes = given.get("notes")
-        if notes is not None and (
-            not isinstance(notes, list) or any(n not in names.NOTES for n in notes)
-        ):
-            raise CorruptStoreError(
-                f"config.toml sets [share] notes to {notes!r}; it must be a list of"
-                f" {' and '.join(repr(n) for n in names.NOTES)}.",
-                where,
-            )
-        remote = given.get("remote")
-        if remote is not None and (not isinstance(remote, str) or not remote.strip()):
-            raise CorruptStoreError(
-                f"config.toml sets [share] remote to {remote!r}; it must be a remote's name.", where
-            )
-        on_push = given.get("on_push", False)
-        if type(on_push) is not bool:
-            raise CorruptStoreError(
-                f"config.toml sets [share] on_push to {on_push!r}; it must be true or false.",
-                where,
-            )
-        chosen = None if notes is None else tuple(notes)
-        return cls(remote.strip() if remote else None, on_push, chosen)
+        given = config.load(location)
+        remote, notes = given.value("share", "remote"), given.value("share", "notes")
+        return cls(
+            remote.strip() if remote else None,
+            given.value("share", "on_push"),
+            None if notes is None else tuple(notes),
+        )
 
     def note_refs(self, location: StoreLocation) -> list[str]:
         """The git note refs ``push`` and ``fetch`` carry: ``[share] notes``, else those the
@@ -69,20 +49,13 @@ class AttributionSettings:
     the Agent Trace record (``git_ai``: a Git AI authorship log under ``refs/notes/ai``;
     ``trailers``: the ``Convgit-`` trailers in the message)."""
 
-    git_ai: bool = False
-    trailers: bool = False
+    git_ai: bool
+    trailers: bool
 
     @classmethod
     def of(cls, location: StoreLocation) -> AttributionSettings:
-        given = config_table(location, "attribution", ATTRIBUTION_KEYS)
-        for key in ATTRIBUTION_KEYS:
-            if type(given.get(key, False)) is not bool:
-                raise CorruptStoreError(
-                    f"config.toml sets [attribution] {key} to {given[key]!r}; it must be true"
-                    " or false.",
-                    f"edit {location.root / 'config.toml'}",
-                )
-        return cls(given.get("git_ai", False), given.get("trailers", False))
+        given = config.load(location)
+        return cls(given.value("attribution", "git_ai"), given.value("attribution", "trailers"))
 
 
-__all__ = ["KEYS", "AttributionSettings", "ShareSettings", "set_shared", "shared_ids"]
+__all__ = ["AttributionSettings", "ShareSettings", "set_shared", "shared_ids"]

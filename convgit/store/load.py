@@ -1,6 +1,7 @@
 """The one load path of a session file and its sidecar: where byte-level quirks (a torn last line,
 a byte-order mark, CRLF, a missing final newline, a header naming another session) become
-tolerated problems beside what validation found. ``Session``, fsck and repair all read through
+tolerated problems beside what validation found, and where a file of an older format version
+is brought to the current one (``migrations``). ``Session``, fsck and repair all read through
 here, so they see the same file the same way.
 """
 
@@ -9,17 +10,21 @@ from __future__ import annotations
 import gc
 
 from convgit.conversation import tree
-from convgit.store import jsonl
+from convgit.store import jsonl, migrations
 from convgit.store.sidecar import Sidecar
 
 
 def session(file: jsonl.JsonlFile, sid: str) -> tuple[jsonl.Lines, tree.Tree]:
-    """Read, index and validate the whole session file ``sid`` in one pass."""
+    """Read, index and validate the whole session file ``sid`` in one pass, through the
+    migrations of its format version (``read_from_version``: the version it was migrated from,
+    else None)."""
     collecting = gc.isenabled()
     gc.disable()  # a million small dicts would trigger dozens of useless full collections
     try:
         lines = file.read()
-        found = tree.build_records(lines.records, lines.first)
+        records, older = migrations.migrate(lines.records)
+        found = tree.build_records(records, lines.first)
+        found.read_from_version = older
         if collecting and not gc.get_freeze_count():
             # what was loaded lives as long as the session: move it to the oldest generation
             # now, rather than let the next young collections walk it entry by entry

@@ -1,5 +1,5 @@
 """Where a store lives: ``--store``/``CONVGIT_STORE``, a ``.convgit`` folder, or the git common
-dir; the paths of everything in it; and its ``config.toml``.
+dir; and the paths of everything in it (its ``config.toml`` is read by ``config``).
 
 No git here: a repository's common dir is found by reading ``.git`` files the way git does, so
 conversation-only commands never start a git process.
@@ -10,12 +10,9 @@ from __future__ import annotations
 import _thread
 import os
 import re
-import sys
-from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from convgit.base.errors import CorruptStoreError, UsageError, denied
 
@@ -359,76 +356,6 @@ def refuse_store_place(root: Path, git: GitPlace | None) -> None:
                 "give a folder of its own (such as ./.convgit), or leave --store and"
                 " CONVGIT_STORE unset",
             )
-
-
-def load_config(location: StoreLocation) -> dict[str, Any]:
-    """``config.toml`` of the store, or {} when there is none."""
-    path = location.root / "config.toml"
-    if not path.exists():
-        return {}
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
-    try:
-        config: dict[str, Any] = tomllib.loads(path.read_text())
-    except OSError as exc:
-        msg = f"{path.name} cannot be read ({exc.strerror or exc})."
-        raise denied(exc, msg, path) or CorruptStoreError(msg) from None
-    except ValueError as exc:
-        raise CorruptStoreError(f"{path.name} cannot be read: {exc}.") from None
-    return config
-
-
-def config_table(
-    location: StoreLocation, name: str, keys: Sequence[str] | None = None
-) -> dict[str, Any]:
-    """The table ``[name]`` of ``config.toml`` ({} when it has none). One that is not a table,
-    or (given ``keys``, its settings) has a key that is none of them, is refused in one
-    sentence (CorruptStoreError) naming the file to edit."""
-    given = load_config(location).get(name, {})
-    where = f"edit {location.root / 'config.toml'}"
-    if not isinstance(given, dict):
-        raise CorruptStoreError(f"config.toml's [{name}] is not a table.", where)
-    unknown = sorted(set(given) - set(keys)) if keys is not None else []
-    if unknown:
-        raise CorruptStoreError(
-            f"config.toml's [{name}] has {unknown[0]!r}, which is no setting of it"
-            f" (they are {', '.join(keys or ())}).",
-            where,
-        )
-    return given
-
-
-DEFAULT_SIZE_CAP_MIB = 10
-DEFAULT_SIZE_CAP = DEFAULT_SIZE_CAP_MIB * 1024 * 1024
-
-
-def size_cap(location: StoreLocation) -> int:
-    """Bytes above which a file is left out of snapshots (``[snapshots] size_cap_mib``, default
-    ``DEFAULT_SIZE_CAP_MIB``); a value that is not a positive number is refused
-    (CorruptStoreError)."""
-    value = config_table(location, "snapshots").get("size_cap_mib", DEFAULT_SIZE_CAP_MIB)
-    if type(value) not in (int, float) or not 0 < value < 1 << 40:
-        raise CorruptStoreError(
-            f"config.toml sets size_cap_mib to {value!r}; it must be a positive number of MiB.",
-            f"edit {location.root / 'config.toml'}",
-        )
-    return int(value * 1024 * 1024)
-
-
-def fsmonitor(location: StoreLocation) -> str:
-    """How snapshots find what changed (``[snapshots] fsmonitor``): "off" (the default),
-    "auto", "watchman" or the path of a git fsmonitor hook (``convgit.git.watcher``); a value
-    that is not a string is refused (CorruptStoreError)."""
-    value = config_table(location, "snapshots").get("fsmonitor", "off")
-    if not isinstance(value, str) or not value.strip():
-        raise CorruptStoreError(
-            f'config.toml sets fsmonitor to {value!r}; it must be "auto", "watchman",'
-            ' "off" or the path of a git fsmonitor hook.',
-            f"edit {location.root / 'config.toml'}",
-        )
-    return value.strip()
 
 
 def write_pointer(path: Path, value: str) -> None:

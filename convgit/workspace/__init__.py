@@ -35,7 +35,7 @@ from convgit.git.run import (
     user_env,
 )
 from convgit.git.snapshots import Snapshot
-from convgit.store.location import DEFAULT_SIZE_CAP
+from convgit.store.config import DEFAULT_SIZE_CAP
 
 if TYPE_CHECKING:  # the restore machinery is imported when a restore runs: a hook never needs it
     from convgit.git.keeps import Keeps

@@ -80,11 +80,13 @@ def after_turn(store: Path, worktree: Path) -> bool:
         pass
     except OSError:
         return False
-    from convgit.store.location import StoreLocation, find_git, load_config
+    from convgit.store import config
+    from convgit.store.location import StoreLocation, find_git
 
-    try:  # the setting alone: gc itself checks the whole policy
-        given = load_config(StoreLocation(store, find_git(worktree))).get("retention", {})
-        auto = isinstance(given, dict) and given.get("auto") is True
+    try:  # a config.toml that is refused starts no gc: the next command says why
+        auto = (
+            config.load(StoreLocation(store, find_git(worktree))).value("retention", "auto") is True
+        )
     except ConvgitError:
         return False
     if auto:

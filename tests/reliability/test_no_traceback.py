@@ -165,7 +165,7 @@ def test_a_config_table_that_is_no_table_is_refused_in_one_sentence(
     sessions = {p: p.read_bytes() for p in (store / "sessions").iterdir()}
     for args in commands:
         error = convgit(repo.path, *args, code=3).stderr
-        assert f"config.toml's [{table}] is not a table." in one_sentence(error)
+        assert f"config.toml: [{table}] must be a table, got 3." in one_sentence(error)
     assert not (repo.path / ".git" / "hooks" / "prepare-commit-msg").exists()
     assert {p: p.read_bytes() for p in (store / "sessions").iterdir()} == sessions
 

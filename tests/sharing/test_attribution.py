@@ -265,8 +265,8 @@ def test_settings_and_arguments_of_the_wrong_kind_are_one_sentence(a: Clone) -> 
     a.run("init")
     config = a.path / ".git" / "convgit" / "config.toml"
     for table, wrong, said in [
-        ("attribution", "git_ai = 'yes'", "[attribution] git_ai to 'yes'; it must be true"),
-        ("share", "notes = ['commits']", "[share] notes to ['commits']; it must be a list of"),
+        ("attribution", "git_ai = 'yes'", '[attribution] git_ai must be true or false, got "yes"'),
+        ("share", "notes = ['commits']", "[share] notes must be a list of 'agent-trace' and"),
     ]:
         config.write_text(f"[{table}]\n{wrong}\n")
         assert said in one_sentence(a.run("hooks", "install", "git", code=3).stderr)

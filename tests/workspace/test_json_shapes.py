@@ -1,12 +1,11 @@
 """`--json` on every command that prints data: one object per command, with the same keys in
 the same order whatever the input (a first message or a later one, inside git or outside, one
-result or several, a command that passed or failed). The README's table of shapes is checked
-against what the commands print. (`diff`, `show` and `context` are documented with their own
-sections.)"""
+result or several, a command that passed or failed), the one declared in
+``convgit.schema.shapes`` (docs/json.md's table is checked against the same declarations in
+tests/test_docs_pages.py)."""
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 import sys
@@ -16,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from convgit.schema import shapes
 from tests.workspace.cli import convgit
 from tests.workspace.gitrepo import GitRepo
 
@@ -43,15 +43,6 @@ class Shapes:
         assert isinstance(value, dict), (args, value)
         self.seen[name].append((args, tuple(value)))
         return value
-
-
-def shapes_documented() -> dict[str, tuple[str, ...]]:
-    """docs/json.md's table: | `COMMAND` | `{"key", "key"}` | ..."""
-    text = (ROOT / "docs" / "json.md").read_text()
-    found = {}
-    for command, keys in re.findall(r"^\| `([a-z -]+)` \| `\{([^}]*)\}`[^|]*\|", text, re.M):
-        found[command] = tuple(re.findall(r'"([A-Za-z_]+)"', keys))
-    return found
 
 
 def test_every_data_command_prints_one_object_shape(
@@ -201,9 +192,10 @@ def test_every_data_command_prints_one_object_shape(
     s.run("blame", here, "blame", "--notes", "blamed.txt")
     s.run("attribution rewrite", here, "attribution", "rewrite", "--from", "HEAD~1")
 
-    documented = shapes_documented()
     for name, runs in s.seen.items():
-        shapes = {keys for _, keys in runs}
-        assert len(shapes) == 1, f"`{name} --json` printed {len(shapes)} shapes: {runs}"
-        assert documented.get(name) == next(iter(shapes)), f"docs/json.md's row for `{name}`"
-    assert set(documented) <= set(s.seen), f"rows never run: {set(documented) - set(s.seen)}"
+        printed = {keys for _, keys in runs}
+        assert len(printed) == 1, f"`{name} --json` printed {len(printed)} shapes: {runs}"
+        assert name in shapes.SHAPES, f"`{name} --json` has no shape in convgit.schema.shapes"
+        assert shapes.keys(name) == next(iter(printed)), f"the declared shape of `{name}`"
+    never = set(shapes.SHAPES) - set(s.seen)
+    assert not never, f"shapes never printed: {never}"

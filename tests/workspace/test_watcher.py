@@ -21,7 +21,7 @@ from convgit import Session
 from convgit.base import faults
 from convgit.git import index as index_file
 from tests.missing_tools import missing
-from tests.workspace.cli import convgit
+from tests.workspace.cli import convgit, one_sentence
 from tests.workspace.gitrepo import GitRepo, oracle_tree
 
 
@@ -261,13 +261,15 @@ def test_a_hook_of_the_users_own_is_asked(repo: GitRepo, tmp_path: Path) -> None
 
 
 def test_a_setting_that_is_not_a_string_is_one_sentence(repo: GitRepo) -> None:
-    """The reply is recorded; its files are not, and one line says why (as for size_cap_mib)."""
+    """Refused in one line before anything is written, as a bad size_cap_mib is (config.toml
+    is checked whole by the first command that reads it)."""
     convgit(repo.path, "init")
     (repo.path / ".git" / "convgit" / "config.toml").write_text("[snapshots]\nfsmonitor = 3\n")
-    ran = convgit(repo.path, "assistant", "x")
-    assert ran.stderr.count("\n") == 1 and "config.toml sets fsmonitor to 3" in ran.stderr
-    ran = convgit(repo.path, "status", code=3)
-    assert ran.stderr.startswith("convgit: config.toml sets fsmonitor to 3;"), ran.stderr
+    said = "convgit: config.toml: [snapshots] fsmonitor must be"
+    for args in (("assistant", "x"), ("status",)):
+        error = one_sentence(convgit(repo.path, *args, code=3).stderr)
+        assert error.startswith(said) and error.endswith(", got 3."), error
+    assert convgit(repo.path, "log", "--json").json()["entries"] == []
 
 
 def test_the_users_own_fsmonitor_is_never_run_nor_its_token_taken(

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convgit.base import codec
-from convgit.store.location import StoreLocation, fsmonitor, write_pointer
+from convgit.store.config import fsmonitor
+from convgit.store.location import StoreLocation, write_pointer
 
 if TYPE_CHECKING:
     from convgit.store.sidecar import SnapshotInfo

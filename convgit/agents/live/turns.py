@@ -51,8 +51,10 @@ from convgit.agents.live.events import Event
 from convgit.agents.live.state import LiveState, now, snapshot_json, snapshot_of
 from convgit.base.errors import NotFoundError
 from convgit.git import names
+from convgit.store import config as settings
 from convgit.store import jsonl
-from convgit.store.location import StoreLocation, fsmonitor, load_config, size_cap
+from convgit.store.config import fsmonitor, size_cap
+from convgit.store.location import StoreLocation
 
 if TYPE_CHECKING:  # imported where used: the common prompt reads neither the session nor git
     from convgit.session import Session
@@ -106,9 +108,10 @@ def record(location: StoreLocation, event: Event, *, behind: bool = False) -> Re
     earlier event of this agent session failed or ran no convgit, so the transcript is imported
     and its turns caught up first (no answer from the state alone)."""
     began = time.time()
-    config = load_config(location) if event.name == "PostToolUse" else {}  # read once
-    per_tool = event.name == "PostToolUse" and _tool_snapshots_on(config)
-    keep = bool(event.edited) and _agent_ignored(config)
+    tool_end = event.name == "PostToolUse"
+    config = settings.load(location) if tool_end or event.edited else None  # read once
+    per_tool = bool(tool_end and config and config.value("hooks", "tool_snapshots"))
+    keep = bool(event.edited and config and config.value("snapshots", "agent_ignored"))
     if event.name == "PostToolUse" and not (per_tool or keep):
         return Recorded("per-tool snapshots are off")
     title = _title(event.agent)
@@ -231,13 +234,6 @@ def _follow(location: StoreLocation, sid: str) -> None:
     location.follow(sid)
 
 
-def _agent_ignored(config: dict[str, Any]) -> bool:
-    """Whether a file the agent's file tools wrote is kept although git ignores it
-    (``[snapshots] agent_ignored``, on unless false)."""
-    found = config.get("snapshots", {})
-    return not isinstance(found, dict) or found.get("agent_ignored") is not False
-
-
 def _keep_edited(index: Path, event: Event, root: Path) -> str:
     """List the files a file tool wrote to be kept in the snapshots of the private index at
     ``index`` (a session's, or the one of an agent session not attached yet)."""
@@ -260,12 +256,7 @@ def _keep_edited(index: Path, event: Event, root: Path) -> str:
 
 def tool_snapshots(location: StoreLocation) -> bool:
     """``[hooks] tool_snapshots = true``: a snapshot after every editing tool call."""
-    return _tool_snapshots_on(load_config(location))
-
-
-def _tool_snapshots_on(config: dict[str, Any]) -> bool:
-    hooks = config.get("hooks", {})
-    return isinstance(hooks, dict) and hooks.get("tool_snapshots") is True
+    return bool(settings.load(location).value("hooks", "tool_snapshots"))
 
 
 def _snapshot_unattached(location: StoreLocation, event: Event, live: LiveState) -> str:

@@ -1,0 +1,158 @@
+"""A store's ``config.toml``, declared once: ``SCHEMA`` names each section, each key, what its
+value must be and its default; ``load`` is the one reader of the file, which checks every key
+against the schema and refuses a bad value in one sentence of one shape ("config.toml:
+[section] key must be ..., got ..."), naming the file to edit. Every setting is read through
+``load`` (``Config.value``); docs/configuration.md is checked against ``SCHEMA``.
+
+The file is checked whole whenever it is read, so a wrong value anywhere is named by the first
+command that reads the file, before it writes anything."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from convgit.base.errors import CorruptStoreError, denied
+from convgit.store.location import StoreLocation
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One key: its ``kind`` ("bool", "number", "text" or "names": a list of ``choices``), its
+    ``default`` (None: unset), and for a number the range it must be in (``low`` and up,
+    above ``low`` when ``open_low``, below ``high``); ``must`` is what a value must be, as the
+    sentence refusing another says it."""
+
+    kind: str
+    default: Any
+    must: str
+    low: float = 0
+    open_low: bool = False
+    high: float = 1 << 30
+    choices: tuple[str, ...] = ()
+
+    def fits(self, value: Any) -> bool:
+        if self.kind == "bool":
+            return type(value) is bool
+        if self.kind == "number":
+            return (
+                type(value) in (int, float)
+                and (value > self.low if self.open_low else value >= self.low)
+                and value < self.high
+            )
+        if self.kind == "text":
+            return isinstance(value, str) and bool(value.strip())
+        return isinstance(value, list) and all(v in self.choices for v in value)
+
+
+BOOL = "true or false"
+DAYS = "a number, 0 or more"
+NOTES = ("agent-trace", "ai")  # the git notes of attribution (convgit.git.names.NOTES)
+
+SCHEMA: dict[str, dict[str, Setting]] = {
+    "snapshots": {
+        "size_cap_mib": Setting(
+            "number", 10, "a positive number of MiB", open_low=True, high=1 << 40
+        ),
+        "fsmonitor": Setting(
+            "text", "off", '"auto", "watchman", "off" or the path of a git fsmonitor hook'
+        ),
+        "agent_ignored": Setting("bool", True, BOOL),
+    },
+    "hooks": {"tool_snapshots": Setting("bool", False, BOOL)},
+    "retention": {
+        "keep_days": Setting("number", 30, DAYS),
+        "saved_days": Setting("number", 30, DAYS),
+        "max_mib": Setting("number", None, DAYS),
+        "auto": Setting("bool", False, BOOL),
+    },
+    "attribution": {
+        "git_ai": Setting("bool", False, BOOL),
+        "trailers": Setting("bool", False, BOOL),
+    },
+    "share": {
+        "remote": Setting("text", None, "a remote's name"),
+        "on_push": Setting("bool", False, BOOL),
+        "notes": Setting(
+            "names", None, f"a list of {' and '.join(repr(n) for n in NOTES)}", choices=NOTES
+        ),
+    },
+}
+
+
+class Config:
+    """A store's settings, checked: every key of ``SCHEMA``, its value or its default."""
+
+    def __init__(self, given: dict[str, dict[str, Any]]) -> None:
+        self._given = given
+
+    def value(self, section: str, key: str) -> Any:
+        """``[section] key``: its value, else its default (None: unset)."""
+        if key not in SCHEMA[section]:
+            raise KeyError(f"[{section}] {key} is no setting of config.toml")
+        return self._given.get(section, {}).get(key, SCHEMA[section][key].default)
+
+
+def load(location: StoreLocation) -> Config:
+    """The store's ``config.toml`` read and checked (none: every default). A file that cannot
+    be read, and a value, key or section the schema does not allow, is refused in one
+    sentence (CorruptStoreError) naming the file to edit."""
+    path = location.root / "config.toml"
+    try:
+        text = path.read_text()
+    except (FileNotFoundError, NotADirectoryError):
+        return Config({})
+    except OSError as exc:
+        msg = f"{path.name} cannot be read ({exc.strerror or exc})."
+        raise denied(exc, msg, path) or CorruptStoreError(msg) from None
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    try:
+        found: dict[str, Any] = tomllib.loads(text)
+    except ValueError as exc:
+        raise CorruptStoreError(f"{path.name} cannot be read: {exc}.") from None
+    problem = _problem(found)
+    if problem is not None:
+        raise CorruptStoreError(f"{path.name}: {problem}.", f"edit {path}")
+    return Config(found)
+
+
+def _problem(found: dict[str, Any]) -> str | None:
+    """What is wrong with the file's values, in the words after "config.toml: ", or None."""
+    for section, keys in found.items():
+        if section not in SCHEMA:
+            return f"[{section}] is no section of it (they are {', '.join(SCHEMA)})"
+        if not isinstance(keys, dict):
+            return f"[{section}] must be a table, got {shown(keys)}"
+        for key, value in keys.items():
+            setting = SCHEMA[section].get(key)
+            if setting is None:
+                names = ", ".join(SCHEMA[section])
+                return f"[{section}] {key} is no setting of it (they are {names})"
+            if not setting.fits(value):
+                return f"[{section}] {key} must be {setting.must}, got {shown(value)}"
+    return None
+
+
+def shown(value: Any) -> str:
+    """``value`` as TOML writes it (a string quoted, true and false lower-case)."""
+    import json  # here: only a refusal needs it
+
+    return json.dumps(value, default=str)
+
+
+DEFAULT_SIZE_CAP = SCHEMA["snapshots"]["size_cap_mib"].default * 1024 * 1024
+
+
+def size_cap(location: StoreLocation) -> int:
+    """Bytes above which a file is left out of snapshots (``[snapshots] size_cap_mib``)."""
+    return int(load(location).value("snapshots", "size_cap_mib") * 1024 * 1024)
+
+
+def fsmonitor(location: StoreLocation) -> str:
+    """How snapshots find what changed (``[snapshots] fsmonitor``): "off" (the default),
+    "auto", "watchman" or the path of a git fsmonitor hook (``convgit.git.watcher``)."""
+    return str(load(location).value("snapshots", "fsmonitor")).strip()
