@@ -13,9 +13,12 @@ another version or asked to (``--reindex``), and deleted by whatever rewrites a 
   sidecar (``convgit.search.files``).
 * ``entries``: per entry, where its line is in the file (``at``, ``size``): what a result shows
   is read again from the session file, never from the index.
-* ``words``: the entries' text (``convgit.search.texts``), contentless: only the trigrams are
-  kept. Rows of entries that went (a session removed or read again) stay as orphans that no
-  entry joins, until they outnumber the entries and the next opening rebuilds the index.
+* ``words``: the entries' text (``convgit.search.texts``), contentless and without positions
+  (``detail=none``): only which entries hold each trigram is kept, so a search takes the
+  entries holding every trigram of a string and reads each one's text again to keep those
+  that hold the string itself (``convgit.search.query``). Rows of entries that went (a
+  session removed or read again) stay as orphans that no entry joins, until they outnumber
+  the entries and the next opening rebuilds the index.
 * ``labels``, and ``snaps`` and ``files`` (``convgit.search.files``).
 
 Rowids are never reused (``next`` in ``meta``): an orphan's trigrams can never match a new entry.
@@ -39,7 +42,8 @@ from convgit.base.errors import DENIED, ConvgitError, CorruptStoreError, StoreLo
 from convgit.search import files, texts
 from convgit.store.location import StoreLocation
 
-VERSION = 2  # 2: a tool call's name and arguments are separate strings
+VERSION = 3  # 2: a tool call's name and arguments are separate strings; 3: trigrams without
+# their positions (``detail=none``), entries' indexes made after a rebuild's rows
 NAME = "search.sqlite"
 LOCK = "search"
 LOCK_TIMEOUT = 120.0
@@ -59,8 +63,6 @@ create table entries(
     rowid integer primary key, sid text not null, id text not null, parent text,
     ts text not null, kind text, at int not null, size int not null
 );
-create unique index entries_id on entries(sid, id);
-create index entries_ts on entries(ts);
 create table labels(sid text, target text, label text, primary key(sid, target)) without rowid;
 create table snaps(
     sid text, entry text, at int, tree text, prev text, skipped text, primary key(sid, entry)
@@ -69,7 +71,14 @@ create index snaps_at on snaps(sid, at);
 create table files(sid text, entry text, path text);
 create index files_path on files(path, sid);
 create index files_entry on files(sid, entry);
-create virtual table words using fts5(body, tokenize='trigram', content='');
+create virtual table words using fts5(
+    body, tokenize='trigram', content='', detail=none, columnsize=0
+);
+"""
+# made once the entries are in (a rebuild sorts them once rather than row by row)
+INDEXES = """
+create unique index if not exists entries_id on entries(sid, id);
+create index if not exists entries_ts on entries(ts);
 """
 
 
@@ -108,7 +117,7 @@ class Freshened:
     """What bringing the index up to date did."""
 
     rebuilt: bool = False
-    why: str | None = None  # why it was rebuilt: "missing", "damaged", "asked", ...
+    why: str | None = None  # why it was rebuilt: "missing", "damaged", "version", "asked", ...
     sessions: int = 0  # sessions read (from where they were, or whole)
     entries: int = 0  # entries added
     snapshots: int = 0  # snapshots recorded anew (their files read from git)
@@ -151,9 +160,9 @@ def _fresh(
 ) -> tuple[sqlite3.Connection, Freshened]:
     with writing(location):
         done = Freshened()
-        db = None if reindex else _open(file)
+        db, why = (None, "asked") if reindex else _open(file)
         if db is None:
-            done.why = "asked" if reindex else ("missing" if not file.exists() else "damaged")
+            done.why = why
         else:
             try:
                 if _orphans(db):
@@ -171,18 +180,20 @@ def _fresh(
     return db, done
 
 
-def _open(file: Path) -> sqlite3.Connection | None:
-    """The index at ``file`` when it is whole and of this version; None when it is not."""
+def _open(file: Path) -> tuple[sqlite3.Connection | None, str]:
+    """The index at ``file`` when it is whole and of this version; else None and why not:
+    "missing", "damaged" or "version" (written by a convgit that indexed otherwise)."""
     try:
         size = file.stat().st_size
     except FileNotFoundError:
-        return None
+        return None, "missing"
     except OSError as exc:
         raise _unreadable(file, exc) from None
     try:
         db = sqlite3.connect(file, isolation_level=None, check_same_thread=False)
     except sqlite3.Error:
-        return None
+        return None, "damaged"
+    why = "damaged"
     try:
         pages = db.execute("pragma page_count").fetchone()[0]
         page = db.execute("pragma page_size").fetchone()[0]
@@ -193,11 +204,13 @@ def _open(file: Path) -> sqlite3.Connection | None:
         )
         if row is not None and row[0] == VERSION:
             _settings(db)
-            return db
+            return db, ""
+        if row is not None:
+            why = "version"
     except sqlite3.DatabaseError:
         pass
     db.close()
-    return None
+    return None, why
 
 
 def _unreadable(file: Path, exc: OSError) -> Exception:
@@ -247,7 +260,7 @@ def _rebuild(location: StoreLocation, file: Path, done: Freshened) -> sqlite3.Co
     os.replace(new, file)
     Path(f"{file}-wal").unlink(missing_ok=True)
     Path(f"{file}-shm").unlink(missing_ok=True)
-    opened = _open(file)
+    opened, _ = _open(file)
     if opened is None:
         raise CorruptStoreError(f"The search index just written at {file} cannot be read.")
     return opened
@@ -268,6 +281,7 @@ class _Session:
     leaf: str | None = None
     entries: int = 0
     sidecar: files.SidecarState = field(default_factory=files.SidecarState)
+    seen: set[str] = field(default_factory=set)  # ids read in this pass (none is kept twice)
 
     def restart(self, dev: int, ino: int) -> None:
         """Read the file (device ``dev``, inode ``ino``) from its start, and its sidecar."""
@@ -275,6 +289,7 @@ class _Session:
         self.agent = self.name = self.created = self.leaf = None
         self.entries = 0
         self.sidecar = files.SidecarState()
+        self.seen = set()
 
     def row(self) -> tuple[Any, ...]:
         sc = self.sidecar
@@ -302,11 +317,18 @@ class _Updater:
             present = set(self.location.session_ids())
             for sid in sorted(set(rows) - present):
                 self._drop(sid)
-            changed_files = []
+            states = []
             for sid in sorted(present):
                 state = _loaded(rows[sid]) if sid in rows else _Session(sid)
                 if self._session(state, sid in rows):
                     self.done.sessions += 1
+                state.seen.clear()
+                states.append(state)
+            for statement in filter(str.strip, INDEXES.split(";")):
+                db.execute(statement)  # a rebuild's: its entries are all in
+            changed_files = []
+            for state in states:
+                sid = state.sid
                 if files.changed(self.location, state.sidecar, sid):
                     changed_files.append(state)
                 elif state.row() != rows.get(sid):
@@ -413,7 +435,7 @@ class _Updater:
         entries: list[tuple[Any, ...]] = []
         words: list[tuple[int, str]] = []
         sid = state.sid
-        ids: set[str] = set()
+        ids = state.seen
         for start, line, record in zip(starts, raw, records, strict=True):
             if type(record) is not dict:
                 continue
