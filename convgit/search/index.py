@@ -19,7 +19,8 @@ another version or asked to (``--reindex``), and deleted by whatever rewrites a 
   that hold the string itself (``convgit.search.query``). Rows of entries that went (a
   session removed or read again) stay as orphans that no entry joins, until they outnumber
   the entries and the next opening rebuilds the index.
-* ``labels``, and ``snaps`` and ``files`` (``convgit.search.files``).
+* ``labels``, and ``snaps``, ``undiffed`` and ``files`` (``convgit.search.files``): the files
+  of a snapshot recorded anew are read from git when a search first needs them (``diffed``).
 
 Rowids are never reused (``next`` in ``meta``): an orphan's trigrams can never match a new entry.
 Writers hold the store's ``search`` lock; a rebuild is written to a new file and renamed over the
@@ -30,8 +31,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
@@ -68,6 +69,7 @@ create table snaps(
     sid text, entry text, at int, tree text, prev text, skipped text, primary key(sid, entry)
 ) without rowid;
 create index snaps_at on snaps(sid, at);
+create table undiffed(sid text, entry text, primary key(sid, entry)) without rowid;
 create table files(sid text, entry text, path text);
 create index files_path on files(path, sid);
 create index files_entry on files(sid, entry);
@@ -142,6 +144,25 @@ def fresh(
                 "check the store's folder (space, permissions); any search rebuilds the index",
             ) from None
     return _in_memory(location)
+
+
+def diffed(
+    db: sqlite3.Connection, location: StoreLocation, keys: Iterable[tuple[str, str]] | None
+) -> None:
+    """The files of the snapshots of ``keys`` ((sid, entry); None: every one) read from git
+    into the index (``fresh``'s ``db``) if they are not yet."""
+    if not files.undiffed(db, keys):
+        return
+    memory = db.execute("pragma database_list").fetchone()[2] == ""
+    with nullcontext() if memory else writing(location):
+        db.execute("begin immediate")
+        try:
+            files.diff(db, location, files.undiffed(db, keys))  # again: under the lock
+            db.execute("commit")
+        except BaseException:
+            with suppress(sqlite3.Error):
+                db.execute("rollback")
+            raise
 
 
 def _in_memory(location: StoreLocation) -> tuple[sqlite3.Connection, Freshened]:
@@ -358,6 +379,7 @@ class _Updater:
         self.orphans += max(gone, 0)
         db.execute("delete from labels where sid = ?", (sid,))
         db.execute("delete from files where sid = ?", (sid,))
+        db.execute("delete from undiffed where sid = ?", (sid,))
         db.execute("delete from snaps where sid = ?", (sid,))
         if not keep_row:
             db.execute("delete from sessions where sid = ?", (sid,))

@@ -17,7 +17,7 @@ from typing import Any
 
 from convgit.base import codec
 from convgit.conversation.shortids import SHORT_ID_LENGTH
-from convgit.search import texts
+from convgit.search import index, texts
 from convgit.store.location import StoreLocation
 
 SNIPPET = 240  # characters of an entry's text a result carries, around its first match
@@ -105,6 +105,8 @@ def search(
     """The newest ``limit`` results in ``location``'s index (``db``, brought up to date), and
     whether there are more. ``store_option``: the commands shown name the store (``--store``)."""
     terms = [t for t in terms if t]
+    if filters.file is not None:  # every snapshot's files, read from git if they are not yet
+        index.diffed(db, location, None)
     where, params = _filters(db, filters)
     found: dict[tuple[str, str], Result] = {}
     want = limit + 1
@@ -118,6 +120,7 @@ def search(
             found[(result.session, result.entry)] = result
     ordered = sorted(found.values(), key=lambda r: (r.ts, r.order), reverse=True)
     shown = ordered[:limit]
+    index.diffed(db, location, [(r.session, r.entry) for r in shown])  # the files they show
     _complete(db, location, shown, terms, store_option)
     return shown, len(ordered) > limit
 
