@@ -192,7 +192,9 @@ def _whole(
 
     lines, sidecar = load.sidecar(sidecar_file(location, sid))
     read_to = info.st_size - len(lines.torn or b"")
-    parents = dict(db.execute("select id, parent from entries where sid = ?", (sid,)).fetchall())
+    parents: dict[str, str | None] = {}
+    if sidecar.snapshots:  # the whole session's tree, when there are snapshots to place in it
+        parents = dict(db.execute("select id, parent from entries where sid = ?", (sid,)))
     snaps = {
         entry: _Snap(entry, s.tree_id, [str(k.get("path")) for k in s.skipped])
         for entry, s in sidecar.snapshots.items()
