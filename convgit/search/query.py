@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -182,14 +182,55 @@ def _by_text(
 ) -> Iterator[Result]:
     """Entries whose text holds every term, newest first, ``want`` of them at most."""
     match = _trigrams(terms)
+    lowered = [t.lower() for t in terms]
+
+    def holds(result: Result) -> bool:
+        return all(t in _text(location, result).lower() for t in lowered)
+
     if match:
+        newest = _newest_written(db, match, where, params, holds, want)
+        if newest is not None:
+            yield from newest
+            return
         sql = "select e.* from words join entries e on e.rowid = words.rowid"
         rows = _rows(db, sql, ["words match ?", *where], [match, *params], None, "text")
     else:
         rows = _rows(db, "select * from entries e", where, params, None, "text")
-    lowered = [t.lower() for t in terms]
-    kept = (r for r in rows if all(t in _text(location, r).lower() for t in lowered))
-    yield from _take(kept, want)
+    yield from _take(filter(holds, rows), want)
+
+
+def _newest_written(
+    db: sqlite3.Connection,
+    match: str,
+    where: list[str],
+    params: list[Any],
+    holds: Callable[[Result], bool],
+    want: int,
+) -> list[Result] | None:
+    """The newest ``want`` entries that match, taken from the last written (the index gives
+    its entries by rowid, newest first, without reading the others), when that is provably
+    all: every match was read, or no entry written before those read is newer than the last
+    one kept (as is so when entries are written in the order of their times). None when it
+    is not so (sessions indexed out of their times' order): then every match is sorted."""
+    taken = 4 * want + 16
+    sql = "select e.* from words join entries e on e.rowid = words.rowid where " + " and ".join(
+        ["words match ?", *where]
+    )
+    read = [
+        Result(Path(), sid, ident, ts, kind, "text", order=rowid, at=at, size=size)
+        for rowid, sid, ident, _parent, ts, kind, at, size in db.execute(
+            f"{sql} order by words.rowid desc limit {taken}", [match, *params]
+        )
+    ]
+    kept = sorted(filter(holds, read), key=lambda r: (r.ts, r.order), reverse=True)[:want]
+    if len(read) < taken:
+        return kept
+    if len(kept) < want:
+        return None
+    newer = db.execute(
+        "select 1 from entries where ts > ? and rowid < ? limit 1", (kept[-1].ts, read[-1].order)
+    ).fetchone()
+    return None if newer else kept
 
 
 def _trigrams(terms: Sequence[str]) -> str:
