@@ -44,7 +44,7 @@ from convgit.search import files, texts
 from convgit.store.location import StoreLocation
 
 VERSION = 3  # 2: a tool call's name and arguments are separate strings; 3: trigrams without
-# their positions (``detail=none``), entries' indexes made after a rebuild's rows
+# their positions (``detail=none``), a snapshot's files read from git when a search needs them
 NAME = "search.sqlite"
 LOCK = "search"
 LOCK_TIMEOUT = 120.0
@@ -122,7 +122,7 @@ class Freshened:
     why: str | None = None  # why it was rebuilt: "missing", "damaged", "version", "asked", ...
     sessions: int = 0  # sessions read (from where they were, or whole)
     entries: int = 0  # entries added
-    snapshots: int = 0  # snapshots recorded anew (their files read from git)
+    snapshots: int = 0  # snapshots recorded anew (their files read from git when needed)
 
 
 def fresh(
@@ -155,13 +155,19 @@ def diffed(
         return
     memory = db.execute("pragma database_list").fetchone()[2] == ""
     with nullcontext() if memory else writing(location):
-        db.execute("begin immediate")
         try:
+            db.execute("begin immediate")
             files.diff(db, location, files.undiffed(db, keys))  # again: under the lock
             db.execute("commit")
-        except BaseException:
+        except BaseException as exc:
             with suppress(sqlite3.Error):
                 db.execute("rollback")
+            if isinstance(exc, sqlite3.Error):  # a full disk: SQLite's own words
+                raise ConvgitError(
+                    f"The search index {path(location)} cannot be written ({exc});"
+                    " the sessions are untouched.",
+                    "check the store's folder (space, permissions); any search rebuilds the index",
+                ) from None
             raise
 
 
