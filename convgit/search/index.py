@@ -13,12 +13,11 @@ another version or asked to (``--reindex``), and deleted by whatever rewrites a 
   sidecar (``convgit.search.files``).
 * ``entries``: per entry, where its line is in the file (``at``, ``size``): what a result shows
   is read again from the session file, never from the index.
-* ``words``: the entries' text (``convgit.search.texts``), contentless and without positions
-  (``detail=none``): only which entries hold each trigram is kept, so a search takes the
-  entries holding every trigram of a string and reads each one's text again to keep those
-  that hold the string itself (``convgit.search.query``). Rows of entries that went (a
-  session removed or read again) stay as orphans that no entry joins, until they outnumber
-  the entries and the next opening rebuilds the index.
+* ``words``: the entries' text (``convgit.search.texts``), contentless: only the trigrams and
+  their positions are kept (not each entry's size in trigrams, ``columnsize=0``: no search
+  ranks by it). Rows of entries that went (a session removed or read again) stay as orphans
+  that no entry joins, until they outnumber the entries and the next opening rebuilds the
+  index.
 * ``labels``, and ``snaps``, ``undiffed`` and ``files`` (``convgit.search.files``): the files
   of a snapshot recorded anew are read from git when a search first needs them (``diffed``).
 
@@ -43,8 +42,8 @@ from convgit.base.errors import DENIED, ConvgitError, CorruptStoreError, StoreLo
 from convgit.search import files, texts
 from convgit.store.location import StoreLocation
 
-VERSION = 3  # 2: a tool call's name and arguments are separate strings; 3: trigrams without
-# their positions (``detail=none``), a snapshot's files read from git when a search needs them
+VERSION = 3  # 2: a tool call's name and arguments are separate strings; 3: no column sizes,
+# a snapshot's files read from git when a search needs them
 NAME = "search.sqlite"
 LOCK = "search"
 LOCK_TIMEOUT = 120.0
@@ -74,7 +73,7 @@ create table files(sid text, entry text, path text);
 create index files_path on files(path, sid);
 create index files_entry on files(sid, entry);
 create virtual table words using fts5(
-    body, tokenize='trigram', content='', detail=none, columnsize=0
+    body, tokenize='trigram', content='', columnsize=0
 );
 """
 # made once the entries are in (a rebuild sorts them once rather than row by row)

@@ -2,9 +2,8 @@
 for (as ``grep -F`` would find them, case aside), or whose label or session name does, kept by
 the filters, newest first. What a result shows is read again from the session file.
 
-The trigram index gives the entries that hold every trigram of the strings of three characters
-or more (it keeps no positions); each one's text, read again, tells whether it holds every
-string asked for, a shorter one too (so ``-n`` results are read until enough hold them)."""
+A string of three characters or more is looked up through the trigram index; a shorter one is
+checked against the text itself (so ``-n`` results are read until enough hold it)."""
 
 from __future__ import annotations
 
@@ -22,7 +21,6 @@ from convgit.store.location import StoreLocation
 
 SNIPPET = 240  # characters of an entry's text a result carries, around its first match
 _TRIGRAM = 3
-_MOST = 64  # trigrams of one term looked up (the text tells the rest)
 
 
 @dataclass(frozen=True)
@@ -181,11 +179,12 @@ def _by_text(
     want: int,
 ) -> Iterator[Result]:
     """Entries whose text holds every term, newest first, ``want`` of them at most."""
-    match = _trigrams(terms)
-    lowered = [t.lower() for t in terms]
+    long = [t for t in terms if len(t) >= _TRIGRAM]
+    short = [t.lower() for t in terms if len(t) < _TRIGRAM]
+    match = " AND ".join('"' + t.replace('"', '""') + '"' for t in long)
 
     def holds(result: Result) -> bool:
-        return all(t in _text(location, result).lower() for t in lowered)
+        return all(t in _text(location, result).lower() for t in short)
 
     if match:
         newest = _newest_written(db, match, where, params, holds, want)
@@ -196,7 +195,7 @@ def _by_text(
         rows = _rows(db, sql, ["words match ?", *where], [match, *params], None, "text")
     else:
         rows = _rows(db, "select * from entries e", where, params, None, "text")
-    yield from _take(filter(holds, rows), want)
+    yield from _take(filter(holds, rows) if short else rows, want)
 
 
 def _newest_written(
@@ -231,18 +230,6 @@ def _newest_written(
         "select 1 from entries where ts > ? and rowid < ? limit 1", (kept[-1].ts, read[-1].order)
     ).fetchone()
     return None if newer else kept
-
-
-def _trigrams(terms: Sequence[str]) -> str:
-    """The FTS5 query of the entries that hold every trigram of the terms (a string of three
-    characters or more): those that may hold the terms, which their text then tells.
-    ("" when no term has a trigram.) A long term gives at most ``_MOST`` of its trigrams."""
-    chosen: dict[str, None] = {}
-    for term in terms:
-        grams = list(dict.fromkeys(term[i : i + _TRIGRAM] for i in range(len(term) - 2)))
-        step = max(1, -(-len(grams) // _MOST))
-        chosen.update(dict.fromkeys(grams[::step]))
-    return " AND ".join('"' + g.replace('"', '""') + '"' for g in chosen)
 
 
 def _take(results: Iterator[Result], want: int) -> Iterator[Result]:
