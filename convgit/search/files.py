@@ -8,8 +8,10 @@ The snapshots are the sidecar's (each one a ref convgit wrote, gc's let-go and r
 applied, as every command reads them). A sidecar that only gained snapshots of entries with no
 snapshot below them is read from where it was read to; anything else (gc let snapshots go or
 gave them new ids, a snapshot replaced, a file rewritten) has the session's snapshots compared
-whole with what the index holds. Only the pairs of trees that changed go to git, in one
-``git diff-tree`` for the store."""
+whole with what the index holds. A snapshot recorded anew is ``undiffed`` until a search needs
+its files (``--file``, or a result that shows them): only then do the pairs of trees go to git,
+in one ``git diff-tree`` for those the search needs, so bringing the index up to date after a
+turn runs no git at all."""
 
 from __future__ import annotations
 
@@ -59,25 +61,49 @@ def changed(location: StoreLocation, state: SidecarState, sid: str) -> bool:
 
 
 def update(db: sqlite3.Connection, location: StoreLocation, states: Iterable[Any]) -> int:
-    """Bring the snapshots and files of the sessions ``states`` (``index._Session``s whose
-    sidecar changed) up to date; how many snapshots were recorded anew."""
-    wanted: list[tuple[str, str, str, str]] = []  # (sid, entry, prev tree, tree)
+    """Bring the snapshots of the sessions ``states`` (``index._Session``s whose sidecar
+    changed) up to date, those with a snapshot above them left ``undiffed``; how many
+    snapshots were recorded anew."""
+    wanted: list[tuple[str, str]] = []  # (sid, entry)
     recorded = 0
     for state in states:
         pending, put = _session(db, location, state.sid, state.sidecar)
-        wanted += pending
+        wanted += [(sid, entry) for sid, entry, _, _ in pending]
         recorded += put
-    if not wanted or location.git is None or location.git.worktree is None:
-        return recorded
-    from convgit.git.changed import changed_paths  # here: a search with nothing new needs no git
-    from convgit.git.run import Git
+    db.executemany("insert or ignore into undiffed values (?, ?)", wanted)
+    return recorded
 
-    git = Git(location.git.worktree, location.git.git_dir, location.git.common_dir)
-    pairs = sorted({(prev, tree) for _, _, prev, tree in wanted})
-    try:
-        found = dict(zip(pairs, changed_paths(git, pairs), strict=True))
-    except (ConvgitError, ValueError):  # an object git no longer has: nothing known changed
-        found = {}
+
+def undiffed(
+    db: sqlite3.Connection, keys: Iterable[tuple[str, str]] | None
+) -> list[tuple[str, str, str, str]]:
+    """(sid, entry, prev tree, tree) of the snapshots among ``keys`` (None: all) whose files
+    are not read from git yet."""
+    sql = "select u.sid, u.entry, s.prev, s.tree from undiffed u join snaps s using (sid, entry)"
+    if keys is None:
+        return db.execute(sql).fetchall()
+    found = []
+    for key in keys:
+        found += db.execute(sql + " where u.sid = ? and u.entry = ?", key).fetchall()
+    return found
+
+
+def diff(
+    db: sqlite3.Connection, location: StoreLocation, wanted: list[tuple[str, str, str, str]]
+) -> None:
+    """Read from git the files the snapshots ``wanted`` (``undiffed``'s) changed, into
+    ``files``."""
+    found: dict[tuple[str, str], list[str]] = {}
+    if wanted and location.git is not None and location.git.worktree is not None:
+        from convgit.git.changed import changed_paths  # here: most searches need no git
+        from convgit.git.run import Git
+
+        git = Git(location.git.worktree, location.git.git_dir, location.git.common_dir)
+        pairs = sorted({(prev, tree) for _, _, prev, tree in wanted})
+        try:
+            found = dict(zip(pairs, changed_paths(git, pairs), strict=True))
+        except (ConvgitError, ValueError):  # an object git no longer has: nothing known changed
+            found = {}
     rows = []
     for sid, entry, prev, tree in wanted:
         skipped = _skipped(db, sid, entry) | _skipped_tree(db, sid, prev)
@@ -85,7 +111,7 @@ def update(db: sqlite3.Connection, location: StoreLocation, states: Iterable[Any
             (sid, entry, codec.shown(p)) for p in found.get((prev, tree), []) if p not in skipped
         ]
     db.executemany("insert into files values (?, ?, ?)", rows)
-    return recorded
+    db.executemany("delete from undiffed where sid = ? and entry = ?", [w[:2] for w in wanted])
 
 
 def _session(
@@ -157,6 +183,7 @@ def _whole(
     except FileNotFoundError:
         db.execute("delete from snaps where sid = ?", (sid,))
         db.execute("delete from files where sid = ?", (sid,))
+        db.execute("delete from undiffed where sid = ?", (sid,))
         state.dev = state.ino = state.offset = 0
         state.tail = b""
         return [], 0
@@ -165,7 +192,9 @@ def _whole(
 
     lines, sidecar = load.sidecar(sidecar_file(location, sid))
     read_to = info.st_size - len(lines.torn or b"")
-    parents = dict(db.execute("select id, parent from entries where sid = ?", (sid,)).fetchall())
+    parents: dict[str, str | None] = {}
+    if sidecar.snapshots:  # the whole session's tree, when there are snapshots to place in it
+        parents = dict(db.execute("select id, parent from entries where sid = ?", (sid,)))
     snaps = {
         entry: _Snap(entry, s.tree_id, [str(k.get("path")) for k in s.skipped])
         for entry, s in sidecar.snapshots.items()
@@ -270,6 +299,7 @@ def _put(db: sqlite3.Connection, sid: str, snap: _Snap, prev: str | None) -> Non
 def _clear(db: sqlite3.Connection, sid: str, entry: str) -> None:
     db.execute("delete from snaps where sid = ? and entry = ?", (sid, entry))
     db.execute("delete from files where sid = ? and entry = ?", (sid, entry))
+    db.execute("delete from undiffed where sid = ? and entry = ?", (sid, entry))
 
 
 def _skipped(db: sqlite3.Connection, sid: str, entry: str) -> set[str]:

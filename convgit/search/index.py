@@ -13,10 +13,13 @@ another version or asked to (``--reindex``), and deleted by whatever rewrites a 
   sidecar (``convgit.search.files``).
 * ``entries``: per entry, where its line is in the file (``at``, ``size``): what a result shows
   is read again from the session file, never from the index.
-* ``words``: the entries' text (``convgit.search.texts``), contentless: only the trigrams are
-  kept. Rows of entries that went (a session removed or read again) stay as orphans that no
-  entry joins, until they outnumber the entries and the next opening rebuilds the index.
-* ``labels``, and ``snaps`` and ``files`` (``convgit.search.files``).
+* ``words``: the entries' text (``convgit.search.texts``), contentless: only the trigrams and
+  their positions are kept (not each entry's size in trigrams, ``columnsize=0``: no search
+  ranks by it). Rows of entries that went (a session removed or read again) stay as orphans
+  that no entry joins, until they outnumber the entries and the next opening rebuilds the
+  index.
+* ``labels``, and ``snaps``, ``undiffed`` and ``files`` (``convgit.search.files``): the files
+  of a snapshot recorded anew are read from git when a search first needs them (``diffed``).
 
 Rowids are never reused (``next`` in ``meta``): an orphan's trigrams can never match a new entry.
 Writers hold the store's ``search`` lock; a rebuild is written to a new file and renamed over the
@@ -27,8 +30,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
@@ -39,7 +42,8 @@ from convgit.base.errors import DENIED, ConvgitError, CorruptStoreError, StoreLo
 from convgit.search import files, texts
 from convgit.store.location import StoreLocation
 
-VERSION = 2  # 2: a tool call's name and arguments are separate strings
+VERSION = 3  # 2: a tool call's name and arguments are separate strings; 3: no column sizes,
+# a snapshot's files read from git when a search needs them
 NAME = "search.sqlite"
 LOCK = "search"
 LOCK_TIMEOUT = 120.0
@@ -59,17 +63,23 @@ create table entries(
     rowid integer primary key, sid text not null, id text not null, parent text,
     ts text not null, kind text, at int not null, size int not null
 );
-create unique index entries_id on entries(sid, id);
-create index entries_ts on entries(ts);
 create table labels(sid text, target text, label text, primary key(sid, target)) without rowid;
 create table snaps(
     sid text, entry text, at int, tree text, prev text, skipped text, primary key(sid, entry)
 ) without rowid;
 create index snaps_at on snaps(sid, at);
+create table undiffed(sid text, entry text, primary key(sid, entry)) without rowid;
 create table files(sid text, entry text, path text);
 create index files_path on files(path, sid);
 create index files_entry on files(sid, entry);
-create virtual table words using fts5(body, tokenize='trigram', content='');
+create virtual table words using fts5(
+    body, tokenize='trigram', content='', columnsize=0
+);
+"""
+# made once the entries are in (a rebuild sorts them once rather than row by row)
+INDEXES = """
+create unique index if not exists entries_id on entries(sid, id);
+create index if not exists entries_ts on entries(ts);
 """
 
 
@@ -108,10 +118,10 @@ class Freshened:
     """What bringing the index up to date did."""
 
     rebuilt: bool = False
-    why: str | None = None  # why it was rebuilt: "missing", "damaged", "asked", ...
+    why: str | None = None  # why it was rebuilt: "missing", "damaged", "version", "asked", ...
     sessions: int = 0  # sessions read (from where they were, or whole)
     entries: int = 0  # entries added
-    snapshots: int = 0  # snapshots recorded anew (their files read from git)
+    snapshots: int = 0  # snapshots recorded anew (their files read from git when needed)
 
 
 def fresh(
@@ -135,6 +145,31 @@ def fresh(
     return _in_memory(location)
 
 
+def diffed(
+    db: sqlite3.Connection, location: StoreLocation, keys: Iterable[tuple[str, str]] | None
+) -> None:
+    """The files of the snapshots of ``keys`` ((sid, entry); None: every one) read from git
+    into the index (``fresh``'s ``db``) if they are not yet."""
+    if not files.undiffed(db, keys):
+        return
+    memory = db.execute("pragma database_list").fetchone()[2] == ""
+    with nullcontext() if memory else writing(location):
+        try:
+            db.execute("begin immediate")
+            files.diff(db, location, files.undiffed(db, keys))  # again: under the lock
+            db.execute("commit")
+        except BaseException as exc:
+            with suppress(sqlite3.Error):
+                db.execute("rollback")
+            if isinstance(exc, sqlite3.Error):  # a full disk: SQLite's own words
+                raise ConvgitError(
+                    f"The search index {path(location)} cannot be written ({exc});"
+                    " the sessions are untouched.",
+                    "check the store's folder (space, permissions); any search rebuilds the index",
+                ) from None
+            raise
+
+
 def _in_memory(location: StoreLocation) -> tuple[sqlite3.Connection, Freshened]:
     """A store convgit may not write to (a read-only folder): the index built in memory from
     its files, for this search alone."""
@@ -151,9 +186,9 @@ def _fresh(
 ) -> tuple[sqlite3.Connection, Freshened]:
     with writing(location):
         done = Freshened()
-        db = None if reindex else _open(file)
+        db, why = (None, "asked") if reindex else _open(file)
         if db is None:
-            done.why = "asked" if reindex else ("missing" if not file.exists() else "damaged")
+            done.why = why
         else:
             try:
                 if _orphans(db):
@@ -171,18 +206,20 @@ def _fresh(
     return db, done
 
 
-def _open(file: Path) -> sqlite3.Connection | None:
-    """The index at ``file`` when it is whole and of this version; None when it is not."""
+def _open(file: Path) -> tuple[sqlite3.Connection | None, str]:
+    """The index at ``file`` when it is whole and of this version; else None and why not:
+    "missing", "damaged" or "version" (written by a convgit that indexed otherwise)."""
     try:
         size = file.stat().st_size
     except FileNotFoundError:
-        return None
+        return None, "missing"
     except OSError as exc:
         raise _unreadable(file, exc) from None
     try:
         db = sqlite3.connect(file, isolation_level=None, check_same_thread=False)
     except sqlite3.Error:
-        return None
+        return None, "damaged"
+    why = "damaged"
     try:
         pages = db.execute("pragma page_count").fetchone()[0]
         page = db.execute("pragma page_size").fetchone()[0]
@@ -193,11 +230,13 @@ def _open(file: Path) -> sqlite3.Connection | None:
         )
         if row is not None and row[0] == VERSION:
             _settings(db)
-            return db
+            return db, ""
+        if row is not None:
+            why = "version"
     except sqlite3.DatabaseError:
         pass
     db.close()
-    return None
+    return None, why
 
 
 def _unreadable(file: Path, exc: OSError) -> Exception:
@@ -247,7 +286,7 @@ def _rebuild(location: StoreLocation, file: Path, done: Freshened) -> sqlite3.Co
     os.replace(new, file)
     Path(f"{file}-wal").unlink(missing_ok=True)
     Path(f"{file}-shm").unlink(missing_ok=True)
-    opened = _open(file)
+    opened, _ = _open(file)
     if opened is None:
         raise CorruptStoreError(f"The search index just written at {file} cannot be read.")
     return opened
@@ -268,6 +307,7 @@ class _Session:
     leaf: str | None = None
     entries: int = 0
     sidecar: files.SidecarState = field(default_factory=files.SidecarState)
+    seen: set[str] = field(default_factory=set)  # ids read in this pass (none is kept twice)
 
     def restart(self, dev: int, ino: int) -> None:
         """Read the file (device ``dev``, inode ``ino``) from its start, and its sidecar."""
@@ -275,6 +315,7 @@ class _Session:
         self.agent = self.name = self.created = self.leaf = None
         self.entries = 0
         self.sidecar = files.SidecarState()
+        self.seen = set()
 
     def row(self) -> tuple[Any, ...]:
         sc = self.sidecar
@@ -302,11 +343,18 @@ class _Updater:
             present = set(self.location.session_ids())
             for sid in sorted(set(rows) - present):
                 self._drop(sid)
-            changed_files = []
+            states = []
             for sid in sorted(present):
                 state = _loaded(rows[sid]) if sid in rows else _Session(sid)
                 if self._session(state, sid in rows):
                     self.done.sessions += 1
+                state.seen.clear()
+                states.append(state)
+            for statement in filter(str.strip, INDEXES.split(";")):
+                db.execute(statement)  # a rebuild's: its entries are all in
+            changed_files = []
+            for state in states:
+                sid = state.sid
                 if files.changed(self.location, state.sidecar, sid):
                     changed_files.append(state)
                 elif state.row() != rows.get(sid):
@@ -336,6 +384,7 @@ class _Updater:
         self.orphans += max(gone, 0)
         db.execute("delete from labels where sid = ?", (sid,))
         db.execute("delete from files where sid = ?", (sid,))
+        db.execute("delete from undiffed where sid = ?", (sid,))
         db.execute("delete from snaps where sid = ?", (sid,))
         if not keep_row:
             db.execute("delete from sessions where sid = ?", (sid,))
@@ -413,7 +462,7 @@ class _Updater:
         entries: list[tuple[Any, ...]] = []
         words: list[tuple[int, str]] = []
         sid = state.sid
-        ids: set[str] = set()
+        ids = state.seen
         for start, line, record in zip(starts, raw, records, strict=True):
             if type(record) is not dict:
                 continue

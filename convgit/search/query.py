@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from convgit.base import codec
 from convgit.conversation.shortids import SHORT_ID_LENGTH
-from convgit.search import texts
+from convgit.search import index, texts
 from convgit.store.location import StoreLocation
 
 SNIPPET = 240  # characters of an entry's text a result carries, around its first match
@@ -103,6 +103,8 @@ def search(
     """The newest ``limit`` results in ``location``'s index (``db``, brought up to date), and
     whether there are more. ``store_option``: the commands shown name the store (``--store``)."""
     terms = [t for t in terms if t]
+    if filters.file is not None:  # every snapshot's files, read from git if they are not yet
+        index.diffed(db, location, None)
     where, params = _filters(db, filters)
     found: dict[tuple[str, str], Result] = {}
     want = limit + 1
@@ -116,6 +118,7 @@ def search(
             found[(result.session, result.entry)] = result
     ordered = sorted(found.values(), key=lambda r: (r.ts, r.order), reverse=True)
     shown = ordered[:limit]
+    index.diffed(db, location, [(r.session, r.entry) for r in shown])  # the files they show
     _complete(db, location, shown, terms, store_option)
     return shown, len(ordered) > limit
 
@@ -177,19 +180,56 @@ def _by_text(
 ) -> Iterator[Result]:
     """Entries whose text holds every term, newest first, ``want`` of them at most."""
     long = [t for t in terms if len(t) >= _TRIGRAM]
-    short = [t for t in terms if len(t) < _TRIGRAM]
-    if long:
-        match = " AND ".join('"' + t.replace('"', '""') + '"' for t in long)
+    short = [t.lower() for t in terms if len(t) < _TRIGRAM]
+    match = " AND ".join('"' + t.replace('"', '""') + '"' for t in long)
+
+    def holds(result: Result) -> bool:
+        return all(t in _text(location, result).lower() for t in short)
+
+    if match:
+        newest = _newest_written(db, match, where, params, holds, want)
+        if newest is not None:
+            yield from newest
+            return
         sql = "select e.* from words join entries e on e.rowid = words.rowid"
         rows = _rows(db, sql, ["words match ?", *where], [match, *params], None, "text")
     else:
         rows = _rows(db, "select * from entries e", where, params, None, "text")
-    if not short:
-        yield from _take(rows, want)
-        return
-    lowered = [t.lower() for t in short]
-    kept = (r for r in rows if all(t in _text(location, r).lower() for t in lowered))
-    yield from _take(kept, want)
+    yield from _take(filter(holds, rows) if short else rows, want)
+
+
+def _newest_written(
+    db: sqlite3.Connection,
+    match: str,
+    where: list[str],
+    params: list[Any],
+    holds: Callable[[Result], bool],
+    want: int,
+) -> list[Result] | None:
+    """The newest ``want`` entries that match, taken from the last written (the index gives
+    its entries by rowid, newest first, without reading the others), when that is provably
+    all: every match was read, or no entry written before those read is newer than the last
+    one kept (as is so when entries are written in the order of their times). None when it
+    is not so (sessions indexed out of their times' order): then every match is sorted."""
+    taken = 4 * want + 16
+    sql = "select e.* from words join entries e on e.rowid = words.rowid where " + " and ".join(
+        ["words match ?", *where]
+    )
+    read = [
+        Result(Path(), sid, ident, ts, kind, "text", order=rowid, at=at, size=size)
+        for rowid, sid, ident, _parent, ts, kind, at, size in db.execute(
+            f"{sql} order by words.rowid desc limit {taken}", [match, *params]
+        )
+    ]
+    kept = sorted(filter(holds, read), key=lambda r: (r.ts, r.order), reverse=True)[:want]
+    if len(read) < taken:
+        return kept
+    if len(kept) < want:
+        return None
+    newer = db.execute(
+        "select 1 from entries where ts > ? and rowid < ? limit 1", (kept[-1].ts, read[-1].order)
+    ).fetchone()
+    return None if newer else kept
 
 
 def _take(results: Iterator[Result], want: int) -> Iterator[Result]:

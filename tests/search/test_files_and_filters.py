@@ -4,6 +4,8 @@ filters keep what they name: the role, the active path, a session, an agent, a t
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 from tests.search.oracle import changed_by_git, searched, turn
@@ -36,6 +38,48 @@ def test_files_changed_are_gits_diff_of_the_snapshots_on_every_branch(repo: GitR
         assert searched(here, "--file", path) == want, path
     # a path is taken as git takes it: from the folder the command runs in
     assert searched(here / "lib", "--file", "util.py") == searched(here, "--file", "lib/util.py")
+
+
+def test_a_snapshots_files_are_read_from_git_only_when_a_search_needs_them(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    here = repo.path
+    sid = convgit(here, "init", "--json").json()["id"]
+    repo.write("calc.py", "x = 1\n")
+    turn(here, "first edit")
+    convgit(here, "search", "edit")  # the index made
+    repo.write("calc.py", "x = 2\n")
+    second = turn(here, "second edit")
+    repo.write("util.py", "u\n")
+    third = turn(here, "third edit")
+    # git as convgit runs it, each run written down
+    shim, log = tmp_path / "bin", tmp_path / "git.log"
+    shim.mkdir()
+    (shim / "git").write_text(
+        f'#!/bin/sh\necho "$*" >> "{log}"\nexec "{shutil.which("git")}" "$@"\n'
+    )
+    (shim / "git").chmod(0o755)
+    env = {"PATH": f"{shim}{os.pathsep}{os.environ['PATH']}"}
+
+    def diffs() -> int:
+        return log.read_text().count("diff-tree") if log.exists() else 0
+
+    def found(*args: str) -> dict[str, object]:
+        done = convgit(here, "search", *args, "-n", "1000", "--json", env=env).json()
+        return {r["entry"]: r["files"] for r in done["results"]}
+
+    done = convgit(here, "search", "no such words", "--json", env=env).json()
+    assert done["indexes"][0]["snapshots"] == 2  # both turns' snapshots recorded ...
+    assert diffs() == 0  # ... and no git run for their files: nothing asked for them
+    assert found("second edit") == {second: ["calc.py"]}  # the files a result shows
+    assert diffs() == 1
+    expected = changed_by_git(here, sid)
+    assert expected[second] == {"calc.py"} and expected[third] == {"util.py"}, "set up"
+    assert found("--file", "util.py") == {third: ["util.py"]}  # every snapshot not read yet
+    assert diffs() == 2
+    assert found("--file", "calc.py") == {second: ["calc.py"]}
+    assert found("edit") == {second: ["calc.py"], third: ["util.py"], **found("first edit")}
+    assert diffs() == 2  # read once, kept in the index
 
 
 def test_filters_keep_the_role_the_active_path_a_session_an_agent_and_a_time(

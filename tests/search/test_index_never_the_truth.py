@@ -40,6 +40,32 @@ def test_a_deleted_cut_short_or_garbage_index_is_rebuilt_from_the_files(repo: Gi
     assert _why(here, "needle", "--reindex") == "asked"
 
 
+def test_an_index_of_the_previous_version_is_rebuilt_and_finds_the_strings_not_their_trigrams(
+    repo: GitRepo,
+) -> None:
+    here = repo.path
+    convgit(here, "init")
+    whole = turn(here, "the word abcdef in one piece")
+    pieces = turn(here, "its trigrams apart: def, abc, bcd, cde")
+    assert searched(here, "abcdef") == {whole}
+    # the index as version 2 wrote it: the trigrams with their positions
+    db = sqlite3.connect(_index(here))
+    db.execute("drop table words")
+    db.execute("create virtual table words using fts5(body, tokenize='trigram', content='')")
+    db.execute("update meta set value = 2 where key = 'version'")
+    db.commit()
+    db.close()
+    assert _why(here, "abcdef") == "version"
+    db = sqlite3.connect(_index(here))
+    (sql,) = db.execute("select sql from sqlite_master where name = 'words'").fetchone()
+    db.close()
+    assert "columnsize=0" in sql  # the index of this version
+    # the other entry holds every trigram of the string, not the string: its text tells
+    assert searched(here, "abcdef") == {whole}
+    assert searched(here, "ABCDEF") == {whole}
+    assert searched(here, "bcd") == {whole, pieces}
+
+
 def test_an_index_behind_the_files_is_brought_up_to_date(repo: GitRepo) -> None:
     here = repo.path
     sid = convgit(here, "init", "--json").json()["id"]
