@@ -25,9 +25,9 @@ import os
 import shlex
 import shutil
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
+from convgit.base.valueclass import valueclass
 from convgit.git import watchman_hook
 
 MODES = ("auto", "watchman", "off")
@@ -36,7 +36,7 @@ HOOK = "hook"
 STAT = "stat"
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Tracking:
     """How the private index finds what changed: ``setting`` (config.toml's), ``path`` (one of
     ``WATCHMAN``, ``HOOK``, ``STAT``), the git settings that say so, and ``note``: why it fell

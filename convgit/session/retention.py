@@ -13,11 +13,12 @@ whose files cannot be read, what was fetched from or pushed to a remote).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
 from convgit.base.errors import CorruptStoreError
+from convgit.base.valueclass import valueclass
 from convgit.store import load
 from convgit.store.location import StoreLocation, config_table
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 DEFAULTS: dict[str, Any] = {"keep_days": 30, "saved_days": 30, "max_mib": None, "auto": False}
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Policy:
     """``[retention]`` of config.toml, defaults filled in."""
 
@@ -94,7 +95,7 @@ HELD = (
 SOFT = ("recent", "branch end")
 
 
-@dataclass
+@valueclass
 class Item:
     """One commit a session's records name: ``entry``'s snapshot, one a newer snapshot of it
     replaced, or a saved state (``entry`` ""), of time ``ts``; ``why``: the rule keeping it
@@ -120,7 +121,7 @@ class Item:
         }
 
 
-@dataclass
+@valueclass
 class Looked:
     """What the policy says of every live session: its items, and the sessions not looked at
     (with why), whose refs are kept as they are."""

@@ -9,18 +9,18 @@ fsck accepts. The sidecar of snapshot records is repaired the same way.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from convgit import schema
 from convgit.base import codec
+from convgit.base.valueclass import valueclass
 from convgit.conversation import tree
 from convgit.store import jsonl, load
 from convgit.store.sidecar import Sidecar
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class RepairReport:
     moved: int  # lines moved to a quarantine file
     backup: Path | None  # the original session file, kept (None when it needed no repair)

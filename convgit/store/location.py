@@ -13,16 +13,16 @@ import re
 import sys
 from collections.abc import Sequence
 from contextlib import suppress
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from convgit.base.errors import CorruptStoreError, UsageError, denied
+from convgit.base.valueclass import valueclass
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class GitPlace:
     """A repository as git would find it from a directory (no objects are read)."""
 
@@ -100,7 +100,7 @@ def _common_dir(git_dir: Path) -> Path:
     return git_dir
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class StoreLocation:
     """The store folder, and the repository it belongs to (None outside git)."""
 
