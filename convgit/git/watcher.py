@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import sys
 from pathlib import Path
 
@@ -72,6 +71,8 @@ def choose(setting: str) -> Tracking:
             note = f"the fsmonitor hook {hook} is not an executable file"
             return Tracking(setting, STAT, note=note)
         return Tracking(setting, HOOK, _settings(shlex.quote(hook)))
+    import shutil  # here: a snapshot without a watcher never needs it (nor its imports)
+
     if shutil.which("watchman") is None:
         return Tracking(setting, STAT, note="watchman is not on PATH")
     command = shlex.join([sys.executable, "-I", "-S", watchman_hook.__file__])

@@ -8,6 +8,7 @@ conversation-only commands never start a git process.
 from __future__ import annotations
 
 import _thread
+import importlib
 import os
 import re
 import sys
@@ -63,10 +64,15 @@ def _is_git_directory(git_dir: Path) -> bool:
 
 
 def _key(worktree: Path) -> str:
-    """A worktree's key: a hash of its folder's path."""
-    import hashlib  # here: reading commands outside git never need it
+    """A worktree's key: a hash of its folder's path (SHA-1's first 12 hex digits)."""
+    try:  # CPython's own SHA-1: importing hashlib loads OpenSSL, about 7 ms of every start
+        sha1: Any = importlib.import_module("_sha1").sha1
+    except ImportError:  # another Python
+        import hashlib
 
-    return hashlib.sha1(str(worktree).encode()).hexdigest()[:12]
+        sha1 = hashlib.sha1
+    digest: str = sha1(str(worktree).encode()).hexdigest()
+    return digest[:12]
 
 
 def _linked_worktrees(common_dir: Path) -> list[Path]:
