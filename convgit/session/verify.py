@@ -9,6 +9,8 @@ fsck accepts. The sidecar of snapshot records is repaired the same way.
 
 from __future__ import annotations
 
+from itertools import repeat
+from operator import contains
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +125,8 @@ def _orphan_tool_results(found: tree.Tree) -> list[tree.Problem]:
     a session with tool results has its assistant messages' calls gathered: one look at each
     entry for a ``toolCallId`` is all most sessions cost."""
     entries = found.entries
+    if not any(map(contains, entries.values(), repeat("toolCallId"))):
+        return []  # no tool result at all: the usual session is looked at in one C loop
     results = [
         (ident, record)
         for ident, record in entries.items()
