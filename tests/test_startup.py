@@ -443,15 +443,26 @@ def _made(folder: Path, *args: str) -> tuple[int, bool, list[str]]:
 
 def test_a_start_compiles_no_dataclass(tmp_path: Path) -> None:
     """``dataclasses.dataclass`` compiles each method of each class as the module is imported
-    (about 0.5 ms a class): what `log`, `fsck` and a snapshot turn import are valueclasses
-    (``convgit.base.valueclass``), and a turn makes no entry a value (``schema.values``)."""
+    (about 0.5 ms a class): what a snapshot turn, the reading commands, `fsck` and a search
+    import are valueclasses (``convgit.base.valueclass``), and a turn makes no entry a value
+    (``schema.values``, dataclasses for the entries a path makes in bulk)."""
     from tests.workspace.gitrepo import init_repo
 
     repo = init_repo(tmp_path / "repo")
     for args in (["init"], ["user", "task"]):
         clirun.run(*args, cwd=repo.path)
     repo.write("plan.txt", "plan\n")
-    for args in (["assistant", "done"], ["user", "more"], ["log"], ["fsck"], ["tree"]):
+    for args in (
+        ["assistant", "done"],
+        ["user", "more"],
+        ["log"],
+        ["fsck"],
+        ["tree"],
+        ["context"],
+        ["branches"],
+        ["sessions"],
+        ["search", "more"],
+    ):
         assert _made(repo.path, *args)[2] == [], args
     assert len(repo.git("for-each-ref", "refs/convgit").splitlines()) == 2, "no snapshot taken"
 

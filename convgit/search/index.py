@@ -29,13 +29,14 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import field
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
 from convgit.base import codec, locks
 from convgit.base.errors import DENIED, ConvgitError, CorruptStoreError, StoreLockedError, denied
+from convgit.base.valueclass import valueclass
 from convgit.search import files, texts
 from convgit.store.location import StoreLocation
 
@@ -103,7 +104,7 @@ def _remove(file: Path) -> None:
         Path(f"{file}{suffix}").unlink(missing_ok=True)
 
 
-@dataclass
+@valueclass
 class Freshened:
     """What bringing the index up to date did."""
 
@@ -253,7 +254,7 @@ def _rebuild(location: StoreLocation, file: Path, done: Freshened) -> sqlite3.Co
     return opened
 
 
-@dataclass
+@valueclass
 class _Session:
     """A session's row of ``sessions`` as it is being brought up to date."""
 
