@@ -459,6 +459,7 @@ def test_a_start_compiles_no_dataclass(tmp_path: Path) -> None:
         ["fsck"],
         ["tree"],
         ["context"],
+        ["fork", "@~1", "again"],
         ["branches"],
         ["sessions"],
         ["search", "more"],
