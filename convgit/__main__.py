@@ -22,7 +22,7 @@ LEAN = {
 def main() -> None:
     # A start keeps what it makes: no cyclic garbage collector while Python imports and typer
     # builds the command (its collections cost about 10 ms of a 100 ms start, finding nothing);
-    # the typer app's commands start it again when they begin (``cli.program.command``), a lean
+    # the typer app's commands start it again when they begin (``cli.program.collect``), a lean
     # one, short by design, runs without it, as reading a session already does (``store.load``).
     gc.disable()
     args = sys.argv[1:]
