@@ -25,7 +25,16 @@ def main() -> None:
     # the typer app's commands start it again when they begin (``cli.program.collect``), a lean
     # one, short by design, runs without it, as reading a session already does (``store.load``).
     gc.disable()
-    args = sys.argv[1:]
+    try:
+        _run(sys.argv[1:])
+    finally:
+        # Python's last collection at exit walks every object still alive (a long session's
+        # entries: about 35 ms at 300,000) for cycles that no longer matter: what the command
+        # leaves is frozen, out of its reach, and freed all the same.
+        gc.freeze()
+
+
+def _run(args: list[str]) -> None:
     if "--version" in args:
         from convgit.cli import version
 
