@@ -399,3 +399,82 @@ def test_a_tab_after_the_command_word_builds_that_command_alone(
     found = set(done.stderr.decode().rsplit("MODULES", 1)[1].split())
     assert _under(found, *CLI_MODULES) == ["convgit.cli.reading"]
     assert _under(found, *SESSION_LAYER) == []
+
+
+# Runs the console script's main() and reports the dataclasses of convgit it made whose methods
+# were compiled (``dataclasses.dataclass``), and the cyclic collections since main() began.
+_CLASSES_AND_COLLECTIONS = """
+import dataclasses, gc, sys
+sys.argv = ["convgit", *sys.argv[1:]]
+from convgit.__main__ import main
+collected = []
+gc.callbacks.append(lambda phase, info: collected.append(phase) if phase == "start" else None)
+try:
+    main()
+except SystemExit as done:
+    code = done.code
+else:
+    code = 0
+compiled = sorted(
+    f"{name}.{cls.__qualname__}"
+    for name, module in list(sys.modules.items())
+    if name.startswith("convgit")
+    for cls in vars(module).values()
+    if isinstance(cls, type) and cls.__module__ == name
+    and dataclasses.is_dataclass(cls) and "__valueclass__" not in vars(cls)
+)
+on = gc.isenabled() and gc.get_freeze_count() > 0
+sys.stderr.write(f"\\nMADE {len(collected)} {on} " + " ".join(compiled) + "\\n")
+sys.exit(code)
+"""
+
+
+def _made(folder: Path, *args: str) -> tuple[int, bool, list[str]]:
+    """(collections since main() began, the collector on at the end with what the command left
+    frozen, compiled dataclasses)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _CLASSES_AND_COLLECTIONS, *args],
+        cwd=folder,
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    count, enabled, *compiled = done.stderr.decode().rsplit("MADE", 1)[1].split()
+    return int(count), enabled == "True", compiled
+
+
+def test_a_start_compiles_no_dataclass(tmp_path: Path) -> None:
+    """``dataclasses.dataclass`` compiles each method of each class as the module is imported
+    (about 0.5 ms a class): what a snapshot turn, the reading commands, `fsck` and a search
+    import are valueclasses (``convgit.base.valueclass``), and a turn makes no entry a value
+    (``schema.values``, dataclasses for the entries a path makes in bulk)."""
+    from tests.workspace.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "repo")
+    for args in (["init"], ["user", "task"]):
+        clirun.run(*args, cwd=repo.path)
+    repo.write("plan.txt", "plan\n")
+    for args in (
+        ["assistant", "done"],
+        ["user", "more"],
+        ["log"],
+        ["fsck"],
+        ["tree"],
+        ["context"],
+        ["fork", "@~1", "again"],
+        ["branches"],
+        ["sessions"],
+        ["search", "more"],
+    ):
+        assert _made(repo.path, *args)[2] == [], args
+    assert len(repo.git("for-each-ref", "refs/convgit").splitlines()) == 2, "no snapshot taken"
+
+
+def test_the_collector_waits_for_the_command_and_runs_with_it(conversation: Path) -> None:
+    """No cyclic garbage collection while Python imports convgit and typer builds the app
+    (`-h` builds the whole app and runs no command); a command of the app runs with the
+    collector on (`ui`, `mcp` and `run` may run for hours), and what it leaves is frozen at the
+    end (the collection at exit would walk a long session's every entry)."""
+    for args in (["-h"], ["log", "-h"], ["sessions", "-h"]):
+        assert _made(conversation, *args)[0] == 0, args
+    assert _made(conversation, "log")[1] is True

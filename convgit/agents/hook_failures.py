@@ -26,7 +26,6 @@ key. Standard library only: every hook event reads this.
 
 from __future__ import annotations
 
-import calendar
 import contextlib
 import json
 import os
@@ -195,7 +194,7 @@ def _not_run_events(text: str) -> Iterator[tuple[str, float, Any]]:
             continue
         agent, stamp = head
         try:
-            when = float(calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")))
+            when = _seconds(stamp)
         except ValueError:
             when = time.time()
         while at < len(text) and text[at] in " \t\r\n":
@@ -324,7 +323,7 @@ def _at(failure: dict[str, Any]) -> float:
     if isinstance(at, int | float):
         return float(at)
     try:  # kept by an older version: to the second
-        return float(calendar.timegm(time.strptime(str(failure.get("when")), "%Y-%m-%dT%H:%M:%SZ")))
+        return _seconds(str(failure.get("when")))
     except ValueError:
         return 0.0
 
@@ -358,3 +357,12 @@ def message(untold: list[dict[str, Any]]) -> str:
             " up; `convgit status` names it until then."
         )
     return f"{what}{after} Details: {last.get('log')} (`convgit hooks status`)."
+
+
+def _seconds(stamp: str) -> float:
+    """A UTC time written ``2026-12-07T10:00:00Z``, in seconds since the epoch (ValueError if
+    it is not one). calendar is imported here: every command that opens a session imports this
+    module, and few read a time."""
+    import calendar
+
+    return float(calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")))

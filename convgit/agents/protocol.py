@@ -35,9 +35,10 @@ command keeps a list of agents of its own.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+from convgit.base.valueclass import valueclass
 
 if TYPE_CHECKING:
     from convgit.agents.handoff import Handoff, Keeps, Native, Producer
@@ -53,7 +54,7 @@ if TYPE_CHECKING:
 LineUuids = Callable[[bytes], list[tuple[str, str | None]]]
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Written:
     """What the agent resumes: ``data`` written to ``path`` (None: nothing to write, the agent
     reaches the path in its own file at ``path``), with ``command``. ``copies``: the entries
@@ -182,7 +183,7 @@ class McpServer(Protocol):
 PARTS = ("reading", "resume", "writing", "live", "settings", "hooks", "mcp")
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Declaration:
     """One agent: its names, where it is asked when a file's agent is recognised (``order``:
     lower first; an agent whose files another's could pass for is asked before it), and a

@@ -21,12 +21,12 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
 from convgit.base.errors import RunInterruptedError, SignalReceived
+from convgit.base.valueclass import valueclass
 
 GRACE = 2.0  # seconds a stopped command has to exit before it is killed
 MARK = "CONVGIT_RUN"  # in the environment of what a run starts: the run's token
@@ -35,7 +35,7 @@ _TAIL_BYTES = 16384
 _NOT_FOUND, _NOT_EXECUTABLE = 127, 126  # the shell's exit codes for a command it cannot start
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Ended:
     """How a command ended: ``exit_code`` as a shell reports it (128+N when a signal N killed
     it, 127 when it could not be found, 126 when it could not be executed; None when it timed

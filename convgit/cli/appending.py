@@ -143,8 +143,9 @@ def message(
     reply snapshots the files), then show it."""
     session = open_session()
     said = text_of(text)
-    write = session.append.user if role == "user" else session.append.assistant
-    made = appending(session, lambda: write(said, force=force, ident=ident).id, open_session)
+    made = appending(
+        session, lambda: session.append.message(role, said, force=force, ident=ident), open_session
+    )
     appended(session, made, json)
 
 

@@ -3,6 +3,7 @@ registers a command (its expected errors become one sentence and an exit code), 
 helpers, and ``main``, which builds an app with just the command asked for."""
 
 import functools
+import gc
 import os
 import sys
 from collections.abc import Callable
@@ -148,6 +149,7 @@ def command(*names: str, group: typer.Typer | None = None, **kwargs: Any) -> Cal
     def decorate(fn: F) -> F:
         @functools.wraps(fn)
         def guarded(*args: Any, **kw: Any) -> Any:
+            collect()
             kw = {name: output.utf8(value) for name, value in kw.items()}
             try:
                 return fn(*args, **kw)
@@ -169,6 +171,17 @@ def command(*names: str, group: typer.Typer | None = None, **kwargs: Any) -> Cal
         return fn
 
     return decorate
+
+
+def collect() -> None:
+    """Start the cyclic garbage collector, which ``convgit.__main__`` leaves off while Python
+    imports and typer builds the command: a command may run long (``ui``, ``mcp``, ``run``).
+    What the start made lives until the process ends: it goes to the oldest generation at once,
+    rather than be walked by the next young collections (as ``store.load`` does)."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.unfreeze()
+        gc.enable()
 
 
 def add_group(name: str, group: typer.Typer) -> None:

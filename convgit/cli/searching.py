@@ -8,18 +8,19 @@ which names the mistake."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from convgit.base import codec
 from convgit.base.errors import ConvgitError, UsageError
+from convgit.base.valueclass import valueclass
 from convgit.cli import output, pager
 from convgit.text.found import search_lines as found_lines
 
 DEFAULT_LIMIT = 20
 
 
-@dataclass
+@valueclass
 class Asked:
     """A search as the command line asks it."""
 

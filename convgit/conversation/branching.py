@@ -13,16 +13,16 @@ so, naming the entries a branch can start from instead.
 from __future__ import annotations
 
 from collections.abc import Container, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from convgit.base.errors import NotFoundError, RefusedError
+from convgit.base.valueclass import valueclass
 from convgit.conversation.tree import Tree
 
 ROOTS = None  # the fork point of a tree with several roots: the branches are the roots
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Branch:
     """One branch of a fork: ``first`` hangs below the fork point, ``leaf`` is the newest deepest
     leaf below it, ``length`` the entries from ``first`` to ``leaf``; ``labels`` (entry -> label)
@@ -38,7 +38,7 @@ class Branch:
     active: bool
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Fork:
     """The branches that start at ``at`` (an entry, or ``ROOTS``)."""
 

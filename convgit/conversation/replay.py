@@ -9,10 +9,11 @@ one call) is listed in ``Context.dropped``, never left out silently.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from convgit.base.errors import CorruptStoreError
+from convgit.base.valueclass import valueclass
 from convgit.conversation.tree import Tree
 from convgit.schema import tool_call_ids
 
@@ -22,7 +23,7 @@ NOTE_PREFIX = "Note from convgit: "
 MISSING_RESULT = "No result was recorded for this tool call (the conversation moved on without it)."
 
 
-@dataclass
+@valueclass
 class Context:
     """What the model sees at one leaf: settings and messages, tool calls paired with results.
     ``system`` is the system prompt (None: none recorded); ``dropped`` lists, as ``{"entry",

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from itertools import chain, islice
 from typing import Any
 
 from convgit.base.errors import CorruptStoreError, UnsupportedVersionError
+from convgit.base.valueclass import valueclass
 from convgit.conversation import refs
 from convgit.schema import (
     FORMAT_VERSION,
@@ -27,7 +28,7 @@ from convgit.schema import (
 )
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Problem:
     """One thing wrong with a store. ``fatal`` problems stop replay; others are tolerated."""
 
@@ -142,7 +143,7 @@ def _add_fast(
     tree.leaf = leaf
 
 
-@dataclass
+@valueclass
 class Tree:
     """Every entry of one session, indexed, with the active leaf, labels and problems found."""
 

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from convgit.base.valueclass import valueclass
 from convgit.conversation.shortids import ShortIds
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class SessionView:
     """The records by id, labels, the active leaf and the entries that have a snapshot."""
 

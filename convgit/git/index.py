@@ -8,7 +8,6 @@ above the size cap, the entry count, the shared index a split index builds on, a
 
 from __future__ import annotations
 
-import hashlib
 import os
 import struct
 from collections.abc import Generator, Iterator
@@ -146,6 +145,8 @@ def intact(index: Path, hash_len: int) -> bool:
         return False
     trailer = data[-hash_len:]
     algorithm = "sha256" if hash_len == 32 else "sha1"
+    import hashlib  # here: a turn whose index did not change since it was checked never needs it
+
     return (
         trailer == bytes(hash_len) or hashlib.new(algorithm, data[:-hash_len]).digest() == trailer
     )

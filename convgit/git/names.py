@@ -32,7 +32,8 @@ read as a session's. Ref names are path-like names, which is why they live with 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from convgit.base.valueclass import valueclass
 
 PREFIX = "refs/convgit/"
 REPLACED = "replaced/"  # under a session's folder
@@ -68,7 +69,7 @@ _TRAILER_LINE = re.compile(r"(Convgit-[A-Za-z-]+): (.*)")
 SHORT_COMMIT = 12  # the hex digits of a replaced commit in its ref's name
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class RefName:
     """One ref convgit writes, read back: its ``family``, its ``session`` (None for a gc's),
     ``name`` (the entry, ``<entry>-<commit>``, the time, or the commit for a gc's) and whether

@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
 from convgit.base.errors import HostileSnapshotError, NotFoundError
+from convgit.base.valueclass import valueclass
 
 TREE, BLOB, EXEC, LINK, GITLINK = 0o040000, 0o100644, 0o100755, 0o120000, 0o160000
 LEGACY_BLOB = 0o100664  # old git wrote group-writable blobs; git reads them as 100644
@@ -31,7 +31,7 @@ _HFS_IGNORABLE = dict.fromkeys(
 )
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Delta:
     """A change with the (mode, oid) of the non-tree entry on each side (None: absent or folder)."""
 
@@ -41,7 +41,7 @@ class Delta:
     new: TreeEntry | None
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Change:
     """One path that differs from side a to side b: added, modified, deleted or typechange
     (or "left alone", with ``reason``, where one side does not know the file's content)."""

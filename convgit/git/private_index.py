@@ -20,12 +20,12 @@ import subprocess
 import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, suppress
-from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
 from convgit.base import faults, locks
 from convgit.base.errors import RefusedError, WorkspaceError
+from convgit.base.valueclass import valueclass
 from convgit.git import agent_files, presence, rules, watcher
 from convgit.git import index as index_file
 from convgit.git.kept_out import STORE_NAME, STORE_REASON, KeptOut
@@ -48,7 +48,7 @@ _DENIED = ": Permission denied"  # git's words for a tracked file it may not loo
 _held = threading.local()  # the private indexes this thread holds the lock of
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class IndexState:
     """What convgit knows of its private index, saved beside it as ``<index>.state``."""
 

@@ -18,11 +18,12 @@ import tempfile
 import time
 from collections.abc import Collection, Iterable, Mapping
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from convgit.base import faults
 from convgit.base.errors import UnjudgeableRepositoryError
+from convgit.base.valueclass import valueclass
 from convgit.git import names, reachability
 from convgit.git.run import Git, git_words
 
@@ -48,7 +49,7 @@ def graph(git: Git, tips: Collection[str]) -> tuple[list[str], dict[str, list[st
     return order, parents
 
 
-@dataclass
+@valueclass
 class Rebased:
     """The commits a re-parenting gives: old id -> new id (only those whose parents changed)."""
 
@@ -224,7 +225,7 @@ PACKED_AGAIN = (
 )
 
 
-@dataclass
+@valueclass
 class Dropped:
     """What ``drop`` deleted (``objects``, from ``packs_rewritten`` packs) and what it left
     where it is (``left``: why -> those objects)."""
@@ -242,7 +243,7 @@ class Dropped:
         return set().union(*self.left.values())
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Packed:
     """A pack holding some of the candidates: its index file, the candidates in it with the
     bytes each takes in the pack, the rest of what it holds, and whether git keeps it as it

@@ -12,15 +12,15 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from convgit.base.errors import NotFoundError, RefusedError, RestoreBlockedError, UsageError
+from convgit.base.valueclass import valueclass
 from convgit.git.objects import GITLINK, Delta, bad_name
 from convgit.git.paths import folders_above
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Skipped:
     """A path a snapshot left out (or a restore left alone), with the reason in words."""
 

@@ -22,10 +22,10 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from convgit.base.errors import WorkspaceError
+from convgit.base.valueclass import valueclass
 from convgit.git.objects import BLOB, EXEC, LEGACY_BLOB, Objects
 from convgit.git.paths import folders_above
 from convgit.git.run import SAFE, Git, git_words
@@ -34,7 +34,7 @@ EXCLUDE, EXCLUDES_FILE, SPARSE = "exclude", "excludesFile", "sparse-checkout"
 _TRUE = ("", "true", "yes", "on", "1")
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class RuleFiles:
     """Where the rules outside the working tree are read from, now."""
 

@@ -3,15 +3,15 @@ Writes objects only: no ref, no hook, no signature, no file touched."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
+from convgit.base.valueclass import valueclass
 from convgit.git import rules
 from convgit.git.private_index import PrivateIndex
 from convgit.git.restoreplan import Skipped
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Snapshot:
     """A snapshot commit and its tree id. ``reused`` is true when the parent had the same tree
     and was returned; ``written`` is about how many objects the snapshot added."""

@@ -23,11 +23,10 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
+from convgit.base.valueclass import valueclass
 from convgit.git import watchman_hook
 
 MODES = ("auto", "watchman", "off")
@@ -36,7 +35,7 @@ HOOK = "hook"
 STAT = "stat"
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Tracking:
     """How the private index finds what changed: ``setting`` (config.toml's), ``path`` (one of
     ``WATCHMAN``, ``HOOK``, ``STAT``), the git settings that say so, and ``note``: why it fell
@@ -72,6 +71,8 @@ def choose(setting: str) -> Tracking:
             note = f"the fsmonitor hook {hook} is not an executable file"
             return Tracking(setting, STAT, note=note)
         return Tracking(setting, HOOK, _settings(shlex.quote(hook)))
+    import shutil  # here: a snapshot without a watcher never needs it (nor its imports)
+
     if shutil.which("watchman") is None:
         return Tracking(setting, STAT, note="watchman is not on PATH")
     command = shlex.join([sys.executable, "-I", "-S", watchman_hook.__file__])

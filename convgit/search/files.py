@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from convgit.base import codec
 from convgit.base.errors import ConvgitError
+from convgit.base.valueclass import valueclass
 
 if TYPE_CHECKING:
     import sqlite3
@@ -32,7 +32,7 @@ _TAIL = 64
 _REWRITES = frozenset({"rebased", "pruned"})  # records that change snapshots already there
 
 
-@dataclass
+@valueclass
 class SidecarState:
     """How far a session's sidecar was read (``offset`` -1: read it whole next time)."""
 
@@ -42,7 +42,7 @@ class SidecarState:
     tail: bytes = b""
 
 
-@dataclass
+@valueclass
 class _Snap:
     entry: str
     tree: str

@@ -32,13 +32,14 @@ import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext, suppress
-from dataclasses import dataclass, field
+from dataclasses import field
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
 from convgit.base import codec, locks
 from convgit.base.errors import DENIED, ConvgitError, CorruptStoreError, StoreLockedError, denied
+from convgit.base.valueclass import valueclass
 from convgit.search import files, texts
 from convgit.store.location import StoreLocation
 
@@ -113,7 +114,7 @@ def _remove(file: Path) -> None:
         Path(f"{file}{suffix}").unlink(missing_ok=True)
 
 
-@dataclass
+@valueclass
 class Freshened:
     """What bringing the index up to date did."""
 
@@ -292,7 +293,7 @@ def _rebuild(location: StoreLocation, file: Path, done: Freshened) -> sqlite3.Co
     return opened
 
 
-@dataclass
+@valueclass
 class _Session:
     """A session's row of ``sessions`` as it is being brought up to date."""
 

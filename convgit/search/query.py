@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from convgit.base import codec
+from convgit.base.valueclass import valueclass
 from convgit.conversation.shortids import SHORT_ID_LENGTH
 from convgit.search import index, texts
 from convgit.store.location import StoreLocation
@@ -23,7 +24,7 @@ SNIPPET = 240  # characters of an entry's text a result carries, around its firs
 _TRIGRAM = 3
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Filters:
     """What keeps a result besides its words (None or False: no such filter)."""
 
@@ -47,7 +48,7 @@ class Filters:
         }
 
 
-@dataclass
+@valueclass
 class Result:
     """One entry found."""
 

@@ -7,17 +7,18 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from convgit.base.errors import ConvgitError, NotFoundError
+from convgit.base.valueclass import valueclass
 from convgit.search import index, query
 from convgit.store import userstore
 from convgit.store.location import StoreLocation, find_git, locate
 
 
-@dataclass
+@valueclass
 class Searched:
     """What a search found, and what bringing each index up to date did."""
 

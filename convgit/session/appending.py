@@ -98,8 +98,27 @@ class Appending:
 
     def user(self, text: str, *, force: bool = False, ident: str | None = None) -> Entry:
         """Append a user message (refused empty)."""
-        appending.check_said(text)
-        return self.entry(new_message("user", text, ident), force=force)
+        return self.entry_of(self.message("user", text, force=force, ident=ident))
+
+    def entry_of(self, ident: str) -> Entry:
+        """The entry ``ident`` as a value (``schema.Entry``)."""
+        return schema.entry_from_wire(self.conversation.tree.entries[ident])
+
+    def message(
+        self,
+        role: str,
+        content: str | list[dict[str, Any]],
+        *,
+        force: bool = False,
+        ident: str | None = None,
+    ) -> str:
+        """``user`` or ``assistant`` (``role``), returning the entry's id alone: a command that
+        shows the id never makes the entry a value (``convgit user`` and ``convgit assistant``,
+        run every turn, import no ``schema.values``)."""
+        if isinstance(content, str):
+            appending.check_said(content, "reply" if role == "assistant" else "message")
+        (made,) = self.records([new_message(role, content, ident)], force=force)
+        return made
 
     def assistant(
         self,
@@ -111,9 +130,7 @@ class Appending:
         """Append the model's reply; with snapshots on, the files are snapshotted right after.
         With ``ident``, sending the same reply again is a no-op (see ``records``). A reply of
         text alone is refused empty."""
-        if isinstance(content, str):
-            appending.check_said(content, "reply")
-        return self.entry(new_message("assistant", content, ident), force=force)
+        return self.entry_of(self.message("assistant", content, force=force, ident=ident))
 
     def system(self, text: str | None, *, force: bool = False) -> Entry:
         """Record the system prompt the model is sent from here on (None: none) as a settings

@@ -22,7 +22,7 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from convgit import schema
 from convgit.base import codec, faults, locks
 from convgit.base.errors import ConvgitError, NoWorkspaceError, RefusedError
+from convgit.base.valueclass import valueclass
 from convgit.git import names, pruning, reachability
 from convgit.git.run import Git
 from convgit.session.retention import HELD, Item, Policy, judge
@@ -44,7 +45,7 @@ LOCK_WAIT = 10.0
 MIB = 1024 * 1024
 
 
-@dataclass
+@valueclass
 class GcReport:
     """What gc let go (or would, with ``dry_run``), what it kept and why, and the bytes."""
 

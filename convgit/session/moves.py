@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import suppress
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from convgit import schema
 from convgit.base.errors import ConvgitError, NotFoundError, RefusedError, UsageError
+from convgit.base.valueclass import valueclass
 from convgit.conversation import appending, branching, refs, tree
 from convgit.session.opening import check_name
 from convgit.session.restore_notes import goes_above
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from convgit.store.sidecar import SnapshotInfo
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class ForkCopy:
     """What a session forked at ``target`` starts with: the path's ``records`` (with their
     labels) and the ``snapshots`` it shares."""

@@ -38,11 +38,11 @@ restore's note stays pending until a convgit append, or ``Appending.tell_now``, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from convgit import schema
 from convgit.base import codec
+from convgit.base.valueclass import valueclass
 
 if TYPE_CHECKING:
     from convgit.session.conversation import Conversation
@@ -53,7 +53,7 @@ SOURCE = "restore"
 NAMED = 10  # the files a note names (its count covers them all)
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Telling:
     """What the next append says of the restores in ``chain`` (oldest first): ``text`` is the
     note, or None when the files are back where they were before the first of them."""

@@ -13,10 +13,11 @@ whose files cannot be read, what was fetched from or pushed to a remote).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
+from convgit.base.valueclass import valueclass
 from convgit.store import config, load
 from convgit.store.location import StoreLocation
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from convgit.store.sidecar import Sidecar
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Policy:
     """``[retention]`` of config.toml, defaults filled in."""
 
@@ -75,7 +76,7 @@ HELD = (
 SOFT = ("recent", "branch end")
 
 
-@dataclass
+@valueclass
 class Item:
     """One commit a session's records name: ``entry``'s snapshot, one a newer snapshot of it
     replaced, or a saved state (``entry`` ""), of time ``ts``; ``why``: the rule keeping it
@@ -101,7 +102,7 @@ class Item:
         }
 
 
-@dataclass
+@valueclass
 class Looked:
     """What the policy says of every live session: its items, and the sessions not looked at
     (with why), whose refs are kept as they are."""

@@ -18,11 +18,12 @@ Promises kept here:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from convgit import schema
 from convgit.base.errors import NotFoundError, RefusedError
+from convgit.base.valueclass import valueclass
 from convgit.conversation import refs, tree
 from convgit.git import names
 from convgit.store import jsonl, sessions
@@ -41,7 +42,7 @@ def safety_ref(sid: str) -> str:
     return names.safety_ref(sid, stamp)
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class UndoPoint:
     """Where ``restore --undo`` goes: ``state`` at ``paths``; ``interrupted``: the restores
     interrupted one after another that it settles, newest first (empty when none was)."""

@@ -11,13 +11,14 @@ Promises kept here:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from convgit import schema
 from convgit.base import faults
 from convgit.base.errors import ConvgitError, NotFoundError
+from convgit.base.valueclass import valueclass
 from convgit.conversation.refs import LEAF, is_saved_ref, snapshot_back
 from convgit.git import names
 from convgit.git.paths import and_above
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from convgit.workspace import Change, Snapshot, Workspace
 
 
-@dataclass
+@valueclass
 class Status:
     """Both tracks at once: where the conversation is and where the files are."""
 
@@ -417,7 +418,7 @@ class Snapshots:
         return self._record_snapshot(target, snap)
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Lineage:
     """What git holds for the snapshot of ``entry``: its ``commit``, the commit git has as its
     ``parent`` (the snapshot it follows on the workspace track; None for the first), and the
@@ -429,7 +430,7 @@ class Lineage:
     changes: list[Change]
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class FilesFrom:
     """A turn recorded files that are another branch's snapshot: ``entry`` (with its
     ``label``, or its ``short`` id) holds the same files, off the turn's path."""

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convgit.base import codec, faults
 from convgit.base.errors import ConvgitError, NotFoundError, RefusedError
+from convgit.base.valueclass import valueclass
 from convgit.git import names
 from convgit.store import jsonl, sessions
 from convgit.store.location import StoreLocation
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from convgit.workspace import Workspace
 
 
-@dataclass
+@valueclass
 class Trashed:
     """One session moved to or from the trash, or removed from it for good."""
 

@@ -9,12 +9,14 @@ fsck accepts. The sidecar of snapshot records is repaired the same way.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from itertools import repeat
+from operator import contains
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from convgit import schema
 from convgit.base import codec
+from convgit.base.valueclass import valueclass
 from convgit.conversation import tree
 from convgit.store import jsonl, load
 from convgit.store.sidecar import Sidecar
@@ -23,7 +25,7 @@ if TYPE_CHECKING:
     from convgit.schema.shapes import RepairJson
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class RepairReport:
     moved: int  # lines moved to a quarantine file
     backup: Path | None  # the original session file, kept (None when it needed no repair)
@@ -126,6 +128,8 @@ def _orphan_tool_results(found: tree.Tree) -> list[tree.Problem]:
     a session with tool results has its assistant messages' calls gathered: one look at each
     entry for a ``toolCallId`` is all most sessions cost."""
     entries = found.entries
+    if not any(map(contains, entries.values(), repeat("toolCallId"))):
+        return []  # no tool result at all: the usual session is looked at in one C loop
     results = [
         (ident, record)
         for ident, record in entries.items()

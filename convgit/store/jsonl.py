@@ -17,7 +17,7 @@ import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from convgit.base.errors import (
     StoreLockedError,
     denied,
 )
+from convgit.base.valueclass import valueclass
 
 BOM = codecs.BOM_UTF8
 LOCK_TIMEOUT = 60.0
@@ -40,7 +41,7 @@ _HEADER_PEEK = 1 << 16
 # -- reading ----------------------------------------------------------------------------------
 
 
-@dataclass
+@valueclass
 class Lines:
     """What a read found: one parsed value per complete line (an ``Unparsable`` for a bad one),
     the first of them being line ``first``, and a torn tail if any."""

@@ -8,18 +8,19 @@ conversation-only commands never start a git process.
 from __future__ import annotations
 
 import _thread
+import importlib
 import os
 import re
 from contextlib import suppress
-from dataclasses import dataclass
 from pathlib import Path
 
 from convgit.base.errors import CorruptStoreError, UsageError, denied
+from convgit.base.valueclass import valueclass
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class GitPlace:
     """A repository as git would find it from a directory (no objects are read)."""
 
@@ -60,10 +61,15 @@ def _is_git_directory(git_dir: Path) -> bool:
 
 
 def _key(worktree: Path) -> str:
-    """A worktree's key: a hash of its folder's path."""
-    import hashlib  # here: reading commands outside git never need it
+    """A worktree's key: a hash of its folder's path (SHA-1's first 12 hex digits)."""
+    try:  # CPython's own SHA-1: importing hashlib loads OpenSSL, about 7 ms of every start
+        sha1: Any = importlib.import_module("_sha1").sha1
+    except ImportError:  # another Python
+        import hashlib
 
-    return hashlib.sha1(str(worktree).encode()).hexdigest()[:12]
+        sha1 = hashlib.sha1
+    digest: str = sha1(str(worktree).encode()).hexdigest()
+    return digest[:12]
 
 
 def _linked_worktrees(common_dir: Path) -> list[Path]:
@@ -97,7 +103,7 @@ def _common_dir(git_dir: Path) -> Path:
     return git_dir
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class StoreLocation:
     """The store folder, and the repository it belongs to (None outside git)."""
 

@@ -10,17 +10,18 @@ caller-chosen ids that do are refused), so the two can never be confused.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 from convgit import schema
 from convgit.base import codec
 from convgit.base.errors import AmbiguousRefError, CorruptStoreError, NotFoundError
+from convgit.base.valueclass import valueclass
 from convgit.conversation import tree
 from convgit.conversation.refs import saved_digits, saved_id
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class SavedState:
     """The files just before a restore changed them, as the ``restore`` record that saved
     them says (line ``line`` of the sidecar)."""
@@ -78,7 +79,7 @@ class SavedState:
         }
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class SnapshotInfo:
     """A snapshot record of the sidecar: the files as they were after ``entry``."""
 
@@ -100,7 +101,7 @@ class SnapshotInfo:
         }
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Pruned:
     """A commit ``convgit gc`` let go: ``entry``'s snapshot (``what`` "snapshot"), one a newer
     snapshot of ``entry`` replaced ("replaced"), or a saved state ("saved"); ``ts``: when."""

@@ -8,10 +8,11 @@ so a sibling is never mistaken for a child. At a fork the branch on the active p
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+
+from convgit.base.valueclass import valueclass
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Row:
     """One entry's line: ``prefix`` is the drawing before it (``├─ ``, ``│  ``...), ``depth``
     the number of forks above it, ``head`` true for the first entry of a branch at a fork."""
