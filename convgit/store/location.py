@@ -13,6 +13,7 @@ import os
 import re
 from contextlib import suppress
 from pathlib import Path
+from typing import Any
 
 from convgit.base.errors import CorruptStoreError, UsageError, denied
 from convgit.base.valueclass import valueclass
