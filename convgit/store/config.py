@@ -10,14 +10,14 @@ command that reads the file, before it writes anything."""
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from typing import Any
 
 from convgit.base.errors import CorruptStoreError, denied
+from convgit.base.valueclass import valueclass
 from convgit.store.location import StoreLocation
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Setting:
     """One key: its ``kind`` ("bool", "number", "text" or "names": a list of ``choices``), its
     ``default`` (None: unset), and for a number the range it must be in (``low`` and up,
