@@ -15,11 +15,19 @@ LEAN = {"hook": "convgit.agents.hook", "append": "convgit.cli.appending"}
 def main() -> None:
     args = sys.argv[1:]
     if args and args[0] in LEAN and not {"--help", "-h"} & set(args):
+        more = {}
+        if args[0] == "hook":  # the recorder of the working tree takes it, when there is one
+            from convgit.agents.live import client
+
+            handed = client.run(args[1:])
+            if isinstance(handed, int):
+                sys.exit(handed)
+            more = {"raw": handed}  # the event, read already: the hook takes it
         # A short process that keeps what it makes until it exits: without the cyclic garbage
         # collector, which its imports alone started dozens of times (about 15% of a hook's
         # imports), as reading a session already does (``store.load``).
         gc.disable()
-        code = importlib.import_module(LEAN[args[0]]).run(args[1:])
+        code = importlib.import_module(LEAN[args[0]]).run(args[1:], **more)
         if code is not None:
             sys.exit(code)
     from convgit.cli import main as app

@@ -55,10 +55,13 @@ def _clean_git_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator
     home = tmp_path_factory.mktemp("home")
     saved = dict(os.environ)
     for name in list(os.environ):
-        if name.startswith(("GIT_", "CONVGIT_")) and name != "CONVGIT_HYPOTHESIS_PROFILE":
+        if name.startswith(("GIT_", "CONVGIT_", "WATCHMAN_")) and name != "CONVGIT_HYPOTHESIS_PROFILE":
             del os.environ[name]
     os.environ["HOME"] = str(home)
     os.environ["XDG_CONFIG_HOME"] = str(home / ".config")
+    # no hook starts a recorder that stays (tests/test_recorder.py turns it on where it is the
+    # subject): a test's repository would keep a process and a watchman watch after the test
+    os.environ["CONVGIT_RECORDER"] = "off"
     os.environ["GIT_CONFIG_NOSYSTEM"] = "1"
     os.environ["GIT_AUTHOR_NAME"] = "Test User"
     os.environ["GIT_AUTHOR_EMAIL"] = "test@example.invalid"

@@ -22,7 +22,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from convgit.store.location import StoreLocation
 
 DEADLINE = 20.0  # seconds; the agent's own timeout for these hooks is 30
 LOCK_WAIT = 2.0  # seconds a hook waits for a lock another convgit process holds
@@ -73,8 +78,9 @@ def read_log(path: Path) -> LogReport:
     )
 
 
-def run(args: list[str], store_dir: Path | None = None) -> int:
-    """``convgit hook AGENT``: handle the event on stdin; always 0. ``store_dir``: the store
+def run(args: list[str], store_dir: Path | None = None, raw: bytes | None = None) -> int:
+    """``convgit hook AGENT``: handle the event on stdin (``raw``: read already, by the thin
+    client of a recorder that could not take it); always 0. ``store_dir``: the store
     (``--store``), else the one of the event's folder (``CONVGIT_STORE`` honoured; outside git,
     the per-user store of the folder, made at its first prompt)."""
     started = time.monotonic()
@@ -86,15 +92,51 @@ def run(args: list[str], store_dir: Path | None = None) -> int:
         sys.stdout.write(f"convgit {Path(__file__).parent}\n")
         return 0
     stdout = _silence_stdout()
-    agent = args[0] if args else ""
+    try:
+        _deadline(DEADLINE)
+        if raw is None:
+            raw = sys.stdin.buffer.read(MAX_EVENT + 1)
+        said = handle(
+            args[0] if args else "", raw, store_dir, began=began, started=started,
+            speaks=stdout is not None, since=_since_start(began),
+        )  # fmt: skip
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    if said and stdout is not None:
+        with contextlib.suppress(OSError):
+            os.write(stdout, said)
+    return 0
+
+
+class Declined(Exception):
+    """A recorder does not take this event (another working tree's): the hook takes it."""
+
+
+def handle(
+    agent: str,
+    raw: bytes,
+    store_dir: Path | None,
+    *,
+    began: float,
+    started: float,
+    speaks: bool,
+    since: float | None = None,
+    accept: Callable[[StoreLocation], None] | None = None,
+    how: str = "",
+) -> bytes:
+    """Record the event ``raw`` of ``agent`` (run in the event's folder), log it, and return
+    what the agent should read on stdout (b"" or a ``systemMessage``; ``speaks``: the hook can
+    write one). ``began`` (wall clock) and ``started`` (monotonic): when the hook started;
+    ``since``: when its process started, when known. ``accept`` may decline the event's store
+    (``Declined``, before anything is done); ``how`` is said in the log's line (the recorder's
+    "through the recorder")."""
     root: Path | None = None
     what = f"{agent or '(no agent)'} (unread event)"
     name = ""
-    speaks = False
+    speaks_now = False
     session: str | None = None
     until: float | None = None
     try:
-        _deadline(DEADLINE)
         from convgit.agents import registry
         from convgit.base import codec, locks
         from convgit.store.location import locate
@@ -102,7 +144,6 @@ def run(args: list[str], store_dir: Path | None = None) -> int:
         locks.cap_waits(LOCK_WAIT)
         root = locate(os.getcwd(), store_dir, per_user=True).root
         integration = registry.integration(agent)
-        raw = sys.stdin.buffer.read(MAX_EVENT + 1)
         if len(raw) > MAX_EVENT:
             raise ValueError(f"the event is over {MAX_EVENT >> 20} MiB")
         try:
@@ -114,11 +155,13 @@ def run(args: list[str], store_dir: Path | None = None) -> int:
         what = f"{agent} {name} {event.session_id}"
         session = event.session_id
         location = locate(event.cwd or os.getcwd(), store_dir, per_user=True)
+        if accept is not None:
+            accept(location)
         root = location.root
-        speaks = name in integration.SPEAKS
+        speaks_now = speaks and name in integration.SPEAKS
         if location.git is None and name not in integration.OPENS and not root.is_dir():
             root = None  # outside git, a folder that never had a turn gets nothing
-            return 0
+            return b""
         from convgit.agents import hook_failures
         from convgit.agents.live import turns
 
@@ -126,13 +169,15 @@ def run(args: list[str], store_dir: Path | None = None) -> int:
         behind = hook_failures.behind(root, agent, event.session_id)
         done = turns.record(location, event, behind=behind)
         until = done.until
-        _log(root, f"{what}: ok in {_ms(started)}: {done.text}")
+        _log(root, f"{what}: ok in {_ms(started)}{how}{_whole(since)}: {done.text}")
         if done.unrecorded:
             log = log_path(root)
             unrecorded = list(done.unrecorded)
             hook_failures.unrecorded(
                 root, agent, event.session_id, done.session, unrecorded, log, name
             )
+    except Declined:
+        raise
     except BaseException as exc:  # the agent must go on, whatever went wrong here
         import traceback
 
@@ -144,34 +189,41 @@ def run(args: list[str], store_dir: Path | None = None) -> int:
             event_name = name or "(unread event)"
             log = log_path(root)
             hook_failures.failed(root, agent, event_name, problem, log, session=session, at=began)
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        if root is not None:
-            _tell(root, agent, session, until, speaks, stdout)
-    return 0
+    if root is None:
+        return b""
+    return _tell(root, agent, session, until, speaks_now)
 
 
-def _tell(
-    root: Path,
-    agent: str,
-    session: str | None,
-    until: float | None,
-    speaks: bool,
-    stdout: int | None,
-) -> None:
+def _tell(root: Path, agent: str, session: str | None, until: float | None, speaks: bool) -> bytes:
     """Settle the failures of the event's agent session its recording caught up (``until``:
-    those that started before then); tell those not told yet through the agent's
+    those that started before then); what tells those not told yet through the agent's
     ``systemMessage`` (JSON on stdout, which a synchronous hook's agent shows the user and
-    never sends to the model), when this event can speak."""
+    never sends to the model), when this event can speak (b"" otherwise)."""
     try:
         from convgit.agents import hook_failures
 
-        untold = hook_failures.settle(root, agent, session, until, speaks and stdout is not None)
-        if untold and stdout is not None:
+        untold = hook_failures.settle(root, agent, session, until, speaks)
+        if untold and speaks:
             text = json.dumps({"systemMessage": hook_failures.message(untold)})
-            os.write(stdout, (text + "\n").encode())
+            return (text + "\n").encode()
     except Exception:
         pass
+    return b""
+
+
+def _since_start(began: float) -> float | None:
+    """When this process started (wall clock), as Linux tells it; None when it does not."""
+    from convgit.agents.live.client import started_ns
+
+    found = started_ns() / 1e9
+    return found if 0 < found <= began else None
+
+
+def _whole(since: float | None) -> str:
+    """The hook's whole time, from its process's start, for the log's line."""
+    if since is None:
+        return ""
+    return f" ({(time.time() - since) * 1000:.0f} ms since the hook started)"
 
 
 def _silence_stdout() -> int | None:

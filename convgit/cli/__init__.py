@@ -35,3 +35,4 @@ def _register_commands() -> None:
     from convgit.cli import writing, agents, reading, sessions  # noqa: F401, I001
     from convgit.cli import moves, maintenance, files, completion, ui  # noqa: F401
     from convgit.cli import sharing  # noqa: F401
+    from convgit.cli import recorder  # noqa: F401

@@ -50,14 +50,19 @@ def status(json: JsonFlag = False) -> None:
         if failed and not json:
             show(*reports.hook_failure_words(failed))
         raise
+    from convgit.agents.live import recorder
+
     st = session.snapshots.status()
     hook_failures.take_not_run(session.location.root)
     failures = hook_failures.current(session.location.root)
     store = collecting.store(session.location, fresh=False)
+    resident = recorder.status(options.directory, options.store)
     if json:
-        out({**st.to_json(), "hook_failures": failures, "store": store})
+        out({**st.to_json(), "recorder": resident, "hook_failures": failures, "store": store})
     else:
         show(*render.status_words(st, render.Names(session.view())))
+        if st.workspace:
+            show(*reports.recorder_words(resident, str(session.track.index())))
         show(*reports.hook_failure_words(failures))
         show(*reports.store_lines(store))
 

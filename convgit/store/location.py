@@ -417,10 +417,10 @@ def size_cap(location: StoreLocation) -> int:
 
 
 def fsmonitor(location: StoreLocation) -> str:
-    """How snapshots find what changed (``[snapshots] fsmonitor``): "off" (the default),
-    "auto", "watchman" or the path of a git fsmonitor hook (``convgit.git.watcher``); a value
+    """How snapshots find what changed (``[snapshots] fsmonitor``): "auto" (the default),
+    "watchman", "off" or the path of a git fsmonitor hook (``convgit.git.watcher``); a value
     that is not a string is refused (CorruptStoreError)."""
-    value = config_table(location, "snapshots").get("fsmonitor", "off")
+    value = config_table(location, "snapshots").get("fsmonitor", "auto")
     if not isinstance(value, str) or not value.strip():
         raise CorruptStoreError(
             f'config.toml sets fsmonitor to {value!r}; it must be "auto", "watchman",'

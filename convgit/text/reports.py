@@ -435,3 +435,20 @@ def interrupted_gc_words(since: str) -> str:
         f"gc:      a gc begun {since[:16].replace('T', ' ')} UTC was interrupted; nothing is lost,"
         " and `convgit gc` finishes it"
     )
+
+
+def recorder_words(recorder: dict[str, Any], index: str | None = None) -> list[str]:
+    """The recorder of the working tree (``convgit.agents.live.recorder.status``) in a line,
+    and how it took the last snapshot of the private index ``index``, when it took one."""
+    if not recorder["running"]:
+        return [f"recorder: none: {recorder['why']}"]
+    events = recorder["events"]
+    said = [
+        f"recorder: pid {recorder['pid']} since {recorder['since']}, convgit"
+        f" {recorder['version']}, watcher {recorder['watcher']},"
+        f" {events} event{'' if events == 1 else 's'}"
+    ]
+    how = (recorder.get("snapshots") or {}).get(index) if index else None
+    if how:
+        said.append(f"  last snapshot: {how}")
+    return said

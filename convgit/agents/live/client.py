@@ -1,0 +1,260 @@
+"""The thin client of the recorder: ``convgit hook AGENT`` hands its event to the recorder of
+its working tree (``convgit.agents.live.recorder``) over a Unix socket, and writes back what the
+recorder says the agent should read. It imports nothing of convgit's beyond this module, and no
+module of Python's that its start has not loaded already (``_socket`` is built in).
+
+It never depends on the recorder: whenever there is none (not started yet, gone, its socket
+stale), it answers for another version of convgit, another user, another working tree or
+another environment, or it dies half-way through the event, ``run`` says so and the hook does
+the work itself, exactly as it does without a recorder (``convgit.agents.hook``). A client that
+found no recorder starts one for the next event (``spawn``), in the background, detached from
+the agent's pipes. ``CONVGIT_RECORDER=off`` keeps every hook to itself.
+
+Where it lives: one recorder per working tree (and store), found by a key made of the working
+tree's folder and ``CONVGIT_STORE``; its socket, lock and state are in a folder of this user's
+alone (``$XDG_RUNTIME_DIR/convgit``, else ``/tmp/convgit-<uid>``: owned by the user, mode
+0700), the socket itself 0600; both sides check the other's uid (``SO_PEERCRED``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+PROTOCOL = b"convgit-recorder 1"
+OFF = "CONVGIT_RECORDER"  # "off": no recorder is asked or started
+MAX_EVENT = 16 << 20  # bytes of stdin read at most (``convgit.agents.hook`` says the same)
+WAIT = 25.0  # seconds the client waits for the recorder's answer (the agent waits 30)
+RESPAWN = 10.0  # seconds between two starts of a recorder by clients that found none
+_PEERCRED = 17  # SO_PEERCRED on Linux
+DONE, FALL_BACK = b"D", b"F"  # the first byte of the recorder's answer
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from _socket import socket
+
+
+def run(args: list[str]) -> int | bytes | None:
+    """``convgit hook AGENT`` through the recorder: 0 once the recorder recorded the event
+    (its answer for the agent written on stdout); else what the hook must do the work with,
+    itself: the event's bytes when they were read from stdin, None when they were not."""
+    env = os.environ
+    if env.get(OFF) == "off" or env.get("CONVGIT_FAULT") or env.get("CONVGIT_HOOK_PROBE"):
+        return None  # a crash test's fault point, or a probe, is the hook's own
+    found = place(os.getcwd())
+    if found is None:
+        return None
+    folder, key, root = found
+    sock = connect(os.path.join(folder, key + b".sock"))
+    if sock is None:
+        spawn(folder, key, root)
+        return None
+    raw = sys.stdin.buffer.read(MAX_EVENT + 1)
+    try:
+        sock.sendall(request(b"event", args, raw, deadline=True))
+        sock.shutdown(1)  # SHUT_WR: the request is whole
+        answer = receive(sock)
+    except OSError:
+        return raw  # the recorder went away (killed, say): the event is the hook's
+    finally:
+        sock.close()
+    if answer[:1] == DONE:
+        if len(answer) > 1:
+            os.write(1, answer[1:])
+        return 0
+    if answer.startswith(FALL_BACK + b"leaving:"):  # it leaves (another version): a new one
+        spawn(folder, key, root)
+    return raw
+
+
+def place(cwd: str, store: str | None = None) -> tuple[bytes, bytes, bytes] | None:
+    """(the folder of the recorders' sockets, the recorder's key, the working tree's root)
+    for a hook run in ``cwd`` (with the store ``store``, else ``CONVGIT_STORE``'s); None when
+    no recorder serves it: outside a git working tree, with ``GIT_DIR`` set, or without a
+    folder of this user's alone for the socket."""
+    env = os.environ
+    if env.get("GIT_DIR") or env.get("GIT_WORK_TREE"):
+        return None
+    here = os.fsencode(os.path.realpath(cwd))
+    root = here
+    while not os.path.lexists(root + b"/.git"):
+        parent = os.path.dirname(root)
+        if parent == root:
+            return None
+        root = parent
+    folder = runtime_folder()
+    if folder is None:
+        return None
+    named = store if store is not None else env.get("CONVGIT_STORE", "")
+    return folder, key_of(root, os.fsencode(os.path.abspath(named) if named else "")), root
+
+
+def key_of(root: bytes, store: bytes) -> bytes:
+    """The recorder's key: FNV-1a (64 bits) of the working tree's root and the store named
+    by ``CONVGIT_STORE`` (no hashing module is imported for it)."""
+    value = 0xCBF29CE484222325
+    for byte in root + b"\0" + store:
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return b"%016x" % value
+
+
+def runtime_folder(create: bool = True) -> bytes | None:
+    """The folder of this user's recorders: ``$XDG_RUNTIME_DIR/convgit`` (when that folder is
+    there), else ``/tmp/convgit-<uid>``; made when missing, used only when it is a folder (not
+    a link) owned by this user that no one else may enter."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    uid = os.getuid()
+    if runtime and os.path.isdir(runtime):
+        folder = os.fsencode(os.path.join(runtime, "convgit"))
+    else:
+        folder = b"/tmp/convgit-%d" % uid
+    try:
+        info = os.lstat(folder)
+    except FileNotFoundError:
+        if not create:
+            return None
+        try:
+            os.mkdir(folder, 0o700)
+            info = os.lstat(folder)
+        except OSError:
+            return None
+    except OSError:
+        return None
+    if info.st_uid != uid or info.st_mode & 0o170077 != 0o040000:  # a folder, 0700 at most
+        return None
+    return folder
+
+
+def connect(path: bytes) -> socket | None:
+    """A connection to the recorder at ``path``, checked to be this user's; None when there is
+    none (no socket, or a stale one)."""
+    import _socket
+
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.connect(path)
+        said = sock.getsockopt(_socket.SOL_SOCKET, _PEERCRED, 12)
+        if int.from_bytes(said[4:8], sys.byteorder) != os.getuid():
+            raise OSError("another user's socket")
+    except OSError:
+        sock.close()
+        return None
+    sock.settimeout(WAIT)
+    return sock
+
+
+def request(kind: bytes, args: list[str], raw: bytes = b"", *, deadline: bool = False) -> bytes:
+    """A request to the recorder: the protocol, what is asked (``event``, ``status``,
+    ``stop``), this convgit's version and folder, the working folder, when this process
+    started, when it stops waiting for the answer (0: it waits), the arguments and the
+    environment; then, for an event, its bytes."""
+    import time
+
+    import convgit
+
+    env = [k + b"=" + v for k, v in os.environb.items()]
+    fields = [
+        PROTOCOL,
+        kind,
+        convgit.__version__.encode(),
+        os.fsencode(os.path.dirname(convgit.__file__)),
+        os.fsencode(os.getcwd()),
+        b"%d" % started_ns(),
+        b"%d" % ((time.time() + WAIT) * 1e9 if deadline else 0),
+        b"%d" % len(args),
+        *map(os.fsencode, args),
+        b"%d" % len(env),
+        *env,
+    ]
+    return b"\0".join(fields) + b"\0" + raw
+
+
+def receive(sock: socket) -> bytes:
+    """Everything the recorder sends until it closes the connection."""
+    chunks: list[bytes] = []
+    while True:
+        chunk = sock.recv(1 << 16)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def started_ns() -> int:
+    """When this process started (nanoseconds of the wall clock; 0 when unknown): Linux says
+    it in /proc, in clock ticks after the boot."""
+    try:
+        with open("/proc/self/stat", "rb") as handle:
+            ticks = int(handle.read().rpartition(b")")[2].split()[19])
+        with open("/proc/uptime", "rb") as handle:
+            uptime = float(handle.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+    import time
+
+    hertz = os.sysconf("SC_CLK_TCK")
+    return int((time.time() - uptime + ticks / hertz) * 1e9)
+
+
+def spawn(folder: bytes, key: bytes, root: bytes) -> None:
+    """Start the recorder for ``key`` in the background, detached from this process's
+    session and pipes (an agent reads the hook's output until every copy of it is closed),
+    unless a client started one a moment ago."""
+    stamp = os.path.join(folder, key + b".started")
+    import time
+
+    try:
+        if time.time() - os.stat(stamp).st_mtime < RESPAWN:
+            return
+    except OSError:
+        pass
+    try:
+        with open(stamp, "wb"):
+            pass
+    except OSError:
+        return
+    command, env = recorder_command(folder, key, root)
+    try:
+        child = os.fork()
+    except OSError:
+        return
+    if child:
+        return
+    try:  # the child: a session of its own, no descriptor of the agent's
+        os.setsid()
+        if os.fork():
+            os._exit(0)
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.closerange(3, 1 << 16)
+        os.execve(command[0], command, env)
+    finally:
+        os._exit(0)
+
+
+def recorder_command(
+    folder: bytes, key: bytes, root: bytes
+) -> tuple[list[bytes], dict[bytes, bytes]]:
+    """The command that starts the recorder, and its environment: this Python with this
+    process's module path (so the recorder runs this convgit, and finds what it imports),
+    ``-S`` when this process has it."""
+    env = dict(os.environb)
+    env[b"PYTHONPATH"] = os.pathsep.join(os.fsdecode(p) for p in sys.path if p).encode()
+    flags = [b"-S"] if sys.flags.no_site else []
+    start = b"from convgit.agents.live.recorder import main; main()"
+    return [os.fsencode(sys.executable), *flags, b"-c", start, folder, key, root], env
+
+
+def ask(folder: bytes, key: bytes, kind: bytes) -> bytes | None:
+    """The recorder's answer to ``status`` or ``stop`` (None when none answers)."""
+    sock = connect(os.path.join(folder, key + b".sock"))
+    if sock is None:
+        return None
+    try:
+        sock.sendall(request(kind, []))
+        sock.shutdown(1)
+        return receive(sock)
+    except OSError:
+        return None
+    finally:
+        sock.close()
