@@ -55,7 +55,8 @@ def _clean_git_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator
     home = tmp_path_factory.mktemp("home")
     saved = dict(os.environ)
     for name in list(os.environ):
-        if name.startswith(("GIT_", "CONVGIT_", "WATCHMAN_")) and name != "CONVGIT_HYPOTHESIS_PROFILE":
+        kept = name == "CONVGIT_HYPOTHESIS_PROFILE"
+        if name.startswith(("GIT_", "CONVGIT_", "WATCHMAN_")) and not kept:
             del os.environ[name]
     os.environ["HOME"] = str(home)
     os.environ["XDG_CONFIG_HOME"] = str(home / ".config")

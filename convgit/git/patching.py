@@ -101,6 +101,11 @@ def serve(root: Path, patcher: Patcher) -> None:
     _serving[os.fsdecode(os.path.realpath(root))] = patcher
 
 
+def stop_serving(root: Path) -> None:
+    """This process's snapshots of ``root`` are taken as any command takes them again."""
+    _serving.pop(os.fsdecode(os.path.realpath(root)), None)
+
+
 def serving(root: Path) -> Patcher | None:
     """The patcher that takes this process's snapshots of ``root``, if any (the recorder's)."""
     if not _serving:
@@ -522,11 +527,11 @@ def _folders_of(parts: list[bytes]) -> Iterator[bytes]:
 
 
 def _inside_repository(root: bytes, parts: list[bytes], left_out: dict[bytes, str]) -> bool | None:
-    """For a path with a ``.git`` part: True when it is inside a nested repository the last
-    snapshot left out that is still one (nothing of it is in a snapshot); False when it is any
-    other (a new repository, one gone); None for a path without such a part."""
+    """True for a path that is a nested repository the last snapshot left out, or inside one,
+    that is still one (nothing of it is in a snapshot); False for any other path with a
+    ``.git`` part (a new repository, one gone); None for the rest."""
     if b".git" not in parts:
-        for folder in _folders_of(parts):
+        for folder in (*_folders_of(parts), b"/".join(parts)):
             if left_out.get(folder) == _NESTED:
                 return os.path.lexists(os.path.join(root, folder, b".git"))
         return None
@@ -708,4 +713,4 @@ def _tree_bytes(entries: dict[bytes, tuple[int, str]], order: list[bytes]) -> by
     return bytes(out)
 
 
-__all__ = ["EXEC", "PATCH_LIMIT", "Base", "Patcher", "Taken", "serve", "serving"]
+__all__ = ["PATCH_LIMIT", "Base", "Patcher", "Taken", "serve", "serving", "stop_serving"]

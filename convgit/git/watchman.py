@@ -24,6 +24,7 @@ from typing import Any
 SYNC_MS = 10_000  # how long watchman may take to see every change made before a query
 SETTLE_MS = 60_000  # the same for the first query of a watch (watchman reads the tree first)
 TIMEOUT = 5.0  # seconds any answer may take beyond that
+SPAWN = 8.0  # seconds watchman's client may take to tell its socket (starting its service)
 
 
 class Failed(Exception):
@@ -194,7 +195,23 @@ def text(value: Any) -> str:
 def sockname_from_cli() -> str:
     """watchman's socket, from its own client (which starts its service when it is not
     running). Only its first line of output is waited for: a service it starts may keep the
-    client's output open long after the client has answered and gone."""
+    client's output open long after the client has answered and gone. A client that does not
+    answer within ``SPAWN`` seconds (its service was still going down as it started another)
+    is stopped and asked once more."""
+    for attempt in (1, 2):
+        try:
+            return _sockname(SPAWN)
+        except _Hung:
+            if attempt == 2:
+                raise Failed(f"watchman did not answer within {SPAWN:.0f} s") from None
+    raise AssertionError("unreachable")
+
+
+class _Hung(Exception):
+    pass
+
+
+def _sockname(timeout: float) -> str:
     import json
     import select
     import subprocess
@@ -213,9 +230,9 @@ def sockname_from_cli() -> str:
             raise Failed("watchman is not on PATH") from None
         assert proc.stdout is not None
         try:
-            ready, _, _ = select.select([proc.stdout], [], [], SETTLE_MS / 1000)
+            ready, _, _ = select.select([proc.stdout], [], [], timeout)
             line = proc.stdout.readline() if ready else b""
-            code = proc.wait(SETTLE_MS / 1000)
+            code = proc.wait(timeout)
         except subprocess.TimeoutExpired:
             code = None
         finally:
@@ -224,7 +241,7 @@ def sockname_from_cli() -> str:
                 proc.kill()
                 proc.wait()
         if code is None:
-            raise Failed("watchman did not answer within 60 s")
+            raise _Hung
         errors.seek(0)
         said_errors = errors.read().decode(errors="replace").strip().splitlines()
     try:

@@ -114,6 +114,7 @@ class Recorder:
         self.events = 0
         self.idle = float(os.environ.get("CONVGIT_RECORDER_IDLE") or IDLE)
         self.socket_id = _identity(place.path(".sock"))
+        self.store_id = _identity(location.root)
         self.stopping = ""
         from convgit.git import patching
 
@@ -146,6 +147,7 @@ class Recorder:
         if location.git is None or location.git.worktree is None:
             os.close(fd)
             return None
+        location.root.mkdir(parents=True, exist_ok=True)  # as the hook that started it does
         path = place.path(".sock")
         temporary = place.path(f".sock.{os.getpid()}")
         temporary.unlink(missing_ok=True)
@@ -230,8 +232,8 @@ class Recorder:
             raise Leave(f"no event for {self.idle:.0f} s")
         if _identity(self.place.path(".sock")) != self.socket_id:
             raise Leave("its socket was removed or replaced")
-        if not self.location.root.is_dir():
-            raise Leave(f"its store {self.location.root} is gone")
+        if _identity(self.location.root) != self.store_id:
+            raise Leave(f"its store {self.location.root} was removed or replaced")
         if not self.root.is_dir():
             raise Leave(f"its working tree {self.root} is gone")
         if time.monotonic() - self.files_checked > TICK:
@@ -275,9 +277,6 @@ class Recorder:
             _send(conn, client.FALL_BACK + b"not a request of this protocol")
             return
         faults.point("recorder:received")
-        if request.version != self.version or request.package != self.package:
-            _send(conn, client.FALL_BACK + b"leaving: another convgit")
-            raise Leave(f"convgit {request.version} at {request.package} asked for a recorder")
         if request.kind == b"status":
             _send(conn, client.DONE + json.dumps(self.status()).encode())
             return
@@ -287,6 +286,12 @@ class Recorder:
         if request.kind != b"event":
             _send(conn, client.FALL_BACK + b"unknown request")
             return
+        if request.version != self.version or request.package != self.package:
+            _send(conn, client.FALL_BACK + b"leaving: another convgit")
+            raise Leave(f"convgit {request.version} at {request.package} asked for a recorder")
+        if _identity(self.location.root) != self.store_id:
+            _send(conn, client.FALL_BACK + b"leaving: the store is gone")
+            raise Leave(f"its store {self.location.root} was removed or replaced")
         late = request.deadline and time.time() > request.deadline - (client.WAIT - LATE)
         if late:
             _send(conn, client.FALL_BACK + b"late: the event waited too long")
@@ -534,6 +539,12 @@ def _in_git(cwd: str | Path) -> bool:
 
 
 def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, which no parent waited for, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rpartition(b")")[2].split()[0] != b"Z"
+    except (OSError, IndexError):
+        pass
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

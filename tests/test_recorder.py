@@ -1,0 +1,257 @@
+"""The recorder (issue 37): one process per working tree that takes its hooks' events, started
+by the first hook that finds none; the hooks are thin clients that do the work themselves
+whenever the recorder is absent, stale, of another version, another user's or dead. Run with
+the real CLI, the real watchman and real repositories; tests/recorded.py drives the hooks."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.recorded import Claude, Recorded, alive
+from tests.workspace.gitrepo import GitRepo
+
+
+@pytest.fixture
+def recorded(repo: GitRepo, tmp_path: Path) -> Iterator[Recorded]:
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    made = Recorded(repo, run)
+    yield made
+    made.end()
+    subprocess.run(["watchman", "watch-del", str(repo.path)], capture_output=True, timeout=30)
+
+
+def started(recorded: Recorded, claude: Claude) -> dict[str, object]:
+    """The session's first event (the hook does it itself, and starts the recorder); the
+    recorder's status once it answers."""
+    recorded.hook(claude.start())
+    return recorded.wait_running()
+
+
+def test_hooks_through_the_recorder_record_each_turn_and_say_so(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    repo, claude = recorded.repo, Claude(tmp_path / "claude", recorded.repo.path)
+    running = started(recorded, claude)
+    assert recorded.log()[-1].split(": ok in ")[1].split(":")[0].endswith("since the hook started)")
+    assert "through the recorder" not in recorded.log()[-1]  # the first event: the hook's own
+    for turn in range(3):
+        repo.write("src/app.py", f"print('edited by the user {turn}')\n")
+        at_prompt = repo.oracle()
+        recorded.hook(claude.prompt())
+        repo.write(f"made-{turn}.txt", f"made by the agent in turn {turn}\n")
+        at_stop = repo.oracle()
+        recorded.hook(claude.reply())
+        prompt, reply = claude.ids()
+        assert recorded.json("show", prompt)["snapshot"]["tree"] == at_prompt
+        assert recorded.json("show", reply)["snapshot"]["tree"] == at_stop
+    lines = recorded.log()[1:]
+    assert len(lines) == 6 and all(" through the recorder (" in line for line in lines), lines
+    status = recorded.json("status")
+    assert status["recorder"]["running"] and status["recorder"]["pid"] == running["pid"]
+    assert status["recorder"]["events"] == 6 and status["recorder"]["watcher"].startswith(
+        "watchman "
+    )
+    words = recorded.cli("status").stdout.splitlines()
+    assert f"recorder: pid {running['pid']}" in "\n".join(words)
+    assert any(w.startswith("  last snapshot: patched: ") for w in words), words
+
+
+def test_the_socket_is_the_users_alone(recorded: Recorded, tmp_path: Path) -> None:
+    started(recorded, Claude(tmp_path / "claude", recorded.repo.path))
+    folder = recorded.folder
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    (sock,) = folder.glob("*.sock")
+    assert stat.S_ISSOCK(sock.lstat().st_mode) and stat.S_IMODE(sock.lstat().st_mode) == 0o600
+
+
+def test_another_users_connection_is_refused(recorded: Recorded, tmp_path: Path) -> None:
+    """Even with the folder and socket opened to everyone, the recorder answers another uid's
+    connection with a refusal and takes nothing from it."""
+    if os.getuid() != 0:
+        pytest.skip("connecting as another user needs root")
+    started(recorded, Claude(tmp_path / "claude", recorded.repo.path))
+    (own,) = recorded.folder.glob("*.sock")
+    own.chmod(0o777)
+    shared = Path(tempfile.mkdtemp(prefix="convgit-shared-", dir="/tmp"))
+    shared.chmod(0o755)
+    sock = shared / "sock"
+    os.link(own, sock)  # the same socket, where every user can reach it
+    code = (
+        "import os, socket, sys; os.setgid(65534); os.setuid(65534);"
+        "s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]);"
+        "sys.stdout.buffer.write(s.recv(1000))"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(sock)], capture_output=True, timeout=30)
+    assert done.stdout == b"Frefused: another user's connection", done
+    said = recorded.json("recorder", "status")
+    assert said["running"], said["why"]  # it is still there: nothing was taken
+    log = (recorded.repo.path / ".git" / "convgit" / "logs" / "recorder.log").read_text()
+    assert "refused a connection of another user" in log
+    shutil.rmtree(shared)
+    own.chmod(0o600)
+
+
+def test_a_stale_socket_is_replaced_and_the_hook_does_its_own_work_meanwhile(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    repo, claude = recorded.repo, Claude(tmp_path / "claude", recorded.repo.path)
+    first = started(recorded, claude)
+    key = recorded.key()
+    recorded.cli("recorder", "stop")
+    recorded.wait_gone(int(str(first["pid"])))
+    stale = recorded.folder / f"{key}.sock"  # a socket no process listens on
+    left = socket.socket(socket.AF_UNIX)
+    left.bind(str(stale))
+    left.close()
+    recorded.allow_start()
+    repo.write("src/app.py", "print('while the socket was stale')\n")
+    at_prompt = repo.oracle()
+    recorded.hook(claude.prompt())
+    assert " through the recorder" not in recorded.log()[-1]
+    prompt, _ = claude.ids()
+    again = recorded.wait_running()
+    assert again["pid"] != first["pid"]
+    recorded.hook(claude.reply())
+    assert " through the recorder" in recorded.log()[-1]
+    assert recorded.json("show", prompt)["snapshot"]["tree"] == at_prompt
+
+
+def test_a_recorder_of_another_version_is_told_to_leave(recorded: Recorded, tmp_path: Path) -> None:
+    """A recorder started by an older convgit (a copy of this one that says another version):
+    the next event of this convgit's hook tells it to leave, does its own work, and the
+    recorder started after it is this convgit's."""
+    older = tmp_path / "older"
+    shutil.copytree(Path(__file__).parent.parent / "convgit", older / "convgit")
+    init = older / "convgit" / "__init__.py"
+    init.write_text(init.read_text().replace('__version__ = "0.1.0"', '__version__ = "0.0.9"'))
+    repo, claude = recorded.repo, Claude(tmp_path / "claude", recorded.repo.path)
+    path = f"{older}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
+    recorded.hook(claude.start(), PYTHONPATH=path)
+    old = recorded.wait_running()
+    assert old["version"] == "0.0.9"
+    recorded.allow_start()
+    repo.write("src/app.py", "print('this version')\n")
+    recorded.hook(claude.prompt())
+    assert " through the recorder" not in recorded.log()[-1]
+    recorded.wait_gone(int(str(old["pid"])))
+    assert "convgit 0.1.0 at" in recorded.state().get("why", "") or recorded.state()["state"]
+    new = recorded.wait_running()
+    assert new["version"] == "0.1.0" and new["pid"] != old["pid"]
+    recorded.hook(claude.reply())
+    assert " through the recorder" in recorded.log()[-1]
+
+
+def test_the_store_deleted_under_a_running_recorder(recorded: Recorded, tmp_path: Path) -> None:
+    """The store goes (`rm -rf .git/convgit`) while the recorder runs: the next event is not
+    taken by it (it leaves); the hook records it itself, in a store made anew."""
+    repo, claude = recorded.repo, Claude(tmp_path / "claude", recorded.repo.path)
+    running = started(recorded, claude)
+    recorded.hook(claude.prompt())
+    shutil.rmtree(repo.path / ".git" / "convgit")
+    repo.write("made.txt", "after the store went\n")
+    at_stop = repo.oracle()
+    recorded.hook(claude.reply())
+    recorded.wait_gone(int(str(running["pid"])))
+    assert " through the recorder" not in recorded.log()[-1]
+    _, reply = claude.ids()
+    assert recorded.json("show", reply)["snapshot"]["tree"] == at_stop
+    assert "store" in recorded.state()["why"]
+
+
+def test_two_agents_hooks_at_once(recorded: Recorded, tmp_path: Path) -> None:
+    repo = recorded.repo
+    one = Claude(tmp_path / "one", repo.path)
+    two = Claude(tmp_path / "two", repo.path, session="7d1e2f3a-2222-4222-8333-944445555777")
+    started(recorded, one)
+    recorded.hook(two.start())
+    repo.write("shared.txt", "both agents see this\n")
+    at_prompts = repo.oracle()
+    both = [threading.Thread(target=recorded.hook, args=(c.prompt(),)) for c in (one, two)]
+    for thread in both:
+        thread.start()
+    for thread in both:
+        thread.join()
+    at_stops = repo.oracle()
+    stops = [one.reply(), two.reply()]
+    both = [threading.Thread(target=recorded.hook, args=(stop,)) for stop in stops]
+    for thread in both:
+        thread.start()
+    for thread in both:
+        thread.join()
+    lines = recorded.log()
+    assert sum(" through the recorder" in line for line in lines[-4:]) == 4, lines
+    assert all("problem" not in line for line in lines)
+    sessions = [s["id"] for s in recorded.json("sessions")["sessions"] if s["entries"]]
+    assert len(sessions) == 2
+    for claude in (one, two):
+        prompt, reply = claude.ids()
+        (sid,) = [s for s in sessions if recorded.cli("-s", s, "show", reply, code=None).code == 0]
+        assert recorded.json("-s", sid, "show", reply)["snapshot"]["tree"] == at_stops
+        assert recorded.json("-s", sid, "show", prompt)["snapshot"]["tree"] == at_prompts
+
+
+def test_recorder_status_and_stop_and_leaving_when_idle(recorded: Recorded, tmp_path: Path) -> None:
+    claude = Claude(tmp_path / "claude", recorded.repo.path)
+    assert recorded.json("recorder", "status") == {
+        "running": False, "pid": None, "since": None, "version": None, "watcher": None,
+        "events": None, "snapshots": {}, "why": "none started yet (the next hook event starts one)",
+    }  # fmt: skip
+    running = started(recorded, claude)
+    words = recorded.cli("recorder", "status").stdout
+    assert words.startswith(f"recorder: pid {running['pid']} since ")
+    assert recorded.json("recorder", "stop") == {"stopped": True, "pid": running["pid"]}
+    recorded.wait_gone(int(str(running["pid"])))
+    said = recorded.json("recorder", "status")
+    assert not said["running"] and said["why"].endswith(": stopped by `convgit recorder stop`")
+    assert (
+        recorded.cli("recorder", "stop").stdout == "no recorder was running for this working tree\n"
+    )
+
+    recorded.env["CONVGIT_RECORDER_IDLE"] = "1"
+    recorded.allow_start()
+    recorded.hook(claude.prompt())
+    idle = recorded.wait_running()
+    recorded.wait_gone(int(str(idle["pid"])))
+    assert recorded.json("recorder", "status")["why"].endswith(": no event for 1 s")
+
+
+def test_a_recorder_killed_is_named_dead_and_replaced(recorded: Recorded, tmp_path: Path) -> None:
+    repo, claude = recorded.repo, Claude(tmp_path / "claude", recorded.repo.path)
+    running = started(recorded, claude)
+    pid = int(str(running["pid"]))
+    os.kill(pid, 9)
+    recorded.wait_gone(pid)
+    said = recorded.json("recorder", "status")
+    assert said["why"] == (
+        f"it died: its process is gone (pid {pid}); the next hook event starts another"
+    )
+    recorded.allow_start()
+    repo.write("src/app.py", "print('after the kill')\n")
+    at_prompt = repo.oracle()
+    recorded.hook(claude.prompt())
+    prompt, _ = claude.ids()
+    recorded.hook(claude.reply())
+    assert recorded.json("show", prompt)["snapshot"]["tree"] == at_prompt
+    assert alive(int(str(recorded.wait_running()["pid"])))
+
+
+def test_off_keeps_every_hook_to_itself(recorded: Recorded, tmp_path: Path) -> None:
+    recorded.env["CONVGIT_RECORDER"] = "off"
+    claude = Claude(tmp_path / "claude", recorded.repo.path)
+    recorded.hook(claude.start())
+    recorded.hook(claude.prompt())
+    assert not list(recorded.folder.glob("*.sock")) if recorded.folder.is_dir() else True
+    said = recorded.json("recorder", "status")
+    assert said["why"] == "turned off (CONVGIT_RECORDER=off)"
