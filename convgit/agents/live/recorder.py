@@ -276,7 +276,6 @@ class Recorder:
         if request is None:
             _send(conn, client.FALL_BACK + b"not a request of this protocol")
             return
-        faults.point("recorder:received")
         if request.kind == b"status":
             _send(conn, client.DONE + json.dumps(self.status()).encode())
             return
@@ -299,6 +298,7 @@ class Recorder:
         if request.env.get(b"CONVGIT_STORE", b"") != os.environb.get(b"CONVGIT_STORE", b""):
             _send(conn, client.FALL_BACK + b"another store")
             return
+        faults.point("recorder:received")
         said_back = self.record(request)
         faults.point("recorder:recorded")
         if said_back is None:
