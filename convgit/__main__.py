@@ -1,5 +1,6 @@
-"""``convgit`` and ``python -m convgit``. A command an agent's hook runs every turn takes a lean
-path (no typer, rich or pydantic); every other goes to the command line app (``convgit.cli``)."""
+"""``convgit`` and ``python -m convgit``. A command an agent's hook runs every turn, and a search,
+take a lean path (no typer, rich or pydantic); every other goes to the command line app
+(``convgit.cli``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,11 @@ import sys
 
 # command -> the module whose ``run(args) -> exit code`` handles it without the typer app (None:
 # arguments the lean path does not take, for the app to explain)
-LEAN = {"hook": "convgit.agents.hook", "append": "convgit.cli.appending"}
+LEAN = {
+    "hook": "convgit.agents.hook",
+    "append": "convgit.cli.appending",
+    "search": "convgit.cli.searching",
+}
 
 
 def main() -> None:

@@ -988,7 +988,7 @@ def main() -> int:
         "--only",
         default="",
         help="comma list of: snapshot, restore, first, run, objects, log, load, append, import, "
-        "page, hooks, claude, gemini, opencode, live, ui, watcher, share",
+        "page, hooks, claude, gemini, opencode, live, ui, watcher, share, search",
     )
     parser.add_argument(
         "--million", action="store_true", help="the watcher rows at 1,000,000 files too (slow)"
@@ -1052,6 +1052,11 @@ def main() -> int:
 
             for files in (100_000, 1_000_000) if args.million else (100_000,):
                 bench_watcher(bench, files, make_tree, Turns, IDENTITY)
+        if not only or "search" in only:
+            from bench_search import bench_search  # beside this file
+
+            big = 100_000 if args.quick else 1_000_000
+            bench_search(bench, big, make_tree, make_session, Turns)
         if not only or "share" in only:
             from bench_share import bench_share  # beside this file
 

@@ -55,8 +55,24 @@ def convgit_json(cwd: Path, *args: str) -> Any:
             ("nope",),
             "does not run beside 'nope'",
         ),
+        (b'{"sessionId": "a"}', ("copilot",), "names no GitHub Copilot CLI event"),
+        (b'{"sessionId": "a"}', ("copilot", "nope"), "names no GitHub Copilot CLI event"),
+        (b'{"sessionId": "../a"}', ("copilot", "agentStop"), "no usable sessionId"),
     ],
-    ids=["empty", "text", "cut", "binary", "array", "no-event", "bad-id", "relative", "agent"],
+    ids=[
+        "empty",
+        "text",
+        "cut",
+        "binary",
+        "array",
+        "no-event",
+        "bad-id",
+        "relative",
+        "agent",
+        "copilot-unnamed",
+        "copilot-unknown",
+        "copilot-bad-id",
+    ],
 )
 def test_whatever_comes_on_stdin_the_hook_exits_0_prints_nothing_and_logs(
     repo: GitRepo, stdin: bytes, args: tuple[str, ...], problem: str

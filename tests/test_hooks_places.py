@@ -81,9 +81,11 @@ def untracked(repo: GitRepo) -> list[str]:
 @pytest.mark.parametrize(
     ("agent", "made"),
     [
+        ("copilot", ".github/hooks/convgit.json"),
         ("gemini", ".gemini/settings.json"),
         ("opencode", ".opencode/plugins/convgit.js"),
         ("pi", ".pi/extensions/convgit.ts"),
+        ("qwen", ".qwen/settings.json"),
     ],
 )
 def test_an_install_keeps_convgits_own_file_out_of_git_and_its_snapshots(
@@ -186,3 +188,56 @@ def test_uninstall_user_gives_the_settings_back_byte_for_byte(
     assert list(plain.iterdir()) == []  # no backups (nor store) in the folder it ran in
     backups = tmp_path / "xdg" / "convgit" / "backups"
     assert backups.is_dir() and list(backups.iterdir())
+
+
+def test_copilots_user_hooks_go_beside_the_users_own_under_copilot_home(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """GitHub Copilot CLI's user scope is ``$COPILOT_HOME/hooks/``: a hooks file of the user's
+    under convgit's name, in the CLI's documented flat shape, keeps its handler; convgit's go in
+    as groups of their own, one command per event naming it (the CLI's payload does not), and
+    uninstall gives the file back byte for byte."""
+    home = tmp_path / "copilot-home"
+    env = {**env, "COPILOT_HOME": str(home)}
+    theirs = {"type": "command", "bash": "./notify.sh", "timeoutSec": 5}
+    hooks = home / "hooks" / "convgit.json"
+    hooks.parent.mkdir(parents=True)
+    hooks.write_text(json.dumps({"version": 1, "hooks": {"agentStop": [theirs]}}))
+    before = hooks.read_bytes()
+    plain = tmp_path / "somewhere"
+    plain.mkdir()
+    run(plain, env, "hooks", "install", "copilot", "--scope", "user")
+    installed = json.loads(hooks.read_text())
+    assert installed["version"] == 1 and installed["hooks"]["agentStop"][0] == theirs
+    ours = {
+        event: [(g.get("matcher"), h["command"]) for g in groups[-1:] for h in g["hooks"]]
+        for event, groups in installed["hooks"].items()
+    }
+    assert sorted(ours) == ["agentStop", "postToolUse", "userPromptSubmitted"]
+    for name, [(matcher, command)] in ours.items():
+        assert command.endswith(f"exec convgit hook copilot {name}")
+        assert matcher == ("create|edit|apply_patch" if name == "postToolUse" else None)
+    status = json.loads(run(plain, env, "hooks", "status", "copilot", "--json"))
+    assert [(s["scope"], s["state"]) for s in status["agents"]["copilot"]] == [
+        ("project", "not installed"),
+        ("user", "installed"),
+    ]
+    run(plain, env, "hooks", "uninstall", "copilot", "--scope", "user")
+    assert hooks.read_bytes() == before
+
+
+def test_a_settings_file_qwen_rewrote_since_the_install_goes_with_the_uninstall(
+    repo: GitRepo, env: dict[str, str]
+) -> None:
+    """Qwen Code rewrites its settings files at its start (its own format, and its settings'
+    ``$version``): the file the install made still goes at uninstall, with its line in
+    .git/info/exclude, since nothing in it is the user's."""
+    exclude = repo.path / ".git" / "info" / "exclude"
+    before = exclude.read_bytes() if exclude.exists() else b""
+    run(repo.path, env, "hooks", "install", "qwen")
+    made = repo.path / ".qwen" / "settings.json"
+    value = json.loads(made.read_text())
+    made.write_text(json.dumps({**value, "$version": 4}, indent=2))  # as Qwen leaves it
+    said = json.loads(run(repo.path, env, "hooks", "uninstall", "qwen", "--json"))
+    assert said["changed"] is True
+    assert not made.exists() and exclude.read_bytes() == before

@@ -5,6 +5,7 @@ the real CLI, the real watchman and real repositories; tests/recorded.py drives 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import clirun
 from tests.recorded import Claude, Recorded, alive
 from tests.workspace.gitrepo import GitRepo
 
@@ -255,3 +257,27 @@ def test_off_keeps_every_hook_to_itself(recorded: Recorded, tmp_path: Path) -> N
     assert not list(recorded.folder.glob("*.sock")) if recorded.folder.is_dir() else True
     said = recorded.json("recorder", "status")
     assert said["why"] == "turned off (CONVGIT_RECORDER=off)"
+
+
+def test_a_failure_is_told_on_stderr_through_the_recorder(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """GitHub Copilot CLI reads a hook's failures on stderr, with exit status 2 (its ``TELLS``):
+    the thin client says what the recorder tells it there, with that status."""
+    repo = recorded.repo
+    started(recorded, Claude(tmp_path / "claude", repo.path))
+    env = {**recorded.env, "COPILOT_HOME": str(tmp_path / "copilot")}
+
+    def copilot(event: str, session: str) -> clirun.Ran:
+        payload = json.dumps({"sessionId": session, "cwd": str(repo.path)}).encode()
+        return clirun.run(
+            "hook", "copilot", event, cwd=repo.path, input=payload, env=env, code=None,
+            timeout=90,
+        )  # fmt: skip
+
+    failed = copilot("agentStop", "../a")
+    assert failed.code == 0 and not failed.err, failed
+    told = copilot("sessionStart", "c0b1a2b3-0000-4000-8000-000000000001")
+    lines = recorded.log()
+    assert all(" through the recorder" in line for line in lines[-2:]), lines
+    assert told.code == 2 and b"no usable sessionId" in told.err and not told.out, told

@@ -9,7 +9,7 @@ import base64
 import pytest
 
 from convgit.base.errors import RefusedError, UsageError
-from convgit.session import scrub
+from convgit.session import detector, scrub
 
 # Made-up credentials in each issuer's shape (none is real).
 FAKE = {
@@ -30,7 +30,7 @@ FAKE = {
 
 @pytest.mark.parametrize("kind", sorted(FAKE))
 def test_the_built_in_set_catches_each_kind(kind: str) -> None:
-    assert set(FAKE) == set(scrub.SECRETS)
+    assert set(FAKE) == set(detector.PATTERNS)
     secrets = scrub.Scrubber(None, secrets=True)
     text, count = secrets.text(f"before {FAKE[kind]} after")
     assert count == 1 and FAKE[kind].removeprefix("Bearer ") not in text

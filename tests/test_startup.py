@@ -15,8 +15,10 @@ from tests import clirun
 
 # What could come in: each is installed wherever the tests run (a dependency of convgit or of
 # its tests, or the standard library), so an import of it would show (checked below). textual:
-# `convgit ui` alone imports it (the terminal navigator).
-HEAVY = ("pygit2", "rich", "asyncio", "textual")
+# `convgit ui` alone imports it (the terminal navigator); detect_secrets (and the requests it
+# brings): a scan for secrets alone (`push`, `redact --secrets`); mcp: `convgit mcp` alone
+# (the SDK).
+HEAVY = ("pygit2", "rich", "asyncio", "textual", "detect_secrets", "requests", "mcp")
 LEAN = (*HEAVY, "typer", "click")  # a hook the agent waits on every turn
 
 # Runs the console script's main() and reports which heavy libraries it imported.
@@ -83,6 +85,8 @@ def conversation(tmp_path: Path) -> Path:
         ["context", "--format", "openai"],
         ["show"],
         ["sessions"],
+        ["search", "user"],
+        ["-P", "search", "user", "--role", "user"],  # through the typer app
     ],
 )
 def test_reading_commands_import_no_git_lock_or_colour(conversation: Path, args: list[str]) -> None:
@@ -131,6 +135,13 @@ def test_append_imports_neither_typer_nor_rich_nor_pydantic(conversation: Path) 
     assert found == set()
     shown = clirun.run("show", "u-9", "--json", cwd=conversation)
     assert shown.json()["entry"]["content"] == "again"
+
+
+def test_search_imports_neither_typer_nor_rich_nor_pydantic(conversation: Path) -> None:
+    """A search starts as a hook does: it costs little more than Python's own start."""
+    assert _imported(conversation, "search", "assistant", "--json", heavy=LEAN) == set()
+    found = clirun.run("search", "assistant 3", "--json", cwd=conversation).json()
+    assert [r["snippet"] for r in found["results"]] == ["assistant 3"]
 
 
 def test_append_given_what_it_does_not_take_says_so_as_every_command(tmp_path: Path) -> None:

@@ -4,11 +4,15 @@ records it in the session that mirrors the agent's (``convgit.agents.live.turns`
 It never stands in the agent's way: it exits 0 whatever happens, writes on stdout only the JSON
 of a ``systemMessage`` naming hook events that failed (``convgit.agents.hook_failures``: shown to
 the user by the agent, never sent to the model), waits at most ``LOCK_WAIT`` for a lock and gives
-up after ``DEADLINE``, well inside the agent's timeout. One line per event, and every problem
-with its traceback, go to the hook log of the store (``logs/hooks.log``, which ``convgit hooks
-status`` names); a problem left an event unrecorded, and the next event of that agent session
-catches up on the transcript before anything else (``behind``), which settles the failure once
-the turns it concerned are recorded. The path imports neither typer nor rich nor pydantic.
+up after ``DEADLINE``, well inside the agent's timeout. An agent that shows a hook's stderr
+instead (its ``live`` part's ``TELLS = "stderr"``: GitHub Copilot CLI, which warns the user
+of a hook that exits 2 and goes on) is told there, with exit status 2. An agent whose payload
+does not name its event gets it on the command line (``convgit hook copilot agentStop``). One
+line per event, and every problem with its traceback, go to the hook log of the store
+(``logs/hooks.log``, which ``convgit hooks status`` names); a problem left an event
+unrecorded, and the next event of that agent session catches up on the transcript before
+anything else (``behind``), which settles the failure once the turns it concerned are
+recorded. The path imports neither typer nor rich nor pydantic.
 """
 
 from __future__ import annotations
@@ -79,10 +83,12 @@ def read_log(path: Path) -> LogReport:
 
 
 def run(args: list[str], store_dir: Path | None = None, raw: bytes | None = None) -> int:
-    """``convgit hook AGENT``: handle the event on stdin (``raw``: read already, by the thin
-    client of a recorder that could not take it); always 0. ``store_dir``: the store
-    (``--store``), else the one of the event's folder (``CONVGIT_STORE`` honoured; outside git,
-    the per-user store of the folder, made at its first prompt)."""
+    """``convgit hook AGENT [EVENT]``: handle the event on stdin (``raw``: read already, by the
+    thin client of a recorder that could not take it); 0 (2 after telling a failure on stderr,
+    for an agent that reads it there). ``store_dir``: the store (``--store``), else the one of
+    the event's folder (``CONVGIT_STORE`` honoured; outside git, the per-user store of the
+    folder, made at its first prompt). ``EVENT``: the agent's name for the event, for an agent
+    whose payload does not say it."""
     started = time.monotonic()
     began = time.time()
     # A Stop snapshots on a thread that mostly waits for git while this one reads the session:
@@ -96,24 +102,34 @@ def run(args: list[str], store_dir: Path | None = None, raw: bytes | None = None
         _deadline(DEADLINE)
         if raw is None:
             raw = sys.stdin.buffer.read(MAX_EVENT + 1)
-        said = handle(
-            args[0] if args else "", raw, store_dir, began=began, started=started,
-            speaks=stdout is not None, since=_since_start(began),
+        told = handle(
+            args, raw, store_dir, began=began, started=started, speaks=stdout is not None,
+            since=_since_start(began),
         )  # fmt: skip
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-    if said and stdout is not None:
+    channel = 2 if told.stderr else stdout
+    if told.text and channel is not None:
         with contextlib.suppress(OSError):
-            os.write(stdout, said)
-    return 0
+            os.write(channel, told.text)
+    return 2 if told.text and told.stderr else 0
 
 
 class Declined(Exception):
     """A recorder does not take this event (another working tree's): the hook takes it."""
 
 
+@dataclass(frozen=True)
+class Told:
+    """What a hook says to its agent after an event: ``text`` on stdout (a ``systemMessage``),
+    or on stderr with exit status 2 (``stderr``: an agent whose ``TELLS`` is "stderr")."""
+
+    text: bytes = b""
+    stderr: bool = False
+
+
 def handle(
-    agent: str,
+    args: list[str],
     raw: bytes,
     store_dir: Path | None,
     *,
@@ -123,14 +139,17 @@ def handle(
     since: float | None = None,
     accept: Callable[[StoreLocation], None] | None = None,
     how: str = "",
-) -> bytes:
-    """Record the event ``raw`` of ``agent`` (run in the event's folder), log it, and return
-    what the agent should read on stdout (b"" or a ``systemMessage``; ``speaks``: the hook can
-    write one). ``began`` (wall clock) and ``started`` (monotonic): when the hook started;
-    ``since``: when its process started, when known. ``accept`` may decline the event's store
-    (``Declined``, before anything is done); ``how`` is said in the log's line (the recorder's
-    "through the recorder")."""
+) -> Told:
+    """Record the event ``raw`` of ``args`` (AGENT [EVENT]; run in the event's folder), log it,
+    and return what the agent should be told (``speaks``: the hook's stdout is open for a
+    ``systemMessage``). ``began`` (wall clock) and ``started`` (monotonic): when the hook
+    started; ``since``: when its process started, when known. ``accept`` may decline the
+    event's store (``Declined``, before anything is done); ``how`` is said in the log's line
+    (the recorder's "through the recorder")."""
+    agent = args[0] if args else ""
+    named = args[1] if len(args) > 1 else None
     root: Path | None = None
+    tells = "stdout"
     what = f"{agent or '(no agent)'} (unread event)"
     name = ""
     speaks_now = False
@@ -144,13 +163,14 @@ def handle(
         locks.cap_waits(LOCK_WAIT)
         root = locate(os.getcwd(), store_dir, per_user=True).root
         integration = registry.integration(agent)
+        tells = str(getattr(integration, "TELLS", tells))
         if len(raw) > MAX_EVENT:
             raise ValueError(f"the event is over {MAX_EVENT >> 20} MiB")
         try:
             payload: Any = codec.decode(raw)
         except ValueError:
             raise ValueError("the event on stdin is not JSON") from None
-        event = integration.event(payload)
+        event = integration.event(payload) if named is None else integration.event(payload, named)
         name = event.called
         what = f"{agent} {name} {event.session_id}"
         session = event.session_id
@@ -158,10 +178,11 @@ def handle(
         if accept is not None:
             accept(location)
         root = location.root
-        speaks_now = speaks and name in integration.SPEAKS
+        # a systemMessage needs the hook's stdout; stderr is always there
+        speaks_now = name in integration.SPEAKS and (speaks or tells == "stderr")
         if location.git is None and name not in integration.OPENS and not root.is_dir():
             root = None  # outside git, a folder that never had a turn gets nothing
-            return b""
+            return Told()
         from convgit.agents import hook_failures
         from convgit.agents.live import turns
 
@@ -182,7 +203,7 @@ def handle(
         import traceback
 
         problem = _problem(exc)
-        _log(root, f"{what}: problem after {_ms(started)}: {problem}", traceback.format_exc())
+        _log(root, f"{what}: problem after {_ms(started)}{how}: {problem}", traceback.format_exc())
         if root is not None:
             from convgit.agents import hook_failures
 
@@ -190,25 +211,29 @@ def handle(
             log = log_path(root)
             hook_failures.failed(root, agent, event_name, problem, log, session=session, at=began)
     if root is None:
-        return b""
-    return _tell(root, agent, session, until, speaks_now)
+        return Told()
+    return _tell(root, agent, session, until, speaks_now, tells)
 
 
-def _tell(root: Path, agent: str, session: str | None, until: float | None, speaks: bool) -> bytes:
+def _tell(
+    root: Path, agent: str, session: str | None, until: float | None, speaks: bool, tells: str
+) -> Told:
     """Settle the failures of the event's agent session its recording caught up (``until``:
-    those that started before then); what tells those not told yet through the agent's
-    ``systemMessage`` (JSON on stdout, which a synchronous hook's agent shows the user and
-    never sends to the model), when this event can speak (b"" otherwise)."""
+    those that started before then); what tells those not told yet, when this event can speak:
+    through the agent's ``systemMessage`` (JSON on stdout, which a synchronous hook's agent
+    shows the user and never sends to the model), or on stderr (``tells``)."""
     try:
         from convgit.agents import hook_failures
 
+        stderr = tells == "stderr"
         untold = hook_failures.settle(root, agent, session, until, speaks)
         if untold and speaks:
-            text = json.dumps({"systemMessage": hook_failures.message(untold)})
-            return (text + "\n").encode()
+            words = hook_failures.message(untold)
+            text = words if stderr else json.dumps({"systemMessage": words})
+            return Told((text + "\n").encode(), stderr)
     except Exception:
         pass
-    return b""
+    return Told()
 
 
 def _since_start(began: float) -> float | None:

@@ -100,7 +100,7 @@ def uninstall(agent: ModuleType, scope: str, project: Path, backups: Path) -> Ch
     cleaned = settings.remove(found.value, agent.is_ours)
     before = _before_install(agent, scope, found.path, backups)
     if cleaned != found.value:
-        exact = _as_before(before, cleaned)
+        exact = _as_before(before, cleaned, frozenset(getattr(agent, "OWN_KEYS", ())))
         if exact is not None:
             return _put_back(agent, scope, found, before, exact, backups)
     return _saved(agent, scope, found, cleaned, backups)
@@ -113,23 +113,26 @@ def _before_install(agent: ModuleType, scope: str, path: Path, backups: Path) ->
     return backups.parent / "settings-before-install" / f"{agent.AGENT}-{scope}-{key}.json"
 
 
-def _as_before(before: Path, cleaned: dict[str, Any]) -> bytes | None:
+def _as_before(before: Path, cleaned: dict[str, Any], own: frozenset[str]) -> bytes | None:
     """The bytes the file had before the install (b"" and a missing file: ``None`` for "none"
-    is told by the ``.absent`` marker) when ``cleaned`` means what they meant; else None."""
+    is told by the ``.absent`` marker) when ``cleaned`` means what they meant; else None.
+    ``own``: the keys the agent writes into the file itself (Qwen Code's ``$version``), which
+    mean nothing of the user's."""
     if before.with_suffix(".absent").exists():
-        return b"" if _meaning(cleaned) == {} else None
+        return b"" if _meaning(cleaned, own) == {} else None
     try:
         kept = settings.load(before)
     except ConvgitError:
         return None
-    if kept.raw is None or _meaning(kept.value) != _meaning(cleaned):
+    if kept.raw is None or _meaning(kept.value, own) != _meaning(cleaned, own):
         return None
     return kept.raw
 
 
-def _meaning(value: dict[str, Any]) -> dict[str, Any]:
+def _meaning(value: dict[str, Any], own: frozenset[str] = frozenset()) -> dict[str, Any]:
     """``value`` without the groups, events and ``hooks`` that hold no handler (they mean
-    nothing to the agent)."""
+    nothing to the agent), and without the agent's ``own`` keys."""
+    value = {k: v for k, v in value.items() if k not in own}
     hooks = value.get("hooks")
     if not isinstance(hooks, dict):
         return value

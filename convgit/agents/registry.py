@@ -13,6 +13,8 @@ present only where the agent has the part:
 * ``export``: ``export_file(header, path, kept)``, a path written as the agent's own file.
 * ``live``: the agent's hook events, settings file and handler (``convgit hooks``, ``convgit
   hook``).
+* ``mcp``: where convgit's MCP server is registered in the agent's own configuration
+  (``convgit hooks install AGENT --mcp``, ``convgit.agents.mcp``).
 
 Modules are imported only when a part is asked for, so naming an agent costs no import of its
 reader.
@@ -29,9 +31,9 @@ from types import ModuleType
 from convgit.base.errors import ConvgitError, UsageError
 
 # One line per agent. The order is the order a file is recognised in (``recognise.agent_of``).
-FOLDERS = ("codex", "pi", "claude_code", "gemini", "opencode")
+FOLDERS = ("codex", "pi", "qwen", "claude_code", "gemini", "opencode", "copilot")
 DEFAULT = "claude-code"  # a session whose header names no agent was recorded beside Claude Code
-PARTS = ("reading", "resume", "export", "live")
+PARTS = ("reading", "resume", "export", "live", "mcp")
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,14 @@ class NotAnOpenCodeSessionError(RefusedError):
     """The file is not an OpenCode export this convgit can read."""
 
 
+class NotACopilotSessionError(RefusedError):
+    """The file is not a GitHub Copilot CLI events file this convgit can read."""
+
+
+class NotAQwenSessionError(RefusedError):
+    """The file is not a Qwen Code chat file this convgit can read."""
+
+
 class InvalidEntryError(ConvgitError):
     """An entry given to append that breaks the schema or the tree; nothing is written."""
 

@@ -34,5 +34,5 @@ def _register_commands() -> None:
     # in this order in `convgit --help`
     from convgit.cli import writing, agents, reading, sessions  # noqa: F401, I001
     from convgit.cli import moves, maintenance, files, completion, ui  # noqa: F401
-    from convgit.cli import sharing  # noqa: F401
+    from convgit.cli import sharing, mcp  # noqa: F401
     from convgit.cli import recorder  # noqa: F401

@@ -1,6 +1,7 @@
 """Beside an agent: ``import`` and ``export`` of its session files, ``hooks`` and ``hook``
 (recording it live), ``resume`` (handing a path back to it)."""
 
+import functools
 import os
 import sys
 from pathlib import Path
@@ -115,9 +116,57 @@ ScopeOption = Annotated[
         "--scope",
         help="claude-code: local (.claude/settings.local.json, the default), project or user;"
         " gemini: project (.gemini/settings.json, the default) or user; pi: project"
-        " (.pi/extensions/, the default) or user; codex: user ($CODEX_HOME).",
+        " (.pi/extensions/, the default) or user; codex: user ($CODEX_HOME); copilot: project"
+        " (.github/hooks/convgit.json, the default) or user ($COPILOT_HOME/hooks/); qwen:"
+        " project (.qwen/settings.json, the default) or user ($QWEN_HOME). With --mcp, the"
+        " scopes of docs/mcp.md.",
     ),
 ]
+
+
+McpFlag = Annotated[
+    bool,
+    typer.Option(
+        "--mcp",
+        help="convgit's MCP server (`convgit mcp`) in the agent's own configuration, not the"
+        f" hooks: {registry.listing('mcp')} (see docs/mcp.md).",
+    ),
+]
+
+
+def _mcp_change(
+    agent: str, scope: str | None, program: str | None, json: bool, *, remove: bool
+) -> None:
+    """``hooks install|uninstall AGENT --mcp``: convgit's MCP server registered in (or taken
+    out of) the agent's configuration; nothing else in it changes."""
+    from convgit.agents import exclude
+    from convgit.agents import mcp as servers
+    from convgit.text import reports
+
+    unknown = "convgit's MCP server has no place in '{name}': --mcp takes {known}."
+    part = registry.agent(agent, "mcp", unknown=unknown).part("mcp")
+    scope = scope or str(part.DEFAULT_SCOPE)
+    project = _project()
+    # the agent's own install and uninstall (a TOML table, an extension file), else the
+    # server merged into the table of its JSON configuration
+    own = hasattr(part, "install")
+    if remove:
+        gone = part.uninstall if own else functools.partial(servers.uninstall, part)
+        change = gone(scope, project, _backups(scope))
+        if change.changed:
+            exclude.let_back_into_git(project, change.path, _excluded_record(scope))
+    else:
+        put = part.install if own else functools.partial(servers.install, part)
+        change = put(scope, project, _backups(scope), program)
+    excluded = None
+    if not remove and change.own and scope in getattr(part, "PROJECT_SCOPES", ()):
+        excluded = exclude.keep_out_of_git(project, change.path, _excluded_record(scope))
+    if json:
+        out(change.to_json() if remove else {**change.to_json(), "excluded": excluded})
+        return
+    show(*reports.mcp_change_words(change, "uninstall" if remove else "install"))
+    if excluded:
+        show(f"added {excluded} to .git/info/exclude (git ignores it, a file of convgit's)")
 
 
 def _scope(integration: Any, scope: str | None) -> str:
@@ -191,16 +240,21 @@ def hooks_install(
             " PATH's as a fallback), e.g. convgit or '/opt/venv/bin/python -m convgit'.",
         ),
     ] = None,
+    mcp: McpFlag = False,
     json: JsonFlag = False,
 ) -> None:
     """Add convgit's hooks to the agent's settings (every other setting and hook is kept):
     from then on every prompt, reply and tool call is recorded, with a snapshot per turn.
-    Installing again replaces the hooks of an older version (on other events) with these."""
+    Installing again replaces the hooks of an older version (on other events) with these.
+    With --mcp: register convgit's MCP server in the agent's configuration instead."""
     from convgit.agents import hooks
     from convgit.text import reports
 
     if program is not None and not program.strip():
         raise UsageError("--command is empty: give the convgit the hooks should run.")
+    if mcp:
+        _mcp_change(agent, scope, program, json, remove=False)
+        return
     if agent == "git":  # git's own hooks (convgit.sharing.githooks)
         from convgit.cli import sharing
 
@@ -237,13 +291,18 @@ def hooks_uninstall(
         typer.Argument(help=f"The agent: {registry.listing('live')}; or git (commit trailers)."),
     ],
     scope: ScopeOption = None,
+    mcp: McpFlag = False,
     json: JsonFlag = False,
 ) -> None:
     """Take convgit's hooks out of the agent's settings, and nothing else (a file nothing
-    else changed in since the install gets its bytes back; one the install made goes)."""
+    else changed in since the install gets its bytes back; one the install made goes).
+    With --mcp: take convgit's MCP server out of the agent's configuration instead."""
     from convgit.agents import hooks
     from convgit.text import reports
 
+    if mcp:
+        _mcp_change(agent, scope, None, json, remove=True)
+        return
     if agent == "git":
         from convgit.cli import sharing
 
@@ -334,13 +393,18 @@ def hook_cmd(
     agent: Annotated[
         str, typer.Argument(help=f"The agent whose hook this is: {registry.listing('live')}.")
     ],
+    event: Annotated[
+        str | None,
+        typer.Argument(help="The agent's name for the event, when its payload does not say it."),
+    ] = None,
 ) -> None:
     """Record one hook event of the agent, read on stdin (what `convgit hooks install` sets up).
-    Always exits 0 and prints nothing; problems go to the hook log (`convgit hooks status`)."""
+    Exits 0 and prints nothing; problems go to the hook log (`convgit hooks status`), and are
+    told through the agent (exit 2 with the words on stderr, for an agent that reads them so)."""
     from convgit.agents import hook
 
     os.chdir(options.directory)
-    raise typer.Exit(hook.run([agent], options.store))
+    raise typer.Exit(hook.run([agent, *([event] if event else [])], options.store))
 
 
 @command()

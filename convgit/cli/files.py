@@ -57,14 +57,25 @@ def status(json: JsonFlag = False) -> None:
     failures = hook_failures.current(session.location.root)
     store = collecting.store(session.location, fresh=False)
     resident = recorder.status(options.directory, options.store)
+    place = session.location.git
+    mirrors = session.track.workspace().mirrors() if place and place.worktree else []
     if json:
-        out({**st.to_json(), "recorder": resident, "hook_failures": failures, "store": store})
+        out(
+            {
+                **st.to_json(),
+                "recorder": resident,
+                "hook_failures": failures,
+                "store": store,
+                "mirrors": mirrors,
+            }
+        )
     else:
         show(*render.status_words(st, render.Names(session.view())))
         if st.workspace:
             show(*reports.recorder_words(resident, str(session.track.index())))
         show(*reports.hook_failure_words(failures))
         show(*reports.store_lines(store))
+        show(*reports.mirror_lines(mirrors))
 
 
 @command()

@@ -103,7 +103,7 @@ def redact(
     secrets: Annotated[
         bool,
         typer.Option(
-            "--secrets", help="Use the built-in patterns: API keys, private keys, tokens."
+            "--secrets", help="Use the secret detector: API keys, private keys, tokens, passwords."
         ),
     ] = False,
     session_id: Annotated[

@@ -16,7 +16,7 @@ from collections.abc import Collection, Sequence
 
 # the commands whose output can be long (the others print a line or two, or ask questions)
 PAGED = frozenset(
-    {"log", "tree", "show", "context", "sessions", "branches", "restores", "diff", "fsck"}
+    {"log", "tree", "show", "context", "sessions", "branches", "restores", "diff", "fsck", "search"}
 )
 _NO_PAGER = frozenset({"--no-pager", "-P"})
 

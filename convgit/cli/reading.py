@@ -360,3 +360,83 @@ def html_cmd(
 
         if not webbrowser.open(path.resolve().as_uri()):
             show(f"no browser was found to open it: open {path}")
+
+
+@command()
+def search(
+    words: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="WORDS",
+            help="Each one is looked for as it is written (case aside), anywhere in an entry's"
+            " words; an entry is found when it holds every one.",
+        ),
+    ] = None,
+    agent: Annotated[
+        str | None, typer.Option("--agent", help="Only the sessions of this agent.")
+    ] = None,
+    session_refs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--session", metavar="SESSION", help="Only this session (an id, prefix or name)."
+        ),
+    ] = None,
+    file: Annotated[
+        str | None,
+        typer.Option("--file", metavar="PATH", help="Only the turns whose snapshot changed PATH."),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since", metavar="WHEN", help="From WHEN on: 2026-12-01, 2026-12-01T10:30, 2d, 6h."
+        ),
+    ] = None,
+    until: Annotated[
+        str | None, typer.Option("--until", metavar="WHEN", help="Before WHEN (a day: its end).")
+    ] = None,
+    role: Annotated[
+        str | None,
+        typer.Option("--role", help="Only user, assistant, tool, note, summary or system entries."),
+    ] = None,
+    branch: Annotated[
+        bool, typer.Option("--branch", help="Only the entries on each session's active path.")
+    ] = False,
+    max_count: Annotated[
+        str | None,
+        typer.Option("--max-count", "-n", metavar="N", help="Show N results (default 20)."),
+    ] = None,
+    all_stores: Annotated[
+        bool,
+        typer.Option(
+            "--all-stores", help="Search every store convgit has written on this machine."
+        ),
+    ] = False,
+    reindex: Annotated[
+        bool, typer.Option("--reindex", help="Rebuild the search index from the sessions first.")
+    ] = False,
+    json: JsonFlag = False,
+) -> None:
+    """Find entries in every session of the store: prompts, replies, tool calls and their
+    arguments, tool results, labels, session names, and (--file) the files each turn changed.
+    Newest first, each with the command that shows it. The index (STORE/search.sqlite) is
+    brought up to date from the sessions first, and is never the truth; see docs/search.md."""
+    from convgit.cli import searching
+
+    sessions = list(session_refs or [])
+    if options.session is not None:
+        sessions.append(options.session)
+    asked = searching.Asked(
+        terms=list(words or []),
+        agent=agent,
+        sessions=sessions,
+        file=file,
+        since=since,
+        until=until,
+        role=role,
+        branch=branch,
+        limit=max_count,
+        all_stores=all_stores,
+        reindex=reindex,
+        json=json,
+    )
+    searching.search(asked, options.directory, options.store)

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from convgit.cli.output import show
-from convgit.cli.program import JsonFlag, command, options, out
+from convgit.cli.program import JsonFlag, add_group, command, options, out
 from convgit.store.location import StoreLocation, locate
 
 RemoteArg = Annotated[
@@ -61,20 +61,26 @@ def unshare(
 
 def _mark_shared(session: str, shared: bool, json: bool) -> None:
     """``share`` and ``unshare``: the session found, marked, and what changed said."""
+    from convgit.git.remotes import mirrors
     from convgit.sharing.settings import set_shared
+    from convgit.sharing.transport import git_of
     from convgit.store.sessions import find_session
+    from convgit.text.reports import mirror_lines
 
     location = _location()
     sid = find_session(location, session)
     changed = set_shared(location, sid, shared)
+    place = location.git
+    mirrored = mirrors(git_of(location)) if place and place.worktree else []
     if json:
-        out({"session": sid, "shared": shared, "changed": changed})
+        out({"session": sid, "shared": shared, "changed": changed, "mirrors": mirrored})
         return
     was = "" if changed else " already"
     if shared:
         show(f"session {sid} is{was} shared: `convgit push` sends it")
     else:
         show(f"session {sid} is{was} not shared; remotes keep what they were sent")
+    show(*mirror_lines(mirrored))
 
 
 @command()
@@ -91,6 +97,14 @@ def push(
     allow_secrets: Annotated[
         bool, typer.Option("--allow-secrets", help="Send even what the secret scan finds.")
     ] = False,
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace",
+            help="Replace what the remote holds of a session redacted here (a forced push,"
+            " leased on what it had).",
+        ),
+    ] = False,
     json: JsonFlag = False,
 ) -> None:
     """Send shared sessions to a git remote (default: the current session): entries, snapshots
@@ -105,7 +119,9 @@ def push(
     given = session or options.session
     named = find_session(location, given) if given else None
     sids = pushing.chosen(location, named, every, None if named else location.current())
-    report = pushing.push(location, remote, sids, dry_run=dry_run, allow_secrets=allow_secrets)
+    report = pushing.push(
+        location, remote, sids, dry_run=dry_run, allow_secrets=allow_secrets, replace=replace
+    )
     if json:
         out(report.to_json())
         return
@@ -114,6 +130,9 @@ def push(
         had = _count(report.merged, "entry")
         lines.append(f"{report.remote} had moved: merged its {had} here first, then pushed again")
     verb = "would push" if dry_run else "pushed"
+    for sid in report.replaced:
+        done = "would replace" if dry_run else "replaced"
+        lines.append(f"{done} {report.remote}'s copy of session {sid}, as it was before redaction")
     for s in report.sessions:
         if not s.specs:
             lines.append(f"{report.remote} has all of {_named(s.session, s.name)}")
@@ -122,6 +141,8 @@ def push(
             f"{verb} {_named(s.session, s.name)} to {report.remote}: {_count(s.entries, 'entry')},"
             f" {_count(s.snapshots, 'snapshot ref')}, {_bytes(s.bytes)}"
         )
+    if report.notes:
+        lines.append(f"{verb} the git notes {', '.join(report.notes)} to {report.remote}")
     if dry_run:
         lines.append("nothing was sent (--dry-run)")
     show(*lines)
@@ -137,7 +158,12 @@ def _fetched(merge: bool, remote: str | None, json: bool) -> None:
     lines = []
     for s in report.sessions:
         where = f"from {report.remote}: session {s.session}"
-        if s.trashed:
+        if s.stale:
+            lines.append(
+                f"{where}: not fetched: it holds what was redacted here (`convgit push --replace"
+                f" --session {s.session} {report.remote}` replaces it there)"
+            )
+        elif s.trashed:
             lines.append(f"{where}: in the trash here, not made again")
         elif s.new:
             what = f"{_count(s.entries, 'entry')}, {_count(s.snapshots, 'snapshot')}"
@@ -155,6 +181,8 @@ def _fetched(merge: bool, remote: str | None, json: bool) -> None:
             lines.append(f"  {s.differ} entries have another snapshot here; this clone's kept")
     if not report.sessions:
         lines.append(f"{report.remote} has no shared session")
+    if report.notes:
+        lines.append(f"from {report.remote}: merged the git notes {', '.join(report.notes)} here")
     show(*lines)
 
 
@@ -204,7 +232,9 @@ def why(
 
 @command("git-hook", hidden=True)
 def git_hook(
-    hook: Annotated[str, typer.Argument(help="prepare-commit-msg or pre-push.")],
+    hook: Annotated[
+        str, typer.Argument(help="prepare-commit-msg, post-commit, post-rewrite or pre-push.")
+    ],
     args: Annotated[list[str] | None, typer.Argument(help="git's arguments to the hook.")] = None,
 ) -> None:
     """What convgit's git hooks run: never stops git (a failure is one line on stderr)."""
@@ -217,6 +247,15 @@ def git_hook(
             from convgit.sharing import trailers
 
             trailers.on_commit(_location(), args or [])
+        elif hook == "post-commit":
+            from convgit.sharing import commit_notes
+
+            commit_notes.on_commit(_location())
+        elif hook == "post-rewrite":
+            from convgit.sharing import commit_notes
+
+            kind = (args or ["rebase"])[0]
+            commit_notes.on_rewrite(_location(), kind, sys.stdin.read())
         elif hook == "pre-push":
             from convgit.sharing import pushing
 
@@ -226,23 +265,38 @@ def git_hook(
                 typer.echo(f"convgit: sent {sent} shared session(s) to {report.remote}", err=True)
     except (ConvgitError, OSError) as exc:
         typer.echo(f"convgit: the {hook} hook did nothing: {exc}", err=True)
+    except Exception as exc:  # a hook never stops git, nor prints a traceback over its output
+        typer.echo(f"convgit: the {hook} hook failed ({type(exc).__name__}: {exc})", err=True)
 
 
 def install_git_hooks(program: str | None, json: bool, *, remove: bool = False) -> None:
-    """`convgit hooks install git` (and uninstall): prepare-commit-msg, and pre-push when
-    `[share] on_push = true`."""
-    from convgit.sharing import githooks
-    from convgit.sharing.settings import ShareSettings
+    """`convgit hooks install git` (and uninstall): post-commit and post-rewrite (the git notes
+    of attribution, kept through a rebase and an amend by `notes.rewriteRef`), prepare-commit-msg
+    with `[attribution] trailers = true`, pre-push with `[share] on_push = true`."""
+    from convgit.git import names
+    from convgit.sharing import githooks, gitnotes
+    from convgit.sharing.settings import AttributionSettings, ShareSettings
     from convgit.sharing.transport import git_of
 
     location = _location()
     git = git_of(location)
-    hooks = ["prepare-commit-msg"]
+    attribution = AttributionSettings.of(location)
+    hooks = ["post-commit", "post-rewrite"]
+    if remove or attribution.trailers:
+        hooks.insert(0, "prepare-commit-msg")
     if remove or ShareSettings.of(location).on_push:
         hooks.append("pre-push")
     changes = [
         githooks.uninstall(git, h) if remove else githooks.install(git, h, program) for h in hooks
     ]
+    if remove:
+        config = gitnotes.remove_rewrite_refs(git, location)
+    else:
+        refs = [names.AGENT_TRACE_NOTES]
+        if attribution.git_ai:
+            refs.append(names.GIT_AI_NOTES)
+        config = gitnotes.add_rewrite_refs(git, location, refs)
+    changes = [githooks.with_config(c, config) if c.hook == "post-rewrite" else c for c in changes]
     if json:  # the shape of an agent's install, with git's hook files in "hooks"
         found = {
             "agent": "git",
@@ -261,45 +315,126 @@ def install_git_hooks(program: str | None, json: bool, *, remove: bool = False) 
             verb = "not there" if remove else "already installed"
         chained = " (it runs the hook that was there first)" if change.chained else ""
         show(f"git {change.hook} hook {verb}: {change.path}{chained}")
+    for value in config:
+        done = "no longer copies" if remove else "copies"
+        show(f"git {done} the notes of {value} through a rebase and an amend (notes.rewriteRef)")
 
 
 @command()
 def blame(
     file: Annotated[Path, typer.Argument(metavar="FILE", help="A file of the working tree.")],
+    notes: Annotated[
+        bool,
+        typer.Option(
+            "--notes",
+            help="Answer from the git notes of attribution alone, as a clone without the"
+            " session's snapshots would.",
+        ),
+    ] = False,
     json: JsonFlag = False,
 ) -> None:
     """For each line of FILE as it is now, what last changed it: a turn (the prompt it
     answered, the agent and model), a hand edit recorded at a user's entry, an older commit
-    (as git blame says), or nothing recorded yet. git tracks the lines over the snapshots."""
-    from convgit.cli.program import open_session
+    (as git blame says), or nothing recorded yet. git tracks the lines over the snapshots; a
+    commit's git notes of attribution answer for its lines (without a session, they alone)."""
+    from convgit.session import Session, opening
     from convgit.sharing import blame as blaming
     from convgit.sharing.transport import git_of
 
-    session = open_session()
+    location = _location()
+    sid = opening.find(location, options.session)
+    session = None
+    if sid is not None:
+        session = Session(location, sid)
+        session.reload()
     where = file if file.is_absolute() else options.directory / file
-    found = blaming.blame(session, git_of(session.location), where)
+    found = blaming.blame(location, session, git_of(location), where, notes=notes)
     if json:
-        out({"session": session.id, **found.to_json()})
+        out(found.to_json())
         return
-    view = session.view()
+    view = session.view() if session is not None and found.session is not None else None
     named: dict[str, blaming.Source] = {}
     lines = []
     for number, (text, source) in enumerate(found.lines, 1):
         if source.entry is not None:
-            who = f"{'turn' if source.kind == 'turn' else 'hand'} {view.short_id(source.entry)}"
+            short = view.short_id(source.entry) if view is not None else source.entry[:8]
+            who = f"{'turn' if source.kind == 'turn' else 'hand'} {short}"
             named.setdefault(who, source)
         elif source.commit is not None:
             who = f"commit {source.commit[:8]}"
+            named.setdefault(who, source)
+        elif source.kind in ("agent", "human"):
+            who = f"{source.kind} {(source.agent or source.author or '')[:10]}".rstrip()
             named.setdefault(who, source)
         else:
             who = "not recorded yet"
         lines.append(f"{number:>4} {who:<17} | {text}")
     for who, source in named.items():
-        if source.kind == "turn":
-            by = ", ".join(x for x in (source.agent, source.model) if x)
-            lines.append(f'{who}: answered "{source.prompt or ""}"' + (f" ({by})" if by else ""))
+        by = ", ".join(x for x in (source.agent, source.model) if x)
+        if source.kind == "turn" and source.prompt is None:  # a note names no prompt
+            said = f"a turn of session {source.session}" + (f" ({by})" if by else "")
+            lines.append(f"{who}: {said}, as its commit's git note says")
+        elif source.kind == "turn":
+            lines.append(f'{who}: answered "{source.prompt}"' + (f" ({by})" if by else ""))
         elif source.kind == "hand edit":
             lines.append(f"{who}: the files as they were when this prompt was sent (a hand edit)")
+        elif source.kind == "agent":
+            lines.append(f"{who}: an agent wrote it, as a git note says ({by or 'no model'})")
+        elif source.kind == "human":
+            lines.append(f"{who}: {source.author or 'a person'} wrote it, as a git note says")
         else:
             lines.append(f"{who}: {source.summary or ''} ({source.author or 'unknown'})")
+    if found.session is None:
+        lines.append("answered from the git notes of attribution (no session's snapshots)")
+    show(*lines)
+
+
+attribution_app = typer.Typer(
+    name="attribution",
+    help="The git notes that say which turn wrote each line of a commit (docs/attribution.md).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+add_group("attribution", attribution_app)
+
+
+@command("rewrite", group=attribution_app)
+def attribution_rewrite(
+    targets: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[COMMIT|A..B]...",
+            help="The commits to write notes for (default: HEAD).",
+            show_default=False,
+        ),
+    ] = None,
+    sources: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--from",
+            metavar="COMMIT|A..B",
+            help="The commits whose notes to carry (the squashed ones, or those a rebase"
+            " replaced); give it once or more.",
+        ),
+    ] = None,
+    json: JsonFlag = False,
+) -> None:
+    """Carry the git notes of attribution to commits git did not carry them to: a squash
+    merge, or a rebase done elsewhere. Each target's lines get the notes of the --from commits
+    (the later winning), where their diff keeps the lines."""
+    from convgit.base.errors import UsageError
+    from convgit.sharing import commit_notes
+
+    if not sources:
+        raise UsageError("Name the commits whose notes to carry with --from; nothing was written.")
+    done = commit_notes.rewrite(_location(), targets or [], sources)
+    if json:
+        out({"commits": [w.to_json() for w in done]})
+        return
+    lines = []
+    for w in done:
+        wrote = ", ".join(w.written) if w.written else "nothing (no line to attribute)"
+        lines.append(f"commit {w.commit[:12]}: {_count(w.lines, 'line')} attributed; wrote {wrote}")
+        for ref in w.kept:
+            lines.append(f"  {ref}: another tool's note is there; it was kept")
     show(*lines)

@@ -16,7 +16,13 @@ The refs (all under ``refs/convgit/``, which keeps their commits from git gc):
   sidecar; ``convgit.sharing``): here the one last made, on a remote the one last pushed;
 * ``refs/convgit/_remote/<remote>/…``: what was fetched from (or pushed to) ``remote``, the
   names after ``refs/convgit/`` kept (``_remote/origin/_shared/<sid>``,
-  ``_remote/origin/<sid>/…``). A shared session's own refs have the same names on a remote.
+  ``_remote/origin/<sid>/…``). A shared session's own refs have the same names on a remote;
+  a git note ref of attribution fetched or pushed is kept as ``_remote/<remote>/_notes/<name>``.
+
+Beside them, outside ``refs/convgit/``, the two git note refs of attribution
+(``convgit.sharing.commit_notes``), written only by the git hooks a user installs and by
+``convgit attribution rewrite``: ``refs/notes/agent-trace`` (Agent Trace records) and
+``refs/notes/ai`` (Git AI authorship logs, with ``[attribution] git_ai = true``).
 
 A session id never starts with ``_``, so convgit's own folders (``_trash``, ``_gc``,
 ``_shared``, ``_remote``) are never
@@ -35,6 +41,12 @@ TRASH_PREFIX = PREFIX + "_trash/"
 GC_PREFIX = PREFIX + "_gc/"
 SHARED_PREFIX = PREFIX + "_shared/"
 REMOTE_PREFIX = PREFIX + "_remote/"
+# the git note refs of attribution, by the name `[share] notes` gives each
+NOTES_PREFIX = "refs/notes/"
+AGENT_TRACE_NOTES = NOTES_PREFIX + "agent-trace"
+GIT_AI_NOTES = NOTES_PREFIX + "ai"
+NOTES = {"agent-trace": AGENT_TRACE_NOTES, "ai": GIT_AI_NOTES}
+NOTES_TRACKING = "_notes/"  # under a remote's folder: the note refs fetched or pushed
 # every saved state's ref, as a for-each-ref pattern: listing by it skips the snapshot refs
 SAFETY_PATTERN = PREFIX + "*/" + SAFETY + "*"
 
@@ -136,13 +148,19 @@ def remote_prefix(remote: str) -> str:
 
 
 def tracking_ref(remote: str, ref: str) -> str:
-    """Where ``ref`` (a name under ``refs/convgit/``) of ``remote`` is kept here."""
+    """Where ``ref`` (a name under ``refs/convgit/``, or a git note ref of ``NOTES``) of
+    ``remote`` is kept here."""
+    if ref.startswith(NOTES_PREFIX):
+        return remote_prefix(remote) + NOTES_TRACKING + ref[len(NOTES_PREFIX) :]
     return remote_prefix(remote) + ref[len(PREFIX) :]
 
 
 def untracked_ref(remote: str, name: str) -> str:
     """The remote's own name of the tracking ref ``name`` (``tracking_ref`` undone)."""
-    return PREFIX + name[len(remote_prefix(remote)) :]
+    rest = name[len(remote_prefix(remote)) :]
+    if rest.startswith(NOTES_TRACKING):
+        return NOTES_PREFIX + rest[len(NOTES_TRACKING) :]
+    return PREFIX + rest
 
 
 def commit_message(

@@ -53,6 +53,9 @@ def start(
         sidecar.unlink(missing_ok=True)  # a session's made before its file was: none is one
         jsonl.create(sidecar, schema.sidecar_switch(True))
     jsonl.create(location.session_path(sid), schema.header(sid, cwd, forked_from, agent))
+    from convgit.store import userstore  # here: only a new session adds its store to the list
+
+    userstore.remember_store(location.root)
     return sid
 
 

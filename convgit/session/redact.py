@@ -2,8 +2,9 @@
 ``[redacted]`` in a session's entries (text, tool input and output, summaries, an agent's kept
 records), keeping every id, parent and the tree's shape, and in every file the store keeps of
 the session: its quarantine, backups repair made, the snapshot records, its page (removed: it is
-written again on demand) and the logs of side-by-side runs. No copy of the matched text is kept,
-and a ``redaction`` record says what was rewritten and when, never the text.
+written again on demand) and the logs of side-by-side runs; the store's search index is deleted
+(the next search rebuilds it from the files). No copy of the matched text is kept, and a
+``redaction`` record says what was rewritten and when, never the text.
 
 With ``snapshots``, the commits under ``refs/convgit/<sid>/`` (snapshots and saved states) whose
 files hold a match are rewritten with those files scrubbed (``gitrewrite``), their refs moved,
@@ -29,6 +30,7 @@ from convgit.base import codec
 from convgit.base.errors import NoWorkspaceError, RefusedError
 from convgit.conversation import tree
 from convgit.git import names
+from convgit.search import index as searchindex
 from convgit.session import scrub
 from convgit.store import jsonl
 
@@ -77,6 +79,8 @@ class RedactReport:
     elsewhere: list[str] = field(default_factory=list)  # sentences
     working_tree: list[str] = field(default_factory=list)  # paths that still hold a match
     rewrote_commits: bool = False
+    remotes: list[StaleCopy] = field(default_factory=list)  # what remotes still hold
+    dropped: list[str] = field(default_factory=list)  # this clone's copies of shared history
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -85,8 +89,23 @@ class RedactReport:
             "runs": self.runs,
             "elsewhere": self.elsewhere,
             "working_tree": self.working_tree,
-            "gc": self.rewrote_commits and not self.dry_run,
+            "remotes": [c.to_json() for c in self.remotes],
+            "dropped": self.dropped,
+            "gc": bool(self.rewrote_commits or self.dropped) and not self.dry_run,
         }
+
+
+@dataclass
+class StaleCopy:
+    """A remote's copy of a session that holds what this redaction removed: the remote's refs
+    of the session as last fetched or pushed (ref -> commit), replaced by ``push --replace``."""
+
+    remote: str
+    session: str
+    refs: dict[str, str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"remote": self.remote, "session": self.session, "refs": sorted(self.refs)}
 
 
 def redact(
@@ -122,6 +141,10 @@ def redact(
                     _replace(path, data)
             if rewritten is not None and rewritten.commits:
                 _move(sessions, rewritten)
+            # the search index holds the words the files held: it goes with them (the next
+            # search rebuilds it from the files as they are now)
+            searchindex.forget(location)
+        _shared_copies(sessions, scrubber, rewritten, report)
     for session in sessions:
         session.reload()  # the files it had read were replaced
     report.runs = _scrub_folder(location.root / "runs", scrubber, dry_run)
@@ -176,6 +199,82 @@ def _move(sessions: list[Session], done: Rewritten) -> None:
         for index in (session.location.root / "index").glob(f"{session.id}-*"):
             if "." not in index.name:
                 ws.forget_index(index)  # it names the old blobs: rebuilt at the next snapshot
+
+
+def _shared_copies(
+    sessions: list[Session],
+    scrubber: scrub.Scrubber,
+    rewritten: Rewritten | None,
+    report: RedactReport,
+) -> None:
+    """This clone's copies of shared history that hold what was redacted, dropped: the session
+    commits under ``refs/convgit/_shared/`` (they carry old versions of the session file) and
+    what was fetched from or pushed to each remote (``refs/convgit/_remote/<remote>/``). A
+    remote whose copy held it is recorded as stale (``store.stale_copies``): it still has the
+    text until ``push --replace``."""
+    from convgit.store import stale_copies
+    from convgit.workspace import rewriting as gitrewrite
+
+    place = sessions[0].location.git
+    if place is None or place.worktree is None:
+        return
+    ws = sessions[0].track.workspace()
+    shared = ws.refs_under(names.SHARED_PREFIX)
+    tracked = ws.refs_under(names.REMOTE_PREFIX)
+    if not shared and not tracked:
+        return
+
+    seen: dict[bytes, bool] = {}  # a line of a session file -> it holds a match
+
+    def in_session_file(data: bytes) -> bytes | None:
+        """An old version of a session file, scrubbed (None: nothing to scrub). Each version
+        is the one before with lines appended: a line is searched once, however many
+        versions hold it."""
+        for line in data.split(b"\n"):
+            if line not in seen:
+                seen[line] = bool(line.strip()) and scrub.any_line(scrubber, line)[1] > 0
+            if seen[line]:
+                return scrub.lines(scrubber, data)[0]
+        return None
+
+    def in_file(data: bytes) -> bytes | None:
+        new, count = scrubber.data(data)
+        return new if count else None
+
+    for found in report.sessions:
+        sid = found.session
+        mine = {r: c for r, c in shared.items() if r == names.shared_ref(sid)}
+        theirs: dict[str, dict[str, str]] = {}  # remote -> tracking ref -> commit
+        carriers = dict(mine)  # session commits, here and as each remote had them
+        files: dict[str, str] = {}  # snapshots and saved states as each remote had them
+        for ref, commit in tracked.items():
+            remote = ref[len(names.REMOTE_PREFIX) :].split("/", 1)[0]
+            own = names.untracked_ref(remote, ref)
+            if own == names.shared_ref(sid):
+                carriers[ref] = commit
+            elif own.startswith(names.session_prefix(sid)):
+                files[ref] = commit
+            else:
+                continue
+            theirs.setdefault(remote, {})[ref] = commit
+        # an old version of the session file holds a match (one the redaction just took, or
+        # one an earlier redaction took from the file but not from its copies)
+        holding = set(gitrewrite.rewrite(ws, carriers, in_session_file, write=False).refs)
+        if rewritten is not None:  # --snapshots: the remotes' snapshots and saved states too
+            holding |= {r for r, c in files.items() if c in rewritten.commits}
+            rest = {r: c for r, c in files.items() if r not in holding}
+            holding |= set(gitrewrite.rewrite(ws, rest, in_file, write=False).refs)
+        drop = {r: c for r, c in mine.items() if r in holding}
+        for remote, refs in sorted(theirs.items()):
+            if holding & set(refs):
+                copy = {names.untracked_ref(remote, r): c for r, c in refs.items()}
+                report.remotes.append(StaleCopy(remote, sid, copy))
+                drop.update(refs)
+                if not report.dry_run:
+                    stale_copies.add(sessions[0].location, remote, sid, copy)
+        report.dropped += sorted(drop)
+        if drop and not report.dry_run:
+            ws.delete_refs(drop)
 
 
 def _session(

@@ -18,26 +18,9 @@ from typing import Any
 
 from convgit.base import codec
 from convgit.base.errors import RefusedError, UsageError
+from convgit.session import detector
 
 REPLACEMENT = "[redacted]"
-
-# The built-in set for `--secrets`: credentials as their issuers write them.
-SECRETS: dict[str, str] = {
-    "private key": (
-        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
-        r"-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-    ),
-    "AWS access key id": r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
-    "GitHub token": r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b",
-    "GitLab token": r"\bglpat-[A-Za-z0-9_-]{20,}",
-    "Anthropic or OpenAI API key": r"\bsk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
-    "Slack token": r"\bxox[abposr]-[A-Za-z0-9-]{10,}",
-    "Google API key": r"\bAIza[0-9A-Za-z_-]{35}",
-    "Stripe key": r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}",
-    "npm token": r"\bnpm_[A-Za-z0-9]{36}\b",
-    "JSON web token": r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
-    "bearer token": r"(?<=[Bb]earer )[A-Za-z0-9._~+/-]{20,}=*",
-}
 
 # Fields of a session's lines that make the tree and its references: never rewritten.
 _TREE_KEYS = frozenset(
@@ -63,21 +46,30 @@ def user_pattern(source: str) -> re.Pattern[str]:
 
 
 class Scrubber:
-    """One compiled pattern and what it is called in reports (never the pattern's text, which
+    """What is replaced: one compiled pattern, or with ``secrets`` what the secret detector
+    finds (``detector``); and what it is called in reports (never the pattern's text, which
     may be the secret itself)."""
 
     def __init__(self, pattern: str | None, *, secrets: bool = False) -> None:
         if (pattern is None) == (not secrets):
             raise UsageError("Give a PATTERN or --secrets (one of them).", "convgit redact --help")
-        source = "|".join(f"(?:{p})" for p in SECRETS.values()) if secrets else str(pattern)
-        self.pattern = user_pattern(source)
-        if self.pattern.fullmatch(""):
+        self.pattern = None if secrets else user_pattern(str(pattern))
+        if self.pattern is not None and self.pattern.fullmatch(""):
             raise UsageError("The pattern matches the empty string: it would match everywhere.")
         self.builtin = secrets
-        self.described = "the built-in secret patterns" if secrets else "the pattern"
+        self.described = "the secret detector" if secrets else "the pattern"
 
     def text(self, value: str) -> tuple[str, int]:
         """``value`` with every non-empty match replaced, and how many there were."""
+        if self.pattern is None:
+            found = detector.hits(value)
+            if not found:
+                return value, 0
+            parts, at = [], 0
+            for hit in found:
+                parts += [value[at : hit.start], REPLACEMENT]
+                at = hit.end
+            return "".join([*parts, value[at:]]), len(found)
         count = 0
 
         def replace(match: re.Match[str]) -> str:

@@ -3,13 +3,15 @@ of the agent (its entry, the prompt it answered, the agent and the model), a han
 at a user's entry, a commit of the user's history from before the session, or nothing recorded
 yet (changed since the last snapshot).
 
-git does the line tracking. The snapshots on the active path where the file changed are laid
-as a chain of commits (each the snapshot's own tree, convgit's identity, no ref: git gc takes
-them) on top of the user's commit at the session's start (the newest commit of HEAD made before
-the session was created), topped by a commit of the file as it is now, and ``git blame`` runs
-over that chain: a line it
-gives to a chain commit is that entry's, one it gives to an older commit is the user's, one it
-gives to the commit of the file as it is now is not recorded yet.
+git does the line tracking (``chain``): the snapshots on the active path where the file changed
+are laid as a chain of commits on the user's commit at the session's start (the newest commit
+of HEAD made before the session was created), topped by a commit of the file as it is now, and
+``git blame`` runs over that chain.
+
+A line git gives to a commit of the user's history is looked up in that commit's git notes of
+attribution (``commit_notes.Reader``): convgit's Agent Trace record, else a Git AI authorship log
+(another tool's too). Without the session's snapshots (a clone that fetched only the notes, or
+``--notes``), ``git blame`` runs over HEAD and the notes alone answer.
 """
 
 from __future__ import annotations
@@ -22,14 +24,18 @@ from typing import Any
 
 from convgit.base.errors import NotFoundError
 from convgit.git.run import Git
-from convgit.schema import text_of
 from convgit.session import Session
+from convgit.sharing import chain
+from convgit.sharing.attribution import AI, HUMAN, Author
+from convgit.sharing.commit_notes import Reader
+from convgit.store.location import StoreLocation
 
 
 @dataclass(frozen=True)
 class Source:
-    """What last changed some lines: ``kind`` "turn", "hand edit", "commit" or "not recorded
-    yet", with the entry's or the commit's particulars."""
+    """What last changed some lines: ``kind`` "turn", "hand edit", "commit", "not recorded
+    yet", or, from another tool's note, "agent" and "human", with the entry's or the commit's
+    particulars."""
 
     kind: str
     entry: str | None = None
@@ -37,8 +43,10 @@ class Source:
     agent: str | None = None
     model: str | None = None
     commit: str | None = None  # for a commit of the user's history
-    author: str | None = None
+    author: str | None = None  # that commit's author; a known human of another tool's note
     summary: str | None = None
+    session: str | None = None  # the convgit session that recorded the lines
+    note: str | None = None  # the git note ref that said it (None: the session's snapshots)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -50,6 +58,8 @@ class Source:
             "commit": self.commit,
             "author": self.author,
             "summary": self.summary,
+            "session": self.session,
+            "note": self.note,
         }
 
 
@@ -58,9 +68,11 @@ class Blame:
     path: str
     lines: list[tuple[str, Source]] = field(default_factory=list)  # (text, source)
     base: str | None = None  # the user's commit the chain stands on
+    session: str | None = None  # the session whose snapshots answered (None: the notes alone)
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "session": self.session,
             "path": self.path,
             "base": self.base,
             "lines": [
@@ -78,33 +90,6 @@ def _base(git: Git, created: str | None) -> str | None:
     return found if done.returncode == 0 and found else None
 
 
-def _changes(git: Git, session: Session, path: str) -> list[tuple[str, str]]:
-    """(entry, snapshot tree) of each snapshot on the active path where ``path`` changed."""
-    snapshots = session.track.sidecar.snapshots
-    found: list[tuple[str, str]] = []
-    last: object = ()
-    with git.objects() as objects:
-        for ident in session.conversation.path_ids():
-            snap = snapshots.get(ident)
-            if snap is None:
-                continue
-            here = objects.lookup(snap.tree_id, path)
-            if here != last:
-                found.append((ident, snap.tree_id))
-                last = here
-    return found
-
-
-def _chain(git: Git, base: str | None, changes: list[tuple[str, str]]) -> dict[str, str]:
-    """Chain commits of the ``changes`` on ``base``: commit -> entry, the tip last."""
-    made: dict[str, str] = {}
-    parent = base
-    for entry, tree_id in changes:
-        parent = git.commit_tree(tree_id, [parent] if parent else [], f"convgit blame {entry}\n")
-        made[parent] = entry
-    return made
-
-
 def _now(git: Git, tip: str | None, path: str, file: Path) -> str:
     """A commit of the file as it is now on ``tip`` (the rest of the tree as ``tip`` has it):
     what git gives to it is not recorded yet. (``git blame --contents`` would do, but git
@@ -117,63 +102,103 @@ def _now(git: Git, tip: str | None, path: str, file: Path) -> str:
             git.run("read-tree", tip, index=index)
         git.run("update-index", "--add", "--cacheinfo", f"{mode},{blob},{path}", index=index)
         tree_id = os.fsdecode(git.run("write-tree", index=index).stdout).strip()
-    return git.commit_tree(tree_id, [tip] if tip else [], "convgit blame: the files now\n")
+    return chain.top(git, tip, tree_id)
 
 
-def _entry_source(session: Session, entry: str) -> Source:
-    record = session.conversation.tree.entries[entry]
-    if record.get("type") == "message" and record.get("role") == "user":
-        return Source("hand edit", entry)
-    prompt = model = None
-    for ident in reversed(session.conversation.path_ids(entry)):
-        above = session.conversation.tree.entries[ident]
-        if prompt is None and above.get("type") == "message" and above.get("role") == "user":
-            prompt = " ".join(text_of(above).split())
-        if model is None and above.get("type") == "model":
-            model = str(above.get("model"))
-        if model is None and above.get("type") == "message" and above.get("model"):
-            model = str(above.get("model"))
-    agent = session.conversation.header().get("agent")
-    return Source("turn", entry, prompt, str(agent) if agent else None, model)
-
-
-def blame(session: Session, git: Git, file: Path) -> Blame:
-    root = session.track.workspace().root
+def blame(
+    location: StoreLocation, session: Session | None, git: Git, file: Path, *, notes: bool = False
+) -> Blame:
+    """Blame ``file`` over ``session``'s snapshots, or over HEAD and the notes alone when there
+    is no session, its snapshots are not here, or ``notes``."""
+    root = git.root
     try:
         path = file.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         raise NotFoundError(f"{file} is not in the working tree at {root}.") from None
     if not file.is_file():
         raise NotFoundError(f"There is no file {path} in the working tree.")
-    base = _base(git, session.conversation.header().get("created"))
-    made = _chain(git, base, _changes(git, session, path))
-    tip = next(reversed(made), base)
-    now = _now(git, tip, path, file)
-    listed = git.run("blame", "--porcelain", now, "--", path).stdout
-    report = Blame(path, base=base)
-    sources: dict[str, Source] = {}
-    info: dict[str, dict[str, str]] = {}
-    sha = ""
-    for raw in listed.split(b"\n"):
-        line = raw.decode("utf-8", "surrogateescape")
-        if line.startswith("\t"):
-            if sha not in sources:
-                sources[sha] = _source(session, made, now, sha, info.get(sha, {}))
-            report.lines.append((line[1:], sources[sha]))
-        elif line and len(line.split(" ")[0]) in (40, 64) and line.split(" ")[0].isalnum():
-            sha = line.split(" ")[0]
-            info.setdefault(sha, {})
-        elif " " in line and sha:
-            key, _, value = line.partition(" ")
-            info[sha].setdefault(key, value)
+    use = session if session is not None and not notes and not chain.missing(git, session) else None
+    if use is not None:
+        base = _base(git, use.conversation.header().get("created"))
+        laid = chain.lay(git, base, chain.changes(git, use, [path]))
+    else:
+        head = git.run("rev-parse", "--verify", "-q", "HEAD^{commit}", check=False)
+        laid = chain.Chain(os.fsdecode(head.stdout).strip() or None)
+        base = None
+    now = _now(git, laid.tip, path, file)
+    report = Blame(path, base=base, session=use.id if use is not None else None)
+    answers = _Answers(location, use, laid, now, Reader(git))
+    for line in chain.blame(git, now, path):
+        report.lines.append((line.text, answers.source(line)))
     return report
 
 
-def _source(
-    session: Session, made: dict[str, str], now: str, sha: str, info: dict[str, str]
-) -> Source:
-    if sha == now:
-        return Source("not recorded yet")
-    if sha in made:
-        return _entry_source(session, made[sha])
-    return Source("commit", commit=sha, author=info.get("author"), summary=info.get("summary"))
+class _Answers:
+    """Each blamed line's source, those of one commit or entry made once."""
+
+    def __init__(
+        self,
+        location: StoreLocation,
+        session: Session | None,
+        laid: chain.Chain,
+        now: str,
+        reader: Reader,
+    ) -> None:
+        self.location, self.session, self.laid, self.now = location, session, laid, now
+        self.reader = reader
+        self.made: dict[object, Source | None] = {}
+        self.sessions: dict[str, Session | None] = {}
+
+    def source(self, line: chain.Blamed) -> Source:
+        if line.commit == self.now:
+            return Source("not recorded yet")
+        if self.session is not None and line.commit in self.laid.made:
+            entry = self.laid.made[line.commit]
+            found = self.made.get(entry)
+            if found is None:
+                found = self.made[entry] = _of_entry(self.session, entry)
+            return found
+        said = self.reader.author(line.commit, line.path, line.line)
+        if said is not None:
+            if said not in self.made:
+                self.made[said] = self._of_note(*said)
+            found = self.made[said]
+            if found is not None:
+                return found
+        return Source("commit", commit=line.commit, author=line.author, summary=line.summary)
+
+    def _of_note(self, ref: str, who: Author) -> Source | None:
+        if who.kind == AI and who.entry is not None:
+            prompt = None
+            there = self._session(who.session)
+            if there is not None and who.entry in there.conversation.tree.entries:
+                prompt = chain.facts(there, who.entry).prompt
+            return Source(
+                "turn", who.entry, prompt, who.agent, who.model, session=who.session, note=ref
+            )
+        if who.kind == AI:
+            model = who.model or who.foreign_model
+            return Source("agent", agent=who.agent, model=model, session=who.session, note=ref)
+        if who.kind == HUMAN and who.entry is not None:
+            return Source("hand edit", who.entry, session=who.session, note=ref)
+        if who.kind == HUMAN:
+            return Source("human", author=who.human, note=ref)
+        return None  # "unknown": the commit that brought the line says as much as the note
+
+    def _session(self, sid: str | None) -> Session | None:
+        if sid is None:
+            return None
+        if sid not in self.sessions:
+            found = None
+            if self.location.session_path(sid).exists():
+                found = Session(self.location, sid)
+                found.reload()
+            self.sessions[sid] = found
+        return self.sessions[sid]
+
+
+def _of_entry(session: Session, entry: str) -> Source:
+    facts = chain.facts(session, entry)
+    if facts.hand:
+        return Source("hand edit", entry, session=session.id)
+    return Source("turn", entry, facts.prompt, facts.agent, facts.model, session=session.id)

@@ -1,9 +1,13 @@
-"""convgit's hooks in git itself: ``prepare-commit-msg`` (trailers naming the conversation) and
-``pre-push`` (``[share] on_push``: ``git push`` sends the shared sessions too). Each chains the
-hook that was there: it is kept beside ours as ``<name>.convgit-chained`` and run first, with
-the same arguments and input; its failure is the hook's failure. Uninstalling puts it back.
+"""convgit's hooks in git itself: ``post-commit`` and ``post-rewrite`` (the git notes of
+attribution, ``commit_notes``), ``prepare-commit-msg`` (``[attribution] trailers``: trailers
+naming the conversation) and ``pre-push`` (``[share] on_push``: ``git push`` sends the shared
+sessions too). Each chains the hook that was there: it is kept beside ours as
+``<name>.convgit-chained`` and run first, with the same arguments and input; its failure is the
+hook's failure. Uninstalling puts it back.
 
-The hooks folder is git's own answer (``core.hooksPath`` honoured)."""
+The hooks folder is git's own answer (``core.hooksPath`` honoured). A post-commit during a
+rebase starts no convgit (the shell looks for git's rebase folders first): the post-rewrite hook
+carries the notes once the rebase is done."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ import os
 import shlex
 import stat
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +23,8 @@ from convgit.base.errors import RefusedError, UsageError
 from convgit.git.run import Git
 
 MARK = "# convgit hook"
-HOOKS = ("prepare-commit-msg", "pre-push")
+HOOKS = ("prepare-commit-msg", "post-commit", "post-rewrite", "pre-push")
+WITH_INPUT = ("pre-push", "post-rewrite")  # git writes lines on their stdin
 
 
 @dataclass(frozen=True)
@@ -28,6 +33,7 @@ class HookChange:
     path: Path
     chained: bool  # a hook that was there runs first
     changed: bool
+    config: list[str] = field(default_factory=list)  # git config values added (or taken out)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -35,7 +41,13 @@ class HookChange:
             "path": str(self.path),
             "chained": self.chained,
             "changed": self.changed,
+            "config": self.config,
         }
+
+
+def with_config(change: HookChange, values: list[str]) -> HookChange:
+    """``change`` with the git config values added (or taken out) beside it."""
+    return replace(change, config=values, changed=change.changed or bool(values))
 
 
 def folder(git: Git) -> Path:
@@ -52,7 +64,12 @@ def script(hook: str, program: str) -> str:
     """The hook: the chained one first (its failure stops git), then convgit's part (which never
     stops git: it says what failed and exits 0)."""
     run_ours = f'{program} git-hook {hook} "$@"'
-    if hook == "pre-push":
+    if hook == "post-commit":  # during a rebase: the post-rewrite hook does it, once
+        run_ours = (
+            'for d in rebase-merge rebase-apply; do [ -d "$(git rev-parse --git-path "$d")" ]'
+            f" && exit 0; done\n{run_ours}"
+        )
+    if hook in WITH_INPUT:
         keep = (
             "input=$(cat)\n"
             'if [ -x "$chained" ]; then printf "%s\\n" "$input" | "$chained" "$@" || exit $?; fi\n'

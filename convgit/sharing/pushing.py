@@ -6,24 +6,28 @@ when that is not in it already), and the session commit and every snapshot and s
 the remote lacks are pushed in one atomic push, none forced. When the remote moved meanwhile
 (someone pushed), it is fetched, merged and pushed again, up to ``TRIES`` times.
 
-Nothing is sent before the scan: the new entries and the files of the new snapshots are searched
-for secrets (``secrets``), and the push is refused with the list unless ``allow_secrets``.
+Nothing is written before the scan: the new lines of the session file (the very bytes the
+session commit will carry) and the files of the new snapshots are searched for secrets
+(``secrets``), and the push is refused with the list unless ``allow_secrets``; a refused push
+leaves no ref, object or record of what it refused.
 """
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass, field
 from typing import Any
 
 from convgit.base import faults
 from convgit.base.errors import NotFoundError, RefusedError
+from convgit.conversation.shortids import ShortIds
 from convgit.git import names
 from convgit.git.run import Git
 from convgit.session import Session
-from convgit.sharing import incoming, secrets, session_commit, transport
+from convgit.sharing import gitnotes, incoming, secrets, session_commit, transport
 from convgit.sharing.fetching import fetch_sessions
-from convgit.sharing.settings import shared_ids
-from convgit.store import jsonl
+from convgit.sharing.settings import ShareSettings, shared_ids
+from convgit.store import jsonl, stale_copies
 from convgit.store.location import StoreLocation
 
 TRIES = 5
@@ -40,6 +44,10 @@ class SessionPush:
     bytes: int = 0  # the pack that carries what the remote lacks
     specs: list[str] = field(default_factory=list)
     secrets: list[secrets.Found] = field(default_factory=list)
+    theirs: str | None = None  # the remote's session commit last fetched or pushed
+    carried: tuple[builtins.bytes, builtins.bytes] = (b"", b"")  # the file and sidecar scanned
+    lacking: dict[str, str] = field(default_factory=dict)  # refs the remote lacks -> commit
+    have: list[str] = field(default_factory=list)  # commits the remote has
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -60,6 +68,8 @@ class PushReport:
     tries: int = 0  # pushes made (more than one: the remote moved and was merged)
     merged: int = 0  # entries the remote had that were merged here on the way
     pushed: bool = False
+    replaced: list[str] = field(default_factory=list)  # sessions whose stale copy was replaced
+    notes: list[str] = field(default_factory=list)  # the git note refs sent (``[share] notes``)
 
     @property
     def bytes(self) -> int:
@@ -72,8 +82,10 @@ class PushReport:
             "pushed": self.pushed,
             "tries": self.tries,
             "merged": self.merged,
+            "replaced": self.replaced,
             "bytes": self.bytes,
             "sessions": [s.to_json() for s in self.sessions],
+            "notes": self.notes,
         }
 
 
@@ -104,36 +116,86 @@ def push(
     *,
     dry_run: bool = False,
     allow_secrets: bool = False,
+    replace: bool = False,
 ) -> PushReport:
     git = transport.git_of(location)
     remote = transport.remote(git, location, given_remote, "sent")
     report = PushReport(remote, dry_run)
+    stale = {sid: refs for sid in sids if (refs := stale_copies.of(location, remote, sid))}
+    if stale and not replace:
+        sid = sorted(stale)[0]
+        raise RefusedError(
+            f"{remote} still holds session {sid} as it was before it was redacted here;"
+            " nothing was sent.",
+            f"`convgit push --replace --session {sid} {remote}` replaces it there (a forced"
+            " push of this clone's copy, leased on what the remote had)",
+        )
+    report.replaced = sorted(stale)
+    said: list[str] = []
+    note_refs = ShareSettings.of(location).note_refs(location)
     for _ in range(TRIES):
         report.sessions = [_plan(git, location, remote, sid, report, dry_run) for sid in sids]
         found = [f for s in report.sessions for f in s.secrets]
         if found and not allow_secrets:
+            named = any(f.kind == secrets.BY_NAME for f in found)
+            env = "; a .env file stays a secret by its name until git ignores it"
             raise RefusedError(
                 f"The push would send {len(found)} secret(s): {secrets.sentence(found)};"
                 " nothing was sent.",
-                "redact them first (`convgit redact --secrets`), or push with --allow-secrets",
+                "redact them first (`convgit redact --secrets --snapshots`), or push with"
+                " --allow-secrets" + (env if named else ""),
             )
+        for planned in report.sessions:  # scanned: only now is anything written
+            _carry(git, planned, dry_run)
+        note_specs = gitnotes.push_specs(git, remote, note_refs)
+        report.notes = [spec.partition(":")[2] for spec in note_specs]
         if dry_run:
             return report
-        specs = [spec for s in report.sessions for spec in s.specs]
+        specs = [spec for s in report.sessions for spec in s.specs] + note_specs
         if not specs:
             report.pushed = True
             return report
+        leases: dict[str, str] = {}
+        for planned in report.sessions:  # a stale copy replaced, leased on what it held
+            had = stale.get(planned.session)
+            if had is None:
+                continue
+            leases.update({dst: had.get(dst, "") for dst in _destinations(planned.specs)})
+            here = set(git.refs_under(names.session_prefix(planned.session)))
+            for name, commit in sorted(had.items()):
+                leases[name] = commit
+                if name not in here and name != names.shared_ref(planned.session):
+                    specs.append(f":{name}")  # not here (the redaction renamed it): not there
         faults.point("share:before-push")
         report.tries += 1
-        sent = transport.push(git, remote, specs)
+        sent = transport.push(git, remote, specs, leases)
         if sent.ok:
             faults.point("share:pushed")
             transport.set_refs(git, _tracked(remote, specs))
+            _untrack(git, remote, specs)
+            for sid in stale:
+                stale_copies.forget(location, remote, sid)
             report.pushed = True
             return report
+        if stale:  # leased refs moved: what the remote holds now is the lease of the next try
+            for sid in stale:
+                now = transport.remote_refs(
+                    git, remote, [names.shared_ref(sid), names.session_prefix(sid) + "*"]
+                )
+                stale_copies.put(location, remote, sid, now)
+            raise RefusedError(
+                f"{remote}'s copy of {', '.join(sorted(stale))} changed since it was last fetched"
+                " here (another clone pushed to it); nothing was replaced.",
+                "`convgit push --replace` again replaces what it holds now (its turns stay in the"
+                " clone that pushed them)",
+            )
+        said = sent.said
         fetch_sessions(git, location, remote, sids)  # the remote moved: fetch, merge, again
+        gitnotes.fetch_and_merge(git, remote, note_refs)
+    last = f" (it said: {'; '.join(said)})" if said else ""
     raise RefusedError(
-        f"{remote} moved {TRIES} times while this push was merging it; nothing more was sent.",
+        f"{remote} moved {TRIES} times while this push was merging it{last}; nothing more was"
+        " sent.",
         "push again",
     )
 
@@ -142,53 +204,94 @@ def _tracked(remote: str, specs: list[str]) -> dict[str, str]:
     moved: dict[str, str] = {}
     for spec in specs:
         commit, _, name = spec.partition(":")
-        moved[names.tracking_ref(remote, name)] = commit
+        if commit:
+            moved[names.tracking_ref(remote, name)] = commit
     return moved
+
+
+def _untrack(git: Git, remote: str, specs: list[str]) -> None:
+    """Forget the tracking refs of the refs a push deleted on ``remote``."""
+    gone = [names.tracking_ref(remote, s[1:]) for s in specs if s.startswith(":")]
+    had = git.refs_under(names.remote_prefix(remote))
+    found = {name: had[name] for name in gone if name in had}
+    if found:
+        git.delete_refs(found)
+
+
+def _destinations(specs: list[str]) -> list[str]:
+    return [spec.partition(":")[2] for spec in specs]
 
 
 def _plan(
     git: Git, location: StoreLocation, remote: str, sid: str, report: PushReport, dry_run: bool
 ) -> SessionPush:
+    """What a push of ``sid`` sends, scanned: nothing is written here (the remote's copy is
+    merged first, which writes only what the remote has)."""
     session = Session(location, sid)
     session.reload()
     session.conversation.check()
     theirs = _one(git, names.tracking_ref(remote, names.shared_ref(sid)))
     if theirs is not None and not dry_run:
         report.merged += incoming.merge_into(session, git, remote, theirs).entries
-    plan = SessionPush(sid, session.conversation.name)
-    there = incoming.parse_copy(session_commit.read(git, theirs)[0]) if theirs else None
-    known = set() if there is None else set(there.entries)
-    view = session.view()
-    new = [(i, r) for i, r in session.conversation.tree.entries.items() if i not in known]
-    plan.entries = len(new)
-    plan.secrets = secrets.in_records((f"entry {view.short_id(i)}", r) for i, r in new)
+    plan = SessionPush(sid, session.conversation.name, theirs=theirs)
+    with jsonl.exclusive(location.lock_path(sid), f"session {sid}"):
+        plan.carried = session_commit.contents(location, sid)
+    their_file = session_commit.read(git, theirs)[0] if theirs else b""
+    plan.entries, plan.secrets = _new_records(plan.carried[0], their_file)
     ours = git.refs_under(names.session_prefix(sid))
     tracked = git.refs_under(names.tracking_ref(remote, names.session_prefix(sid)))
-    lacking = {n: c for n, c in ours.items() if tracked.get(names.tracking_ref(remote, n)) != c}
-    plan.snapshots = len(lacking)
-    have = sorted(set(git.refs_under(names.remote_prefix(remote)).values()))
-    plan.secrets += secrets.in_files(git, sorted(set(lacking.values())), have)
-    if dry_run:
-        mine = _one(git, names.shared_ref(sid))
-        carried = session_commit.build(git, location, sid, [mine] if mine else [])
-    else:
-        carried = _session_commit(git, location, sid, theirs)
-    tips = sorted({carried, *lacking.values()} - set(have))
-    plan.bytes = transport.pack_bytes(git, tips, have)
-    plan.specs = [f"{c}:{n}" for n, c in sorted(lacking.items())]
-    if carried != theirs:
-        plan.specs.append(f"{carried}:{names.shared_ref(sid)}")
+    plan.lacking = {
+        n: c for n, c in ours.items() if tracked.get(names.tracking_ref(remote, n)) != c
+    }
+    plan.snapshots = len(plan.lacking)
+    plan.have = sorted(set(git.refs_under(names.remote_prefix(remote)).values()))
+    plan.secrets += secrets.in_files(git, sorted(set(plan.lacking.values())), plan.have)
     return plan
 
 
-def _session_commit(git: Git, location: StoreLocation, sid: str, theirs: str | None) -> str:
-    """The session commit of the files now, kept by ``refs/convgit/_shared/<sid>``."""
+def _new_records(own: bytes, theirs: bytes) -> tuple[int, list[secrets.Found]]:
+    """How many entries of the session file ``own`` the remote's copy ``theirs`` lacks, and
+    the secrets in every line it lacks (entries, labels, names and the rest)."""
+    sent = incoming.parse_copy(own)
+    there = set(incoming.parse_copy(theirs).entries) if theirs else set()
+    had = set(theirs.split(b"\n"))
+    short = ShortIds(sent.entries)
+    records: list[tuple[str, dict[str, Any]]] = []
+    parsed = jsonl.parse_lines(own)
+    for number, record in parsed.parsed:
+        if not isinstance(record, dict):
+            continue
+        ident = record.get("id")
+        if "parentId" in record and isinstance(ident, str) and ident in sent.entries:
+            if ident not in there:
+                records.append((f"entry {short.short(ident)}", record))
+        elif parsed.raw[number - 1] not in had:
+            records.append((f"line {number} of the session file", record))
+    return sum(1 for i in sent.entries if i not in there), secrets.in_records(records)
+
+
+def _carry(git: Git, plan: SessionPush, dry_run: bool) -> None:
+    """Write the session commit of what ``_plan`` scanned, and the refspecs of the push."""
+    sid = plan.session
+    if dry_run:
+        mine = _one(git, names.shared_ref(sid))
+        carried = session_commit.build(git, plan.carried, sid, [mine] if mine else [])
+    else:
+        carried = _session_commit(git, sid, plan.theirs, plan.carried)
+    tips = sorted({carried, *plan.lacking.values()} - set(plan.have))
+    plan.bytes = transport.pack_bytes(git, tips, plan.have)
+    plan.specs = [f"{c}:{n}" for n, c in sorted(plan.lacking.items())]
+    if carried != plan.theirs:
+        plan.specs.append(f"{carried}:{names.shared_ref(sid)}")
+
+
+def _session_commit(git: Git, sid: str, theirs: str | None, contents: tuple[bytes, bytes]) -> str:
+    """The session commit of ``contents``, kept by ``refs/convgit/_shared/<sid>``."""
     mine = _one(git, names.shared_ref(sid))
     parents = [mine] if mine else []
     if theirs is not None and (mine is None or not session_commit.is_ancestor(git, theirs, mine)):
         parents.append(theirs)
-    with jsonl.exclusive(location.lock_path(sid), f"session {sid}"):
-        carried = session_commit.build(git, location, sid, parents)
+    carried = session_commit.build(git, contents, sid, parents)
     if carried != mine:
         transport.set_refs(git, {names.shared_ref(sid): carried})
     return carried

@@ -27,12 +27,20 @@ def _blob(git: Git, data: bytes) -> str:
     return os.fsdecode(git.run("hash-object", "-w", "--stdin", stdin=data).stdout).strip()
 
 
-def build(git: Git, location: StoreLocation, sid: str, parents: list[str]) -> str:
-    """A session commit of ``sid``'s files now with ``parents`` (the first of them returned
-    as it is when it carries the same files and is the only one)."""
+def contents(location: StoreLocation, sid: str) -> tuple[bytes, bytes]:
+    """The bytes a session commit of ``sid`` carries now: its file and its sidecar, whole
+    lines only."""
     own = whole_lines(jsonl.read_bytes(location.session_path(sid)))
     side = location.sidecar_path(sid)
     files = whole_lines(jsonl.read_bytes(side, "sidecar")) if side.exists() else b""
+    return own, files
+
+
+def build(git: Git, carried: tuple[bytes, bytes], sid: str, parents: list[str]) -> str:
+    """A session commit of ``carried`` (``contents``) with ``parents`` (the first of them
+    returned as it is when it carries the same files and is the only one). Its blobs are the
+    first objects written: what was scanned is what is carried."""
+    own, files = carried
     listing = f"100644 blob {_blob(git, files)}\t{SIDECAR}\n100644 blob {_blob(git, own)}\t{FILE}\n"
     tree = os.fsdecode(git.run("mktree", stdin=listing.encode()).stdout).strip()
     if len(parents) == 1 and tree_of(git, parents[0]) == tree:

@@ -1,6 +1,8 @@
 """Commits that know their conversation: the trailers the ``prepare-commit-msg`` hook adds to a
 commit's message (the session, and the entry whose snapshot the committed files match, or the
-nearest), and reading them back for ``convgit why``.
+nearest), and reading them back for ``convgit why``. They are written only with
+``[attribution] trailers = true``: the git notes of attribution carry the link without
+changing the message (``commit_notes``); trailers already in commits are still read.
 
 The committed files are the tree of the index being committed; the match is a snapshot of the
 current session with that very tree, else, of its newest ``RECENT`` snapshots, the one with the
@@ -101,8 +103,13 @@ def read(git: Git, commit: str) -> dict[str, str]:
 def on_commit(location: StoreLocation, args: list[str]) -> Match | None:
     """The ``prepare-commit-msg`` hook's part (``MESSAGE-FILE [SOURCE [SHA]]``): the trailers of
     the current session's snapshot the committed files match, or the nearest; none for a merge
-    or a squash, or when there is no current session or no snapshot."""
+    or a squash, or when there is no current session or no snapshot, or unless
+    ``[attribution] trailers = true``."""
+    from convgit.sharing.settings import AttributionSettings
+
     if not args or (len(args) > 1 and args[1] in ("merge", "squash")):
+        return None
+    if not AttributionSettings.of(location).trailers:
         return None
     sid = location.current()
     if sid is None or not location.session_path(sid).exists():

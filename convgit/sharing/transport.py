@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from convgit.base import faults
@@ -23,10 +24,12 @@ from convgit.store.location import StoreLocation
 REMOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
-def fetch_specs(remote: str, sids: list[str] | None) -> list[str]:
-    """The refspecs that fetch the session commits (``sids`` None) or the refs of ``sids``."""
+def fetch_specs(remote: str, sids: list[str] | None, leave: Sequence[str] = ()) -> list[str]:
+    """The refspecs that fetch the session commits (``sids`` None; but those of ``leave``) or
+    the refs of ``sids``."""
     if sids is None:
-        return [f"+{names.SHARED_PREFIX}*:{names.tracking_ref(remote, names.SHARED_PREFIX)}*"]
+        every = f"+{names.SHARED_PREFIX}*:{names.tracking_ref(remote, names.SHARED_PREFIX)}*"
+        return [every, *(f"^{names.shared_ref(sid)}" for sid in leave)]
     prefixes = [names.session_prefix(s) for s in sids]
     return [f"+{p}*:{names.tracking_ref(remote, p)}*" for p in prefixes]
 
@@ -81,28 +84,61 @@ class Pushed:
     ok: bool
     moved: bool = False
     refs: list[str] = field(default_factory=list)
+    said: list[str] = field(default_factory=list)  # the remote's own words (``remote:``)
 
 
-def push(git: Git, remote: str, specs: list[str]) -> Pushed:
-    """Push ``specs`` (``SRC:DST``, none forced) to ``remote`` in one atomic push."""
+def push(git: Git, remote: str, specs: list[str], leases: dict[str, str] | None = None) -> Pushed:
+    """Push ``specs`` (``SRC:DST``, or ``:DST`` to delete) to ``remote`` in one atomic push.
+    None is forced but the refs ``leases`` names (ref -> the commit the remote must still have
+    there, "" for none): those are replaced whatever they hold, if they hold that."""
     if not specs:
         return Pushed(True)
+    leased = [
+        f"--force-with-lease={ref}:{commit}" for ref, commit in sorted((leases or {}).items())
+    ]
     proc = git.spawn(
-        "push", "--atomic", "--porcelain", "--no-verify", "--quiet", remote, *specs, stdin=False
-    )
+        "push", "--atomic", "--porcelain", "--no-verify", "--quiet", *leased, remote, *specs,
+        stdin=False,
+    )  # fmt: skip
     with stopped_on_the_way_out(proc):
         faults.point("share:pushing")  # killed while git sends: the remote takes all or nothing
         out, err = proc.communicate()
     lines = os.fsdecode(out).splitlines()
     if proc.returncode == 0:
         return Pushed(True, refs=[line.split("\t")[1] for line in lines if line.count("\t") >= 2])
-    rejected = [line for line in lines if line.startswith("!")]
-    if any("fetch first" in r or "non-fast-forward" in r or "stale info" in r for r in rejected):
-        return Pushed(False, moved=True)
-    words = git_words(err, proc.returncode)
-    if rejected and not err.strip():
-        words = rejected[0].split("\t")[-1]
+    rejected = [line.split("\t")[-1] for line in lines if line.startswith("!")]
+    said = remote_words(err)
+    if _moved(rejected, said):
+        return Pushed(False, moved=True, said=said)
+    reason = "; ".join(dict.fromkeys(r.strip() for r in rejected if "atomic push failed" not in r))
+    if said:
+        raise WorkspaceError(
+            f"{remote} refused the push: {'; '.join(said)}" + (f" ({reason})." if reason else ".")
+        )
+    words = reason + "." if reason and not err.strip() else git_words(err, proc.returncode)
     raise WorkspaceError(f"git push to {remote} failed: {words}")
+
+
+# what git says of a ref the remote moved: on the client's side before sending, and on the
+# remote's when another push held or took the ref first (both were sent against the same state)
+_MOVED = ("fetch first", "non-fast-forward", "stale info")
+_LOCKED = "cannot lock ref"
+
+
+def remote_words(err: bytes) -> list[str]:
+    """What the remote itself said (git's ``remote:`` lines: a hook's reason), in order."""
+    found = []
+    for line in os.fsdecode(err).splitlines():
+        if line.startswith("remote:"):
+            words = line.removeprefix("remote:").strip()
+            if words:
+                found.append(words)
+    return found
+
+
+def _moved(rejected: list[str], said: list[str]) -> bool:
+    """The push was refused because the remote moved: fetch, merge and push again."""
+    return any(w in r for r in rejected for w in _MOVED) or any(_LOCKED in w for w in said)
 
 
 def fetch(git: Git, remote: str, specs: list[str]) -> None:
@@ -112,6 +148,14 @@ def fetch(git: Git, remote: str, specs: list[str]) -> None:
             "fetch", "--no-tags", "--no-write-fetch-head", "--no-auto-gc", "--quiet",
             "--no-recurse-submodules", remote, *specs,
         )  # fmt: skip
+
+
+def remote_refs(git: Git, remote: str, patterns: list[str]) -> dict[str, str]:
+    """What ``remote`` has now under ``patterns`` (ref -> id), asked by ``git ls-remote``:
+    ids only, no object comes here."""
+    listed = git.run("ls-remote", "--quiet", remote, *patterns).stdout
+    found = (os.fsdecode(line).partition("\t") for line in listed.splitlines())
+    return {name: oid for oid, _, name in found if name}
 
 
 def set_refs(git: Git, moves: dict[str, str]) -> None:

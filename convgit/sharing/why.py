@@ -1,6 +1,8 @@
 """``convgit why COMMIT``: the conversation that led to a commit, and which snapshot its files
-match. The commit's trailers (``trailers``) name the session and entry; a commit without them is
-looked up by its files (a snapshot of any session of the store with that very tree)."""
+match. The commit's trailers (``trailers``) name the session and entry; else its git notes of
+attribution do (``commit_notes``: of the entries that wrote its lines, the one its session wrote
+last); a commit with neither is looked up by its files (a snapshot of any session of the store
+with that very tree)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,8 @@ from typing import Any
 
 from convgit.base.errors import NotFoundError
 from convgit.session import Session
-from convgit.sharing import trailers
+from convgit.sharing import commit_notes, trailers
+from convgit.sharing.attribution import Author, Lines
 from convgit.sharing.transport import git_of
 from convgit.store.location import StoreLocation
 
@@ -18,7 +21,7 @@ from convgit.store.location import StoreLocation
 class Why:
     commit: str
     subject: str
-    found_by: str  # "trailers" or "files"
+    found_by: str  # "trailers", "notes" or "files"
     match: trailers.Match
     session: Session
     path: list[str] = field(default_factory=list)  # root to the entry
@@ -39,6 +42,10 @@ def why(location: StoreLocation, rev: str) -> Why:
     subject = git.run("log", "-1", "--format=%s", commit, "--").stdout.decode().strip()
     named = trailers.read(git, commit)
     sid, entry = named.get(trailers.SESSION), named.get(trailers.ENTRY)
+    found_by = "trailers"
+    if not (sid and entry):
+        sid, entry = _from_notes(location, commit_notes.Reader(git).trace(commit) or {})
+        found_by = "notes"
     if sid and entry and location.session_path(sid).exists():
         session = Session(location, sid)
         session.reload()
@@ -50,7 +57,7 @@ def why(location: StoreLocation, rev: str) -> Why:
                 return Why(
                     commit,
                     subject,
-                    "trailers",
+                    found_by,
                     found,
                     session,
                     session.conversation.path_ids(entry),
@@ -71,11 +78,32 @@ def why(location: StoreLocation, rev: str) -> Why:
                 )
     if sid:
         raise NotFoundError(
-            f"Commit {commit[:12]} names session {sid}, entry {entry}, which this store does not"
-            " have.",
+            f"Commit {commit[:12]} names session {sid}, entry {entry} (in its {found_by}), which"
+            " this store does not have.",
             "`convgit fetch` brings the shared sessions of a remote",
         )
     raise NotFoundError(
         f"Commit {commit[:12]} names no conversation, and no snapshot here has its files.",
-        "`convgit hooks install git` adds the trailers to the commits made from now on",
+        "`convgit hooks install git` writes the git notes that name it for the commits made"
+        " from now on",
     )
+
+
+def _from_notes(location: StoreLocation, lines: Lines[Author]) -> tuple[str | None, str | None]:
+    """The session and entry a commit's notes name: of the entries that wrote its lines, in
+    the sessions this store has, the one written last (the first named when none is here)."""
+    named = [
+        (a.session, a.entry) for f in lines.values() for a in f.values() if a.session and a.entry
+    ]
+    if not named:
+        return None, None
+    best: tuple[int, str, str] | None = None
+    for sid, entry in dict.fromkeys(named):
+        if sid is None or entry is None or not location.session_path(sid).exists():
+            continue
+        session = Session(location, sid)
+        session.reload()
+        line = session.conversation.tree.lines.get(entry)
+        if line is not None and (best is None or line > best[0]):
+            best = (line, sid, entry)
+    return (best[1], best[2]) if best is not None else named[0]

@@ -36,3 +36,45 @@ def folder_store(folder: Path) -> Path:
 
 def backups() -> Path:
     return data_dir() / "backups"
+
+
+def stores_list() -> Path:
+    """The stores convgit has written on this machine, one folder a line (``search
+    --all-stores`` searches them)."""
+    return data_dir() / "stores"
+
+
+def remember_store(root: Path) -> None:
+    """Add the store at ``root`` to ``stores_list`` when it is not there yet (one whole line,
+    appended). A list that cannot be written only costs ``--all-stores`` that store."""
+    line = os.fsencode(str(root.resolve())) + b"\n"
+    listed = stores_list()
+    try:
+        if line in _lines(listed):
+            return
+        listed.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(listed, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def stores() -> list[Path]:
+    """The stores of ``stores_list`` that still hold sessions, in the order they were added."""
+    found: list[Path] = []
+    for line in _lines(stores_list()):
+        folder = Path(os.fsdecode(line.rstrip(b"\n")))
+        if line.endswith(b"\n") and folder not in found and (folder / "sessions").is_dir():
+            found.append(folder)
+    return found
+
+
+def _lines(path: Path) -> list[bytes]:
+    try:
+        with open(path, "rb") as f:
+            return f.readlines()
+    except OSError:
+        return []

@@ -337,10 +337,22 @@ def redact_lines(report: Any, described: str) -> list[str]:
         f"warning: {path} in the working tree still holds a match (redact never changes your files)"
         for path in report.working_tree
     ]
-    if report.rewrote_commits and not would:
+    for copy in report.remotes:
+        holds = "holds" if would else "still holds"
         out.append(
-            "the old snapshot commits are unreachable now: `git gc --prune=now` removes them"
-            " from the repository"
+            f"warning: {copy.remote} {holds} session {copy.session} as it was before this"
+            f" redaction ({len(copy.refs)} refs): `convgit push --replace --session"
+            f" {copy.session} {copy.remote}` replaces it there (a forced push)"
+        )
+    if report.dropped and not would:
+        out.append(
+            f"dropped this clone's {len(report.dropped)} copies of shared history that held it"
+            " (session commits, and what remotes had)"
+        )
+    if (report.rewrote_commits or report.dropped) and not would:
+        out.append(
+            "the old commits are unreachable now: `git gc --prune=now` removes them from the"
+            " repository"
         )
     if would:
         out.append("dry run: nothing was changed")
@@ -409,6 +421,15 @@ def mib(count: int) -> str:
     return f"{count / (1024 * 1024):.1f} MiB"
 
 
+def mirror_lines(mirrors: list[str]) -> list[str]:
+    """A warning per remote a plain ``git push`` sends every ref of convgit's to."""
+    return [
+        f"warning: remote '{name}' is a mirror: `git push {name}` sends every session and"
+        " snapshot of convgit's, shared or not (see docs/working-with-others.md)"
+        for name in mirrors
+    ]
+
+
 def store_lines(store: dict[str, Any] | None) -> list[str]:
     """The store's size and policy, as ``status`` and ``snapshots`` end (none outside git,
     where ``store`` is None)."""
@@ -435,6 +456,21 @@ def interrupted_gc_words(since: str) -> str:
         f"gc:      a gc begun {since[:16].replace('T', ' ')} UTC was interrupted; nothing is lost,"
         " and `convgit gc` finishes it"
     )
+
+
+def mcp_change_words(change: HooksChange, verb: str) -> list[str]:
+    """What ``hooks install|uninstall AGENT --mcp`` did to the agent's configuration."""
+    title = registry.title(change.agent) or change.agent
+    if verb == "install":
+        done = "registered" if change.changed else "was already registered"
+        lines = [f"convgit's MCP server {done} in {change.path} ({title}, {change.scope})"]
+        lines.append(f"{title} starts it as `convgit mcp`: read-only tools (docs/mcp.md)")
+    else:
+        done = "taken out of" if change.changed else "was not in"
+        lines = [f"convgit's MCP server {done} {change.path} ({title}, {change.scope})"]
+    if change.backup is not None:
+        lines.append(f"the file as it was: {change.backup}")
+    return lines
 
 
 def recorder_words(recorder: dict[str, Any], index: str | None = None) -> list[str]:

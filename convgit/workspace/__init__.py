@@ -140,6 +140,12 @@ class Workspace:
         Every ref written goes through ``set_ref``."""
         return self._git.run(*args, stdin=stdin).stdout
 
+    def mirrors(self) -> list[str]:
+        """The remotes a plain ``git push`` sends every ref of convgit's to (``remotes``)."""
+        from convgit.git.remotes import mirrors
+
+        return mirrors(self._git)
+
     def objects(self) -> Objects:
         """A reader of this repository's objects (one `git cat-file --batch`), for a ``with``."""
         return self._git.objects()

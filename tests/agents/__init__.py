@@ -9,12 +9,14 @@ Fixtures (conftest.py), all per test:
   for more replies than scripted, left scripted replies unasked, or tried to reach another host.
 * ``project`` (`GitRepo` from tests/workspace/gitrepo.py): a real repository whose git state
   must be byte-identical at the end; ``agent_home``: the HOME all agents of the test share.
-* ``claude_code``, ``pi``, ``codex``, ``gemini`` (`runners.Agent`): ``run(prompt, *args,
-  resume=None, cwd=None, env=None, timeout=None, check=True)`` runs one prompt with stdin closed
-  and returns a `runners.Run`: ``session_id``, ``transcript`` (the session file the agent
-  wrote), ``output`` (its final reply), ``returncode``, ``stdout``, ``stderr``, ``seconds``.
-  ``resume`` is a session id for Claude Code (``claude -r``), Codex (``codex exec resume``) and
-  Gemini CLI (``--resume``), a session file for pi (``--session``). ``env()`` is the
+* ``claude_code``, ``pi``, ``codex``, ``gemini``, ``opencode``, ``copilot``, ``qwen``
+  (`runners.Agent`): ``run(prompt, *args, resume=None, cwd=None, env=None, timeout=None,
+  check=True)`` runs one prompt with stdin closed and returns a `runners.Run`: ``session_id``,
+  ``transcript`` (the session file the agent wrote), ``output`` (its final reply),
+  ``returncode``, ``stdout``, ``stderr``, ``seconds``. ``resume`` is a session id for Claude
+  Code (``claude -r``), Codex (``codex exec resume``), Gemini CLI (``--resume``), GitHub Copilot
+  CLI (``--resume=ID``) and Qwen Code (``--resume``), a session file for pi (``--session``).
+  ``env()`` is the
   environment the agent (and so its hooks) runs with, for running convgit as a hook would; the
   venv's bin folder leads its PATH.
   ``Codex(..., sandbox="danger-full-access")`` sets Codex's sandbox (the default,
@@ -33,6 +35,13 @@ A script is a list of `script.Reply`: ``say(text)``, ``call(name, input)``, or
   then in the folders ``AGENT_NODE_MODULES`` names.
 * Codex: ``call("apply_patch", "*** Begin Patch\\n*** Add File: a.txt\\n+a\\n*** End Patch\\n")``
   (a string input is a custom tool call), ``call("exec_command", {"cmd": ...})``.
+* GitHub Copilot CLI (a Claude model id): ``call("create", {"path": ABSOLUTE, "file_text"})``,
+  ``call("edit", {"path", "old_str", "new_str"})``, ``call("bash", {"command"})``; with a GPT
+  id, ``call("apply_patch", PATCH)`` (a custom tool over chat completions).
+* Qwen Code: ``call("write_file", {"file_path": ABSOLUTE, "content"})``, ``call("read_file",
+  {"file_path"})`` (its ``edit`` refuses a file the process has not read),
+  ``call("edit", {"file_path", "old_string", "new_string"})``,
+  ``call("run_shell_command", {"command"})``.
 
 Each logged `server.Request` reads its conversation the same way for all three wire formats:
 ``prompts()``, ``replies()``, ``calls()`` and ``results()`` (`script.Item`s with ``call_id``).

@@ -4,7 +4,7 @@
 not cover, a reply never asked for or an attempt to reach another host fails the test.
 `project` is a real git repository (`init_repo`) the agents work in, guarded like the workspace
 tests' repositories; `claude_code`, `pi`,
-`codex`, `gemini` and `opencode` run there with one temporary HOME for the test.
+`codex`, `gemini`, `opencode`, `copilot` and `qwen` run there with one temporary HOME for the test.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agents.runners import ClaudeCode, Codex, Gemini, OpenCode, Pi
+from tests.agents.runners import ClaudeCode, Codex, Copilot, Gemini, OpenCode, Pi, Qwen
 from tests.agents.server import ModelServer
 from tests.workspace.gitrepo import GitRepo, UserStateGuard, init_repo
 
@@ -65,3 +65,21 @@ def gemini(model_server: ModelServer, project: GitRepo, agent_home: Path) -> Gem
 @pytest.fixture
 def opencode(model_server: ModelServer, project: GitRepo, agent_home: Path) -> OpenCode:
     return OpenCode(model_server, project.path, agent_home)
+
+
+@pytest.fixture(scope="session")
+def copilot_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where GitHub Copilot CLI unpacks itself, once for the run (``XDG_CACHE_HOME``)."""
+    return tmp_path_factory.mktemp("copilot-cache")
+
+
+@pytest.fixture
+def copilot(
+    model_server: ModelServer, project: GitRepo, agent_home: Path, copilot_cache: Path
+) -> Copilot:
+    return Copilot(model_server, project.path, agent_home, cache=copilot_cache)
+
+
+@pytest.fixture
+def qwen(model_server: ModelServer, project: GitRepo, agent_home: Path) -> Qwen:
+    return Qwen(model_server, project.path, agent_home)

@@ -3,8 +3,10 @@ agent's SDK expects, and a request's conversation as `Item`s.
 
 * Anthropic Messages (Claude Code): ``POST /v1/messages``, Server-Sent Events ``message_start``,
   ``content_block_start/delta/stop`` per block, ``message_delta`` (stop_reason), ``message_stop``.
-* OpenAI chat completions (pi's ``openai-completions`` api): ``POST /v1/chat/completions``,
-  ``data:`` chunks with ``choices[0].delta``, a finish chunk, a usage chunk, ``data: [DONE]``.
+* OpenAI chat completions (pi's ``openai-completions`` api, Copilot CLI's provider):
+  ``POST /v1/chat/completions``, ``data:`` chunks with ``choices[0].delta``, a finish chunk, a
+  usage chunk, ``data: [DONE]``; a call whose input is text is a custom tool's
+  (``{"type": "custom", "custom": {"name", "input"}}``: Copilot CLI's ``apply_patch``).
 * OpenAI Responses (Codex): ``POST /v1/responses``, ``response.created``, one
   ``response.output_item.done`` per item, ``response.completed``.
 * Gemini API v1beta (Gemini CLI): ``POST /v1beta/models/MODEL:streamGenerateContent?alt=sse``,
@@ -202,12 +204,13 @@ class Chat(Dialect):
         if reply.text:
             chunks.append(self._chunk(n, model, {"content": reply.text}, None))
         for i, c in enumerate(reply.calls):
-            assert isinstance(c.input, dict), f"pi's tools take an object: {c}"
-            function = {"name": c.name, "arguments": json.dumps(c.input)}
-            tool = {"index": i, "id": c.id or self.call_id(n, i), "type": "function"}
-            chunks.append(
-                self._chunk(n, model, {"tool_calls": [{**tool, "function": function}]}, None)
-            )
+            tool: JsonObject = {"index": i, "id": c.id or self.call_id(n, i)}
+            if isinstance(c.input, str):  # a custom tool's text (Copilot CLI's apply_patch)
+                tool.update(type="custom", custom={"name": c.name, "input": c.input})
+            else:
+                function = {"name": c.name, "arguments": json.dumps(c.input)}
+                tool.update(type="function", function=function)
+            chunks.append(self._chunk(n, model, {"tool_calls": [tool]}, None))
         chunks.append(self._chunk(n, model, {}, "tool_calls" if reply.calls else "stop"))
         usage = {
             "prompt_tokens": USAGE_IN,
@@ -245,6 +248,17 @@ class Chat(Dialect):
                 if text:
                     found.append(Item("text", text))
                 for tool in message.get("tool_calls") or []:
+                    if tool.get("type") == "custom":
+                        custom = tool["custom"]
+                        found.append(
+                            Item(
+                                "call",
+                                name=custom["name"],
+                                input=custom.get("input"),
+                                call_id=tool["id"],
+                            )
+                        )
+                        continue
                     function = tool["function"]
                     found.append(
                         Item(

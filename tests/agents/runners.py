@@ -586,3 +586,138 @@ class OpenCode(Agent):
 
     def transcript(self, session_id: str, resume: str | Path | None, cwd: Path) -> Path | None:
         return self.database if self.database.is_file() else None
+
+
+class Copilot(Agent):
+    """``copilot --output-format json -p PROMPT`` against the server as a provider of the user's
+    own (``COPILOT_PROVIDER_BASE_URL``: OpenAI chat completions, no GitHub sign-in), offline
+    (``COPILOT_OFFLINE``: no telemetry, update or GitHub service), every tool allowed and the
+    folder trusted (``COPILOT_ALLOW_ALL=true``: the project's ``.github/hooks`` load in print
+    mode only in a trusted folder). The model is a Claude id (the CLI then offers ``create`` and
+    ``edit`` as function tools; a GPT id gets ``apply_patch`` as a custom tool instead). The CLI
+    unpacks its package into ``$XDG_CACHE_HOME/copilot`` at its first start (235 MB, about 2 s):
+    ``cache`` is one folder for the tests of a run. ``resume`` is a session id:
+    ``--resume=ID``."""
+
+    name = "GitHub Copilot CLI"
+    model = "claude-sonnet-4.6"
+
+    def __init__(
+        self, server: ModelServer, cwd: Path, home: Path, *, cache: Path | None = None
+    ) -> None:
+        self.cache = cache if cache is not None else home / ".cache"
+        super().__init__(server, cwd, home)
+
+    def binary(self) -> list[str]:
+        # the platform package's binary: what the npm loader would start
+        return [str(self._installed("@github/copilot-*/copilot", "GitHub Copilot CLI"))]
+
+    @property
+    def copilot_home(self) -> Path:
+        return self.home / ".copilot"
+
+    def agent_env(self) -> dict[str, str]:
+        return {
+            "COPILOT_OFFLINE": "true",
+            "COPILOT_PROVIDER_BASE_URL": f"{self.server.url}/v1",
+            "COPILOT_PROVIDER_API_KEY": "scripted-test-key",
+            "COPILOT_MODEL": self.model,
+            "COPILOT_ALLOW_ALL": "true",
+            "COPILOT_AUTO_UPDATE": "false",
+            "XDG_CACHE_HOME": str(self.cache),
+        }
+
+    def command(self, prompt: str, args: list[str], resume: str | Path | None) -> list[str]:
+        resuming = [f"--resume={resume}"] if resume else []
+        flags = ["--output-format", "json", "--allow-all"]  # paths outside the folder too
+        return [*self.binary(), *flags, *resuming, *args, "-p", prompt]
+
+    def parse(self, stdout: str) -> tuple[str, str]:
+        session_id, output = "", ""
+        for event in _json_lines(stdout):
+            data = event.get("data") if isinstance(event.get("data"), dict) else {}
+            if event.get("type") == "result":
+                session_id = str(event.get("sessionId", ""))
+            elif event.get("type") == "assistant.message" and data.get("content"):
+                output = str(data["content"])
+        return session_id, output
+
+    def transcript(self, session_id: str, resume: str | Path | None, cwd: Path) -> Path | None:
+        path = self.copilot_home / "session-state" / session_id / "events.jsonl"
+        return path if path.is_file() else None
+
+
+class Qwen(Agent):
+    """``qwen --auth-type openai --approval-mode yolo -o json PROMPT`` against the server as an
+    OpenAI-compatible provider (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``OPENAI_MODEL``), with
+    the settings that keep it offline and quiet: no usage statistics or telemetry (each start
+    would reach Alibaba's RUM service), no auto-update, no background memory extraction or
+    consolidation, no follow-up suggestions or tool-use summaries (each a model request of its
+    own, with tools: they would take scripted replies), no retries. Yolo: print mode runs the
+    tools that write only so. The folder needs no trust (``security.folderTrust`` is off unless
+    enabled). ``resume`` is a session id: ``--resume ID``; with ``output = "text"`` a run names
+    no session (run it with ``check=False``)."""
+
+    name = "Qwen Code"
+    output = "json"  # ``text``: the final reply alone, and what Qwen tells the user on stderr
+
+    def binary(self) -> list[str]:
+        return ["node", str(self._installed("@qwen-code/qwen-code/cli.js", "Qwen Code"))]
+
+    @property
+    def qwen_dir(self) -> Path:
+        return self.home / ".qwen"
+
+    def configure(self) -> None:
+        self.qwen_dir.mkdir(parents=True, exist_ok=True)
+        settings = {
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+            "general": {"enableAutoUpdate": False},
+            "memory": {"enableManagedAutoMemory": False, "enableManagedAutoDream": False},
+            "ui": {"enableFollowupSuggestions": False},
+            "experimental": {"emitToolUseSummaries": False},
+            "model": {"generationConfig": {"maxRetries": 0}},
+        }
+        (self.qwen_dir / "settings.json").write_text(json.dumps(settings, indent=1))
+
+    def agent_env(self) -> dict[str, str]:
+        return {
+            "OPENAI_BASE_URL": f"{self.server.url}/v1",
+            "OPENAI_API_KEY": "scripted-test-key",
+            "OPENAI_MODEL": "scripted",
+            "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1",
+            # in one process: the CLI starts itself again otherwise, about 6 s more on a loaded
+            # machine
+            "QWEN_CODE_NO_RELAUNCH": "true",
+        }
+
+    def command(self, prompt: str, args: list[str], resume: str | Path | None) -> list[str]:
+        flags = ["--auth-type", "openai", "--approval-mode", "yolo", "-o", self.output]
+        resuming = ["--resume", str(resume)] if resume else []
+        return [*self.binary(), *flags, *resuming, *args, prompt]
+
+    def parse(self, stdout: str) -> tuple[str, str]:
+        if self.output == "text":
+            return "", stdout.strip()
+        try:
+            found = json.loads(stdout)
+        except ValueError:
+            found = _json_lines(stdout)
+        session_id, output = "", ""
+        for event in found if isinstance(found, list) else []:
+            if not isinstance(event, dict):
+                continue
+            session_id = str(event.get("session_id") or session_id)
+            if event.get("type") == "result":
+                output = str(event.get("result", ""))
+        return session_id, output
+
+    def chats(self, cwd: Path) -> Path:
+        """Where Qwen keeps the chat files of a working directory: every character that is not a
+        letter or digit becomes ``-``."""
+        return self.qwen_dir / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(cwd)) / "chats"
+
+    def transcript(self, session_id: str, resume: str | Path | None, cwd: Path) -> Path | None:
+        path = self.chats(cwd.resolve()) / f"{session_id}.jsonl"
+        return path if path.is_file() else None

@@ -116,13 +116,14 @@ def test_an_agent_added_as_one_folder_and_one_line_is_read_named_and_refused(
     tmp_path: Path,
 ) -> None:
     copy = _add_toy(tmp_path)
+    line = next(x for x in (PACKAGE / "agents" / "registry.py").read_text().splitlines()
+                if x.startswith("FOLDERS = ("))  # fmt: skip
     assert sorted(_edited(copy)) == sorted(
         [
             "new agents/toy/__init__.py",
             "new agents/toy/reading.py",
-            'agents/registry.py: -FOLDERS = ("codex", "pi", "claude_code", "gemini", "opencode")',
-            'agents/registry.py: +FOLDERS = ("codex", "pi", "claude_code", "gemini", "opencode",'
-            ' "toy")',
+            f"agents/registry.py: -{line}",
+            f'agents/registry.py: +{line.removesuffix(")")}, "toy")',
         ]
     )
     work = tmp_path / "work"
@@ -146,8 +147,8 @@ def test_an_agent_added_as_one_folder_and_one_line_is_read_named_and_refused(
     assert "toy" in convgit("import", "--help").stdout
     hooks = convgit("hooks", "install", "toy", code=2)
     assert (
-        "convgit does not run beside 'toy': use one of claude-code, codex, gemini,"
-        " opencode, pi." in hooks.stderr
+        "convgit does not run beside 'toy': use one of claude-code, codex, copilot, gemini,"
+        " opencode, pi, qwen." in hooks.stderr
     )
     export = convgit("export", "--format", "toy", code=2)
     assert "Unknown export format 'toy': use --format pi." in export.stderr

@@ -1,7 +1,7 @@
 """The rig's own promises: an exhausted script fails the run clearly, a request for another host
 is caught, side requests are answered and logged apart, the server is bounded, a run past its
-timeout ends with everything it started, a missing install names its command, and the installed
-agents are the pinned ones."""
+timeout ends with everything it started, a missing install names its command, the installed
+agents are the pinned ones, and a text input is a custom tool call over chat completions."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from tests.agents import runners
-from tests.agents.runners import Agent, ClaudeCode, Codex, Pi
+from tests.agents.dialects import DIALECTS
+from tests.agents.runners import Agent, ClaudeCode, Codex, Copilot, Pi, Qwen
 from tests.agents.script import Reply, call, say
 from tests.agents.server import ModelServer
 from tests.workspace.gitrepo import GitRepo
@@ -144,6 +145,43 @@ def test_the_installed_agents_are_the_pinned_versions(
     assert seen["claude-code"] == f"{versions['@anthropic-ai/claude-code']} (Claude Code)"
     assert seen["pi"] == versions["@mariozechner/pi-coding-agent"]
     assert seen["codex"] == f"codex-cli {versions['@openai/codex']}"
+
+
+def test_the_two_newer_agents_are_the_pinned_versions(
+    model_server: ModelServer, tmp_path: Path, copilot_cache: Path
+) -> None:
+    pinned = json.loads((runners.ROOT / "tools" / "agents" / "package.json").read_text())
+    versions = pinned["dependencies"]
+    home = tmp_path / "home"
+    copilot = Copilot(model_server, tmp_path, home, cache=copilot_cache).version()
+    assert copilot.splitlines()[0] == f"GitHub Copilot CLI {versions['@github/copilot']}."
+    assert Qwen(model_server, tmp_path, home).version() == versions["@qwen-code/qwen-code"]
+
+
+def test_a_text_input_is_a_custom_tool_call_over_chat_completions(
+    model_server: ModelServer,
+) -> None:
+    """Copilot CLI's ``apply_patch`` over chat completions: a call whose input is text streams
+    as a custom tool call, and a request that carries one is read back with its text."""
+    patch = "*** Begin Patch\n*** Add File: a.txt\n+a\n*** End Patch\n"
+    model_server.expect(call("apply_patch", patch))
+    body = {"model": "m", "stream": True, "tools": [{"type": "custom"}], "messages": []}
+    request = urllib.request.Request(
+        f"{model_server.url}/v1/chat/completions", data=json.dumps(body).encode(), method="POST"
+    )
+    with urllib.request.urlopen(request) as answer:
+        chunks = [line[6:] for line in answer.read().decode().splitlines() if line[:6] == "data: "]
+    (tool,) = [t for c in chunks[:-1] for ch in json.loads(c)["choices"]
+               for t in ch["delta"].get("tool_calls", [])]  # fmt: skip
+    assert (tool["type"], tool["custom"]) == ("custom", {"name": "apply_patch", "input": patch})
+    sent = {"messages": [{"role": "assistant", "content": None, "tool_calls": [tool]}]}
+    (item,) = DIALECTS["/v1/chat/completions"].items(sent)
+    assert (item.kind, item.name, item.input, item.call_id) == (
+        "call",
+        "apply_patch",
+        patch,
+        tool["id"],
+    )
 
 
 def gone(marker: str) -> bool:

@@ -18,9 +18,11 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 OWN = {
     "claude-code": FIXTURES / "claude-code" / "rewind.jsonl",
     "codex": FIXTURES / "codex" / "reasoning-summary.jsonl",
+    "copilot": FIXTURES / "copilot" / "failed-tool.jsonl",
     "gemini": FIXTURES / "gemini" / "thoughts-and-tool-calls.json",
     "opencode": FIXTURES / "opencode" / "write-then-bash.json",
     "pi": FIXTURES / "pi" / "v3-compaction.jsonl",
+    "qwen": FIXTURES / "qwen" / "failed-tool.jsonl",
 }
 MORE = {  # the other shapes an agent's file takes
     "claude-code": FIXTURES / "claude-code" / "queued-prompt.jsonl",  # a queue-operation first
@@ -80,9 +82,11 @@ def test_every_fixture_and_real_sample_is_recognised_as_its_agents(samples: Path
     folders = {
         "claude-code": "claude-code",
         "codex": "codex",
+        "copilot": "copilot",
         "gemini": "gemini",
         "opencode": "opencode",
         "pi": "pi",
+        "qwen": "qwen",
     }
     real = {"claude-code": "claude-code", "codex": "codex", "gemini-cli": "gemini", "pi": "pi"}
     seen: dict[str, int] = {}

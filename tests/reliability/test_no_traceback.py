@@ -180,3 +180,16 @@ def test_minus_c_to_a_missing_folder_is_a_usage_error(tmp_path: Path) -> None:
     error = convgit(tmp_path, "-C", "a-file", "log", code=2).stderr
     assert "is not a folder" in one_sentence(error)
     shutil.rmtree(tmp_path / "a-file", ignore_errors=True)
+
+
+def test_a_search_in_a_read_only_store_finds_what_the_files_say(repo: GitRepo) -> None:
+    """The search index is a cache convgit writes beside the sessions: where it may not write
+    (a read-only git folder), the search builds it in memory, for itself, and finds the same."""
+    convgit(repo.path, "init")
+    made = convgit(repo.path, "user", "a needle in the haystack", "--json").json()["id"]
+    with read_only(repo.path / ".git"):
+        found = convgit(repo.path, "search", "needle", "--json").json()
+        assert [r["entry"] for r in found["results"]] == [made]
+        assert found["indexes"][0]["why"] == "read-only"
+        assert not (repo.path / ".git" / "convgit" / "search.sqlite").exists()
+    assert convgit(repo.path, "search", "needle", "--json").json()["indexes"][0]["why"] == "missing"

@@ -1,6 +1,7 @@
-"""`convgit hooks install git`: a prepare-commit-msg hook, chaining the one that was there, that
-names in trailers the session and the entry whose snapshot the committed files match (or the
-nearest); `convgit why COMMIT` shows the conversation that led there."""
+"""`convgit hooks install git` with `[attribution] trailers = true`: a prepare-commit-msg hook,
+chaining the one that was there, that names in trailers the session and the entry whose snapshot
+the committed files match (or the nearest); `convgit why COMMIT` shows the conversation that led
+there."""
 
 from __future__ import annotations
 
@@ -29,8 +30,13 @@ def test_commits_name_their_conversation_and_why_shows_it(
     a.write("src/app.py", "print('asked for')\n")
     a.run("user", "make it print what was asked for")
     entry = a.json("assistant", "done")["id"]
+    (a.path / ".git" / "convgit" / "config.toml").write_text("[attribution]\ntrailers = true\n")
     installed = a.json("hooks", "install", "git")["hooks"]
-    assert [(h["hook"], h["chained"]) for h in installed] == [("prepare-commit-msg", True)]
+    assert [(h["hook"], h["chained"]) for h in installed] == [
+        ("prepare-commit-msg", True),
+        ("post-commit", False),
+        ("post-rewrite", False),
+    ]
 
     git(a.path, "add", "-A")
     git(a.path, "commit", "-q", "-m", "print what was asked for")

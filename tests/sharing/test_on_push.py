@@ -39,6 +39,6 @@ def test_git_push_sends_the_shared_sessions_when_on_push_is_set(
 def test_without_on_push_the_installed_hooks_send_nothing(a: Clone, remote: Path) -> None:
     start(a)
     installed = [h["hook"] for h in a.json("hooks", "install", "git")["hooks"]]
-    assert installed == ["prepare-commit-msg"]
+    assert installed == ["post-commit", "post-rewrite"]
     git(a.path, "push", "-q", "origin", "main")
     assert convgit_refs(remote) == []

@@ -39,6 +39,7 @@ def test_push_then_fetch_brings_every_entry_label_and_snapshot(a: Clone, b: Clon
         {
             "session": sid, "new": True, "merged": False, "entries": len(a.entries(sid)),
             "snapshots": len(a.snapshots(sid)), "differ": 0, "trashed": False,
+            "stale": False,
         }
     ]  # fmt: skip
     assert b.entries(sid) == a.entries(sid)
@@ -209,3 +210,19 @@ def test_push_and_fetch_through_git_daemon(
         entry, commit = next(iter(a.snapshots(sid).items()))
         b.run("--session", sid, "restore", entry, "--yes")
         assert (b.path / "src/app.py").read_text() == git(a.path, "show", f"{commit}:src/app.py")
+
+
+def test_share_and_status_name_a_remote_that_mirrors(a: Clone, tmp_path: Path) -> None:
+    mirror = bare(tmp_path / "mirror.git")
+    git(a.path, "remote", "add", "--mirror=push", "backup", str(mirror))
+    a.run("init")  # a session never shared
+    a.run("user", "private")
+    private = a.session()
+    warning = "remote 'backup' is a mirror"
+    assert warning in a.run("share", private).stdout
+    assert a.json("unshare", private)["mirrors"] == ["backup"]
+    assert warning in a.run("status").stdout
+    assert a.json("status")["mirrors"] == ["backup"]
+    # what it warns of: a plain `git push` there carries the session that is not shared
+    git(a.path, "push", "-q", "backup")
+    assert any(ref.startswith(f"refs/convgit/{private}/") for ref in convgit_refs(mirror))

@@ -144,6 +144,11 @@ def test_every_data_command_prints_one_object_shape(
     s.run("hooks install", here, "hooks", "install", "claude-code")  # already there
     s.run("hooks uninstall", here, "hooks", "uninstall", "claude-code")
     s.run("hooks uninstall", here, "hooks", "uninstall", "claude-code")  # not there
+    s.run("hooks install", here, "hooks", "install", "claude-code", "--mcp")
+    s.run("hooks uninstall", here, "hooks", "uninstall", "claude-code", "--mcp")
+    s.run("search", here, "search", "plan")
+    s.run("search", here, "search", "--file", "calc.py", "-n", "1")  # more than one
+    s.run("search", plain, "search", "nothing-matches-this", "--all-stores")
 
     s.run("diff", here, "diff", first["id"])
     s.run("diff", here, "diff", first["id"], "planA", "-p")
@@ -184,6 +189,8 @@ def test_every_data_command_prints_one_object_shape(
     s.run("fetch", here, "fetch")
     s.run("pull", here, "pull")
     s.run("unshare", here, "unshare", "shapes again")
+    s.run("recorder status", here, "recorder", "status")
+    s.run("recorder stop", here, "recorder", "stop")
     s.run("hooks install", here, "hooks", "install", "git")
     s.run("hooks uninstall", here, "hooks", "uninstall", "git")
     (here / "blamed.txt").write_text("one\ntwo\n")
@@ -193,6 +200,8 @@ def test_every_data_command_prints_one_object_shape(
     subprocess.run(["git", "-C", str(here), "commit", "-qm", "blamed"], check=True)
     rewatch(repo)  # the user's own commit (and the remote they added)
     s.run("why", here, "why", "HEAD")
+    s.run("blame", here, "blame", "--notes", "blamed.txt")
+    s.run("attribution rewrite", here, "attribution", "rewrite", "--from", "HEAD~1")
 
     documented = shapes_documented()
     for name, runs in s.seen.items():

@@ -111,3 +111,18 @@ def test_a_reader_who_quits_the_pager_early_ends_convgit_quietly(tmp_path: Path)
     quits = f'{sys.executable} -c "import sys; sys.stdin.readline()"'
     ran = on_terminal(place, "log", env={"CONVGIT_PAGER": quits})
     assert (ran.code, ran.stderr) == (0, "")
+
+
+def test_search_on_a_terminal_goes_through_the_pager_its_matches_highlighted(
+    folder: Path, tmp_path: Path
+) -> None:
+    """`convgit search` starts without typer, and pages as `log` does: the words found in bold
+    red, the rest as the plain lines a pipe gets."""
+    pager, out = recording_pager(tmp_path)
+    ran = on_terminal(folder, "search", "follow", env={"CONVGIT_PAGER": pager, "PAGER": "false"})
+    assert ran.code == 0, ran.stderr
+    paged = out.read_bytes().decode()
+    assert "\x1b[1;31mfollow\x1b[0m" in paged  # the match, highlighted
+    assert "a follow-up" not in ran.shown  # nothing went around the pager
+    piped = convgit(folder, "search", "follow").stdout
+    assert ANSI.sub("", paged) == piped and "a follow-up" in piped

@@ -27,7 +27,9 @@ MAX_EVENT = 16 << 20  # bytes of stdin read at most (``convgit.agents.hook`` say
 WAIT = 25.0  # seconds the client waits for the recorder's answer (the agent waits 30)
 RESPAWN = 10.0  # seconds between two starts of a recorder by clients that found none
 _PEERCRED = 17  # SO_PEERCRED on Linux
-DONE, FALL_BACK = b"D", b"F"  # the first byte of the recorder's answer
+# the first byte of the recorder's answer: recorded (the rest for stdout); recorded (the rest
+# for stderr, exit status 2: an agent that reads a hook's failures there); the hook's to do
+DONE, DONE_STDERR, FALL_BACK = b"D", b"E", b"F"
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,9 +37,10 @@ if TYPE_CHECKING:
 
 
 def run(args: list[str]) -> int | bytes | None:
-    """``convgit hook AGENT`` through the recorder: 0 once the recorder recorded the event
-    (its answer for the agent written on stdout); else what the hook must do the work with,
-    itself: the event's bytes when they were read from stdin, None when they were not."""
+    """``convgit hook AGENT [EVENT]`` through the recorder: its exit status once the recorder
+    recorded the event (what the agent should be told written on stdout or stderr); else what
+    the hook must do the work with, itself: the event's bytes when they were read from stdin,
+    None when they were not."""
     env = os.environ
     if env.get(OFF) == "off" or env.get("CONVGIT_FAULT") or env.get("CONVGIT_HOOK_PROBE"):
         return None  # a crash test's fault point, or a probe, is the hook's own
@@ -58,10 +61,13 @@ def run(args: list[str]) -> int | bytes | None:
         return raw  # the recorder went away (killed, say): the event is the hook's
     finally:
         sock.close()
-    if answer[:1] == DONE:
+    if answer[:1] in (DONE, DONE_STDERR):
         if len(answer) > 1:
-            os.write(1, answer[1:])
-        return 0
+            try:  # noqa: SIM105 - contextlib is not imported by the client
+                os.write(1 if answer[:1] == DONE else 2, answer[1:])
+            except OSError:
+                pass
+        return 2 if answer[:1] == DONE_STDERR and len(answer) > 1 else 0
     if answer.startswith(FALL_BACK + b"leaving:"):  # it leaves (another version): a new one
         spawn(folder, key, root)
     return raw

@@ -28,7 +28,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from convgit.agents.hook import Told
 
 IDLE = 600.0  # seconds without an event after which the recorder leaves
 TICK = 2.0  # seconds between two looks at what would make it leave
@@ -304,13 +307,13 @@ class Recorder:
         if said_back is None:
             _send(conn, client.FALL_BACK + b"another working tree")
             return
-        _send(conn, client.DONE + said_back)
+        _send(conn, (client.DONE_STDERR if said_back.stderr else client.DONE) + said_back.text)
         self.events += 1
         faults.point("recorder:answered")
 
-    def record(self, request: _Request) -> bytes | None:
+    def record(self, request: _Request) -> Told | None:
         """The event, recorded in its client's folder and environment (``hook.handle``);
-        what the agent should read, or None when the event is another working tree's."""
+        what the agent should be told, or None when the event is another working tree's."""
         from convgit.agents import hook
 
         timeout = hook.DEADLINE
@@ -320,7 +323,7 @@ class Recorder:
             signal.setitimer(signal.ITIMER_REAL, max(timeout, 1.0))
             try:
                 return hook.handle(
-                    request.args[0] if request.args else "", request.raw, None,
+                    request.args, request.raw, None,
                     began=time.time(), started=time.monotonic(), speaks=True,
                     since=request.started or None, accept=self._accept,
                     how=" through the recorder",
