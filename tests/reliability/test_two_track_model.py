@@ -65,6 +65,7 @@ from hypothesis.stateful import (
 from convgit import Session
 from convgit.base import faults
 from convgit.base.errors import NotFoundError, RefusedError
+from convgit.git import patching
 from convgit.store.sidecar import SavedState
 from tests.missing_tools import missing
 from tests.workspace.gitrepo import UserStateGuard, digest, git, init_repo
@@ -856,17 +857,49 @@ class TwoTrackMachine(RuleBasedStateMachine):
 
 
 class WatchedTwoTrackMachine(TwoTrackMachine):
-    """The same, with the private index asking the real watchman what changed (issue 27), and
-    watchman stopped now and then between steps (the next git command's hook starts it again,
-    with a new clock)."""
+    """The same, with snapshots taken the recorder's way while it is on (issue 37: the
+    recorder's patcher serves the working tree in this process, and patches each snapshot from
+    the paths the real watchman says changed), turned on and off between steps, and watchman
+    stopped now and then (the next snapshot's watch starts it again, with a new clock). Every
+    snapshot is still checked against ``git add -A`` into an empty index."""
 
     WATCHER = "watchman"
+
+    def __init__(self) -> None:
+        super().__init__()
+        folder = self.session.location.root / "index"
+        folder.mkdir(parents=True, exist_ok=True)
+        self.patcher = patching.Patcher(folder / "recorder-model")
+        patching.serve(self.root, self.patcher)
+
+    def teardown(self) -> None:
+        patching.stop_serving(self.root)
+        self.patcher.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            subprocess.run(
+                ["watchman", "watch-del", str(self.root)], capture_output=True, timeout=30
+            )
+        super().teardown()
+
+    @rule(on=st.booleans())
+    def recorder(self, on: bool) -> None:
+        """The recorder there (its snapshots patched) or gone (every file stat'ed)."""
+        if on:
+            patching.serve(self.root, self.patcher)
+        else:
+            patching.stop_serving(self.root)
+        event(f"recorder {'on' if on else 'off'}")
 
     @rule()
     def watcher_restarted(self) -> None:
         # not running (stopped by the step before, not asked since) is stopped too
         with contextlib.suppress(subprocess.TimeoutExpired):  # never hangs the model
             subprocess.run(["watchman", "shutdown-server"], capture_output=True, timeout=30)
+
+    @invariant()
+    def tally_how_snapshots_went(self) -> None:
+        """Statistics only (``--hypothesis-show-statistics``): patched, or every file stat'ed."""
+        event(self.patcher.last.get(str(self.session.track.index()), "-").split(":")[0])
 
 
 def run_machine(
