@@ -68,6 +68,11 @@ def test_hooks_through_the_recorder_record_each_turn_and_say_so(
     words = recorded.cli("status").stdout.splitlines()
     assert f"recorder: pid {running['pid']}" in "\n".join(words)
     assert any(w.startswith("  last snapshot: patched: ") for w in words), words
+    timing = recorded.json("hooks", "status")["timing"]  # each event's whole time, both ways
+    assert timing["recorder"]["events"] == 6 and timing["hook"]["events"] == 1, timing
+    assert all(isinstance(way["median_ms"], int) for way in timing.values()), timing
+    said = recorded.cli("hooks", "status").stdout
+    assert "ms through the recorder (median of 6)" in said and "ms without it (median of 1)" in said
 
 
 def test_the_socket_is_the_users_alone(recorded: Recorded, tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -50,12 +51,15 @@ def log_path(root: Path) -> Path:
 
 @dataclass(frozen=True)
 class LogReport:
-    """What the hook log says: events logged, problems among them, the last of each."""
+    """What the hook log says: events logged, problems among them, the last of each, and
+    ``timing``: each event's whole time (from its process's start) through the recorder and
+    without it."""
 
     events: int
     problems: int
     last: str | None
     last_problem: str | None
+    timing: dict[str, dict[str, int | None]]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -63,7 +67,12 @@ class LogReport:
             "problems": self.problems,
             "last": self.last,
             "last_problem": self.last_problem,
+            "timing": self.timing,
         }
+
+
+TIMED = 100  # the newest events whose times ``read_log`` sums up
+_WHOLE = re.compile(r" \((\d+) ms since the hook started\): ")
 
 
 def read_log(path: Path) -> LogReport:
@@ -71,15 +80,35 @@ def read_log(path: Path) -> LogReport:
     try:
         text = path.read_text(errors="replace")
     except OSError:
-        return LogReport(0, 0, None, None)
+        text = ""
     events = [line for line in text.splitlines() if line[:1].isdigit()]
     problems = [line for line in events if ": problem after " in line]
+    times: dict[str, list[int]] = {"recorder": [], "hook": []}
+    for line in events[-TIMED:]:
+        found = _WHOLE.search(line)
+        if found is not None and ": ok in " in line:
+            way = "recorder" if " through the recorder (" in line else "hook"
+            times[way].append(int(found.group(1)))
+    timing = {
+        way: {"events": len(found), "median_ms": _median(found)} for way, found in times.items()
+    }
     return LogReport(
         len(events),
         len(problems),
         events[-1] if events else None,
         problems[-1] if problems else None,
+        timing,
     )
+
+
+def _median(values: list[int]) -> int | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return (ordered[middle - 1] + ordered[middle]) // 2
 
 
 def run(args: list[str], store_dir: Path | None = None, raw: bytes | None = None) -> int:

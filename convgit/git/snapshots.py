@@ -3,12 +3,17 @@ Writes objects only: no ref, no hook, no signature, no file touched."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from convgit.git import patching, rules
+from convgit.git import rules
 from convgit.git.private_index import PrivateIndex
 from convgit.git.restoreplan import Skipped
+
+if TYPE_CHECKING:
+    from convgit.git.patching import Patcher
 
 
 @dataclass(frozen=True)
@@ -37,7 +42,7 @@ def take(
     parent itself (``reused``) when it has the same tree. The ignore rules outside the working
     tree are recorded in ``rules_home`` (``rules``), when given."""
     git = private.git
-    patcher = patching.serving(git.root)  # the recorder's: patched from what changed
+    patcher = _serving(git.root)  # the recorder's: patched from what changed
     with private.locked():
         if patcher is None:
             tree_id, skipped, hashed = private.stage(size_cap)
@@ -74,3 +79,14 @@ def take(
     # a blob per file git hashed, and about two trees and a commit
     written = hashed + 3
     return Snapshot(made, tree_id, files, skipped, reused=False, written=written, rules=rules_id)
+
+
+def _serving(root: Path) -> Patcher | None:
+    """The patcher that takes this process's snapshots of ``root`` (the recorder's), if any.
+    Only a process that serves one has imported ``patching``: a hook or a command without a
+    recorder does not pay for importing it."""
+    if "convgit.git.patching" not in sys.modules:
+        return None
+    from convgit.git import patching
+
+    return patching.serving(root)

@@ -151,6 +151,13 @@ def hooks_status_words(
         lines.append(f"  last: {report['last']}")
     if report["last_problem"] and report["last_problem"] != report["last"]:
         lines.append(f"  last problem: {report['last_problem']}")
+    timed = []
+    for way, words in (("recorder", "through the recorder"), ("hook", "without it")):
+        found = report["timing"][way]
+        if found["events"]:
+            timed.append(f"{found['median_ms']} ms {words} (median of {found['events']})")
+    if timed:
+        lines.append(f"  an event's whole time, from the hook's start: {'; '.join(timed)}")
     return lines
 
 
