@@ -286,3 +286,32 @@ def test_a_failure_is_told_on_stderr_through_the_recorder(
     lines = recorded.log()
     assert all(" through the recorder" in line for line in lines[-2:]), lines
     assert told.code == 2 and b"no usable sessionId" in told.err and not told.out, told
+
+
+def test_a_restore_by_the_cli_between_the_recorders_snapshots(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """`convgit restore` (a command: no recorder) brings the files of an earlier turn back
+    while the recorder runs; the recorder's next snapshot, patched from what watchman saw the
+    restore change, is git's tree of the files restored."""
+    repo, claude = recorded.repo, Claude(tmp_path / "claude", recorded.repo.path)
+    started(recorded, claude)
+    repo.write("src/app.py", "print('turn one')\n")
+    recorded.hook(claude.prompt())
+    recorded.hook(claude.reply())
+    _, first = claude.ids()
+    at_first = recorded.json("show", first)["snapshot"]["tree"]
+    repo.write("src/app.py", "print('turn two')\n")
+    repo.write("new/made.txt", "made in turn two\n")
+    recorded.hook(claude.prompt())
+    recorded.hook(claude.reply())
+    recorded.cli("restore", first, "--yes")
+    assert repo.oracle() == at_first and not (repo.path / "new" / "made.txt").exists()
+    recorded.hook(claude.prompt())
+    recorded.hook(claude.reply())
+    prompt, reply = claude.ids()
+    assert all(" through the recorder" in line for line in recorded.log()[-2:]), recorded.log()
+    assert recorded.json("show", prompt)["snapshot"]["tree"] == at_first
+    assert recorded.json("show", reply)["snapshot"]["tree"] == at_first
+    how = recorded.json("recorder", "status")["snapshots"]
+    assert any(h.startswith("patched: ") for h in how.values()), how
