@@ -8,12 +8,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import stat
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -315,3 +317,20 @@ def test_a_restore_by_the_cli_between_the_recorders_snapshots(
     assert recorded.json("show", reply)["snapshot"]["tree"] == at_first
     how = recorded.json("recorder", "status")["snapshots"]
     assert any(h.startswith("patched: ") for h in how.values()), how
+
+
+def test_a_recorder_that_does_not_answer_keeps_no_command_waiting(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """A recorder stopped (SIGSTOP: as one busy with a long event looks to a command): `status`
+    and `recorder status` name it within seconds, as not answering."""
+    running = started(recorded, Claude(tmp_path / "claude", recorded.repo.path))
+    pid = int(str(running["pid"]))
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        began = time.monotonic()
+        said = recorded.json("recorder", "status")
+        assert time.monotonic() - began < 15, "the command waited for the recorder"
+        assert said["why"] == f"it does not answer (pid {pid}): busy with an event, or stopped"
+    finally:
+        os.kill(pid, signal.SIGCONT)

@@ -25,6 +25,7 @@ PROTOCOL = b"convgit-recorder 1"
 OFF = "CONVGIT_RECORDER"  # "off": no recorder is asked or started
 MAX_EVENT = 16 << 20  # bytes of stdin read at most (``convgit.agents.hook`` says the same)
 WAIT = 25.0  # seconds the client waits for the recorder's answer (the agent waits 30)
+ASK_WAIT = 3.0  # seconds `status` and `stop` wait for it (busy with an event, or stopped)
 RESPAWN = 10.0  # seconds between two starts of a recorder by clients that found none
 _PEERCRED = 17  # SO_PEERCRED on Linux
 # the first byte of the recorder's answer: recorded (the rest for stdout); recorded (the rest
@@ -252,10 +253,12 @@ def recorder_command(
 
 
 def ask(folder: bytes, key: bytes, kind: bytes) -> bytes | None:
-    """The recorder's answer to ``status`` or ``stop`` (None when none answers)."""
+    """The recorder's answer to ``status`` or ``stop`` (None when none answers within
+    ``ASK_WAIT``: a command never waits for an event the recorder is busy with)."""
     sock = connect(os.path.join(folder, key + b".sock"))
     if sock is None:
         return None
+    sock.settimeout(ASK_WAIT)
     try:
         sock.sendall(request(kind, []))
         sock.shutdown(1)

@@ -517,8 +517,10 @@ def status(cwd: str | Path, store: Path | None = None) -> dict[str, Any]:
         return {**found, "why": f"it left at {state.get('left')}: {state.get('why')}"}
     pid = state.get("pid")
     alive = isinstance(pid, int) and _alive(pid)
-    words = "does not answer" if alive else "died: its process is gone"
-    return {**found, "why": f"it {words} (pid {pid}); the next hook event starts another"}
+    if alive:
+        return {**found, "why": f"it does not answer (pid {pid}): busy with an event, or stopped"}
+    why = f"it died: its process is gone (pid {pid}); the next hook event starts another"
+    return {**found, "why": why}
 
 
 def stop(cwd: str | Path, store: Path | None = None) -> dict[str, Any] | None:
