@@ -352,7 +352,7 @@ def bench_snapshots(bench: Bench, files: int, goals: dict[str, float | None]) ->
     if turns.path.read_bytes() != wanted:
         bench.notes.append(f"restore at {size} did not bring the file back")
     bench.add(
-        "restore of a one-file difference (with its safety snapshot)", size, a, b,
+        "restore of a one-file difference (with its saved state)", size, a, b,
         "git read-tree --reset -u, kept index", goals["restore"],
     )  # fmt: skip
 
@@ -387,7 +387,7 @@ def bench_restore_many(bench: Bench, files: int) -> None:
 
     a, b = bench.alternate(ours_restore, git_checkout)
     bench.add(
-        "restore of every file (with its safety snapshot and per-file checks)", size, a, b,
+        "restore of every file (with its saved state and per-file checks)", size, a, b,
         "git checkout -f HEAD -- .", 2.0,
     )  # fmt: skip
 

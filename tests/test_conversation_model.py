@@ -7,13 +7,15 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from convgit import Session
+from convgit.base.errors import RefusedError
 from convgit.conversation.replay import BRANCH_SUMMARY_PREFIX
 
-TEXT = st.text(alphabet='abcxyz é\n"\\{}', min_size=0, max_size=12)
+TEXT = st.text(alphabet='abcxyz é\n"\\{}', min_size=1, max_size=12).filter(str.strip)
 
 
 class ConversationModel(RuleBasedStateMachine):
@@ -84,6 +86,10 @@ class ConversationModel(RuleBasedStateMachine):
     def retry(self, data: st.DataObject) -> None:
         target = data.draw(st.sampled_from(sorted(self.parent)))
         if self.kind[target] == "assistant" and self.parent[target] is None:
+            return
+        if self.kind[target] not in ("user", "assistant"):  # nothing to retry there
+            with pytest.raises(RefusedError):
+                self.session.moves.retry(target)
             return
         moved = self.session.moves.retry(target)
         expected = self.parent[target] if self.kind[target] == "assistant" else target

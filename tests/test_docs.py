@@ -51,3 +51,24 @@ def test_readme_opens_with_install_and_demo_then_the_test_command_ci_runs() -> N
 
 def test_changelog_exists() -> None:
     assert "## " in (ROOT / "CHANGELOG.md").read_text()
+
+
+def _shape(text: str) -> list[str]:
+    """A transcript with what differs from run to run put aside: ids and commits (hex), times,
+    the demo's folder, the page's size."""
+    text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", "TIME", text)
+    text = re.sub(r"/\S*convgit-demo-[^/\s]+", "DEMO", text)
+    text = re.sub(r"\b[0-9a-f]{7,40}\b", "ID", text)
+    text = re.sub(r"\(\d+ KiB\)", "(N KiB)", text)
+    return [line.rstrip() for line in text.strip("\n").splitlines()]
+
+
+def test_the_readmes_demo_transcript_is_what_the_demo_prints(tmp_path: Path) -> None:
+    """The README's demo, as written, is a run of `convgit demo` (at 120 columns)."""
+    from tests import clirun
+
+    folder = tmp_path / "convgit-demo-test"
+    ran = clirun.run("demo", "--dir", str(folder), cwd=tmp_path, env={"COLUMNS": "120"})
+    section = README.split("## The demo (real output)", 1)[1]
+    written = section.split("```\n", 1)[1].split("\n```\n", 1)[0]
+    assert _shape(written) == _shape(ran.stdout)

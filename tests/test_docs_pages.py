@@ -466,3 +466,79 @@ def test_every_agent_a_command_line_names_has_that_part() -> None:
         if agent not in registry.names(part)
     ]
     assert not wrong, "\n".join(wrong)
+
+
+def _guide_usages() -> Iterator[tuple[str, list[str]]]:
+    """Each command line of the guide's tables (their first cells, split at ` · `), as words."""
+    guide = next(p for p in ALL if p.name == "docs/guide.md")
+    for _, line in guide.lines_outside_code():
+        if not line.startswith("| `convgit "):
+            continue
+        cell = line.split(" | ", 1)[0].lstrip("| ")
+        for part in cell.split(" · "):
+            code = part.strip().strip("`").replace("\\|", "|")
+            if code.startswith("convgit "):
+                yield code, code.split()[1:]
+
+
+def test_the_guide_writes_no_argument_the_command_needs_in_brackets() -> None:
+    """`convgit share SESSION`, not `[SESSION]`: what the command needs is never written as if
+    it could be left out. Each placeholder of a guide's command line is matched with the
+    command's arguments in order (option values aside). (A placeholder without brackets for an
+    argument the parser may go without is fine: `switch REF` needs one unless --branch.)"""
+    wrong = []
+    for code, words in _guide_usages():
+        path: tuple[str, ...] = (words.pop(0),)
+        if words and (*path, words[0]) in COMMANDS:
+            path = (*path, words.pop(0))
+        command = COMMANDS.get(path)
+        if command is None:
+            continue
+        arguments = [p for p in command.params if p.param_type_name == "argument"]
+        takes_value = {
+            name
+            for p in command.params
+            if p.param_type_name == "option" and not p.is_flag
+            for name in p.opts
+        }
+        placeholders, skip = [], False
+        for word in words:
+            if skip:
+                skip = False
+                continue
+            bare = word.strip("[]").split("=", 1)[0]
+            if bare.startswith("-"):
+                skip = bare in takes_value and "=" not in word and not word.endswith("]")
+                continue
+            if re.fullmatch(r"\[?[A-Z][A-Z0-9_|]*(…|\.\.\.)?\]?", word):
+                placeholders.append(word)
+        for placeholder, argument in zip(placeholders, arguments, strict=False):
+            if placeholder.startswith("[") and argument.required:
+                wrong.append(f"`{code}`: {placeholder} ({argument.name} is required)")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_guide_has_a_row_to_install_the_hooks_of_every_agent_that_has_them() -> None:
+    from convgit.agents import registry
+
+    written = {words[2] for _, words in _guide_usages() if words[:2] == ["hooks", "install"]}
+    missing = set(registry.names("live")) - written
+    assert not missing, f"no `convgit hooks install` row in docs/guide.md for {sorted(missing)}"
+
+
+def test_the_indexes_name_every_agent_on_the_agents_line() -> None:
+    from convgit.agents import registry
+
+    for page in (ROOT / "README.md", ROOT / "docs" / "README.md"):
+        line = next(x for x in page.read_text().splitlines() if x.startswith("* [Agents]("))
+        missing = [a.title for a in registry.agents() if a.title not in line]
+        assert not missing, f"{page.relative_to(ROOT)}'s Agents line lacks {missing}"
+
+
+def test_the_retention_page_names_every_rule_gc_keeps_by() -> None:
+    from convgit.session.retention import HELD, SOFT
+
+    page = (DOCS / "retention.md").read_text()
+    missing = [rule for rule in (*HELD, *SOFT) if f'`"{rule}"`' not in page]
+    assert not missing, f"docs/retention.md does not say what {missing} keeps"
+    assert "not built yet" not in page.lower()

@@ -67,7 +67,8 @@ def test_hooks_through_the_recorder_record_each_turn_and_say_so(
     assert status["recorder"]["events"] == 6 and status["recorder"]["watcher"].startswith(
         "watchman "
     )
-    words = recorded.cli("status").stdout.splitlines()
+    assert "recorder:" not in recorded.cli("status").stdout  # said with -v
+    words = recorded.cli("status", "-v").stdout.splitlines()
     assert f"recorder: pid {running['pid']}" in "\n".join(words)
     assert any(w.startswith("  last snapshot: patched: ") for w in words), words
     timing = recorded.json("hooks", "status")["timing"]  # each event's whole time, both ways

@@ -341,7 +341,7 @@ def _fork_link(location: StoreLocation, fork: importing.ForkSource) -> dict[str,
 
 def _read_source(source: Path, title: str | None) -> bytes:
     try:
-        return jsonl.read_bytes(source, f"{title} transcript" if title else "session file")
+        return jsonl.read_bytes(source, f"{title} transcript" if title else "agent's session")
     except NotFoundError as exc:
         what = f"{registry.a(title)} session file" if title else "an agent's session file"
         raise NotFoundError(exc.message, f"give the path of {what}") from None

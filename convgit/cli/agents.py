@@ -460,7 +460,9 @@ def resume(
             files = {"matches": status.matches, "changed": changed, "ahead": bool(changed)}
         out({**result.to_json(), "files": files})
         return
-    show(*reports.resume_words(result, session.view().short_id(result.entry)))
+    git = session.location.git
+    worktree = None if git is None or git.worktree is None else Path(git.worktree).resolve()
+    show(*reports.resume_words(result, session.view().short_id(result.entry), worktree))
     if result.restored is not None:
         show(*render.restore_words(result.restored))
     elif status is None:

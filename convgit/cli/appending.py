@@ -49,7 +49,8 @@ def append(ident: str | None, json: bool, open_session: Callable[[], Session]) -
             codec.dumps({"ids": ids, "leaf": session.conversation.leaf, "files_from": files_from})
         )
     else:
-        output.show(f"appended {len(ids)} entries; leaf is {session.conversation.leaf}")
+        entries = f"{len(ids)} entr{'y' if len(ids) == 1 else 'ies'}"
+        output.show(f"appended {entries}; leaf is {session.conversation.leaf}")
         if elsewhere is not None:
             output.show(elsewhere.words)
 

@@ -3,12 +3,17 @@
 A task; plan A edits a file and fails; the user goes back and tries plan B. After going back,
 plan A's file is still on disk (the conversation moved, the files did not); ``restore`` brings
 files to a snapshot, and ``--undo`` returns. Every command shown is really run, as a user would.
+
+With ``--step`` (for a class), each command is shown as if typed at a prompt and runs when Enter
+is pressed: ``q`` then Enter stops there (the repository stays), and the end of the input runs
+the rest straight through.
 """
 
 from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,12 +41,18 @@ TEST = """from calc import add
 def test_add():
     assert add(2, 3) == 5
     assert add(2, -3) == -1
+
+
+if __name__ == "__main__":  # `python test_calc.py` runs it without pytest
+    test_add()
+    print("test_add passed")
 """
 
 
 class Story:
-    def __init__(self, repo: Path) -> None:
+    def __init__(self, repo: Path, *, step: bool = False) -> None:
         self.repo = repo
+        self.step = step  # each command waits for Enter
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
         self.env.update(
             GIT_AUTHOR_NAME="demo",
@@ -50,7 +61,7 @@ class Story:
             GIT_COMMITTER_EMAIL="demo@example.invalid",
             CONVGIT_STORE="",
             CONVGIT_SESSION="",
-            COLUMNS="100",
+            COLUMNS=str(max(shutil.get_terminal_size((120, 24)).columns, 100)),
         )
 
     def say(self, text: str) -> None:
@@ -62,12 +73,27 @@ class Story:
         )
         return done.stdout
 
+    def shown(self, line: str) -> None:
+        """The command line, as typed at a prompt; with ``step``, run when Enter is pressed."""
+        if not self.step:
+            typer.secho(line, bold=True)
+            return
+        typer.secho(line, bold=True, nl=False)
+        answer = sys.stdin.readline()
+        if not sys.stdin.isatty():
+            typer.echo("")  # the Enter a terminal would have echoed
+        if answer.strip().lower() == "q":
+            typer.echo(f"stopped; the demo repository stays: cd {self.repo} && convgit tree")
+            raise typer.Exit(0)
+        if not answer:  # the end of the input: the rest runs straight through
+            self.step = False
+
     def write(self, name: str, text: str, why: str) -> None:
+        self.shown(f"$ edit {name}   ({why})")
         (self.repo / name).write_text(text)
-        typer.secho(f"$ edit {name}   ({why})", bold=True)
 
     def convgit(self, *args: str) -> str:
-        typer.secho("$ convgit " + " ".join(shlex.quote(a) for a in args), bold=True)
+        self.shown("$ convgit " + " ".join(shlex.quote(a) for a in args))
         done = subprocess.run(
             [sys.executable, "-m", "convgit", *args],
             cwd=self.repo,
@@ -115,11 +141,12 @@ def own_repository(s: Story) -> None:
         )
 
 
-def run(directory: Path | None = None) -> Path:
-    """Build the demo repository (in a new temporary folder by default) and tell the story."""
+def run(directory: Path | None = None, *, step: bool = False) -> Path:
+    """Build the demo repository (in a new temporary folder by default) and tell the story
+    (``step``: each command waits for Enter)."""
     repo = Path(tempfile.mkdtemp(prefix="convgit-demo-")) if directory is None else directory
     claim(repo)
-    s = Story(repo)
+    s = Story(repo, step=step)
     s.git("init", "-q")
     own_repository(s)
     (repo / "calc.py").write_text(START)
@@ -148,6 +175,8 @@ def run(directory: Path | None = None) -> Path:
 
     s.say("To start plan B from the original files, restore the task's snapshot (undoable).")
     s.convgit("restore", "task", "--yes")
+    s.say("The next user message carries the note, so the model knows where the files are.")
+    s.new_entry("user", "Try plan B: add() returns a + b.")
     s.write("calc.py", PLAN_B, "plan B: just add")
     plan_b = s.new_entry("assistant", "Plan B: add() returns a + b.")
     s.convgit("label", plan_b, "planB")
@@ -163,6 +192,12 @@ def run(directory: Path | None = None) -> Path:
     s.say("Each restore saved the files first; every saved state stays, by the id it printed.")
     s.convgit("restores")
     s.convgit("context")
+
+    s.say(
+        "Both tracks side by side: each entry beside its snapshot's commit and the restores\n"
+        "# made there (the right side is git's own: `git log --graph` over the session's refs)."
+    )
+    s.convgit("tree", "--files")
 
     s.say("Both tracks on one page: the tree beside the snapshots, diffs and restores.")
     s.convgit("html")

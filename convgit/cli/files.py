@@ -27,16 +27,29 @@ from convgit.cli.program import (
     options,
     out,
 )
-from convgit.conversation.refs import LEAF, WORKING_TREE, is_saved_ref
+from convgit.conversation.refs import LEAF, WORKING_TREE
 from convgit.session import Session
 
 
 @command()
-def status(json: JsonFlag = False) -> None:
-    """Both tracks: where the context is, and which snapshot the files match; the store's
-    size and retention policy."""
+def status(
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="Also how snapshots find changes (the watcher, the recorder), the store's size"
+            " and policy.",
+        ),
+    ] = False,
+    json: JsonFlag = False,
+) -> None:
+    """Both tracks: where the context is, and which snapshot the files match (-v: also the
+    watcher, the recorder, the store's size and its retention policy; each is said without -v
+    when it is wrong: a watcher that fell back, a store over its budget)."""
     from convgit.agents import hook_failures
     from convgit.session import collecting
+    from convgit.session.retention import Policy
     from convgit.text import render, reports
 
     try:
@@ -55,8 +68,11 @@ def status(json: JsonFlag = False) -> None:
     st = session.snapshots.status()
     hook_failures.take_not_run(session.location.root)
     failures = hook_failures.current(session.location.root)
-    store = collecting.store(session.location, fresh=False)
-    resident = recorder.status(options.directory, options.store)
+    budget = json or verbose or Policy.of(session.location).max_mib is not None
+    store = collecting.store(session.location, fresh=False) if budget else None
+    gc_since = collecting.interrupted(session.location) if store is None else None
+    # the recorder is asked (a round trip to it) only when it is said: with -v, or in --json
+    resident = recorder.status(options.directory, options.store) if json or verbose else None
     place = session.location.git
     mirrors = session.track.workspace().mirrors() if place and place.worktree else []
     if json:
@@ -70,11 +86,13 @@ def status(json: JsonFlag = False) -> None:
             }
         )
     else:
-        show(*render.status_words(st, render.Names(session.view())))
-        if st.workspace:
+        show(*render.status_words(st, render.Names(session.view()), verbose=verbose))
+        if st.workspace and resident is not None:
             show(*reports.recorder_words(resident, str(session.track.index())))
         show(*reports.hook_failure_words(failures))
-        show(*reports.store_lines(store))
+        show(*reports.store_lines(store, verbose=verbose))
+        if gc_since is not None:
+            show(reports.interrupted_gc_words(gc_since))
         show(*reports.mirror_lines(mirrors))
 
 
@@ -395,14 +413,12 @@ def worktree(
     from convgit.cli import newfile
 
     newfile.check_new_folder(directory, "convgit worktree")
-    commit = session.snapshots.add_worktree(ref, directory)
-    if is_saved_ref(ref):
-        entry, what = None, f"the saved state {session.saved_states.find(ref).id}"
+    entry, commit = session.snapshots.add_worktree(ref, directory)
+    if entry is None:
+        what = f"the saved state {session.saved_states.find(ref).id}"
     else:
-        snap = session.track.sidecar.snapshot_by_commit(commit)  # REF's, REF@{N} or by its commit
-        assert snap is not None
-        entry = snap.entry
-        now = session.track.sidecar.snapshots[entry].commit == commit
+        current = session.track.sidecar.snapshots.get(entry)
+        now = current is not None and current.commit == commit
         what = f"the snapshot of {entry}{'' if now else ' (since replaced)'} ({commit[:12]})"
     if json:
         report({"entry": entry, "commit": commit, "path": str(directory)}, None)
@@ -442,7 +458,7 @@ def run(
     json: JsonFlag = False,
 ) -> None:
     """Run a command on several entries' snapshots side by side, each in a temporary worktree
-    (removed afterwards): convgit run REF... -- COMMAND. Every REF runs, whatever the others
+    (removed afterwards). convgit run REF... -- COMMAND: every REF runs, whatever the others
     did. Exit 0 when every command exited 0; 1 when one failed or timed out (the report says
     which), or when nothing could be run."""
     from convgit.text import reports

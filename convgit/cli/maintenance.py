@@ -169,8 +169,15 @@ def demo(
         Path | None,
         typer.Option("--dir", metavar="DIR", help="Build the demo here (default: a temp folder)."),
     ] = None,
+    step: Annotated[
+        bool,
+        typer.Option(
+            "--step",
+            help="For a class: each command is shown, then runs when Enter is pressed (q stops).",
+        ),
+    ] = False,
 ) -> None:
     """Walk through the two tracks on a throwaway repository, with real commands."""
     from convgit.cli.demo import run
 
-    run(directory)
+    run(directory, step=step)

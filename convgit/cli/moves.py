@@ -59,12 +59,15 @@ def _moved(session: Session, leaf: str, json: bool, verb: str) -> None:
                 "source": None,
                 "leaf": session.conversation.leaf,
                 "files_changed": False,
+                "note": session.moves.note,
             }
         )
         return
     from convgit.text import render
 
     show(_prefixed(verb, render.entry_line(session.view(), leaf, on_path=True)))
+    if session.moves.note is not None:
+        show(render.note_line(session.view(), session.moves.note))
     boundary(session)
 
 
@@ -125,6 +128,7 @@ def fork(
                 "source": source,
                 "leaf": made.conversation.leaf,
                 "files_changed": False,
+                "note": None,
             }
         )
         return
@@ -176,32 +180,41 @@ def label(
     name: Annotated[str | None, typer.Argument(help="The label.")] = None,
     clear: Annotated[bool, typer.Option("--clear", help="Remove the entry's label.")] = False,
     force: Annotated[
-        bool, typer.Option("--force", "-f", help="Move NAME here from the entry that has it.")
+        bool,
+        typer.Option(
+            "--force", "-f", help="Move NAME here from the entry that has it; replace REF's label."
+        ),
     ] = False,
     json: JsonFlag = False,
 ) -> None:
-    """Bookmark an entry with a name usable anywhere an id is. A NAME another entry has is
-    refused unless --force moves it."""
+    """Bookmark an entry with a name usable anywhere an id is. A NAME another entry has, or a
+    label REF has already, is refused unless --force moves or replaces it. Files are not
+    changed."""
     if name is None and not clear:
         raise typer.BadParameter("give a NAME, or --clear")
     session = open_session()
     held = [] if clear or name is None else session.conversation.labelled(name)
-    ident = session.moves.label(ref, None if clear else name, force=force)
+    had = session.conversation.tree.labels.get(session.conversation.resolve(ref))
+    ident = session.moves.label(ref, None if clear else name, force=force, replace=force)
     moved = [i for i in held if i != ident]
+    replaced = had if had is not None and had != name else None
     if json:
         out(
             {
                 "id": ident,
                 "label": None if clear else name,
                 "moved_from": moved[0] if moved else None,
+                "replaced": replaced,
             }
         )
-    else:
-        from convgit.text import render
+        return
+    from convgit.text import render
 
-        names = render.Names(session.view())
-        where = f" (moved from {', '.join(names.id(i) for i in moved)})" if moved else ""
-        show(f"{names.id(ident)} {'unlabelled' if clear else 'labelled ' + str(name)}{where}")
+    names = render.Names(session.view())
+    where = f" (moved from {', '.join(names.id(i) for i in moved)})" if moved else ""
+    was = f" (was {replaced})" if replaced is not None else ""
+    show(f"{names.id(ident)} {'unlabelled' if clear else 'labelled ' + str(name)}{where}{was}")
+    boundary(session)
 
 
 @command()

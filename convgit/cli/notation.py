@@ -6,6 +6,8 @@ from typing import Any
 
 import typer.core
 
+from convgit.cli import completing
+
 
 class Command(typer.core.TyperCommand):
     """A command whose arguments and option values are named in UPPERCASE: a parameter
@@ -19,6 +21,7 @@ class Command(typer.core.TyperCommand):
             )
             if takes_value and param.metavar is None and param.name:
                 param.metavar = param.name.rstrip("_").upper()
+            completing.attach(param)  # a shell completes it by that name
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []

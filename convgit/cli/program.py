@@ -18,6 +18,7 @@ from convgit.base.errors import (
     UsageError,
 )
 from convgit.cli import output, pager
+from convgit.cli.grouping import Grouped
 from convgit.cli.notation import Command
 from convgit.cli.output import output_failed, show
 from convgit.session import Session
@@ -44,6 +45,7 @@ _APP_SETTINGS: dict[str, Any] = dict(
     context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    cls=Grouped,
 )
 app = typer.Typer(**_APP_SETTINGS)
 

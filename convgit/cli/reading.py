@@ -1,13 +1,13 @@
 """Reading a session without changing it: ``log``, ``tree``, ``show``, ``context``,
 ``branches``, ``use`` and the ``html`` page."""
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from convgit.base import codec
 from convgit.base.errors import UsageError
 from convgit.cli.output import show
 from convgit.cli.program import (
@@ -73,13 +73,35 @@ def tree_cmd(
             help="Only N levels of forks (0: the trunk); the branches below are counted.",
         ),
     ] = None,
+    stable: Annotated[
+        bool,
+        typer.Option(
+            "--stable",
+            help="Branches in the order they were written, whichever has the context.",
+        ),
+    ] = False,
+    files: Annotated[
+        bool,
+        typer.Option(
+            "--files",
+            help="Both tracks: beside each entry its snapshot's commit and the restores there.",
+        ),
+    ] = False,
     json: JsonFlag = False,
 ) -> None:
-    """Every entry as a tree: the active path bold, labels, snapshots (◆), and where the
-    context (← context) and the files (← files) are. On a terminal, lines are cut to its
-    width."""
+    """Every entry as a tree: the active path bold (its branch first at each fork, unless
+    --stable), labels, snapshots (◆), and where the context (← context) and the files
+    (← files) are. On a terminal, an entry's text gives way so its line fits its width. With
+    --files, the workspace track beside it, aligned by entry."""
     session = open_session()
     session.conversation.check()
+    if files and (json or depth is not None):
+        raise UsageError(
+            "--files draws every entry beside its snapshot, for a person; it takes no --json"
+            " or --depth.",
+            "the same as data: `convgit tree --json`, `convgit show REF --json`,"
+            " `convgit restores --json`",
+        )
     if depth is not None and not (depth.isascii() and depth.isdigit()):
         raise UsageError(f"--depth takes a whole number (0: the trunk only), not '{depth}'.")
     levels = None if depth is None else int(depth)
@@ -96,14 +118,51 @@ def tree_cmd(
     from convgit.cli import pager
     from convgit.text import render
 
+    if files:
+        _both_tracks(session, stable, pager.columns() or _columns_asked())
+        return
     drawn = render.draw_tree(
         view,
         session.conversation.children(),
         session.conversation.path_ids(),
         _files_at(session),
         depth=levels,
+        width=pager.columns(),
+        stable=stable,
     )
     show(*render.fitted(drawn, pager.columns()))
+
+
+def _columns_asked() -> int | None:
+    """The width ``COLUMNS`` asks for when the output is no terminal (as the demo sets it)."""
+    value = os.environ.get("COLUMNS", "")
+    return int(value) if value.isascii() and value.isdigit() and int(value) >= 40 else None
+
+
+def _both_tracks(session: Session, stable: bool, width: int | None) -> None:
+    """``tree --files``: the tree beside the workspace track (``text.tracks``)."""
+    from convgit.text import sessionpage, tracks
+
+    view = session.view()
+    if session.location.git is None:
+        show(f"session {view.id}: no git repository here, so no workspace track")
+        return
+    lineage = session.snapshots.lineage()
+    restores = sessionpage.restores(session.track.sidecar, session.conversation.tree.entries)
+    where = f"git log --graph --oneline --glob=refs/convgit/{session.id}"
+    show(
+        *tracks.draw(
+            view,
+            session.conversation.children(),
+            session.conversation.path_ids(),
+            lineage,
+            restores,
+            files_at=_files_at(session),
+            width=width,
+            stable=stable,
+            where=where,
+        )
+    )
 
 
 @command("show")
@@ -123,7 +182,8 @@ def show_cmd(
     the saved state and the rest null or empty), and the day gc let its snapshot go (or null)."""
     session = open_session()
     if is_saved_ref(ref):  # a saved state, by the id restore printed
-        state = session.saved_states.find(ref).to_json()
+        found = session.saved_states.find(ref)
+        state = found.to_json()
         if json:
             out(
                 {
@@ -135,7 +195,10 @@ def show_cmd(
                 }
             )
         else:
-            echo(codec.dumps(state, pretty=True))
+            from convgit.text import render
+
+            shown = render.saved_state_lines(found, session.id, render.Names(session.view()))
+            show(*shown)
         return
     ident = session.conversation.resolve(ref)
     value = session.conversation.record(ident)
@@ -337,9 +400,10 @@ def html_cmd(
         fsync=options.fsync,
     )
     status = session.snapshots.status()
-    store = collecting.store(session.location, fresh=False)  # the page ends as `status` does
+    # the page says what `status` says: the store's size only when it is over its budget
+    store = collecting.store(session.location, fresh=False)
     words = render.status_words(status, render.Names(session.view()))
-    words += reports.store_lines(store)
+    words += reports.store_lines(store, verbose=False)
     text = html.render(sessionpage.gather(session, status, words))
     if output is not None and str(output) == "-":
         sys.stdout.write(text)

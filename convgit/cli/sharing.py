@@ -135,7 +135,16 @@ def push(
         lines.append(f"{done} {report.remote}'s copy of session {sid}, as it was before redaction")
     for s in report.sessions:
         if not s.specs:
-            lines.append(f"{report.remote} has all of {_named(s.session, s.name)}")
+            lines.append(
+                f"{report.remote} is up to date: it has all of {_named(s.session, s.name)}"
+            )
+            continue
+        if not s.entries and not s.snapshots:  # a label, a name or a leaf moved: records only
+            lines.append(
+                f"{verb} {_named(s.session, s.name)} to {report.remote}: no new entry or"
+                f" snapshot, only the records that changed (labels, names, the active leaf),"
+                f" {_bytes(s.bytes)}"
+            )
             continue
         lines.append(
             f"{verb} {_named(s.session, s.name)} to {report.remote}: {_count(s.entries, 'entry')},"
@@ -222,6 +231,14 @@ def why(
         else f"{found.match.differ} committed files differ from its snapshot (the nearest)"
     )
     how = "named in its trailers" if found.found_by == "trailers" else "found by its files"
+    if found.predates:
+        show(
+            f"commit {found.commit[:12]} {found.subject}",
+            f"it predates {_named(found.session.id, view.name)}: the session started from its"
+            f" files, the snapshot of entry {entry}; no conversation led there",
+            *render.log_lines(view, found.path),
+        )
+        return
     show(
         f"commit {found.commit[:12]} {found.subject}",
         f"{_named(found.session.id, view.name)}, entry {entry} ({how}): {files}",

@@ -18,6 +18,13 @@ def ui(
         str | None,
         typer.Argument(metavar="SESSION", help="A session id or prefix (default: the current)."),
     ] = None,
+    stable: Annotated[
+        bool,
+        typer.Option(
+            "--stable",
+            help="Each line follows the branch written first, so nothing moves when s switches.",
+        ),
+    ] = False,
 ) -> None:
     """Browse the session in the terminal: the tree beside the selected entry and its diff.
     s switches, r restores (after listing what changes), u undoes it, ? lists every key."""
@@ -35,6 +42,6 @@ def ui(
     session.conversation.check()
     from convgit.navigator.app import Navigator
 
-    said = Navigator(session).run()
+    said = Navigator(session, stable=stable).run()
     if said:
         show(*said)

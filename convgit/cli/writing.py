@@ -73,6 +73,8 @@ def _appended(session: Session, ident: str, json: bool) -> None:
     from convgit.text import render
 
     show(render.entry_line(session.view(), ident, on_path=ident == session.conversation.leaf))
+    if session.append.note is not None:
+        show(render.note_line(session.view(), session.append.note))
     if snap is not None and failed is None:
         show(*render.snapshot_words(snap, names=render.Names(session.view())))
     if elsewhere is not None:

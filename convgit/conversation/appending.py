@@ -13,7 +13,7 @@ from itertools import chain
 from typing import Any
 
 from convgit import schema
-from convgit.base.errors import InvalidEntryError, NotFoundError
+from convgit.base.errors import InvalidEntryError, NotFoundError, UsageError
 from convgit.conversation import refs
 from convgit.conversation.parts import PartError, normalised_content
 from convgit.conversation.tree import Tree
@@ -26,6 +26,13 @@ def id_problem(ident: str) -> str | None:
         f"has the id {ident!r}, which references could misread: use lowercase letters, digits,"
         f" '-' and '_' (starting with a letter or digit; not {_reserved()})"
     )
+
+
+def check_said(text: str, what: str = "message") -> None:
+    """Refuse a ``what`` (a message, a summary, a system prompt) typed with no text: an empty
+    argument says nothing, and the model's APIs refuse blank text."""
+    if not text.strip():
+        raise UsageError(f"The {what} is empty; nothing was written.", f"give the {what}'s text")
 
 
 def _reserved() -> str:

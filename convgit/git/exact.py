@@ -66,7 +66,8 @@ def preserve(git: Git, objects: Objects, commit: str, paths: Sequence[str]) -> s
     if not found:
         return commit
     new_tree_id = _replace_in_tree(git, objects, tree_id, found)
-    message = f"convgit safety snapshot, exact bytes of {len(found)} file(s)\n"
+    count = f"{len(found)} file" + ("s" if len(found) != 1 else "")
+    message = f"convgit saved state, the exact bytes of {count}\n"
     return git.commit_tree(new_tree_id, [objects.peel(commit, "commit")], message)
 
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from convgit.git.objects import GITLINK, TREE, Objects, diff
 
 AGENT_SETTINGS = (".claude/settings*.json",)  # every file `hooks install` writes in a project
-SETTINGS = "an agent's settings file (convgit's hooks live there); left alone"
-NEVER_HELD = "no snapshot of the session held it (`--clean` removes it)"
+SETTINGS = "an agent's settings file, where convgit's hooks live; left alone"
+NEVER_HELD = "no snapshot of the session held it; `--clean` removes it"
 RECENT = 16  # the newest snapshots ``held_elsewhere`` compares with the target
 
 

@@ -1,5 +1,5 @@
 """Restore as one operation: under the private index's one lock, stage the files now, plan the
-restore against them, save them (the safety snapshot, with the exact bytes of what will change,
+restore against them, save them (the saved state, with the exact bytes of what will change,
 kept by a ref), and apply the plan. The caller records the restore between ``save`` and
 ``apply``, so a restore killed half-way is visible and undoable::
 
@@ -286,7 +286,7 @@ class RestorePlan:
     # -- saving and applying --
 
     def save(self, ref: str | None, message: str) -> str:
-        """Save the files now as a commit kept by ``ref`` (the safety snapshot, with the exact
+        """Save the files now as a commit kept by ``ref`` (the saved state, with the exact
         bytes of every file about to change): the saved state's commit."""
         git = self._git
         commit = git.commit_tree(self._current_tree_id, [], message)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -54,7 +55,7 @@ _CSS = """
 #tree { width: 1fr; min-width: 30; }
 #detail { width: 1fr; border-left: solid $accent; padding: 0 1; }
 #status { height: auto; max-height: 8; padding: 0 1; background: $boost; }
-#keys { height: 1; background: $panel; padding: 0 1; }
+#keys { height: auto; background: $panel; padding: 0 1; }
 #line { display: none; }
 #line.open { display: block; }
 """
@@ -85,9 +86,14 @@ class Navigator(App[list[str]]):
         Binding("question_mark", "help", "help"),
     ]
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, *, stable: bool = False) -> None:
         super().__init__()
         self.session = session
+        self.stable = stable  # the tree's lines follow the branch written first
+        # what the right pane shows was asked for at this count: a diff that comes back after
+        # another was asked for (the cursor moved, d was pressed) is not drawn
+        self.asked = 0
+        self.diffed: str | None = None  # the entry d was pressed on, while the cursor stays
         self.asking: str | None = None  # what the input line is open for
         self.found: list[str] = []  # the last search's matches, in tree order
         self.seen = self._stamp()
@@ -96,14 +102,19 @@ class Navigator(App[list[str]]):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="panes"):
-            yield ConversationTree(self.session, id="tree")
+            yield ConversationTree(self.session, stable=self.stable, id="tree")
             with VerticalScroll(id="detail"):
                 yield Static(id="entry")
         yield Static(id="status")
         yield Input(id="line")
-        yield Static(_footer(self.BINDINGS), id="keys")
+        yield Static(id="keys")
+
+    def on_resize(self) -> None:
+        """The footer's keys, in as many lines as the width needs (none cut off)."""
+        self.query_one("#keys", Static).update(_footer(self.BINDINGS, self.size.width - 2))
 
     def on_mount(self) -> None:
+        self.on_resize()
         self.drawn.fill(self.session.conversation.leaf)
         self.say(self._both_tracks())
         self.set_interval(FOLLOW_SECONDS, self._follow)
@@ -124,13 +135,23 @@ class Navigator(App[list[str]]):
     # -- the entry on the right -----------------------------------------------------------------
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
+        """The entry the cursor came to, on the right. Keys typed fast arrive before the tree
+        says where the cursor went: a row the cursor has left already is passed over, and so is
+        the row ``d`` was pressed on (its diff stays)."""
+        if event.node is not self.drawn.cursor_node:
+            return
         ident = event.node.data
+        if ident is not None and ident == self.diffed:
+            return
+        self.diffed = None
         if ident is not None:
             self._show_entry(ident)
         else:
+            self.asked += 1
             self._detail(Text("older entries of this line, folded: → or space opens them"))
 
     def _show_entry(self, ident: str) -> None:
+        self.asked += 1
         session = self.session
         snap = session.track.read_sidecar().snapshots.get(ident)
         parent = session.conversation.tree.entries[ident]["parentId"]
@@ -145,24 +166,29 @@ class Navigator(App[list[str]]):
         self._detail(shown(lines))
         if snap is not None:
             before = None if previous is None else previous.entry
+            asked = self.asked
             self.run_worker(
-                lambda: self._patch(before, ident, lines),
+                lambda: self._patch(before, ident, lines, asked),
                 thread=True,
                 exclusive=True,
                 group="detail",
             )
 
-    def _patch(self, a: str | None, b: str | None, head: Sequence[Any]) -> None:
+    def _patch(self, a: str | None, b: str | None, head: Sequence[Any], asked: int) -> None:
         """``head`` then git's diff from ``a``'s files to ``b``'s (None: the files now), as
-        ``show -p`` and ``diff -p`` print it (run in a worker thread: git takes its time)."""
+        ``show -p`` and ``diff -p`` print it (run in a worker thread: git takes its time), drawn
+        only if nothing else was asked for the right pane since (``asked``)."""
+
+        def draw(text: Text) -> None:
+            self.call_from_thread(self._answer, asked, text)
 
         try:
             patch, changes = self.session.snapshots.git_diff(a, b, patch=True)
         except ConvgitError as exc:
-            self.call_from_thread(self._detail, shown([*head, "", _sentence(exc)]))
+            draw(shown([*head, "", _sentence(exc)]))
             return
         except OSError as exc:  # git could not be run, a file could not be read
-            self.call_from_thread(self._detail, shown([*head, "", f"convgit: {exc}."]))
+            draw(shown([*head, "", f"convgit: {exc}."]))
             return
         text = shown(head)
         text.append("\n\n")
@@ -177,7 +203,12 @@ class Navigator(App[list[str]]):
         alone = [c for c in changes if c.status == "left alone"]
         if alone:
             text.append("\n" + "\n".join(render.changes_lines(alone)), style="dim")
-        self.call_from_thread(self._detail, text)
+        draw(text)
+
+    def _answer(self, asked: int, text: Text) -> None:
+        """A worker's answer for the right pane, drawn if it is still what was asked for."""
+        if asked == self.asked:
+            self._detail(text)
 
     def _detail(self, text: Text) -> None:
         self.query_one("#entry", Static).update(text)
@@ -286,9 +317,15 @@ class Navigator(App[list[str]]):
                 a, b = ident, None
                 what = f"diff from {self.view.short_id(a)} to the files now"
             self.session.snapshots.diff(a, b)  # refuses an entry without a snapshot, in its words
+            self.diffed = ident
+            self.asked += 1
+            asked = self.asked
             self._detail(Text(what + " …"))
             self.run_worker(
-                lambda: self._patch(a, b, [what]), thread=True, exclusive=True, group="detail"
+                lambda: self._patch(a, b, [what], asked),
+                thread=True,
+                exclusive=True,
+                group="detail",
             )
             self.say([what])
 
@@ -369,7 +406,12 @@ class Navigator(App[list[str]]):
         moves: dict[str, Callable[[], str]] = {
             "edit": lambda: self.session.moves.edit(ident, text),
             "fork": lambda: self.session.moves.fork(ident, text or None),
-            "label": lambda: self.session.moves.label(ident, text or None, force=False),
+            "label": lambda: self.session.moves.label(
+                ident,
+                text or None,
+                force=False,
+                replace=True,  # its label was in the line
+            ),
         }
         with self._refusals():
             done = moves[what]()
@@ -382,7 +424,9 @@ class Navigator(App[list[str]]):
             self.drawn.go(done)
             line = render.entry_line(self.view, done, on_path=True)
             verb = "edited: " if what == "edit" else "forked: "
-            self.say([render.Styled(verb).append_text(line), self._boundary()])
+            told = self.session.moves.note
+            note = [] if told is None else [render.note_line(self.view, told)]
+            self.say([render.Styled(verb).append_text(line), *note, self._boundary()])
 
     def _search(self, query: str) -> None:
         self.found = shape.matches(self.view, query, self.drawn.placed.drawing_order())
@@ -411,20 +455,32 @@ class Navigator(App[list[str]]):
         with self._refusals():
             agent = str(self.session.conversation.header().get("agent") or registry.DEFAULT)
             result = handback.resume(self.session, ident, agent)
-            self.exit(reports.resume_words(result, self.view.short_id(result.entry)))
+            git = self.session.location.git
+            tree = None if git is None or git.worktree is None else Path(git.worktree).resolve()
+            self.exit(reports.resume_words(result, self.view.short_id(result.entry), tree))
 
     def action_help(self) -> None:
         self.push_screen(Help(KEYS))
 
 
-def _footer(bindings: Sequence[BindingType]) -> Text:
-    """The keys the footer lists: each key bold, then its word (one line of text: textual's
-    own footer, a widget per key, costs a fifth of the start on a big session)."""
+def _footer(bindings: Sequence[BindingType], width: int) -> Text:
+    """The keys the footer lists: each key bold, then its word, in lines of at most ``width``
+    columns, a key never parted from its word (text, not a widget per key: textual's own
+    footer costs a fifth of the start on a big session, and cuts what does not fit)."""
     out = Text()
+    used = 0
     for binding in bindings:
         if isinstance(binding, Binding) and binding.show:
             key = {"slash": "/", "question_mark": "?"}.get(binding.key, binding.key)
-            out.append(f"{key} ", style="bold").append(f"{binding.description}  ")
+            size = len(key) + 1 + len(binding.description)
+            if used and used + 2 + size > width:
+                out.append("\n")
+                used = 0
+            elif used:
+                out.append("  ")
+                used += 2
+            out.append(f"{key} ", style="bold").append(binding.description)
+            used += size
     return out
 
 

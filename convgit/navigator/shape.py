@@ -26,12 +26,20 @@ class Place:
     size: int = 1
 
 
-def places(children: Mapping[str | None, Sequence[str]], on_path: Collection[str]) -> list[Place]:
+def places(
+    children: Mapping[str | None, Sequence[str]],
+    on_path: Collection[str],
+    *,
+    stable: bool = False,
+) -> list[Place]:
     """Every entry reachable from the roots, parents before children; a line follows the
-    child on the active path at a fork (else the first written), the others start branches."""
+    child on the active path at a fork (else the first written; with ``stable``, always the
+    first written, so the picture stays put when the context moves), the others start
+    branches."""
 
     def kids(node: str | None) -> list[str]:
-        return sorted(children.get(node, ()), key=lambda i: i not in on_path)
+        found = list(children.get(node, ()))
+        return found if stable else sorted(found, key=lambda i: i not in on_path)
 
     out: list[Place] = []
     roots = kids(None)

@@ -1,13 +1,21 @@
 """The conversation tree of ``convgit ui``: textual's Tree, its rows made from ``shape.Layout``
 only as they are opened (a branch off the active path, the older part of a long line), labelled
-as ``convgit tree`` labels entries. It reads the session; it never writes."""
+as ``convgit tree`` labels entries, the marks before the text. It reads the session; it never
+writes.
+
+textual draws every child with ``├─``/``└─``, as if each forked from its parent. The rest of a
+branch hangs below the branch's first entry as its children, but it is one line, not a fork: so
+those rows are drawn with no connector of their own (``render_line``), as ``convgit tree`` draws
+a straight run of entries, and a connector means a fork."""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from rich.segment import Segment
 from rich.text import Text
 from textual.binding import Binding, BindingType
+from textual.strip import Strip
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
@@ -26,11 +34,12 @@ class ConversationTree(Tree[str]):
         Binding("right", "unfold", "unfold", show=False),
     ]
 
-    def __init__(self, session: Session, **kwargs: Any) -> None:
+    def __init__(self, session: Session, *, stable: bool = False, **kwargs: Any) -> None:
         super().__init__(f"session {session.id}", **kwargs)
         self.show_root = False
         self.guide_depth = 3
         self.session = session
+        self.stable = stable  # lines follow the branch written first, wherever the context is
         self.view: SessionView = session.view()
         self.files_at: str | None = None
         self.marked: str | None = None  # the entry ``d`` compares with
@@ -53,7 +62,8 @@ class ConversationTree(Tree[str]):
         self.on_path = set(
             self.session.conversation.path_ids() if self.session.conversation.leaf else []
         )
-        self.placed = shape.Layout(shape.places(self.session.conversation.children(), self.on_path))
+        found = shape.places(self.session.conversation.children(), self.on_path, stable=self.stable)
+        self.placed = shape.Layout(found)
         self.clear()
         self.nodes, self.fold_nodes, self.folds, self.filled = {}, {}, {}, set()
         self._make_rows(None, self.root)
@@ -116,7 +126,9 @@ class ConversationTree(Tree[str]):
         return Text(f"… {len(line)} entries: {short(line[0])} to {short(line[-1])}", style="dim")
 
     def _label(self, place: shape.Place, on_path: bool) -> Text:
-        line = render.entry_line(self.view, place.entry, on_path=on_path, files_at=self.files_at)
+        line = render.entry_line(
+            self.view, place.entry, on_path=on_path, files_at=self.files_at, marks_first=True
+        )
         if place.head and place.size > 1:
             line.append(f"  (+{place.size - 1})", style="dim")
         if place.entry == self.marked:
@@ -131,6 +143,32 @@ class ConversationTree(Tree[str]):
         except ConvgitError:
             return None
         return None
+
+    def continues(self, node: TreeNode[str]) -> bool:
+        """Whether ``node``'s row continues a branch's line below its first entry (or is a fold
+        of that line): drawn with no connector, as it forks from nothing."""
+        if node.data is None:
+            fold = self.folds.get(node.id)
+            return fold is not None and fold.under is not None
+        place = self.placed.place.get(node.data)
+        return place is not None and not place.head and place.under is not None
+
+    def render_line(self, y: int) -> Strip:
+        """textual's row, with the connectors of the rows that continue a line taken out: on
+        their own row and below them (``continues``)."""
+        strip = super().render_line(y)
+        scroll_x, scroll_y = self.scroll_offset
+        node = self.get_node_at_line(y + scroll_y)
+        path: list[TreeNode[str]] = []
+        while node is not None and node is not self.root:
+            path.append(node)
+            node = node.parent
+        width = self.guide_depth
+        for depth, step in reversed(list(enumerate(reversed(path), 1))):  # right to left
+            if depth >= 2 and self.continues(step):  # the top rows have no connector
+                start = (depth - 2) * width - scroll_x
+                strip = _blank(strip, max(start, 0), max(start + width, 0))
+        return strip
 
     def go(self, ident: str | None) -> None:
         """The cursor on ``ident``, opening the folds it is in."""
@@ -155,3 +193,18 @@ class ConversationTree(Tree[str]):
         node = self.cursor_node
         if node is not None and node.allow_expand:
             node.expand()
+
+
+def _blank(strip: Strip, start: int, end: int) -> Strip:
+    """``strip`` with its cells from ``start`` to ``end`` made one space fewer, their style
+    kept: a continuing row's text then starts where its first entry's text does (after that
+    entry's fold mark), and the line keeps its width (a space at its end)."""
+    length = strip.cell_length
+    end = min(end, length)
+    if start >= end:
+        return strip
+    cut = list(strip.crop(start, end))
+    middle = Strip([Segment(" " * (end - start - 1), cut[0].style if cut else None)])
+    tail = list(strip.crop(length - 1, length))
+    pad = Strip([Segment(" ", tail[0].style if tail else None)])
+    return Strip.join([strip.crop(0, start), middle, strip.crop(end, length), pad])

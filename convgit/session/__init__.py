@@ -150,7 +150,7 @@ class Session:
     def moves(self) -> Moves:
         from convgit.session.moves import Moves
 
-        return Moves(self.conversation, self.track)
+        return Moves(self.conversation, self.track, self.restore_notes)
 
     @cached_property
     def snapshots(self) -> Snapshots:

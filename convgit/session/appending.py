@@ -9,8 +9,8 @@ Promises kept here (every use-case writes its records through ``Conversation.wri
 * a tool result goes only where its call is on the path, or (asked) under its call's branch;
 * with snapshots on, a turn's files are snapshotted after it; a snapshot that cannot be taken
   leaves what was appended in place and is recorded as failed;
-* the restores not told yet are told above the turn, in the same write, by one note
-  (``convgit.session.restore_notes``).
+* the restores not told yet are told above the turn, in the same write, by one note, never
+  between a message and the reply to it (``convgit.session.restore_notes``).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from convgit.base.errors import (
 )
 from convgit.conversation import appending
 from convgit.conversation.refs import is_saved_ref
+from convgit.session.restore_notes import goes_above
 from convgit.session.track import os_words
 
 if TYPE_CHECKING:
@@ -74,6 +75,7 @@ class Appending:
         self.snapshot_error: str | None = None  # why the last turn's snapshot was not taken
         # the snapshot on another branch whose files the last turn recorded as its own
         self.files_from: FilesFrom | None = None
+        self.note: str | None = None  # the note the last append wrote above its turn
 
     def entry(self, entry: Entry | dict[str, Any], *, force: bool = False) -> Entry:
         """Append one entry. Without a parent it hangs off the leaf the session built on."""
@@ -95,6 +97,8 @@ class Appending:
         return [schema.entry_from_wire(self.conversation.tree.entries[i]) for i in ids]
 
     def user(self, text: str, *, force: bool = False, ident: str | None = None) -> Entry:
+        """Append a user message (refused empty)."""
+        appending.check_said(text)
         return self.entry(new_message("user", text, ident), force=force)
 
     def assistant(
@@ -105,12 +109,17 @@ class Appending:
         ident: str | None = None,
     ) -> Entry:
         """Append the model's reply; with snapshots on, the files are snapshotted right after.
-        With ``ident``, sending the same reply again is a no-op (see ``records``)."""
+        With ``ident``, sending the same reply again is a no-op (see ``records``). A reply of
+        text alone is refused empty."""
+        if isinstance(content, str):
+            appending.check_said(content, "reply")
         return self.entry(new_message("assistant", content, ident), force=force)
 
     def system(self, text: str | None, *, force: bool = False) -> Entry:
         """Record the system prompt the model is sent from here on (None: none) as a settings
         entry at the active leaf; replay takes the last one on the path, as for ``model``."""
+        if text is not None:
+            appending.check_said(text, "system prompt")
         return self.entry({"type": "system", "text": text}, force=force)
 
     def records(
@@ -172,21 +181,27 @@ class Appending:
                 self.conversation.tree, fresh, where, self.conversation.tree.leaf
             )
             start = self.conversation.tree.leaf if follow else self.conversation.built_on
-            if telling is None or not self._tells_here(telling, fresh, where, start):
+            above = _first_message(fresh, where, start)
+            if above is None or not goes_above(fresh[above]):
+                return admitted  # a reply never has the note above it: the next user message does
+            assert start is not None  # the first record hangs there
+            if self.conversation.tree.open_tool_calls(start):
+                return admitted  # never between a call and its result: told after the results
+            message = fresh[above]
+            telling_records = self.notes.told_under(telling, message["parentId"], fresh)
+            if telling_records is None:
                 return admitted
             told.append(True)
-            if telling.text is None:
-                return admitted
-            note = self.conversation.new_entry("note", start, **telling.note_fields())
-            for record, given in zip(fresh, where, strict=True):
-                if not given and record["parentId"] == start:
-                    record["parentId"] = note["id"]  # the note above the turn, on its path
-            return [note, *admitted]
+            if telling_records:
+                message["parentId"] = telling_records[0]["id"]  # the note above it, on its path
+            return [*admitted[:above], *telling_records, *admitted[above:]]
 
+        self.note = None
         written = self.conversation.write(
             build, builds_on_leaf=not (follow or explicit), force=force
         )
         if told and telling is not None:
+            self.note = next((str(r["id"]) for r in written if r["type"] == "note"), None)
             with suppress(ConvgitError, OSError):  # the note, or the files being back, told it
                 self.notes.settle(telling)
         if snapshot and self.track.snapshots_enabled and written:
@@ -200,21 +215,6 @@ class Appending:
             return self.notes.prepare()
         except (ConvgitError, OSError):
             return None
-
-    def _tells_here(
-        self,
-        telling: Telling,
-        fresh: list[dict[str, Any]],
-        where: list[bool],
-        start: str | None,
-    ) -> bool:
-        """True when this append continues the active path from ``start`` (the first record hangs
-        there), which waits for no tool result, and no other process told the restores first."""
-        if not fresh or where[0] or start is None or fresh[0]["parentId"] != start:
-            return False
-        if self.conversation.tree.open_tool_calls(start):
-            return False
-        return [s.commit for s in self.notes.pending()] == [s.commit for s in telling.chain]
 
     def _snapshot_turn(self, made: list[dict[str, Any]]) -> None:
         """After a reply, the files are snapshotted (one snapshot for a batch: its last reply).
@@ -286,6 +286,20 @@ class Appending:
             )
         self.notes.settle(telling)
         return str(written[0]["id"]) if written else None
+
+
+def _first_message(fresh: list[dict[str, Any]], where: list[bool], start: str | None) -> int | None:
+    """Where the first message of a write that continues the active path from ``start`` is in
+    ``fresh``: each record before it hangs from the one before (the first from ``start``),
+    none placed by the caller. None when the write does not continue the path so."""
+    parent = start
+    for at, record in enumerate(fresh):
+        if start is None or where[at] or record["parentId"] != parent:
+            return None
+        if record["type"] == "message":
+            return at
+        parent = record["id"]
+    return None
 
 
 def _resent(raw: list[dict[str, Any]], known: dict[str, Any]) -> set[int]:

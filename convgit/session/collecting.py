@@ -143,7 +143,7 @@ def _collect(
     kept = _kept(looked.items, fixed, parents)
     for item in looked.items:
         if item.why is None and item.commit in kept:
-            item.why = "shared"
+            item.why = "held elsewhere"
     everything = pruning.objects_of(git, tips & set(order))
     theirs = _user_objects(git, location)
     if policy.max_mib is not None:
@@ -154,7 +154,7 @@ def _collect(
         kept = _kept(looked.items, fixed, parents)
         for item in looked.items:
             if item.why is None and item.commit in kept:
-                item.why = "shared"
+                item.why = "held elsewhere"
     rebased = pruning.rebase(git, order, parents, kept & set(order), write=not report.dry_run)
     report.rebased = len(rebased.commits)
     still = pruning.objects_of(git, kept - set(rebased.commits), walk=False)

@@ -10,12 +10,12 @@ Promises kept here:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from convgit import schema
 from convgit.base.errors import LeafMovedError
-from convgit.conversation import tree
+from convgit.conversation import appending, tree
 from convgit.store import load, sessions
 
 if TYPE_CHECKING:
@@ -145,11 +145,18 @@ class Conversation:
         self.built_on = found.leaf
         return records
 
-    def new_entry(self, kind: str, parent: str | None, **fields: Any) -> dict[str, Any]:
-        """A record of ``kind`` under ``parent`` with a fresh id and the time now."""
+    def new_entry(
+        self,
+        kind: str,
+        parent: str | None,
+        made: Iterable[dict[str, Any]] = (),
+        **fields: Any,
+    ) -> dict[str, Any]:
+        """A record of ``kind`` under ``parent`` with the time now and an id fresh in the
+        session and among ``made`` (the records of the same write)."""
         record: dict[str, Any] = {
             "type": kind,
-            "id": schema.new_id(self.tree.entries),
+            "id": appending.fresh_id(self.tree.entries, {r["id"]: r for r in made}),
             "parentId": parent,
             "ts": schema.now(),
         }

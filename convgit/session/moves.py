@@ -6,22 +6,29 @@ Promises kept here (``Moves``, a session's ``moves``):
 * nothing is copied within a session: a branch is new entries under an existing one, and the
   active leaf moves to it;
 * a branch is refused inside a tool run (``branching.refusal``): it would leave a call waiting;
+* a fork or an edit that writes a message the model is sent next tells it first where restores
+  left the files: the note goes above the message, in the same write
+  (``convgit.session.restore_notes``); a move that writes no such message leaves them pending;
 * a forked session shares the snapshots of the shared path (the same commits), never copies.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from convgit import schema
-from convgit.base.errors import NotFoundError, RefusedError, UsageError
+from convgit.base.errors import ConvgitError, NotFoundError, RefusedError, UsageError
 from convgit.conversation import appending, branching, refs, tree
 from convgit.git import names
 from convgit.session.opening import check_name
+from convgit.session.restore_notes import goes_above
 
 if TYPE_CHECKING:
     from convgit.session.conversation import Conversation
+    from convgit.session.restore_notes import RestoreNotes, Telling
     from convgit.session.track import Track
     from convgit.store.sidecar import SnapshotInfo
 
@@ -39,9 +46,11 @@ class ForkCopy:
 class Moves:
     """Moving in one session's conversation: never a file changed."""
 
-    def __init__(self, conversation: Conversation, track: Track) -> None:
+    def __init__(self, conversation: Conversation, track: Track, notes: RestoreNotes) -> None:
         self.conversation = conversation
         self.track = track
+        self.notes = notes
+        self.note: str | None = None  # the note the last fork or edit wrote above its message
 
     def switch(self, ref: str, *, tip: bool = False) -> str:
         """Make ``ref`` the active leaf; with ``tip``, the newest deepest leaf below ``ref`` (the
@@ -70,10 +79,11 @@ class Moves:
         self.conversation.write(lambda: [schema.leaf(target)], builds_on_leaf=False)
         return target
 
-    def label(self, ref: str, name: str | None, *, force: bool = True) -> str:
+    def label(self, ref: str, name: str | None, *, force: bool = True, replace: bool = True) -> str:
         """Bookmark ``ref`` as ``name`` (None clears its label). A label names one entry:
         given to another, it moves (``labelled`` tells where it was); with ``force`` False,
-        a label on another entry is refused instead."""
+        a label on another entry is refused instead. An entry has one label: with ``replace``
+        False, a label ``ref`` has already is refused instead of replaced."""
         target = self.conversation.resolve(ref)
         if name is not None:
             _check_label(name)
@@ -86,6 +96,13 @@ class Moves:
                 raise RefusedError(
                     f"The label '{name}' is on entry {held[-1]} already; nothing was changed.",
                     f"`convgit label {ref} {name} -f` moves it here",
+                )
+            had = self.conversation.tree.labels.get(target)
+            if name is not None and had is not None and had != name and not replace:
+                raise RefusedError(
+                    f"Entry {target} is labelled '{had}' already, and an entry has one label;"
+                    " nothing was changed.",
+                    f"`convgit label {ref} {name} -f` replaces '{had}'",
                 )
             return [*(schema.label(i, None) for i in held), schema.label(target, name)]
 
@@ -103,14 +120,20 @@ class Moves:
         a user message starts the new branch. Nothing is copied; files are not touched. Refused
         inside a tool run (``branching.refusal``): the branch would leave a tool call waiting."""
         target = self.conversation.resolve(ref)
+        if text is not None:
+            appending.check_said(text)
+        if summary is not None:
+            appending.check_said(summary, "summary")
         refused = branching.refusal(self.conversation.tree, target, f"A fork from {target}")
         if refused is not None:
             raise refused
         left = self.conversation.tree.leaf
+        telling = self._telling() if text is not None else None  # told above the message
+        told: list[bool] = []
 
         def build() -> list[dict[str, Any]]:
             records: list[dict[str, Any]] = []
-            parent = target
+            parent: str | None = target
             if summary is not None:
                 records.append(
                     self.conversation.new_entry(
@@ -119,41 +142,92 @@ class Moves:
                 )
                 parent = records[-1]["id"]
             if text is not None:
-                made = self.conversation.new_entry("message", parent, role="user", content=text)
-                if records and made["id"] == records[0]["id"]:
-                    made["id"] = appending.fresh_id(
-                        self.conversation.tree.entries, {records[0]["id"]: records[0]}
+                parent = self._tell(telling, parent, records, told)
+                records.append(
+                    self.conversation.new_entry(
+                        "message", parent, records, role="user", content=text
                     )
-                records.append(made)
+                )
             if not records:
                 records.append(schema.leaf(target))
             return records
 
-        self.conversation.write(build, builds_on_leaf=False)
+        self._written(build, telling, told)
         return self.conversation.tree.leaf or target
 
     def edit(self, ref: str, text: str) -> str:
         """A new version of message ``ref``: a sibling with the same role and new text, which
-        becomes the leaf. The original stays in the tree. Refused for a tool result, an
+        becomes the leaf (a new user message hangs below the note that tells restores not told
+        yet, when there are some). The original stays in the tree. Refused for a tool result, an
         assistant message whose tool calls are not all answered, and a message whose new version
         would come between a tool call and its result; the hint names where to branch instead."""
         target = self.conversation.resolve(ref)
+        appending.check_said(text)
         refused = _edit_refusal(self.conversation.tree, target)
         if refused is not None:
             raise refused
         record = self.conversation.tree.entries[target]
-        parent = record["parentId"]
-        made = self.conversation.write(
-            lambda: [
-                self.conversation.new_entry("message", parent, role=record["role"], content=text)
-            ],
-            builds_on_leaf=False,
-        )
-        return str(made[0]["id"])
+        telling = self._telling() if goes_above(record) else None
+        told: list[bool] = []
+
+        def build() -> list[dict[str, Any]]:
+            records: list[dict[str, Any]] = []
+            parent = self._tell(telling, record["parentId"], records, told)
+            role = record["role"]
+            records.append(
+                self.conversation.new_entry("message", parent, records, role=role, content=text)
+            )
+            return records
+
+        made = self._written(build, telling, told)
+        return str(made[-1]["id"])
+
+    def _telling(self) -> Telling | None:
+        """What a message written now tells of the restores not told yet (None: nothing, or the
+        files cannot be read now: they stay pending and the move goes on)."""
+        try:
+            return self.notes.prepare()
+        except (ConvgitError, OSError):
+            return None
+
+    def _tell(
+        self,
+        telling: Telling | None,
+        parent: str | None,
+        records: list[dict[str, Any]],
+        told: list[bool],
+    ) -> str | None:
+        """Inside a write: the note that tells ``telling`` goes into ``records`` under
+        ``parent``; the parent the user message then hangs from (a fork and an edit are refused
+        inside a tool run, so ``parent`` waits for no result)."""
+        telling_records = self.notes.told_under(telling, parent, records)
+        if telling_records is None:
+            return parent
+        told.append(True)
+        records.extend(telling_records)
+        return str(telling_records[0]["id"]) if telling_records else parent
+
+    def _written(
+        self,
+        build: Callable[[], list[dict[str, Any]]],
+        telling: Telling | None,
+        told: list[bool],
+    ) -> list[dict[str, Any]]:
+        """Write ``build``'s records; the restores they told are closed (``settle``) and the
+        note, if one was written, is ``note``."""
+        self.note = None
+        made = self.conversation.write(build, builds_on_leaf=False)
+        if told and telling is not None:
+            self.note = next((str(r["id"]) for r in made if r["type"] == "note"), None)
+            with suppress(ConvgitError, OSError):  # the note, or the files being back, told it
+                self.notes.settle(telling)
+        return made
 
     def retry(self, ref: str = refs.LEAF, *, turn: bool = False) -> str:
         """Get ready to ask again: for an assistant reply, the leaf moves to the message it
-        answered (the next reply becomes its sibling); for any other entry, to that entry. With
+        answered (the next reply becomes its sibling); for a user message or tool result, to
+        that entry. Refused for an entry that is not a message (a system prompt, a note):
+        there is nothing to retry there. With
         ``turn``, to just before the last user message at or above ``ref`` (tool results are not
         user messages), so the next user message starts the new attempt and the turn left
         behind, tool runs and all, is not in its context."""
@@ -173,7 +247,14 @@ class Moves:
                 raise refused
             self.conversation.write(lambda: [schema.leaf(before)], builds_on_leaf=False)
             return before
-        if record["type"] == "message" and record["role"] == "assistant":
+        if record["type"] != "message":
+            reply = _reply_above(self.conversation.tree, target)
+            raise RefusedError(
+                f"Entry {target} is a {_describe(record)}, not a message: there is nothing to retry"
+                " there, and the next reply would go below it as it is.",
+                None if reply is None else f"`convgit retry {reply}` tries the reply above again",
+            )
+        if record["role"] == "assistant":
             parent = record["parentId"]
             if parent is None:
                 raise RefusedError(f"Entry {target} is a root; there is nothing to retry from.")
@@ -262,6 +343,15 @@ def _caller(found: tree.Tree, ident: str) -> str | None:
         if above["type"] == "message" and record["toolCallId"] in schema.tool_call_ids(above):
             return node
         node = above["parentId"]
+    return None
+
+
+def _reply_above(found: tree.Tree, ident: str) -> str | None:
+    """The nearest assistant message above ``ident`` on its path."""
+    for node in reversed(found.path(ident)):
+        record = found.entries[node]
+        if record["type"] == "message" and record["role"] == "assistant":
+            return node
     return None
 
 

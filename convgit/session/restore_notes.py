@@ -3,19 +3,25 @@ next moves on.
 
 A restore changes files, not the conversation, and a restore is often tried and undone before
 anyone speaks again. So a restore writes no note itself: its sidecar record says that the model
-is to be told (``"tell": true``). The next append on the active path (a user message, a reply,
-a tool result, ``convgit append``; the hooks' turns and ``resume`` write through the same
-append) first looks for the restores of this session not told yet (``pending``): the ones
-after the newest restore already told, either by a note (its ``"saved"`` names that restore's
-saved state) or by a ``told`` record of the sidecar. Then (``prepare``):
+is to be told (``"tell": true``). The next write that puts a turn on the active path (a user
+message, ``convgit append``, a fork or an edit with text, the navigator's keys for them; the
+hooks' turns and ``resume`` write through the same append) first looks for the restores of this
+session not told yet (``pending``): the ones after the newest restore already told, either by a
+note (its ``"saved"`` names that restore's saved state) or by a ``told`` record of the sidecar.
+Then (``prepare``):
 
 * when the files git sees now are the state saved before the first of them (a restore and its
   undo, or restores that came back where they began), nothing is said: a ``told`` record in
   the sidecar closes them;
-* otherwise one note goes under the leaf, in the same append as the turn, above it: where the
-  files are now (the newest restore's target), and which files differ from before the first.
-  The note's ``"saved"`` closes them: the note and its mark are one line, so a crash leaves
-  either both or neither.
+* otherwise one note goes where the turn would hang, in the same write as the turn, above it:
+  where the files are now (the newest restore's target), and which files differ from before
+  the first. The note's ``"saved"`` closes them: the note and its mark are one line, so a crash
+  leaves either both or neither.
+
+A note goes right above a user message (``goes_above``), never above a reply: a reply answers
+what was sent before it, which held no note, so a note between a message and its reply would
+claim the model read it before answering. A restore made after a message and before its reply,
+or before a ``retry``, is told above the next user message.
 
 What is pending lives in the sidecar (the restore records, written before any file changed),
 so a process killed between a restore and the next turn loses no note. A note never lands
@@ -103,11 +109,35 @@ class RestoreNotes:
         changed = sorted({path for state in chain for path in state.files})
         return Telling(chain, _text(chain, changed))
 
+    def told_under(
+        self, telling: Telling | None, parent: str | None, made: list[dict[str, Any]]
+    ) -> list[dict[str, Any]] | None:
+        """Inside a write (under the session's lock, the tree caught up): the records that tell
+        ``telling`` under ``parent``, right above a user message (``[note]``, or ``[]`` when the
+        files are back where they were), or None when there is nothing to tell: nothing
+        pending, or another process told these restores first. The note's id is fresh among
+        ``made`` (the records of the same write). The writer hangs its message below the note
+        and ``settle``s after the write; it never tells below a tool call waiting for its
+        result."""
+        if telling is None:
+            return None
+        if [s.commit for s in self.pending()] != [s.commit for s in telling.chain]:
+            return None
+        if telling.text is None:
+            return []
+        return [self.conversation.new_entry("note", parent, made, **telling.note_fields())]
+
     def settle(self, telling: Telling) -> None:
         """After the append that told them: a ``told`` record closes the restores in the sidecar,
         where ``pending`` looks first (a note closed them already; the record spares the next
         appends reading every note, and a crash before it loses nothing)."""
         self.track.append([schema.told(telling.chain[-1].commit)])
+
+
+def goes_above(record: dict[str, Any]) -> bool:
+    """Whether the note goes right above ``record``: a user message, what the model reads next
+    (never a reply: the model wrote it from what was above it then, without the note)."""
+    return record.get("type") == "message" and record.get("role") == "user"
 
 
 def pending_in(sidecar: Sidecar, entries: dict[str, dict[str, Any]]) -> list[SavedState]:

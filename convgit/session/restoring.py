@@ -216,7 +216,7 @@ class Restoring:
                 # one second would otherwise save one commit, and a note told of the first would
                 # count as told of the second (``restore_notes.pending``)
                 names.commit_message(
-                    "convgit safety snapshot before a restore",
+                    "convgit saved state, before a restore",
                     session=self.track.id,
                     restore=schema.new_id(size=6),
                 ),

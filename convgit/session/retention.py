@@ -88,7 +88,7 @@ HELD = (
     "undo",
     "untold",
     "no entry",
-    "shared",
+    "held elsewhere",  # another session, or a ref gc does not look at, keeps the commit
     "not pushed",  # a shared session's commit no remote has yet (``convgit push`` sends it)
 )
 SOFT = ("recent", "branch end")

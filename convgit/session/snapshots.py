@@ -311,11 +311,11 @@ class Snapshots:
             nearest = self.track.nearest_snapshot(target)
             hint = f"its nearest snapshot is at {nearest.entry}" if nearest else "convgit snapshot"
             gone = self.track.sidecar.let_go.get(target)
-            if gone is not None:
+            if gone is not None:  # `convgit snapshot` would record today's files as its
                 raise NotFoundError(
                     f"Entry {target} has no snapshot now: its snapshot was let go by gc on"
                     f" {gone.day}.",
-                    hint,
+                    hint if nearest else "`convgit snapshots` lists what gc kept, and why",
                 )
             raise NotFoundError(f"Entry {target} has no snapshot.", hint)
         if back:
@@ -339,16 +339,40 @@ class Snapshots:
         found = [p for c, p in self.track.sidecar.pruned.items() if c.startswith(wanted)]
         return found[0] if len(found) == 1 else None
 
-    def add_worktree(self, ref: str, directory: Path) -> str:
+    def lineage(self) -> dict[str, Lineage]:
+        """Each snapshot of the session (by entry) as git holds it: its commit, its parent and
+        the files changed since it, read through two ``git cat-file`` (none outside git or
+        without snapshots; a commit git lost is left out)."""
+        from convgit.workspace import Change
+
+        snaps = self.track.sidecar.snapshots
+        if not snaps or self.conversation.location.git is None:
+            return {}
+        ws = self.track.workspace()
+        parents = ws.parents([s.commit for s in snaps.values()])
+        found: list[tuple[SnapshotInfo, str | None]] = [
+            (s, next(iter(parents[s.commit]), None)) for s in snaps.values() if s.commit in parents
+        ]
+        deltas = ws.deltas([(parent, snap.commit) for snap, parent in found])
+        return {
+            snap.entry: Lineage(
+                snap.entry, snap.commit, parent, [Change(d.path, d.status) for d in changed]
+            )
+            for (snap, parent), changed in zip(found, deltas, strict=True)
+        }
+
+    def add_worktree(self, ref: str, directory: Path) -> tuple[str | None, str]:
         """Check ``ref``'s snapshot (or the saved state ``ref`` names) out in ``directory`` (a
         detached git worktree), side by side; the main working tree is not touched. Returns
-        the commit checked out."""
+        the entry whose snapshot it is (None for a saved state) and the commit checked out:
+        the entry ``ref`` names, even when other entries' snapshots share the commit."""
         if is_saved_ref(ref):
-            commit = self.saved_states.find(ref).commit
+            entry, commit = None, self.saved_states.find(ref).commit
         else:
-            commit = self.require(ref).commit
+            snap = self.require(ref)
+            entry, commit = snap.entry, snap.commit
         self.track.workspace().add_worktree(commit, directory)
-        return commit
+        return entry, commit
 
     @overload
     def snapshot(
@@ -395,6 +419,18 @@ class Snapshots:
             ws.set_ref(names.snapshot_ref(self.track.id, target), snap.commit)
             faults.point("snapshot:before-record")
         return self._record_snapshot(target, snap)
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """What git holds for the snapshot of ``entry``: its ``commit``, the commit git has as its
+    ``parent`` (the snapshot it follows on the workspace track; None for the first), and the
+    files that differ from that parent."""
+
+    entry: str
+    commit: str
+    parent: str | None
+    changes: list[Change]
 
 
 @dataclass(frozen=True)

@@ -80,7 +80,8 @@ def remove(location: StoreLocation, ref: str) -> Trashed:
 
 
 def restore(location: StoreLocation, ref: str) -> Trashed:
-    """Bring the session ``ref`` names (its id or a unique prefix) back from the trash; refused
+    """Bring the session ``ref`` names (its id, a unique prefix or its name) back from the trash;
+    refused
     when a session of that id is in the store."""
     sid = find_trashed(location, ref)
     if location.session_path(sid).exists():
@@ -98,7 +99,7 @@ def restore(location: StoreLocation, ref: str) -> Trashed:
 
 
 def find_trashed(location: StoreLocation, ref: str) -> str:
-    """The session in the trash ``ref`` names: its id or a unique prefix of it."""
+    """The session in the trash ``ref`` names: its id, a unique prefix of it, or its name."""
     found = [sid for sid in location.trashed_ids() if sid.startswith(ref)] if ref else []
     exact = [sid for sid in found if sid == ref]
     if exact or len(found) == 1:
@@ -106,6 +107,14 @@ def find_trashed(location: StoreLocation, ref: str) -> str:
     if found:
         raise RefusedError(
             f"'{ref}' names {len(found)} sessions in the trash; give more of its id."
+        )
+    named = sessions.trashed_named(location, ref)
+    if len(named) == 1:
+        return named[0]
+    if named:
+        raise RefusedError(
+            f"{len(named)} sessions in the trash are named '{ref}'; give the session's id.",
+            "`convgit sessions --trash` lists them",
         )
     if location.session_path(ref).exists():
         raise NotFoundError(f"Session {ref} is not in the trash; it is in the store.")

@@ -2,11 +2,13 @@
 match. The commit's trailers (``trailers``) name the session and entry; else its git notes of
 attribution do (``commit_notes``: of the entries that wrote its lines, the one its session wrote
 last); a commit with neither is looked up by its files (a snapshot of any session of the store
-with that very tree)."""
+with that very tree). A commit made before the session began that its files were found in is
+said to predate it: the session started from those files, and no conversation led there."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from convgit.base.errors import NotFoundError
@@ -25,6 +27,7 @@ class Why:
     match: trailers.Match
     session: Session
     path: list[str] = field(default_factory=list)  # root to the entry
+    predates: bool = False  # made before the session's first entry: it started from these files
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -33,6 +36,7 @@ class Why:
             "found_by": self.found_by,
             **self.match.to_json(),
             "path": [self.session.conversation.record(i) for i in self.path],
+            "predates": self.predates,
         }
 
 
@@ -40,6 +44,7 @@ def why(location: StoreLocation, rev: str) -> Why:
     git = git_of(location)
     commit, tree_id = git.commit_and_tree(rev)
     subject = git.run("log", "-1", "--format=%s", commit, "--").stdout.decode().strip()
+    made = git.run("log", "-1", "--format=%cI", commit, "--").stdout.decode().strip()
     named = trailers.read(git, commit)
     sid, entry = named.get(trailers.SESSION), named.get(trailers.ENTRY)
     found_by = "trailers"
@@ -75,6 +80,7 @@ def why(location: StoreLocation, rev: str) -> Why:
                     found,
                     session,
                     session.conversation.path_ids(snap.entry),
+                    predates=_before(made, session),
                 )
     if sid:
         raise NotFoundError(
@@ -107,3 +113,16 @@ def _from_notes(location: StoreLocation, lines: Lines[Author]) -> tuple[str | No
         if line is not None and (best is None or line > best[0]):
             best = (line, sid, entry)
     return (best[1], best[2]) if best is not None else named[0]
+
+
+def _before(made: str, session: Session) -> bool:
+    """Whether a commit made at ``made`` (git's ISO 8601 time) came before ``session``'s first
+    entry was written."""
+    times = [str(e["ts"]) for e in session.conversation.tree.entries.values() if e.get("ts")]
+    if not times or not made:
+        return False
+    try:
+        first = datetime.fromisoformat(min(times).replace("Z", "+00:00"))
+        return datetime.fromisoformat(made) < first.replace(microsecond=0)  # git keeps seconds
+    except ValueError:
+        return False

@@ -68,14 +68,29 @@ def find_session(location: StoreLocation, ref: str) -> str:
 
 
 def refuse_trashed(location: StoreLocation, ref: str) -> None:
-    """Refuse (NotFoundError) a session ``ref`` names in the trash: it is not used until
-    ``convgit sessions restore`` brings it back."""
+    """Refuse (NotFoundError) a session ``ref`` names in the trash (by a prefix of its id, or
+    its name): it is not used until ``convgit sessions restore`` brings it back."""
     trashed = [sid for sid in location.trashed_ids() if sid.startswith(ref)] if ref else []
+    if not trashed:
+        trashed = trashed_named(location, ref)
     if len(trashed) == 1:
         raise NotFoundError(
             f"Session {trashed[0]} is in the trash.",
             f"`convgit sessions restore {trashed[0]}` brings it back",
         )
+
+
+def trashed_named(location: StoreLocation, name: str) -> list[str]:
+    """The sessions in the trash whose display name is ``name``."""
+    found = []
+    for sid in location.trashed_ids():
+        try:
+            named = read_tree(location.in_trash(sid), sid).name
+        except ConvgitError:  # a damaged file is named by its id alone
+            continue
+        if named == name:
+            found.append(sid)
+    return found
 
 
 def use(path: str | Path, ref: str, store_dir: str | Path | None = None) -> str:

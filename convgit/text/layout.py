@@ -1,7 +1,8 @@
 """Where each entry of a conversation tree is drawn, for ``convgit tree`` and the html page alike.
 
 A straight run of entries is one column; connectors appear only where the conversation forks,
-so a sibling is never mistaken for a child. At a fork the branch on the active path comes first.
+so a sibling is never mistaken for a child. At a fork the branch on the active path comes first
+(or, asked for a stable picture, the branch written first).
 """
 
 from __future__ import annotations
@@ -21,11 +22,19 @@ class Row:
     head: bool
 
 
-def rows(children: Mapping[str | None, Sequence[str]], on_path: Collection[str]) -> list[Row]:
-    """Every entry reachable from the roots (``children[None]``), in drawing order."""
+def rows(
+    children: Mapping[str | None, Sequence[str]],
+    on_path: Collection[str],
+    *,
+    stable: bool = False,
+) -> list[Row]:
+    """Every entry reachable from the roots (``children[None]``), in drawing order. At a fork
+    the branch on the active path comes first; with ``stable``, branches keep the order they
+    were written in, so the picture does not move when the context does."""
 
     def branches(kids: Sequence[str], prefix: str, depth: int) -> list[tuple[str, str, str, int]]:
-        kids = sorted(kids, key=lambda i: i not in on_path)
+        if not stable:
+            kids = sorted(kids, key=lambda i: i not in on_path)
         last = len(kids) - 1
         return [
             (

@@ -47,13 +47,13 @@ class Styled:
 
     def cut(self, width: int) -> Styled:
         """This line in at most ``width`` terminal columns: a longer one ends in ``…``."""
-        if _columns(self.plain) <= width:
+        if columns(self.plain) <= width:
             return self
         out, room = Styled(style=self.style), max(width - 1, 0)
         for text, style in self.spans:
             kept = ""
             for char in text:
-                size = _columns(char)
+                size = columns(char)
                 if size > room:
                     break
                 kept, room = kept + char, room - size
@@ -80,7 +80,7 @@ class Styled:
         return out
 
 
-def _columns(text: str) -> int:
+def columns(text: str) -> int:
     """How many terminal columns ``text`` takes (wide East Asian characters take two)."""
     if text.isascii():
         return len(text)
@@ -176,23 +176,50 @@ def summary(record: dict[str, Any], width: int = 72) -> str:
 
 
 def entry_line(
-    view: SessionView, ident: str, *, on_path: bool, files_at: str | None = None
+    view: SessionView,
+    ident: str,
+    *,
+    on_path: bool,
+    files_at: str | None = None,
+    width: int | None = None,
+    marks_first: bool = False,
 ) -> Styled:
+    """An entry in one line: its short id, what it is, its label, ◆ when it has a snapshot,
+    ``← files`` and ``← context``. With ``width``, its text gives way (ending in ``…``) so the
+    line fits and the marks stay; ``marks_first`` puts the marks before the text (where a
+    narrow pane never cuts them)."""
     record = view.entries[ident]
+    marks = Styled()
+    label = view.labels.get(ident)
+    if label and not marks_first:
+        marks.append(f" [{label}]", style="cyan")
+    if ident in view.snapshots:
+        marks.append(f" {SNAPSHOT_MARK}", style="magenta")
+    if ident == files_at:
+        marks.append(" ← files", style="bold magenta")
+    if ident == view.leaf:
+        marks.append(" ← context", style="bold green")
+    if label and marks_first:  # the arrows first: a long label is what a narrow pane cuts
+        marks.append(f" [{label}]", style="cyan")
     line = Styled()
     line.append(view.short_id(ident), style="yellow" if on_path else "dim yellow")
+    if marks_first:
+        line.append_text(marks)
     line.append(" ")
-    line.append(summary(record), style="bold" if on_path else "dim")
-    label = view.labels.get(ident)
-    if label:
-        line.append(f" [{label}]", style="cyan")
-    if ident in view.snapshots:
-        line.append(f" {SNAPSHOT_MARK}", style="magenta")
-    if ident == files_at:
-        line.append(" ← files", style="bold magenta")
-    if ident == view.leaf:
-        line.append(" ← context", style="bold green")
+    said = summary(record)
+    if width is not None:
+        room = width - columns(line.plain) - (0 if marks_first else columns(marks.plain))
+        if columns(said) > room:
+            said = Styled(said).cut(max(room, 2)).plain
+    line.append(said, style="bold" if on_path else "dim")
+    if not marks_first:
+        line.append_text(marks)
     return line
+
+
+def note_line(view: SessionView, ident: str) -> Styled:
+    """The line a write that told restores prints under its entry: the note above it."""
+    return Styled("above it: ").append_text(entry_line(view, ident, on_path=True))
 
 
 class Names:
@@ -206,6 +233,10 @@ class Names:
     def id(self, ident: str) -> str:
         return ident if self._view is None else self._view.short_id(ident)
 
+    def label_or_id(self, ident: str) -> str:
+        """The entry as a command takes it: its label, else its short id."""
+        return self._labels.get(ident) or self.id(ident)
+
     def named(self, ident: str) -> str:
         label = self._labels.get(ident)
         return self.id(ident) + (f" [{label}]" if label else "")
@@ -217,11 +248,16 @@ def draw_tree(
     path: Sequence[str],
     files_at: str | None = None,
     depth: int | None = None,
+    *,
+    width: int | None = None,
+    stable: bool = False,
 ) -> Styled:
     """The whole tree (each entry's ``children``), drawn as ``layout.rows`` places it. The
-    active ``path`` is bold and listed first, the rest dim. With ``depth``, only entries below
-    at most ``depth`` forks (``layout.Row.depth``) are drawn; each branch left out is counted
-    on one line where it starts."""
+    active ``path`` is bold and listed first at each fork (with ``stable``, branches stay in
+    the order they were written, wherever the context is), the rest dim. With ``depth``, only
+    entries below at most ``depth`` forks (``layout.Row.depth``) are drawn; each branch left out
+    is counted on one line where it starts. With ``width``, an entry's text gives way so its
+    line fits and its marks stay."""
     title = f"session {view.id}" + (f" — {view.name}" if view.name else "")
     out = Styled(title, style="bold")
     on_path = set(path)
@@ -244,14 +280,15 @@ def draw_tree(
         out.append("".join(marks), style="bold")
         hidden.clear()
 
-    for row in layout.rows(children, on_path):
+    for row in layout.rows(children, on_path, stable=stable):
         if depth is not None and row.depth > limit:
             hidden.append(row)
             continue
         counted()
         out.append("\n" + row.prefix, style="dim")
+        room = None if width is None else width - columns(row.prefix)
         out.append_text(
-            entry_line(view, row.entry, on_path=row.entry in on_path, files_at=files_at)
+            entry_line(view, row.entry, on_path=row.entry in on_path, files_at=files_at, width=room)
         )
     counted()
     return out
@@ -275,9 +312,12 @@ def log_lines(view: SessionView, ids: list[str], files_at: str | None = None) ->
     return [entry_line(view, i, on_path=True, files_at=files_at) for i in ids]
 
 
-def status_words(status: Status, names: Names | None = None) -> list[str]:
-    """Both tracks in words, every time; entries by ``names`` (default: whole ids)."""
-    return [*_status_words(status, names), *watcher_words(status.watcher)]
+def status_words(status: Status, names: Names | None = None, *, verbose: bool = False) -> list[str]:
+    """Both tracks in words, every time; entries by ``names`` (default: whole ids). How
+    snapshots find changed files only when ``verbose`` or when the watcher fell back."""
+    watcher = status.watcher
+    shown = verbose or (watcher is not None and bool(watcher.get("note")))
+    return [*_status_words(status, names), *(watcher_words(watcher) if shown else [])]
 
 
 def watcher_words(watcher: dict[str, str | None] | None) -> list[str]:
@@ -495,8 +535,7 @@ def restore_words(result: RestoreResult, names: Names | None = None) -> list[str
         )
     if result.note is not None:
         lines.append(
-            "the model will be told where the files are when the conversation moves on"
-            " (one note above the next turn)"
+            "the model will be told where the files are by a note above the next user message"
         )
     elif result.note_skipped:
         lines.append(result.note_skipped)
@@ -549,6 +588,36 @@ def saved_lines(saved: Sequence[SavedState], session: str) -> list[str]:
             line += ", interrupted"
         out.append(line + _elsewhere(state, session))
     return out
+
+
+def saved_state_lines(state: SavedState, session: str, names: Names | None = None) -> list[str]:
+    """``convgit show saved:ID``: one saved state, as a person reads it."""
+    ids = Names() if names is None else names
+    lines = [f"saved state {state.id}{_elsewhere(state, session)}", f"commit  {state.commit}"]
+    lines.append(f"time    {state.ts}")
+    if not state.recorded or state.rebuilt:
+        lines.append(
+            "its record was lost; repair wrote it again from its ref"
+            if state.rebuilt
+            else "no record in the sidecar, found from its ref (`convgit repair` records it)"
+        )
+    else:
+        if state.undo:
+            went = "the state before the last restore"
+        elif state.target:
+            went = f"the saved state {state.target}"
+        elif state.entry:
+            went = f"the snapshot of {ids.named(state.entry)}"
+        else:
+            went = f"commit {state.restored_to[:12]}"
+        lines.append(f"saved   before `{state.preceded}`, which brought the files to {went}")
+        count = sum(state.changed.values())
+        names_ = _names(state.files, 10, count) if state.files else "no file"
+        lines.append(f"files   {files(count)} that restore changed: {names_}")
+        if not state.finished:
+            lines.append("that restore was interrupted: the files may have been half-written")
+    lines.append(f"`convgit restore {state.id}` brings the files back to it")
+    return lines
 
 
 def _elsewhere(state: SavedState, session: str) -> str:

@@ -216,9 +216,10 @@ def dismissed_words(dismissed: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def resume_words(result: Resumed, shown: str) -> list[str]:
-    """What `convgit resume` wrote, and the command that continues there (``shown``: how the
-    entry is listed)."""
+def resume_words(result: Resumed, shown: str, worktree: Path | None = None) -> list[str]:
+    """What `convgit resume` wrote and where, and the command that continues there (``shown``:
+    how the entry is listed; ``worktree``: the session's working tree, said when the file was
+    written inside it)."""
     where = _shown_path(result.path)
     if not result.written:
         return [
@@ -226,11 +227,17 @@ def resume_words(result: Resumed, shown: str) -> list[str]:
             f" {result.agent_session_id} ({where}): nothing written",
             f"to continue there: {result.command}",
         ]
-    return [
+    lines = [
         f"wrote {registry.a(result.title)} session of the path to {shown}"
-        f" ({result.lines} lines): {where}",
-        f"to continue there: {result.command.replace(str(result.path), where)}",
+        f" ({result.lines} lines): {where}"
     ]
+    if worktree is not None and result.path.resolve().is_relative_to(worktree):
+        lines.append(
+            "it is inside the working tree, beside the file the session was imported from:"
+            " git sees a new file there, and the next snapshot holds it unless git ignores it"
+        )
+    lines.append(f"to continue there: {result.command.replace(str(result.path), where)}")
+    return lines
 
 
 def _shown_path(path: Path) -> str:
@@ -318,13 +325,21 @@ def redact_lines(report: Any, described: str) -> list[str]:
             continue
         verb = "would redact" if would else "redacted"
         count = found.matches + sum(found.files.values())
-        out.append(
-            f"session {found.session}: {verb} {count} match{'es' if count != 1 else ''} of"
-            f" {described}"
-        )
+        where = [f"{count} in its records"] if count else []
+        if found.snapshots:
+            paths = len({p for ps in found.snapshots.values() for p in ps})
+            saved = sum("/" in ref for ref in found.snapshots)
+            kinds = [_count(len(found.snapshots) - saved, "snapshot")] * (
+                saved < len(found.snapshots)
+            )
+            kinds += [_count(saved, "saved state")] * (saved > 0)
+            where.append(f"{_count(paths, 'file')} in {' and '.join(kinds)}")
+        if not where:
+            where.append("only on its page")
+        out.append(f"session {found.session}: {verb} matches of {described}: {', '.join(where)}")
         out += [f"  entry {e}: {', '.join(fields)}" for e, fields in found.entries.items()]
         out += [f"  line {n} of the session file" for n in found.lines]
-        out += [f"  {name}: {n} match{'es' if n != 1 else ''}" for name, n in found.files.items()]
+        out += [f"  {name}: {_matches(n)}" for name, n in found.files.items()]
         for ref, paths in found.snapshots.items():
             what = "saved state" if "/" in ref else "snapshot of"
             out.append(f"  {what} {ref}: {', '.join(paths) or 'rewritten (its parent was)'}")
@@ -338,7 +353,7 @@ def redact_lines(report: Any, described: str) -> list[str]:
                 f"  it mirrors {found.agent}: that agent's own transcript still holds the text"
             )
     for path, n in report.runs.items():
-        out.append(f"run log {path}: {'would redact' if would else 'redacted'} {n}")
+        out.append(f"run log {path}: {'would redact' if would else 'redacted'} {_matches(n)}")
     out += [f"warning: {sentence}" for sentence in report.elsewhere]
     out += [
         f"warning: {path} in the working tree still holds a match (redact never changes your files)"
@@ -364,6 +379,14 @@ def redact_lines(report: Any, described: str) -> list[str]:
     if would:
         out.append("dry run: nothing was changed")
     return out
+
+
+def _matches(n: int) -> str:
+    return f"{n} match{'es' if n != 1 else ''}"
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
 
 
 def gc_lines(report: Any) -> list[str]:
@@ -437,24 +460,31 @@ def mirror_lines(mirrors: list[str]) -> list[str]:
     ]
 
 
-def store_lines(store: dict[str, Any] | None) -> list[str]:
-    """The store's size and policy, as ``status`` and ``snapshots`` end (none outside git,
-    where ``store`` is None)."""
+def store_lines(store: dict[str, Any] | None, *, verbose: bool = True) -> list[str]:
+    """The store's size and policy, as ``snapshots`` and ``status -v`` end (none outside git,
+    where ``store`` is None); without ``verbose`` (``status``), only when the store is over the
+    budget its policy sets or a gc was interrupted."""
     if store is None:
         return []
     from convgit.session.retention import Policy
 
     policy = Policy(**store["policy"])
+    over = policy.max_mib is not None and store["bytes"] > policy.max_mib * 1024 * 1024
+    since = store.get("interrupted_gc")
+    interrupted = [interrupted_gc_words(since)] if since else []
+    if not verbose and not over:
+        return interrupted
     last = f"; last gc {store['last_gc'][:10]}" if store.get("last_gc") else ""
     when = str(store.get("measured", ""))
     at = f" (measured {when[11:16]} UTC)" if when[:10] else ""
-    lines = [
-        f"store:   {mib(store['bytes'])} of snapshots only convgit holds{at}{last}",
+    budget = ""
+    if over and policy.max_mib is not None:
+        budget = f", over its budget of {policy.max_mib:g} MiB (`convgit gc` lets the oldest go)"
+    return [
+        f"store:   {mib(store['bytes'])} of snapshots only convgit holds{at}{last}{budget}",
         f"         retention: {policy.words}",
+        *interrupted,
     ]
-    if store.get("interrupted_gc"):
-        lines.append(interrupted_gc_words(store["interrupted_gc"]))
-    return lines
 
 
 def interrupted_gc_words(since: str) -> str:

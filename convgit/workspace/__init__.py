@@ -263,6 +263,22 @@ class Workspace:
                 for a, b in pairs
             ]
 
+    def parents(self, commits: Sequence[str]) -> dict[str, list[str]]:
+        """Each of ``commits`` git has -> its parents, read through one ``git cat-file``."""
+        found: dict[str, list[str]] = {}
+        with self.objects() as objects:
+            for commit in commits:
+                read = objects.read(commit)
+                if read is None or read[1] != "commit":
+                    continue
+                head = read[2].split(b"\n\n", 1)[0]
+                found[commit] = [
+                    os.fsdecode(line[len(b"parent ") :])
+                    for line in head.splitlines()
+                    if line.startswith(b"parent ")
+                ]
+        return found
+
     def patches(self, pairs: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
         """git's unified diff of every changed path (path -> patch) for each (old tree id, new
         tree id) pair, from one ``git diff-tree``; binary files say so in git's words."""

@@ -22,11 +22,14 @@ Drive = Pilot[list[str]]
 Script = Callable[[Navigator, Drive], Awaitable[None]]
 
 
-def drive(folder: Path, script: Script, size: tuple[int, int] = (140, 40)) -> Navigator:
-    """Run the navigator on the current session of ``folder`` while ``script`` presses keys."""
+def drive(
+    folder: Path, script: Script, size: tuple[int, int] = (140, 40), *, stable: bool = False
+) -> Navigator:
+    """Run the navigator on the current session of ``folder`` while ``script`` presses keys
+    (``stable``: as ``convgit ui --stable``)."""
 
     async def main() -> Navigator:
-        app = Navigator(Session.open(folder))
+        app = Navigator(Session.open(folder), stable=stable)
         async with app.run_test(size=size) as pilot:
             await settle(app, pilot)
             await script(app, pilot)

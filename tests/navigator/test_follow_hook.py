@@ -36,7 +36,7 @@ def test_a_turn_the_hook_records_while_the_app_runs_shows_up(repo: GitRepo, tmp_
             await pilot.pause(FOLLOW_SECONDS / 2)
         new = set(app.drawn.placed.place) - before
         texts = " ".join(str(app.drawn.nodes[i].label) for i in new)
-        assert "now plan two" in texts and "plan two ◆" in texts
+        assert "now plan two" in texts and "◆ ← files ← context assistant: plan two" in texts
         assert app.session.id == sid
 
     drive(repo.path, follow)

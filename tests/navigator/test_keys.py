@@ -166,6 +166,24 @@ def test_f_forks_here_with_a_user_message(told: Story) -> None:
     assert leaf.parent_id == told.plan_two and leaf.to_wire()["content"] == "go on from two"
 
 
+def test_f_after_a_restore_tells_the_model_above_the_new_message(told: Story) -> None:
+    convgit(told.repo.path, "restore", told.plan_two, "--yes")
+
+    async def fork(app: Navigator, pilot: Drive) -> None:
+        await go_to(app, pilot, told.plan_two)
+        await pilot.press("f")
+        await type_line(pilot, "go on with these files")
+        await settle(app, pilot)
+        assert "forked:" in said(app) and "above it:" in said(app)
+
+    drive(told.repo.path, fork)
+    session = Session.open(told.repo.path)
+    leaf = session.conversation.entry("@")
+    note = session.conversation.tree.entries[str(leaf.parent_id)]
+    assert note["type"] == "note" and note["source"] == "restore"
+    assert note["parentId"] == told.plan_two and f"entry {told.plan_two}" in note["text"]
+
+
 def test_l_labels_the_entry_and_an_empty_label_takes_it_off(told: Story) -> None:
     async def label(app: Navigator, pilot: Drive) -> None:
         await go_to(app, pilot, told.plan_one)

@@ -79,6 +79,21 @@ def test_convgit_ui_in_a_real_terminal(repo: GitRepo, terminal: Terminal) -> Non
     assert Session.open(repo.path).conversation.leaf == told.other
 
 
+def test_at_80_columns_every_key_and_the_marks_are_on_the_screen(
+    repo: GitRepo, terminal: Terminal
+) -> None:
+    told: Story = story(repo)
+    command = f"{shutil.which('python3') or 'python3'} -m convgit ui --stable; sleep 60"
+    terminal.tmux(
+        "new-session", "-d", "-s", "ui", "-x", "80", "-y", "24", "-c", str(repo.path), command
+    )
+    shown = terminal.wait_for("/ search", "? help", "← context")
+    leaf = Session.open(repo.path).view().short_id(told.three)
+    row = next(line for line in shown.splitlines() if leaf in line.split("│ ")[0])
+    assert "← files ← context" in row.split("│ ")[0]  # in the tree's half, before the text
+    terminal.tmux("send-keys", "-t", "ui", "q")
+
+
 def test_without_a_terminal_it_says_so_in_one_sentence(repo: GitRepo) -> None:
     story(repo)
     done = convgit(repo.path, "ui", code=1)

@@ -79,9 +79,11 @@ class Shown:
         return list(result.locator("#compare-files li").all_text_contents())
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """One headless Chromium for the whole run, with a fresh profile."""
+    """One headless Chromium for the page tests, with a fresh profile. Closed when they end:
+    Playwright's sync driver holds an asyncio loop running in this thread while it is open, and
+    a later test's ``asyncio.run`` (the MCP client's) would find it."""
     if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
         missing(f"Chromium ({CHROMIUM})", "apt-get install chromium")
     from playwright.sync_api import sync_playwright

@@ -137,18 +137,19 @@ def test_restores_and_saved_states_are_shown_where_they_happened(demo: Demo, sho
     saved = [r["before"] for r in records if r["type"] == "restore"]
     assert len(saved) == 3
     notes = [e["id"] for e in demo.entries if e["type"] == "note" and e.get("source") == "restore"]
-    # the first restore is told by a note above plan B's reply; restoring plan A and undoing it
-    # before the next turn left no note: both are shown at the last entry before them, plan B
+    # the first restore is told by a note above the message asking for plan B; restoring plan A
+    # and undoing it before the next turn left no note: both are shown at the last entry before
+    # them, plan B
     assert len(notes) == 1
     where = [notes[0], demo.labels["planB"]]
     assert ids_of(shown.page.locator("#rows .row:has(.lane .restore)")) == where
     timeline = shown.page.locator(".timeline").inner_text()
     for commit in saved:
-        assert f"saved the previous state as {commit[:12]}" in timeline
+        assert f"saved the previous state as saved:{commit[:12]}" in timeline
     shown.select(notes[0])
     event = shown.page.locator("#details .event").inner_text()
     assert f"restored 1 file to the snapshot of {demo.labels['task']}" in event
-    assert f"saved the previous state as {saved[0][:12]}" in event
+    assert f"saved the previous state as saved:{saved[0][:12]}" in event
     fork = next(e["id"] for e in demo.entries if e["type"] == "branch_summary")
     shown.select(fork)  # going back changed no file: no restore, no snapshot of its own
     assert shown.page.locator("#details .event").count() == 0

@@ -76,7 +76,7 @@ def test_snapshots_and_safety_snapshots_survive_gc_prune_now_aggressive(
     repo.write("run.sh", "#!/bin/sh\n", executable=True)
     plan_b = session.append.assistant("B").id
     before_restore = files_only(repo.path)
-    session.restoring.restore(plan_a)  # its safety snapshot is reachable only through refs/convgit
+    session.restoring.restore(plan_a)  # its saved state is reachable only through refs/convgit
     snapshots = dict(session.track.sidecar.snapshots)
 
     repo.git("gc", "-q", "--prune=now", "--aggressive")

@@ -22,9 +22,10 @@ and saved state, plus the entry tree, kept without convgit. The promises checked
   each of those commits is still reachable from the session's refs;
 * a user message is snapshotted when the files differ from the nearest snapshot above it;
 * switch, fork, edit and retry never change a byte, a mode, a link or a folder;
-* a restore writes no note itself; the next user message or reply carries one note above it
-  when the files git sees differ from before the first restore not told yet (restores undone
-  before the conversation moved on leave none), and then those restores are told;
+* a restore writes no note itself; the next user message (appended, or written by a fork or an
+  edit) carries one note right above it when the files git sees differ from before the first
+  restore not told yet (restores undone before the conversation moved on leave none), and then
+  those restores are told; a reply never has a note above it;
 * status and diff answer after any `git gc`, and diff names exactly the files that differ;
 * ``convgit gc`` never lets go a snapshot a keep rule holds (the active path's, a branch end's)
   or the saved state an undo returns to: their trees and every object stay;
@@ -431,7 +432,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
     def assistant(self) -> None:
         parent = self.leaf
         made = self._moves_nothing(lambda: self.session.append.assistant(self._text()))
-        self._told(made.id, parent)
+        assert made.parent_id == parent, "a note between a message and its reply"
         self._entered(made.id, self.leaf, "assistant")
         self._snapshotted(made.id)
 
@@ -448,7 +449,8 @@ class TwoTrackMachine(RuleBasedStateMachine):
         leaf = self._moves_nothing(lambda: self.session.moves.fork(target, text))
         if with_text:
             assert leaf != target
-            self._entered(leaf, target, "user")
+            self._told(leaf, target)
+            self._entered(leaf, self.session.conversation.tree.entries[leaf]["parentId"], "user")
         else:
             assert leaf == target
             self.leaf = target
@@ -456,14 +458,20 @@ class TwoTrackMachine(RuleBasedStateMachine):
     @rule(pick=PICK)
     def edit(self, pick: int) -> None:
         target = self._pick(pick, ("user", "assistant"))
+        parent = self.parent[target]
         made = self._moves_nothing(lambda: self.session.moves.edit(target, self._text()))
-        self._entered(made, self.parent[target], self.kind[target])
+        if self.kind[target] == "user":
+            self._told(made, parent)
+            parent = self.session.conversation.tree.entries[made]["parentId"]
+        else:
+            assert self.session.conversation.tree.entries[made]["parentId"] == parent
+        self._entered(made, parent, self.kind[target])
 
     @rule(pick=PICK)
     def retry(self, pick: int) -> None:
         target = self._pick(pick)
         expected = self.parent[target] if self.kind[target] == "assistant" else target
-        if expected is None:
+        if expected is None or self.kind[target] == "note":  # nothing to retry there
             with pytest.raises(RefusedError):
                 self._moves_nothing(lambda: self.session.moves.retry(target))
             return

@@ -49,6 +49,14 @@ EMPTY_NAME: dict[str, list[str]] = {
     "use": ["use", ""],
     "html SESSION": ["html", ""],
     "redact --session": ["redact", "zzz", "--dry-run", "--session", ""],
+    # a message typed with no text says nothing (the guide's promise covers texts too)
+    "user": ["user", ""],
+    "user blank": ["user", " \n"],
+    "assistant": ["assistant", ""],
+    "edit TEXT": ["edit", "@", ""],
+    "fork TEXT": ["fork", "@", ""],
+    "fork --summary": ["fork", "@", "--summary", ""],
+    "system": ["system", ""],
 }
 
 REF_PARAMETERS = {"ref", "a", "b", "refs"}

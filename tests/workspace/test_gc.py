@@ -164,7 +164,7 @@ def test_saved_states_past_saved_days_go_and_say_so(repo: GitRepo) -> None:
     for target in (first[0], first[2], first[1]):
         restored = convgit(here, "restore", target, "--yes", "--json").json()
         saved.append(restored["saved"])
-    _turns(repo, "told", 1, days_ago=0)  # the model is told: no restore's note is pending
+    convgit(here, "user", "and now?")  # the model is told: no restore's note is pending
     (here / ".git" / "convgit" / "config.toml").write_text(
         "[retention]\nkeep_days = 0\nsaved_days = 0\n"
     )

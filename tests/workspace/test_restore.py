@@ -165,7 +165,7 @@ def test_restore_of_an_unknown_path_says_so(project: GitRepo):
 def test_restore_leaves_skipped_big_files_alone(repo: GitRepo):
     repo.write("data.bin", b"small")
     target = snapshot(repo, size_cap=100)
-    repo.write("data.bin", b"b" * 500)  # now above the cap: not in the safety snapshot
+    repo.write("data.bin", b"b" * 500)  # now above the cap: not in the saved state
     repo.write("other.txt", "other\n")
     _safety, changes = restore(repo, target, size_cap=100)
     assert (repo.path / "data.bin").read_bytes() == b"b" * 500  # never lost

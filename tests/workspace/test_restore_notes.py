@@ -80,3 +80,63 @@ def test_a_restore_then_a_turn_then_its_undo_each_are_told(repo: GitRepo) -> Non
     first, second = notes(repo)
     assert "the state before the last restore" in second["text"]
     assert first["id"] != second["id"]
+
+
+def entries(repo: GitRepo) -> dict[str, dict[str, Any]]:
+    return {e["id"]: e for e in convgit(repo.path, "tree", "--json").json()["entries"]}
+
+
+def test_a_fork_with_text_after_a_restore_tells_the_model_above_its_message(repo: GitRepo) -> None:
+    ids = story(repo)
+    convgit(repo.path, "restore", ids["task"], "--yes")
+    forked = convgit(repo.path, "fork", ids["task"], "Plan C please", "--json").json()
+    [note] = notes(repo)
+    assert forked["note"] == note["id"] and note["parentId"] == ids["task"]
+    assert entries(repo)[forked["id"]]["parentId"] == note["id"]
+    # what the model is sent for plan C tells it first, before its reply is written
+    sent = [str(m["content"]) for m in convgit(repo.path, "context", "--json").json()["messages"]]
+    assert "The files were restored" in sent[-2] and sent[-1] == "Plan C please"
+    reply = convgit(repo.path, "assistant", "plan C", "--json").json()
+    assert reply["parentId"] == forked["id"]  # nothing between the message and its reply
+    assert len(notes(repo)) == 1
+
+
+def test_the_fork_prints_the_note_above_its_message(repo: GitRepo) -> None:
+    ids = story(repo)
+    convgit(repo.path, "restore", ids["task"], "--yes")
+    said = convgit(repo.path, "fork", ids["task"], "--summary", "A and B failed", "Plan C").stdout
+    [note] = notes(repo)
+    assert f"above it: {note['id'][:8]} note (restore)" in said
+    summary = next(e for e in entries(repo).values() if e["type"] == "branch_summary")
+    assert note["parentId"] == summary["id"]  # the summary, then the note, then the message
+
+
+def test_an_edit_of_a_user_message_after_a_restore_tells_the_model_above_it(
+    repo: GitRepo,
+) -> None:
+    ids = story(repo)
+    asked = convgit(repo.path, "user", "and now?", "--json").json()["id"]
+    convgit(repo.path, "restore", ids["a"], "--yes")
+    edited = convgit(repo.path, "edit", asked, "and now, with plan A's files?", "--json").json()
+    [note] = notes(repo)
+    assert edited["note"] == note["id"] and note["parentId"] == ids["b"]
+    assert entries(repo)[edited["id"]]["parentId"] == note["id"]
+
+
+def test_a_restore_between_a_message_and_its_reply_is_told_above_the_next_message(
+    repo: GitRepo,
+) -> None:
+    ids = story(repo)
+    asked = convgit(repo.path, "user", "try again", "--json").json()["id"]
+    convgit(repo.path, "restore", ids["task"], "--yes")
+    reply = convgit(repo.path, "assistant", "tried", "--json").json()
+    assert reply["parentId"] == asked and notes(repo) == []
+    # a retry of the reply, or an edit of it, is a reply too: still no note above it
+    convgit(repo.path, "retry")
+    again = convgit(repo.path, "assistant", "tried again", "--json").json()
+    assert again["parentId"] == asked
+    edited = convgit(repo.path, "edit", again["id"], "tried a third time", "--json").json()
+    assert edited["note"] is None and entries(repo)[edited["id"]]["parentId"] == asked
+    nxt = convgit(repo.path, "user", "and the files?", "--json").json()
+    [note] = notes(repo)
+    assert nxt["parentId"] == note["id"] and note["parentId"] == edited["id"]

@@ -310,7 +310,7 @@ def test_the_status_names_the_setting_and_the_path(repo: GitRepo, watchman: str)
     assert said["watcher"] == {"path": "watchman", "setting": "auto", "note": None}
     config = repo.path / ".git" / "convgit" / "config.toml"
     config.write_text('[snapshots]\nfsmonitor = "off"\n')
-    words = convgit(repo.path, "status").stdout.splitlines()
+    words = convgit(repo.path, "status", "-v").stdout.splitlines()
     assert "watcher: off (a snapshot stats every file)" in words
 
 

@@ -47,8 +47,8 @@
     return parent;
   }
 
-  function short(commit) {
-    return String(commit).slice(0, 12); // a commit, as `convgit restores` names it
+  function savedId(commit) {
+    return `saved:${String(commit).slice(0, 12)}`; // a saved state, as `convgit restores` names it
   }
 
   function shortId(id) {
@@ -164,7 +164,11 @@
 
   function restoreWords(r) {
     const n = Object.values(r.changed || {}).reduce((sum, k) => sum + Number(k || 0), 0);
-    const what = r.undo || !r.target ? "the state before the last restore" : `the snapshot of ${shortId(r.target)}`;
+    const what = r.undo
+      ? "the state before the last restore"
+      : r.target
+        ? `the snapshot of ${shortId(r.target)}`
+        : `the saved state ${savedId(r.commit)}`;
     return `restored ${files(n)} to ${what}`;
   }
 
@@ -191,7 +195,8 @@
     const here = restoresAt.get(id) || [];
     if (here.length) {
       const r = here[0];
-      const to = r.undo || !r.target ? "undo" : "to " + shortId(r.target);
+      // the target by its label when it has one, as the commands take it (`restore planA`)
+      const to = r.undo || !r.target ? "undo" : "to " + (D.labels[r.target] || shortId(r.target));
       parts.push("⟲ " + to + (here.length > 1 ? ` +${here.length - 1}` : ""));
     }
     return parts;
@@ -724,9 +729,9 @@
     box.append(el("div", null, `⟲ ${restoreWords(r)}`));
     const counts = Object.entries(r.changed || {}).map(([k, n]) => `${n} ${k}`).join(", ");
     if (counts) box.append(el("div", "mono", counts + (r.paths ? ` (only ${r.paths.join(", ")})` : "")));
-    box.append(el("div", null, `saved the previous state as ${short(r.saved)}: \`convgit restore --undo\` returns`));
+    box.append(el("div", null, `saved the previous state as ${savedId(r.saved)}: \`convgit restore --undo\` returns`));
     if (!r.finished) {
-      box.append(el("div", null, `interrupted: \`convgit restore --undo\` returns the files to the saved state ${short(r.saved)}`));
+      box.append(el("div", null, `interrupted: \`convgit restore --undo\` returns the files to the saved state ${savedId(r.saved)}`));
     }
     return box;
   }
@@ -782,7 +787,7 @@
       events.push({ ts: s.ts, at: s.entry, cls: "snap", words: "◆ snapshot of ", tail: `: ${changedWords(s)}` });
     }
     for (const r of D.restores) {
-      const tail = `; saved the previous state as ${short(r.saved)}`;
+      const tail = `; saved the previous state as ${savedId(r.saved)}`;
       events.push({ ts: r.ts, at: r.at, cls: "restore", words: `⟲ ${restoreWords(r)}, at `, tail });
     }
     events.sort((p, q) => (p.ts < q.ts ? -1 : p.ts > q.ts ? 1 : 0));
