@@ -172,8 +172,9 @@ class Patcher:
         that is sure (the module's note). The caller holds ``private``'s lock."""
         tracking = private.tracking
         if tracking.path != watcher.WATCHMAN:
-            why = tracking.note or ("fsmonitor is off" if tracking.setting == "off" else "")
-            return self._remember(private, self._unpatched(private, size_cap, why or "no watchman"))
+            said = {"off": "fsmonitor is off", "auto": "watchman is not on PATH"}
+            why = tracking.note or said.get(tracking.setting, "no watchman")
+            return self._remember(private, self._unpatched(private, size_cap, why))
         if agent_files.listed(private.path):
             why = "the session keeps files git ignores"
             return self._remember(private, self._unpatched(private, size_cap, why))

@@ -57,7 +57,9 @@ def choose(setting: str) -> Tracking:
             return Tracking(setting, STAT, note=note)
         return Tracking(setting, HOOK, (f"core.fsmonitor={shlex.quote(hook)}", _UNTRACKED))
     if shutil.which("watchman") is None and not os.environ.get("WATCHMAN_SOCK"):
-        return Tracking(setting, STAT, note="watchman is not on PATH")
+        # "auto" asked for watchman only where it is: its absence is nothing to name
+        note = "watchman is not on PATH" if setting == WATCHMAN else ""
+        return Tracking(setting, STAT, note=note)
     return Tracking(setting, WATCHMAN)
 
 

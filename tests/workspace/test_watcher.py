@@ -292,7 +292,15 @@ def test_without_watchman_on_path_every_snapshot_stats_every_file(
     bare = {"PATH": os.environ["PATH"]}
     convgit(repo.path, "assistant", "a turn", env=bare)
     said = convgit(repo.path, "status", "--json", env=bare).json()
-    assert said["watcher"] == {"path": "stat", "setting": "auto", "note": "watchman is not on PATH"}
+    assert said["watcher"] == {"path": "stat", "setting": "auto", "note": None}  # as it asked
+    assert "watcher:" not in convgit(repo.path, "status", env=bare).stdout  # nothing wrong
+    config = repo.path / ".git" / "convgit" / "config.toml"
+    config.write_text('[snapshots]\nfsmonitor = "watchman"\n')  # asked for by name: it is named
+    said = convgit(repo.path, "status", "--json", env=bare).json()
+    assert said["watcher"]["note"] == "watchman is not on PATH"
+    assert "watcher: fell back to stat'ing every file: watchman is not on PATH" in (
+        convgit(repo.path, "status", env=bare).stdout
+    )
 
 
 def test_off_never_asks_watchman(repo: GitRepo) -> None:
