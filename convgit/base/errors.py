@@ -117,6 +117,12 @@ def denied(exc: OSError, message: str, path: object = None) -> AccessDeniedError
     return AccessDeniedError(message, hint)
 
 
+class RestoreIncompleteError(ConvgitError):
+    """A restore that stopped, for a reason other than a signal (a full disk), after it began
+    changing files: the message says how far it got and that ``restore --undo`` returns the
+    files to the state it saved first. No file is left half-written."""
+
+
 class UsageError(ConvgitError):
     """Bad arguments that the command line parser could not catch."""
 

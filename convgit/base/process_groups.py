@@ -6,6 +6,8 @@ Knows processes, files and signals, never git or conversations. Promises kept he
   signal, then SIGKILL after ``GRACE`` seconds), and whatever a command leaves running in its
   group when it ends is killed;
 * once a run is stopping, a command that starts is killed at once;
+* the processes a run starts carry ``MARK`` in their environment, so that once the run is
+  killed outright, ``kill_marked`` finds and stops what it left running (Linux: /proc);
 * inside ``Interrupts``, SIGINT and SIGTERM raise ``RunInterruptedError`` until ``hold``;
 * inside ``stopping_on_signals``, SIGINT, SIGTERM and SIGHUP raise ``SignalReceived``.
 """
@@ -27,6 +29,7 @@ from typing import IO, Any
 from convgit.base.errors import RunInterruptedError, SignalReceived
 
 GRACE = 2.0  # seconds a stopped command has to exit before it is killed
+MARK = "CONVGIT_RUN"  # in the environment of what a run starts: the run's token
 TAIL_LINES = 5
 _TAIL_BYTES = 16384
 _NOT_FOUND, _NOT_EXECUTABLE = 127, 126  # the shell's exit codes for a command it cannot start
@@ -196,6 +199,40 @@ def tail(log: Path, lines: int = TAIL_LINES) -> tuple[str, ...]:
         text = text[1:]  # a line cut in the middle
     shown = [line.removesuffix("\r").rsplit("\r", 1)[-1].rstrip() for line in text]
     return tuple([line for line in shown if line.strip()][-lines:])
+
+
+def kill_marked(token: str) -> int:
+    """SIGKILL every process of this user whose environment holds ``MARK=token`` (what a run
+    killed outright left running: its commands and the gits checking its worktrees out); how
+    many. Read from /proc: where there is none, nothing is found. Scanned again until none is
+    left (a process may start one more before it is killed)."""
+    wanted = f"{MARK}={token}".encode()
+    killed = 0
+    for _ in range(5):
+        found = [pid for pid in _pids() if pid != os.getpid() and wanted in _environment(pid)]
+        for pid in found:
+            with suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        if not found:
+            break
+        killed += len(found)
+        time.sleep(0.01)
+    return killed
+
+
+def _pids() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
+
+
+def _environment(pid: int) -> list[bytes]:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            return handle.read().split(b"\0")
+    except OSError:  # gone, or another user's
+        return []
 
 
 def _exited(pid: int, deadline: float | None) -> bool:

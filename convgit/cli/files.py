@@ -214,7 +214,9 @@ def restore(
     session = open_session()
     paths = None if path is None else _from_here(session, path)
     if not (yes or dry_run):
-        preview = session.restoring.restore(ref, paths=paths, dry_run=True, undo=undo, clean=clean)
+        preview = session.restoring.restore(
+            ref, paths=paths, dry_run=True, undo=undo, clean=clean, settle=sys.stdin.isatty()
+        )
         if not sys.stdin.isatty():
             raise RefusedError(
                 "restore changes files and there is no terminal to ask; nothing was restored.",

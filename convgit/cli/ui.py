@@ -42,6 +42,9 @@ def ui(
     session.conversation.check()
     from convgit.navigator.app import Navigator
 
-    said = Navigator(session, stable=stable).run()
+    navigator = Navigator(session, stable=stable)
+    said = navigator.run()
     if said:
         show(*said)
+    if navigator.stopped is not None:  # said once the terminal is back; exit 128 + the signal
+        raise navigator.stopped

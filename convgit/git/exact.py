@@ -1,14 +1,19 @@
-"""The exact bytes of files, beside git's view of them. git's view may differ from what is on
-disk (line endings converted on the way in, clean filters, exec bits that core.fileMode=false
-does not record); a restore keeps the exact bytes of what it is about to change (``preserve``)
-so that undoing it gives them back byte for byte (``write``), bypassing git's filters.
-Never through a symlink, never outside the working tree.
+"""How a restore puts a file in its place, and the exact bytes of files beside git's view of
+them. A file is written beside its place and moved over it in one rename (``write``,
+``place``): the file there is the old one or the new one, never half of one, whatever stops the
+restore (a full disk, a kill). git's view may differ from what is on disk (line endings
+converted on the way in, clean filters, exec bits that core.fileMode=false does not record); a
+restore keeps the exact bytes of what it is about to change (``preserve``) so that undoing it
+gives them back byte for byte (``write``), bypassing git's filters. Never through a symlink,
+never outside the working tree.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import shutil
 import stat
 from collections.abc import Sequence
 from contextlib import suppress
@@ -124,9 +129,62 @@ def sweep(root: Path, paths: Sequence[str]) -> list[str]:
     return removed
 
 
+def place(root: Path, path: str, source: Path) -> None:
+    """Move the file or symlink at ``source`` (git wrote it there, whole) to ``path``,
+    replacing whatever file or link stands there in one rename: the file at ``path`` is
+    never half-written, and a file's permission bits are kept (``kept_mode``). From another
+    file system, it is copied beside its place first."""
+    target = os.path.join(root, path)
+    folder = os.path.dirname(target)
+    if not real_parent(root, path):
+        os.makedirs(folder, exist_ok=True)
+        if not real_parent(root, path):  # the plan refused this already; never through one
+            raise RestoreBlockedError(f"Restoring {path!r} would write through a symlink.")
+    written = lstat(source)
+    if written is not None and stat.S_ISREG(written.st_mode):
+        mode = kept_mode(target, executable=bool(written.st_mode & stat.S_IXUSR))
+        if mode is not None:
+            os.chmod(source, mode)
+    try:
+        os.replace(source, target)
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+        _copy_beside(source, target)
+
+
+def kept_mode(target: str, *, executable: bool) -> int | None:
+    """The permission bits for the file that replaces the regular file at ``target``: its own
+    (a read-only or private file stays so), with the exec bits the new file has (where it
+    can be read); None when no regular file stands there (git's mode for a new file)."""
+    info = lstat(target)
+    if info is None or not stat.S_ISREG(info.st_mode):
+        return None
+    mode = stat.S_IMODE(info.st_mode) & 0o666
+    return mode | (mode & 0o444) >> 2 if executable else mode
+
+
+def _copy_beside(source: Path, target: str) -> None:
+    """``source`` copied beside ``target`` (its mode kept), then moved over it."""
+    folder, name = os.path.split(target)
+    temporary = os.path.join(folder, f".{name}{_TEMPORARY}{os.getpid()}")
+    try:
+        if source.is_symlink():
+            os.symlink(os.readlink(source), temporary)
+        else:
+            shutil.copyfile(source, temporary, follow_symlinks=False)
+            shutil.copymode(source, temporary, follow_symlinks=False)
+        os.replace(temporary, target)
+    except BaseException:
+        with suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+
+
 def write(root: Path, path: str, data: bytes, *, executable: bool) -> None:
     """Write ``data`` at ``path`` as it is (no filter, no line-ending conversion),
-    replacing whatever file or link stands there."""
+    replacing whatever file or link stands there (a file's permission bits are kept:
+    ``kept_mode``)."""
     target = os.path.join(root, path)
     folder, name = os.path.split(target)
     if not real_parent(root, path):
@@ -139,6 +197,9 @@ def write(root: Path, path: str, data: bytes, *, executable: bool) -> None:
     handle = os.open(temporary, flags, 0o777 if executable else 0o666)
     try:
         with os.fdopen(handle, "wb") as out:
+            mode = kept_mode(target, executable=executable)
+            if mode is not None:
+                os.fchmod(out.fileno(), mode)
             out.write(data)
         faults.point("restore:exact-written")  # the file written beside its place, not moved
         info = lstat(target)

@@ -44,6 +44,7 @@ _STATUS = (
 # Tracked files that the ignore rules match (run with convgit's private index).
 _LIST_IGNORED = ("ls-files", "-z", "--cached", "--ignored", "--exclude-standard")
 
+_DENIED = ": Permission denied"  # git's words for a tracked file it may not look at
 _held = threading.local()  # the private indexes this thread holds the lock of
 
 
@@ -346,9 +347,19 @@ class PrivateIndex:
                         drops.append(path)
                     continue
             updates.append(path)
+        denied: list[bytes] = []
         for line in os.fsdecode(proc.stderr).splitlines():
             if "could not open directory" in line and "'" in line:
                 skipped.append(Skipped(line.split("'")[1].rstrip("/"), "unreadable"))
+            elif line.endswith(_DENIED) and not line.startswith(("warning: ", "error: ")):
+                denied.append(os.fsencode(line.removesuffix(_DENIED)))
+        # a tracked file git could not look at (in a folder this user may not enter) goes, as
+        # an unreadable file does: the snapshot must not hold what it last saw there
+        for path in sorted(self._holds(denied) - {b""} if denied else ()):
+            drops.append(path)
+            folder = next((f for f in skipped if path.startswith(os.fsencode(f.path) + b"/")), None)
+            if folder is None:
+                skipped.append(Skipped(os.fsdecode(path), "unreadable"))
         skipped += [Skipped(os.fsdecode(folder), "nested repository") for folder in nested]
         skipped += [Skipped(os.fsdecode(folder), STORE_REASON) for folder in stores]
         return updates, drops, skipped, nested | stores

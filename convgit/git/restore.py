@@ -13,40 +13,48 @@ Nothing changes on disk before ``apply``; a dry run is the block without it.
 
 What a restore promises: the files git sees (tracked, and untracked but not ignored) become
 the target's; files outside that view (ignored, skipped by the size cap, inside nested
-repositories) are never overwritten or deleted and are listed in ``left_alone``; a hostile
-target tree (``..``, ``.git``, duplicate names, a path below a symlink or a file that is not
-part of the view) is refused before anything changes. A file absent from the target is
-deleted only when the target accounts for it: not when its snapshot left that path out
-(``target_skipped``), nor when the target's own ignore rules match it. Nothing inside
-convgit's store is ever written or deleted. What it overwrites or deletes is what it saved:
-each path is looked at again just before it changes (``restoreguard``), and one that another
-writer changed since the plan is left alone and listed. Every git it starts holds the
-restore's locks with it, and is stopped and waited for if the restore is interrupted.
+repositories, outside the sparse checkout) are never written or deleted and are listed in
+``left_alone``; a hostile target tree (``..``, ``.git``, duplicate names, a path below a
+symlink or a file that is not part of the view) is refused before anything changes. A file
+absent from the target is deleted only when the target accounts for it: not when its snapshot
+left that path out (``target_skipped``), nor when the target's own ignore rules match it.
+Nothing inside convgit's store is ever written or deleted. What it overwrites or deletes is
+what it saved: each path is looked at again just before it changes (``restoreguard``), and one
+that another writer changed since the plan is left alone and listed, as is one the file system
+will not let this user change. Each file is written whole beside its place (by git, in the git
+dir) and moved in by one rename: whatever stops a restore (a full disk, a kill), no file is
+left half-written. Every git it starts holds the restore's locks with it, and is stopped and
+waited for if the restore is interrupted.
 """
 
 from __future__ import annotations
 
-import fcntl
+import errno
 import os
+import shutil
 import stat
-import subprocess
-import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from convgit.base import codec, faults, locks
-from convgit.base.errors import RefusedError
+from convgit.base.errors import DENIED, RefusedError
 from convgit.git import exact, restoreplan, rules
 from convgit.git.keeps import Keeps
 from convgit.git.kept_out import STORE_REASON
-from convgit.git.objects import BLOB, EXEC, LINK, Change, Delta, Objects, diff
+from convgit.git.objects import BLOB, EXEC, GITLINK, LINK, Change, Delta, Objects, diff
 from convgit.git.paths import folders_above
 from convgit.git.private_index import LOCK_TIMEOUT, PrivateIndex, forget_files, set_entries
-from convgit.git.restoreguard import Guard
+from convgit.git.restoreguard import REFUSED, Guard
 from convgit.git.restoreplan import Skipped, lstat
-from convgit.git.run import WHOLE_INDEX, Git, stopped_on_the_way_out
+from convgit.git.run import WHOLE_INDEX, Git, git_words, stopped_on_the_way_out
+
+CHUNK = 16 << 20  # bytes of files git writes beside their places before they are moved in
+SCRATCH = "convgit-restore-files"  # in the git dir, beside the restore's lock
+_FULL = 1 << 20  # free bytes under which a git that could not write a file met a full disk
+SPARSE_REASON = "outside the sparse checkout; left alone"
 
 
 class RestoreChanges(list[Change]):
@@ -154,7 +162,7 @@ class RestorePlan:
         self._undone: list[str] = []  # every path the restore an undo goes back over changed
         self.saved: str | None = None
         self.applying = False  # ``apply`` began: files may have changed
-        self.done = 0  # the changes made so far (handed to git, for the files it writes)
+        self.done = 0  # the changes made so far
         self._deltas = self._plan(paths, exact_from)
 
     def _plan(self, paths: list[str] | None, exact_from: str | None) -> list[Delta]:
@@ -180,11 +188,14 @@ class RestorePlan:
         deltas = [d for d in deltas if d not in ours]
         settings = [d for d in deltas if self._keeps.setting(d.path) is not None]
         deltas = [d for d in deltas if d not in settings]
+        sparse = rules.outside_sparse(self._git, self._index.rule_files(), [d.path for d in deltas])
+        deltas = [d for d in deltas if d.path not in sparse]
         deltas, left_alone = restoreplan.plan(
             self._git.root, deltas, self._ignored, self._unaccounted, self._holds_target
         )
         aside = [Skipped(d.path, f"{STORE_REASON}; left alone") for d in ours]
         aside += [Skipped(d.path, self._keeps.setting(d.path) or "") for d in settings]
+        aside += [Skipped(path, SPARSE_REASON) for path in sorted(sparse)]
         aside += self._unseen(paths)
         if aside:
             left_alone = sorted([*left_alone, *aside], key=_by_path)
@@ -302,6 +313,7 @@ class RestorePlan:
 
     def apply(self) -> None:
         """Change the files as planned (``save`` first, when there are changes)."""
+        _clear(_scratch(self._git))  # what git wrote for a killed restore, never moved in
         if self._deltas:
             if self.saved is None:
                 raise RuntimeError("a restore applied without saving the files first")
@@ -325,7 +337,10 @@ class RestorePlan:
             if delta.new is None:
                 faults.point("restore:remove")
                 if guard.changed(delta) is None:
-                    self._remove(delta.path)
+                    why = _refused(self._remove, delta.path)
+                    if why is not None:
+                        guard.leave(delta.path, REFUSED.format("delete", why))
+                        continue
                     self.done += 1
         for delta in deltas:
             if delta.new is None:
@@ -344,7 +359,11 @@ class RestorePlan:
             assert delta.new is not None
             if guard.changed(delta) is not None:
                 continue
-            exact.write(self._git.root, delta.path, data, executable=delta.new[0] == EXEC)
+            executable = delta.new[0] == EXEC
+            why = _refused(exact.write, self._git.root, delta.path, data, executable=executable)
+            if why is not None:
+                guard.leave(delta.path, REFUSED.format("write", why))
+                continue
             self.done += 1
         self._leave_late(guard)
 
@@ -363,11 +382,14 @@ class RestorePlan:
 
     def _check_out(self, deltas: list[Delta], guard: Guard) -> None:
         """Write these entries' files as `git checkout` would (filters, line endings, modes),
-        from a small index of just them, without rewriting the private index. The paths go to
-        git one by one, each checked by ``guard`` just before (the pipe is kept small, so git
-        is never far behind); the git holds the restore's locks with convgit until it ends."""
+        from a small index of just them, without rewriting the private index: git writes them
+        beside convgit's lock, in the git dir (``SCRATCH``), a few MiB at a time, and each is
+        then moved into its place, checked by ``guard`` just before. A file git could not
+        write whole (a full disk) never replaces the user's; every git holds the restore's
+        locks with convgit until it ends."""
         writes = Path(f"{self._index.path}.restore")
         forget_files(writes)  # one a killed restore left behind
+        scratch = _scratch(self._git)
         try:
             lines = [
                 f"{d.new[0]:o} {d.new[1]}\t".encode() + os.fsencode(d.path)
@@ -375,42 +397,84 @@ class RestorePlan:
                 if d.new is not None
             ]
             set_entries(self._git, writes, lines, WHOLE_INDEX)
-            held = (locks.descriptor(_worktree_lock(self._git)), self._index.lock_descriptor())
-            proc = self._git.spawn(
-                "checkout-index", "-f", "-z", "--stdin", index=writes,
-                config=(*WHOLE_INDEX, "checkout.workers=1"), stdin=True, keep_fds=held,
-                finishes_its_input=True,
-            )  # fmt: skip
-            with stopped_on_the_way_out(proc, finishes_its_input=True):
-                faults.point("restore:checkout-started")
-                self._feed(proc, deltas, guard)
+            for chunk in self._chunks(deltas):
+                files = [d for d in chunk if d.new is not None and d.new[0] != GITLINK]
+                if files:
+                    self._write_beside(files, writes, scratch)
+                for delta in chunk:
+                    if guard.changed(delta) is not None:
+                        continue
+                    faults.point("restore:place")
+                    why = self._place(delta, scratch)
+                    if why is not None:
+                        guard.leave(delta.path, why)
+                        continue
+                    self.done += 1
         finally:
             forget_files(writes)
+            _clear(scratch)
 
-    def _feed(self, proc: subprocess.Popen[bytes], deltas: list[Delta], guard: Guard) -> None:
-        assert proc.stdin is not None and proc.stderr is not None
-        stderr = proc.stderr
-        errors: list[bytes] = []
-        drain = threading.Thread(target=lambda: errors.append(stderr.read()), daemon=True)
-        drain.start()
-        fd = proc.stdin.fileno()
-        with suppress(OSError):  # Linux: a one-page pipe keeps git close behind the checks
-            fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 4096)
-        try:
-            for delta in deltas:
-                if guard.changed(delta) is not None:
-                    continue
-                os.write(fd, os.fsencode(delta.path) + b"\0")
-                self.done += 1
-        except BrokenPipeError:
-            pass  # git stopped: its words follow
-        finally:
-            with suppress(BrokenPipeError):
-                proc.stdin.close()
-        code = proc.wait()
-        drain.join()
-        if code != 0:
-            self._git.finish(proc, "checkout-index", b"", b"".join(errors))
+    def _chunks(self, deltas: list[Delta]) -> Iterator[list[Delta]]:
+        """``deltas`` in order, in runs whose files hold at most ``CHUNK`` bytes (a bigger file
+        is a run of its own): what stands written beside its place at once."""
+        blobs = [d.new[1] for d in deltas if d.new is not None and d.new[0] in (BLOB, EXEC)]
+        sizes: dict[str, int] = {}
+        if blobs:
+            proc = self._git.run(
+                "cat-file", "--batch-check=%(objectname) %(objectsize)",
+                stdin="\n".join(blobs).encode() + b"\n", check=False,
+            )  # fmt: skip
+            for line in os.fsdecode(proc.stdout).splitlines():
+                oid, _, length = line.partition(" ")
+                if length.isdigit():
+                    sizes[oid] = int(length)
+        run: list[Delta] = []
+        total = 0
+        for delta in deltas:
+            size = sizes.get(delta.new[1], 0) if delta.new is not None else 0
+            if run and total + size > CHUNK:
+                yield run
+                run, total = [], 0
+            run.append(delta)
+            total += size
+        if run:
+            yield run
+
+    def _write_beside(self, deltas: list[Delta], writes: Path, scratch: Path) -> None:
+        """git writes the files of ``deltas`` under ``scratch``, each at its path, as it would
+        write them in place. A git that fails (a full disk) leaves nothing of them there."""
+        _clear(scratch)
+        scratch.mkdir(parents=True)
+        held = (locks.descriptor(_worktree_lock(self._git)), self._index.lock_descriptor())
+        proc = self._git.spawn(
+            "checkout-index", "-z", "--stdin", f"--prefix={scratch}{os.sep}", index=writes,
+            config=(*WHOLE_INDEX, "checkout.workers=1"), stdin=True, keep_fds=held,
+        )  # fmt: skip
+        paths = b"".join(os.fsencode(d.path) + b"\0" for d in deltas)
+        with stopped_on_the_way_out(proc, grace=0):
+            faults.point("restore:checkout-started")
+            out, err = proc.communicate(paths)
+        if proc.returncode != 0:
+            # git names the file it could not write, not why: a disk with next to nothing
+            # free, right after git stopped, is why (its own words are kept, with the path
+            # the user knows)
+            full = proc.returncode > 0 and shutil.disk_usage(scratch).free < _FULL
+            _clear(scratch)
+            err = err.replace(os.fsencode(f"{scratch}{os.sep}"), b"")
+            if full:
+                raise OSError(errno.ENOSPC, f"git: {git_words(err, proc.returncode).rstrip('.')}")
+            self._git.finish(proc, "checkout-index", out, err)
+
+    def _place(self, delta: Delta, scratch: Path) -> str | None:
+        """Move the file git wrote under ``scratch`` to ``delta``'s place (a submodule's empty
+        folder is made there); None, or why the file system refused (it is left alone)."""
+        assert delta.new is not None
+        root = self._git.root
+        if delta.new[0] == GITLINK:
+            why = _refused(os.makedirs, root / delta.path, exist_ok=True)
+        else:
+            why = _refused(exact.place, root, delta.path, scratch / delta.path)
+        return None if why is None else REFUSED.format("write", why)
 
     def _remove(self, path: str) -> None:
         root = self._git.root
@@ -439,3 +503,27 @@ class RestorePlan:
 
 def _by_path(skipped: Skipped) -> str:
     return skipped.path
+
+
+def _scratch(git: Git) -> Path:
+    """Where git writes a restore's files before they are moved into place: in the git dir,
+    one folder per working tree (one restore at a time holds it: ``worktree_locked``)."""
+    return git.git_dir / SCRATCH
+
+
+def _clear(scratch: Path) -> None:
+    """Remove ``scratch`` and what git wrote there (a killed restore's files included)."""
+    if lstat(scratch) is not None:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _refused(change: Callable[..., object], *args: Any, **kwargs: Any) -> str | None:
+    """Make one change to a file; None, or why the file system refused it (a folder or file
+    this user may not write, a read-only file system): that path is then left alone."""
+    try:
+        change(*args, **kwargs)
+    except OSError as exc:
+        if exc.errno not in DENIED:
+            raise
+        return exc.strerror or str(exc)
+    return None

@@ -18,8 +18,8 @@ checks that path, and leaves alone (and lists) one that changed since the plan:
   empty: what is in it was not saved.
 
 What is left: a change made in the same clock tick as that last look (a few milliseconds) that
-keeps the file's size, or made between the look and git writing the file (git is at most a
-few hundred paths behind: the paths are handed to it one by one through a small pipe).
+keeps the file's size, or made between the look and the file's move into place (git writes the
+restored files beside their places first: the look is one ``lstat`` before the ``rename``).
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ CHANGED = "changed since the restore was planned; left alone"
 CREATED = "created since the restore was planned; left alone"
 FOLDER = "a folder with files the saved state lacks stands where the file goes; left alone"
 IN_THE_WAY = "a file or symlink created since the restore was planned is in the way; left alone"
+REFUSED = "the file system refused to {} it ({}); left alone"  # write or delete; its reason
 
 # one entry of `git ls-files --debug -z`: path, ctime, mtime, inode, size
 _DEBUG = re.compile(
@@ -166,6 +167,10 @@ class Guard:
     def _late(self, path: str, why: str) -> str:
         self.late[path] = why
         return why
+
+    def leave(self, path: str, why: str) -> None:
+        """``path`` was left alone after all, for ``why`` (the file system refused to change it)."""
+        self._late(path, why)
 
     def left_alone(self, paths: Iterable[str]) -> list[tuple[str, str]]:
         """(path, why) of the ``paths`` left alone, in order."""

@@ -171,6 +171,8 @@ def plan(
 def _left_out(root: Path, path: str) -> str:
     """Why the snapshots do not hold what stands at ``path`` (not ignored): what it is says."""
     info = lstat(root / path)
+    if info is None and not os.access((root / path).parent, os.X_OK):
+        return "unreadable"  # a folder above it this user may not enter
     if info is None or stat.S_ISDIR(info.st_mode) or stat.S_ISLNK(info.st_mode):
         return "outside the snapshots"
     if not stat.S_ISREG(info.st_mode):
@@ -226,8 +228,12 @@ def _check_write(
             hint=f"move {lead!r} away first",
         )
     info = lstat(os.path.join(top, delta.path))
-    if info is None:
-        return "write"
+    if info is None:  # absent, or in a folder this user may not enter (what is there is unseen)
+        return (
+            "write"
+            if os.access(os.path.dirname(os.path.join(top, delta.path)), os.X_OK)
+            else "aside"
+        )
     if stat.S_ISDIR(info.st_mode):
         if delta.new[0] != GITLINK:
             _check_emptied(root, delta.path, removals)

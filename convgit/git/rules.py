@@ -13,7 +13,8 @@ named again without reading them (their identities are remembered beside the pri
 A restore then judges "left out by a rule" by the rules in force when its target was taken: a
 file the target lacks that those rules ignored, or that lay outside that sparse checkout, is left
 alone, even after the exclude line is gone or the cone widened. A snapshot without recorded
-rules (taken before convgit recorded them) is judged by today's files.
+rules (taken before convgit recorded them) is judged by today's files. And whatever its target,
+a restore never writes or deletes a path outside today's sparse checkout (``outside_sparse``).
 """
 
 from __future__ import annotations
@@ -180,6 +181,19 @@ def unaccounted(
                 EXCLUDES_FILE: f"ignored by the excludes file (core.excludesFile){then_said}",
             }.get(source, "ignored by the snapshot's .gitignore")
     return found
+
+
+def outside_sparse(git: Git, files: RuleFiles, paths: list[str]) -> set[str]:
+    """Those of ``paths`` that lie outside the sparse checkout now (cone or not: git's patterns
+    in ``info/sparse-checkout``, matched as git matches them); none outside one."""
+    if files.sparse is None or not paths:
+        return set()
+    try:
+        patterns = files.sparse.read_bytes()
+    except OSError:
+        return set()  # no patterns file: git checks out everything
+    inside = _matched(git, {}, {EXCLUDE: patterns}, files, paths)
+    return {path for path in paths if path not in inside}
 
 
 def _gitignores(

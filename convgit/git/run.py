@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
@@ -209,15 +208,11 @@ class Git:
         stdin: bool = False,
         env: dict[str, str] | None = None,
         keep_fds: Sequence[int] = (),
-        finishes_its_input: bool = False,
     ) -> subprocess.Popen[bytes]:
         """Start git on this worktree: explicit git dir and work tree, the scrubbed environment
         (or ``env``), GIT_INDEX_FILE set to ``index`` (a private index) or unset. It stays in
         convgit's process group; ``keep_fds`` are inherited (a lock's descriptor: the child
-        holds the lock until it ends, even if convgit is killed first). ``finishes_its_input``:
-        git ignores SIGINT and SIGHUP (a Ctrl-C or a hang-up reaches the whole group), so it is
-        never cut off half-way through a file; convgit stops handing it input instead, and it
-        ends once it has done what it was given (``stopped_on_the_way_out``)."""
+        holds the lock until it ends, even if convgit is killed first)."""
         env = self.env if env is None else env
         if index is not None:
             env = {**env, "GIT_INDEX_FILE": str(index)}
@@ -232,7 +227,6 @@ class Git:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             pass_fds=tuple(keep_fds),
-            preexec_fn=_ignore_interrupts if finishes_its_input else None,
         )
 
     @staticmethod
@@ -324,24 +318,21 @@ class Git:
 
 @contextmanager
 def stopped_on_the_way_out(
-    proc: subprocess.Popen[bytes], *, finishes_its_input: bool = False
+    proc: subprocess.Popen[bytes], *, grace: float = STOP_GRACE
 ) -> Iterator[None]:
     """For the block that waits on ``proc``: if anything cuts it short (a signal, Ctrl-C), the
     git process is stopped and waited for before the exception goes on, so no git convgit
-    started outlives the command that started it. A git that ``finishes_its_input`` (one that
-    writes files: see ``Git.spawn``) is never stopped, however long what it was handed takes: a
-    SIGTERM between removing a file and writing it again would lose the file."""
+    started outlives the command that started it. Its input closed, git has ``grace`` seconds
+    to end on its own (0: a git whose work is worth nothing half-done, such as one writing a
+    restore's files beside their places, is stopped at once)."""
     try:
         yield
     except BaseException:
-        if proc.stdin is not None:  # no more input: git ends once it has done what it has
+        if proc.stdin is not None and grace > 0:  # no more input: git ends once it has done
             with suppress(OSError):
                 proc.stdin.close()
-            if finishes_its_input:
-                proc.wait()
-                raise
             with suppress(subprocess.TimeoutExpired):
-                proc.wait(STOP_GRACE)
+                proc.wait(grace)
         if proc.poll() is None:
             proc.terminate()
             try:
@@ -350,12 +341,6 @@ def stopped_on_the_way_out(
                 proc.kill()
         proc.wait()
         raise
-
-
-def _ignore_interrupts() -> None:
-    """In a git child, before it starts: SIGINT and SIGHUP are ignored (see ``Git.spawn``)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
 
 def _check_ref(ref: str) -> None:

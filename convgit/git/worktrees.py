@@ -10,7 +10,7 @@ import shutil
 import stat
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from pathlib import Path
 
@@ -23,8 +23,9 @@ MARKER = "convgit-worktree"
 _ADMIN = threading.Lock()
 
 
-def add(git: Git, commit: str, directory: Path) -> None:
-    """Check the commit ``commit`` (a full id) out in ``directory``, detached and marked."""
+def add(git: Git, commit: str, directory: Path, env: Mapping[str, str] | None = None) -> None:
+    """Check the commit ``commit`` (a full id) out in ``directory``, detached and marked;
+    ``env``: variables added to the environment of the git that does it."""
     directory = Path(directory).absolute()
     for inside in (git.root, git.common_dir):
         if directory == inside or directory.resolve().is_relative_to(inside.resolve()):
@@ -34,7 +35,10 @@ def add(git: Git, commit: str, directory: Path) -> None:
     if directory.exists() and any(directory.iterdir()):
         raise RefusedError(f"{directory} already exists and is not empty.")
     with _ADMIN:
-        git.run("worktree", "add", "--detach", "--quiet", str(directory), commit)
+        git.run(
+            "worktree", "add", "--detach", "--quiet", str(directory), commit,
+            env={**git.env, **(env or {})},
+        )  # fmt: skip
         found = admin(git, directory)
         if found is None:  # pragma: no cover - git just made it
             raise WorkspaceError(f"git did not register the worktree at {directory}.")

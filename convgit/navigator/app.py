@@ -6,7 +6,9 @@ appends (an agent's hook, another shell) shows up in the tree."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import signal
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,7 +20,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Input, Static, Tree
 
-from convgit.base.errors import ConvgitError
+from convgit.base.errors import ConvgitError, StoppedError, signal_name
+from convgit.base.process_groups import STOPPING
 from convgit.conversation import branching
 from convgit.conversation.view import SessionView
 from convgit.navigator import shape
@@ -97,6 +100,7 @@ class Navigator(App[list[str]]):
         self.asking: str | None = None  # what the input line is open for
         self.found: list[str] = []  # the last search's matches, in tree order
         self.seen = self._stamp()
+        self.stopped: StoppedError | None = None  # a signal quit it: what to say, how to exit
 
     # -- building -------------------------------------------------------------------------------
 
@@ -118,6 +122,19 @@ class Navigator(App[list[str]]):
         self.drawn.fill(self.session.conversation.leaf)
         self.say(self._both_tracks())
         self.set_interval(FOLLOW_SECONDS, self._follow)
+        # SIGTERM, SIGHUP or a SIGINT sent from outside (a Ctrl-C here is a key) quit as `q`
+        # does, giving the terminal back; a restore running then stops first, as the
+        # command does, and its sentence is said once the terminal is back
+        loop = asyncio.get_running_loop()
+        for signum in STOPPING:
+            if signal.getsignal(signum) != signal.SIG_IGN:
+                loop.add_signal_handler(signum, self._stop, signum)
+
+    def _stop(self, signum: int) -> None:
+        if self.stopped is None:
+            name = signal_name(signum)
+            self.stopped = StoppedError(signum, f"Interrupted by {name}; the navigator closed.")
+        self.exit()
 
     @property
     def drawn(self) -> ConversationTree:
@@ -228,6 +245,9 @@ class Navigator(App[list[str]]):
         """A move the session refuses: its sentence (and hint), as the command prints it."""
         try:
             yield
+        except StoppedError as exc:  # a signal stopped a restore: the navigator quits
+            self.stopped = exc
+            self.exit()
         except ConvgitError as exc:
             self.say([_sentence(exc)])
         except OSError as exc:
@@ -288,7 +308,7 @@ class Navigator(App[list[str]]):
     def _restore(self, ident: str | None, *, undo: bool) -> None:
         """Ask with the list of what would change (``restore --dry-run``), then restore."""
         with self._refusals():
-            preview = self.session.restoring.restore(ident, dry_run=True, undo=undo)
+            preview = self.session.restoring.restore(ident, dry_run=True, undo=undo, settle=True)
             words = render.restore_words(preview, render.Names(self.view))
             if not preview.changes:
                 self.say(words)

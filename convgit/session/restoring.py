@@ -18,6 +18,7 @@ Promises kept here (``Restoring.restore``, which a session's ``restoring`` is):
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 import signal
 from contextlib import suppress
@@ -29,6 +30,7 @@ from convgit.base import codec, faults
 from convgit.base.errors import (
     ConvgitError,
     RefusedError,
+    RestoreIncompleteError,
     SignalReceived,
     StoppedError,
     UsageError,
@@ -131,13 +133,16 @@ class Restoring:
         undo: bool = False,
         force: bool = False,
         clean: bool = False,
+        settle: bool = False,
     ) -> RestoreResult:
         """Bring the files (or ``paths``, relative to the root) to ``ref``'s snapshot or to the
         saved state ``ref`` names (``saved:…``), after saving the files now; ``undo``: to the
         newest saved state; ``clean``: delete the files the target lacks that no snapshot held
         too (``convgit.git.keeps``). Stopped by SIGINT, SIGTERM or SIGHUP, it stops git, and
         says what state it left (``StoppedError``). The result names the changed files git
-        ignores that are kept as the agent wrote them."""
+        ignores that are kept as the agent wrote them. ``settle``, with ``dry_run`` (the
+        preview an interactive undo shows before it asks): when nothing would change, the
+        interrupted restores it goes back over are settled, as the undo itself would."""
         from convgit.base.process_groups import stopping_on_signals
         from convgit.git.restoreplan import relative_paths
 
@@ -145,7 +150,7 @@ class Restoring:
         progress = _Progress()
         try:
             with stopping_on_signals():
-                done = self._restore(ref, paths, dry_run, undo, force, clean, progress)
+                done = self._restore(ref, paths, dry_run, undo, force, clean, progress, settle)
         except (SignalReceived, KeyboardInterrupt) as exc:
             raise _stopped(exc, self.track, progress) from None
         return self._with_agent_files(done)
@@ -159,6 +164,7 @@ class Restoring:
         force: bool,
         clean: bool,
         progress: _Progress,
+        settle: bool = False,
     ) -> RestoreResult:
         ws = self.track.workspace()
         size_cap = self.track.size_cap
@@ -197,6 +203,8 @@ class Restoring:
             progress.planned = planned
             changes = planned.changes
             if dry_run:
+                if settle and settles and not changes:  # nothing to ask: settled as undone
+                    self.saved_states.settle(settles)
                 return RestoreResult(
                     target_entry, commit, None, changes, True, None, saved_target, undo,
                     interrupted=len(settles),
@@ -227,7 +235,10 @@ class Restoring:
             self._record(planned, target_entry, saved_target, commit, before, paths, undo)
             progress.recorded = True
             faults.point("restore:before-files")
-            planned.apply()
+            try:
+                planned.apply()
+            except (ConvgitError, OSError) as exc:  # a full disk: say where the files are
+                raise _incomplete(exc, planned) from None
             faults.point("restore:before-done")
             self.track.append([schema.restored(before)])
         note, skipped_note = self._told(changes)
@@ -300,6 +311,27 @@ class _Progress:
     recorded: bool = False  # the restore record is written (files change only after it)
 
 
+def _incomplete(exc: ConvgitError | OSError, planned: RestorePlan) -> RestoreIncompleteError:
+    """A restore that failed while it changed files (a full disk), in one sentence: how far it
+    got, why it stopped, and the undo that goes back (every file it did not reach is as it
+    was, and none is half-written: each is written beside its place and moved in whole)."""
+    if isinstance(exc, OSError):
+        where = f" at {os.fsdecode(exc.filename)}" if exc.filename is not None else ""
+        why = f"the file system refused{where}: {exc.strerror or exc}"
+        if exc.errno == errno.ENOSPC:
+            why = f"the disk is full ({exc.strerror or exc})"
+    else:
+        why = exc.message
+    assert planned.saved is not None
+    full = isinstance(exc, OSError) and exc.errno == errno.ENOSPC
+    return RestoreIncompleteError(
+        f"The restore stopped after {planned.done} of {len(planned.changes)} file changes:"
+        f" {why.rstrip('.')}; `convgit restore --undo` returns the files to the state saved"
+        f" before it, {saved_id(planned.saved)}.",
+        hint="free some space on that disk first: the undo writes the files back" if full else None,
+    )
+
+
 def _stopped(exc: BaseException, track: Track, progress: _Progress) -> StoppedError:
     """What an interrupted restore left, in one sentence. Stopped after it saved the files and
     before it recorded the restore, it changed nothing: the saved state's ref goes too (it
@@ -310,7 +342,7 @@ def _stopped(exc: BaseException, track: Track, progress: _Progress) -> StoppedEr
     if progress.safety_ref is not None and not progress.recorded:
         with suppress(ConvgitError, OSError):
             track.workspace().delete_ref(progress.safety_ref)
-    if planned is None or not planned.applying or planned.saved is None:
+    if planned is None or not planned.applying or planned.saved is None or not planned.done:
         return StoppedError(signum, f"Interrupted by {name}: no file was changed.")
     total = len(planned.changes)
     return StoppedError(

@@ -359,14 +359,17 @@ class Workspace:
 
     # -- side-by-side worktrees --
 
-    def add_worktree(self, commit: str, directory: Path) -> None:
+    def add_worktree(
+        self, commit: str, directory: Path, env: Mapping[str, str] | None = None
+    ) -> None:
         """Check ``commit`` out in ``directory`` as a real, detached `git worktree`, marked as
-        made by convgit. The main working tree, its index and HEAD are not touched."""
+        made by convgit (``env``: variables for the git that does it). The main working tree,
+        its index and HEAD are not touched."""
         with self.objects() as objects:
             sha = objects.peel(commit, "commit")
         from convgit.git import worktrees
 
-        worktrees.add(self._git, sha, directory)
+        worktrees.add(self._git, sha, directory, env)
 
     def list_worktrees(self) -> list[tuple[Path, str]]:
         """(path, head commit) of each worktree convgit made, whether or not its folder exists."""

@@ -8,11 +8,13 @@ Promises kept by ``run``:
 * every worktree is removed at the end, with git's admin folder for it, whatever happened: the
   command failed, timed out or could not start, a checkout failed half-way, or the run was
   interrupted by SIGINT or SIGTERM (then ``RunInterruptedError`` is raised, once the clean-up
-  is done); a run killed outright (SIGKILL, a power cut) leaves its worktrees to the next run
-  on this machine;
+  is done); a run killed outright (SIGKILL, a power cut) leaves its worktrees, and what it
+  started, to the next run on this machine;
 * each command runs in a process group of its own (``convgit.base.process_groups``): a timeout or
   an interruption stops the whole group (SIGTERM or the signal received, then SIGKILL after
   ``GRACE`` seconds), and whatever a command leaves running in its group when it ends is killed;
+  what a run killed outright left running is stopped by the next run, before it removes that
+  run's worktrees (``convgit.workspace.sidebyside_worktrees.sweep``);
 * the output of each command (stdout and stderr, as written) is kept whole in a log file.
 """
 
@@ -34,7 +36,7 @@ from convgit.base.errors import (
     UsageError,
     WorkspaceError,
 )
-from convgit.base.process_groups import GRACE, Interrupts, ProcessGroups, tail
+from convgit.base.process_groups import GRACE, MARK, Interrupts, ProcessGroups, tail
 from convgit.git.objects import BLOB, LEGACY_BLOB, TREE
 from convgit.git.paths import folders_above
 from convgit.git.restoreplan import relative_path
@@ -200,8 +202,9 @@ class _Run:
     ) -> None:
         self.targets, self.command, self.logs = targets, command, logs
         self.jobs, self.timeout = jobs, timeout
-        self.env = user_env()
-        self.worktrees = Worktrees(ws, logs, links)
+        token = os.urandom(8).hex()  # marks what this run starts (``kill_marked``)
+        self.env = {**user_env(), MARK: token}
+        self.worktrees = Worktrees(ws, logs, links, token)
         self.groups = ProcessGroups()
         self.outcomes: list[Outcome | None] = [None] * len(targets)
         self.threads: list[threading.Thread] = []

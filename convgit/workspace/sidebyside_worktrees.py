@@ -6,8 +6,11 @@ Knows commits, paths and processes, never conversations. Promises kept here:
   HEAD, branches and stash are never touched;
 * ``remove`` takes a worktree away with git's admin folder for it, also one a checkout left
   half-made (a full disk), and removes each link itself, never what it points at;
-* while a run has worktrees its log folder holds ``running.json`` (its process and worktrees),
-  so ``sweep`` removes those of a run killed outright once that process is gone.
+* while a run has worktrees its log folder holds ``running.json`` (its process, its token and
+  its worktrees), so ``sweep`` removes those of a run killed outright once that process is
+  gone, after stopping what that run left running (the processes with its token in their
+  environment: its commands, and a git still checking a worktree out, which would otherwise
+  hold git's locks in the worktrees' admin folders and make the next checkout fail).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from pathlib import Path
 
 from convgit.base import codec
 from convgit.base.errors import ConvgitError, WorkspaceError
+from convgit.base.process_groups import MARK, kill_marked
 from convgit.workspace import Workspace
 
 RUNNING = "running.json"  # in a run's log folder while it runs: its process and worktrees
@@ -31,8 +35,8 @@ class Worktrees:
     each with ``links``: paths of the main working tree made available as symlinks to the
     originals. ``prepare`` and ``remove`` may run on several threads at once."""
 
-    def __init__(self, ws: Workspace, logs: Path, links: Sequence[str]) -> None:
-        self.ws, self.logs, self.links = ws, logs, list(links)
+    def __init__(self, ws: Workspace, logs: Path, links: Sequence[str], token: str) -> None:
+        self.ws, self.logs, self.links, self.token = ws, logs, list(links), token
         self.base: Path | None = None
         self.folders: list[Path] = []  # each is recorded before git starts on it
 
@@ -45,6 +49,7 @@ class Worktrees:
             record = {
                 "pid": os.getpid(),
                 "host": socket.gethostname(),
+                "token": self.token,
                 "base": str(self.base),
                 "folders": [str(folder) for folder in self.folders],
             }
@@ -60,7 +65,7 @@ class Worktrees:
         """Check ``commit`` (``what`` in sentences) out in folder ``index``, with the links."""
         folder = self.folders[index]
         try:
-            self.ws.add_worktree(commit, folder)
+            self.ws.add_worktree(commit, folder, {MARK: self.token})
             for link in self.links:
                 place = folder / link
                 place.parent.mkdir(parents=True, exist_ok=True)
@@ -116,6 +121,9 @@ def sweep(ws: Workspace, logs: Path) -> None:
             continue
         if host != socket.gethostname() or _running(pid):
             continue
+        token = record.get("token")
+        if isinstance(token, str) and token:
+            kill_marked(token)
         with suppress(OSError, ConvgitError):
             for folder in folders:
                 ws.discard_worktree(folder)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -312,3 +313,64 @@ def test_a_hooks_file_codex_would_skip_is_named_and_refused_and_the_hooks_run_on
     hooks_json.write_text(json.dumps({**installed, "owner": "me"}, indent=1))
     (status,) = convgit_json(codex, "hooks", "status")["agents"]["codex"]
     assert status["state"] == "installed" and "the top-level key 'owner'" in status["problem"]
+
+
+def test_a_hook_killed_midway_loses_nothing_and_the_next_turn_catches_up(
+    model_server: ModelServer, codex: Codex, project: GitRepo
+) -> None:
+    """Each hook process of a turn is killed (SIGKILL) halfway through its first append to
+    the store, a torn line left behind; Codex goes on, and the next turn's hooks record both
+    turns whole: the torn line set aside, nothing lost, fsck clean."""
+    convgit(codex, "hooks", "install", "codex")
+    model_server.expect(say("One."), say("Two."), say("Three."))
+    first = codex.run("turn one")
+    sessions = project.path / ".git" / "convgit" / "sessions"
+    (session_file,) = [p for p in sessions.glob("*.jsonl") if p.stem.isalnum()]
+
+    second = codex.run("turn two", resume=first.session_id, env={"CONVGIT_FAULT": "append:torn"})
+    assert second.returncode == 0 and second.output == "Two."
+    assert not session_file.read_bytes().endswith(b"\n")  # a hook died mid-line
+    logged = convgit_json(codex, "log")["entries"]
+    assert "Two." not in [reply_text(e) for e in logged if e["type"] == "message"]
+
+    third = codex.run("turn three", resume=first.session_id)
+    assert third.output == "Three."
+    path = convgit_json(codex, "log")["entries"]
+    said = [reply_text(e) for e in path if e["type"] == "message" and e["role"] != "tool"]
+    assert said == ["turn one", "One.", "turn two", "Two.", "turn three", "Three."]
+    assert convgit_json(codex, "fsck")["ok"]
+    assert session_file.read_bytes().endswith(b"\n")  # the torn line set aside
+    assert convgit_json(codex, "show", path[-1]["id"])["snapshot"]["tree"] == project.oracle()
+
+
+def test_two_sessions_at_once_each_record_their_own_turn(
+    model_server: ModelServer, codex: Codex, project: GitRepo
+) -> None:
+    """Two Codex sessions run their turns at the same moment in one checkout, their hooks
+    racing for the store: each turn lands whole in its own convgit session, no hook fails,
+    fsck is clean."""
+    convgit(codex, "hooks", "install", "codex")
+    model_server.expect(say("A."), say("B."))
+    runs: dict[str, Any] = {}
+
+    def turn(prompt: str) -> None:
+        runs[prompt] = codex.run(prompt)
+
+    threads = [threading.Thread(target=turn, args=(p,)) for p in ("left turn", "right turn")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert {run.output for run in runs.values()} == {"A.", "B."}
+    found = convgit_json(codex, "sessions")["sessions"]
+    assert sorted(s["agent_session_id"] for s in found) == sorted(
+        run.session_id for run in runs.values()
+    )
+    for prompt, run in runs.items():
+        (sid,) = [s["id"] for s in found if s["agent_session_id"] == run.session_id]
+        path = convgit_json(codex, "-s", sid, "log")["entries"]
+        said = [reply_text(e) for e in path if e["type"] == "message" and e["role"] != "tool"]
+        assert said == [prompt, run.output]
+    assert all("problem" not in line for line in hook_log(project)), hook_log(project)
+    assert convgit_json(codex, "status")["hook_failures"] == []
+    assert convgit_json(codex, "fsck")["ok"]

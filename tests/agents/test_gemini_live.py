@@ -9,6 +9,7 @@ import json
 import shlex
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -401,3 +402,65 @@ def test_a_history_written_with_one_id_twice_loses_no_turn(
     assert told and all(line.split()[2] in ("BeforeAgent", "AfterAgent") for line in told)
     leaf = convgit_json(project.path, "log")["entries"][-1]
     assert convgit_json(project.path, "show", leaf["id"])["snapshot"]["tree"] == project.oracle()
+
+
+def test_a_hook_killed_midway_loses_nothing_and_the_next_turn_catches_up(
+    model_server: ModelServer, gemini: Gemini, project: GitRepo
+) -> None:
+    """Each hook process of a turn is killed (SIGKILL) halfway through its first append to
+    the store, a torn line left behind; Gemini goes on, and the next turn's hooks record both
+    turns whole: the torn line set aside, nothing lost, fsck clean."""
+    convgit(project.path, "hooks", "install", "gemini")
+    model_server.expect(say("One."), say("Two."), say("Three."))
+    first = gemini.run("turn one")
+    sessions = project.path / ".git" / "convgit" / "sessions"
+    (session_file,) = [p for p in sessions.glob("*.jsonl") if p.stem.isalnum()]
+
+    second = gemini.run("turn two", resume=first.session_id, env={"CONVGIT_FAULT": "append:torn"})
+    assert second.returncode == 0 and second.output == "Two."
+    assert not session_file.read_bytes().endswith(b"\n")  # a hook died mid-line
+    assert "Two." not in said(project)
+
+    third = gemini.run("turn three", resume=first.session_id)
+    assert third.output == "Three."
+    assert said(project) == ["turn one", "One.", "turn two", "Two.", "turn three", "Three."]
+    assert convgit_json(project.path, "fsck")["ok"]
+    assert session_file.read_bytes().endswith(b"\n")  # the torn line set aside
+    leaf = convgit_json(project.path, "log")["entries"][-1]
+    assert convgit_json(project.path, "show", leaf["id"])["snapshot"]["tree"] == project.oracle()
+
+
+def test_two_sessions_at_once_each_record_their_own_turn(
+    model_server: ModelServer, gemini: Gemini, project: GitRepo
+) -> None:
+    """Two Gemini CLI sessions run their turns at the same moment in one checkout, their hooks
+    racing for the store: each turn lands whole in its own convgit session, no hook fails,
+    fsck is clean."""
+    convgit(project.path, "hooks", "install", "gemini")
+    model_server.expect(say("A."), say("B."))
+    runs: dict[str, Any] = {}
+
+    def turn(prompt: str) -> None:
+        runs[prompt] = gemini.run(prompt)
+
+    threads = [threading.Thread(target=turn, args=(p,)) for p in ("left turn", "right turn")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert {run.output for run in runs.values()} == {"A.", "B."}
+    found = convgit_json(project.path, "sessions")["sessions"]
+    assert sorted(s["agent_session_id"] for s in found) == sorted(
+        run.session_id for run in runs.values()
+    )
+    for prompt, run in runs.items():
+        (sid,) = [s["id"] for s in found if s["agent_session_id"] == run.session_id]
+        path = convgit_json(project.path, "-s", sid, "log")["entries"]
+        texts = [reply_text(e) for e in path if e.get("role") in ("user", "assistant")]
+        assert [t for t in texts if t and not t.startswith("<session_context>")] == [
+            prompt,
+            run.output,
+        ]
+    assert all("problem" not in line for line in hook_log(project)), hook_log(project)
+    assert convgit_json(project.path, "status")["hook_failures"] == []
+    assert convgit_json(project.path, "fsck")["ok"]

@@ -14,7 +14,9 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 from convgit.base import locks
 from tests.agents.hooked import (
@@ -304,3 +306,65 @@ def test_a_reply_killed_midway_is_imported_as_interrupted_and_the_next_turn_come
     assert "imported as interrupted" in log[-1]
     shown = convgit_json(project.path, "show", path[-1]["id"])
     assert shown["snapshot"]["tree"] == project.oracle()
+
+
+def test_a_hook_killed_midway_loses_nothing_and_the_next_turn_catches_up(
+    model_server: ModelServer, opencode: OpenCode, project: GitRepo
+) -> None:
+    """Each hook process of a turn is killed (SIGKILL) halfway through its first append to
+    the store, a torn line left behind; OpenCode goes on, and the next turn's hooks record both
+    turns whole: the torn line set aside, nothing lost, fsck clean."""
+    convgit(project.path, "hooks", "install", "opencode")
+    model_server.expect(say("One."), say("Two."), say("Three."))
+    first = opencode.run("turn one")
+    sessions = project.path / ".git" / "convgit" / "sessions"
+    (session_file,) = [p for p in sessions.glob("*.jsonl") if p.stem.isalnum()]
+
+    second = opencode.run("turn two", resume=first.session_id, env={"CONVGIT_FAULT": "append:torn"})
+    assert second.returncode == 0 and second.output == "Two."
+    assert not session_file.read_bytes().endswith(b"\n")  # a hook died mid-line
+    logged = convgit_json(project.path, "log")["entries"]
+    assert "Two." not in [reply_text(e) for e in logged if e["type"] == "message"]
+
+    third = opencode.run("turn three", resume=first.session_id)
+    assert third.output == "Three."
+    path = convgit_json(project.path, "log")["entries"]
+    said = [reply_text(e) for e in path if e["type"] == "message"]
+    assert said == ["turn one", "One.", "turn two", "Two.", "turn three", "Three."]
+    assert convgit_json(project.path, "fsck")["ok"]
+    assert session_file.read_bytes().endswith(b"\n")  # the torn line set aside
+    assert convgit_json(project.path, "show", path[-1]["id"])["snapshot"]["tree"] == (
+        project.oracle()
+    )
+
+
+def test_two_sessions_at_once_each_record_their_own_turn(
+    model_server: ModelServer, opencode: OpenCode, project: GitRepo
+) -> None:
+    """Two OpenCode sessions run their turns at the same moment in one checkout, their hooks
+    racing for the store: each turn lands whole in its own convgit session, no hook fails,
+    fsck is clean."""
+    convgit(project.path, "hooks", "install", "opencode")
+    model_server.expect(say("A."), say("B."))
+    runs: dict[str, Any] = {}
+
+    def turn(prompt: str) -> None:
+        runs[prompt] = opencode.run(prompt)
+
+    threads = [threading.Thread(target=turn, args=(p,)) for p in ("left turn", "right turn")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert {run.output for run in runs.values()} == {"A.", "B."}
+    found = convgit_json(project.path, "sessions")["sessions"]
+    assert sorted(s["agent_session_id"] for s in found) == sorted(
+        run.session_id for run in runs.values()
+    )
+    for prompt, run in runs.items():
+        (sid,) = [s["id"] for s in found if s["agent_session_id"] == run.session_id]
+        path = convgit_json(project.path, "-s", sid, "log")["entries"]
+        assert [reply_text(e) for e in path if e["type"] == "message"] == [prompt, run.output]
+    assert all("problem" not in line for line in hook_log(project)), hook_log(project)
+    assert convgit_json(project.path, "status")["hook_failures"] == []
+    assert convgit_json(project.path, "fsck")["ok"]

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from convgit.base import locks
 from tests.agents.hooked import (
@@ -281,3 +282,35 @@ def test_a_turn_lost_to_a_slow_gcs_lock_never_gives_its_files_to_a_prompt(
     assert "b.txt" in files_of("Wrote b.")
     assert "b.txt" not in files_of("turn two") and "b.txt" not in files_of("turn three")
     assert convgit_json(project.path, "status")["hook_failures"] == []
+
+
+def test_two_sessions_at_once_each_record_their_own_turn(
+    model_server: ModelServer, pi: Pi, project: GitRepo
+) -> None:
+    """Two pi sessions run their turns at the same moment in one checkout, their hooks racing
+    for the store: each turn lands whole in its own convgit session, no hook fails, fsck is
+    clean."""
+    convgit(project.path, "hooks", "install", "pi")
+    model_server.expect(say("A."), say("B."))
+    runs: dict[str, Any] = {}
+
+    def turn(prompt: str) -> None:
+        runs[prompt] = pi.run(prompt)
+
+    threads = [threading.Thread(target=turn, args=(p,)) for p in ("left turn", "right turn")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert {run.output for run in runs.values()} == {"A.", "B."}
+    found = convgit_json(project.path, "sessions")["sessions"]
+    assert sorted(s["agent_session_id"] for s in found) == sorted(
+        run.session_id for run in runs.values()
+    )
+    for prompt, run in runs.items():
+        (sid,) = [s["id"] for s in found if s["agent_session_id"] == run.session_id]
+        path = convgit_json(project.path, "-s", sid, "log")["entries"]
+        assert [reply_text(e) for e in path if e["type"] == "message"] == [prompt, run.output]
+    assert all("problem" not in line for line in hook_log(project)), hook_log(project)
+    assert convgit_json(project.path, "status")["hook_failures"] == []
+    assert convgit_json(project.path, "fsck")["ok"]

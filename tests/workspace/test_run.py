@@ -296,24 +296,77 @@ def test_interrupting_a_run_stops_its_commands_and_removes_its_worktrees(
     plans.assert_nothing_left()
 
 
-def test_the_worktrees_of_a_run_killed_outright_go_with_the_next_run(
+def test_the_worktrees_and_commands_of_a_run_killed_outright_go_with_the_next_run(
     plans: Plans, pids: Path
 ) -> None:
-    script = f"echo $$ >> {shlex.quote(str(pids))}; exec sleep 300"
+    """SIGKILL: no clean-up can run, and its commands (each with a child in its group) run on
+    in their worktrees. The next run stops them before it removes those worktrees."""
+    script = f"echo $$ >> {shlex.quote(str(pids))}; sleep 300 & echo $! >> {pids}; wait"
     command = ["-C", str(plans.repo.path), "run"]
     killed = clirun.start(
         *command, "planA", "planB", "--", "sh", "-c", script, cwd=plans.repo.path,
         env=plans.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    started = wait_for_lines(pids, 2)
-    killed.kill()  # SIGKILL: no clean-up can run
+    started = wait_for_lines(pids, 4)
+    killed.kill()
     killed.wait()
-    for pid in started:
-        os.killpg(pid, signal.SIGKILL)  # its commands, which would otherwise run on
+    assert all(alive(pid) for pid in started)
     left = plans.repo.git("worktree", "list", "--porcelain")
     assert left.count("worktree ") == plans.worktrees.count("worktree ") + 2
     rows = plans.runs("planB", "--", "true")
     assert [r["exit_code"] for r in rows] == [0]
+    assert not [pid for pid in started if alive(pid)], "the killed run's commands run on"
+    plans.assert_nothing_left()
+
+
+def _slow_checkouts(plans: Plans) -> None:
+    """Checking a snapshot out takes a few seconds: every file goes through a filter
+    that sleeps (as git-lfs may take its time), named by the repository's config."""
+    attributes = plans.tmp.parent / "attributes"
+    attributes.write_text("* filter=slow\n")
+    plans.repo.git("config", "core.attributesFile", str(attributes))
+    plans.repo.git("config", "filter.slow.smudge", "sleep 0.5; cat")
+    plans.repo.git("config", "filter.slow.clean", "cat")
+
+
+def _gits_checking_out(base: Path) -> list[int]:
+    """The git processes still checking a worktree out under ``base``."""
+    found = []
+    for name in os.listdir("/proc"):
+        with suppress(OSError):
+            if name.isdigit() and str(base).encode() in Path(f"/proc/{name}/cmdline").read_bytes():
+                found.append(int(name))
+    return found
+
+
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_a_run_killed_while_it_checks_out_leaves_nothing_that_breaks_the_next_run(
+    plans: Plans, signum: signal.Signals
+) -> None:
+    """Killed (SIGKILL) or stopped (SIGTERM, to convgit alone) while git checks its worktrees
+    out: the next run, started at once, checks the same snapshots out and runs. A git killed
+    convgit left behind went on writing into git's admin folder of its worktree, holding its
+    index lock, and the next checkout failed ("Could not write new index file")."""
+    _slow_checkouts(plans)
+    run = clirun.start(
+        "-C", str(plans.repo.path), "run", "planA", "planB", "--", "true",
+        cwd=plans.repo.path, env=plans.env,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not list(plans.tmp.glob("convgit-run-*/*/calc.py")):
+        assert time.monotonic() < deadline and run.poll() is None, "no checkout began"
+        time.sleep(0.01)
+    base = next(plans.tmp.glob("convgit-run-*"))
+    run.send_signal(signum)
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == (-signum if signum == signal.SIGKILL else 128 + signum), err
+    if signum == signal.SIGTERM:
+        assert err.decode().startswith("convgit: The run was interrupted by SIGTERM")
+        assert not _gits_checking_out(base)
+
+    rows = plans.runs("planA", "planB", "--", *QUICK_TEST)
+    assert [r["exit_code"] for r in rows] == [1, 0]
+    assert not _gits_checking_out(base), "a git of the killed run is still checking out"
     plans.assert_nothing_left()
 
 
