@@ -348,6 +348,8 @@ class Patcher:
             if info is None:
                 deleted.append(path)
             elif stat.S_ISDIR(info.st_mode):
+                if not os.access(os.path.join(root, path), os.R_OK | os.X_OK):
+                    raise _Full(f"{os.fsdecode(path)} may not be entered")  # the scan says so
                 found = objects.lookup(old.tree_id, os.fsdecode(path))
                 if found is None or found[0] != TREE:  # a new folder, or a file that became one
                     deleted.append(path)
