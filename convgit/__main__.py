@@ -1,6 +1,6 @@
-"""``convgit`` and ``python -m convgit``. A command an agent's hook runs every turn, and a search,
-take a lean path (no typer, rich or pydantic); every other goes to the command line app
-(``convgit.cli``)."""
+"""``convgit`` and ``python -m convgit``. A command an agent's hook or a harness runs every turn
+(``hook``, ``append``, ``user``, ``assistant``), a search and ``--version`` take a lean path (no
+typer, rich or pydantic); every other goes to the command line app (``convgit.cli``)."""
 
 from __future__ import annotations
 
@@ -8,17 +8,24 @@ import gc
 import importlib
 import sys
 
-# command -> the module whose ``run(args) -> exit code`` handles it without the typer app (None:
-# arguments the lean path does not take, for the app to explain)
+# command -> the module and its function ``(args) -> exit code`` that handle it without the typer
+# app (None: arguments the lean path does not take, for the app to explain)
 LEAN = {
-    "hook": "convgit.agents.hook",
-    "append": "convgit.cli.appending",
-    "search": "convgit.cli.searching",
+    "hook": ("convgit.agents.hook", "run"),
+    "append": ("convgit.cli.appending", "run"),
+    "user": ("convgit.cli.appending", "run_user"),
+    "assistant": ("convgit.cli.appending", "run_assistant"),
+    "search": ("convgit.cli.searching", "run"),
 }
 
 
 def main() -> None:
     args = sys.argv[1:]
+    if "--version" in args:
+        from convgit.cli import version
+
+        if version.asked(args):
+            sys.exit(version.run())
     if args and args[0] in LEAN and not {"--help", "-h"} & set(args):
         more = {}
         if args[0] == "hook":  # the recorder of the working tree takes it, when there is one
@@ -32,7 +39,8 @@ def main() -> None:
         # collector, which its imports alone started dozens of times (about 15% of a hook's
         # imports), as reading a session already does (``store.load``).
         gc.disable()
-        code = importlib.import_module(LEAN[args[0]]).run(args[1:], **more)
+        module, function = LEAN[args[0]]
+        code = getattr(importlib.import_module(module), function)(args[1:], **more)
         if code is not None:
             sys.exit(code)
     from convgit.cli import main as app

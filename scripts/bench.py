@@ -533,6 +533,44 @@ def bench_log(bench: Bench) -> None:
         "`convgit log` on a 10-entry session", "10 entries", a, b,
         'python -c "import typer, orjson"', 1.3,
     )  # fmt: skip
+    a, b = bench.alternate(
+        lambda: bench.timed([*bench.cli, "--version"], folder),
+        lambda: bench.timed([sys.executable, "-c", "import typer, orjson"], folder),
+        max(bench.reps, 10),
+    )
+    bench.add(
+        "`convgit --version`", "—", a, b, 'python -c "import typer, orjson"', 1.1,
+    )  # fmt: skip
+
+
+# What a command that reads a whole session file cannot do with less: read it, split it into
+# lines and parse every line, in a process of its own (its start and exit included).
+_PARSE_FILE = """
+import sys, orjson
+with open(sys.argv[1], "rb") as f:
+    records = [orjson.loads(line) for line in f.read().splitlines()]
+"""
+
+
+def bench_fsck(bench: Bench, entries: int = 300_000) -> None:
+    """`convgit fsck` and `convgit log -n 1` on a long session, each a whole process, against
+    a process that parses the same file with orjson."""
+    store = bench.root / f"fsck-store-{entries}"
+    sid = f"fsck{entries}"
+    path = make_session(store, sid, entries)
+    size = f"{entries:,} entries, {path.stat().st_size >> 20} MiB"
+    parse = [sys.executable, "-c", _PARSE_FILE, str(path)]
+    for args, what in (
+        (["fsck"], "`convgit fsck` (load and every check)"),
+        (["log", "-n", "1"], "`convgit log -n 1` (load, check, the active path)"),
+    ):
+        a, b = bench.alternate(
+            lambda args=args: bench.timed(
+                [*bench.cli, "--store", str(store), "-s", sid, *args], bench.root
+            ),
+            lambda: bench.timed(parse, bench.root),
+        )
+        bench.add(what, size, a, b, "python: orjson.loads of every line of the file", 1.5)
 
 
 # Peak memory of this process alone (ru_maxrss would include the bench's own, across fork).
@@ -988,8 +1026,8 @@ def main() -> int:
     parser.add_argument(
         "--only",
         default="",
-        help="comma list of: snapshot, restore, first, run, objects, log, load, append, import, "
-        "page, hooks, claude, gemini, opencode, live, ui, watcher, share, search",
+        help="comma list of: snapshot, restore, first, run, objects, log, load, fsck, append, "
+        "import, page, hooks, claude, gemini, opencode, live, ui, watcher, share, search",
     )
     parser.add_argument(
         "--million",
@@ -1035,6 +1073,8 @@ def main() -> int:
         if not only or "load" in only:
             for entries in entry_sizes:
                 bench_load(bench, entries)
+        if not only or "fsck" in only:
+            bench_fsck(bench, 100_000 if args.quick else 300_000)
         if not only or "append" in only:
             bench_append(bench, 10_000 if args.quick else 100_000)
         if not only or "import" in only:

@@ -213,9 +213,10 @@ def test_images_survive_export_in_user_turns_and_tool_results(tmp_path: Path) ->
 
 def test_empty_and_blank_messages_are_left_out_and_reported(tmp_path: Path) -> None:
     s = new(tmp_path)
-    s.append.user("   ")
+    # `convgit user` refuses a blank message; an agent's own file may hold one
+    s.append.entry({"type": "message", "role": "user", "content": "   "})
     s.append.assistant("hello")
-    s.append.user("")
+    s.append.entry({"type": "message", "role": "user", "content": ""})
     s.append.assistant([{"type": "text", "text": ""}, {"type": "text", "text": "ok"}])
     s.append.user("next")
     bodies = sent(s.conversation.context())
@@ -442,4 +443,7 @@ def test_the_demo_sends_valid_bodies(tmp_path: Path) -> None:
     openai = orjson.loads(sh.run("context", "--format", "openai").stdout)
     check_openai(openai, caller=("model",))
     texts = [m["content"] for m in openai["messages"]]
-    assert texts[0].startswith("test_add fails.") and "Plan B" in texts[3]
+    assert texts[0].startswith("test_add fails.")
+    # the restore's note right above the message that asks for plan B, then plan B's reply
+    assert texts[2].startswith("Note from convgit: The files were restored")
+    assert texts[3].startswith("Try plan B") and texts[4].startswith("Plan B")

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from convgit import Session, schema
-from convgit.base.errors import RefusedError
+from convgit.base.errors import RefusedError, UsageError
 from convgit.conversation.parts import image_source
 from tests.request_bodies import PNG, sent
 
@@ -73,8 +73,25 @@ class Conversations(RuleBasedStateMachine):
 
     # -- what a conversation is made of -------------------------------------------------------
 
+    def _refused_if_blank(self, *texts: str | None) -> bool:
+        """Whether one of ``texts`` is given and blank: an empty or blank message or summary
+        is refused in one sentence and nothing is written (as the CLI promises)."""
+        return any(t is not None and not t.strip() for t in texts)
+
+    def _refused(self, call: Any) -> None:
+        before = self.s.conversation.file.path.read_bytes()
+        try:
+            call()
+        except UsageError:
+            assert self.s.conversation.file.path.read_bytes() == before
+            return
+        raise AssertionError("a blank message or summary was written")
+
     @rule(text=TEXT)
     def user_text(self, text: str) -> None:
+        if self._refused_if_blank(text):
+            self._refused(lambda: self.s.append.user(text))
+            return
         self.s.append.user(text)
 
     @rule(parts=st.lists(USER_PART, max_size=3))
@@ -143,10 +160,13 @@ class Conversations(RuleBasedStateMachine):
             before = self.s.conversation.file.path.read_bytes()
             try:
                 self.s.moves.fork(target, text, summary)
-            except RefusedError:
+            except (RefusedError, UsageError):  # a blank text is refused first
                 assert self.s.conversation.file.path.read_bytes() == before
                 return
             raise AssertionError(f"a fork from {target}, inside a tool run, was made")
+        if self._refused_if_blank(text, summary):
+            self._refused(lambda: self.s.moves.fork(target, text, summary))
+            return
         self.s.moves.fork(target, text, summary)
 
     @precondition(lambda self: self.s.conversation.leaf)

@@ -111,18 +111,30 @@ def test_only_restore_changes_files_and_it_saves_them_first(repo: GitRepo, tmp_p
 def test_an_entry_claude_cannot_resume_at_is_refused_plainly(tmp_path: Path) -> None:
     folder, _ = imported(tmp_path, "subagent-mirrors.jsonl")
     assert "subagent's side branch" in run(folder, "resume", "s-a1", code=1)
+    assert "cannot hand a session back to 'aider'" in run(
+        folder, "resume", "a1", "--agent", "aider", code=1
+    )
+
+
+def test_an_entry_convgit_wrote_and_a_session_of_convgit_or_claude_resume_in_any_agent(
+    tmp_path: Path,
+) -> None:
+    """What Claude Code's own file cannot hold (a fork's summary convgit wrote, a session typed
+    into convgit) and a Claude Code session handed to pi are written by the target's writer."""
+    folder, _ = imported(tmp_path, "subagent-mirrors.jsonl")
     run(folder, "fork", "a2", "--summary", "left behind")
     made = json.loads(run(folder, "log", "--json"))["entries"][-1]["id"]
-    assert "written by convgit" in run(folder, "resume", made, code=1)
+    written = Path(resumed(folder, made)["path"])
+    assert "left behind" in written.read_text()
     plain = tmp_path / "plain"
     plain.mkdir()
     run(plain, "init")
     run(plain, "user", "hello")
-    assert "does not mirror a Claude Code session" in run(plain, "resume", "@", code=1)
-    assert "does not mirror a pi session" in run(folder, "resume", "a1", "--agent", "pi", code=1)
-    assert "cannot hand a session back to 'aider'" in run(
-        folder, "resume", "a1", "--agent", "aider", code=1
-    )
+    prompt = json.loads(Path(resumed(plain, "@")["path"]).read_text().splitlines()[-1])
+    assert prompt["type"] == "user"
+    assert prompt["message"]["content"] == [{"type": "text", "text": "hello"}]
+    pi = json.loads(run(folder, "resume", "a2", "--agent", "pi", "--json"))
+    assert json.loads(Path(pi["path"]).read_text().splitlines()[0])["type"] == "session"
 
 
 def test_resume_restore_asks_and_its_note_lies_on_the_resumed_path(

@@ -1,7 +1,8 @@
 """`convgit resume REF` for pi and Codex sessions, through the CLI on imported files (the live
 round trips with the real CLIs are in tests/agents/test_resume_pi_codex.py): the file holds the
-path's own records, files change only with --restore (git status judges), and a session of
-another agent, an unknown entry or a path the agent cannot hold are refused in one sentence."""
+path's own records, files change only with --restore (git status judges), a session of another
+agent resumes too and what that agent adds is a branch of the same session, and an unknown
+entry or a path the agent cannot hold are refused in one sentence."""
 
 from __future__ import annotations
 
@@ -111,18 +112,14 @@ def test_codex_rollout_keeps_every_line_where_it_was(tmp_path: Path) -> None:
 
 def test_refusals_are_one_sentence(tmp_path: Path) -> None:
     repo, _ = imported(tmp_path, "pi", PI_FILE, "pi/sessions/--home-dev-proj--")
-    assert "does not mirror a Codex session" in run(
-        repo, "resume", "10000007", "--agent", "codex", code=1
-    )
     assert "nosuch" in run(repo, "resume", "nosuch", code=1)
     assert "inside a tool run" in run(repo, "resume", "10000004", code=1)
     assert "no reply of the model" in run(repo, "resume", "10000003", code=1)
 
     codex_repo, _ = imported(tmp_path / "c", "codex", CODEX_FILE, "codex/sessions/2026/04/20")
-    assert "does not mirror a pi session" in run(codex_repo, "resume", "@", "--agent", "pi", code=1)
-    run(codex_repo, "fork", "@", "--summary", "left behind")
-    made = run_json(codex_repo, "log")["entries"][-1]["id"]
-    assert "written by convgit" in run(codex_repo, "resume", made, code=1)
+    assert "convgit cannot hand a session back to 'aider'" in run(
+        codex_repo, "resume", "@", "--agent", "aider", code=1
+    )
     sessions = tmp_path / "c" / "codex" / "sessions"
     assert len(list(sessions.rglob("*.jsonl"))) == 1  # a refusal writes no file
 
@@ -166,3 +163,63 @@ def test_a_turn_codex_adds_to_the_resumed_rollout_imports_below_ref(tmp_path: Pa
     assert (
         len([e for e in run_json(repo, "tree")["entries"] if e["parentId"] == ref]) == 2
     )  # a branch
+
+
+def test_a_pi_session_resumes_in_codex_and_codex_turns_are_a_branch_below_ref(
+    tmp_path: Path,
+) -> None:
+    """One tree (issue 36): the rollout written for Codex holds the pi path with pi's calls as
+    Codex's own tools; a reply Codex appends is imported below REF in the same session, naming
+    Codex, not as a new session holding a copy."""
+    repo, _ = imported(tmp_path, "pi", PI_FILE, "pi/sessions/--home-dev-proj--")
+    sessions = len(run_json(repo, "sessions")["sessions"])
+    result = run_json(repo, "resume", "10000007", "--agent", "codex")
+    assert result["agent"] == "codex"
+    path = Path(result["path"])
+    lines = [json.loads(line) for line in path.read_bytes().splitlines()]
+    assert lines[0]["type"] == "session_meta"
+    names = {
+        line["payload"]["name"]
+        for line in lines
+        if line["type"] == "response_item" and "name" in line["payload"]
+    }
+    assert names and names <= {"apply_patch", "exec_command", "shell"}
+    item = {"type": "message", "role": "assistant"}
+    item["content"] = [{"type": "output_text", "text": "Codex goes on."}]
+    line = {"timestamp": "2026-12-01T00:00:00.000Z", "type": "response_item", "payload": item}
+    with path.open("a") as file:
+        file.write(json.dumps(line) + "\n")
+    again = run_json(repo, "import", "codex", str(path))["imports"][0]
+    assert again["new"] == 1
+    entries = run_json(repo, "tree")["entries"]
+    (added,) = [e for e in entries if text_of(e) == "Codex goes on."]
+    assert added["parentId"] == "10000007" and added["agent"] == "codex"
+    assert f"{added['id'][:8]} assistant (codex): Codex goes on." in run(repo, "tree")
+    assert len(run_json(repo, "sessions")["sessions"]) == sessions
+
+
+@pytest.mark.parametrize(
+    ("agent", "fixture"),
+    [("gemini", "thoughts-and-tool-calls.json"), ("claude-code", "subagent-file/main.jsonl")],
+)
+def test_a_gemini_json_session_and_a_claude_session_with_subagents_resume_in_every_agent(
+    tmp_path: Path, agent: str, fixture: str
+) -> None:
+    """Issue 36: the Gemini CLI session of the older ``.json`` form and a Claude Code session
+    with a subagent resume at their last reply in every agent, each file one that agent's
+    importer recognises as its own."""
+    from convgit.agents import registry
+    from convgit.agents.recognise import agent_of
+
+    repo = init_repo(tmp_path / "project").path
+    source = FIXTURES / agent / fixture
+    if source.name == "main.jsonl":  # the subagent's file beside it, as Claude Code keeps it
+        shutil.copytree(source.parent, tmp_path / "claude", dirs_exist_ok=True)
+        source = tmp_path / "claude" / "main.jsonl"
+    run(repo, "import", agent, str(source))
+    entries = run_json(repo, "log")["entries"]
+    ref = [e["id"] for e in entries if e.get("role") == "assistant" and text_of(e)][-1]
+    for target in registry.names("resume"):
+        resumed = run_json(repo, "resume", ref, "--agent", target)
+        assert resumed["agent"] == target and resumed["entry"] == ref
+        assert agent_of(Path(resumed["path"]).read_bytes()) == target

@@ -31,3 +31,25 @@ def test_every_short_id_is_a_prefix_of_its_id_and_of_no_other(ids: list[str]) ->
         others = [other for other in ids if other != ident and other.startswith(prefix)]
         # an id that is itself a prefix of another resolves by exact match
         assert not others or prefix == ident
+
+
+class _Counted(str):
+    """An id that counts the comparisons a sort makes of it."""
+
+    compared = 0
+
+    def __lt__(self, other: str) -> bool:
+        _Counted.compared += 1
+        return str.__lt__(self, other)
+
+
+def test_showing_a_few_ids_of_a_long_session_sorts_none_of_them() -> None:
+    """A command that shows a few entries of 300,000 must not pay for ordering every id: only
+    ids whose first eight characters another id shares are ever sorted, and then only those."""
+    ids = [_Counted(f"{n:08x}") for n in range(20_000)] + [_Counted("0000000a-twin")]
+    _Counted.compared = 0
+    short = ShortIds(ids)
+    assert short("00004e1f") == "00004e1f"
+    assert _Counted.compared == 0
+    assert short("0000000a") == "0000000a" and short("0000000a-twin") == "0000000a-"
+    assert _Counted.compared <= 2  # the two ids sharing "0000000a", not the 20,001

@@ -4,6 +4,8 @@ the lock or colour libraries either. Each command runs in a fresh interpreter, a
 
 from __future__ import annotations
 
+import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -220,3 +222,180 @@ def test_a_gemini_hook_event_imports_neither_typer_nor_rich_nor_pydantic(tmp_pat
     log = (repo.path / ".git" / "convgit" / "logs" / "hooks.log").read_text()
     assert log.count(": ok in ") == 3, log
     assert len(repo.git("for-each-ref", "refs/convgit").splitlines()) == 2, "no snapshots"
+
+
+# Reports every module the command imported (the names, one line on stderr).
+_MODULES = """
+import sys
+sys.argv = ["convgit", *sys.argv[1:]]
+from convgit.__main__ import main
+try:
+    main()
+except SystemExit as done:
+    code = done.code
+else:
+    code = 0
+sys.stderr.write("\\nMODULES " + " ".join(sorted(sys.modules)) + "\\n")
+sys.exit(code)
+"""
+
+
+def _modules(folder: Path, *args: str, code: int = 0) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", _MODULES, *args], cwd=folder, capture_output=True, timeout=120
+    )
+    assert done.returncode == code, done.stderr
+    return set(done.stderr.decode().rsplit("MODULES", 1)[1].split())
+
+
+def _under(modules: set[str], *packages: str) -> list[str]:
+    """The modules of ``packages`` (each a package or a module) among ``modules``."""
+    return sorted(m for m in modules if any(m == p or m.startswith(p + ".") for p in packages))
+
+
+def test_version_starts_before_typer_and_any_session(tmp_path: Path) -> None:
+    """`convgit --version` (after global options too) costs Python's start and a look at the
+    installed version: no typer, click or session layer."""
+    for args in (["--version"], ["-P", "--store", "s", "--version"]):
+        found = _modules(tmp_path, *args)
+        assert _under(found, "typer", "click", "convgit.session", "convgit.store") == [], args
+    shown = subprocess.run(
+        [sys.executable, "-m", "convgit", "-s", "x", "--version"], capture_output=True, text=True
+    )
+    assert shown.returncode == 0 and shown.stdout.startswith("convgit "), shown.stderr
+
+
+# Lists what each module of convgit.cli registers, importing them one by one in a fresh
+# interpreter, in the order `convgit --help` has them.
+_REGISTERED = """
+import importlib, sys
+from convgit.cli import MODULES, program
+seen = {}
+for module in MODULES:
+    importlib.import_module("convgit.cli." + module)
+    seen.update((name, module) for name in program._REGISTER if name not in seen)
+sys.stdout.write(repr(seen))
+"""
+
+
+def test_the_table_of_commands_names_the_module_that_registers_each() -> None:
+    """A command imports its own module alone (``convgit.cli.COMMANDS``): a command a module
+    registers that the table does not name, or names elsewhere, would be found by importing
+    every module (slow) or not at all."""
+    from convgit.cli import COMMANDS
+
+    done = subprocess.run([sys.executable, "-c", _REGISTERED], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert ast.literal_eval(done.stdout) == COMMANDS
+
+
+SESSION_LAYER = ("convgit.session", "convgit.store.load", "convgit.conversation.tree")
+WORKSPACE_AND_GIT = ("convgit.workspace", "convgit.git")
+# the modules of convgit.cli that register commands
+COMMAND_MODULES = "writing agents reading sessions moves maintenance files completion ui sharing"
+CLI_MODULES = ["convgit.cli." + name for name in (*COMMAND_MODULES.split(), "mcp")]
+
+
+@pytest.fixture
+def forked(conversation: Path) -> Path:
+    """The conversation with a second branch (`branches` lists the branches below a fork)."""
+    clirun.run("fork", "@~2", "again", cwd=conversation)
+    return conversation
+
+
+@pytest.mark.parametrize(
+    "args", [["log"], ["tree"], ["show"], ["context"], ["branches"], ["status"], ["system", "x"]]
+)
+def test_a_command_imports_its_own_module_of_the_cli_alone(forked: Path, args: list[str]) -> None:
+    from convgit.cli import COMMANDS
+
+    found = _modules(forked, *args)
+    assert _under(found, *CLI_MODULES) == [f"convgit.cli.{COMMANDS[args[0]]}"]
+
+
+def test_help_and_completion_load_no_session_layer(conversation: Path) -> None:
+    """`convgit -h` lists every command, and a shell asks for completions at every TAB: both
+    build the whole app, and open no session for it."""
+    for args in (["-h"], ["--help"], ["log", "-h"], ["completion", "bash"]):
+        assert _under(_modules(conversation, *args), *SESSION_LAYER) == [], args
+    asks = {"_CONVGIT_COMPLETE": "complete_bash", "COMP_WORDS": "convgit lo", "COMP_CWORD": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", _MODULES],
+        cwd=conversation,
+        env={**os.environ, **asks},
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and b"log" in done.stdout, done.stderr
+    found = set(done.stderr.decode().rsplit("MODULES", 1)[1].split())
+    assert _under(found, *SESSION_LAYER) == []
+
+
+@pytest.mark.parametrize("args", [["log"], ["tree"], ["show"], ["context"], ["branches"]])
+def test_conversation_commands_load_no_workspace_or_git(
+    forked: Path, tmp_path: Path, args: list[str]
+) -> None:
+    """log, tree, show, context and branches read one file: no workspace or git layer, in a
+    session without snapshots; with snapshots, only log and tree (which mark the entry whose
+    snapshot the files are at, from `git status`) load them."""
+    assert _under(_modules(forked, *args), *WORKSPACE_AND_GIT) == []
+    from tests.workspace.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "repo")
+    for words in (["init"], ["user", "task"], ["assistant", "done"], ["fork", "@~1", "again"]):
+        repo.write("plan.txt", " ".join(words))
+        clirun.run(*words, cwd=repo.path)
+    found = _under(_modules(repo.path, *args), *WORKSPACE_AND_GIT)
+    assert (found != []) == (args[0] in ("log", "tree")), found
+
+
+def test_user_and_assistant_start_as_a_hook_does_and_say_what_the_app_says(tmp_path: Path) -> None:
+    """A harness appends a turn with `convgit user` and `convgit assistant`: they start without
+    typer (`-s` before the command takes the app), and both ways append and print alike; what
+    the lean entry does not take (help, an unknown option) is the app's to answer."""
+    from tests.workspace.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "repo")
+    clirun.run("init", cwd=repo.path)
+    sid = clirun.run("sessions", "--json", cwd=repo.path).json()["sessions"][0]["id"]
+    said = {}
+    for way, prefix in (("lean", []), ("app", ["-s", sid])):
+        repo.write("plan.txt", way)
+        for args in (["user", f"task {way}", "--id", f"u-{way}"], ["assistant", "-", "--json"]):
+            found = _imported(repo.path, *prefix, *args, heavy=LEAN, stdin=b"done")
+            assert ("typer" in found) == (way == "app") and found <= {"typer", "click"}, args
+        shown = clirun.run("show", "@", "--json", cwd=repo.path).json()
+        assert shown["entry"]["content"] == "done" and shown["snapshot"] is not None
+        said[way] = clirun.run(*prefix, "user", "again", cwd=repo.path).stdout.split(" ", 1)[1]
+    assert said["lean"] == said["app"] == "user: again ← context\n"
+    assert clirun.run("show", "u-lean", "--json", cwd=repo.path).json()["entry"]["id"] == "u-lean"
+    helped = clirun.run("assistant", "--help", cwd=repo.path)
+    assert helped.stdout.startswith("Usage: convgit assistant")
+    wrong = clirun.run("user", "x", "--nope", cwd=repo.path, code=None)
+    assert wrong.code == 2 and "--nope" in wrong.stderr
+
+
+@pytest.mark.parametrize(
+    "asks",
+    [
+        {"_CONVGIT_COMPLETE": "complete_bash", "COMP_WORDS": "convgit show ", "COMP_CWORD": "2"},
+        {"_CONVGIT_COMPLETE": "complete_zsh", "_TYPER_COMPLETE_ARGS": "convgit -P show "},
+    ],
+)
+def test_a_tab_after_the_command_word_builds_that_command_alone(
+    conversation: Path, asks: dict[str, str]
+) -> None:
+    """A shell asks at every TAB: past the command word, only its module is imported, and the
+    session's references are offered as before."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COMP_WORDS", "COMP_CWORD")}
+    done = subprocess.run(
+        [sys.executable, "-c", _MODULES],
+        cwd=conversation,
+        env={**env, **asks},
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and b"root" in done.stdout, done.stderr
+    found = set(done.stderr.decode().rsplit("MODULES", 1)[1].split())
+    assert _under(found, *CLI_MODULES) == ["convgit.cli.reading"]
+    assert _under(found, *SESSION_LAYER) == []

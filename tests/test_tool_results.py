@@ -236,3 +236,47 @@ def test_a_reply_after_a_result_stays_after_it(tmp_path: Path) -> None:
         ("tool", "5 passed"),
         ("assistant", "all green"),
     ]
+
+
+TS = "2026-01-01T00:00:00.000Z"
+
+
+class _Watched(dict):  # type: ignore[type-arg]
+    """A record that counts how often its content is read."""
+
+    contents_read = 0
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        if key == "content":
+            _Watched.contents_read += 1
+        return super().get(key, default)
+
+    def __getitem__(self, key: Any) -> Any:
+        if key == "content":
+            _Watched.contents_read += 1
+        return super().__getitem__(key)
+
+
+def test_fsck_reads_no_calls_of_a_session_without_tool_results(tmp_path: Path) -> None:
+    """Where no entry is a tool result, no call can be missing one's: fsck does not gather
+    the calls of every assistant message (a third of fsck on a long session), and where one
+    is, it still finds the result no call made."""
+    from convgit.session import verify
+
+    s = new(tmp_path)
+    for n in range(50):
+        s.append.user(f"ask {n}")
+        s.append.records([asks(text=f"reply {n}")])
+    s.reload()
+    found = s.conversation.tree
+    found.entries.update((ident, _Watched(r)) for ident, r in found.entries.items())
+    _Watched.contents_read = 0
+    assert verify.problems(found, s.track.read_sidecar()) == []
+    assert _Watched.contents_read == 0
+    result = {"type": "message", "id": "0a0a0a0a", "parentId": s.conversation.leaf, "ts": TS}
+    result.update(role="tool", toolCallId="c9", content="x")
+    with s.conversation.file.path.open("ab") as f:  # append refuses a result no call made
+        f.write(orjson.dumps(result) + b"\n")
+    s.reload()
+    (orphan,) = verify.problems(s.conversation.tree, s.track.read_sidecar())
+    assert "for call c9, which no assistant message made" in orphan.what

@@ -192,14 +192,14 @@ def handle(
         locks.cap_waits(LOCK_WAIT)
         root = locate(os.getcwd(), store_dir, per_user=True).root
         integration = registry.integration(agent)
-        tells = str(getattr(integration, "TELLS", tells))
+        tells = integration.TELLS
         if len(raw) > MAX_EVENT:
             raise ValueError(f"the event is over {MAX_EVENT >> 20} MiB")
         try:
             payload: Any = codec.decode(raw)
         except ValueError:
             raise ValueError("the event on stdin is not JSON") from None
-        event = integration.event(payload) if named is None else integration.event(payload, named)
+        event = integration.event(payload, named)
         name = event.called
         what = f"{agent} {name} {event.session_id}"
         session = event.session_id

@@ -1,18 +1,46 @@
 """Installing, removing and reporting convgit's hooks in an agent's settings files, for any
-agent module that names its ``SCOPES``, ``settings_file(scope, project)``, ``wanted()`` and
-``is_ours(handler)`` (see ``claude_code``). The merging itself is ``settings``'s."""
+agent whose hooks are handlers in a settings file (its ``settings`` part,
+``protocol.SettingsHooks``: ``SCOPES``, ``settings_file(scope, project)``, ``wanted()`` and
+``is_ours(handler)``; see ``claude_code``). The merging itself is ``settings``'s."""
 
 from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 from convgit.agents import settings
 from convgit.base.errors import ConvgitError, UsageError
+
+
+class SettingsHooks(Protocol):
+    """An agent whose hooks are handlers merged into its settings file: its ``settings`` part
+    (``convgit.agents.protocol``)."""
+
+    @property
+    def AGENT(self) -> str: ...
+
+    @property
+    def SCOPES(self) -> Mapping[str, str]: ...
+
+    @property
+    def ALL_EVENTS(self) -> Sequence[str]: ...
+
+    @property
+    def OWN_KEYS(self) -> frozenset[str]: ...  # keys the agent writes into the file itself
+
+    def settings_file(self, scope: str, project: Path) -> Path: ...
+
+    def wanted(
+        self, program: str | None = None, tool_snapshots: bool = False
+    ) -> dict[str, tuple[str | None, dict[str, Any]]]: ...
+
+    def events(self, tool_snapshots: bool = False) -> dict[str, str | None]: ...
+
+    def is_ours(self, found: Any) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -61,7 +89,7 @@ class ScopeState:
         }
 
 
-def _file(agent: ModuleType, scope: str, project: Path) -> Path:
+def _file(agent: SettingsHooks, scope: str, project: Path) -> Path:
     if scope not in agent.SCOPES:
         known = ", ".join(agent.SCOPES)
         raise UsageError(f"There is no scope '{scope}': use one of {known}.")
@@ -70,7 +98,7 @@ def _file(agent: ModuleType, scope: str, project: Path) -> Path:
 
 
 def install(
-    agent: ModuleType, scope: str, project: Path, backups: Path, wanted: settings.Wanted
+    agent: SettingsHooks, scope: str, project: Path, backups: Path, wanted: settings.Wanted
 ) -> Change:
     """Merge convgit's handlers (``wanted``, from the agent's ``wanted()``) into the settings
     file of ``scope``; nothing else changes. The handlers of another version, on other events,
@@ -90,7 +118,7 @@ def install(
     return dataclasses.replace(change, own=made)
 
 
-def uninstall(agent: ModuleType, scope: str, project: Path, backups: Path) -> Change:
+def uninstall(agent: SettingsHooks, scope: str, project: Path, backups: Path) -> Change:
     """Take convgit's handlers out of the settings file of ``scope``, and what that emptied.
     When nothing else changed in it since the install, the file gets its bytes back (or is
     removed, when the install made it)."""
@@ -100,13 +128,13 @@ def uninstall(agent: ModuleType, scope: str, project: Path, backups: Path) -> Ch
     cleaned = settings.remove(found.value, agent.is_ours)
     before = _before_install(agent, scope, found.path, backups)
     if cleaned != found.value:
-        exact = _as_before(before, cleaned, frozenset(getattr(agent, "OWN_KEYS", ())))
+        exact = _as_before(before, cleaned, agent.OWN_KEYS)
         if exact is not None:
             return _put_back(agent, scope, found, before, exact, backups)
     return _saved(agent, scope, found, cleaned, backups)
 
 
-def _before_install(agent: ModuleType, scope: str, path: Path, backups: Path) -> Path:
+def _before_install(agent: SettingsHooks, scope: str, path: Path, backups: Path) -> Path:
     import hashlib
 
     key = hashlib.sha1(str(path).encode()).hexdigest()[:12]
@@ -146,7 +174,7 @@ def _meaning(value: dict[str, Any], own: frozenset[str] = frozenset()) -> dict[s
 
 
 def _put_back(
-    agent: ModuleType,
+    agent: SettingsHooks,
     scope: str,
     found: settings.Settings,
     before: Path,
@@ -168,7 +196,7 @@ def _put_back(
 
 
 def _saved(
-    agent: ModuleType,
+    agent: SettingsHooks,
     scope: str,
     found: settings.Settings,
     value: dict[str, Any],
@@ -182,7 +210,7 @@ def _saved(
     return Change(agent.AGENT, scope, found.path, changed, events, kept)
 
 
-def status(agent: ModuleType, project: Path, events: dict[str, str | None]) -> list[ScopeState]:
+def status(agent: SettingsHooks, project: Path, events: dict[str, str | None]) -> list[ScopeState]:
     """convgit's hooks in every settings file of ``agent``, against the ``events`` (event ->
     matcher) this version installs; and whether their command would run here."""
     from convgit.agents import hook_command
@@ -214,7 +242,7 @@ def status(agent: ModuleType, project: Path, events: dict[str, str | None]) -> l
     return states
 
 
-def _in_order(agent: ModuleType, events: Any) -> list[str]:
+def _in_order(agent: SettingsHooks, events: Any) -> list[str]:
     """Event names in the order the agent module lists them, others after."""
     order = list(agent.ALL_EVENTS)
     return sorted(events, key=lambda e: (order.index(e) if e in order else len(order), e))

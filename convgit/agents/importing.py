@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -114,11 +114,17 @@ def mirror_agent_session(
     start: str | None,
     how: str,
     leaf: str | None = None,
+    copies: Mapping[str, str] | None = None,
+    skip: Sequence[str] = (),
 ) -> None:
     """Record that ``agent``'s session ``agent_session_id`` continues ``session``, from entry
-    ``start`` (``how``: "resume", "fork"…): its file is imported there, its turns a branch.
-    With ``leaf``, the active leaf moves there (files are not touched)."""
+    ``start`` (``how``: "resume", "handoff", "fork"…): its file is imported there, its turns a
+    branch. With ``leaf``, the active leaf moves there (files are not touched). ``copies``:
+    the entries the agent's importer makes of a file convgit wrote, each with the entry of the
+    session it stands for (``skip``: the keys of the records it keeps of it)."""
     record = schema.agent_session(agent, agent_session_id, start, how)
+    if copies is not None:
+        record.update(copies=dict(copies), skip=list(skip))
     moved = [] if leaf is None else [schema.leaf(session.conversation.resolve(leaf))]
     if (agent, agent_session_id) not in session.conversation.tree.agent_sessions:
         session.conversation.write(lambda: [record, *moved], builds_on_leaf=False)
@@ -142,16 +148,15 @@ def import_file(
     new is added; nothing is snapshotted. ``agent_session_id`` spares reading the whole
     file to learn it (the live hooks know it). Without ``agent``, the agent is recognised from
     the file's content; a file another agent wrote is refused (``recognise``)."""
-    from convgit.agents import reading as importing  # only imports need the importers
 
     if agent is not None:
-        importing.importer(agent)  # an unknown agent: refused before the file is read
+        registry.importer(agent)  # an unknown agent: refused before the file is read
     source = Path(source).absolute()
     whole = None
     if agent is None or agent_session_id is None:
         whole = _read_source(source, registry.title(agent or ""))
         agent = _recognised(agent, source, whole)
-    importer = importing.importer(agent)
+    importer = registry.importer(agent)
     if agent_session_id is None:
         assert whole is not None
         agent_session_id = importer.session_id(whole)
@@ -211,20 +216,31 @@ def import_source(
     outcome: dict[str, Any] = {}
 
     def build() -> list[dict[str, Any]]:
-        saved = session.conversation.tree.imports.get((importer.agent, name))
+        tree = session.conversation.tree
+        saved = tree.imports.get((importer.agent, name))
         data, cursor, before = _read_from(source, importer, saved, whole)
-        header = session.conversation.tree.header or {}
+        header = tree.header or {}
+        mirrored = agent_session or header.get("agentSession")
+        link = tree.agent_sessions.get((importer.agent, str(mirrored))) or {}
+        copies = link.get("copies") if isinstance(link.get("copies"), dict) else {}
         known = importing.Known(
-            session.conversation.tree.entries,
-            session.conversation.tree.kept,
-            agent_session or header.get("agentSession"),
+            _Copied(tree.entries, copies) if copies else tree.entries,
+            tree.kept,
+            mirrored,
             agent_sessions(session, importer.agent),
         )
         batch = importer.parse(data, cursor, known)
-        records, outcome["skipped"] = importing.fresh(batch.records, known)
+        found, leaf = batch.records, batch.leaf
+        if copies:
+            found, leaf = _through_copies(found, leaf, copies, frozenset(link.get("skip") or ()))
+        records, outcome["skipped"] = importing.fresh(found, known)
+        if importer.agent != header.get("agent"):  # another agent's turns: each names it
+            for record in records:
+                if "parentId" in record:
+                    record["agent"] = importer.agent
         _below_restore_note(session, records)
         new = [r["id"] for r in records if "parentId" in r]
-        leaf = batch.leaf if batch.leaf is not None else session.conversation.tree.leaf
+        leaf = leaf if leaf is not None else tree.leaf
         if new and leaf is not None and leaf != new[-1]:
             records.append(schema.leaf(leaf))  # appending alone would move it to new[-1]
         if records or batch.cursor.offset != cursor.offset:
@@ -257,6 +273,61 @@ def import_source(
 
 
 # -- small pure pieces ------------------------------------------------------------------------
+
+
+class _Copied(Mapping[str, Mapping[str, Any]]):
+    """The session's entries as an importer is to see them when it reads a file convgit wrote:
+    each entry it makes of what was written (``copies``) is there, as the entry it stands for
+    (without the text it was read from: the agent's record is another), so that what the agent
+    added below one hangs below the entry."""
+
+    def __init__(self, entries: Mapping[str, Mapping[str, Any]], copies: Mapping[str, str]) -> None:
+        self.entries, self.copies = entries, copies
+
+    def __getitem__(self, ident: str) -> Mapping[str, Any]:
+        if ident in self.entries:
+            return self.entries[ident]
+        found = self.entries[self.copies[ident]]
+        return {k: v for k, v in found.items() if k != "native"} | {"id": ident}
+
+    def __contains__(self, ident: object) -> bool:
+        return ident in self.entries or (
+            ident in self.copies and self.copies[ident] in self.entries  # type: ignore[index]
+        )
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+def _through_copies(
+    records: list[dict[str, Any]],
+    leaf: str | None,
+    copies: Mapping[str, str],
+    skip: frozenset[str],
+) -> tuple[list[dict[str, Any]], str | None]:
+    """What an importer made of a file convgit wrote, as this session holds it: the entries
+    and kept records of what was written left out (the session has them), and what hangs below
+    one of them hung below the entry it stands for."""
+    out = []
+    for record in records:
+        if "parentId" in record:
+            if record["id"] in copies:
+                continue
+            parent = record["parentId"]
+            if parent in copies:
+                record["parentId"] = copies[parent]
+        elif record.get("type") == "native":
+            if record["key"] in skip:
+                continue
+            if record.get("at") in copies:
+                record["at"] = copies[record["at"]]
+        elif record.get("type") == "label" and record.get("target") in copies:
+            record["target"] = copies[record["target"]]
+        out.append(record)
+    return out, copies.get(leaf, leaf) if leaf is not None else None
 
 
 def _below_restore_note(session: Session, records: list[dict[str, Any]]) -> None:

@@ -18,14 +18,40 @@ import hashlib
 import shlex
 import sys
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 from convgit.agents import settings
 from convgit.agents.hooks import Change
 from convgit.base import codec
 from convgit.base.errors import ConvgitError, RefusedError, UsageError
+
+
+class Table(Protocol):
+    """An agent whose configuration is a JSON file with a table of MCP servers: its ``mcp``
+    module, which ``InTable`` makes the agent's ``McpServer`` part (``protocol``)."""
+
+    @property
+    def AGENT(self) -> str: ...
+
+    @property
+    def SCOPES(self) -> Mapping[str, str]: ...
+
+    @property
+    def DEFAULT_SCOPE(self) -> str: ...
+
+    @property
+    def PROJECT_SCOPES(self) -> frozenset[str]: ...
+
+    @property
+    def TABLE(self) -> str: ...  # the key of the servers' table
+
+    def config_file(self, scope: str, project: Path) -> Path: ...
+
+    def entry(self, words: list[str], env: dict[str, str]) -> dict[str, Any]: ...
+
 
 NAME = "convgit"  # the server's name: its tools are mcp__convgit__search... in Claude Code
 REGISTERED = ["mcp"]  # what ``Change.events`` says once the server is in the file
@@ -52,7 +78,7 @@ def command(program: str | None, project: Path | None) -> tuple[list[str], dict[
     return [*words, *where, "mcp"], {}
 
 
-def _file(agent: ModuleType, scope: str, project: Path) -> Path:
+def _file(agent: Table, scope: str, project: Path) -> Path:
     if scope not in agent.SCOPES:
         known = ", ".join(agent.SCOPES)
         raise UsageError(f"There is no scope '{scope}' for --mcp: use one of {known}.")
@@ -65,9 +91,7 @@ def marker(backups: Path, agent: str, scope: str, path: Path) -> Path:
     return backups.parent / "settings-before-install" / f"{agent}-mcp-{scope}-{key}.json"
 
 
-def install(
-    agent: ModuleType, scope: str, project: Path, backups: Path, program: str | None
-) -> Change:
+def install(agent: Table, scope: str, project: Path, backups: Path, program: str | None) -> Change:
     """Put convgit's server in the servers' table of the agent's file of ``scope``."""
     path = _file(agent, scope, project)
     found = settings.load(path)
@@ -93,7 +117,7 @@ def install(
     return Change(agent.AGENT, scope, found.path, changed, REGISTERED, backup, own=own)
 
 
-def uninstall(agent: ModuleType, scope: str, project: Path, backups: Path) -> Change:
+def uninstall(agent: Table, scope: str, project: Path, backups: Path) -> Change:
     """Take convgit's server out of the agent's file of ``scope``, and what the install made."""
     path = _file(agent, scope, project)
     found = settings.load(path)
@@ -121,7 +145,7 @@ def uninstall(agent: ModuleType, scope: str, project: Path, backups: Path) -> Ch
     return Change(agent.AGENT, scope, found.path, True, [], backup, own=bool(created.get("file")))
 
 
-def registered(agent: ModuleType, scope: str, project: Path) -> bool:
+def registered(agent: Table, scope: str, project: Path) -> bool:
     """Whether convgit's server is in the agent's file of ``scope``."""
     try:
         found = settings.load(_file(agent, scope, project))
@@ -129,6 +153,35 @@ def registered(agent: ModuleType, scope: str, project: Path) -> bool:
         return False
     table = found.value.get(agent.TABLE)
     return isinstance(table, dict) and NAME in table
+
+
+@dataclass(frozen=True)
+class InTable:
+    """The MCP part of an agent whose server goes into its JSON configuration's table."""
+
+    table: Table
+
+    @property
+    def AGENT(self) -> str:
+        return self.table.AGENT
+
+    @property
+    def SCOPES(self) -> Mapping[str, str]:
+        return self.table.SCOPES
+
+    @property
+    def DEFAULT_SCOPE(self) -> str:
+        return self.table.DEFAULT_SCOPE
+
+    @property
+    def PROJECT_SCOPES(self) -> frozenset[str]:
+        return self.table.PROJECT_SCOPES
+
+    def install(self, scope: str, project: Path, backups: Path, program: str | None) -> Change:
+        return install(self.table, scope, project, backups, program)
+
+    def uninstall(self, scope: str, project: Path, backups: Path) -> Change:
+        return uninstall(self.table, scope, project, backups)
 
 
 def _bytes_before(path: Path, value: dict[str, Any]) -> bytes | None:

@@ -437,15 +437,6 @@ class Importer:
     fork_source: Callable[[bytes], ForkSource | None] = lambda data: None
 
 
-def importer(agent: str) -> Importer:
-    """The importer for ``agent``; a UsageError names the known agents."""
-    from convgit.agents import registry
-
-    unknown = "There is no importer for '{name}': use one of {known}."
-    found: Importer = registry.agent(agent, "reading", unknown=unknown).part("reading").IMPORTER
-    return found
-
-
 def checkpoint(
     agent: str, source: str, cursor: Cursor, head: bytes, before: bytes
 ) -> dict[str, Any]:

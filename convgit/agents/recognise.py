@@ -16,11 +16,11 @@ _BOM = b"\xef\xbb\xbf"
 
 def agent_of(data: bytes) -> str | None:
     """The name of the agent whose session file ``data`` is (each agent's ``reading.recognises``
-    asked in ``registry.FOLDERS`` order), or None when it shows no agent's marks."""
+    asked in the registry's order), or None when it shows no agent's marks."""
     data = data.removeprefix(_BOM)
     records = _first_records(data)
     for agent in registry.agents():
-        if agent.part("reading").recognises(records, data):
+        if agent.reading().recognises(records, data):
             return agent.name
     return None
 

@@ -1,68 +1,49 @@
-"""The agents convgit knows, one line each (``FOLDERS``), and what each can do, from the modules
-its folder holds. ``import``, ``export``, ``resume``, ``hooks``, ``hook``, the help texts and live
-recording all ask here; none keeps a list of its own.
+"""The agents convgit knows: every folder of ``convgit/agents/`` that holds an ``agent.py``,
+whose ``AGENT`` declares the agent and its parts (``convgit.agents.protocol``). ``import``,
+``export``, ``resume``, ``hooks``, ``hook``, the help texts and live recording all ask here; none
+keeps a list of its own.
 
-An agent is a folder of ``convgit/agents/`` whose ``__init__.py`` says its ``NAME`` (what people
-type and a session's header keeps) and ``TITLE`` (what people read), with these modules, each
-present only where the agent has the part:
-
-* ``reading``: ``IMPORTER`` (reads the agent's own session files into records, pure: bytes in,
-  records out; see ``convgit.agents.reading``) and ``recognises(records, data)`` (whether a file
-  shows this agent's marks and no other's). Every agent has it.
-* ``resume``: ``hand_back(session, target)``, what the agent resumes to continue at ``target``.
-* ``export``: ``export_file(header, path, kept)``, a path written as the agent's own file.
-* ``live``: the agent's hook events, settings file and handler (``convgit hooks``, ``convgit
-  hook``).
-* ``mcp``: where convgit's MCP server is registered in the agent's own configuration
-  (``convgit hooks install AGENT --mcp``, ``convgit.agents.mcp``).
-
-Modules are imported only when a part is asked for, so naming an agent costs no import of its
-reader.
+Adding an agent is adding its folder: the registry finds it, in ``Declaration.order`` (the order
+a file's agent is recognised in), and asks its declaration for each part. A part is imported
+only when asked for, so naming an agent costs no import of its reader.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
-from dataclasses import dataclass
+import pkgutil
 from functools import cache
-from types import ModuleType
+from typing import TYPE_CHECKING
 
+from convgit.agents.protocol import Declaration
 from convgit.base.errors import ConvgitError, UsageError
 
-# One line per agent. The order is the order a file is recognised in (``recognise.agent_of``).
-FOLDERS = ("codex", "pi", "qwen", "claude_code", "gemini", "opencode", "copilot")
+if TYPE_CHECKING:
+    from convgit.agents.protocol import Live, Reading
+    from convgit.agents.reading import Importer
+
 DEFAULT = "claude-code"  # a session whose header names no agent was recorded beside Claude Code
-PARTS = ("reading", "resume", "export", "live", "mcp")
-
-
-@dataclass(frozen=True)
-class Agent:
-    name: str
-    title: str
-    package: str
-
-    def has(self, part: str) -> bool:
-        return _exists(f"{self.package}.{part}")
-
-    def part(self, part: str) -> ModuleType:
-        return importlib.import_module(f"{self.package}.{part}")
+DECLARATION = "agent"  # the module of an agent's folder that declares it (its ``AGENT``)
 
 
 @cache
-def _exists(module: str) -> bool:
-    return importlib.util.find_spec(module) is not None
+def agents() -> tuple[Declaration, ...]:
+    """Every agent, in the order a file's agent is recognised in."""
+    import convgit.agents as package
 
-
-@cache
-def agents() -> tuple[Agent, ...]:
-    """Every agent, in ``FOLDERS`` order."""
     found = []
-    for folder in FOLDERS:
-        package = f"{__package__}.{folder}"
-        module = importlib.import_module(package)
-        found.append(Agent(module.NAME, module.TITLE, package))
-    return tuple(found)
+    for module in pkgutil.iter_modules(package.__path__):
+        if not module.ispkg:
+            continue
+        folder = f"{package.__name__}.{module.name}"
+        if importlib.util.find_spec(f"{folder}.{DECLARATION}") is None:
+            continue  # a folder of shared machinery (``live``), not an agent
+        declared = importlib.import_module(f"{folder}.{DECLARATION}").AGENT
+        if not isinstance(declared, Declaration):
+            raise TypeError(f"{folder}.{DECLARATION}.AGENT is not a Declaration")
+        found.append(declared)
+    return tuple(sorted(found, key=lambda agent: (agent.order, agent.name)))
 
 
 def names(part: str = "reading") -> list[str]:
@@ -85,7 +66,7 @@ def agent(
     *,
     unknown: str = "convgit knows no agent '{name}' here: use one of {known}.",
     error: type[ConvgitError] = UsageError,
-) -> Agent:
+) -> Declaration:
     """The agent called ``name`` that has ``part``; otherwise ``error`` saying ``unknown``
     (``{name}`` and ``{known}``, the agents that have the part, filled in)."""
     for found in agents():
@@ -99,8 +80,21 @@ def listing(part: str = "reading") -> str:
     return ", ".join(names(part))
 
 
-def integration(name: str) -> ModuleType:
-    """The ``live`` module of the agent ``name`` (its hooks); a UsageError names the agents
+def reading(name: str) -> Reading:
+    """The ``reading`` part of the agent ``name``; a UsageError names the known agents."""
+    return agent(name).reading()
+
+
+def importer(name: str) -> Importer:
+    """The importer for ``name``; a UsageError names the known agents."""
+    unknown = "There is no importer for '{name}': use one of {known}."
+    return agent(name, unknown=unknown).reading().IMPORTER
+
+
+def integration(name: str) -> Live:
+    """The ``live`` part of the agent ``name`` (its hooks); a UsageError names the agents
     convgit runs beside."""
     unknown = "convgit does not run beside '{name}': use one of {known}."
-    return agent(name, "live", unknown=unknown).part("live")
+    live = agent(name, "live", unknown=unknown).live
+    assert live is not None
+    return live()

@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from convgit.agents import importing as session_import
 from convgit.agents import reading, registry
@@ -23,6 +23,9 @@ from convgit.base.errors import NotFoundError, RefusedError
 from convgit.conversation import branching
 from convgit.session import Session
 from convgit.session.restoring import RestoreResult
+
+if TYPE_CHECKING:
+    from convgit.agents.protocol import Resuming, Written
 
 
 @dataclass(frozen=True)
@@ -58,19 +61,6 @@ class Resumed:
         return found
 
 
-@dataclass(frozen=True)
-class Written:
-    """What the agent resumes: ``data`` written to ``path`` (None: nothing to write, the agent
-    reaches the path in its own file at ``path``), with ``command``."""
-
-    session: str
-    path: Path
-    data: bytes | None
-    command: str
-    at: str | None = None
-    keep_newest: bool = False  # the newest file in path's folder stays the newest
-
-
 def resume(
     session: Session,
     ref: str,
@@ -79,28 +69,21 @@ def resume(
     restore: bool = False,
     confirm: Callable[[RestoreResult], None] | None = None,
 ) -> Resumed:
-    """Hand the path from the root to ``ref`` to ``agent``: the command of its own that
-    reaches it, else a new session file of the agent's holding exactly that path, from the
-    records it was imported from; when the agent resumes, its turns continue here as a new
-    branch below ``ref``. The active leaf moves to ``ref``; the files
+    """Hand the path from the root to ``ref`` to ``agent``, whichever agents recorded it: the
+    command of its own that reaches it, else a new session file of the agent's holding exactly
+    that path (from the records it was imported from, when the path is the agent's own; else
+    written by the agent's writer, ``convgit.agents.writing``); when the agent resumes, its turns
+    continue here as a new branch below ``ref``. The active leaf moves to ``ref``; the files
     change only with ``restore`` (to ``ref``'s nearest snapshot, saved first, as ``convgit
     restore`` does; ``confirm`` is shown what it would change first, and raises to stop
-    before anything is written). Refused for a session of another agent, and for a path the
-    agent cannot hold."""
+    before anything is written). Refused for a path the agent cannot hold (one that would
+    split a call from its result)."""
     unknown = "convgit cannot hand a session back to '{name}': it resumes in {known}."
     found = registry.agent(agent, "resume", unknown=unknown, error=RefusedError)
-    title = found.title
     target = session.conversation.resolve(
         ref
     )  # a REF that names nothing is refused first, whatever the agent
-    header = session.conversation.tree.header or {}
-    if header.get("agent") != agent:
-        raise RefusedError(
-            f"Session {session.id} does not mirror {registry.a(title)} session, so there is nothing"
-            f" {title} could resume.",
-            f"convgit sessions  (the ones with agent {agent})",
-        )
-    written: Written = found.part("resume").hand_back(session, target)
+    written = _written(session, target, agent, found.resume)
     if restore:
         nearest = session.track.nearest_snapshot(target)
         gone = session.track.let_go_above(target)
@@ -122,9 +105,11 @@ def resume(
         _write_new(written.path, written.data)
         if newest is not None:
             _make_older(written.path, newest)
+        how = "resume" if written.copies is None else "handoff"
         session_import.mirror_agent_session(
-            session, agent, written.session, start=target, how="resume", leaf=target
-        )
+            session, agent, written.session, start=target, how=how, leaf=target,
+            copies=written.copies, skip=written.skip,
+        )  # fmt: skip
     restored = None
     if restore:
         nearest = session.track.nearest_snapshot(target)
@@ -138,6 +123,32 @@ def resume(
         target, agent, written.session, written.path, written.command, lines, restored,
         written=written.data is not None, at=written.at,
     )  # fmt: skip
+
+
+def _written(
+    session: Session, target: str, agent: str, resume: Callable[[], Resuming] | None
+) -> Written:
+    """What the agent resumes: where the path is the agent's own (every entry on it read from
+    the agent's files, or convgit's own), the agent's own way back in, byte for byte
+    (``hand_back``); else, or when that way cannot hold the path, the path written by the
+    agent's writer."""
+    from convgit.agents import writing
+
+    tree = session.conversation.tree
+    header = tree.header or {}
+    path = [tree.entries[ident] for ident in tree.path(target)]
+    own = header.get("agent") == agent and all(
+        writing.agent_of(record, header) in (agent, None) for record in path
+    )
+    if not own or resume is None:
+        return writing.hand_over(session, target, agent)
+    try:
+        return resume().hand_back(session, target)
+    except (RefusedError, NotFoundError) as refused:
+        try:  # the writer holds what the agent's own way back cannot (a file it no longer has)
+            return writing.hand_over(session, target, agent)
+        except RefusedError:
+            raise refused from None  # the agent's own reason is the one to read
 
 
 def _compare_from(session: Session, agent: str, agent_session: str) -> None:

@@ -12,11 +12,41 @@ from typing import Any
 __all__ = ["app", "main"]
 
 
+# command (or group) -> the module of ``convgit.cli`` that registers it: a command imports its
+# own module alone (tests/test_startup.py holds this to what each module registers); help,
+# completion and anything unknown import them all, in this order (``convgit --help``'s)
+COMMANDS = {
+    **dict.fromkeys(("init", "user", "assistant", "tool", "append", "system"), "writing"),
+    **dict.fromkeys(("import", "export", "hooks", "hook", "resume"), "agents"),
+    **dict.fromkeys(
+        ("log", "tree", "show", "context", "use", "branches", "html", "search"), "reading"
+    ),
+    **dict.fromkeys(("sessions", "gc"), "sessions"),
+    **dict.fromkeys(("switch", "fork", "edit", "retry", "label", "name"), "moves"),
+    **dict.fromkeys(("fsck", "repair", "redact", "demo"), "maintenance"),
+    **dict.fromkeys(
+        ("status", "snapshot", "snapshots", "restore", "restores", "diff", "worktree", "run"),
+        "files",
+    ),
+    "completion": "completion",
+    "ui": "ui",
+    **dict.fromkeys(
+        ("share", "unshare", "push", "fetch", "pull", "why", "git-hook", "blame", "attribution"),
+        "sharing",
+    ),
+    "mcp": "mcp",
+    "recorder": "recorder",
+}
+MODULES = tuple(dict.fromkeys(COMMANDS.values()))
+
+
 def main() -> None:
     """Run the command line (``convgit.__main__`` calls it for what it does not run lean)."""
-    _register_commands()
+    import sys
+
     from convgit.cli import program
 
+    _register_commands(program.command_named(sys.argv[1:]) or program.completed_command())
     program.main()
 
 
@@ -30,9 +60,10 @@ def __getattr__(name: str) -> Any:
     return program.app
 
 
-def _register_commands() -> None:
-    # in this order in `convgit --help`
-    from convgit.cli import writing, agents, reading, sessions  # noqa: F401, I001
-    from convgit.cli import moves, maintenance, files, completion, ui  # noqa: F401
-    from convgit.cli import sharing, mcp  # noqa: F401
-    from convgit.cli import recorder  # noqa: F401
+def _register_commands(command: str | None = None) -> None:
+    """Import the module that registers ``command`` (None, or one it does not know: every
+    module, for the whole app)."""
+    import importlib
+
+    for module in (COMMANDS[command],) if command in COMMANDS else MODULES:
+        importlib.import_module(f"convgit.cli.{module}")

@@ -1,15 +1,13 @@
 """Beside an agent: ``import`` and ``export`` of its session files, ``hooks`` and ``hook``
 (recording it live), ``resume`` (handing a path back to it)."""
 
-import functools
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from convgit.agents import importing as session_import
 from convgit.agents import registry
 from convgit.base.errors import ConvgitError, NotFoundError, RefusedError, UsageError
 from convgit.cli.output import output_failed, show
@@ -21,6 +19,9 @@ from convgit.cli.program import (
     options,
     out,
 )
+
+if TYPE_CHECKING:
+    from convgit.agents.protocol import Live, OwnHooks, SettingsHooks
 
 
 @command("import")
@@ -49,6 +50,8 @@ def import_cmd(
         if agent in registry.names() and not Path(agent).exists():
             raise UsageError(f"Give the {agent} file to import.", f"convgit import {agent} FILE")
         chosen, file = None, Path(agent)
+    from convgit.agents import importing as session_import
+
     results = session_import.import_file(
         chosen, file, options.directory, store_dir=options.store, fsync=options.fsync
     )
@@ -66,7 +69,7 @@ def import_cmd(
 def export_cmd(
     ref: Annotated[str | None, typer.Argument(help="The path's last entry (default: @).")] = None,
     format: Annotated[
-        str, typer.Option("--format", help=f"The agent: {registry.listing('export')}.")
+        str, typer.Option("--format", help=f"The agent: {registry.listing('writing')}.")
     ] = "",
     output: Annotated[
         Path | None,
@@ -76,19 +79,23 @@ def export_cmd(
         bool, typer.Option("--force", help="Replace the file -o names if it exists.")
     ] = False,
 ) -> None:
-    """The root-to-REF path as another agent's session file, which that agent continues
-    (`pi --session FILE`). Entries imported from it are written back byte for byte."""
+    """The root-to-REF path as an agent's own session, which that agent continues (`pi
+    --session FILE`; OpenCode's: `opencode import FILE`), whichever agents recorded it. Entries
+    imported from that agent are written back byte for byte where it has them; another
+    agent's tool calls are the agent's own counterparts (docs/handoff.md)."""
+    from convgit.agents import writing
+
     if not format:
-        known = registry.listing("export")
+        known = registry.listing("writing")
         raise UsageError(f"Say which agent's format to write: --format {known}.")
     unknown = "Unknown export format '{name}': use --format {known}."
-    exporter = registry.agent(format, "export", unknown=unknown).part("export")
+    registry.agent(format, "writing", unknown=unknown)
 
     session = open_session()
     path = session.conversation.records(ref)
     if not path:
         raise NotFoundError("The session has no entries to export.", 'convgit user "..."')
-    data = exporter.export(session.conversation.header(), path, session.conversation.kept())
+    data = writing.export(session, ref, format)
     if output is None:
         try:
             sys.stdout.buffer.write(data)
@@ -99,7 +106,8 @@ def export_cmd(
     from convgit.cli import newfile
 
     newfile.write(output, data, command="convgit export", force=force)
-    show(f"wrote {len(path)} entries, root to {path[-1]['id']}, to {output} ({exporter.WRITES})")
+    wrote = writing.writer(format).WRITES
+    show(f"wrote {len(path)} entries, root to {path[-1]['id']}, to {output} ({wrote})")
 
 
 hooks_app = typer.Typer(
@@ -140,26 +148,22 @@ def _mcp_change(
     """``hooks install|uninstall AGENT --mcp``: convgit's MCP server registered in (or taken
     out of) the agent's configuration; nothing else in it changes."""
     from convgit.agents import exclude
-    from convgit.agents import mcp as servers
     from convgit.text import reports
 
     unknown = "convgit's MCP server has no place in '{name}': --mcp takes {known}."
-    part = registry.agent(agent, "mcp", unknown=unknown).part("mcp")
-    scope = scope or str(part.DEFAULT_SCOPE)
+    declared = registry.agent(agent, "mcp", unknown=unknown).mcp
+    assert declared is not None
+    part = declared()
+    scope = scope or part.DEFAULT_SCOPE
     project = _project()
-    # the agent's own install and uninstall (a TOML table, an extension file), else the
-    # server merged into the table of its JSON configuration
-    own = hasattr(part, "install")
     if remove:
-        gone = part.uninstall if own else functools.partial(servers.uninstall, part)
-        change = gone(scope, project, _backups(scope))
+        change = part.uninstall(scope, project, _backups(scope))
         if change.changed:
             exclude.let_back_into_git(project, change.path, _excluded_record(scope))
     else:
-        put = part.install if own else functools.partial(servers.install, part)
-        change = put(scope, project, _backups(scope), program)
+        change = part.install(scope, project, _backups(scope), program)
     excluded = None
-    if not remove and change.own and scope in getattr(part, "PROJECT_SCOPES", ()):
+    if not remove and change.own and scope in part.PROJECT_SCOPES:
         excluded = exclude.keep_out_of_git(project, change.path, _excluded_record(scope))
     if json:
         out(change.to_json() if remove else {**change.to_json(), "excluded": excluded})
@@ -169,9 +173,9 @@ def _mcp_change(
         show(f"added {excluded} to .git/info/exclude (git ignores it, a file of convgit's)")
 
 
-def _scope(integration: Any, scope: str | None) -> str:
-    """The scope given, else the agent's default (``local`` where it has one)."""
-    return scope or str(getattr(integration, "DEFAULT_SCOPE", "local"))
+def _scope(integration: "Live", scope: str | None) -> str:
+    """The scope given, else the agent's default."""
+    return scope or integration.DEFAULT_SCOPE
 
 
 def _project() -> Path:
@@ -195,9 +199,9 @@ def _backups(scope: str) -> Path:
     return location.root / "backups"
 
 
-def _committed(integration: Any) -> frozenset[str]:
+def _committed(integration: "Live") -> frozenset[str]:
     """The agent's scopes whose file is meant to be committed (never kept out of git)."""
-    return frozenset(getattr(integration, "COMMITTED_SCOPES", frozenset()))
+    return integration.COMMITTED_SCOPES
 
 
 def _excluded_record(scope: str) -> Path:
@@ -217,12 +221,19 @@ def _location() -> Any:
     return locate(options.directory, options.store, per_user=True)
 
 
-def _own_hooks(name: str) -> Any:
+def _own_hooks(name: str) -> "OwnHooks | None":
     """The agent's ``hooks`` part, when its hooks install their own way (pi's extension,
     Codex's trust): ``install``, ``uninstall`` and ``status``; None for a settings file
     ``convgit.agents.hooks`` merges alone (Claude Code)."""
     found = registry.agent(name, "live")
-    return found.part("hooks") if found.has("hooks") else None
+    return None if found.hooks is None else found.hooks()
+
+
+def _settings(name: str) -> "SettingsHooks":
+    """The agent's ``settings`` part: its hooks are handlers in a settings file."""
+    found = registry.agent(name, "live").settings
+    assert found is not None, f"{name} declares neither hooks nor settings"
+    return found()
 
 
 @command("install", group=hooks_app)
@@ -267,8 +278,9 @@ def hooks_install(
     if own is not None:
         change = own.install(scope, project, _backups(scope), program, _tool_snapshots())
     else:
-        wanted = integration.wanted(program, _tool_snapshots())
-        change = hooks.install(integration, scope, project, _backups(scope), wanted)
+        merged = _settings(agent)
+        wanted = merged.wanted(program, _tool_snapshots())
+        change = hooks.install(merged, scope, project, _backups(scope), wanted)
     excluded = None
     if scope == "local" or (change.own and scope not in _committed(integration)):
         from convgit.agents import exclude
@@ -314,7 +326,7 @@ def hooks_uninstall(
     if own is not None:
         change = own.uninstall(scope, _project(), _backups(scope))
     else:
-        change = hooks.uninstall(integration, scope, _project(), _backups(scope))
+        change = hooks.uninstall(_settings(agent), scope, _project(), _backups(scope))
     if change.changed:  # the line the install added to info/exclude for convgit's own file
         from convgit.agents import exclude
 
@@ -343,13 +355,12 @@ def hooks_status(
     tool_snapshots = _tool_snapshots()
     found = {}
     for name in [registry.integration(agent).AGENT] if agent else registry.names("live"):
-        integration = registry.integration(name)
         own = _own_hooks(name)
         if own is not None:
             found[name] = own.status(_project(), tool_snapshots)
         else:
-            events = integration.events(tool_snapshots)
-            found[name] = hooks.status(integration, _project(), events)
+            merged = _settings(name)
+            found[name] = hooks.status(merged, _project(), merged.events(tool_snapshots))
     root = _location().root
     log = hook.log_path(root)
     report = hook.read_log(log)

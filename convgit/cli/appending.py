@@ -1,16 +1,27 @@
-"""``convgit append``: entries from stdin, one JSON object per line. A harness runs it every
-turn, so ``python -m convgit append`` starts here without typer (``convgit.__main__``'s lean
-table), as the hook handler does; the typer command (``convgit -s SID append``) calls the same
-``append``. Arguments this entry does not know go to the typer app, which names the mistake."""
+"""Appending from the command line: ``convgit append`` (entries from stdin, one JSON object per
+line), ``convgit user`` and ``convgit assistant`` (one message, its turn's files snapshotted). A
+harness runs them every turn, so ``python -m convgit append|user|assistant`` starts here without
+typer (``convgit.__main__``'s lean table), as the hook handler does; the typer commands
+(``convgit -s SID user ...``) call the same functions. Arguments these entries do not know go to
+the typer app, which names the mistake."""
 
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from convgit.base import codec
-from convgit.base.errors import ConvgitError, InvalidEntryError, UsageError
+from convgit.base.errors import (
+    ConvgitError,
+    InvalidEntryError,
+    SignalReceived,
+    StoppedError,
+    UsageError,
+    signal_name,
+)
 from convgit.cli import output
+from convgit.cli.opening import open_session as opened
 from convgit.session import Session
 from convgit.session.appending import caller_id
 
@@ -62,9 +73,51 @@ def run(args: list[str]) -> int | None:
     if parsed is None:
         return None
     ident, json = parsed
+    return _lean(lambda: append(ident, json, lambda: Session.open(Path("."))))
+
+
+def run_user(args: list[str]) -> int | None:
+    """``convgit user TEXT [--id ID] [--force] [--json]`` without typer (None: see ``run``)."""
+    return _message("user", args)
+
+
+def run_assistant(args: list[str]) -> int | None:
+    """``convgit assistant TEXT [--id ID] [--force] [--json]`` without typer."""
+    return _message("assistant", args)
+
+
+def _message(role: str, args: list[str]) -> int | None:
+    """The text and options of ``user``/``assistant`` as the typer command takes them, run;
+    None for anything else (no text, two, an option it does not know)."""
+    text: str | None = None
+    ident, force, json = None, False, False
+    words = iter(args)
+    for word in words:
+        if word == "--json":
+            json = True
+        elif word == "--force":
+            force = True
+        elif word == "--id":
+            given = next(words, None)
+            if given is None:
+                return None
+            ident = output.utf8(given)
+        elif word.startswith("--id="):
+            ident = output.utf8(word[len("--id=") :])
+        elif text is None and (word == "-" or not word.startswith("-")):
+            text = output.utf8(word)
+        else:
+            return None
+    if text is None:
+        return None
+    said = text
+    return _lean(lambda: message(role, said, ident, force, json, opened))
+
+
+def _lean(work: Callable[[], None]) -> int:
     closed = output.occupy_closed_stdout()
     try:
-        append(ident, json, lambda: Session.open(Path(".")))
+        work()
     except ConvgitError as exc:
         output.error(exc)
         return exc.exit_code
@@ -76,6 +129,85 @@ def run(args: list[str]) -> int | None:
     finally:
         output.flush(closed)
     return 0
+
+
+def message(
+    role: str,
+    text: str,
+    ident: str | None,
+    force: bool,
+    json: bool,
+    open_session: Callable[[], Session],
+) -> None:
+    """``convgit user`` and ``convgit assistant``: append one message at the active leaf (a
+    reply snapshots the files), then show it."""
+    session = open_session()
+    said = text_of(text)
+    write = session.append.user if role == "user" else session.append.assistant
+    made = appending(session, lambda: write(said, force=force, ident=ident).id, open_session)
+    appended(session, made, json)
+
+
+def appended(session: Session, ident: str, json: bool) -> None:
+    """Show an appended entry and its snapshot; a snapshot that could not be taken is a
+    warning (the entry is recorded: the command succeeds, so a retry adds nothing)."""
+    snap = session.track.sidecar.snapshots.get(ident)
+    failed = session.append.snapshot_error
+    if failed is not None:
+        output.warn(f"convgit: warning: the files were not snapshotted: {failed}")
+    elsewhere = session.append.files_from
+    if json:
+        value = session.conversation.record(ident)
+        value["snapshot"] = {"error": failed} if failed else snap.to_json() if snap else None
+        value["files_from"] = None if elsewhere is None else elsewhere.to_json()
+        output.write_line(codec.dumps(value))
+        return
+    from convgit.text import render
+
+    output.show(
+        render.entry_line(session.view(), ident, on_path=ident == session.conversation.leaf)
+    )
+    if session.append.note is not None:
+        output.show(render.note_line(session.view(), session.append.note))
+    if snap is not None and failed is None:
+        output.show(*render.snapshot_words(snap, names=render.Names(session.view())))
+    if elsewhere is not None:
+        output.show(elsewhere.words)
+
+
+def text_of(text: str) -> str:
+    """The text argument, or stdin for ``-`` (texts longer than a command line allows)."""
+    if text != "-":
+        return text
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidEntryError("The text on stdin is not UTF-8; nothing was appended.") from None
+
+
+def appending(session: Session, append: Callable[[], str], reopen: Callable[[], Session]) -> str:
+    """``append()`` (which records an entry, then snapshots the files): stopped by SIGINT,
+    SIGTERM or SIGHUP, it says in one sentence whether the entry was recorded (``reopen``
+    reads the session again to know)."""
+    from convgit.base.process_groups import stopping_on_signals
+
+    leaf = session.conversation.leaf
+    try:
+        with stopping_on_signals():
+            return append()
+    except (SignalReceived, KeyboardInterrupt) as exc:
+        signum = exc.signum if isinstance(exc, SignalReceived) else signal.SIGINT
+        if reopen().conversation.leaf != leaf:
+            left = (
+                "the entry was recorded and its snapshot was not (`convgit snapshot` records"
+                " the files now)"
+            )
+        else:
+            left = "nothing was recorded"
+        raise StoppedError(
+            signum, f"Interrupted by {signal_name(signum)}: {left}; no file was changed."
+        ) from None
 
 
 def _parsed(args: list[str]) -> tuple[str | None, bool] | None:

@@ -5,7 +5,7 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -28,7 +28,9 @@ from convgit.cli.program import (
     out,
 )
 from convgit.conversation.refs import LEAF, WORKING_TREE
-from convgit.session import Session
+
+if TYPE_CHECKING:
+    from convgit.session import Session
 
 
 @command()
@@ -132,7 +134,7 @@ def snapshot(
         show(*render.snapshot_words(snap, unchanged=unchanged, names=render.Names(session.view())))
 
 
-def _confirm_replacing(session: Session, target: str, old: str) -> None:
+def _confirm_replacing(session: "Session", target: str, old: str) -> None:
     """Ask before the files now replace the snapshot of ``target``, an entry other than the
     leaf (they may be another turn's files); nothing to ask when they are that snapshot's."""
     from convgit.conversation.shortids import ShortIds
@@ -237,7 +239,7 @@ def restore(
         show(*render.restore_words(result, render.Names(session.view())))
 
 
-def _from_here(session: Session, paths: list[str]) -> list[str]:
+def _from_here(session: "Session", paths: list[str]) -> list[str]:
     """``--path`` values, relative to the folder convgit runs in (as git reads pathspecs), as
     paths relative to the worktree's root (a path outside it keeps its ``..`` and is refused).
     A path that reaches the tree only through a symlink outside it (``$PWD/file`` in a folder
@@ -324,7 +326,7 @@ def diff(
         show("\n".join(render.changes_lines(changes, name_only=name_only)) or "no changes")
 
 
-def _context_snapshot(session: Session) -> str:
+def _context_snapshot(session: "Session") -> str:
     """The entry whose snapshot ``status`` compares the files with: the nearest on the
     context's path, at or above the active leaf."""
     session.track.workspace()  # outside git: the one sentence every workspace command says
@@ -338,7 +340,7 @@ def _context_snapshot(session: Session) -> str:
 
 
 def write_git_diff(
-    session: Session, a: str | None, b: str | None, *, patch: bool, stat: bool = False
+    session: "Session", a: str | None, b: str | None, *, patch: bool, stat: bool = False
 ) -> None:
     """Print git's diff (``-p``), summary (``--stat``) or both between two sides, in colour and
     as wide as the terminal only on one; a file one side left out is named on stderr."""

@@ -3,7 +3,7 @@ rewrites history) and the ``demo``."""
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,7 +17,9 @@ from convgit.cli.program import (
     options,
     out,
 )
-from convgit.session import Session
+
+if TYPE_CHECKING:
+    pass
 
 
 @command()
@@ -124,6 +126,7 @@ def redact(
     """Replace every match of PATTERN with [redacted] in the session's history, keeping every
     id and the tree's shape, and leave no copy of it in the store (with --snapshots, in its
     snapshot commits either). The one command that rewrites history."""
+    from convgit.session import Session
     from convgit.session import redact as redacting
     from convgit.session.scrub import Scrubber
     from convgit.text import reports

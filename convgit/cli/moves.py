@@ -16,9 +16,9 @@ from convgit.cli.program import (
     positive,
 )
 from convgit.conversation.refs import LEAF
-from convgit.session import Session
 
 if TYPE_CHECKING:
+    from convgit.session import Session
     from convgit.text.render import Styled
 
 
@@ -50,7 +50,7 @@ def switch(
     _moved(session, leaf, json, "switched to")
 
 
-def _moved(session: Session, leaf: str, json: bool, verb: str) -> None:
+def _moved(session: "Session", leaf: str, json: bool, verb: str) -> None:
     if json:  # fork --new-session prints the same keys
         out(
             {

@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 import typer.core
@@ -21,7 +21,9 @@ from convgit.cli import output, pager
 from convgit.cli.grouping import Grouped
 from convgit.cli.notation import Command
 from convgit.cli.output import output_failed, show
-from convgit.session import Session
+
+if TYPE_CHECKING:
+    from convgit.session import Session
 
 
 class CommandAfterDashes(Command):
@@ -81,14 +83,11 @@ options = Options()
 
 
 def _version(asked: bool) -> None:
+    """``--version`` where ``convgit.__main__`` did not take it first (``app`` called itself)."""
     if asked:
-        from importlib.metadata import PackageNotFoundError, version
+        from convgit.cli import version
 
-        try:
-            number = version("convgit")
-        except PackageNotFoundError:  # run from a source tree that was never installed
-            number = "(not installed)"
-        typer.echo(f"convgit {number}")
+        typer.echo(version.words())
         raise typer.Exit(0)
 
 
@@ -187,37 +186,18 @@ def fail(exc: ConvgitError) -> None:
     raise typer.Exit(exc.exit_code)
 
 
-def open_session(create: bool = False, *, tell_hooks: bool = True) -> Session:
-    """The session the command works on. ``tell_hooks``: events of an agent's hooks that ran
-    no convgit since the last command (``hook_failures.take_not_run``) are named on stderr,
-    once (``status`` names them among the rest)."""
-    session = Session.open(
+def open_session(create: bool = False, *, tell_hooks: bool = True) -> "Session":
+    """The session the command works on, as the global options name it (``opening``)."""
+    from convgit.cli import opening
+
+    return opening.open_session(
         options.directory,
         create=create,
         session=options.session,
-        store_dir=options.store,
+        store=options.store,
         fsync=options.fsync,
+        tell_hooks=tell_hooks,
     )
-    if tell_hooks:
-        _hooks_not_run(session.location.root)
-    return session
-
-
-def _hooks_not_run(root: Path) -> None:
-    """Name, on stderr, the hook events that ran no convgit, which the agent's command kept in
-    the store (a stat when there are none: every command asks)."""
-    from convgit.agents import hook_failures
-
-    if not (root / hook_failures.NOT_RUN).exists():
-        return
-    from convgit.text import reports
-
-    try:
-        taken = hook_failures.take_not_run(root)
-    except OSError:
-        return
-    for line in reports.not_run_words(taken):
-        typer.echo(line, err=True)
 
 
 def echo(text: str) -> None:
@@ -233,7 +213,7 @@ def out(value: Any) -> None:
     echo(codec.dumps(value))
 
 
-def boundary(session: Session) -> None:
+def boundary(session: "Session") -> None:
     """End a move in the conversation with the line that says the files did not change."""
     from convgit.text import render
 
@@ -266,7 +246,7 @@ PROGRAM = "convgit"  # the name in usage lines and completion, also under `pytho
 COMPLETE_VAR = "_CONVGIT_COMPLETE"  # the variable a completion script sets (`convgit completion`)
 
 
-def _command_named(args: list[str]) -> str | None:
+def command_named(args: list[str]) -> str | None:
     """The command word of a command line (the first word that is no global option)."""
     words = iter(args)
     for word in words:
@@ -281,7 +261,7 @@ def main() -> None:
     """The console script: runs one command; an output that cannot be written (a closed or full
     stdout) is one sentence on stderr and exit code 1, never a traceback."""
     closed = output.occupy_closed_stdout()
-    pager.start(sys.argv[1:], _command_named(sys.argv[1:]), _GLOBAL_WITH_VALUE)
+    pager.start(sys.argv[1:], command_named(sys.argv[1:]), _GLOBAL_WITH_VALUE)
     try:
         try:
             _run()
@@ -295,10 +275,41 @@ def main() -> None:
         pager.finish()
 
 
+def completed_command() -> str | None:
+    """The command word a shell's completion request has before the word it completes (None:
+    no request, or the command word itself is being completed): a TAB after it builds that
+    command's module alone. Read as typer's completion classes read the request (bash's
+    COMP_WORDS and COMP_CWORD, zsh's and fish's _TYPER_COMPLETE_ARGS)."""
+    if COMPLETE_VAR not in os.environ:
+        return None
+    if "COMP_WORDS" in os.environ:  # bash
+        words = _split(os.environ["COMP_WORDS"])
+        try:
+            before = words[1 : int(os.environ.get("COMP_CWORD", ""))]
+        except ValueError:
+            return None
+    else:  # zsh and fish: the line, the word being completed last unless a space ends it
+        line = os.environ.get("_TYPER_COMPLETE_ARGS", "")
+        before = _split(line)[1:]
+        if before and not line.endswith(" "):
+            before = before[:-1]
+    return command_named(before)
+
+
+def _split(line: str) -> list[str]:
+    """A command line's words as the shell gives them (a quote left open: split at spaces)."""
+    import shlex
+
+    try:
+        return shlex.split(line)
+    except ValueError:
+        return line.split()
+
+
 def _run() -> None:
     # Building every command's parser costs more than running most commands: build an app with
     # just the one asked for (help, errors and anything unknown get the whole app).
-    register = _REGISTER.get(_command_named(sys.argv[1:]) or "")
+    register = _REGISTER.get(command_named(sys.argv[1:]) or "")
     if register is None:
         if COMPLETE_VAR in os.environ:  # a shell asks for completions (`convgit completion`)
             from typer._completion_classes import completion_init

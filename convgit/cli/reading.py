@@ -4,7 +4,7 @@
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -20,7 +20,9 @@ from convgit.cli.program import (
     positive,
 )
 from convgit.conversation.refs import LEAF, is_saved_ref
-from convgit.session import Session
+
+if TYPE_CHECKING:
+    from convgit.session import Session
 
 
 @command()
@@ -52,11 +54,11 @@ def log(
     show(*render.log_lines(session.view(), ids, _files_at(session)))
 
 
-def _records(session: Session, ids: list[str]) -> list[dict[str, Any]]:
+def _records(session: "Session", ids: list[str]) -> list[dict[str, Any]]:
     return [session.conversation.record(i) for i in ids]
 
 
-def _files_at(session: Session) -> str | None:
+def _files_at(session: "Session") -> str | None:
     """The entry whose snapshot the files are at (None: none, or no workspace track)."""
     if session.track.sidecar.snapshots and session.location.git is not None:
         return session.snapshots.status().matches
@@ -139,7 +141,7 @@ def _columns_asked() -> int | None:
     return int(value) if value.isascii() and value.isdigit() and int(value) >= 40 else None
 
 
-def _both_tracks(session: Session, stable: bool, width: int | None) -> None:
+def _both_tracks(session: "Session", stable: bool, width: int | None) -> None:
     """``tree --files``: the tree beside the workspace track (``text.tracks``)."""
     from convgit.text import sessionpage, tracks
 
@@ -390,7 +392,7 @@ def html_cmd(
     """Write one self-contained HTML page of both tracks: the tree beside the snapshots, each
     entry in full, the files changed at each snapshot, comparisons, restores."""
     from convgit.cli import newfile
-    from convgit.session import collecting
+    from convgit.session import Session, collecting
     from convgit.text import html, render, reports, sessionpage
 
     session = Session.open(

@@ -420,8 +420,8 @@ def attribution_rewrite(
     targets: Annotated[
         list[str] | None,
         typer.Argument(
-            metavar="[COMMIT|A..B]...",
-            help="The commits to write notes for (default: HEAD).",
+            metavar="COMMIT",
+            help="The commits to write notes for, each a commit or a range A..B (default: HEAD).",
             show_default=False,
         ),
     ] = None,
@@ -429,9 +429,9 @@ def attribution_rewrite(
         list[str] | None,
         typer.Option(
             "--from",
-            metavar="COMMIT|A..B",
+            metavar="COMMIT",
             help="The commits whose notes to carry (the squashed ones, or those a rebase"
-            " replaced); give it once or more.",
+            " replaced), a commit or a range A..B; give it once or more.",
         ),
     ] = None,
     json: JsonFlag = False,

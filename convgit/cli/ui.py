@@ -9,7 +9,6 @@ import typer
 from convgit.base.errors import RefusedError
 from convgit.cli.output import show
 from convgit.cli.program import command, options
-from convgit.session import Session
 
 
 @command()
@@ -33,6 +32,8 @@ def ui(
             "The navigator draws in a terminal, and stdin or stdout is not one.",
             "convgit tree prints the tree; convgit show REF one entry",
         )
+    from convgit.session import Session
+
     session = Session.open(
         options.directory,
         session=session_ref if session_ref is not None else options.session,

@@ -1,15 +1,10 @@
 """Creating a session and appending to it: ``init``, ``user``, ``assistant``, ``tool``,
 ``append`` and ``system``."""
 
-import signal
-import sys
-from collections.abc import Callable
 from typing import Annotated
 
 import typer
 
-from convgit.base import codec
-from convgit.base.errors import InvalidEntryError, SignalReceived, StoppedError, signal_name
 from convgit.cli.output import show
 from convgit.cli.program import (
     ForceFlag,
@@ -20,7 +15,6 @@ from convgit.cli.program import (
     options,
     out,
 )
-from convgit.session import Session
 
 
 @command()
@@ -32,6 +26,8 @@ def init(
     json: JsonFlag = False,
 ) -> None:
     """Start a new session here and make it current."""
+    from convgit.session import Session
+
     session = Session.create(
         options.directory,
         store_dir=options.store,
@@ -54,67 +50,6 @@ def init(
     show(f"started session {session.id} ({files})", f"store: {session.location.root}")
 
 
-def _appended(session: Session, ident: str, json: bool) -> None:
-    """Show an appended entry and its snapshot; a snapshot that could not be taken is a
-    warning (the entry is recorded: the command succeeds, so a retry adds nothing)."""
-    snap = session.track.sidecar.snapshots.get(ident)
-    failed = session.append.snapshot_error
-    if failed is not None:
-        typer.echo(
-            codec.shown(f"convgit: warning: the files were not snapshotted: {failed}"), err=True
-        )
-    elsewhere = session.append.files_from
-    if json:
-        value = session.conversation.record(ident)
-        value["snapshot"] = {"error": failed} if failed else snap.to_json() if snap else None
-        value["files_from"] = None if elsewhere is None else elsewhere.to_json()
-        out(value)
-        return
-    from convgit.text import render
-
-    show(render.entry_line(session.view(), ident, on_path=ident == session.conversation.leaf))
-    if session.append.note is not None:
-        show(render.note_line(session.view(), session.append.note))
-    if snap is not None and failed is None:
-        show(*render.snapshot_words(snap, names=render.Names(session.view())))
-    if elsewhere is not None:
-        show(elsewhere.words)
-
-
-def text_of(text: str) -> str:
-    """The text argument, or stdin for ``-`` (texts longer than a command line allows)."""
-    if text != "-":
-        return text
-    data = sys.stdin.buffer.read()
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InvalidEntryError("The text on stdin is not UTF-8; nothing was appended.") from None
-
-
-def _appending(session: Session, append: Callable[[], str]) -> str:
-    """``append()`` (which records an entry, then snapshots the files): stopped by SIGINT,
-    SIGTERM or SIGHUP, it says in one sentence whether the entry was recorded."""
-    from convgit.base.process_groups import stopping_on_signals
-
-    leaf = session.conversation.leaf
-    try:
-        with stopping_on_signals():
-            return append()
-    except (SignalReceived, KeyboardInterrupt) as exc:
-        signum = exc.signum if isinstance(exc, SignalReceived) else signal.SIGINT
-        if open_session().conversation.leaf != leaf:
-            left = (
-                "the entry was recorded and its snapshot was not (`convgit snapshot` records"
-                " the files now)"
-            )
-        else:
-            left = "nothing was recorded"
-        raise StoppedError(
-            signum, f"Interrupted by {signal_name(signum)}: {left}; no file was changed."
-        ) from None
-
-
 @command()
 def user(
     text: Annotated[str, typer.Argument(help="The message text (- reads it from stdin).")],
@@ -123,10 +58,9 @@ def user(
     json: JsonFlag = False,
 ) -> None:
     """Append a user message at the active leaf."""
-    session = open_session()
-    said = text_of(text)
-    made = _appending(session, lambda: session.append.user(said, force=force, ident=ident).id)
-    _appended(session, made, json)
+    from convgit.cli import appending  # where the lean `convgit user` runs the same
+
+    appending.message("user", text, ident, force, json, open_session)
 
 
 @command()
@@ -137,10 +71,9 @@ def assistant(
     json: JsonFlag = False,
 ) -> None:
     """Append an assistant reply (and snapshot the files when snapshots are on)."""
-    session = open_session()
-    said = text_of(text)
-    made = _appending(session, lambda: session.append.assistant(said, force=force, ident=ident).id)
-    _appended(session, made, json)
+    from convgit.cli import appending
+
+    appending.message("assistant", text, ident, force, json, open_session)
 
 
 @command()
@@ -161,16 +94,18 @@ def tool(
 ) -> None:
     """Append the result of a tool call on the active path (a call on another branch is refused
     unless --on-call-branch)."""
+    from convgit.cli import appending
+
     session = open_session()
     made = session.append.tool_result(
         call_id,
-        text_of(text),
+        appending.text_of(text),
         is_error=error,
         force=force,
         on_call_branch=on_call_branch,
         ident=ident,
     )
-    _appended(session, made.id, json)
+    appending.appended(session, made.id, json)
     if not json and made.id != session.conversation.leaf:
         from convgit.text import render
 

@@ -136,11 +136,19 @@ def protected(git: Git, private_indexes: Iterable[Path]) -> set[str]:
 
 def index_blobs(git: Git, indexes: Iterable[Path]) -> set[str]:
     """The blobs the index files ``indexes`` name; UnjudgeableRepositoryError when git cannot
-    read one (a blob it names could be deleted under it)."""
+    read one (a blob it names could be deleted under it). A private index is split, its shared
+    part in the git dir of the worktree whose snapshots it made: each is read with the common
+    git dir, then with each linked worktree's, until one reads it."""
+    linked = git.common_dir / "worktrees"
+    folders = [git.common_dir, *sorted(p for p in linked.glob("*") if p.is_dir())]
     found: set[str] = set()
     for index in indexes:
-        listed = git.run("ls-files", "--stage", index=index, check=False)
-        if listed.returncode != 0:
+        for folder in folders:
+            here = Git(git.root, folder, git.common_dir, object_format=git.object_format)
+            listed = here.run("ls-files", "--stage", index=index, check=False)
+            if listed.returncode == 0:
+                break
+        else:
             raise UnjudgeableRepositoryError(
                 f"git cannot read convgit's index {index} ({git_words(listed.stderr, 1)[:-1]}),"
                 " so convgit gc deletes nothing.",
@@ -206,6 +214,14 @@ def own_bytes(git: Git) -> int:
 FRESH = "git wrote or freshened it while gc ran; the next convgit gc frees it"
 KEPT_PACK = "it is in a pack git keeps (.keep, promisor or cruft); git's own gc decides"
 BUSY = "a git command held a lock; the next convgit gc frees it once none runs"
+AGAIN = (
+    "something other than convgit's snapshot wrote it again since (a stash, a checkout...);"
+    " git's own gc keeps it until gc.pruneExpire, and so does convgit gc"
+)
+PACKED_AGAIN = (
+    "its pack holds an object written again since convgit's snapshot, which the pack's time"
+    " keeps until gc.pruneExpire; convgit gc leaves that pack as it is"
+)
 
 
 @dataclass
@@ -276,10 +292,15 @@ def packs_holding(git: Git, wanted: Collection[str]) -> list[Packed]:
     return found
 
 
-def estimate(git: Git, doomed: Collection[str]) -> tuple[int, int]:
+def estimate(
+    git: Git, doomed: Collection[str], written: Mapping[str, float | None], cutoff: float
+) -> tuple[int, dict[str, int]]:
     """What ``drop`` would free of ``doomed`` as things are, as ``git count-objects -v`` counts
     it (each loose copy's blocks, each packed copy's bytes and index entry, a pack's own header
-    and index when nothing of it stays), and how many objects only a pack git keeps holds."""
+    and index when nothing of it stays), and how many objects it would leave, by why: those
+    written again (``spared``) and those only a pack git keeps holds."""
+    left = {why: set(oids) for why, oids in spared(git, doomed, written, cutoff).items() if oids}
+    doomed = set(doomed).difference(*left.values())
     objects = git.common_dir / "objects"
     freed = 0
     for oid in doomed:
@@ -294,14 +315,138 @@ def estimate(git: Git, doomed: Collection[str]) -> tuple[int, int]:
         free |= set(found.hit)
         freed += sum(size + git.hash_len + IDX_ENTRY for size in found.hit.values())
         freed += 0 if found.rest else PACK_OVERHEAD
-    return freed, len(held - free)
+    if held - free:
+        left[KEPT_PACK] = held - free
+    return freed, {why: len(oids) for why, oids in left.items()}
 
 
-def drop(git: Git, doomed: Collection[str], since: float) -> Dropped:
+def prune_expire(git: Git) -> float:
+    """The time before which git's own gc prunes what nothing reaches (``gc.pruneExpire``, by
+    default 2.weeks.ago, read as git reads it): 0 for ``never``, past every time for ``now``.
+    UnjudgeableRepositoryError when git cannot read the setting."""
+    read = git.run(
+        "config", "--type=expiry-date", "--default=2.weeks.ago", "gc.pruneExpire", check=False
+    )
+    said = os.fsdecode(read.stdout).strip()
+    if read.returncode != 0 or not said.isdigit():
+        raise UnjudgeableRepositoryError(
+            f"git cannot read gc.pruneExpire ({git_words(read.stderr, 1)[:-1]}), and it says"
+            " how long what nothing reaches stays, so convgit gc deletes nothing.",
+            hint="set it to a time git reads (`git config gc.pruneExpire 2.weeks.ago`), then"
+            " run convgit gc again",
+        )
+    return float(said)
+
+
+def written(
+    git: Git,
+    doomed: Collection[str],
+    before: Mapping[str, float | None],
+    carried: Mapping[str, float],
+) -> dict[str, float | None]:
+    """When convgit last wrote each of ``doomed``, as far as git's files tell: the newest time
+    among the commits to drop that hold it (a commit's own loose file's time, which the writing
+    of its tree and files precedes on the same clock; a packed commit's commit time, the first
+    moment it can have been written: a write in the same second may be anyone's, so it counts
+    as someone else's; ``carried``'s for a commit a gc re-parented, its first commit's time).
+    ``before``'s time (an earlier gc's) for an object no such commit holds;
+    None when nothing tells (then no time of its files is convgit's)."""
+    here = held_here(git, doomed)
+    times: dict[str, float | None] = {oid: before.get(oid) for oid in here}
+    if not here:
+        return times
+    asked = "".join(f"{oid}\n" for oid in sorted(here)).encode()
+    typed = git.run("cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=asked).stdout
+    commits = [
+        os.fsdecode(line.split()[0]) for line in typed.splitlines() if line.endswith(b" commit")
+    ]
+    if not commits:
+        return times
+    objects = git.common_dir / "objects"
+    listed = git.run(
+        "log", "--no-walk=unsorted", "--format=%H %ct", "--stdin",
+        stdin="".join(f"{c}\n" for c in commits).encode(),
+    ).stdout  # fmt: skip
+    when: dict[str, float] = {}
+    for line in os.fsdecode(listed).splitlines():
+        commit, _, stamp = line.partition(" ")
+        if commit not in here or not stamp.isdigit():
+            continue  # not a line of the format (a signature a user's log.showSignature adds)
+        try:
+            when[commit] = (
+                carried.get(commit) or os.stat(objects / commit[:2] / commit[2:]).st_mtime
+            )
+        except OSError:
+            when[commit] = float(stamp)
+    newest_first = sorted(when, key=lambda c: -when[c])
+    walked = git.run(
+        "rev-list", "--objects", "--no-walk=unsorted", "--in-commit-order", "--stdin",
+        stdin="".join(f"{c}\n" for c in newest_first).encode(),
+    ).stdout  # fmt: skip
+    width = 2 * git.hash_len
+    current: float | None = None
+    for row in walked.splitlines():
+        oid = os.fsdecode(row[:width])
+        current = when.get(oid, current) if len(row) == width else current
+        if oid in times and current is not None:
+            times[oid] = max(current, times[oid] or current)
+    return times
+
+
+def spared(
+    git: Git, doomed: Collection[str], written: Mapping[str, float | None], cutoff: float
+) -> dict[str, set[str]]:
+    """Those of ``doomed`` git's own gc would keep because something wrote them again after
+    convgit did (``written``) and less than gc.pruneExpire ago (after ``cutoff``): a loose
+    file's time says when it was last written; a pack's (git freshens a packed object by
+    touching its ``.pack`` file alone, so a ``.pack`` newer than its ``.idx`` was freshened)
+    says it for every object it holds, and such a pack stays as it is. By why (``AGAIN``,
+    ``PACKED_AGAIN``)."""
+    objects = git.common_dir / "objects"
+
+    def again(oid: str, stamp: float) -> bool:
+        mine = written.get(oid)
+        return stamp > cutoff and (mine is None or stamp > mine)
+
+    found: set[str] = set()
+    mates: set[str] = set()
+    for oid in doomed:
+        try:
+            stamp = os.stat(objects / oid[:2] / oid[2:]).st_mtime
+        except OSError:
+            continue
+        if again(oid, stamp):
+            found.add(oid)
+    for pack in packs_holding(git, doomed):
+        if pack.kept_by_git:
+            continue
+        try:
+            touched = pack.index.with_suffix(".pack").stat()
+            indexed = pack.index.stat()
+        except OSError:
+            continue
+        if touched.st_mtime_ns <= indexed.st_mtime_ns:
+            continue
+        hit = {oid for oid in pack.hit if again(oid, touched.st_mtime)}
+        if hit:
+            found |= hit
+            mates |= set(pack.hit)
+    return {AGAIN: found, PACKED_AGAIN: mates - found}
+
+
+def drop(
+    git: Git,
+    doomed: Collection[str],
+    since: float,
+    written: Mapping[str, float | None],
+    cutoff: float,
+) -> Dropped:
     """Delete the objects ``doomed`` (nothing reaches them; the caller checked): loose files
     unlinked, packs rewritten without them (the new pack in place before the old one goes).
-    Anything written or freshened after ``since`` (``started``) stays, as does everything while
-    a git command holds an index or ref lock (it may be writing what names a candidate)."""
+    What git's own gc would keep stays (``spared``: written again after convgit wrote it,
+    ``written``, and after ``cutoff``), as does anything written or freshened after ``since``
+    (``started``), and everything while a git command holds an index or ref lock (it may be
+    writing what names a candidate)."""
     done = Dropped()
     wanted = held_here(git, doomed)  # an id a git gc already pruned is no object to delete
     if not wanted:
@@ -310,6 +455,10 @@ def drop(git: Git, doomed: Collection[str], since: float) -> Dropped:
     if lock is not None:
         done.leave(busy_why(lock), wanted)
         return done
+    asked = set(wanted)
+    for why, oids in spared(git, wanted, written, cutoff).items():
+        done.leave(why, oids)
+        wanted -= oids
     objects = git.common_dir / "objects"
     for oid in sorted(wanted):
         path = objects / oid[:2] / oid[2:]
@@ -330,11 +479,11 @@ def drop(git: Git, doomed: Collection[str], since: float) -> Dropped:
             continue
         made = None
         if found.rest:
-            written = git.run(
+            name = git.run(
                 "pack-objects", "-q", str(objects / "pack" / "pack"),
                 stdin="".join(f"{oid}\n" for oid in sorted(found.rest)).encode(),
             ).stdout  # fmt: skip
-            made = objects / "pack" / f"pack-{os.fsdecode(written).strip()}.idx"
+            made = objects / "pack" / f"pack-{os.fsdecode(name).strip()}.idx"
         faults.point("gc:repacked")
         if _fresh(pack, since):  # git freshened it while the rest was copied: it all stays
             if made is not None and made != found.index:
@@ -345,8 +494,8 @@ def drop(git: Git, doomed: Collection[str], since: float) -> Dropped:
             _remove_midx(objects / "pack")
         _remove_pack(found.index)
         done.packs_rewritten += 1
-    remaining = held_here(git, wanted)
-    done.objects = len(wanted - remaining)
+    remaining = held_here(git, asked)
+    done.objects = len(asked - remaining)
     done.left = {why: oids & remaining for why, oids in done.left.items() if oids & remaining}
     if done.packs_rewritten and midx:
         # written anew: git's write keeps the packs the old one named, files gone or not
@@ -429,15 +578,20 @@ def pack(git: Git, oids: Collection[str]) -> None:
 
 def started(git: Git) -> float:
     """The time ``drop`` compares against, taken when gc starts: an object or pack written or
-    freshened after it stays. Less the file system's step: where the object folder keeps whole
-    seconds (ext3, HFS+) or two (FAT), a write just after this moment may carry an earlier time;
-    elsewhere, a kernel's file times may lag its clock by a tick."""
+    freshened after it stays. Less the file system's step (``slack``)."""
     now = time.time()
+    return now - slack(git)
+
+
+def slack(git: Git) -> float:
+    """How far a file's time may lie before the clock that wrote it: where the object folder
+    keeps whole seconds (ext3, HFS+) or two (FAT), a write just after a moment may carry an
+    earlier time; elsewhere, a kernel's file times may lag its clock by a tick."""
     objects = git.common_dir / "objects"
     try:
         handle, name = tempfile.mkstemp(prefix="tmp_convgit_clock_", dir=objects)
     except OSError:
-        return now - 2.0
+        return 2.0
     try:
         stamp = os.fstat(handle).st_mtime_ns
     finally:
@@ -445,4 +599,4 @@ def started(git: Git) -> float:
         with suppress(OSError):
             os.unlink(name)
     coarse = stamp % 1_000_000_000 == 0
-    return now - (2.0 if coarse else 0.05)
+    return 2.0 if coarse else 0.05

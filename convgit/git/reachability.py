@@ -1,15 +1,16 @@
 """What a repository reaches, as git proves it, or a refusal: the one walk that decides which
 objects convgit may delete (``convgit.git.pruning``), so it fails closed.
 
-git walks every ref (the user's, the stash, notes, and convgit's own unless left out), every
-reflog, the index of every worktree, the refs each worktree keeps for itself (``refs/bisect/``,
-``refs/worktree/``, ``refs/rewritten/``, which ``--all`` leaves out for worktrees other than the
-one it runs in) and the pseudo-refs a merge, rebase, cherry-pick or fetch leaves (``ORIG_HEAD``,
-``FETCH_HEAD``...). The walk counts only when git finished it without a single error: a ref that
-names a missing object, a tree git cannot read, an index naming a blob that is gone all end it,
-and then nothing may be deleted (``UnjudgeableRepositoryError``). The one warning that is no
-error is a reflog naming a commit git already pruned: that commit's objects are gone, nothing of
-them can be protected or lost.
+git walks every ref (the user's, the stash, notes, and convgit's own unless left out), every reflog,
+the index of every worktree, the refs each worktree keeps for itself (``refs/bisect/``,
+``refs/worktree/``, ``refs/rewritten/``, which ``--all`` leaves out for worktrees other than the one
+it runs in), the pseudo-refs a merge, rebase, cherry-pick or fetch leaves (``ORIG_HEAD``,
+``FETCH_HEAD``...) and what a stopped rebase, merge or cherry-pick keeps to finish (its autostash,
+``rebase-merge/orig-head``, ``sequencer/head``...). The walk counts only when git finished it
+without a single error: a ref that names a missing object, a tree git cannot read, an index naming a
+blob that is gone all end it, and then nothing may be deleted (``UnjudgeableRepositoryError``). The
+one warning that is no error is a reflog naming a commit git already pruned: that commit's objects
+are gone, nothing of them can be protected or lost.
 
 A partial clone leaves objects on its promisor remote. A missing blob hides nothing (it names no
 other object), so a clone made with ``--filter=blob:none`` is judged: the walk goes past what is
@@ -39,6 +40,15 @@ PSEUDO_REFS = (
     "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD",
     "AUTO_MERGE", "BISECT_HEAD",
 )  # fmt: skip
+# what a rebase, merge, cherry-pick or revert that stopped keeps in each worktree's git dir to
+# finish or abort it: the autostash's commit (the user's uncommitted changes, named by nothing
+# else), the commits it started from and goes onto. Each must name an object git has.
+IN_PROGRESS = (
+    "rebase-merge/autostash", "rebase-merge/orig-head", "rebase-merge/onto",
+    "rebase-merge/amend", "rebase-merge/stopped-sha",
+    "rebase-apply/autostash", "rebase-apply/orig-head", "rebase-apply/onto",
+    "MERGE_AUTOSTASH", "sequencer/head", "sequencer/abort-safety",
+)  # fmt: skip
 _PRUNED_REFLOG = re.compile(r"^warning: reflog of '.*' references pruned commits$")
 _HEX = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
@@ -65,7 +75,8 @@ def reached(git: Git, *, ours: bool) -> set[str]:
 
 def worktree_tips(git: Git) -> set[str]:
     """What each worktree keeps for itself and ``--all`` may not list: its per-worktree refs
-    (each must name an object git has, or the walk fails), and the ones of their logs, of its
+    and the files of a stopped rebase, merge or cherry-pick (each must name an object git has,
+    or the walk fails), and the ones of their logs, of its
     HEAD's log and of its pseudo-refs that name an object git has (a log may name what git
     pruned long ago)."""
     refs: dict[str, str] = {}  # object -> the ref that names it, and where
@@ -81,6 +92,9 @@ def worktree_tips(git: Git) -> set[str]:
         for line in os.fsdecode(listed.stdout).splitlines():
             oid, _, name = line.partition(" ")
             refs[oid] = f"{name}{where}"
+        for state in IN_PROGRESS:
+            for oid in _named(folder / state):
+                refs[_full(here, oid)] = f"{state}{where}"
         for log in [*(folder / "logs" / prefix for prefix in PER_WORKTREE), folder / "logs/HEAD"]:
             logged |= _logged(log)
         for name in PSEUDO_REFS:
@@ -175,6 +189,16 @@ def _named(path: Path) -> set[str]:
     except OSError:
         return set()
     return {words[0] for words in (line.split() for line in text.splitlines()) if words}
+
+
+def _full(here: Git, oid: str) -> str:
+    """The whole id of ``oid`` (older gits write ``stopped-sha`` abbreviated); as it is when
+    git cannot tell which object it names (the check that follows refuses it)."""
+    if _HEX.match(oid) or not re.match(r"^[0-9a-f]{4,64}$", oid):
+        return oid
+    found = here.run("rev-parse", "--verify", "-q", f"{oid}^{{object}}", check=False)
+    whole = os.fsdecode(found.stdout).strip()
+    return whole if found.returncode == 0 and _HEX.match(whole) else oid
 
 
 def _present(git: Git, oids: set[str]) -> set[str]:

@@ -62,6 +62,10 @@ META_FIELDS: dict[str, dict[str, FieldSpec]] = {
         "agentSession": (STR, True),
         "from": (STR_OR_NULL, False),
         "how": (STR, False),
+        # a file convgit wrote for the agent: each entry its import makes of it, with the entry
+        # of this session it stands for; the keys of the records it keeps of it
+        "copies": ((dict,), False),
+        "skip": ((list,), False),
         "ts": (STR, True),
     },
 }

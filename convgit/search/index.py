@@ -39,7 +39,7 @@ from convgit.base.errors import DENIED, ConvgitError, CorruptStoreError, StoreLo
 from convgit.search import files, texts
 from convgit.store.location import StoreLocation
 
-VERSION = 1
+VERSION = 2  # 2: a tool call's name and arguments are separate strings
 NAME = "search.sqlite"
 LOCK = "search"
 LOCK_TIMEOUT = 120.0

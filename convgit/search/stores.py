@@ -78,52 +78,73 @@ def search(
     searched = Searched()
     found: list[query.Result] = []
     for location in locations:
-        chosen = _sessions(location, sessions, many)
-        if chosen == ():
-            continue
-        if not location.sessions.is_dir():
-            continue
         try:
-            db, done = index.fresh(location, reindex=reindex)
-        except ConvgitError as exc:
+            _search_one(
+                location, terms, filters, searched, found,
+                sessions=sessions, file=file, limit=limit, reindex=reindex, many=many,
+            )  # fmt: skip
+        except (ConvgitError, OSError) as exc:
             if not many:
                 raise
+            why = exc.message if isinstance(exc, ConvgitError) else exc.strerror or str(exc)
             searched.indexes.append(  # one store that cannot be read leaves the others
-                {"store": str(location.root), "rebuilt": False, "why": f"left out: {exc.message}",
+                {"store": str(location.root), "rebuilt": False, "why": f"left out: {why}",
                  "sessions": 0, "entries": 0, "snapshots": 0}
             )  # fmt: skip
-            continue
-        try:
-            searched.indexes.append(
-                {
-                    "store": str(location.root),
-                    "rebuilt": done.rebuilt,
-                    "why": done.why,
-                    "sessions": done.sessions,
-                    "entries": done.entries,
-                    "snapshots": done.snapshots,
-                }
-            )
-            narrowed = query.Filters(
-                agent=filters.agent,
-                sessions=chosen,
-                file=file(location) if file is not None else filters.file,
-                since=filters.since,
-                until=filters.until,
-                role=filters.role,
-                branch=filters.branch,
-            )
-            results, more = query.search(db, location, terms, narrowed, limit, store_option=many)
-        finally:
-            db.close()
-        found += results
-        searched.more = searched.more or more
     found.sort(key=lambda r: (r.ts, r.order), reverse=True)
     searched.more = searched.more or len(found) > limit
     searched.results = found[:limit]
     if sessions and many and not searched.indexes:
         raise NotFoundError(f"No store has a session {sessions[0]!r}.", "convgit sessions")
     return searched
+
+
+def _search_one(
+    location: StoreLocation,
+    terms: Sequence[str],
+    filters: query.Filters,
+    searched: Searched,
+    found: list[query.Result],
+    *,
+    sessions: Sequence[str],
+    file: Callable[[StoreLocation], str | None] | None,
+    limit: int,
+    reindex: bool,
+    many: bool,
+) -> None:
+    """Search one store: its index brought up to date (said in ``searched.indexes``), its
+    results added to ``found``."""
+    chosen = _sessions(location, sessions, many)
+    if chosen == ():
+        return
+    if not location.sessions.is_dir():
+        return
+    db, done = index.fresh(location, reindex=reindex)
+    try:
+        narrowed = query.Filters(
+            agent=filters.agent,
+            sessions=chosen,
+            file=file(location) if file is not None else filters.file,
+            since=filters.since,
+            until=filters.until,
+            role=filters.role,
+            branch=filters.branch,
+        )
+        results, more = query.search(db, location, terms, narrowed, limit, store_option=many)
+    finally:
+        db.close()
+    searched.indexes.append(
+        {
+            "store": str(location.root),
+            "rebuilt": done.rebuilt,
+            "why": done.why,
+            "sessions": done.sessions,
+            "entries": done.entries,
+            "snapshots": done.snapshots,
+        }
+    )
+    found += results
+    searched.more = searched.more or more
 
 
 def _sessions(location: StoreLocation, refs: Sequence[str], many: bool) -> tuple[str, ...] | None:

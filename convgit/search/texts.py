@@ -65,7 +65,8 @@ def _message(content: Any) -> str:
         elif what == "tool_call":
             arguments = part.get("input")
             shown = arguments if isinstance(arguments, str) else _json(arguments)
-            pieces.append(f"{_str(part.get('name'))} {shown}")
+            # apart, as in the file: a string is never found across the name and the arguments
+            pieces += [_str(part.get("name")), shown]
         elif what == "tool_result":  # an agent's result block kept as a part
             pieces.append(_message(part.get("content")))
     return "\n".join(p for p in pieces if p)

@@ -103,10 +103,11 @@ def run(location: StoreLocation, *, dry_run: bool, now: datetime | None = None) 
     with _locked(location):
         report = GcReport(dry_run, policy)
         since = pruning.started(git)
+        cutoff = pruning.prune_expire(git)
         if not dry_run:
-            report.settled = settle(location, git, since, report)
+            report.settled = settle(location, git, since, cutoff, report)
         report.bytes_before = store_bytes(git)
-        _collect(location, git, policy, report, now, since)
+        _collect(location, git, policy, report, now, since, cutoff)
         if not dry_run:
             (location.root / "gc-last").write_text(schema.now() + "\n")
             (location.root / SIZE_CACHE).unlink(missing_ok=True)  # measured again when asked
@@ -125,6 +126,7 @@ def _collect(
     report: GcReport,
     now: datetime | None,
     since: float,
+    cutoff: float,
 ) -> None:
     looked = judge(location, policy, now)
     report.skipped = looked.skipped
@@ -160,7 +162,9 @@ def _collect(
     still = pruning.objects_of(git, kept - set(rebased.commits), walk=False)
     still |= pruning.objects_of(git, fixed_tips)
     still |= pruning.objects_of(git, kept & set(rebased.commits), walk=False) - set(rebased.commits)
-    doomed = (everything | _left_before(location)) - still - theirs
+    before = _left_before(location)
+    doomed = (everything | set(before)) - still - theirs
+    written = pruning.written(git, doomed, before, _carried(location))
     report.let_go = [item for item in looked.items if item.why is None]
     for item in looked.items:
         if item.why:
@@ -170,14 +174,13 @@ def _collect(
         if lock is not None and doomed:
             report.left[pruning.busy_why(lock)] = len(pruning.held_here(git, doomed))
             return
-        freed, held = pruning.estimate(git, doomed)
-        if held:
-            report.left[pruning.KEPT_PACK] = held
+        freed, left = pruning.estimate(git, doomed, written, cutoff)
+        report.left.update(left)
         new = sum(pruning.disk_sizes(git, list(rebased.commits), packed=True).values())
         overhead = pruning.PACK_OVERHEAD if rebased.commits else 0
         report.bytes_freed = max(0, freed - new - overhead)
         return
-    _apply(location, git, looked.items, mine, rebased, doomed, since, report)
+    _apply(location, git, looked.items, mine, rebased, doomed, written, since, cutoff, report)
 
 
 def _hold_unpushed(location: StoreLocation, items: list[Item], fixed: set[str]) -> None:
@@ -213,7 +216,9 @@ def _apply(
     mine: dict[str, dict[str, str]],
     rebased: pruning.Rebased,
     doomed: set[str],
+    written: dict[str, float | None],
     since: float,
+    cutoff: float,
     report: GcReport,
 ) -> None:
     moved = rebased.commits
@@ -239,19 +244,29 @@ def _apply(
         "moved": moved,
         "let_go": sorted({item.commit for item in items if item.why is None}),
         "doomed": sorted(doomed),
+        # when convgit last wrote each (``pruning.written``): a later write is someone else's
+        "written": {oid: when for oid, when in sorted(written.items()) if when is not None},
+        # a re-parented commit's first write: its new commit is packed, its time lost
+        "carried": {new: written[old] for old, new in moved.items() if written.get(old)},
     }
     _write_journal(location, journal)
     faults.point("gc:before-records")
-    _finish(location, git, journal, since, report)
+    _finish(location, git, journal, since, cutoff, report)
 
 
 def _finish(
-    location: StoreLocation, git: Git, journal: dict[str, Any], since: float, report: GcReport
+    location: StoreLocation,
+    git: Git,
+    journal: dict[str, Any],
+    since: float,
+    cutoff: float,
+    report: GcReport,
 ) -> None:
     """Carry out the journal of a gc (``_apply`` wrote it; ``settle`` after a kill): each
     session's records (unless it has them), the refs, the objects (none written or freshened
-    after ``since``, when gc started); then the journal goes. What was deleted and what was
-    left, and why, go to ``report``."""
+    after ``since``, when gc started, none git's own gc would keep: written again after
+    convgit wrote it and after ``cutoff``); then the journal goes. What was deleted and what
+    was left, and why, go to ``report``."""
     stamp = journal["ts"]
     for sid, records in sorted(journal["records"].items()):
         sidecar_file = sessions.sidecar_file(location, sid)
@@ -273,27 +288,58 @@ def _finish(
     faults.point("gc:before-prune")
     safe = pruning.protected(git, _private_indexes(location))
     faults.point("gc:dropping")
-    dropped = pruning.drop(git, set(journal["doomed"]) - safe, since)
+    written = _times(journal.get("written"))  # a journal of an older gc has none: unknown
+    dropped = pruning.drop(git, set(journal["doomed"]) - safe, since, written, cutoff)
     report.objects += dropped.objects
     for why, oids in dropped.left.items():
         report.left[why] = report.left.get(why, 0) + len(oids)
-    _write_atomically(location.root / LEFT, codec.dumps(sorted(dropped.left_over)).encode())
+    left = {oid: written.get(oid) for oid in sorted(dropped.left_over)}
+    _write_atomically(location.root / LEFT, codec.dumps(left).encode())
+    carried = {**_carried(location), **_times(journal.get("carried"))}
+    there = pruning.held_here(git, carried)
+    kept = {c: when for c, when in sorted(carried.items()) if c in there and when is not None}
+    _write_atomically(location.root / CARRIED, codec.dumps(kept).encode())
     pruning.pack(git, [new for new in set(moved.values()) if _loose(git, new)])
     (location.root / JOURNAL).unlink(missing_ok=True)
 
 
-def _left_before(location: StoreLocation) -> set[str]:
-    """The objects an earlier gc let go but had to leave where they were (``LEFT``): this run
-    deletes them too, once nothing reaches them."""
+def _left_before(location: StoreLocation) -> dict[str, float | None]:
+    """The objects an earlier gc let go but had to leave where they were (``LEFT``), each with
+    when convgit last wrote it (None: unknown): this run deletes them too, once nothing reaches
+    them and git's own gc would not keep them."""
     try:
         found = codec.decode((location.root / LEFT).read_bytes())
     except (OSError, ValueError):
-        return set()
-    return {oid for oid in found if isinstance(oid, str)} if isinstance(found, list) else set()
+        return {}
+    if isinstance(found, list):  # an older gc's: ids alone
+        return {oid: None for oid in found if isinstance(oid, str)}
+    return _times(found)
+
+
+def _carried(location: StoreLocation) -> dict[str, float]:
+    """When convgit first wrote each commit a gc re-parented (``CARRIED``): its new commit is
+    packed, so no file of git's keeps that time."""
+    try:
+        found = _times(codec.decode((location.root / CARRIED).read_bytes()))
+    except (OSError, ValueError):
+        return {}
+    return {commit: when for commit, when in found.items() if when is not None}
+
+
+def _times(found: object) -> dict[str, float | None]:
+    """An object -> time mapping as JSON gave it (anything else: nothing known)."""
+    if not isinstance(found, dict):
+        return {}
+    return {
+        oid: float(when) if isinstance(when, int | float) else None
+        for oid, when in found.items()
+        if isinstance(oid, str)
+    }
 
 
 JOURNAL = "gc-journal.json"
-LEFT = "gc-left.json"  # objects a gc let go and could not delete yet (a list of ids)
+CARRIED = "gc-written.json"  # a re-parented commit -> when convgit wrote the commit it replaced
+LEFT = "gc-left.json"  # objects a gc let go and could not delete yet: id -> when convgit wrote it
 
 
 def _write_journal(location: StoreLocation, journal: dict[str, Any]) -> None:
@@ -320,7 +366,9 @@ def interrupted(location: StoreLocation) -> str | None:
     return str(journal.get("ts") or "") or "an unknown time"
 
 
-def settle(location: StoreLocation, git: Git, since: float, report: GcReport) -> bool:
+def settle(
+    location: StoreLocation, git: Git, since: float, cutoff: float, report: GcReport
+) -> bool:
     """Finish a gc that was killed (its journal is there): the records each session lacks,
     the refs, the objects it was deleting. Refs of its own (``names.GC_PREFIX``) left by a gc
     killed before its journal go. True when there was anything to finish."""
@@ -333,7 +381,7 @@ def settle(location: StoreLocation, git: Git, since: float, report: GcReport) ->
         path.unlink()
         journal = None
     if isinstance(journal, dict):
-        _finish(location, git, journal, since, report)
+        _finish(location, git, journal, since, cutoff, report)
         return True
     keepers = {r: c for r, c in _refs(git).items() if r.startswith(names.GC_PREFIX)}
     _transaction(git, [f"delete {ref} {commit}\n" for ref, commit in sorted(keepers.items())])

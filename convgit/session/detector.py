@@ -15,7 +15,10 @@ IBM COS, SoftLayer and Cloudant detectors (they take any long word near "ibm" or
 test names in transcripts; and they are the slowest) and public IP addresses (no credential).
 
 A file whose name starts with ``.env`` (``.env``, ``.env.local``…) is a secret by its name,
-whatever it holds (``secret_by_name``).
+whatever it holds (``secret_by_name``), but for a template of one, committed by design: a name
+ending in ``.example`` (Laravel, dotenv-safe, dotenvx), ``.sample``, ``.template`` (the dotenv
+gem's ``dotenv -t``) or ``.dist`` (Symfony), as ``.env.example`` or ``.env.local.example``.
+A template's contents are scanned as any file's.
 
 detect-secrets is imported on the first scan only: commands that never scan never load it
 (nor ``requests``, which its plugins import).
@@ -37,7 +40,11 @@ PATTERNS: dict[str, str] = {
         r"-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
     ),
     "AWS access key id": r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
-    "GitHub token": r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b",
+    # not \b: a token after ``_`` (``cache_ghp_…``, ``TOKEN_ghp_…``) is one too
+    "GitHub token": (
+        r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{36,255}(?![A-Za-z0-9])"
+        r"|github_pat_[A-Za-z0-9_]{22,255}\b)"
+    ),
     "GitLab token": r"\bglpat-[A-Za-z0-9_-]{20,}",
     "Anthropic or OpenAI API key": r"\bsk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
     "Slack token": r"\bxox[abposr]-[A-Za-z0-9-]{10,}",
@@ -65,6 +72,7 @@ BASE64_LIMIT = 4.5  # detect-secrets' default entropy limit for base64 strings
 # a line no plugin can take: no run of 8 token characters and no sign of an assignment
 _CANDIDATE = re.compile(r"[A-Za-z0-9+/_=.-]{8}|[:=]\s*\S")
 _ENV_NAME = re.compile(r"(?:^|/)\.env[^/]*$")
+_ENV_TEMPLATE = re.compile(r"(?:^|/)\.env(?:\.[^/]*)?\.(?:example|sample|template|dist)$", re.I)
 # convgit's two filters beside detect-secrets' own (measured: every hit they take out of the
 # transcripts and fixtures was no secret): a value given to a key named as an id (``"id":``,
 # ``"messageID":``, which detect-secrets' id filter takes only at a line's start), and a
@@ -76,8 +84,10 @@ _CONFIG = "text.cfg"  # the name the keyword detector is given for text of no kn
 
 
 def secret_by_name(path: str) -> bool:
-    """A file that is a secret by its name: ``.env`` and every ``.env*`` beside it."""
-    return _ENV_NAME.search(path) is not None
+    """A file that is a secret by its name: ``.env`` and every ``.env*`` beside it, but a
+    template (``.env.example``, ``.env.sample``, ``.env.template``, ``.env.dist`` and
+    ``.env.<anything>.example`` alike)."""
+    return _ENV_NAME.search(path) is not None and _ENV_TEMPLATE.search(path) is None
 
 
 @dataclass(frozen=True)
@@ -142,9 +152,26 @@ def _detected(text: str, name: str) -> list[Hit]:
                 value = secret.secret_value
                 if not value or not keep(value, line, plugin, name):
                     continue
+                whole = _whole(plugin, line)
                 for match in re.finditer(re.escape(value), line):
-                    found.append(Hit(secret.type, start + match.start(), start + match.end()))
+                    begin, end = match.start(), match.end()
+                    for a, b in whole:  # the value is the start of the match: take it whole
+                        if a == begin and end <= b:
+                            begin, end = a, b
+                            break
+                    found.append(Hit(secret.type, start + begin, start + end))
     return found
+
+
+def _whole(plugin: Any, line: str) -> list[tuple[int, int]]:
+    """Where a pattern-based plugin's patterns match ``line`` whole. Some give a group that
+    starts the match as the secret (the GitHub and GitLab detectors give ``ghp`` of ``ghp_…``):
+    the hit is then the whole match. A group inside one (the AWS secret key after its name,
+    the password of a URL) is the secret alone."""
+    patterns = getattr(plugin, "denylist", None)
+    if not isinstance(patterns, (list, tuple)):
+        return []
+    return [m.span() for p in patterns if isinstance(p, re.Pattern) for m in p.finditer(line)]
 
 
 @cache
@@ -152,7 +179,8 @@ def _detect_secrets() -> tuple[
     list[tuple[Any, re.Pattern[str] | None]], Callable[..., bool], Callable[[str], str]
 ]:
     """detect-secrets' plugins (those kept), the test of its filters, and the name its keyword
-    detector is given for a file (a ``.env*`` file or an entry is read as configuration)."""
+    detector is given for a file (a ``.env*`` file, template or not, or an entry is read as
+    configuration)."""
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.filters import heuristic
     from detect_secrets.plugins.base import RegexBasedDetector
@@ -194,7 +222,8 @@ def _detect_secrets() -> tuple[
         )
 
     def keyword_name(name: str) -> str:
-        if not name or secret_by_name(name) or determine_file_type(name) is FileType.OTHER:
+        env = _ENV_NAME.search(name) is not None  # a template too: it is configuration
+        if not name or env or determine_file_type(name) is FileType.OTHER:
             return _CONFIG
         return name
 

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 from convgit import schema
 from convgit.base.errors import ConvgitError, NotFoundError, RefusedError, UsageError
 from convgit.conversation import appending, branching, refs, tree
-from convgit.git import names
 from convgit.session.opening import check_name
 from convgit.session.restore_notes import goes_above
 
@@ -286,6 +285,8 @@ class Moves:
         self.conversation.write(lambda: copy.records, builds_on_leaf=False)
         if not copy.snapshots:
             return
+        from convgit.git import names  # only a fork with snapshots names refs
+
         ws = self.track.workspace()
         for snap in copy.snapshots:
             ws.set_ref(names.snapshot_ref(self.track.id, snap.entry), snap.commit)

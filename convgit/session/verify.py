@@ -119,10 +119,24 @@ def _reason(found: list[tree.Problem], number: int) -> str:
 
 
 def _orphan_tool_results(found: tree.Tree) -> list[tree.Problem]:
-    """Tool results whose call is nowhere in the session: tolerated (replay drops them)."""
+    """Tool results whose call is nowhere in the session: tolerated (replay drops them). Only
+    a session with tool results has its assistant messages' calls gathered: one look at each
+    entry for a ``toolCallId`` is all most sessions cost."""
+    entries = found.entries
+    results = [
+        (ident, record)
+        for ident, record in entries.items()
+        if "toolCallId" in record and record["type"] == "message" and record["role"] == "tool"
+    ]
+    if not results:
+        return []
     calls: set[str] = set()
-    for record in found.entries.values():
-        if record["type"] == "message" and record["role"] == "assistant":
+    for record in entries.values():
+        if (
+            type(record.get("content")) is list
+            and record["type"] == "message"
+            and record["role"] == "assistant"
+        ):
             calls.update(schema.tool_call_ids(record))
     return [
         tree.Problem(
@@ -132,8 +146,6 @@ def _orphan_tool_results(found: tree.Tree) -> list[tree.Problem]:
             ident,
             fatal=False,
         )
-        for ident, record in found.entries.items()
-        if record["type"] == "message"
-        and record["role"] == "tool"
-        and record["toolCallId"] not in calls
+        for ident, record in results
+        if record["toolCallId"] not in calls
     ]

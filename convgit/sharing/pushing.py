@@ -7,14 +7,17 @@ the remote lacks are pushed in one atomic push, none forced. When the remote mov
 (someone pushed), it is fetched, merged and pushed again, up to ``TRIES`` times.
 
 Nothing is written before the scan: the new lines of the session file (the very bytes the
-session commit will carry) and the files of the new snapshots are searched for secrets
-(``secrets``), and the push is refused with the list unless ``allow_secrets``; a refused push
+session commit will carry) and the files and paths of the new snapshots are searched for
+secrets (``secrets``; a file the remote holds already through the user's own branches is no
+new leak), and the push is refused with the list unless ``allow_secrets``; a refused push
 leaves no ref, object or record of what it refused.
 """
 
 from __future__ import annotations
 
 import builtins
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,16 +137,19 @@ def push(
     said: list[str] = []
     note_refs = ShareSettings.of(location).note_refs(location)
     for _ in range(TRIES):
-        report.sessions = [_plan(git, location, remote, sid, report, dry_run) for sid in sids]
+        held = functools.cache(lambda: transport.held(git, remote))  # asked once a try, if need be
+        report.sessions = [_plan(git, location, remote, sid, report, dry_run, held) for sid in sids]
         found = [f for s in report.sessions for f in s.secrets]
         if found and not allow_secrets:
             named = any(f.kind == secrets.BY_NAME for f in found)
             env = "; a .env file stays a secret by its name until git ignores it"
+            paths = any(f.where.startswith(secrets.IN_PATH) for f in found)
+            path = "; redact rewrites files, not their names: a name stays in its snapshots"
             raise RefusedError(
                 f"The push would send {len(found)} secret(s): {secrets.sentence(found)};"
                 " nothing was sent.",
                 "redact them first (`convgit redact --secrets --snapshots`), or push with"
-                " --allow-secrets" + (env if named else ""),
+                " --allow-secrets" + (env if named else "") + (path if paths else ""),
             )
         for planned in report.sessions:  # scanned: only now is anything written
             _carry(git, planned, dry_run)
@@ -223,7 +229,13 @@ def _destinations(specs: list[str]) -> list[str]:
 
 
 def _plan(
-    git: Git, location: StoreLocation, remote: str, sid: str, report: PushReport, dry_run: bool
+    git: Git,
+    location: StoreLocation,
+    remote: str,
+    sid: str,
+    report: PushReport,
+    dry_run: bool,
+    held: Callable[[], list[str]],
 ) -> SessionPush:
     """What a push of ``sid`` sends, scanned: nothing is written here (the remote's copy is
     merged first, which writes only what the remote has)."""
@@ -245,7 +257,8 @@ def _plan(
     }
     plan.snapshots = len(plan.lacking)
     plan.have = sorted(set(git.refs_under(names.remote_prefix(remote)).values()))
-    plan.secrets += secrets.in_files(git, sorted(set(plan.lacking.values())), plan.have)
+    tips = sorted(set(plan.lacking.values()))
+    plan.secrets += secrets.in_files(git, tips, plan.have, held)
     return plan
 
 

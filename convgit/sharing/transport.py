@@ -158,6 +158,30 @@ def remote_refs(git: Git, remote: str, patterns: list[str]) -> dict[str, str]:
     return {name: oid for oid, _, name in found if name}
 
 
+def held(git: Git, remote: str) -> list[str]:
+    """The tips of ``remote``'s branches as it holds them now, those this repository has too:
+    what the user pushed there. Asked of the remote itself (``git ls-remote``, as ``git push``
+    asks), not read from the remote-tracking refs here, which may name what the remote no
+    longer has (a branch force-pushed to drop a secret); none when it cannot be asked."""
+    listed = git.run("ls-remote", "--quiet", "--heads", remote, check=False)
+    if listed.returncode != 0:
+        return []
+    ids: dict[str, None] = {}
+    for line in os.fsdecode(listed.stdout).splitlines():
+        oid, _, name = line.partition("\t")
+        if name.startswith("refs/heads/"):
+            ids[oid] = None
+    if not ids:
+        return []
+    asked = "".join(f"{oid}\n" for oid in ids).encode()
+    checked = git.run("cat-file", "--batch-check", stdin=asked, check=False).stdout
+    return [
+        p[0]
+        for p in (line.split() for line in os.fsdecode(checked).splitlines())
+        if p[1:2] == ["commit"]
+    ]
+
+
 def set_refs(git: Git, moves: dict[str, str]) -> None:
     """Point each ref (under refs/convgit/) at its commit, in one transaction."""
     script = "".join(f"update {name} {commit}\n" for name, commit in sorted(moves.items()))

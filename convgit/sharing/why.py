@@ -80,7 +80,9 @@ def why(location: StoreLocation, rev: str) -> Why:
                     found,
                     session,
                     session.conversation.path_ids(snap.entry),
-                    predates=_before(made, session),
+                    predates=_before(
+                        made, session, at_start=len(session.conversation.path_ids(snap.entry)) == 1
+                    ),
                 )
     if sid:
         raise NotFoundError(
@@ -115,14 +117,17 @@ def _from_notes(location: StoreLocation, lines: Lines[Author]) -> tuple[str | No
     return (best[1], best[2]) if best is not None else named[0]
 
 
-def _before(made: str, session: Session) -> bool:
+def _before(made: str, session: Session, *, at_start: bool) -> bool:
     """Whether a commit made at ``made`` (git's ISO 8601 time) came before ``session``'s first
-    entry was written."""
+    entry was written. git keeps whole seconds: a commit of that entry's second counts as before
+    it only when its files are the first entry's snapshot (``at_start``: the files the session
+    began from), never a later turn's."""
     times = [str(e["ts"]) for e in session.conversation.tree.entries.values() if e.get("ts")]
     if not times or not made:
         return False
     try:
         first = datetime.fromisoformat(min(times).replace("Z", "+00:00"))
-        return datetime.fromisoformat(made) < first.replace(microsecond=0)  # git keeps seconds
+        when, start = datetime.fromisoformat(made), first.replace(microsecond=0)
+        return when < start or (at_start and when == start)
     except ValueError:
         return False

@@ -7,6 +7,7 @@ conversation-only commands never start a git process.
 
 from __future__ import annotations
 
+import _thread
 import os
 import re
 import sys
@@ -431,8 +432,15 @@ def fsmonitor(location: StoreLocation) -> str:
 
 
 def write_pointer(path: Path, value: str) -> None:
-    """Write a small pointer file atomically."""
+    """Write a small pointer file atomically: a scratch file of this writer's own, moved into
+    place (two hooks ending their turns at once each write it; one shared scratch name made
+    the later move fail)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(value + "\n")
-    os.replace(tmp, path)
+    scratch = path.with_name(f".{path.name}.{os.getpid()}.{_thread.get_ident()}.tmp")
+    try:
+        scratch.write_text(value + "\n")
+        os.replace(scratch, path)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(scratch)
+        raise

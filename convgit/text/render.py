@@ -152,6 +152,9 @@ def summary(record: dict[str, Any], width: int = 72) -> str:
         head = str(record.get("role"))
         if head == "tool":
             head = f"tool[{record.get('toolCallId')}]" + (" error" if record.get("isError") else "")
+        agent = record.get("agent")
+        if isinstance(agent, str):  # an agent other than the session's wrote it (a handoff)
+            head += f" ({agent})"
     elif kind == "model":
         head, text = "model", f"{record.get('provider')}/{record.get('model')}"
     elif kind == "thinking":

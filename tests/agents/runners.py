@@ -680,6 +680,9 @@ class Qwen(Agent):
             "ui": {"enableFollowupSuggestions": False},
             "experimental": {"emitToolUseSummaries": False},
             "model": {"generationConfig": {"maxRetries": 0}},
+            # its bundled rg is made executable by an install script, which tools/agents does
+            # not run (.npmrc): Qwen then warns on stderr at a search, beside convgit's words
+            "tools": {"useRipgrep": False},
         }
         (self.qwen_dir / "settings.json").write_text(json.dumps(settings, indent=1))
 

@@ -37,13 +37,21 @@ from tests.agents.server import ModelServer
 from tests.workspace.gitrepo import GitRepo
 
 # A hook of the user's own, in a hooks file of its own: git's answer to `git add -A` at the
-# turn's end, logged with the reply the events file ends with.
+# turn's end, logged with the reply the events file ends with (once the CLI has written it).
 ORACLE = f"""
 import json, sys
 sys.path.insert(0, {str(ROOT)!r})
 from pathlib import Path
 from tests.workspace.gitrepo import oracle_tree
+import time
 event = json.load(sys.stdin)
+# the CLI writes the file behind its hooks: wait for this hook's start after the last prompt
+ours = b'"timestamp":%d,' % event["timestamp"]
+for _ in range(250):
+    lines = open(event["transcriptPath"], "rb").read().splitlines()
+    if any(ours in line for line in lines if b'"hookType":"agentStop"' in line):
+        break
+    time.sleep(0.02)
 said = [json.loads(line) for line in open(event["transcriptPath"])]
 replies = [e["data"]["content"] for e in said if e["type"] == "assistant.message"]
 with open(sys.argv[1], "a") as log:

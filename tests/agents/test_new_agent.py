@@ -1,7 +1,8 @@
-"""Adding an agent is one folder and one line (docs/architecture.md): a toy agent, written as a
-new folder of ``convgit/agents/`` and its name added to ``registry.FOLDERS`` in a copy of the
-package, is read by ``convgit import`` (named and recognised), listed in the help texts, and
-refused in one sentence where it has no part (hooks, resume, export). Nothing else is edited."""
+"""Adding an agent is one folder holding its declaration (docs/architecture.md): a toy agent,
+written as a new folder of ``convgit/agents/`` in a copy of the package (its reader and its
+``agent.py``, a ``protocol.Declaration`` as any agent's), is read by ``convgit import`` (named
+and recognised), listed in the help texts, and refused in one sentence where it has no part
+(hooks, resume, export). No file of the package is edited."""
 
 from __future__ import annotations
 
@@ -56,6 +57,29 @@ IMPORTER = replace(
 '''
 
 
+TOY_AGENT = '''"""The toy agent, declared: its reader, and no other part."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from convgit.agents.protocol import Declaration
+from convgit.agents.toy import NAME, TITLE
+
+if TYPE_CHECKING:
+    from convgit.agents.protocol import Reading
+
+
+def _reading() -> Reading:
+    from convgit.agents.toy import reading
+
+    return reading
+
+
+AGENT = Declaration(NAME, TITLE, reading=_reading, order=90)
+'''
+
+
 def _toy_file(path: Path, session: str) -> Path:
     lines = [
         {"type": "toy-session", "version": 3, "id": session, "timestamp": "2026-03-01T10:00:00Z"},
@@ -77,17 +101,14 @@ def _message(ident: str, parent: str | None, role: str, text: str) -> dict[str, 
 
 
 def _add_toy(root: Path) -> Path:
-    """A copy of the package with the toy agent added: its folder, and its line in FOLDERS."""
+    """A copy of the package with the toy agent added: its folder, nothing else."""
     copy = root / "pkg" / "convgit"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
     folder = copy / "agents" / "toy"
     folder.mkdir()
     (folder / "__init__.py").write_text(TOY_INIT)
     (folder / "reading.py").write_text(TOY_READING)
-    registry = copy / "agents" / "registry.py"
-    text = registry.read_text()
-    line = next(x for x in text.splitlines() if x.startswith("FOLDERS = ("))
-    registry.write_text(text.replace(line, line.removesuffix(")") + ', "toy")', 1))
+    (folder / "agent.py").write_text(TOY_AGENT)
     return copy
 
 
@@ -112,20 +133,15 @@ def _edited(copy: Path) -> list[str]:
     return changes
 
 
-def test_an_agent_added_as_one_folder_and_one_line_is_read_named_and_refused(
+def test_an_agent_added_as_one_folder_with_its_declaration_is_read_named_and_refused(
     tmp_path: Path,
 ) -> None:
     copy = _add_toy(tmp_path)
-    line = next(x for x in (PACKAGE / "agents" / "registry.py").read_text().splitlines()
-                if x.startswith("FOLDERS = ("))  # fmt: skip
-    assert sorted(_edited(copy)) == sorted(
-        [
-            "new agents/toy/__init__.py",
-            "new agents/toy/reading.py",
-            f"agents/registry.py: -{line}",
-            f'agents/registry.py: +{line.removesuffix(")")}, "toy")',
-        ]
-    )
+    assert sorted(_edited(copy)) == [
+        "new agents/toy/__init__.py",
+        "new agents/toy/agent.py",
+        "new agents/toy/reading.py",
+    ]
     work = tmp_path / "work"
     work.mkdir()
     subprocess.run(["git", "init", "-q", str(work)], check=True)
@@ -151,4 +167,4 @@ def test_an_agent_added_as_one_folder_and_one_line_is_read_named_and_refused(
         " opencode, pi, qwen." in hooks.stderr
     )
     export = convgit("export", "--format", "toy", code=2)
-    assert "Unknown export format 'toy': use --format pi." in export.stderr
+    assert "Unknown export format 'toy': use --format claude-code, codex, copilot" in export.stderr

@@ -352,8 +352,12 @@ def test_two_sessions_at_once_each_record_their_own_turn(
         runs[prompt] = opencode.run(prompt)
 
     threads = [threading.Thread(target=turn, args=(p,)) for p in ("left turn", "right turn")]
-    for thread in threads:
-        thread.start()
+    # the second starts once the first is past its start: two OpenCode processes starting at
+    # once in a fresh home, the second exits with OpenCode's own "Unexpected error" before it
+    # asks the model anything; from then on their turns and hooks run at the same moment
+    threads[0].start()
+    wait_for(lambda: model_server.requests, "the first OpenCode to ask the model")
+    threads[1].start()
     for thread in threads:
         thread.join()
     assert {run.output for run in runs.values()} == {"A.", "B."}

@@ -8,6 +8,7 @@ import orjson
 import pytest
 
 from convgit.agents import reading as importing
+from convgit.agents import registry
 from convgit.agents.reading import Cursor, Known, Record
 from convgit.base.errors import UsageError
 
@@ -200,4 +201,4 @@ def test_a_json_document_gives_each_element_of_a_list_with_its_text() -> None:
 
 def test_an_unknown_agent_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="claude-code"):
-        importing.importer("no-such-agent")
+        registry.importer("no-such-agent")

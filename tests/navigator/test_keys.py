@@ -276,16 +276,20 @@ def test_b_lists_the_branches_here_and_a_number_goes_to_one(told: Story) -> None
     )  # going there is not switching
 
 
-def test_a_refuses_a_session_no_agent_wrote_in_its_words(told: Story) -> None:
-    refused = convgit(told.repo.path, "resume", told.three, code=1).stderr
+def test_a_resumes_a_session_no_agent_wrote_as_resume_does(told: Story) -> None:
+    """Any session resumes in any agent (docs/handoff.md): one convgit alone wrote goes to
+    Claude Code, the default, as `convgit resume` says, and the navigator gives its command."""
+    said_by_cli = convgit(told.repo.path, "resume", told.three).stdout.splitlines()
 
     async def resume(app: Navigator, pilot: Drive) -> None:
+        await go_to(app, pilot, told.three)
         await pilot.press("a")
-        await settle(app, pilot)
-        assert said(app) == refused.rstrip("\n")
+        await pilot.pause()
 
     app = drive(told.repo.path, resume)
-    assert app.return_value is None
+    assert app.return_value is not None
+    assert app.return_value[-1].startswith("to continue there: claude -r ")
+    assert said_by_cli[1].startswith("to continue there: claude -r ")
 
 
 def test_a_resumes_in_the_agent_and_gives_the_command_after_quitting(

@@ -127,3 +127,19 @@ def test_search_finds_exactly_the_entries_grep_finds(
                 continue
             assert _search(location, needle) == _grep(store, needle), (needle, round_)
         _write(store, more)  # the index is behind the files now: appended turns
+
+
+def test_a_string_across_a_tool_calls_name_and_its_arguments_is_not_found(
+    tmp_path: Path,
+) -> None:
+    """The example the property found: a call named ``qqk`` with arguments ``{"qqq": ""}``;
+    grep does not find ``K `` on its line (the file keeps the name and the arguments apart), so
+    neither does the search."""
+    call = {"type": "tool_call", "id": "c1", "name": "qqk", "input": {"qqq": ""}}
+    made: list[list[dict[str, object]]] = [
+        [{"type": "message", "role": "assistant", "content": [{"type": "text", "text": ""}, call]}]
+    ]
+    _write(tmp_path, made)
+    location = StoreLocation(tmp_path, None)
+    assert _grep(tmp_path, "K ") == set() == _search(location, "K ")
+    assert _search(location, "qqk") == _grep(tmp_path, "qqk") == {("s0", "00000000")}

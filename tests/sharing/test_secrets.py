@@ -10,7 +10,7 @@ from pathlib import Path
 from tests.sharing.clones import Clone, another_clone, convgit_refs
 from tests.sharing.test_push_fetch import start
 from tests.workspace.cli import one_sentence
-from tests.workspace.gitrepo import git
+from tests.workspace.gitrepo import UserStateGuard, git
 
 TOKEN = "ghp_" + "Z9y8X7w6" * 5
 
@@ -110,3 +110,79 @@ def test_redact_after_a_push_leaves_no_copy_here_and_says_how_the_remote_is_repl
     assert c.json("fetch")["sessions"][0]["new"]
     assert c.entries(sid) == a.entries(sid) and c.snapshots(sid) == a.snapshots(sid)
     assert holding(c.path, TOKEN) == 0
+
+
+def _turn(clone: Clone, text: str) -> None:
+    clone.run("user", text)
+    clone.run("assistant", "done")
+
+
+def test_a_dotenv_template_is_no_secret_by_its_name(a: Clone) -> None:
+    a.run("init")
+    for name in (
+        ".env.example",
+        ".env.sample",
+        ".env.template",
+        ".env.dist",
+        "web/.env.local.example",
+    ):
+        a.write(name, "DATABASE_URL=\nDEBUG=1\n")  # nothing the detector takes
+    a.write(".debug", "DEBUG=1\n")  # the same bytes as .env.local, under a name listed first
+    a.write(".env.local", "DEBUG=1\n")
+    _turn(a, "the environment")
+    a.run("share", a.session())
+    refused = one_sentence(a.run("push", code=1).stderr)
+    assert "The push would send 1 secret(s): file .env.local (a .env file" in refused
+    with open(a.path / ".git" / "info" / "exclude", "a") as exclude:
+        exclude.write(".env.local\n")
+    a.run("push")  # the templates stay in the snapshot: they block nothing
+
+
+def test_a_template_the_remote_holds_does_not_block_a_push_but_a_new_file_does(
+    a: Clone, b: Clone, remote: Path, user_state_guard: UserStateGuard
+) -> None:
+    a.write(".env.example", "DATABASE_URL=\nAPI_KEY=changeme\n")  # the detector takes it
+    a.repo.commit_all("the template")
+    git(a.path, "push", "-q", "origin", "main")  # the user's own push: the remote has it
+    user_state_guard.watch(a.path)
+    a.run("init")
+    _turn(a, "first")
+    a.run("share", a.session())
+    assert a.json("push")["pushed"]  # the template blocks nothing: origin holds it
+    # the same file changed here is new to origin: found
+    a.write(".env.example", "DATABASE_URL=\nAPI_KEY=changed\n")
+    _turn(a, "second")
+    refused = one_sentence(a.run("push", code=1).stderr)
+    assert "file .env.example (Secret Keyword)" in refused
+    # a secret the user committed, pushed, then dropped from origin (another clone's forced
+    # push): this clone's origin/main still names it, origin does not hold it any more
+    a.write("deploy.cfg", f"password = {AWS_SECRET}\n")
+    a.repo.commit_all("deploy")
+    git(a.path, "push", "-q", "origin", "main")
+    git(b.path, "push", "-q", "--force", "origin", "refs/remotes/origin/main:refs/heads/main")
+    assert AWS_SECRET in git(a.path, "show", "origin/main:deploy.cfg")
+    user_state_guard.watch(a.path)
+    _turn(a, "third")
+    refused = one_sentence(a.run("push", code=1).stderr)
+    assert "file deploy.cfg (Secret Keyword)" in refused
+    git(remote, "gc", "-q", "--prune=now")
+    assert holding(remote, AWS_SECRET) == 0
+
+
+def test_a_secret_in_a_file_name_is_found_and_never_shown(a: Clone, remote: Path) -> None:
+    a.run("init")
+    a.write(f"cache_{TOKEN}", "")
+    a.write(f"build/{TOKEN}/out.txt", "built\n")
+    _turn(a, "made a cache")
+    a.run("share", a.session())
+    refused = a.run("push", code=1).stderr
+    said = one_sentence(refused)
+    assert "path cache_[redacted] (GitHub token)" in said
+    assert "path build/[redacted] (GitHub token)" in said
+    assert "not their names" in refused and TOKEN not in refused
+    assert holding(remote, TOKEN) == 0
+    # the same name in a message: redaction takes the whole token, not its "ghp" alone
+    a.run("user", f"it wrote cache_{TOKEN}")
+    a.run("redact", "--secrets", "--yes")
+    texts = str(a.entries(a.session()))
+    assert "cache_[redacted]" in texts and TOKEN[4:] not in texts

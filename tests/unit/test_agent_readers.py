@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from convgit.agents.reading import Batch, Cursor, Known, importer
+from convgit.agents.reading import Batch, Cursor, Known
+from convgit.agents.registry import importer
 from convgit.base.errors import NotAPiSessionError, NotARolloutError
 
 

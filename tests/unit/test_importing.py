@@ -12,13 +12,13 @@ from convgit.agents.reading import (
     derived_id,
     entry_id,
     fresh,
-    importer,
     kept_record,
     kept_text,
     native_field,
     read_jsonl,
     resume,
 )
+from convgit.agents.registry import importer
 from convgit.base.errors import UsageError
 
 # -- reading -------------------------------------------------------------------------------------

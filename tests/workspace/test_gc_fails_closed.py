@@ -10,6 +10,7 @@ user's objects."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -130,6 +131,15 @@ def _worktree_ref(repo: GitRepo) -> Callable[[], None]:
     ref.parent.mkdir(parents=True)
     ref.write_text(MISSING + "\n")
     return ref.unlink
+
+
+@breaks("a stopped rebase's autostash naming a missing object")
+def _autostash(repo: GitRepo) -> Callable[[], None]:
+    state = repo.path / ".git" / "worktrees" / "linked" / "rebase-merge"
+    repo.git("worktree", "add", "-q", "--detach", str(repo.path.parent / "linked"))
+    state.mkdir()
+    (state / "autostash").write_text(MISSING + "\n")
+    return lambda: shutil.rmtree(state)
 
 
 @pytest.mark.parametrize("broken", sorted(BROKEN))

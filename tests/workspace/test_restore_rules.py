@@ -48,9 +48,16 @@ def test_restore_waits_for_the_results_of_open_tool_calls(repo: GitRepo) -> None
     convgit(repo.path, "tool", "call_7", "ok")  # the note never lands between call and result
     messages = convgit(repo.path, "context", "--json").json()["messages"]
     assert [m["role"] for m in messages[-2:]] == ["assistant", "tool"]
-    convgit(repo.path, "assistant", "the tests pass")  # the next turn: the note above it
-    path = [e["type"] for e in convgit(repo.path, "log", "--json").json()["entries"]]
-    assert path[-3:] == ["message", "note", "message"], path
+    convgit(repo.path, "assistant", "the tests pass")  # a reply never has the note above it
+    convgit(repo.path, "user", "and now?")  # the next user message: the note right above it
+    entries = convgit(repo.path, "log", "--json").json()["entries"]
+    path = [(e["type"], e.get("role")) for e in entries]
+    assert path[-4:] == [
+        ("message", "tool"),
+        ("message", "assistant"),
+        ("note", None),
+        ("message", "user"),
+    ], path
 
 
 def on_a_terminal(cwd: Path, *args: str, answer: bytes) -> tuple[int, str]:
@@ -117,7 +124,9 @@ def test_a_label_names_one_entry_and_moving_it_says_from_where(repo: GitRepo) ->
     ids = story(repo)
     convgit(repo.path, "label", ids["task"], "good")
     moved = convgit(repo.path, "label", ids["a"], "good", "-f").stdout
-    assert moved == f"{ids['a']} labelled good (moved from {ids['task']})\n"
+    said, files = moved.splitlines()  # as every move, it ends with where the files are
+    assert said == f"{ids['a']} labelled good (moved from {ids['task']})"
+    assert files.startswith("files: ")
     assert convgit(repo.path, "show", "good", "--json").json()["entry"]["id"] == ids["a"]
     tree = {e["id"]: e.get("label") for e in convgit(repo.path, "tree", "--json").json()["entries"]}
     assert tree == {ids["task"]: None, ids["a"]: "good"}

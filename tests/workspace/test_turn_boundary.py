@@ -37,7 +37,10 @@ def test_a_reply_on_another_branchs_files_says_so(repo: GitRepo) -> None:
     again = convgit(repo.path, "assistant", "and again", "--json").json()
     assert again["files_from"] is None  # now the branch's own snapshot holds them
     assert again["snapshot"] is not None
-    assert ids["a"] not in convgit(repo.path, "user", "hi").stdout
+    hi = convgit(repo.path, "user", "hi").stdout
+    assert "at planA's snapshot" not in hi  # the files are the branch's own now
+    # the restore's note, which no reply carries, goes right above the next user message
+    assert f"note (restore): The files were restored to the snapshot of entry {ids['a']}" in hi
 
 
 def test_user_says_it_too_with_the_same_json_shape(repo: GitRepo) -> None:

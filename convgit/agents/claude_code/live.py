@@ -77,6 +77,11 @@ SPEAKS = frozenset(
 )
 # the events that open a turn: outside git, a folder's store is made at the first of them
 OPENS = frozenset({"UserPromptSubmit"})
+TELLS = "stdout"  # a systemMessage on stdout, which Claude shows the user
+DEFAULT_SCOPE = "local"
+OWN_KEYS: frozenset[str] = frozenset()
+is_prompt = None  # every user message of a transcript is a prompt
+transcript = None  # the transcript is a file of its own
 SCOPES = {
     "local": ".claude/settings.local.json (this project, only you)",
     "project": ".claude/settings.json (this project, committed: everyone)",
@@ -125,8 +130,9 @@ def settings_file(scope: str, project: Path, env: Mapping[str, str] = os.environ
 # -- events -------------------------------------------------------------------------------------
 
 
-def event(payload: Any) -> Event:
-    """The event a hook was given; ValueError, in one sentence, for one convgit cannot use."""
+def event(payload: Any, name: str | None = None) -> Event:
+    """The event a hook was given; ValueError, in one sentence, for one convgit cannot use.
+    ``name`` is not used: the payload names its event."""
     return from_hook(payload, AGENT, FILE_TOOLS)
 
 

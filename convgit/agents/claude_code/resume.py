@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 from convgit.agents import importing as session_import
 from convgit.agents import reading
 from convgit.agents.claude_code import NAME, TITLE
-from convgit.agents.resume import Written, imported, kept_line
+from convgit.agents.protocol import Written
+from convgit.agents.resume import imported, kept_line
 from convgit.base import codec
 from convgit.base.errors import NotFoundError, RefusedError
 

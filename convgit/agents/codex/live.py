@@ -45,13 +45,19 @@ ALL_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "Sessio
 SPEAKS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"})
 OPENS = frozenset({"UserPromptSubmit"})
 DEFAULT_SCOPE = "user"
+TELLS = "stdout"
+COMMITTED_SCOPES: frozenset[str] = frozenset()
+OWN_KEYS: frozenset[str] = frozenset()
+is_prompt = None  # a user message Codex marks as context is no entry of its own
+transcript = None  # the rollout is a file of its own
 SCOPES = {"user": "$CODEX_HOME/hooks.json (~/.codex: every project, only you)"}
 
 
-def event(payload: Any) -> Event:
+def event(payload: Any, name: str | None = None) -> Event:
     """The event a hook was given; ValueError, in one sentence, for one convgit cannot use.
     ``apply_patch``'s files are read from its patch (``tool_input.command``): the files it adds,
-    updates or moves to, as named (relative to the event's cwd)."""
+    updates or moves to, as named (relative to the event's cwd).
+    ``name`` is not used: the payload names its event."""
     found = from_hook(payload, AGENT)
     turn = payload.get("turn_id")
     tool_input = payload.get("tool_input")

@@ -26,6 +26,7 @@ else:  # pragma: no cover
 AGENT = NAME
 DEFAULT_SCOPE = "user"
 SCOPES = {"user": "$CODEX_HOME/config.toml (~/.codex: every project, only you)"}
+PROJECT_SCOPES: frozenset[str] = frozenset()  # its one file is the user's
 HEADER = f"[mcp_servers.{mcp.NAME}]  # convgit\n"
 _OURS = re.compile(r"\n?" + re.escape(HEADER) + r"(?:(?:command|args|env) = [^\n]*\n)*")
 

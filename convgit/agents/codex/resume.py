@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from convgit.agents.codex import NAME, TITLE
 from convgit.agents.codex.reading import line_of
+from convgit.agents.protocol import Written
 from convgit.agents.reading import kept_text
-from convgit.agents.resume import Written, imported, kept_line, refuse_tool_run
+from convgit.agents.resume import imported, kept_line, refuse_tool_run
 from convgit.base import codec
 from convgit.base.errors import NotFoundError, RefusedError
 

@@ -17,8 +17,10 @@ What each does:
   ``apply_patch``, whose patch names them): those files are kept in the snapshots even when
   git ignores them (unless ``[snapshots] agent_ignored = false``); every tool, ``bash``
   included, with a snapshot per call, with ``[hooks] tool_snapshots = true``;
-* ``agentStop`` (the turn's last reply is in the file): the events file imported, the files
-  snapshotted as the snapshot of the turn's last reply; the turn closed;
+* ``agentStop``: the events file imported once it holds the turn's end (the CLI writes the
+  file behind its hooks: the hook waits, at most ``BEHIND`` seconds, until the file holds this
+  hook's own start after the turn's prompt), the files snapshotted as the snapshot of the
+  turn's last reply; the turn closed;
 * ``sessionStart``, ``sessionEnd``, ``subagentStop``, ``errorOccurred``: what the file gained
   is imported.
 
@@ -30,6 +32,7 @@ the model (``TELLS``).
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -88,6 +91,9 @@ OPENS = frozenset({"userPromptSubmitted"})
 # how the hook tells the user of failures: on stderr, with exit status 2 (``agents.hook``)
 TELLS = "stderr"
 DEFAULT_SCOPE = "project"
+COMMITTED_SCOPES: frozenset[str] = frozenset()
+OWN_KEYS: frozenset[str] = frozenset()
+transcript = None  # the events file is a file of its own
 SCOPES = {
     "project": ".github/hooks/convgit.json (this project, once the CLI trusts its folder)",
     "user": "~/.copilot/hooks/convgit.json (every project, only you; $COPILOT_HOME honoured)",
@@ -167,9 +173,11 @@ def event(payload: Any, name: str | None = None) -> Event:
     transcript = text("transcriptPath")
     if transcript is not None and not Path(transcript).is_absolute():
         raise ValueError(f"the {name} event's transcriptPath is not absolute")
+    stamp = payload.get("timestamp")
+    if name == "agentStop" and isinstance(stamp, int):
+        caught_up(Path(transcript) if transcript else events_file(session), stamp)
     cwd = text("cwd")
     tool = text("toolName")
-    stamp = payload.get("timestamp")
     return Event(
         name=NAMES[name],
         session_id=session,
@@ -182,6 +190,30 @@ def event(payload: Any, name: str | None = None) -> Event:
         edited=_written(tool, payload.get("toolArgs")),
         said=name,
     )
+
+
+BEHIND = 5.0  # seconds: how long an agentStop hook waits for the CLI to write the turn's end
+_STOP_STARTED = b'"hookType":"agentStop"'
+
+
+def caught_up(events: Path, stamp: int, wait: float = BEHIND) -> bool:
+    """Whether the events file holds the turn an ``agentStop`` hook is called for, waiting up to
+    ``wait`` seconds for it: the CLI logs the turn's replies, then this hook's start (its input
+    with the event's ``timestamp``), and writes the file behind; that line in the file says the
+    turn is all in. Past the wait (an older CLI that logs no hook starts, a file that is gone)
+    the hook goes on with what the file holds, and the next event catches up the rest."""
+    ours = b'"timestamp":%d,' % stamp
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            data = events.read_bytes()
+        except OSError:
+            data = b""
+        if any(ours in line for line in data.splitlines() if _STOP_STARTED in line):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
 
 
 def _written(tool: str | None, arguments: Any) -> tuple[str, ...]:

@@ -26,13 +26,15 @@ from convgit.agents import reading
 from convgit.agents.copilot import NAME, TITLE
 from convgit.agents.copilot.live import copilot_home
 from convgit.agents.copilot.reading import START
-from convgit.agents.resume import Written, imported, refuse_tool_run
+from convgit.agents.protocol import Written
+from convgit.agents.resume import imported, refuse_tool_run
 from convgit.base.errors import RefusedError
 
 if TYPE_CHECKING:
     from convgit.session import Session
 
 AGENT = NAME
+line_uuids = None  # a file of its copies the records of none other under their ids
 
 
 def resume_command(session: str) -> str:
@@ -64,7 +66,7 @@ def hand_back(session: Session, target: str) -> Written:
     new = str(uuid.uuid4())
     start = _start(session, new, now)
     data = b"".join(line + b"\n" for line in [start, *lines])
-    return Written(new, _state_folder(session) / new / "events.jsonl", data, resume_command(new))
+    return Written(new, state_folder(session) / new / "events.jsonl", data, resume_command(new))
 
 
 def _start(session: Session, new: str, now: datetime) -> bytes:
@@ -92,7 +94,7 @@ def _start(session: Session, new: str, now: datetime) -> bytes:
     return json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def _state_folder(session: Session) -> Path:
+def state_folder(session: Session) -> Path:
     """The CLI's ``session-state`` folder: the one a file imported is in, else the one of
     ``$COPILOT_HOME`` (``~/.copilot``)."""
     for path in imported(session, AGENT):

@@ -76,6 +76,10 @@ SCOPES = {
     "user": "~/.gemini/settings.json (every project, only you)",
 }
 DEFAULT_SCOPE = "project"
+TELLS = "stdout"
+COMMITTED_SCOPES: frozenset[str] = frozenset()
+OWN_KEYS: frozenset[str] = frozenset()
+transcript = None  # the chat file is a file of its own
 
 
 def handler(program: str | None = None) -> dict[str, Any]:
@@ -121,10 +125,11 @@ NAMES = {"BeforeAgent": "UserPromptSubmit", "AfterAgent": "Stop", "AfterTool": "
 CONTEXT = "<session_context>"  # the CLI's own first user message of a session
 
 
-def event(payload: Any) -> Event:
+def event(payload: Any, name: str | None = None) -> Event:
     """The event a hook was given, in convgit's words, Gemini's name kept in ``said``;
     ValueError, in one sentence, for one convgit cannot use. The prompt's ``timestamp`` stands
-    for its id. A resume's SessionStart names a file the CLI leaves at once: no transcript."""
+    for its id. A resume's SessionStart names a file the CLI leaves at once: no transcript.
+    ``name`` is not used: the payload names its event."""
     found = from_hook(payload, AGENT, FILE_TOOLS)
     name = found.name
     stamp = payload.get("timestamp")

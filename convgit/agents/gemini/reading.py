@@ -237,8 +237,13 @@ class _Chat:
         message's deepest entry there already (or the one before the message)."""
         tail = previous
         for entry in made:
-            if self._has(entry["id"]):
-                tail = entry["id"] if self._below(entry["id"], tail) else tail
+            ident = entry["id"]
+            apart = tail is None or not self._below(tail, ident)
+            if self._has(ident) and (self._below(ident, tail) or apart):
+                # there already, below the message before or apart from it (a file convgit
+                # wrote, which Gemini CLI gave a context message of its own first): the next
+                # message hangs below it
+                tail = ident
         for entry in made:
             ident = entry["id"]
             if ident in self.made:

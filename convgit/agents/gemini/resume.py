@@ -31,13 +31,15 @@ from typing import TYPE_CHECKING, Any
 
 from convgit.agents import reading
 from convgit.agents.gemini import NAME, TITLE
-from convgit.agents.resume import Written, imported, kept_line, refuse_tool_run
+from convgit.agents.protocol import Written
+from convgit.agents.resume import imported, kept_line, refuse_tool_run
 from convgit.base.errors import NotFoundError, RefusedError
 
 if TYPE_CHECKING:
     from convgit.session import Session
 
 AGENT = NAME
+line_uuids = None  # a file of its copies the records of none other under their ids
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,10 +25,8 @@ from convgit.store.location import StoreLocation
 
 if TYPE_CHECKING:  # imported where used: the common prompt reads neither the session nor git
     from convgit.agents import reading as importing
+    from convgit.agents.protocol import LineUuids
     from convgit.session import Session
-
-# an agent's file -> the ids of its records and their parents (``resume.line_uuids``)
-LineUuids = Callable[[bytes], list[tuple[str, str | None]]]
 
 
 def attach(location: StoreLocation, event: Event, state: LiveState) -> Session | None:
@@ -115,9 +112,9 @@ class Imported:
 def import_new(session: Session, event: Event) -> Imported:
     """Import what the transcript and its companion files (Claude Code's subagents) gained."""
     from convgit.agents import importing as session_import
-    from convgit.agents import reading as importing
+    from convgit.agents import registry
 
-    importer = importing.importer(event.agent)
+    importer = registry.importer(event.agent)
     transcript = event.transcript or _written(session.location, event)
     found = Imported()
     if transcript is None or not transcript.is_file():
@@ -139,11 +136,12 @@ def _brings_entries(location: StoreLocation, event: Event) -> bool:
     """Whether the event's transcript holds an entry an import would bring (read whole: this
     is asked once per agent session, before its convgit session is started)."""
     from convgit.agents import reading as importing
+    from convgit.agents import registry
 
     data = _read(event.transcript or _written(location, event))
     if not data.strip():
         return False
-    batch = importing.importer(event.agent).parse(data, importing.Cursor(), importing.Known())
+    batch = registry.importer(event.agent).parse(data, importing.Cursor(), importing.Known())
     return any("parentId" in r for r in batch.records)
 
 
@@ -152,7 +150,7 @@ def _written(location: StoreLocation, event: Event) -> Path | None:
     part writes for the event to import (its ``transcript``); None for the others."""
     from convgit.agents import registry
 
-    write = getattr(registry.integration(event.agent), "transcript", None)
+    write = registry.integration(event.agent).transcript
     found: Path | None = None if write is None else write(location, event)
     return found
 
@@ -191,9 +189,8 @@ def _line_uuids(agent: str) -> LineUuids | None:
     a new id), when they can: its ``resume`` part's ``line_uuids``."""
     from convgit.agents import registry
 
-    found = registry.agent(agent, "resume").part("resume")
-    copies: LineUuids | None = getattr(found, "line_uuids", None)
-    return copies
+    resume = registry.agent(agent, "resume").resume
+    return None if resume is None else resume().line_uuids
 
 
 def _read(path: Path | None) -> bytes:

@@ -84,7 +84,7 @@ def _is_prompt(agent: str, record: dict[str, Any]) -> bool:
     user message is, unless its ``live`` part has ``is_prompt``)."""
     from convgit.agents import registry
 
-    said = getattr(registry.integration(agent), "is_prompt", None)
+    said = registry.integration(agent).is_prompt
     return True if said is None else bool(said(record))
 
 

@@ -54,9 +54,10 @@ SPEAKS = frozenset(NAMES)
 OPENS = frozenset({"chat.message"})
 
 
-def event(payload: Any) -> Event:
+def event(payload: Any, name: str | None = None) -> Event:
     """The event the plugin sent, its name kept as OpenCode's; ValueError, in one sentence, for
-    one convgit cannot use. OpenCode keeps no file: ``transcript`` writes one."""
+    one convgit cannot use. OpenCode keeps no file: ``transcript`` writes one.
+    ``name`` is not used: the payload names its event."""
     return from_own_file(payload, AGENT, TITLE, NAMES, FILE_TOOLS, keep_name=True)
 
 
@@ -77,6 +78,9 @@ def transcript(location: StoreLocation, event: Event) -> Path | None:
 # -- installing (``opencode.hooks``: imported only by the ``hooks`` commands) ---------------------
 
 DEFAULT_SCOPE = "project"
+TELLS = "stdout"  # what the plugin reads back: a toast, or stderr in `opencode run`
+COMMITTED_SCOPES: frozenset[str] = frozenset()
+is_prompt = None  # every user message is a prompt
 SCOPES = {
     "project": ".opencode/plugins/convgit.js (this project)",
     "user": "~/.config/opencode/plugins/convgit.js (every project, only you)",

@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 from convgit.agents.opencode import NAME, TITLE
 from convgit.agents.opencode.reading import copy_id, obj
+from convgit.agents.protocol import Written
 from convgit.agents.reading import kept_text
-from convgit.agents.resume import Written, refuse_tool_run
+from convgit.agents.resume import refuse_tool_run
 from convgit.base import codec
 from convgit.base.errors import RefusedError
 from convgit.conversation.replay import NOTE_PREFIX
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from convgit.session import Session
 
 AGENT = NAME
+line_uuids = None  # a file of its copies the records of none other under their ids
 TESTED = "1.18.33"  # the OpenCode version whose export this writes
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _MASK = (1 << 48) - 1

@@ -23,7 +23,7 @@ from convgit.schema import tool_calls_of
 
 VERSION = 3
 # pi needs usage on an assistant message; a converted one has no token counts of its own
-_NO_USAGE = {
+NO_USAGE = {
     "input": 0,
     "output": 0,
     "cacheRead": 0,
@@ -187,7 +187,7 @@ class _Writer:
             "api": "convgit",
             "provider": provider,
             "model": model,
-            "usage": _NO_USAGE,
+            "usage": NO_USAGE,
             "stopReason": "toolUse" if calls else "stop",
             "timestamp": stamp,
         }

@@ -52,8 +52,9 @@ SPEAKS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse", "TurnEnd"
 OPENS = frozenset({"UserPromptSubmit"})
 
 
-def event(payload: Any) -> Event:
-    """The event the extension sent; ValueError, in one sentence, for one convgit cannot use."""
+def event(payload: Any, name: str | None = None) -> Event:
+    """The event the extension sent; ValueError, in one sentence, for one convgit cannot use.
+    ``name`` is not used: the payload names its event."""
     return from_own_file(payload, AGENT, TITLE, NAMES, FILE_TOOLS)
 
 
@@ -65,6 +66,10 @@ def carries_prompt(native_text: str, prompt_id: str) -> bool:
 # -- installing (``pi.hooks``: imported only by the ``hooks`` commands) --------------------------
 
 DEFAULT_SCOPE = "project"
+TELLS = "stdout"  # what the extension reads back: a notice, or stderr in print mode
+COMMITTED_SCOPES: frozenset[str] = frozenset()
+is_prompt = None  # every user message is a prompt
+transcript = None  # the session file is a file of its own
 SCOPES = {
     "project": ".pi/extensions/convgit.ts (this project)",
     "user": "~/.pi/agent/extensions/convgit.ts (every project, only you)",

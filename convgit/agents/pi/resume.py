@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convgit.agents.pi import NAME, TITLE, export
-from convgit.agents.resume import Written, imported, refuse_tool_run
+from convgit.agents.protocol import Written
+from convgit.agents.resume import imported, refuse_tool_run
 from convgit.base import codec
 from convgit.base.errors import RefusedError
 

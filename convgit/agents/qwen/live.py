@@ -80,6 +80,9 @@ SCOPES = {
     "user": "~/.qwen/settings.json (every project, only you; $QWEN_HOME honoured)",
 }
 DEFAULT_SCOPE = "project"
+TELLS = "stdout"
+COMMITTED_SCOPES: frozenset[str] = frozenset()
+transcript = None  # the chat file is a file of its own
 # what Qwen writes into a settings file itself (its settings' version, at its next start): no
 # meaning of the user's, so uninstalling gives back a file Qwen has touched since
 OWN_KEYS = frozenset({"$version"})
@@ -125,9 +128,10 @@ def settings_file(scope: str, project: Path, env: Mapping[str, str] = os.environ
 # -- events -------------------------------------------------------------------------------------
 
 
-def event(payload: Any) -> Event:
+def event(payload: Any, name: str | None = None) -> Event:
     """The event a hook was given, in convgit's words; ValueError, in one sentence, for one
-    convgit cannot use. A ``UserPromptSubmit`` without a prompt goes on with tool results."""
+    convgit cannot use. A ``UserPromptSubmit`` without a prompt goes on with tool results.
+    ``name`` is not used: the payload names its event."""
     found = from_hook(payload, AGENT, FILE_TOOLS)
     if found.name == "UserPromptSubmit" and not _prompted(payload):
         return dataclasses.replace(found, name=CONTINUES, said="UserPromptSubmit")

@@ -20,15 +20,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from convgit.agents import reading
+from convgit.agents.protocol import Written
 from convgit.agents.qwen import NAME, TITLE
 from convgit.agents.qwen.live import qwen_home
-from convgit.agents.resume import Written, imported, refuse_tool_run
+from convgit.agents.resume import imported, refuse_tool_run
 from convgit.base.errors import RefusedError
 
 if TYPE_CHECKING:
     from convgit.session import Session
 
 AGENT = NAME
+line_uuids = None  # a file of its copies the records of none other under their ids
 
 
 def resume_command(session: str) -> str:

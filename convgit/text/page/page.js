@@ -121,6 +121,8 @@
       }
       head = pyStr(r.role);
       if (head === "tool") head = `tool[${pyStr(r.toolCallId)}]` + (r.isError ? " error" : "");
+      // an agent other than the session's wrote it (a handoff)
+      if (typeof r.agent === "string") head += ` (${r.agent})`;
     } else if (kind === "model") {
       head = "model";
       text = `${pyStr(r.provider)}/${pyStr(r.model)}`;
@@ -183,7 +185,10 @@
   // the kind badge: a tool result's call id is long (Claude's, Codex's): the badge says "tool",
   // the id is in its title and in the entry's details
   function badge(r, kind) {
-    if (r.type === "message" && r.role === "tool") return r.isError ? "tool error" : "tool";
+    if (r.type === "message" && r.role === "tool") {
+      const by = typeof r.agent === "string" ? ` (${r.agent})` : "";
+      return (r.isError ? "tool error" : "tool") + by;
+    }
     return kind;
   }
 
