@@ -5,6 +5,7 @@ sockets a test's own; every recorder a test started is ended when it ends."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -184,3 +185,16 @@ def line(session: str, kind: str, uuid: str, parent: str | None, content: Any, *
         **more,
     }
     return json.dumps(record) + "\n"
+
+
+def no_lock_is_left(root: Path) -> None:
+    """Every lock convgit takes can be taken at once, and git left no lock file."""
+    store = root / ".git" / "convgit"
+    for path in [*store.glob("locks/*.lock"), *store.glob("index/*.flock")]:
+        fd = os.open(path, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # BlockingIOError when held
+        finally:
+            os.close(fd)
+    left = [p for p in (root / ".git").rglob("*.lock") if not p.is_relative_to(store / "locks")]
+    assert not left, left

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests import clirun
-from tests.recorded import Claude, Recorded, alive
+from tests.recorded import Claude, Recorded, alive, no_lock_is_left
 from tests.workspace.gitrepo import GitRepo
 
 
@@ -335,3 +335,47 @@ def test_a_recorder_that_does_not_answer_keeps_no_command_waiting(
         assert said["why"] == f"it does not answer (pid {pid}): busy with an event, or stopped"
     finally:
         os.kill(pid, signal.SIGCONT)
+
+
+@pytest.mark.parametrize(
+    ("fault", "stop_idle"),
+    [(None, True), ("patch:hashed#1!STOP", False)],
+    ids=["stopped-idle", "stopped-mid-event"],
+)
+def test_a_stopped_recorder_costs_a_hook_under_a_second_and_loses_nothing(
+    recorded: Recorded, tmp_path: Path, fault: str | None, stop_idle: bool
+) -> None:
+    """A recorder stopped (SIGSTOP) while it waits, or half-way through an event it took (its
+    snapshot's files hashed, no tree yet): the hook's thin client waits under a second for it,
+    ends it (a recorder stopped for good would hold its locks), and does the event itself; the
+    snapshot is git's tree of the files, no lock is left, no problem logged."""
+    repo, claude = recorded.repo, Claude(tmp_path / "claude", recorded.repo.path)
+    if fault:
+        recorded.env["CONVGIT_RECORDER_FAULT"] = fault
+    pid = int(str(started(recorded, claude)["pid"]))
+    if stop_idle:
+        os.kill(pid, signal.SIGSTOP)
+    hook_alone = time.monotonic()
+    recorded.hook(claude.prompt(), CONVGIT_RECORDER="off")  # an event the hook does itself
+    alone = time.monotonic() - hook_alone
+    recorded.hook(claude.reply(), CONVGIT_RECORDER="off")
+    if stop_idle:
+        os.kill(pid, signal.SIGSTOP)
+    repo.write("src/app.py", "print('while the recorder is stopped')\n")
+    at_prompt = repo.oracle()
+    began = time.monotonic()
+    recorded.hook(claude.prompt())
+    took = time.monotonic() - began
+    try:
+        assert took < alone + 2.0, (took, alone)  # it waited 25 s before
+        recorded.wait_gone(pid, 5)
+    finally:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    recorded.hook(claude.reply())
+    prompt, _ = claude.ids()
+    assert recorded.json("show", prompt)["snapshot"]["tree"] == at_prompt
+    lines = recorded.log()
+    assert "through the recorder" not in lines[-2] and ": ok in " in lines[-2], lines
+    assert all("problem" not in line for line in lines), lines
+    no_lock_is_left(repo.path)

@@ -5,15 +5,13 @@ left, and the next recorder starts clean and takes the next events."""
 
 from __future__ import annotations
 
-import fcntl
-import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.recorded import Claude, Recorded, alive
+from tests.recorded import Claude, Recorded, alive, no_lock_is_left
 from tests.workspace.gitrepo import GitRepo
 
 # In the order an event reaches them: the request read; watchman asked; the changed files
@@ -82,16 +80,3 @@ def test_the_recorder_killed_at_a_point_of_an_event_loses_nothing(
     recorded.hook(claude.reply())
     assert all(" through the recorder" in line for line in recorded.log()[-2:]), recorded.log()
     assert recorded.json("show", claude.ids()[0])["snapshot"]["tree"] == at_prompt
-
-
-def no_lock_is_left(root: Path) -> None:
-    """Every lock convgit takes can be taken at once, and git left no lock file."""
-    store = root / ".git" / "convgit"
-    for path in [*store.glob("locks/*.lock"), *store.glob("index/*.flock")]:
-        fd = os.open(path, os.O_RDWR)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # BlockingIOError when held
-        finally:
-            os.close(fd)
-    left = [p for p in (root / ".git").rglob("*.lock") if not p.is_relative_to(store / "locks")]
-    assert not left, left

@@ -21,16 +21,20 @@ from __future__ import annotations
 import os
 import sys
 
-PROTOCOL = b"convgit-recorder 1"
+PROTOCOL = b"convgit-recorder 2"
 OFF = "CONVGIT_RECORDER"  # "off": no recorder is asked or started
 MAX_EVENT = 16 << 20  # bytes of stdin read at most (``convgit.agents.hook`` says the same)
-WAIT = 25.0  # seconds the client waits for the recorder's answer (the agent waits 30)
+HANDSHAKE = 0.5  # seconds the client waits to connect, and for the recorder to take its event
+TAKE_BY = 0.3  # seconds after the client sent it past which the recorder leaves an event be
+BEAT = 0.2  # seconds between two looks at a recorder that took an event (stopped: ended)
+WAIT = 25.0  # seconds the client waits for the recorder's answer at most (the agent waits 30)
 ASK_WAIT = 3.0  # seconds `status` and `stop` wait for it (busy with an event, or stopped)
 RESPAWN = 10.0  # seconds between two starts of a recorder by clients that found none
 _PEERCRED = 17  # SO_PEERCRED on Linux
 # the first byte of the recorder's answer: recorded (the rest for stdout); recorded (the rest
 # for stderr, exit status 2: an agent that reads a hook's failures there); the hook's to do
 DONE, DONE_STDERR, FALL_BACK = b"D", b"E", b"F"
+TAKEN = b"T"  # sent before the answer: the recorder records the event (the client waits)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -41,7 +45,13 @@ def run(args: list[str]) -> int | bytes | None:
     """``convgit hook AGENT [EVENT]`` through the recorder: its exit status once the recorder
     recorded the event (what the agent should be told written on stdout or stderr); else what
     the hook must do the work with, itself: the event's bytes when they were read from stdin,
-    None when they were not."""
+    None when they were not.
+
+    A recorder that does not take the event within ``HANDSHAKE`` (stopped, hung, or busy with
+    another) leaves it to the hook: one that takes it only that soon (``TAKE_BY``), so the two
+    never both do it. One that took it and is then found stopped is ended (``end``: as a kill
+    at any point of an event, it loses nothing and its locks go with it) and the hook does the
+    event; one still running gets until the hook's own deadline."""
     env = os.environ
     if env.get(OFF) == "off" or env.get("CONVGIT_FAULT") or env.get("CONVGIT_HOOK_PROBE"):
         return None  # a crash test's fault point, or a probe, is the hook's own
@@ -49,17 +59,18 @@ def run(args: list[str]) -> int | bytes | None:
     if found is None:
         return None
     folder, key, root = found
-    sock = connect(os.path.join(folder, key + b".sock"))
-    if sock is None:
+    connected = connect(os.path.join(folder, key + b".sock"))
+    if connected is None:
         spawn(folder, key, root)
         return None
+    sock, pid = connected
     raw = sys.stdin.buffer.read(MAX_EVENT + 1)
     try:
         sock.sendall(request(b"event", args, raw, deadline=True))
         sock.shutdown(1)  # SHUT_WR: the request is whole
-        answer = receive(sock)
+        answer = answered(sock, pid)
     except OSError:
-        return raw  # the recorder went away (killed, say): the event is the hook's
+        return raw  # not taken in time, gone (killed, say) or ended: the event is the hook's
     finally:
         sock.close()
     if answer[:1] in (DONE, DONE_STDERR):
@@ -72,6 +83,68 @@ def run(args: list[str]) -> int | bytes | None:
     if answer.startswith(FALL_BACK + b"leaving:"):  # it leaves (another version): a new one
         spawn(folder, key, root)
     return raw
+
+
+def answered(sock: socket, pid: int) -> bytes:
+    """The recorder's answer to an event just sent: taken (``TAKEN``) within ``HANDSHAKE``, or
+    answered at once (a ``FALL_BACK``); then, while it records, looked at every ``BEAT``: found
+    stopped, or past ``WAIT``, it is ended. OSError when it did not take the event, went away
+    or was ended."""
+    import time
+
+    sock.settimeout(HANDSHAKE)
+    try:
+        first = sock.recv(1)
+    except OSError:
+        if stopped(pid):  # a recorder stopped for good would keep every next hook waiting
+            end(pid)
+        raise
+    if first != TAKEN:
+        return first + receive(sock)
+    until = time.monotonic() + WAIT - HANDSHAKE
+    sock.settimeout(BEAT)
+    chunks: list[bytes] = []
+    while True:
+        try:
+            chunk = sock.recv(1 << 16)
+        except TimeoutError:
+            if stopped(pid) or time.monotonic() > until:
+                end(pid)
+                raise
+            continue
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def stopped(pid: int) -> bool:
+    """Whether process ``pid`` is stopped (SIGSTOP, or a debugger's stop)."""
+    return _state(pid) in (b"T", b"t")
+
+
+def end(pid: int) -> None:
+    """End the recorder ``pid`` (SIGKILL: its locks go with it), and wait a moment for it to be
+    gone."""
+    import time
+
+    if pid <= 0 or pid == os.getpid():
+        return
+    try:
+        os.kill(pid, 9)
+    except OSError:
+        return
+    until = time.monotonic() + HANDSHAKE
+    while _state(pid) not in (b"", b"Z", b"X") and time.monotonic() < until:
+        time.sleep(0.005)
+
+
+def _state(pid: int) -> bytes:
+    """The state of process ``pid`` as Linux says it (b"" when it is gone)."""
+    try:
+        with open(b"/proc/%d/stat" % pid, "rb") as handle:
+            return handle.read().rpartition(b")")[2].split()[0]
+    except (OSError, IndexError):
+        return b""
 
 
 def place(cwd: str, store: str | None = None) -> tuple[bytes, bytes, bytes] | None:
@@ -132,12 +205,14 @@ def runtime_folder(create: bool = True) -> bytes | None:
     return folder
 
 
-def connect(path: bytes) -> socket | None:
-    """A connection to the recorder at ``path``, checked to be this user's; None when there is
-    none (no socket, or a stale one)."""
+def connect(path: bytes) -> tuple[socket, int] | None:
+    """A connection to the recorder at ``path``, checked to be this user's, and the recorder's
+    pid; None when there is none (no socket, or a stale one) or it does not let the client
+    connect within ``HANDSHAKE``."""
     import _socket
 
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    sock.settimeout(HANDSHAKE)
     try:
         sock.connect(path)
         said = sock.getsockopt(_socket.SOL_SOCKET, _PEERCRED, 12)
@@ -146,15 +221,14 @@ def connect(path: bytes) -> socket | None:
     except OSError:
         sock.close()
         return None
-    sock.settimeout(WAIT)
-    return sock
+    return sock, int.from_bytes(said[:4], sys.byteorder)
 
 
 def request(kind: bytes, args: list[str], raw: bytes = b"", *, deadline: bool = False) -> bytes:
     """A request to the recorder: the protocol, what is asked (``event``, ``status``,
     ``stop``), this convgit's version and folder, the working folder, when this process
-    started, when it stops waiting for the answer (0: it waits), the arguments and the
-    environment; then, for an event, its bytes."""
+    started, when it stops waiting for the recorder to take it (0: it waits), the arguments
+    and the environment; then, for an event, its bytes."""
     import time
 
     import convgit
@@ -167,7 +241,7 @@ def request(kind: bytes, args: list[str], raw: bytes = b"", *, deadline: bool = 
         os.fsencode(os.path.dirname(convgit.__file__)),
         os.fsencode(os.getcwd()),
         b"%d" % started_ns(),
-        b"%d" % ((time.time() + WAIT) * 1e9 if deadline else 0),
+        b"%d" % ((time.time() + HANDSHAKE) * 1e9 if deadline else 0),
         b"%d" % len(args),
         *map(os.fsencode, args),
         b"%d" % len(env),
@@ -255,9 +329,10 @@ def recorder_command(
 def ask(folder: bytes, key: bytes, kind: bytes) -> bytes | None:
     """The recorder's answer to ``status`` or ``stop`` (None when none answers within
     ``ASK_WAIT``: a command never waits for an event the recorder is busy with)."""
-    sock = connect(os.path.join(folder, key + b".sock"))
-    if sock is None:
+    connected = connect(os.path.join(folder, key + b".sock"))
+    if connected is None:
         return None
+    sock = connected[0]
     sock.settimeout(ASK_WAIT)
     try:
         sock.sendall(request(kind, []))

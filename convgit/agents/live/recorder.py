@@ -10,7 +10,8 @@ event (``CONVGIT_RECORDER_IDLE``), when a client of another version of convgit a
 files change: its convgit was replaced), on ``convgit recorder stop``, on SIGTERM, and when its
 socket, store or working tree goes; what it said last is kept in its state file
 (``<key>.json``) for ``convgit status``. Nothing depends on it: killed at any point, the client
-sees no answer and the hook does the work itself; the locks it held go with it.
+sees no answer and the hook does the work itself; the locks it held go with it. Stopped at any
+point, its clients do not wait for it: they end it (``client.answered``).
 
 Its socket is in the client's folder of this user's alone (``client.runtime_folder``), mode
 0600, and a connection of any other user is refused (``SO_PEERCRED``).
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 
 IDLE = 600.0  # seconds without an event after which the recorder leaves
 TICK = 2.0  # seconds between two looks at what would make it leave
-LATE = 4.0  # seconds after its client's start past which an event is the client's own
 FAULT = "CONVGIT_RECORDER_FAULT"  # a crash test's fault point for the recorder (``faults``)
 
 
@@ -170,26 +170,31 @@ class Recorder:
     # -- its life --
 
     def serve(self) -> None:
-        """Take events until it leaves."""
+        """Take events until it leaves: a thread takes each connection (``take``) the moment it
+        comes, this one answers them in order."""
         import gc
-        import select
+        import queue
+        import threading
 
         signal.signal(signal.SIGTERM, self._terminated)
         signal.signal(signal.SIGINT, self._terminated)
         signal.signal(signal.SIGALRM, _late)
         sys.setswitchinterval(0.0005)
         reason = "it left"
+        taken: queue.Queue[tuple[Any, _Request]] = queue.Queue()
         try:
             self.warm()
             gc.freeze()  # what it imported stays: the collector never walks it again
+            threading.Thread(target=self.take, args=(taken,), daemon=True).start()
             while True:
                 self.look_around()
-                ready, _, _ = select.select([self.listening], [], [], TICK)
-                if ready:
-                    conn, _ = self.listening.accept()
-                    with conn:
-                        self.answer(conn)
-                    self.last_event = time.monotonic()
+                try:
+                    conn, request = taken.get(timeout=TICK)
+                except queue.Empty:
+                    continue
+                with conn:
+                    self.answer(conn, request)
+                self.last_event = time.monotonic()
         except Leave as leaving:
             reason = str(leaving)
         except BaseException as exc:  # its own machinery failed: say why, and leave
@@ -247,6 +252,8 @@ class Recorder:
     def leave(self, reason: str) -> None:
         """Stop listening, remove the socket (when it is still this recorder's), say why."""
         with suppress(OSError):
+            self.listening.shutdown(socket.SHUT_RDWR)  # wakes ``take`` from its accept
+        with suppress(OSError):
             self.listening.close()
         path = self.place.path(".sock")
         if _identity(path) == self.socket_id:
@@ -260,25 +267,58 @@ class Recorder:
 
     # -- one connection --
 
-    def answer(self, conn: Any) -> None:
-        """Read one request on ``conn`` and answer it."""
+    def take(self, taken: Any) -> None:
+        """Accept each connection, read its request and put it in ``taken`` for ``serve``; an
+        event is taken only while its client surely waits for it (it waits ``HANDSHAKE``), and
+        the client told so at once (``TAKEN``): a client that gave up does it itself."""
         from convgit.agents.live import client
-        from convgit.base import faults
+
+        while True:
+            try:
+                conn, _ = self.listening.accept()
+            except OSError:
+                return  # the recorder leaves
+            request = self.read(conn)
+            if request is None:
+                conn.close()
+                continue
+            if request.kind == b"event":
+                late = request.deadline - (client.HANDSHAKE - client.TAKE_BY)
+                try:
+                    if request.deadline and time.time() > late:
+                        _send(conn, client.FALL_BACK + b"late: the event waited too long")
+                        raise OSError
+                    conn.sendall(client.TAKEN)
+                except OSError:
+                    conn.close()  # the client does the event itself
+                    continue
+            taken.put((conn, request))
+
+    def read(self, conn: Any) -> _Request | None:
+        """The request on ``conn``; None when there is none to answer (refused, unread)."""
+        from convgit.agents.live import client
 
         said = conn.getsockopt(socket.SOL_SOCKET, client._PEERCRED, 12)
         if int.from_bytes(said[4:8], sys.byteorder) != os.getuid():
             _send(conn, client.FALL_BACK + b"refused: another user's connection")
             self.log("refused a connection of another user")
-            return
-        conn.settimeout(10)
+            return None
+        conn.settimeout(2)
         try:
             data = client.receive(conn)
         except OSError:
-            return
+            return None
         request = _Request.parse(data)
         if request is None:
             _send(conn, client.FALL_BACK + b"not a request of this protocol")
-            return
+        return request
+
+    def answer(self, conn: Any, request: _Request) -> None:
+        """Answer one request taken on ``conn``."""
+        from convgit.agents.live import client
+        from convgit.base import faults
+
+        conn.settimeout(10)
         if request.kind == b"status":
             _send(conn, client.DONE + json.dumps(self.status()).encode())
             return
@@ -294,10 +334,6 @@ class Recorder:
         if _identity(self.location.root) != self.store_id:
             _send(conn, client.FALL_BACK + b"leaving: the store is gone")
             raise Leave(f"its store {self.location.root} was removed or replaced")
-        late = request.deadline and time.time() > request.deadline - (client.WAIT - LATE)
-        if late:
-            _send(conn, client.FALL_BACK + b"late: the event waited too long")
-            return
         if request.env.get(b"CONVGIT_STORE", b"") != os.environb.get(b"CONVGIT_STORE", b""):
             _send(conn, client.FALL_BACK + b"another store")
             return
@@ -315,10 +351,12 @@ class Recorder:
         """The event, recorded in its client's folder and environment (``hook.handle``);
         what the agent should be told, or None when the event is another working tree's."""
         from convgit.agents import hook
+        from convgit.agents.live import client
 
-        timeout = hook.DEADLINE
-        if request.deadline:
-            timeout = min(timeout, request.deadline - time.time() - 1)
+        now = time.time()
+        timeout = hook.DEADLINE - (now - request.started if request.started else 0)
+        if request.deadline:  # its client waits until WAIT after it sent the event
+            timeout = min(timeout, request.deadline - client.HANDSHAKE + client.WAIT - now - 1)
         with self.as_client(request):
             signal.setitimer(signal.ITIMER_REAL, max(timeout, 1.0))
             try:
@@ -410,7 +448,7 @@ class _Request:
     package: str
     cwd: bytes
     started: float  # when the client's process started (wall clock; 0: unknown)
-    deadline: float  # when the client stops waiting (0: it waits)
+    deadline: float  # when the client stops waiting for the event to be taken (0: it waits)
     args: list[str]
     env: dict[bytes, bytes]
     raw: bytes
