@@ -50,13 +50,6 @@ class Recorded:
     def json(self, *args: str) -> Any:
         return self.cli(*args, "--json").json()
 
-    def state(self) -> dict[str, Any]:
-        """The state file of the recorder of this working tree (there is one recorder)."""
-        found = list(self.folder.glob("*.json"))
-        assert len(found) == 1, found
-        said: dict[str, Any] = json.loads(found[0].read_text())
-        return said
-
     def key(self) -> str:
         (found,) = [p.stem for p in self.folder.glob("*.lock")]
         return found
@@ -88,6 +81,10 @@ class Recorded:
     def log(self) -> list[str]:
         text = (self.repo.path / ".git" / "convgit" / "logs" / "hooks.log").read_text()
         return [line for line in text.splitlines() if line[:1].isdigit()]
+
+    def recorder_log(self) -> list[str]:
+        path = self.repo.path / ".git" / "convgit" / "logs" / "recorder.log"
+        return path.read_text().splitlines() if path.exists() else []
 
     def end(self) -> None:
         """End every recorder this test started (by its pid, from its state file)."""

@@ -156,7 +156,8 @@ def test_a_recorder_of_another_version_is_told_to_leave(recorded: Recorded, tmp_
     recorded.hook(claude.prompt())
     assert " through the recorder" not in recorded.log()[-1]
     recorded.wait_gone(int(str(old["pid"])))
-    assert "convgit 0.1.0 at" in recorded.state().get("why", "") or recorded.state()["state"]
+    new = recorded.wait_running()
+    assert any("left: convgit 0.1.0 at" in line for line in recorded.recorder_log())
     new = recorded.wait_running()
     assert new["version"] == "0.1.0" and new["pid"] != old["pid"]
     recorded.hook(claude.reply())
@@ -177,7 +178,7 @@ def test_the_store_deleted_under_a_running_recorder(recorded: Recorded, tmp_path
     assert " through the recorder" not in recorded.log()[-1]
     _, reply = claude.ids()
     assert recorded.json("show", reply)["snapshot"]["tree"] == at_stop
-    assert "store" in recorded.state()["why"]
+    assert any("left: its store" in line for line in recorded.recorder_log())
 
 
 def test_two_agents_hooks_at_once(recorded: Recorded, tmp_path: Path) -> None:
@@ -379,3 +380,39 @@ def test_a_stopped_recorder_costs_a_hook_under_a_second_and_loses_nothing(
     assert "through the recorder" not in lines[-2] and ": ok in " in lines[-2], lines
     assert all("problem" not in line for line in lines), lines
     no_lock_is_left(repo.path)
+
+
+def test_nothing_accumulates_in_the_recorders_folder(recorded: Recorded, tmp_path: Path) -> None:
+    """Recorders started and stopped, or killed, cycle after cycle, and what a killed recorder
+    of another working tree (removed since) left: a recorder that leaves removes its socket,
+    state and lock, and one that starts removes what killed ones left, so the folder of
+    sockets is empty once the last one is gone."""
+    claude = Claude(tmp_path / "claude", recorded.repo.path)
+    folder = recorded.folder
+    recorded.hook(claude.start())
+    for cycle in range(6):
+        pid = int(str(recorded.wait_running()["pid"]))
+        if cycle == 3:  # a killed recorder of a working tree since removed
+            gone = "00000000deadbeef"
+            left = socket.socket(socket.AF_UNIX)
+            left.bind(str(folder / f"{gone}.sock"))
+            left.close()
+            for suffix in (".lock", ".started", f".json.{pid}"):
+                (folder / f"{gone}{suffix}").write_text("")
+            (folder / f"{gone}.json").write_text(json.dumps({"pid": 1 << 22, "state": "running"}))
+        if cycle % 2:
+            os.kill(pid, signal.SIGKILL)
+            recorded.wait_gone(pid)
+        else:
+            recorded.cli("recorder", "stop")
+            recorded.wait_gone(pid)
+            assert sorted(p.name for p in folder.iterdir()) == [], cycle
+        recorded.allow_start()
+        recorded.hook(claude.prompt())
+    pid = int(str(recorded.wait_running()["pid"]))
+    assert {p.name.partition(".")[0] for p in folder.iterdir()} == {recorded.key()}
+    recorded.cli("recorder", "stop")
+    recorded.wait_gone(pid)
+    assert sorted(p.name for p in folder.iterdir()) == []
+    said = recorded.json("recorder", "status")["why"]
+    assert said.startswith("it left at ") and said.endswith(": stopped by `convgit recorder stop`")

@@ -8,10 +8,12 @@ watchman's clock, so a snapshot hashes only what changed (``convgit.git.patching
 It takes one event at a time, in order. It leaves by itself after ``IDLE`` seconds without an
 event (``CONVGIT_RECORDER_IDLE``), when a client of another version of convgit asks (or its own
 files change: its convgit was replaced), on ``convgit recorder stop``, on SIGTERM, and when its
-socket, store or working tree goes; what it said last is kept in its state file
-(``<key>.json``) for ``convgit status``. Nothing depends on it: killed at any point, the client
-sees no answer and the hook does the work itself; the locks it held go with it. Stopped at any
-point, its clients do not wait for it: they end it (``client.answered``).
+socket, store or working tree goes. While it runs, its state file (``<key>.json``) names it for
+``convgit status``; when it leaves, it says why in the store's ``logs/recorder.log`` and removes
+its socket, state file and lock, and one that starts removes what a killed one left (``_sweep``),
+so the folder of sockets holds only the recorders that run. Nothing depends on it: killed at any
+point, the client sees no answer and the hook does the work itself; the locks it held go with
+it. Stopped at any point, its clients do not wait for it: they end it (``client.answered``).
 
 Its socket is in the client's folder of this user's alone (``client.runtime_folder``), mode
 0600, and a connection of any other user is refused (``SO_PEERCRED``).
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
 
 IDLE = 600.0  # seconds without an event after which the recorder leaves
 TICK = 2.0  # seconds between two looks at what would make it leave
+LEFT = "left: "  # the store's recorder log's line of a recorder that left says why after it
 FAULT = "CONVGIT_RECORDER_FAULT"  # a crash test's fault point for the recorder (``faults``)
 
 
@@ -59,7 +62,7 @@ class Place:
         return Path(os.fsdecode(os.path.join(self.folder, self.key + suffix.encode())))
 
     def state(self) -> dict[str, Any]:
-        """What the recorder's state file says (its own words when it left), {} when none."""
+        """What the running (or killed) recorder's state file says, {} when none."""
         try:
             found = json.loads(self.path(".json").read_text())
         except (OSError, ValueError):
@@ -129,26 +132,16 @@ class Recorder:
     def start(cls, place: Place) -> Recorder | None:
         """The recorder for ``place``, its socket listening; None when another holds its lock
         (it is there already) or it may not serve this working tree."""
-        import fcntl
-
-        lock_path = place.path(".lock")
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        deadline = time.monotonic() + 5  # one of another version may be leaving
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    os.close(fd)
-                    return None
-                time.sleep(0.05)
+        fd = _lock(place.folder, place.key, wait=5.0)  # one of another version may be leaving
+        if fd is None:
+            return None
+        _sweep(place.folder, place.key)
         from convgit.store.location import locate
 
         os.chdir(place.root)
         location = locate(os.fsdecode(place.root))
         if location.git is None or location.git.worktree is None:
-            os.close(fd)
+            _clear(place.folder, place.key, fd)
             return None
         location.root.mkdir(parents=True, exist_ok=True)  # as the hook that started it does
         path = place.path(".sock")
@@ -250,17 +243,19 @@ class Recorder:
                 raise Leave(f"its convgit ({self.package}) was replaced")
 
     def leave(self, reason: str) -> None:
-        """Stop listening, remove the socket (when it is still this recorder's), say why."""
+        """Stop listening, say why in the store's log (``status`` reads it there), and remove
+        its files: the socket (when it is still this recorder's), its state, its lock."""
         with suppress(OSError):
             self.listening.shutdown(socket.SHUT_RDWR)  # wakes ``take`` from its accept
         with suppress(OSError):
             self.listening.close()
+        with suppress(Exception):
+            self.patcher.close()
+        self.log(f"{LEFT}{reason}")
         path = self.place.path(".sock")
         if _identity(path) == self.socket_id:
             path.unlink(missing_ok=True)
-        with suppress(Exception):
-            self.patcher.close()
-        self.say({"state": "left", "why": reason, "left": _when(time.time())})
+        _clear(self.place.folder, self.place.key, self.lock_fd, keep=(".sock",))
 
     def _terminated(self, signum: int, frame: object) -> None:
         self.stopping = f"it was sent {signal.Signals(signum).name}"
@@ -500,6 +495,68 @@ def _late(signum: int, frame: object) -> None:
     raise LateError("the recorder's event ran past its deadline")
 
 
+def _lock(folder: bytes, key: bytes, wait: float = 0.0) -> int | None:
+    """The lock of the recorder ``key``, held (the descriptor); None when another process holds
+    it for longer than ``wait`` seconds. A lock file removed by the recorder that held it (it
+    left) is made anew."""
+    import fcntl
+
+    path = os.path.join(folder, key + b".lock")
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.05)
+            continue
+        try:
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except OSError:
+            same = False
+        if same:
+            return fd
+        os.close(fd)  # removed, or made anew, while this process waited: take the new one
+
+
+def _clear(folder: bytes, key: bytes, lock_fd: int, keep: tuple[str, ...] = ()) -> None:
+    """Remove the files of the recorder ``key`` (its socket, state, start stamp, what a killed
+    one left half-written; ``keep`` aside), then its lock file, while ``lock_fd`` holds it."""
+    lock = key + b".lock"
+    kept = {key + os.fsencode(suffix) for suffix in keep}
+    with suppress(OSError):
+        for name in os.listdir(folder):
+            if name.startswith(key + b".") and name != lock and name not in kept:
+                with suppress(OSError):
+                    os.unlink(os.path.join(folder, name))
+    with suppress(OSError):
+        os.unlink(os.path.join(folder, lock))
+    os.close(lock_fd)
+
+
+def _sweep(folder: bytes, own: bytes) -> None:
+    """Remove what recorders that are gone left in ``folder``: the files of every key but
+    ``own`` whose lock no process holds (a recorder killed, or of a working tree since
+    removed), and the half-written files of ``own``'s that died."""
+    with suppress(OSError):
+        names = os.listdir(folder)
+        for key in {name.partition(b".")[0] for name in names} - {own}:
+            fd = _lock(folder, key)
+            if fd is not None:
+                _clear(folder, key, fd)
+        for name in names:
+            rest = name[len(own) :]
+            if name.startswith(own + b".") and rest.rpartition(b".")[2].isdigit():
+                with suppress(OSError):
+                    os.unlink(os.path.join(folder, name))
+
+
 def _identity(path: Path) -> tuple[int, int] | None:
     try:
         info = os.lstat(path)
@@ -550,15 +607,33 @@ def status(cwd: str | Path, store: Path | None = None) -> dict[str, Any]:
         return {**found, "running": True, **{k: said.get(k) for k in keys}}
     state = place.state()
     if not state:
-        return {**found, "why": "none started yet (the next hook event starts one)"}
-    if state.get("state") == "left":
-        return {**found, "why": f"it left at {state.get('left')}: {state.get('why')}"}
+        left = _left(cwd, store)
+        return {**found, "why": left or "none started yet (the next hook event starts one)"}
     pid = state.get("pid")
     alive = isinstance(pid, int) and _alive(pid)
     if alive:
         return {**found, "why": f"it does not answer (pid {pid}): busy with an event, or stopped"}
     why = f"it died: its process is gone (pid {pid}); the next hook event starts another"
     return {**found, "why": why}
+
+
+def _left(cwd: str | Path, store: Path | None) -> str | None:
+    """Why the last recorder of the store at ``cwd`` left, and when, from its log."""
+    from convgit.store.location import locate
+
+    try:
+        path = locate(os.fspath(cwd), store).root / "logs" / "recorder.log"
+        with path.open("rb") as handle:
+            handle.seek(max(0, path.stat().st_size - (64 << 10)))
+            lines = handle.read().decode("utf-8", "replace").splitlines()
+    except Exception:  # no store, no log: nothing said
+        return None
+    for line in reversed(lines):
+        stamp, _, rest = line.partition(" ")
+        said = rest.partition("] ")[2]
+        if said.startswith(LEFT):
+            return f"it left at {stamp}: {said.removeprefix(LEFT)}"
+    return None
 
 
 def stop(cwd: str | Path, store: Path | None = None) -> dict[str, Any] | None:
