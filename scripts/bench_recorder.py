@@ -47,7 +47,10 @@ def bench_recorder(
         return
     run = bench.root / "run"  # the recorders' sockets: $XDG_RUNTIME_DIR/convgit
     run.mkdir(mode=0o700, exist_ok=True)
-    env = {**bench.env, "XDG_RUNTIME_DIR": str(run), "CONVGIT_RECORDER_IDLE": "3600"}
+    env = {
+        **bench.env, "XDG_RUNTIME_DIR": str(run), "CONVGIT_RECORDER_IDLE": "3600",
+        "CONVGIT_RECORDER": "on",
+    }  # fmt: skip
     roots: list[Path] = []
     try:
         for files in sizes:

@@ -26,7 +26,7 @@ class Recorded:
         self.repo = repo
         self.run = run  # XDG_RUNTIME_DIR: the recorders' folder is run/convgit
         self.env: dict[str, str | None] = {
-            "CONVGIT_RECORDER": None,
+            "CONVGIT_RECORDER": "on",
             "XDG_RUNTIME_DIR": str(run),
             "CONVGIT_RECORDER_IDLE": "300",
             **env,

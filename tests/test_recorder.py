@@ -416,3 +416,30 @@ def test_nothing_accumulates_in_the_recorders_folder(recorded: Recorded, tmp_pat
     assert sorted(p.name for p in folder.iterdir()) == []
     said = recorded.json("recorder", "status")["why"]
     assert said.startswith("it left at ") and said.endswith(": stopped by `convgit recorder stop`")
+
+
+def test_the_recorder_is_opt_in(recorded: Recorded, tmp_path: Path) -> None:
+    """Without `[hooks] recorder = true` (nor CONVGIT_RECORDER=on) a hook does its own work and
+    starts no recorder, and `recorder status` says how to turn it on; with it, the first hook
+    starts one and the next events go through it."""
+    recorded.env["CONVGIT_RECORDER"] = None
+    claude = Claude(tmp_path / "claude", recorded.repo.path)
+    recorded.hook(claude.start())
+    recorded.hook(claude.prompt())
+    assert not recorded.folder.is_dir() or not list(recorded.folder.iterdir())
+    said = recorded.json("recorder", "status")
+    assert said["why"] == (
+        "not turned on ([hooks] recorder = true in config.toml, or CONVGIT_RECORDER=on)"
+    )
+    config = recorded.repo.path / ".git" / "convgit" / "config.toml"
+    config.write_text("[hooks]\nrecorder = true\n")
+    recorded.hook(claude.reply())
+    recorded.wait_running()
+    recorded.hook(claude.prompt())
+    assert " through the recorder" in recorded.log()[-1]
+    recorded.cli("recorder", "stop")
+    config.write_text('[hooks]\nrecorder = "yes"\n')
+    recorded.hook(claude.reply())
+    assert recorded.log()[-1].endswith(
+        "config.toml sets recorder to 'yes'; it must be true or false."
+    ), recorded.log()[-1]

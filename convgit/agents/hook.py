@@ -220,6 +220,8 @@ def handle(
         done = turns.record(location, event, behind=behind)
         until = done.until
         _log(root, f"{what}: ok in {_ms(started)}{how}{_whole(since)}: {done.text}")
+        if accept is None:  # the hook's own event: a recorder for the next, when one is wanted
+            _start_recorder(location)
         if done.unrecorded:
             log = log_path(root)
             unrecorded = list(done.unrecorded)
@@ -242,6 +244,24 @@ def handle(
     if root is None:
         return Told()
     return _tell(root, agent, session, until, speaks_now, tells)
+
+
+def _start_recorder(location: StoreLocation) -> None:
+    """Start the recorder of this working tree in the background when it is wanted
+    (``[hooks] recorder = true``, or ``CONVGIT_RECORDER=on``) and none answered this hook."""
+    from convgit.agents.live import client
+    from convgit.store.location import recorder
+
+    if os.environ.get("CONVGIT_FAULT") or not recorder(location):
+        return
+    found = client.place(os.getcwd())
+    if found is None:
+        return
+    connected = client.connect(os.path.join(found[0], found[1] + b".sock"))
+    if connected is not None:  # one runs (busy, or it fell back): no other
+        connected[0].close()
+        return
+    client.spawn(*found)
 
 
 def _tell(

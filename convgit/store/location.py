@@ -417,6 +417,22 @@ def size_cap(location: StoreLocation) -> int:
     return int(value * 1024 * 1024)
 
 
+def recorder(location: StoreLocation) -> bool:
+    """Whether hooks start a recorder (``convgit.agents.live.recorder``) for the working tree:
+    ``CONVGIT_RECORDER=on`` or ``off`` says so; else ``[hooks] recorder = true`` (off by
+    default); a value that is not true or false is refused (CorruptStoreError)."""
+    said = os.environ.get("CONVGIT_RECORDER", "")
+    if said in ("on", "off"):
+        return said == "on"
+    value = config_table(location, "hooks").get("recorder", False)
+    if not isinstance(value, bool):
+        raise CorruptStoreError(
+            f"config.toml sets recorder to {value!r}; it must be true or false.",
+            f"edit {location.root / 'config.toml'}",
+        )
+    return value
+
+
 def fsmonitor(location: StoreLocation) -> str:
     """How snapshots find what changed (``[snapshots] fsmonitor``): "auto" (the default),
     "watchman", "off" or the path of a git fsmonitor hook (``convgit.git.watcher``); a value

@@ -338,7 +338,7 @@ def test_three_turns_through_the_recorder(
     run = tmp_path / "run"
     run.mkdir(mode=0o700)
     recorder = Recorded(project, run)
-    on = {"CONVGIT_RECORDER": "", "XDG_RUNTIME_DIR": str(run)}
+    on = {"CONVGIT_RECORDER": "on", "XDG_RUNTIME_DIR": str(run)}
     oracle_log = tmp_path / "oracle.jsonl"
     user_stop_hook(project.path, oracle_log)
     convgit(project.path, "hooks", "install", "claude-code")

@@ -6,9 +6,10 @@ module of Python's that its start has not loaded already (``_socket`` is built i
 It never depends on the recorder: whenever there is none (not started yet, gone, its socket
 stale), it answers for another version of convgit, another user, another working tree or
 another environment, or it dies half-way through the event, ``run`` says so and the hook does
-the work itself, exactly as it does without a recorder (``convgit.agents.hook``). A client that
-found no recorder starts one for the next event (``spawn``), in the background, detached from
-the agent's pipes. ``CONVGIT_RECORDER=off`` keeps every hook to itself.
+the work itself, exactly as it does without a recorder (``convgit.agents.hook``). A hook that
+found no recorder, did the event itself and wants one (``wanted``: ``[hooks] recorder = true``,
+or ``CONVGIT_RECORDER=on``) starts one for the next event (``spawn``), in the background,
+detached from the agent's pipes. ``CONVGIT_RECORDER=off`` keeps every hook to itself.
 
 Where it lives: one recorder per working tree (and store), found by a key made of the working
 tree's folder and ``CONVGIT_STORE``; its socket, lock and state are in a folder of this user's
@@ -22,7 +23,7 @@ import os
 import sys
 
 PROTOCOL = b"convgit-recorder 2"
-OFF = "CONVGIT_RECORDER"  # "off": no recorder is asked or started
+OFF = "CONVGIT_RECORDER"  # "off": no recorder is asked or started; "on": one is started
 MAX_EVENT = 16 << 20  # bytes of stdin read at most (``convgit.agents.hook`` says the same)
 HANDSHAKE = 0.5  # seconds the client waits to connect, and for the recorder to take its event
 TAKE_BY = 0.3  # seconds after the client sent it past which the recorder leaves an event be
@@ -61,8 +62,7 @@ def run(args: list[str]) -> int | bytes | None:
     folder, key, root = found
     connected = connect(os.path.join(folder, key + b".sock"))
     if connected is None:
-        spawn(folder, key, root)
-        return None
+        return None  # the hook does the event, and starts a recorder when one is wanted
     sock, pid = connected
     raw = sys.stdin.buffer.read(MAX_EVENT + 1)
     try:

@@ -608,13 +608,26 @@ def status(cwd: str | Path, store: Path | None = None) -> dict[str, Any]:
     state = place.state()
     if not state:
         left = _left(cwd, store)
-        return {**found, "why": left or "none started yet (the next hook event starts one)"}
+        return {**found, "why": left or _none(cwd, store)}
     pid = state.get("pid")
     alive = isinstance(pid, int) and _alive(pid)
     if alive:
         return {**found, "why": f"it does not answer (pid {pid}): busy with an event, or stopped"}
     why = f"it died: its process is gone (pid {pid}); the next hook event starts another"
     return {**found, "why": why}
+
+
+def _none(cwd: str | Path, store: Path | None) -> str:
+    """Why no recorder was ever started here."""
+    from convgit.store.location import locate, recorder
+
+    try:
+        wanted = recorder(locate(os.fspath(cwd), store))
+    except Exception:
+        wanted = False
+    if wanted:
+        return "none started yet (the next hook event starts one)"
+    return "not turned on ([hooks] recorder = true in config.toml, or CONVGIT_RECORDER=on)"
 
 
 def _left(cwd: str | Path, store: Path | None) -> str | None:
