@@ -443,3 +443,38 @@ def test_the_recorder_is_opt_in(recorded: Recorded, tmp_path: Path) -> None:
     assert recorded.log()[-1].endswith(
         "config.toml sets recorder to 'yes'; it must be true or false."
     ), recorded.log()[-1]
+
+
+def test_the_installed_hook_hands_its_event_over_importing_nothing_of_convgits(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """The command `hooks install` writes, run as the agent runs it: while a recorder runs, the
+    event reaches it with no module of convgit's package imported (the client is loaded from
+    its file), and the recorder records it; without one, the same command does the event itself
+    through convgit's hook (`convgit.agents.hook`), as `convgit hook` does."""
+    from convgit.agents.claude_code import live
+
+    repo, claude = recorded.repo, Claude(tmp_path / "claude", recorded.repo.path)
+    started(recorded, claude)
+    command = str(live.handler()["command"])
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update({k: v for k, v in recorded.env.items() if v is not None})
+    env["PYTHONPROFILEIMPORTTIME"] = "1"
+
+    def installed(event: bytes, **more: str) -> set[str]:
+        ran = subprocess.run(
+            ["sh", "-c", command], cwd=repo.path, input=event, env={**env, **more},
+            capture_output=True, timeout=90, check=True,
+        )  # fmt: skip
+        lines = ran.stderr.decode().splitlines()
+        return {line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:")}
+
+    repo.write("src/app.py", "print('through the installed command')\n")
+    at_prompt = repo.oracle()
+    imported = installed(claude.prompt())
+    assert " through the recorder" in recorded.log()[-1], recorded.log()
+    assert "client" in imported and not [m for m in imported if m.startswith("convgit")], imported
+    recorded.hook(claude.reply())
+    assert recorded.json("show", claude.ids()[0])["snapshot"]["tree"] == at_prompt
+    imported = installed(claude.prompt(), CONVGIT_RECORDER="off")
+    assert "through the recorder" not in recorded.log()[-1] and "convgit.agents.hook" in imported

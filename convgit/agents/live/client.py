@@ -231,14 +231,11 @@ def request(kind: bytes, args: list[str], raw: bytes = b"", *, deadline: bool = 
     and the environment; then, for an event, its bytes."""
     import time
 
-    import convgit
-
     env = [k + b"=" + v for k, v in os.environb.items()]
     fields = [
         PROTOCOL,
         kind,
-        convgit.__version__.encode(),
-        os.fsencode(os.path.dirname(convgit.__file__)),
+        *package(),
         os.fsencode(os.getcwd()),
         b"%d" % started_ns(),
         b"%d" % ((time.time() + HANDSHAKE) * 1e9 if deadline else 0),
@@ -248,6 +245,19 @@ def request(kind: bytes, args: list[str], raw: bytes = b"", *, deadline: bool = 
         *env,
     ]
     return b"\0".join(fields) + b"\0" + raw
+
+
+def package() -> tuple[bytes, bytes]:
+    """This convgit's version and package folder (its real path), read without importing the
+    package: the version as its ``__init__.py`` sets it (b"" when it cannot be read)."""
+    folder = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+    try:
+        with open(os.path.join(folder, "__init__.py"), "rb") as handle:
+            text = handle.read()
+    except OSError:
+        text = b""
+    _, found, rest = text.partition(b'\n__version__ = "')
+    return (rest.partition(b'"')[0] if found else b""), os.fsencode(folder)
 
 
 def receive(sock: socket) -> bytes:
@@ -342,3 +352,24 @@ def ask(folder: bytes, key: bytes, kind: bytes) -> bytes | None:
         return None
     finally:
         sock.close()
+
+
+def main() -> None:
+    """``python -S .../convgit/agents/live/thin.py hook AGENT [EVENT]``: the command an
+    agent's settings run for the hook (``convgit.agents.hook_command``). The event goes to the
+    recorder with nothing of convgit's imported but this module; when the recorder does not
+    take it, the hook does the work in this process, exactly as ``python -m convgit hook``
+    does (``convgit.__main__``). Anything else asked is ``python -m convgit``'s."""
+    args = sys.argv[1:]
+    if args[:1] != ["hook"] or "--help" in args or "-h" in args:
+        flags = ["-S"] if sys.flags.no_site else []
+        os.execv(sys.executable, [sys.executable, *flags, "-m", "convgit", *args])
+    handed = run(args[1:])
+    if isinstance(handed, int):
+        sys.exit(handed)
+    import gc
+
+    gc.disable()  # as ``convgit.__main__`` runs a hook
+    from convgit.agents import hook
+
+    sys.exit(hook.run(args[1:], raw=handed))

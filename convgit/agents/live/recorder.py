@@ -112,7 +112,7 @@ class Recorder:
         self.location = location
         self.root = Path(os.fsdecode(place.root))
         self.version = convgit.__version__
-        self.package = os.path.dirname(convgit.__file__)
+        self.package = os.path.realpath(os.path.dirname(convgit.__file__))
         self.files = _own_files()
         self.files_checked = time.monotonic()
         self.since = time.time()
