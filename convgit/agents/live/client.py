@@ -352,24 +352,3 @@ def ask(folder: bytes, key: bytes, kind: bytes) -> bytes | None:
         return None
     finally:
         sock.close()
-
-
-def main() -> None:
-    """``python -S .../convgit/agents/live/thin.py hook AGENT [EVENT]``: the command an
-    agent's settings run for the hook (``convgit.agents.hook_command``). The event goes to the
-    recorder with nothing of convgit's imported but this module; when the recorder does not
-    take it, the hook does the work in this process, exactly as ``python -m convgit hook``
-    does (``convgit.__main__``). Anything else asked is ``python -m convgit``'s."""
-    args = sys.argv[1:]
-    if args[:1] != ["hook"] or "--help" in args or "-h" in args:
-        flags = ["-S"] if sys.flags.no_site else []
-        os.execv(sys.executable, [sys.executable, *flags, "-m", "convgit", *args])
-    handed = run(args[1:])
-    if isinstance(handed, int):
-        sys.exit(handed)
-    import gc
-
-    gc.disable()  # as ``convgit.__main__`` runs a hook
-    from convgit.agents import hook
-
-    sys.exit(hook.run(args[1:], raw=handed))
