@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from convgit.base.errors import (
     AccessDeniedError,
     AmbiguousRefError,
@@ -32,7 +30,12 @@ from convgit.base.errors import (
     WorkspaceError,
 )
 
+# typing is not imported at run time: a hook's thin client (``convgit.agents.live.client``)
+# starts with this package, and typing with what it imports would double its start
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from convgit.session import Session
     from convgit.store.sessions import list_sessions
 

@@ -41,8 +41,16 @@ def _run(args: list[str]) -> None:
         if version.asked(args):
             sys.exit(version.run())
     if args and args[0] in LEAN and not {"--help", "-h"} & set(args):
+        more = {}
+        if args[0] == "hook":  # the recorder of the working tree takes it, when there is one
+            from convgit.agents.live import client
+
+            handed = client.run(args[1:])
+            if isinstance(handed, int):
+                sys.exit(handed)
+            more = {"raw": handed}  # the event, read already: the hook takes it
         module, function = LEAN[args[0]]
-        code = getattr(importlib.import_module(module), function)(args[1:])
+        code = getattr(importlib.import_module(module), function)(args[1:], **more)
         if code is not None:
             sys.exit(code)
     from convgit.cli import main as app

@@ -5,6 +5,7 @@ same run, convgit and the baseline alternating (A B A B ...) after a warm-up.
     python scripts/bench.py           # full: 1k/10k/100k files, 10k/100k/1M entries
     python scripts/bench.py --quick   # small: 1k/10k files, 10k/100k entries, fewer repetitions
     python scripts/bench.py --only watcher --million  # the watcher rows at 100k and 1M files
+    python scripts/bench.py --only recorder --against ../main  # the recorder's rows (issue 37)
 
 Everything is generated under a temporary directory (removed at the end unless --keep). Needs
 only convgit's own dependencies and git. Prints a markdown table to paste into docs/performance.md.
@@ -1029,7 +1030,15 @@ def main() -> int:
         "import, page, hooks, claude, gemini, opencode, live, ui, watcher, share, search",
     )
     parser.add_argument(
-        "--million", action="store_true", help="the watcher rows at 1,000,000 files too (slow)"
+        "--million",
+        action="store_true",
+        help="the watcher and recorder rows at 1,000,000 files too (slow)",
+    )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        help="a checkout of convgit (today's main) whose hook the recorder's fallback rows"
+        " are measured against",
     )
     args = parser.parse_args()
     only = set(filter(None, args.only.split(",")))
@@ -1097,6 +1106,19 @@ def main() -> int:
 
             big = 100_000 if args.quick else 1_000_000
             bench_search(bench, big, make_tree, make_session, Turns)
+        if not only or "recorder" in only:
+            from bench_recorder import bench_recorder  # beside this file
+
+            bench_recorder(
+                bench,
+                (100_000, 1_000_000) if args.million else (100_000,),
+                make_tree,
+                Turns,
+                IDENTITY,
+                ClaudeTurns,
+                installed_hook(),
+                args.against,
+            )
         if not only or "share" in only:
             from bench_share import bench_share  # beside this file
 

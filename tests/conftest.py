@@ -54,11 +54,19 @@ def samples() -> Path:
 def _clean_git_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     home = tmp_path_factory.mktemp("home")
     saved = dict(os.environ)
+    recorder = os.environ.get("CONVGIT_TEST_RECORDER") == "on"
     for name in list(os.environ):
-        if name.startswith(("GIT_", "CONVGIT_")) and name != "CONVGIT_HYPOTHESIS_PROFILE":
+        kept = name == "CONVGIT_HYPOTHESIS_PROFILE"
+        if name.startswith(("GIT_", "CONVGIT_", "WATCHMAN_")) and not kept:
             del os.environ[name]
     os.environ["HOME"] = str(home)
     os.environ["XDG_CONFIG_HOME"] = str(home / ".config")
+    # no hook starts a recorder that stays (tests/test_recorder.py turns it on where it is the
+    # subject): a test's repository would keep a process and a watchman watch after the test
+    # (CONVGIT_TEST_RECORDER=on: every hook through a recorder, each leaving after 20 s idle)
+    os.environ["CONVGIT_RECORDER"] = "on" if recorder else "off"
+    if recorder:
+        os.environ["CONVGIT_RECORDER_IDLE"] = "20"
     os.environ["GIT_CONFIG_NOSYSTEM"] = "1"
     os.environ["GIT_AUTHOR_NAME"] = "Test User"
     os.environ["GIT_AUTHOR_EMAIL"] = "test@example.invalid"

@@ -20,13 +20,19 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from convgit.store.location import StoreLocation
 
 DEADLINE = 20.0  # seconds; the agent's own timeout for these hooks is 30
 LOCK_WAIT = 2.0  # seconds a hook waits for a lock another convgit process holds
@@ -45,12 +51,15 @@ def log_path(root: Path) -> Path:
 
 @dataclass(frozen=True)
 class LogReport:
-    """What the hook log says: events logged, problems among them, the last of each."""
+    """What the hook log says: events logged, problems among them, the last of each, and
+    ``timing``: each event's whole time (from its process's start) through the recorder and
+    without it."""
 
     events: int
     problems: int
     last: str | None
     last_problem: str | None
+    timing: dict[str, dict[str, int | None]]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -58,7 +67,12 @@ class LogReport:
             "problems": self.problems,
             "last": self.last,
             "last_problem": self.last_problem,
+            "timing": self.timing,
         }
+
+
+TIMED = 100  # the newest events whose times ``read_log`` sums up
+_WHOLE = re.compile(r" \((\d+) ms since the hook started\): ")
 
 
 def read_log(path: Path) -> LogReport:
@@ -66,23 +80,44 @@ def read_log(path: Path) -> LogReport:
     try:
         text = path.read_text(errors="replace")
     except OSError:
-        return LogReport(0, 0, None, None)
+        text = ""
     events = [line for line in text.splitlines() if line[:1].isdigit()]
     problems = [line for line in events if ": problem after " in line]
+    times: dict[str, list[int]] = {"recorder": [], "hook": []}
+    for line in events[-TIMED:]:
+        found = _WHOLE.search(line)
+        if found is not None and ": ok in " in line:
+            way = "recorder" if " through the recorder (" in line else "hook"
+            times[way].append(int(found.group(1)))
+    timing = {
+        way: {"events": len(found), "median_ms": _median(found)} for way, found in times.items()
+    }
     return LogReport(
         len(events),
         len(problems),
         events[-1] if events else None,
         problems[-1] if problems else None,
+        timing,
     )
 
 
-def run(args: list[str], store_dir: Path | None = None) -> int:
-    """``convgit hook AGENT [EVENT]``: handle the event on stdin; 0 (2 after telling a failure
-    on stderr, for an agent that reads it there). ``store_dir``: the store (``--store``), else
-    the one of the event's folder (``CONVGIT_STORE`` honoured; outside git, the per-user store of
-    the folder, made at its first prompt). ``EVENT``: the agent's name for the event, for an
-    agent whose payload does not say it."""
+def _median(values: list[int]) -> int | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return (ordered[middle - 1] + ordered[middle]) // 2
+
+
+def run(args: list[str], store_dir: Path | None = None, raw: bytes | None = None) -> int:
+    """``convgit hook AGENT [EVENT]``: handle the event on stdin (``raw``: read already, by the
+    thin client of a recorder that could not take it); 0 (2 after telling a failure on stderr,
+    for an agent that reads it there). ``store_dir``: the store (``--store``), else the one of
+    the event's folder (``CONVGIT_STORE`` honoured; outside git, the per-user store of the
+    folder, made at its first prompt). ``EVENT``: the agent's name for the event, for an agent
+    whose payload does not say it."""
     started = time.monotonic()
     began = time.time()
     # A Stop snapshots on a thread that mostly waits for git while this one reads the session:
@@ -92,17 +127,64 @@ def run(args: list[str], store_dir: Path | None = None) -> int:
         sys.stdout.write(f"convgit {Path(__file__).parent}\n")
         return 0
     stdout = _silence_stdout()
+    try:
+        _deadline(DEADLINE)
+        if raw is None:
+            raw = sys.stdin.buffer.read(MAX_EVENT + 1)
+        told = handle(
+            args, raw, store_dir, began=began, started=started, speaks=stdout is not None,
+            since=_since_start(began),
+        )  # fmt: skip
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    channel = 2 if told.stderr else stdout
+    if told.text and channel is not None:
+        with contextlib.suppress(OSError):
+            os.write(channel, told.text)
+    return 2 if told.text and told.stderr else 0
+
+
+class Declined(Exception):
+    """A recorder does not take this event (another working tree's): the hook takes it."""
+
+
+@dataclass(frozen=True)
+class Told:
+    """What a hook says to its agent after an event: ``text`` on stdout (a ``systemMessage``),
+    or on stderr with exit status 2 (``stderr``: an agent whose ``TELLS`` is "stderr")."""
+
+    text: bytes = b""
+    stderr: bool = False
+
+
+def handle(
+    args: list[str],
+    raw: bytes,
+    store_dir: Path | None,
+    *,
+    began: float,
+    started: float,
+    speaks: bool,
+    since: float | None = None,
+    accept: Callable[[StoreLocation], None] | None = None,
+    how: str = "",
+) -> Told:
+    """Record the event ``raw`` of ``args`` (AGENT [EVENT]; run in the event's folder), log it,
+    and return what the agent should be told (``speaks``: the hook's stdout is open for a
+    ``systemMessage``). ``began`` (wall clock) and ``started`` (monotonic): when the hook
+    started; ``since``: when its process started, when known. ``accept`` may decline the
+    event's store (``Declined``, before anything is done); ``how`` is said in the log's line
+    (the recorder's "through the recorder")."""
     agent = args[0] if args else ""
     named = args[1] if len(args) > 1 else None
     root: Path | None = None
     tells = "stdout"
     what = f"{agent or '(no agent)'} (unread event)"
     name = ""
-    speaks = False
+    speaks_now = False
     session: str | None = None
     until: float | None = None
     try:
-        _deadline(DEADLINE)
         from convgit.agents import registry
         from convgit.base import codec, locks
         from convgit.store.location import locate
@@ -111,7 +193,6 @@ def run(args: list[str], store_dir: Path | None = None) -> int:
         root = locate(os.getcwd(), store_dir, per_user=True).root
         integration = registry.integration(agent)
         tells = integration.TELLS
-        raw = sys.stdin.buffer.read(MAX_EVENT + 1)
         if len(raw) > MAX_EVENT:
             raise ValueError(f"the event is over {MAX_EVENT >> 20} MiB")
         try:
@@ -123,11 +204,14 @@ def run(args: list[str], store_dir: Path | None = None) -> int:
         what = f"{agent} {name} {event.session_id}"
         session = event.session_id
         location = locate(event.cwd or os.getcwd(), store_dir, per_user=True)
+        if accept is not None:
+            accept(location)
         root = location.root
-        speaks = name in integration.SPEAKS
+        # a systemMessage needs the hook's stdout; stderr is always there
+        speaks_now = name in integration.SPEAKS and (speaks or tells == "stderr")
         if location.git is None and name not in integration.OPENS and not root.is_dir():
             root = None  # outside git, a folder that never had a turn gets nothing
-            return 0
+            return Told()
         from convgit.agents import hook_failures
         from convgit.agents.live import turns
 
@@ -135,58 +219,85 @@ def run(args: list[str], store_dir: Path | None = None) -> int:
         behind = hook_failures.behind(root, agent, event.session_id)
         done = turns.record(location, event, behind=behind)
         until = done.until
-        _log(root, f"{what}: ok in {_ms(started)}: {done.text}")
+        _log(root, f"{what}: ok in {_ms(started)}{how}{_whole(since)}: {done.text}")
+        if accept is None:  # the hook's own event: a recorder for the next, when one is wanted
+            _start_recorder(location)
         if done.unrecorded:
             log = log_path(root)
             unrecorded = list(done.unrecorded)
             hook_failures.unrecorded(
                 root, agent, event.session_id, done.session, unrecorded, log, name
             )
+    except Declined:
+        raise
     except BaseException as exc:  # the agent must go on, whatever went wrong here
         import traceback
 
         problem = _problem(exc)
-        _log(root, f"{what}: problem after {_ms(started)}: {problem}", traceback.format_exc())
+        _log(root, f"{what}: problem after {_ms(started)}{how}: {problem}", traceback.format_exc())
         if root is not None:
             from convgit.agents import hook_failures
 
             event_name = name or "(unread event)"
             log = log_path(root)
             hook_failures.failed(root, agent, event_name, problem, log, session=session, at=began)
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        told = False
-        if root is not None:
-            told = _tell(root, agent, session, until, speaks, stdout, tells)
-    return 2 if told and tells == "stderr" else 0
+    if root is None:
+        return Told()
+    return _tell(root, agent, session, until, speaks_now, tells)
+
+
+def _start_recorder(location: StoreLocation) -> None:
+    """Start the recorder of this working tree in the background when it is wanted
+    (``[hooks] recorder = true``, or ``CONVGIT_RECORDER=on``) and none answered this hook."""
+    from convgit.agents.live import client
+    from convgit.store.config import recorder
+
+    if os.environ.get("CONVGIT_FAULT") or not recorder(location):
+        return
+    found = client.place(os.getcwd())
+    if found is None:
+        return
+    connected = client.connect(os.path.join(found[0], found[1] + b".sock"))
+    if connected is not None:  # one runs (busy, or it fell back): no other
+        connected[0].close()
+        return
+    client.spawn(*found)
 
 
 def _tell(
-    root: Path,
-    agent: str,
-    session: str | None,
-    until: float | None,
-    speaks: bool,
-    stdout: int | None,
-    tells: str,
-) -> bool:
+    root: Path, agent: str, session: str | None, until: float | None, speaks: bool, tells: str
+) -> Told:
     """Settle the failures of the event's agent session its recording caught up (``until``:
-    those that started before then); tell those not told yet, when this event can speak:
+    those that started before then); what tells those not told yet, when this event can speak:
     through the agent's ``systemMessage`` (JSON on stdout, which a synchronous hook's agent
-    shows the user and never sends to the model), or on stderr (``tells``). Whether it told."""
+    shows the user and never sends to the model), or on stderr (``tells``)."""
     try:
         from convgit.agents import hook_failures
 
-        channel = stdout if tells != "stderr" else 2
-        untold = hook_failures.settle(root, agent, session, until, speaks and channel is not None)
-        if untold and channel is not None:
+        stderr = tells == "stderr"
+        untold = hook_failures.settle(root, agent, session, until, speaks)
+        if untold and speaks:
             words = hook_failures.message(untold)
-            text = json.dumps({"systemMessage": words}) if tells != "stderr" else words
-            os.write(channel, (text + "\n").encode())
-            return True
+            text = words if stderr else json.dumps({"systemMessage": words})
+            return Told((text + "\n").encode(), stderr)
     except Exception:
         pass
-    return False
+    return Told()
+
+
+def _since_start(began: float) -> float | None:
+    """When this process started (wall clock), as Linux tells it; None when it does not."""
+    from convgit.agents.live.client import started_ns
+
+    found = started_ns() / 1e9
+    return found if 0 < found <= began else None
+
+
+def _whole(since: float | None) -> str:
+    """The hook's whole time, from its process's start, for the log's line."""
+    if since is None:
+        return ""
+    return f" ({(time.time() - since) * 1000:.0f} ms since the hook started)"
 
 
 def _silence_stdout() -> int | None:

@@ -2,14 +2,15 @@
 how a handler is recognised as convgit's whatever convgit path the user gave it since.
 
 The command names the convgit that installed it by its absolute path (the Python that runs
-``-m convgit``, and the folder convgit is in), so it runs when ``convgit`` is not on the PATH of the
-shell that started the agent; when that path is gone it falls back to the ``convgit`` on the
-PATH, and when there is none the agent goes on, and the event is kept for convgit to see
-(``not_run``: appended, with the agent's name and the time, to ``hooks-not-run`` in the
-repository's store, when it has one; ``convgit.agents.hook_failures`` reads it in at the next
-convgit command). ``--command`` chooses another program. A handler is convgit's when every step
-of its command is a run of the hook, one of these guards or that keeping, whichever convgit path
-it names; a command of the user's that does more (a pipe, another program) is theirs.
+its hook's file, ``this_hook``, and the folder convgit is in), so it runs when ``convgit`` is
+not on the PATH of the shell that started the agent; when that path is gone it falls back to
+the ``convgit`` on the PATH, and when there is none the agent goes on, and the event is kept
+for convgit to see (``not_run``: appended, with the agent's name and the time, to
+``hooks-not-run`` in the repository's store, when it has one; ``convgit.agents.hook_failures``
+reads it in at the next convgit command). ``--command`` chooses another program. A handler is
+convgit's when every step of its command is a run of the hook, one of these guards or that
+keeping, whichever convgit path it names; a command of the user's that does more (a pipe,
+another program) is theirs.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # this convgit's package folder
+THIN = _PACKAGE / "agents" / "live" / "thin.py"  # the hook's own file (``this_hook``)
 # when the convgit named is gone, the one on the PATH
 FALLBACK = "command -v convgit >/dev/null 2>&1 && exec convgit"
 _PREFIX = re.compile(r"((?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*)(.*)", re.DOTALL)
@@ -50,6 +52,14 @@ def this_convgit() -> str:
     return f"{path}${{PYTHONPATH:+:$PYTHONPATH}} {shlex.quote(sys.executable)} -S -m convgit"
 
 
+def this_hook() -> str:
+    """This convgit's hook as shell words: ``this_convgit`` running the recorder's thin client
+    from its file (``convgit/agents/live/thin.py``) instead of ``-m convgit``, which imports
+    Python's module runner and convgit's package before the event reaches the recorder; the
+    client runs convgit's own entry when the recorder does not take the event."""
+    return this_convgit().removesuffix(" -m convgit") + f" {shlex.quote(str(THIN))}"
+
+
 def not_run(agent: str) -> str:
     """The last step of the command: no convgit ran, so the event (stdin) is appended to
     ``hooks-not-run`` in the store of the repository the agent works in, under a line with the
@@ -68,7 +78,7 @@ def command(agent: str, program: str | None = None) -> str:
     """The command a settings file runs for ``agent``'s hook: ``program`` (default: this
     convgit) when it is there, else the ``convgit`` on the PATH, else the event is kept for
     convgit to see (``not_run``)."""
-    chosen = program or this_convgit()
+    chosen = program or this_hook()
     found = _PREFIX.match(chosen)
     prefix, rest = (found[1], found[2]) if found else ("", chosen)
     run = f"{prefix}exec {rest} hook {agent}"
@@ -77,8 +87,8 @@ def command(agent: str, program: str | None = None) -> str:
         name = shlex.quote(words[0] if words else chosen)
         return f"command -v {name} >/dev/null 2>&1 && {run}; {not_run(agent)}"
     checks = [f"[ -x {shlex.quote(words[0])} ]"]
-    if program is None:  # this convgit: its folder must still be there
-        checks.append(f"[ -f {shlex.quote(str(_PACKAGE / '__init__.py'))} ]")
+    if program is None:  # this convgit: its folder, and the hook's file in it, still there
+        checks.append(f"[ -f {shlex.quote(str(THIN))} ]")
     return f"{' && '.join(checks)} && {run}; {FALLBACK} hook {agent}; {not_run(agent)}"
 
 

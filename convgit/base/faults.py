@@ -1,7 +1,8 @@
 """Named points where a crash test can kill the process, as ``kill -9`` would.
 
 Off unless ``CONVGIT_FAULT`` is set (to ``point`` or ``point#N``, the N-th time the point is
-reached; ``point!INT`` sends SIGINT instead, as a Ctrl-C at that exact place would). Tests use
+reached; ``point!INT`` sends SIGINT instead, as a Ctrl-C at that exact place would; ``point!STOP``
+SIGSTOP, as a process stopped or hung there looks to others). Tests use
 it to stop an append, a snapshot or a restore at an exact place and then prove that nothing is
 lost: the session loads, fsck passes, and the files are old, new, or recoverable with
 ``restore --undo``.
@@ -13,7 +14,7 @@ import os
 import signal
 
 _TARGET, _, _HOW = (os.environ.get("CONVGIT_FAULT") or "").partition("!")
-_SIGNAL = signal.SIGINT if _HOW == "INT" else signal.SIGKILL
+_SIGNAL = {"INT": signal.SIGINT, "STOP": signal.SIGSTOP}.get(_HOW, signal.SIGKILL)
 _seen: dict[str, int] = {}
 
 

@@ -35,6 +35,7 @@ COMMANDS = {
         "sharing",
     ),
     "mcp": "mcp",
+    "recorder": "recorder",
 }
 MODULES = tuple(dict.fromkeys(COMMANDS.values()))
 

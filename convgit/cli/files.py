@@ -39,14 +39,17 @@ def status(
     verbose: Annotated[
         bool,
         typer.Option(
-            "--verbose", "-v", help="Also how snapshots find changes, the store's size and policy."
+            "--verbose",
+            "-v",
+            help="Also how snapshots find changes (the watcher, the recorder), the store's size"
+            " and policy.",
         ),
     ] = False,
     json: JsonFlag = False,
 ) -> None:
     """Both tracks: where the context is, and which snapshot the files match (-v: also the
-    watcher, the store's size and its retention policy; each is said without -v when it is
-    wrong: a watcher that fell back, a store over its budget)."""
+    watcher, the recorder, the store's size and its retention policy; each is said without -v
+    when it is wrong: a watcher that fell back, a store over its budget)."""
     from convgit.agents import hook_failures
     from convgit.session import collecting
     from convgit.session.retention import Policy
@@ -63,18 +66,32 @@ def status(
         if failed and not json:
             show(*reports.hook_failure_words(failed))
         raise
+    from convgit.agents.live import recorder
+
     st = session.snapshots.status()
     hook_failures.take_not_run(session.location.root)
     failures = hook_failures.current(session.location.root)
     budget = json or verbose or Policy.of(session.location).max_mib is not None
     store = collecting.store(session.location, fresh=False) if budget else None
     gc_since = collecting.interrupted(session.location) if store is None else None
+    # the recorder is asked (a round trip to it) only when it is said: with -v, or in --json
+    resident = recorder.status(options.directory, options.store) if json or verbose else None
     place = session.location.git
     mirrors = session.track.workspace().mirrors() if place and place.worktree else []
     if json:
-        out({**st.to_json(), "hook_failures": failures, "store": store, "mirrors": mirrors})
+        out(
+            {
+                **st.to_json(),
+                "recorder": resident,
+                "hook_failures": failures,
+                "store": store,
+                "mirrors": mirrors,
+            }
+        )
     else:
         show(*render.status_words(st, render.Names(session.view()), verbose=verbose))
+        if st.workspace and resident is not None:
+            show(*reports.recorder_words(resident, str(session.track.index())))
         show(*reports.hook_failure_words(failures))
         show(*reports.store_lines(store, verbose=verbose))
         if gc_since is not None:

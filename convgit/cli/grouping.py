@@ -24,7 +24,7 @@ GROUPS: list[tuple[str, list[str]]] = [
         ["snapshot", "snapshots", "restore", "restores", "diff", "worktree", "run"],
     ),
     ("Sessions", ["sessions", "use"]),
-    ("Agents", ["import", "export", "hooks", "hook", "resume", "mcp"]),
+    ("Agents", ["import", "export", "hooks", "hook", "recorder", "resume", "mcp"]),
     ("Keep the store", ["gc", "redact", "fsck", "repair"]),
     (
         "Working with others",

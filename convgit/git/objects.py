@@ -117,6 +117,11 @@ class Objects:
             self._trees[oid] = list(self._parse(found[2]))
         return self._trees[oid]
 
+    def known(self, oid: str, entries: list[tuple[str, int, str]]) -> None:
+        """Remember the entries of tree ``oid``, written by convgit itself (in git's order):
+        reading it needs no git then."""
+        self._trees[oid] = entries
+
     def _parse(self, data: bytes) -> Iterator[tuple[str, int, str]]:
         at, size = 0, self._hash_len
         while at < len(data):

@@ -510,9 +510,9 @@ def set_entries(git: Git, index: Path, lines: list[bytes], config: tuple[str, ..
 
 def forget_files(index: Path) -> None:
     """Remove the index file at ``index`` and what is kept beside it."""
-    for suffix in ("", ".state", ".lock", ".rules"):
+    # .watcher and .watchman-sock: what issue 27's fsmonitor hook kept beside an index
+    for suffix in ("", ".state", ".lock", ".rules", ".watcher", ".watchman-sock"):
         Path(f"{index}{suffix}").unlink(missing_ok=True)
-    watcher.forget(index)
 
 
 def _z(paths: list[bytes]) -> bytes:

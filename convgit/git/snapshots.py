@@ -3,12 +3,17 @@ Writes objects only: no ref, no hook, no signature, no file touched."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from convgit.base.valueclass import valueclass
 from convgit.git import rules
 from convgit.git.private_index import PrivateIndex
 from convgit.git.restoreplan import Skipped
+
+if TYPE_CHECKING:
+    from convgit.git.patching import Patcher
 
 
 @valueclass(frozen=True)
@@ -37,13 +42,25 @@ def take(
     parent itself (``reused``) when it has the same tree. The ignore rules outside the working
     tree are recorded in ``rules_home`` (``rules``), when given."""
     git = private.git
+    patcher = _serving(git.root)  # the recorder's: patched from what changed
     with private.locked():
-        tree_id, skipped, hashed = private.stage(size_cap)
-        files = private.file_count()
+        if patcher is None:
+            tree_id, skipped, hashed = private.stage(size_cap)
+            files = private.file_count()
+            rule_files = private.rule_files() if rules_home is not None else None
+        else:
+            taken = patcher.stage(private, size_cap)
+            tree_id, skipped, hashed, files = (
+                taken.tree_id,
+                taken.skipped,
+                taken.hashed,
+                taken.files,
+            )
+            rule_files = taken.rule_files
         rules_id = ""
-        if rules_home is not None:
+        if rules_home is not None and rule_files is not None:
             cache = Path(f"{private.path}.rules")
-            rules_id = rules.record(private.rule_files(), cache, rules_home)
+            rules_id = rules.record(rule_files, cache, rules_home)
         parents: list[str] = []
         if parent is not None:
             known_commit, known_tree_id = private.last_snapshot()
@@ -54,8 +71,22 @@ def take(
             if parent_tree_id == tree_id:
                 return Snapshot(parent, tree_id, files, skipped, reused=True, rules=rules_id)
             parents = [commit]
-        made = git.commit_tree(tree_id, parents, message)
+        if patcher is None:
+            made = git.commit_tree(tree_id, parents, message)
+        else:
+            made = patcher.commit(git, tree_id, parents, message)
         private.remember_snapshot(made, tree_id)
     # a blob per file git hashed, and about two trees and a commit
     written = hashed + 3
     return Snapshot(made, tree_id, files, skipped, reused=False, written=written, rules=rules_id)
+
+
+def _serving(root: Path) -> Patcher | None:
+    """The patcher that takes this process's snapshots of ``root`` (the recorder's), if any.
+    Only a process that serves one has imported ``patching``: a hook or a command without a
+    recorder does not pay for importing it."""
+    if "convgit.git.patching" not in sys.modules:
+        return None
+    from convgit.git import patching
+
+    return patching.serving(root)

@@ -22,7 +22,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from convgit import schema
 from convgit.session import opening
 from convgit.session.conversation import Conversation
 from convgit.session.track import Track
@@ -110,8 +109,6 @@ class Session:
         )
         session = cls(where, sid, fsync=fsync)
         session.reload()
-        if where.git is not None and snapshots is not False:
-            session.track.file.append([schema.sidecar_switch(True)])
         if name is not None:
             session.moves.rename(name)
         if make_current:

@@ -34,7 +34,9 @@ def start(
 ) -> str:
     """Write the file of a new session in ``location`` (its header) and return its id;
     refused (before anything is written) outside git when ``snapshots``, at a home or root
-    folder, or with an empty ``name``."""
+    folder, or with an empty ``name``. In git, snapshots are switched on in its sidecar first
+    (unless ``snapshots`` is False): the session appears with them on, whenever the process
+    that makes it is killed."""
     if snapshots and location.git is None:
         raise NoWorkspaceError(
             "Snapshots need a git repository, and this folder is not in one.",
@@ -46,6 +48,10 @@ def start(
         check_name(name)  # before the session exists: a refused name leaves nothing behind
     sid = schema.new_id(set(location.session_ids()), size=schema.SESSION_ID_BYTES)
     cwd = str(location.git.worktree if location.git and location.git.worktree else Path.cwd())
+    if location.git is not None and snapshots is not False:
+        sidecar = location.sidecar_path(sid)
+        sidecar.unlink(missing_ok=True)  # a session's made before its file was: none is one
+        jsonl.create(sidecar, schema.sidecar_switch(True))
     jsonl.create(location.session_path(sid), schema.header(sid, cwd, forked_from, agent))
     from convgit.store import userstore  # here: only a new session adds its store to the list
 

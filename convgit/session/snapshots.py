@@ -183,10 +183,14 @@ class Snapshots:
         except (ConvgitError, OSError) as exc:  # git cannot stage the files (a failing filter)
             result.files_error = exc.message if isinstance(exc, ConvgitError) else os_words(exc)
             return result
-        finally:  # what the scan just went by
-            path, note = ws.tracking(self.track.index())
+        finally:  # how snapshots find what changed
+            tracking = ws.tracking()
             setting = fsmonitor(self.track.location)
-            result.watcher = {"path": path, "setting": setting, "note": note or None}
+            result.watcher = {
+                "path": tracking.path,
+                "setting": setting,
+                "note": tracking.note or None,
+            }
         result.matches = self._matching_entry(current)
         if leaf_snap is not None:
             now = {s.path: s.reason for s in skipped}

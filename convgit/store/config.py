@@ -9,6 +9,7 @@ command that reads the file, before it writes anything."""
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -56,11 +57,14 @@ SCHEMA: dict[str, dict[str, Setting]] = {
             "number", 10, "a positive number of MiB", open_low=True, high=1 << 40
         ),
         "fsmonitor": Setting(
-            "text", "off", '"auto", "watchman", "off" or the path of a git fsmonitor hook'
+            "text", "auto", '"auto", "watchman", "off" or the path of a git fsmonitor hook'
         ),
         "agent_ignored": Setting("bool", True, BOOL),
     },
-    "hooks": {"tool_snapshots": Setting("bool", False, BOOL)},
+    "hooks": {
+        "tool_snapshots": Setting("bool", False, BOOL),
+        "recorder": Setting("bool", False, BOOL),
+    },
     "retention": {
         "keep_days": Setting("number", 30, DAYS),
         "saved_days": Setting("number", 30, DAYS),
@@ -153,6 +157,15 @@ def size_cap(location: StoreLocation) -> int:
 
 
 def fsmonitor(location: StoreLocation) -> str:
-    """How snapshots find what changed (``[snapshots] fsmonitor``): "off" (the default),
-    "auto", "watchman" or the path of a git fsmonitor hook (``convgit.git.watcher``)."""
+    """How snapshots find what changed (``[snapshots] fsmonitor``): "auto" (the default),
+    "watchman", "off" or the path of a git fsmonitor hook (``convgit.git.watcher``)."""
     return str(load(location).value("snapshots", "fsmonitor")).strip()
+
+
+def recorder(location: StoreLocation) -> bool:
+    """Whether hooks start a recorder (``convgit.agents.live.recorder``) for the working tree:
+    ``CONVGIT_RECORDER=on`` or ``off`` says so, else ``[hooks] recorder`` (off by default)."""
+    said = os.environ.get("CONVGIT_RECORDER", "")
+    if said in ("on", "off"):
+        return said == "on"
+    return bool(load(location).value("hooks", "recorder"))

@@ -331,7 +331,10 @@ def watcher_words(watcher: dict[str, str | None] | None) -> list[str]:
     if note:
         return [f"watcher: fell back to stat'ing every file: {note}"]
     if path == "watchman":
-        return ["watcher: watchman (a snapshot stats only the files it reports)"]
+        return [
+            "watcher: watchman, through the recorder (a snapshot hashes only what changed;"
+            " without a recorder it stats every file)"
+        ]
     if path == "hook":
         return [f"watcher: the fsmonitor hook {setting}"]
     return ["watcher: off (a snapshot stats every file)"]

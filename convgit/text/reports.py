@@ -151,6 +151,13 @@ def hooks_status_words(
         lines.append(f"  last: {report['last']}")
     if report["last_problem"] and report["last_problem"] != report["last"]:
         lines.append(f"  last problem: {report['last_problem']}")
+    timed = []
+    for way, words in (("recorder", "through the recorder"), ("hook", "without it")):
+        found = report["timing"][way]
+        if found["events"]:
+            timed.append(f"{found['median_ms']} ms {words} (median of {found['events']})")
+    if timed:
+        lines.append(f"  an event's whole time, from the hook's start: {'; '.join(timed)}")
     return lines
 
 
@@ -501,3 +508,20 @@ def mcp_change_words(change: HooksChange, verb: str) -> list[str]:
     if change.backup is not None:
         lines.append(f"the file as it was: {change.backup}")
     return lines
+
+
+def recorder_words(recorder: dict[str, Any], index: str | None = None) -> list[str]:
+    """The recorder of the working tree (``convgit.agents.live.recorder.status``) in a line,
+    and how it took the last snapshot of the private index ``index``, when it took one."""
+    if not recorder["running"]:
+        return [f"recorder: none: {recorder['why']}"]
+    events = recorder["events"]
+    said = [
+        f"recorder: pid {recorder['pid']} since {recorder['since']}, convgit"
+        f" {recorder['version']}, watcher {recorder['watcher']},"
+        f" {events} event{'' if events == 1 else 's'}"
+    ]
+    how = (recorder.get("snapshots") or {}).get(index) if index else None
+    if how:
+        said.append(f"  last snapshot: {how}")
+    return said

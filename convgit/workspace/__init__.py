@@ -129,11 +129,10 @@ class Workspace:
         "auto", "watchman", "off" or a hook's path; see ``convgit.git.watcher``)."""
         self._tracking = watcher.choose(setting)
 
-    def tracking(self, index: Path) -> tuple[str, str]:
-        """Which path the private index at ``index`` takes to find what changed ("watchman",
-        "hook" or "stat") and, when it fell back to stat'ing every file, why ("" otherwise)."""
-        note = self._tracking.last_note(index)
-        return (watcher.STAT if note else self._tracking.path), note
+    def tracking(self) -> watcher.Tracking:
+        """How snapshots find what changed (``[snapshots] fsmonitor``, as this machine can
+        give it: ``convgit.git.watcher``)."""
+        return self._tracking
 
     def git(self, *args: str, stdin: bytes | None = None) -> bytes:
         """git's output for ``args`` on this repository, with convgit's environment and safe

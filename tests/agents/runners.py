@@ -93,6 +93,8 @@ class Agent:
         env = {k: v for k, v in os.environ.items() if k.startswith("GIT_")}
         if "PYTHONPATH" in os.environ:  # the convgit under test, for the hooks' `convgit`
             env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+        if "CONVGIT_RECORDER" in os.environ:  # off in the tests, unless one turns it on
+            env["CONVGIT_RECORDER"] = os.environ["CONVGIT_RECORDER"]
         path = os.environ.get("PATH", "/usr/bin:/bin")
         env.update(
             PATH=f"{Path(sys.executable).parent}{os.pathsep}{path}",

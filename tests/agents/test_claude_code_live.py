@@ -32,6 +32,7 @@ from tests.agents.hooked import (
 from tests.agents.runners import ClaudeCode, claude_project_dir
 from tests.agents.script import call, say
 from tests.agents.server import ModelServer
+from tests.recorded import Recorded
 from tests.workspace.gitrepo import GitRepo
 
 
@@ -326,3 +327,44 @@ def test_a_prompt_typed_while_a_tool_runs_and_a_retried_delivery_record_nothing_
         assert again.returncode == 0 and again.stdout == ""
     assert store_bytes(project) == before
     assert all("problem" not in line for line in hook_log(project))
+
+
+def test_three_turns_through_the_recorder(
+    model_server: ModelServer, claude_code: ClaudeCode, project: GitRepo, tmp_path: Path
+) -> None:
+    """The recorder on (issue 37): Claude's first hook event starts it, and once it runs the
+    events of the next turns are handed to it and recorded as the hook records them: the
+    conversation is the transcript's, each turn's reply has the snapshot git stages at its Stop."""
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    recorder = Recorded(project, run)
+    on = {"CONVGIT_RECORDER": "on", "XDG_RUNTIME_DIR": str(run)}
+    oracle_log = tmp_path / "oracle.jsonl"
+    user_stop_hook(project.path, oracle_log)
+    convgit(project.path, "hooks", "install", "claude-code")
+    notes = project.path / "notes.txt"
+    model_server.expect(
+        call("Write", {"file_path": str(notes), "content": "one\n"}),
+        say("I wrote notes.txt."),
+        call("Edit", {"file_path": str(notes), "old_string": "one", "new_string": "two"}),
+        say("I edited notes.txt."),
+        call("Bash", {"command": "echo three > made-by-bash.txt && rm README.md"}),
+        say("I ran the command."),
+    )
+    try:
+        first = claude_code.run("Write notes.txt", env=on)
+        recorder.wait_running()
+        seen = len(hook_log(project))
+        for prompt in ("Edit notes.txt", "Run the command"):
+            claude_code.run(prompt, resume=first.session_id, env=on)
+        later = hook_log(project)[seen:]
+        assert later and all(" through the recorder (" in line for line in later), later
+        assert first.transcript is not None
+        path = convgit_json(project.path, "log")["entries"]
+        assert path_messages(path) == transcript_messages(first.transcript)
+        assert_each_turn_has_gits_snapshot(project, project.path, path, oracle_log)
+    finally:
+        recorder.end()
+        subprocess.run(
+            ["watchman", "watch-del", str(project.path)], capture_output=True, timeout=30
+        )

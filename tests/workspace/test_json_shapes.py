@@ -180,6 +180,8 @@ def test_every_data_command_prints_one_object_shape(
     s.run("fetch", here, "fetch")
     s.run("pull", here, "pull")
     s.run("unshare", here, "unshare", "shapes again")
+    s.run("recorder status", here, "recorder", "status")
+    s.run("recorder stop", here, "recorder", "stop")
     s.run("hooks install", here, "hooks", "install", "git")
     s.run("hooks uninstall", here, "hooks", "uninstall", "git")
     (here / "blamed.txt").write_text("one\ntwo\n")

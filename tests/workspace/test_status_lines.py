@@ -20,15 +20,16 @@ def test_status_says_both_tracks_and_nothing_more(repo: GitRepo) -> None:
     lines = convgit(repo.path, "status").stdout.splitlines()
     assert [line.split()[0] for line in lines] == ["session", "context:", "files:"]
     both = convgit(repo.path, "status", "--json").json()
-    assert both["watcher"]["path"] == "stat" and both["store"]["bytes"] > 0  # --json keeps all
+    assert both["watcher"]["setting"] == "auto" and both["store"]["bytes"] > 0  # --json: all
 
 
 def test_status_v_adds_the_watcher_the_store_and_its_policy(repo: GitRepo) -> None:
     started(repo)
     lines = convgit(repo.path, "status", "-v").stdout.splitlines()
     assert lines[:3] == convgit(repo.path, "status").stdout.splitlines()
-    assert lines[3] == "watcher: off (a snapshot stats every file)"
-    assert lines[4].startswith("store:   ") and lines[5].startswith("         retention: keep")
+    assert lines[3].startswith("watcher: ")  # the default, "auto": watchman when it is there
+    assert lines[4] == "recorder: none: turned off (CONVGIT_RECORDER=off)"  # the tests' setting
+    assert lines[5].startswith("store:   ") and lines[6].startswith("         retention: keep")
 
 
 def test_a_store_over_its_budget_is_said_without_v(repo: GitRepo) -> None:

@@ -182,9 +182,6 @@ def _adopt_index(location: StoreLocation, agent: str, agent_session: str, sid: s
                 Path(f"{found}{suffix}").unlink()
             else:
                 os.replace(f"{found}{suffix}", f"{target}{suffix}")
-    from convgit.git import watcher
-
-    watcher.forget(found)  # what the watcher's hook kept beside it: found again when needed
 
 
 def _line_uuids(agent: str) -> LineUuids | None:
