@@ -441,7 +441,7 @@ def test_the_recorder_is_opt_in(recorded: Recorded, tmp_path: Path) -> None:
     config.write_text('[hooks]\nrecorder = "yes"\n')
     recorded.hook(claude.reply())
     assert recorded.log()[-1].endswith(
-        "config.toml sets recorder to 'yes'; it must be true or false."
+        'config.toml: [hooks] recorder must be true or false, got "yes".'
     ), recorded.log()[-1]
 
 

@@ -110,6 +110,7 @@ class StatusJson(TypedDict):
     not_recorded: Any
     files_error: Any
     watcher: Any
+    recorder: Any
     hook_failures: Any
     store: Any
     mirrors: Any
@@ -208,7 +209,24 @@ class HooksStatusJson(TypedDict):
     problems: Any
     last: Any
     last_problem: Any
+    timing: Any
     hook_failures: Any
+
+
+class RecorderStatusJson(TypedDict):
+    running: Any
+    pid: Any
+    since: Any
+    version: Any
+    watcher: Any
+    events: Any
+    snapshots: Any
+    why: Any
+
+
+class RecorderStopJson(TypedDict):
+    stopped: Any
+    pid: Any
 
 
 class HooksDismissJson(TypedDict):
@@ -389,6 +407,8 @@ SHAPES: dict[str, type] = {
     "html": HtmlJson,
     "redact": RedactJson,
     "hooks status": HooksStatusJson,
+    "recorder status": RecorderStatusJson,
+    "recorder stop": RecorderStopJson,
     "hooks dismiss": HooksDismissJson,
     "hooks install": HooksInstallJson,
     "search": SearchJson,
