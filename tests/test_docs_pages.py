@@ -288,8 +288,8 @@ def _config_table() -> dict[str, str]:
 
 
 def test_the_configuration_page_shows_the_code_defaults() -> None:
-    from convgit.session import retention
     from convgit.store import location
+    from convgit.upkeep import retention
 
     text = (DOCS / "configuration.md").read_text()
     block = text.split("```toml\n", 1)[1].split("```", 1)[0]
@@ -536,7 +536,7 @@ def test_the_indexes_name_every_agent_on_the_agents_line() -> None:
 
 
 def test_the_retention_page_names_every_rule_gc_keeps_by() -> None:
-    from convgit.session.retention import HELD, SOFT
+    from convgit.upkeep.retention import HELD, SOFT
 
     page = (DOCS / "retention.md").read_text()
     missing = [rule for rule in (*HELD, *SOFT) if f'`"{rule}"`' not in page]

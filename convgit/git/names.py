@@ -20,7 +20,7 @@ The refs (all under ``refs/convgit/``, which keeps their commits from git gc):
   a git note ref of attribution fetched or pushed is kept as ``_remote/<remote>/_notes/<name>``.
 
 Beside them, outside ``refs/convgit/``, the two git note refs of attribution
-(``convgit.sharing.commit_notes``), written only by the git hooks a user installs and by
+(``convgit.attribution.commit_notes``), written only by the git hooks a user installs and by
 ``convgit attribution rewrite``: ``refs/notes/agent-trace`` (Agent Trace records) and
 ``refs/notes/ai`` (Git AI authorship logs, with ``[attribution] git_ai = true``).
 

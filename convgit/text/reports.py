@@ -461,7 +461,7 @@ def store_lines(store: dict[str, Any] | None, *, verbose: bool = True) -> list[s
     budget its policy sets or a gc was interrupted."""
     if store is None:
         return []
-    from convgit.session.retention import Policy
+    from convgit.upkeep.retention import Policy
 
     policy = Policy(**store["policy"])
     over = policy.max_mib is not None and store["bytes"] > policy.max_mib * 1024 * 1024

@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from convgit.attribution import Author, Lines, commit_notes, trailers
 from convgit.base.errors import NotFoundError
 from convgit.session import Session
-from convgit.sharing import commit_notes, trailers
-from convgit.sharing.attribution import Author, Lines
 from convgit.sharing.transport import git_of
 from convgit.store.location import StoreLocation
 
