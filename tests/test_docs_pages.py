@@ -399,6 +399,104 @@ def test_every_module_a_page_names_exists(page: str) -> None:
     assert not wrong, "\n".join(wrong)
 
 
+# The code names the layout pages (the glossary, the architecture) cite in backticks: a class or
+# constant (`Track`, `RESERVED_IDS`), a member of one (`Tree.path`, `names.gc_ref`), a snake_case
+# name (`built_on`). Each must be a name convgit's code defines or spells (a string it reads, as a
+# config key or an event name); the names below are others' (git's, Python's, an SDK's, another
+# project's), said beside convgit's.
+LAYOUT_PAGES = ("glossary.md", "architecture.md")
+FILE_KINDS = {"py", "toml", "md", "json", "jsonl", "sqlite"}
+OTHERS_NAMES = {
+    "GIT_INDEX_FILE",  # git's environment
+    "MCPServer",  # the MCP SDK's server class
+    "Agent",  # Entire's agent interface
+    "YYYYMMDDTHHMMSSmmmZ",  # the shape of a saved state's time
+    "Protocol",  # Python's typing
+}
+
+
+def _code_index() -> tuple[set[str], dict[str, set[str]]]:
+    """Every name convgit's code defines or spells (classes, functions, assignments, attributes,
+    parameters, string constants), and each class's and module's members by its name."""
+    import ast
+
+    names: set[str] = set()
+    members: dict[str, set[str]] = {}
+    for path in (ROOT / "convgit").rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        module = path.stem if path.stem != "__init__" else path.parent.name
+        members.setdefault(module, set())
+        names.add(module)
+        for node in tree.body:
+            for target in _defined(node):
+                members[module].add(target)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                names.add(node.name)
+                inside = members.setdefault(node.name, set())
+                for sub in ast.walk(node):
+                    inside.update(_defined(sub))
+                    if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name):
+                        inside.add(sub.attr)  # self.x
+            names.update(_defined(node))
+            if isinstance(node, ast.Attribute):
+                names.add(node.attr)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                names.add(node.value)
+    return names, members
+
+
+def _defined(node: Any) -> set[str]:
+    import ast
+
+    if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+        return {node.name}
+    if isinstance(node, ast.Assign):
+        return {t.id for t in node.targets if isinstance(t, ast.Name)}
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return {node.target.id}
+    return set()
+
+
+def _cited_names(page: Page) -> Iterator[tuple[int, str]]:
+    """The spans in backticks that look like a code name: `Name`, `Name.member`, `CONSTANT`,
+    `snake_case` (a call's arguments dropped: `ConvgitError(message, hint)` cites the class)."""
+    word = r"[A-Za-z_][A-Za-z0-9_]*"
+    for number, span in page.inline_code():
+        cited = re.sub(r"\(.*\)$", "", span)
+        if not re.fullmatch(rf"{word}(\.{word})*", cited) or cited.startswith("convgit."):
+            continue
+        if cited.rsplit(".", 1)[-1] in FILE_KINDS or cited in ("None", "True", "False"):
+            continue  # a file (the module paths are checked above), or Python's own
+        if cited.split(".")[0] in sys.stdlib_module_names:
+            continue
+        first = cited.split(".")[0]
+        if first[0].isupper() or "_" in first.strip("_") or "." in cited:
+            yield number, cited
+
+
+@pytest.mark.parametrize("page", LAYOUT_PAGES)
+def test_every_code_name_the_layout_pages_cite_exists(page: str) -> None:
+    """The glossary and the architecture name classes, constants and members of the code: a
+    name renamed or taken out leaves neither page pointing at it (`TRASH_REFS` stayed in the
+    architecture after it was gone)."""
+    names, members = _code_index()
+    source = next(p for p in ALL if p.path.name == page)
+    wrong = []
+    for number, cited in _cited_names(source):
+        first, *rest = cited.split(".")
+        if cited in OTHERS_NAMES or cited in names:
+            continue
+        if rest and rest[0] in members.get(first, ()):
+            continue  # `Tree.path`, `names.gc_ref`: a member of that class or module
+        if rest and first[0].islower() and all(part in names for part in rest):
+            continue  # `session.moves.switch`: a value's members, each a name of the code
+        wrong.append(f"{page}:{number}: {cited} is no name of convgit's code")
+    assert not wrong, "\n".join(wrong)
+
+
 def test_the_navigator_page_lists_the_navigators_keys() -> None:
     """docs/navigator.md's table has a row for every key `convgit ui` answers, and no other."""
     from convgit.navigator.app import KEYS
