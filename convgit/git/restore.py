@@ -302,7 +302,7 @@ class RestorePlan:
         git = self._git
         commit = git.commit_tree(self._current_tree_id, [], message)
         self._index.remember_snapshot(commit, self._current_tree_id)
-        faults.point("restore:before-safety-ref")
+        faults.point("restore:before-saved-state-ref")
         if ref is not None:
             git.set_ref(ref, commit)
         saved = exact.preserve(git, self._objects, commit, [d.path for d in self._deltas])

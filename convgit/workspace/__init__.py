@@ -217,7 +217,7 @@ class Workspace:
     def saved_state_refs(self) -> dict[str, str]:
         """The ref of every saved state, of every session (listed by their pattern: a few ms
         beside 20,000 snapshot refs, where all of refs/convgit/ takes ten times as long)."""
-        return self._git.refs_under(names.SAFETY_PATTERN)
+        return self._git.refs_under(names.SAVED_STATE_PATTERN)
 
     def delete_session_refs(self, sid: str, *, trashed: bool = False) -> dict[str, str]:
         """Delete session ``sid``'s refs (``session_refs``), all or none: git gc may then prune
