@@ -8,7 +8,7 @@ from pathlib import Path
 
 from convgit.git import rules
 from convgit.git.private_index import PrivateIndex
-from convgit.git.restoreplan import Skipped
+from convgit.git.restoreplan import LeftAlone
 
 
 @dataclass(frozen=True)
@@ -19,7 +19,7 @@ class Snapshot:
     commit: str
     tree_id: str
     files: int
-    skipped: tuple[Skipped, ...]
+    skipped: tuple[LeftAlone, ...]
     reused: bool
     written: int = 0
     rules: str = ""  # the id of the ignore rules outside the working tree (``rules``)
