@@ -210,9 +210,9 @@ def _excluded_record(scope: str) -> Path:
 
 
 def _tool_snapshots() -> bool:
-    from convgit.agents.live import turns as live
+    from convgit.agents.live import turns
 
-    return live.tool_snapshots(_location())
+    return turns.tool_snapshots(_location())
 
 
 def _location() -> Any:

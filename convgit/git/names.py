@@ -62,6 +62,8 @@ GC_FAMILY = "gc"
 SESSION_TRAILER = "Convgit-Session"  # the session whose commit it is
 ENTRY_TRAILER = "Convgit-Entry"  # the entry a snapshot was taken for
 RESTORE_TRAILER = "Convgit-Restore"  # the restore that saved the files (one commit each)
+# on a user's commit (`[attribution] trailers`): "exact", or "nearest, N files differ"
+FILES_TRAILER = "Convgit-Files"
 AGENT_SESSION_TRAILER = "Convgit-Agent-Session"  # the agent's session, before convgit's is known
 
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # as the store names sessions
