@@ -1,4 +1,4 @@
-"""The layers hold for every module (docs/architecture.md): each module sits in a folder the
+"""The layers hold for every module (docs/technical/architecture.md): each module sits in a folder the
 layers contract names (lint-imports checks the imports), no import cycle, no generated code."""
 
 from __future__ import annotations
