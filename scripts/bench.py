@@ -7,7 +7,8 @@ same run, convgit and the baseline alternating (A B A B ...) after a warm-up.
     python scripts/bench.py --only watcher --million  # the watcher rows at 100k and 1M files
 
 Everything is generated under a temporary directory (removed at the end unless --keep). Needs
-only convgit's own dependencies and git. Prints a markdown table to paste into docs/technical/performance.md.
+only convgit's own dependencies and git. Prints a markdown table to paste into
+docs/technical/performance.md.
 Never run as a timed test: the numbers depend on the machine; the ratios are the result.
 """
 
