@@ -497,6 +497,27 @@ def test_every_code_name_the_layout_pages_cite_exists(page: str) -> None:
     assert not wrong, "\n".join(wrong)
 
 
+def test_every_version_a_page_quotes_is_one_pyproject_allows() -> None:
+    """A page that says which version of a dependency it ran (`typer 0.29.2`) quotes one the
+    requirement in pyproject.toml admits: a figure measured on a version convgit excludes no
+    longer says what convgit costs."""
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = [*project["dependencies"]]
+    for extra in project["optional-dependencies"].values():
+        declared += extra
+    wanted = {r.name.lower(): r.specifier for r in map(Requirement, declared)}
+    wrong = []
+    for page in ALL:
+        for number, line in enumerate(page.text.splitlines(), 1):
+            for name, version in re.findall(r"\b([A-Za-z][\w-]*) v?(\d+(?:\.\d+)+)\b", line):
+                allowed = wanted.get(name.lower())
+                if allowed is not None and not allowed.contains(version, prereleases=True):
+                    wrong.append(f"{page.name}:{number}: {name} {version}, pyproject: {allowed}")
+    assert not wrong, "\n".join(wrong)
+
+
 def test_the_navigator_page_lists_the_navigators_keys() -> None:
     """docs/navigator.md's table has a row for every key `convgit ui` answers, and no other."""
     from convgit.navigator.app import KEYS
