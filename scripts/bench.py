@@ -8,7 +8,8 @@ same run, convgit and the baseline alternating (A B A B ...) after a warm-up.
     python scripts/bench.py --only recorder --against ../main  # the recorder's rows (issue 37)
 
 Everything is generated under a temporary directory (removed at the end unless --keep). Needs
-only convgit's own dependencies and git. Prints a markdown table to paste into docs/performance.md.
+only convgit's own dependencies and git. Prints a markdown table to paste into
+docs/technical/performance.md.
 Never run as a timed test: the numbers depend on the machine; the ratios are the result.
 """
 

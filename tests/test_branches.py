@@ -63,15 +63,36 @@ def test_branches_lists_each_branch_of_the_nearest_fork_with_its_newest_deepest_
     assert [b.active for b in s.moves.branches().branches] == [True, False]
 
 
-def test_branches_of_a_path_that_does_not_fork_is_not_found(tmp_path: Path) -> None:
+def test_branches_of_a_path_that_does_not_fork_is_its_one_branch(tmp_path: Path) -> None:
     s = new(tmp_path)
-    s.append.user("one")
+    first = s.append.user("one").id
     s.append.assistant("two")
-    with pytest.raises(NotFoundError, match="does not fork"):
-        s.moves.branches()
+    fork = s.moves.branches()
+    assert fork.at is None  # the root, as for several roots
+    assert [(b.number, b.first, b.leaf, b.active) for b in fork.branches] == [
+        (1, first, s.conversation.leaf, True)
+    ]
     assert (
         s.moves.branches("root").branches[0].leaf == s.conversation.leaf
     )  # one branch below the root
+
+
+def test_branches_on_a_conversation_that_never_forked_lists_it_and_exits_0(
+    tmp_path: Path,
+) -> None:
+    """As `git branch` lists a repository's one branch: one shape of --json (docs/json.md)."""
+    sh = Shell(tmp_path)
+    sh.run("init", "--no-snapshots")
+    task = sh.json("user", "task")["id"]
+    done = sh.json("assistant", "done")["id"]
+    listed = sh.json("branches")
+    assert listed["at"] is None
+    assert [(b["number"], b["first"], b["leaf"], b["entries"], b["active"]) for b in listed[
+        "branches"
+    ]] == [(1, task, done, 2, True)]  # fmt: skip
+    text = sh.run("branches").stdout.decode().splitlines()
+    assert text[0] == "one branch, from the root: no fork above here"
+    assert text[1].startswith(f"* 1  {task} … {done}  2 entries  assistant: done ← context")
 
 
 def test_switch_tip_goes_to_the_end_written_last_not_the_longest(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ else:  # pragma: no cover
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]  # the guide and docs/technical/
 GUIDE = DOCS / "guide.md"
 ROOT_COMMAND = typer.main.get_command(app)
 
@@ -241,7 +241,7 @@ def test_every_relative_link_lands_on_a_file_and_a_heading(page: str) -> None:
 def test_the_index_lists_every_page() -> None:
     index = DOCS / "README.md"
     linked = {target.split("#")[0] for _, target in _page(index).links()}
-    pages = {p.name for p in DOCS.glob("*.md")} - {"README.md"}
+    pages = {str(p.relative_to(DOCS)) for p in DOCS.rglob("*.md")} - {"README.md"}
     assert pages <= linked, f"pages not in docs/README.md: {sorted(pages - linked)}"
     readme = {t.split("#")[0] for _, t in _page(ROOT / "README.md").links()}
     assert "docs/README.md" in readme and {f"docs/{p}" for p in pages} <= readme
@@ -335,7 +335,7 @@ def _help_texts() -> Iterator[tuple[str, str]]:
 def test_help_texts_send_the_reader_to_pages_that_say_it() -> None:
     """A help text that points at the documentation names a page that exists (the README, or a
     page of docs/), a section that page has, and a word that page says."""
-    page = r"(the README|README|docs/[a-z-]+\.md)"
+    page = r"(the README|README|docs/(?:technical/)?[a-z-]+\.md)"
     wrong = []
     for where, text in _help_texts():
         text = " ".join(text.split())
@@ -402,6 +402,125 @@ def test_every_module_a_page_names_exists(page: str) -> None:
                 wrong.append(f"{page}:{number}: {named} does not exist")
         elif not _resolves(named):
             wrong.append(f"{page}:{number}: {named} is no module or name of convgit")
+    assert not wrong, "\n".join(wrong)
+
+
+# The code names the layout pages (the glossary, the architecture) cite in backticks: a class or
+# constant (`Track`, `RESERVED_IDS`), a member of one (`Tree.path`, `names.gc_ref`), a snake_case
+# name (`built_on`). Each must be a name convgit's code defines or spells (a string it reads, as a
+# config key or an event name); the names below are others' (git's, Python's, an SDK's, another
+# project's), said beside convgit's.
+LAYOUT_PAGES = ("glossary.md", "architecture.md")
+FILE_KINDS = {"py", "toml", "md", "json", "jsonl", "sqlite"}
+OTHERS_NAMES = {
+    "GIT_INDEX_FILE",  # git's environment
+    "MCPServer",  # the MCP SDK's server class
+    "Agent",  # Entire's agent interface
+    "YYYYMMDDTHHMMSSmmmZ",  # the shape of a saved state's time
+    "Protocol",  # Python's typing
+}
+
+
+def _code_index() -> tuple[set[str], dict[str, set[str]]]:
+    """Every name convgit's code defines or spells (classes, functions, assignments, attributes,
+    parameters, string constants), and each class's and module's members by its name."""
+    import ast
+
+    names: set[str] = set()
+    members: dict[str, set[str]] = {}
+    for path in (ROOT / "convgit").rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        module = path.stem if path.stem != "__init__" else path.parent.name
+        members.setdefault(module, set())
+        names.add(module)
+        for node in tree.body:
+            for target in _defined(node):
+                members[module].add(target)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                names.add(node.name)
+                inside = members.setdefault(node.name, set())
+                for sub in ast.walk(node):
+                    inside.update(_defined(sub))
+                    if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name):
+                        inside.add(sub.attr)  # self.x
+            names.update(_defined(node))
+            if isinstance(node, ast.Attribute):
+                names.add(node.attr)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                names.add(node.value)
+    return names, members
+
+
+def _defined(node: Any) -> set[str]:
+    import ast
+
+    if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+        return {node.name}
+    if isinstance(node, ast.Assign):
+        return {t.id for t in node.targets if isinstance(t, ast.Name)}
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return {node.target.id}
+    return set()
+
+
+def _cited_names(page: Page) -> Iterator[tuple[int, str]]:
+    """The spans in backticks that look like a code name: `Name`, `Name.member`, `CONSTANT`,
+    `snake_case` (a call's arguments dropped: `ConvgitError(message, hint)` cites the class)."""
+    word = r"[A-Za-z_][A-Za-z0-9_]*"
+    for number, span in page.inline_code():
+        cited = re.sub(r"\(.*\)$", "", span)
+        if not re.fullmatch(rf"{word}(\.{word})*", cited) or cited.startswith("convgit."):
+            continue
+        if cited.rsplit(".", 1)[-1] in FILE_KINDS or cited in ("None", "True", "False"):
+            continue  # a file (the module paths are checked above), or Python's own
+        if cited.split(".")[0] in sys.stdlib_module_names:
+            continue
+        first = cited.split(".")[0]
+        if first[0].isupper() or "_" in first.strip("_") or "." in cited:
+            yield number, cited
+
+
+@pytest.mark.parametrize("page", LAYOUT_PAGES)
+def test_every_code_name_the_layout_pages_cite_exists(page: str) -> None:
+    """The glossary and the architecture name classes, constants and members of the code: a
+    name renamed or taken out leaves neither page pointing at it (`TRASH_REFS` stayed in the
+    architecture after it was gone)."""
+    names, members = _code_index()
+    source = next(p for p in ALL if p.path.name == page)
+    wrong = []
+    for number, cited in _cited_names(source):
+        first, *rest = cited.split(".")
+        if cited in OTHERS_NAMES or cited in names:
+            continue
+        if rest and rest[0] in members.get(first, ()):
+            continue  # `Tree.path`, `names.gc_ref`: a member of that class or module
+        if rest and first[0].islower() and all(part in names for part in rest):
+            continue  # `session.moves.switch`: a value's members, each a name of the code
+        wrong.append(f"{page}:{number}: {cited} is no name of convgit's code")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_every_version_a_page_quotes_is_one_pyproject_allows() -> None:
+    """A page that says which version of a dependency it ran (`typer 0.29.2`) quotes one the
+    requirement in pyproject.toml admits: a figure measured on a version convgit excludes no
+    longer says what convgit costs."""
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = [*project["dependencies"]]
+    for extra in project["optional-dependencies"].values():
+        declared += extra
+    wanted = {r.name.lower(): r.specifier for r in map(Requirement, declared)}
+    wrong = []
+    for page in ALL:
+        for number, line in enumerate(page.text.splitlines(), 1):
+            for name, version in re.findall(r"\b([A-Za-z][\w-]*) v?(\d+(?:\.\d+)+)\b", line):
+                allowed = wanted.get(name.lower())
+                if allowed is not None and not allowed.contains(version, prereleases=True):
+                    wrong.append(f"{page.name}:{number}: {name} {version}, pyproject: {allowed}")
     assert not wrong, "\n".join(wrong)
 
 
@@ -542,7 +661,7 @@ def test_the_indexes_name_every_agent_on_the_agents_line() -> None:
 
 
 def test_the_retention_page_names_every_rule_gc_keeps_by() -> None:
-    from convgit.session.retention import HELD, SOFT
+    from convgit.upkeep.retention import HELD, SOFT
 
     page = (DOCS / "retention.md").read_text()
     missing = [rule for rule in (*HELD, *SOFT) if f'`"{rule}"`' not in page]

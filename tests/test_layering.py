@@ -1,5 +1,6 @@
-"""The layers hold for every module (docs/architecture.md): each module sits in a folder the
-layers contract names (lint-imports checks the imports), no import cycle, no generated code."""
+"""The layers hold for every module (docs/technical/architecture.md): each module sits in a
+folder the layers contract names (lint-imports checks the imports), no import cycle, no generated
+code, no private module of a dependency."""
 
 from __future__ import annotations
 
@@ -105,3 +106,22 @@ def _strongly_connected(edges: dict[str, set[str]]) -> list[list[str]]:
                         break
                 found.append(sorted(group))
     return found
+
+
+def test_no_module_imports_a_private_module_of_a_dependency() -> None:
+    """A dependency's private module (``typer._completion_classes``) may change in any release:
+    convgit imports its public names alone (typer's completion through ``typer.completion``)."""
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                named = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                named = [a.name for a in node.names]
+            else:
+                continue
+            for module in named:
+                parts = module.split(".")
+                if parts[0] != "convgit" and any(p.startswith("_") for p in parts[1:]):
+                    wrong.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}: {module}")
+    assert not wrong, "\n".join(wrong)

@@ -24,7 +24,7 @@ from convgit.store import jsonl, sessions
 from convgit.store.location import StoreLocation, locate, write_pointer
 
 if TYPE_CHECKING:
-    from convgit.agents import reading as importing
+    from convgit.agents import reading
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class ImportResult:
     new: list[str]  # ids of the entries this import added, in order
     skipped: int  # records the session had already
     leaf: str | None
-    report: importing.ImportReport
+    report: reading.ImportReport
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -199,7 +199,7 @@ def import_file(
 
 def import_source(
     session: Session,
-    importer: importing.Importer,
+    importer: reading.Importer,
     source: Path,
     whole: bytes | None = None,
     *,
@@ -210,7 +210,7 @@ def import_source(
     would continue from, and where this import stopped. ``agent_session``: the agent's
     session that wrote ``source``, when it is not the one the header names (a resumed or
     forked one)."""
-    from convgit.agents import reading as importing
+    from convgit.agents import reading
 
     name = str(source)
     outcome: dict[str, Any] = {}
@@ -223,7 +223,7 @@ def import_source(
         mirrored = agent_session or header.get("agentSession")
         link = tree.agent_sessions.get((importer.agent, str(mirrored))) or {}
         copies = link.get("copies") if isinstance(link.get("copies"), dict) else {}
-        known = importing.Known(
+        known = reading.Known(
             _Copied(tree.entries, copies) if copies else tree.entries,
             tree.kept,
             mirrored,
@@ -233,7 +233,7 @@ def import_source(
         found, leaf = batch.records, batch.leaf
         if copies:
             found, leaf = _through_copies(found, leaf, copies, frozenset(link.get("skip") or ()))
-        records, outcome["skipped"] = importing.fresh(found, known)
+        records, outcome["skipped"] = reading.fresh(found, known)
         if importer.agent != header.get("agent"):  # another agent's turns: each names it
             for record in records:
                 if "parentId" in record:
@@ -246,7 +246,7 @@ def import_source(
         if records or batch.cursor.offset != cursor.offset:
             head_now, before_now = before(batch.cursor)
             records.append(
-                importing.checkpoint(importer.agent, name, batch.cursor, head_now, before_now)
+                reading.checkpoint(importer.agent, name, batch.cursor, head_now, before_now)
             )
         _check_imported(records, session.conversation.tree.entries, importer.title)
         outcome.update(new=new, report=batch.report)
@@ -380,7 +380,7 @@ def agent_sessions(session: Session, agent: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def _fork_link(location: StoreLocation, fork: importing.ForkSource) -> dict[str, str] | None:
+def _fork_link(location: StoreLocation, fork: reading.ForkSource) -> dict[str, str] | None:
     """``forkedFrom`` for a session forked from ``fork``: the session that mirrors the source
     (by the agent's session id, else by the file it was imported from) and the entry forked
     from; None while the source is not imported here."""
@@ -420,35 +420,35 @@ def _read_source(source: Path, title: str | None) -> bytes:
 
 def _read_from(
     source: Path,
-    importer: importing.Importer,
+    importer: reading.Importer,
     saved: dict[str, Any] | None,
     whole: bytes | None,
-) -> tuple[bytes, importing.Cursor, Callable[[importing.Cursor], tuple[bytes, bytes]]]:
+) -> tuple[bytes, reading.Cursor, Callable[[reading.Cursor], tuple[bytes, bytes]]]:
     """The bytes to import and where they start: after the saved offset when the agent only
     appends and the file still starts as it did (only those bytes are read), else all of it;
     and a reader of the file's first bytes and those before an offset, for the checkpoint."""
-    from convgit.agents import reading as importing
+    from convgit.agents import reading
 
-    check = importing.CHECK_BYTES
+    check = reading.CHECK_BYTES
     offset = saved.get("offset") if importer.appends and saved is not None else None
     if type(offset) is int and offset > 0:
         head, before, tail, size = _read_after(source, importer.title, offset, whole)
-        cursor = importing.resume(saved, size, head, before)
+        cursor = reading.resume(saved, size, head, before)
         if cursor is not None:
             start = offset - len(before)
             known = before + tail  # the file from ``start`` on
 
-            def around_tail(at: importing.Cursor) -> tuple[bytes, bytes]:
+            def around_tail(at: reading.Cursor) -> tuple[bytes, bytes]:
                 end = at.offset - start
                 return head, known[max(0, end - check) : end]
 
             return tail, cursor, around_tail
     data = whole if whole is not None else _read_source(source, importer.title)
 
-    def around(at: importing.Cursor) -> tuple[bytes, bytes]:
+    def around(at: reading.Cursor) -> tuple[bytes, bytes]:
         return data[:check], data[max(0, at.offset - check) : at.offset]
 
-    return data, importing.Cursor(), around
+    return data, reading.Cursor(), around
 
 
 def _read_after(

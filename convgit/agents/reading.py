@@ -3,7 +3,7 @@ follows (``claude_code``, ``pi``, ``codex``, ``gemini``…) and the pieces they 
 
 An importer is pure: the bytes of the agent's file from a ``Cursor``, and what the session
 already holds (``Known``), in; a ``Batch`` of convgit records out. It opens no file and writes
-nothing; ``session_import.import_file`` reads the file and appends the batch under the session's
+nothing; ``importing.import_file`` reads the file and appends the batch under the session's
 lock.
 
 What every importer promises, and what here helps it keep the promise:

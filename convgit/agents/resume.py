@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convgit.agents import importing as session_import
-from convgit.agents import reading, registry
+from convgit.agents import importing, reading, registry
 from convgit.base.errors import NotFoundError, RefusedError
 from convgit.conversation import branching
 from convgit.session import Session
@@ -106,7 +105,7 @@ def resume(
         if newest is not None:
             _make_older(written.path, newest)
         how = "resume" if written.copies is None else "handoff"
-        session_import.mirror_agent_session(
+        importing.mirror_agent_session(
             session, agent, written.session, start=target, how=how, leaf=target,
             copies=written.copies, skip=written.skip,
         )  # fmt: skip

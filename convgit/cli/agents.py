@@ -51,9 +51,9 @@ def import_cmd(
         if agent in registry.names() and not Path(agent).exists():
             raise UsageError(f"Give the {agent} file to import.", f"convgit import {agent} FILE")
         chosen, file = None, Path(agent)
-    from convgit.agents import importing as session_import
+    from convgit.agents import importing
 
-    results = session_import.import_file(
+    results = importing.import_file(
         chosen, file, options.directory, store_dir=options.store, fsync=options.fsync
     )
     if json:
@@ -214,9 +214,9 @@ def _excluded_record(scope: str) -> Path:
 
 
 def _tool_snapshots() -> bool:
-    from convgit.agents.live import turns as live
+    from convgit.agents.live import turns
 
-    return live.tool_snapshots(_location())
+    return turns.tool_snapshots(_location())
 
 
 def _location() -> Any:

@@ -1,6 +1,6 @@
 """``convgit completion bash|zsh|fish``: the script that makes a shell complete convgit's
-commands and options. The shell runs convgit to ask (typer's and click's machinery, through the
-``_CONVGIT_COMPLETE`` variable); the script only names that variable."""
+commands and options. The shell runs convgit to ask (typer's machinery, ``typer.completion``,
+through the ``_CONVGIT_COMPLETE`` variable); the script only names that variable."""
 
 from typing import Annotated
 
@@ -22,11 +22,6 @@ def completion(
     convgit completion fish > ~/.config/fish/completions/convgit.fish"""
     if shell not in SHELLS:
         raise UsageError(f"convgit completes in bash, zsh or fish, not '{shell}'.")
-    from typer import _click
-    from typer._completion_classes import completion_init
+    from typer.completion import get_completion_script
 
-    completion_init()  # typer's classes, which answer the script's requests
-    made = _click.shell_completion.get_completion_class(shell)
-    assert made is not None
-    root = ctx.find_root().command
-    echo(made(root, {}, PROGRAM, COMPLETE_VAR).source())
+    echo(get_completion_script(prog_name=PROGRAM, complete_var=COMPLETE_VAR, shell=shell))

@@ -51,9 +51,9 @@ def status(
     watcher, the recorder, the store's size and its retention policy; each is said without -v
     when it is wrong: a watcher that fell back, a store over its budget)."""
     from convgit.agents import hook_failures
-    from convgit.session import collecting
-    from convgit.session.retention import Policy
     from convgit.text import render, reports
+    from convgit.upkeep import collecting
+    from convgit.upkeep.retention import Policy
 
     try:
         session = open_session(tell_hooks=False)
@@ -165,8 +165,8 @@ def snapshots(
 ) -> None:
     """Turn the automatic snapshot after each assistant reply on or off; without on or off,
     say whether they are on, the store's size and its retention policy."""
-    from convgit.session import collecting
     from convgit.text import reports
+    from convgit.upkeep import collecting
 
     if state not in ("on", "off", None):
         raise UsageError(f"'{state}' is neither on nor off.")

@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 def fsck(json: JsonFlag = False) -> None:
     """Check the session file: exit 0 when it is sound, 3 with every problem by line (the
     snapshots gc let go are counted apart, never as lost)."""
-    from convgit.session import collecting
     from convgit.text import render, reports
+    from convgit.upkeep import collecting
 
     session = open_session()
     problems = session.problems()
@@ -127,9 +127,9 @@ def redact(
     id and the tree's shape, and leave no copy of it in the store (with --snapshots, in its
     snapshot commits either). The one command that rewrites history."""
     from convgit.session import Session
-    from convgit.session import redact as redacting
     from convgit.session.scrub import Scrubber
     from convgit.text import reports
+    from convgit.upkeep import redact as redacting
 
     scrubber = Scrubber(pattern, secrets=secrets)
     if all_ and session_id is not None:

@@ -325,7 +325,7 @@ def _run() -> None:
     register = _REGISTER.get(command_named(sys.argv[1:]) or "")
     if register is None:
         if COMPLETE_VAR in os.environ:  # a shell asks for completions (`convgit completion`)
-            from typer._completion_classes import completion_init
+            from typer.completion import completion_init  # typer's answers to the script
 
             completion_init()
         app(prog_name=PROGRAM, complete_var=COMPLETE_VAR)

@@ -395,8 +395,9 @@ def html_cmd(
     """Write one self-contained HTML page of both tracks: the tree beside the snapshots, each
     entry in full, the files changed at each snapshot, comparisons, restores."""
     from convgit.cli import newfile
-    from convgit.session import Session, collecting
+    from convgit.session import Session
     from convgit.text import html, render, reports, sessionpage
+    from convgit.upkeep import collecting
 
     session = Session.open(
         options.directory,

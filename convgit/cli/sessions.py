@@ -1,5 +1,5 @@
 """The sessions of a store and its trash: ``sessions`` (list), ``sessions rm``, ``sessions
-restore`` and ``gc --trash`` (``convgit.session.trash``)."""
+restore`` and ``gc --trash`` (``convgit.upkeep.trash``)."""
 
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
@@ -57,9 +57,9 @@ def sessions(
 
 
 def _list(in_trash: bool, json: bool) -> None:
-    from convgit.session import trash
     from convgit.store.sessions import rows
     from convgit.text import reports
+    from convgit.upkeep import trash
 
     location = _location()
     found: list[dict[str, Any]] = [] if in_trash else rows(location)
@@ -85,8 +85,8 @@ def _list(in_trash: bool, json: bool) -> None:
 def sessions_rm(session_ref: SessionArgument, yes: YesFlag = False, json: JsonFlag = False) -> None:
     """Move a session to the store's trash: its file, its sidecar and its refs (which keep its
     snapshots from git gc). Asks first (on a terminal; elsewhere it needs --yes)."""
-    from convgit.session import trash
     from convgit.store.sessions import find_session
+    from convgit.upkeep import trash
 
     location = _location()
     if not yes:
@@ -121,7 +121,7 @@ def sessions_restore(
 ) -> None:
     """Bring a session back from the trash, as it was: the same files, byte for byte, and the
     same refs. Refused when a session of that id is in the store."""
-    from convgit.session import trash
+    from convgit.upkeep import trash
 
     back = trash.restore(_location(), session_ref)
     if json:
@@ -153,8 +153,8 @@ def gc(
 
 
 def _gc_snapshots(dry_run: bool, json: bool) -> None:
-    from convgit.session import collecting
     from convgit.text import reports
+    from convgit.upkeep import collecting
 
     report = collecting.run(_location(), dry_run=dry_run)
     if json:
@@ -164,7 +164,7 @@ def _gc_snapshots(dry_run: bool, json: bool) -> None:
 
 
 def _gc_trash(yes: bool, json: bool) -> None:
-    from convgit.session import trash
+    from convgit.upkeep import trash
 
     location = _location()
     held = [trash.describe(location.in_trash(sid), sid) for sid in location.trashed_ids()]

@@ -225,7 +225,7 @@ def why(
 ) -> None:
     """The conversation that led to a commit (its trailers name it; `convgit hooks install
     git` adds them), and which snapshot the commit's files match."""
-    from convgit.sharing import why as asking
+    from convgit.attribution import why as asking
     from convgit.text import render
 
     found = asking.why(_location(), commit)
@@ -270,15 +270,15 @@ def git_hook(
 
     try:
         if hook == "prepare-commit-msg":
-            from convgit.sharing import trailers
+            from convgit.attribution import trailers
 
             trailers.on_commit(_location(), args or [])
         elif hook == "post-commit":
-            from convgit.sharing import commit_notes
+            from convgit.attribution import commit_notes
 
             commit_notes.on_commit(_location())
         elif hook == "post-rewrite":
-            from convgit.sharing import commit_notes
+            from convgit.attribution import commit_notes
 
             kind = (args or ["rebase"])[0]
             commit_notes.on_rewrite(_location(), kind, sys.stdin.read())
@@ -363,8 +363,8 @@ def blame(
     answered, the agent and model), a hand edit recorded at a user's entry, an older commit
     (as git blame says), or nothing recorded yet. git tracks the lines over the snapshots; a
     commit's git notes of attribution answer for its lines (without a session, they alone)."""
+    from convgit.attribution import blame as blaming
     from convgit.session import Session, opening
-    from convgit.sharing import blame as blaming
     from convgit.sharing.transport import git_of
 
     location = _location()
@@ -448,8 +448,8 @@ def attribution_rewrite(
     """Carry the git notes of attribution to commits git did not carry them to: a squash
     merge, or a rebase done elsewhere. Each target's lines get the notes of the --from commits
     (the later winning), where their diff keeps the lines."""
+    from convgit.attribution import commit_notes
     from convgit.base.errors import UsageError
-    from convgit.sharing import commit_notes
 
     if not sources:
         raise UsageError("Name the commits whose notes to carry with --from; nothing was written.")

@@ -1,8 +1,9 @@
 """Branches and the points a branch may start from, as pure functions over a ``Tree``.
 
-A fork point is an entry with more than one child (or the tree's roots, when there are several);
-each child starts a branch, numbered in the order the branches were started, so a number stays
-the same as branches are added. A branch continues to its newest deepest leaf
+A fork point is an entry with more than one child (or the tree's roots, when there are several,
+or when the path has no fork above it: a conversation that never forked is one branch from its
+root); each child starts a branch, numbered in the order the branches were started, so a number
+stays the same as branches are added. A branch continues to its newest deepest leaf
 (``Tree.newest_leaf``), which is where ``switch --tip`` and ``switch --branch N`` go.
 
 A branch may not start inside a tool run: below an assistant message whose tool calls are not all
@@ -59,17 +60,13 @@ class Fork:
 
 def fork_point(tree: Tree, ident: str) -> str | None:
     """The nearest fork point at or above ``ident``: an entry with more than one child, else
-    ``ROOTS`` when the tree has several roots; NotFoundError when the path does not fork."""
+    ``ROOTS``: the tree's roots, which are several, or the one root of a path that does not fork
+    (whose one branch starts there, as `git branch` lists a repository's one branch)."""
     children = tree.children
     for node in reversed(tree.path(ident)):
         if len(children.get(node, ())) > 1:
             return node
-    if len(children.get(None, ())) > 1:
-        return ROOTS
-    raise NotFoundError(
-        f"The path to {ident} does not fork: the conversation is one branch there.",
-        "convgit tree shows every branch; `convgit branches REF` lists those below REF",
-    )
+    return ROOTS
 
 
 def fork_at(tree: Tree, at: str | None, snapshots: Container[str]) -> Fork:

@@ -55,7 +55,7 @@ RESERVED_WORDS = (LEAF, LEAF_ALIAS, ROOT, WORKING_TREE)
 # '-', and not a reserved word that ids could spell (lowercase)
 SAFE_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,127}")
 # the folders of a session's refs beside its entries' snapshot refs (``git/names.py``'s REPLACED
-# and SAFETY): git cannot keep ``refs/convgit/<sid>/safety`` beside ``…/safety/<time>``
+# and SAVED_STATES): git cannot keep ``refs/convgit/<sid>/safety`` beside ``…/safety/<time>``
 REF_FOLDERS = ("replaced", "safety")
 RESERVED_IDS = frozenset({ROOT, *REF_FOLDERS})
 _SNAPSHOT_BACK = re.compile(r"(.*)" + re.escape(SNAPSHOT_BACK) + r"([0-9]+)\}")

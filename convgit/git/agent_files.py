@@ -16,7 +16,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from convgit.git.restoreplan import Skipped, lstat, real_folders, repository_above
+from convgit.git.restoreplan import LeftAlone, lstat, real_folders, repository_above
 
 SUFFIX = ".agent-files"
 
@@ -72,7 +72,7 @@ def to_stage(
     held: Callable[[list[bytes]], set[bytes]],
     above_store: Callable[[bytes], bytes | None],
     size_cap: int,
-) -> tuple[list[bytes], list[Skipped]]:
+) -> tuple[list[bytes], list[LeftAlone]]:
     """The listed paths ``kept`` that the private index does not hold yet (``held``: those of
     the paths it holds; `git status` names no ignored file it does not track), to stage as
     they are now, and the ones left out (over the size cap, unreadable). A path that is gone,
@@ -80,7 +80,7 @@ def to_stage(
     over."""
     base = os.fsencode(root)
     new: list[bytes] = []
-    left: list[Skipped] = []
+    left: list[LeftAlone] = []
     folders: dict[bytes, bool] = {}
     repositories: dict[bytes, bool] = {}
     for path in sorted(kept - held(sorted(kept))):
@@ -96,9 +96,9 @@ def to_stage(
         if stat.S_ISREG(info.st_mode) and info.st_size > size_cap:
             mib = 1024 * 1024
             sizes = f"{info.st_size / mib:.1f} MiB > {size_cap / mib:.1f} MiB"
-            left.append(Skipped(name, f"larger than the size cap ({sizes})"))
+            left.append(LeftAlone(name, f"larger than the size cap ({sizes})"))
         elif stat.S_ISREG(info.st_mode) and not os.access(full, os.R_OK):
-            left.append(Skipped(name, "unreadable"))
+            left.append(LeftAlone(name, "unreadable"))
         else:
             new.append(path)
     return new, left

@@ -20,7 +20,7 @@ The refs (all under ``refs/convgit/``, which keeps their commits from git gc):
   a git note ref of attribution fetched or pushed is kept as ``_remote/<remote>/_notes/<name>``.
 
 Beside them, outside ``refs/convgit/``, the two git note refs of attribution
-(``convgit.sharing.commit_notes``), written only by the git hooks a user installs and by
+(``convgit.attribution.commit_notes``), written only by the git hooks a user installs and by
 ``convgit attribution rewrite``: ``refs/notes/agent-trace`` (Agent Trace records) and
 ``refs/notes/ai`` (Git AI authorship logs, with ``[attribution] git_ai = true``).
 
@@ -37,7 +37,9 @@ from convgit.base.valueclass import valueclass
 
 PREFIX = "refs/convgit/"
 REPLACED = "replaced/"  # under a session's folder
-SAFETY = "safety/"  # under a session's folder
+# under a session's folder; the folder keeps its first name, "safety", so the refs of every
+# repository convgit wrote before stay saved states (the code says "saved state" alone)
+SAVED_STATES = "safety/"
 TRASH_PREFIX = PREFIX + "_trash/"
 GC_PREFIX = PREFIX + "_gc/"
 SHARED_PREFIX = PREFIX + "_shared/"
@@ -49,18 +51,20 @@ GIT_AI_NOTES = NOTES_PREFIX + "ai"
 NOTES = {"agent-trace": AGENT_TRACE_NOTES, "ai": GIT_AI_NOTES}
 NOTES_TRACKING = "_notes/"  # under a remote's folder: the note refs fetched or pushed
 # every saved state's ref, as a for-each-ref pattern: listing by it skips the snapshot refs
-SAFETY_PATTERN = PREFIX + "*/" + SAFETY + "*"
+SAVED_STATE_PATTERN = PREFIX + "*/" + SAVED_STATES + "*"
 
 # the families a parsed name belongs to
 SNAPSHOT_FAMILY = "snapshot"
 REPLACED_FAMILY = "replaced"
-SAFETY_FAMILY = "safety"
+SAVED_STATE_FAMILY = "saved"
 GC_FAMILY = "gc"
 
 # the trailers of convgit's commits
 SESSION_TRAILER = "Convgit-Session"  # the session whose commit it is
 ENTRY_TRAILER = "Convgit-Entry"  # the entry a snapshot was taken for
 RESTORE_TRAILER = "Convgit-Restore"  # the restore that saved the files (one commit each)
+# on a user's commit (`[attribution] trailers`): "exact", or "nearest, N files differ"
+FILES_TRAILER = "Convgit-Files"
 AGENT_SESSION_TRAILER = "Convgit-Agent-Session"  # the agent's session, before convgit's is known
 
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # as the store names sessions
@@ -87,7 +91,7 @@ class RefName:
             return gc_ref(self.name)
         sid = str(self.session)
         folder = trash_prefix(sid) if self.trashed else session_prefix(sid)
-        below = {REPLACED_FAMILY: REPLACED, SAFETY_FAMILY: SAFETY}.get(self.family, "")
+        below = {REPLACED_FAMILY: REPLACED, SAVED_STATE_FAMILY: SAVED_STATES}.get(self.family, "")
         return folder + below + self.name
 
     @property
@@ -128,9 +132,9 @@ def replaced_ref(sid: str, entry: str, commit: str) -> str:
     return f"{session_prefix(sid)}{REPLACED}{entry}-{commit[:SHORT_COMMIT]}"
 
 
-def safety_ref(sid: str, stamp: str) -> str:
+def saved_state_ref(sid: str, stamp: str) -> str:
     """The ref of the state a restore of session ``sid`` saved at ``stamp`` (compact UTC)."""
-    return session_prefix(sid) + SAFETY + stamp
+    return session_prefix(sid) + SAVED_STATES + stamp
 
 
 def gc_ref(commit: str) -> str:
@@ -202,7 +206,7 @@ def parse_ref(ref: str) -> RefName | None:
     sid, _, below = rest.partition("/")
     if SESSION_ID.fullmatch(sid) is None:
         return None
-    for folder, family in ((REPLACED, REPLACED_FAMILY), (SAFETY, SAFETY_FAMILY)):
+    for folder, family in ((REPLACED, REPLACED_FAMILY), (SAVED_STATES, SAVED_STATE_FAMILY)):
         if below.startswith(folder):
             name = below[len(folder) :]
             if family == REPLACED_FAMILY and not _replaced_name(name):
@@ -211,10 +215,10 @@ def parse_ref(ref: str) -> RefName | None:
     return RefName(SNAPSHOT_FAMILY, sid, below, trashed) if _one_part(below) else None
 
 
-def parse_safety_ref(ref: str) -> tuple[str, str] | None:
+def parse_saved_state_ref(ref: str) -> tuple[str, str] | None:
     """(session id, time) of a saved state's ref outside the trash; None for any other name."""
     found = parse_ref(ref)
-    if found is None or found.family != SAFETY_FAMILY or found.trashed:
+    if found is None or found.family != SAVED_STATE_FAMILY or found.trashed:
         return None
     return str(found.session), found.name
 

@@ -42,7 +42,7 @@ from convgit.git import index as index_file
 from convgit.git.kept_out import KeptOut
 from convgit.git.objects import BLOB, EXEC, GITLINK, LEGACY_BLOB, LINK, TREE, Objects
 from convgit.git.private_index import PrivateIndex
-from convgit.git.restoreplan import Skipped, lstat, real_folders
+from convgit.git.restoreplan import LeftAlone, lstat, real_folders
 from convgit.git.run import AUTHOR_EMAIL, AUTHOR_NAME, INDEX, SAFE, Git, git_words
 
 PATCH_LIMIT = 5000  # more changed paths than this: the private index's stat cache is cheaper
@@ -74,7 +74,7 @@ class Taken:
     which path it took and why."""
 
     tree_id: str
-    skipped: tuple[Skipped, ...]
+    skipped: tuple[LeftAlone, ...]
     hashed: int
     files: int
     rule_files: rules.RuleFiles

@@ -30,7 +30,7 @@ from convgit.git import agent_files, presence, rules, watcher
 from convgit.git import index as index_file
 from convgit.git.kept_out import STORE_NAME, STORE_REASON, KeptOut
 from convgit.git.objects import KIND_MASK
-from convgit.git.restoreplan import Skipped, lstat, real_folders, repository_above
+from convgit.git.restoreplan import LeftAlone, lstat, real_folders, repository_above
 from convgit.git.run import INDEX, WHOLE_INDEX, Git
 
 LOCK_TIMEOUT = 60.0
@@ -68,7 +68,7 @@ class Staged(NamedTuple):
     """The tree id of the files now, the paths left out, and how many paths git hashed."""
 
     tree_id: str
-    skipped: tuple[Skipped, ...]
+    skipped: tuple[LeftAlone, ...]
     hashed: int
 
 
@@ -234,7 +234,7 @@ class PrivateIndex:
 
     def _survey(
         self, size_cap: int, known_ignores: str
-    ) -> tuple[list[bytes], list[bytes], list[Skipped], str]:
+    ) -> tuple[list[bytes], list[bytes], list[LeftAlone], str]:
         """The paths to stage, the tracked paths to drop, the paths left out, from
         ``git status`` against the index, and the identity of the ignore files outside the
         worktree. Ignore rules do not apply to what an index tracks, but `git add -A` into an
@@ -285,14 +285,14 @@ class PrivateIndex:
 
     def _read_status(
         self, proc: subprocess.CompletedProcess[bytes], size_cap: int
-    ) -> tuple[list[bytes], list[bytes], list[Skipped], set[bytes]]:
+    ) -> tuple[list[bytes], list[bytes], list[LeftAlone], set[bytes]]:
         """From ``git status`` output against the index: the paths to stage, the tracked
         paths to drop (gone, now too big or unreadable), the paths left out, and the folders
         whose tracked files must all go: nested repositories (`git init` run inside) and
         convgit's store."""
         updates: list[bytes] = []
         drops: list[bytes] = []
-        skipped: list[Skipped] = []
+        skipped: list[LeftAlone] = []
         nested: set[bytes] = set()
         stores: set[bytes] = set()
         root = os.fsencode(self.git.root)
@@ -321,7 +321,7 @@ class PrivateIndex:
                 stores.add(store)
                 continue
             if path.endswith(b"/"):
-                skipped.append(Skipped(name.rstrip("/"), "nested repository"))
+                skipped.append(LeftAlone(name.rstrip("/"), "nested repository"))
                 continue
             # git lists files below a folder our index tracks, even once it is a repository.
             repository = repository_above(root, path, repository_at)
@@ -342,7 +342,7 @@ class PrivateIndex:
                 elif not os.access(os.path.join(root, path), os.R_OK):
                     reason = "unreadable"
                 if reason is not None:
-                    skipped.append(Skipped(name, reason))
+                    skipped.append(LeftAlone(name, reason))
                     if kind != b"?":
                         drops.append(path)
                     continue
@@ -350,7 +350,7 @@ class PrivateIndex:
         denied: list[bytes] = []
         for line in os.fsdecode(proc.stderr).splitlines():
             if "could not open directory" in line and "'" in line:
-                skipped.append(Skipped(line.split("'")[1].rstrip("/"), "unreadable"))
+                skipped.append(LeftAlone(line.split("'")[1].rstrip("/"), "unreadable"))
             elif line.endswith(_DENIED) and not line.startswith(("warning: ", "error: ")):
                 denied.append(os.fsencode(line.removesuffix(_DENIED)))
         # a tracked file git could not look at (in a folder this user may not enter) goes, as
@@ -359,9 +359,9 @@ class PrivateIndex:
             drops.append(path)
             folder = next((f for f in skipped if path.startswith(os.fsencode(f.path) + b"/")), None)
             if folder is None:
-                skipped.append(Skipped(os.fsdecode(path), "unreadable"))
-        skipped += [Skipped(os.fsdecode(folder), "nested repository") for folder in nested]
-        skipped += [Skipped(os.fsdecode(folder), STORE_REASON) for folder in stores]
+                skipped.append(LeftAlone(os.fsdecode(path), "unreadable"))
+        skipped += [LeftAlone(os.fsdecode(folder), "nested repository") for folder in nested]
+        skipped += [LeftAlone(os.fsdecode(folder), STORE_REASON) for folder in stores]
         return updates, drops, skipped, nested | stores
 
     def _ignore_fingerprint(self) -> str:

@@ -48,7 +48,7 @@ from convgit.git.objects import BLOB, EXEC, GITLINK, LINK, Change, Delta, Object
 from convgit.git.paths import folders_above
 from convgit.git.private_index import LOCK_TIMEOUT, PrivateIndex, forget_files, set_entries
 from convgit.git.restoreguard import REFUSED, Guard
-from convgit.git.restoreplan import Skipped, lstat
+from convgit.git.restoreplan import LeftAlone, lstat
 from convgit.git.run import WHOLE_INDEX, Git, git_words, stopped_on_the_way_out
 
 CHUNK = 16 << 20  # bytes of files git writes beside their places before they are moved in
@@ -66,11 +66,11 @@ class RestoreChanges(list[Change]):
     def __init__(
         self,
         changes: Sequence[Change],
-        left_alone: Sequence[Skipped] = (),
+        left_alone: Sequence[LeftAlone] = (),
         replaced: Sequence[str] = (),
     ) -> None:
         super().__init__(changes)
-        self.left_alone: tuple[Skipped, ...] = tuple(left_alone)
+        self.left_alone: tuple[LeftAlone, ...] = tuple(left_alone)
         self.replaced: tuple[str, ...] = tuple(replaced)
 
 
@@ -193,9 +193,9 @@ class RestorePlan:
         deltas, left_alone = restoreplan.plan(
             self._git.root, deltas, self._ignored, self._unaccounted, self._holds_target
         )
-        aside = [Skipped(d.path, f"{STORE_REASON}; left alone") for d in ours]
-        aside += [Skipped(d.path, self._keeps.setting(d.path) or "") for d in settings]
-        aside += [Skipped(path, SPARSE_REASON) for path in sorted(sparse)]
+        aside = [LeftAlone(d.path, f"{STORE_REASON}; left alone") for d in ours]
+        aside += [LeftAlone(d.path, self._keeps.setting(d.path) or "") for d in settings]
+        aside += [LeftAlone(path, SPARSE_REASON) for path in sorted(sparse)]
         aside += self._unseen(paths)
         if aside:
             left_alone = sorted([*left_alone, *aside], key=_by_path)
@@ -208,7 +208,7 @@ class RestorePlan:
         )
         return deltas
 
-    def _unseen(self, paths: list[str] | None) -> list[Skipped]:
+    def _unseen(self, paths: list[str] | None) -> list[LeftAlone]:
         """The files on disk that another snapshot of the session held and that neither the
         target nor git's view of the files now holds (ignored since, or over the size cap now):
         left where they are, and said (``convgit.git.keeps``)."""
@@ -231,7 +231,7 @@ class RestorePlan:
             return []
         by_git = self._ignored(found)
         return [
-            Skipped(
+            LeftAlone(
                 path,
                 f"{'ignored by git' if path in by_git else 'outside the snapshots now'};"
                 " the snapshot lacks it, left alone",
@@ -302,7 +302,7 @@ class RestorePlan:
         git = self._git
         commit = git.commit_tree(self._current_tree_id, [], message)
         self._index.remember_snapshot(commit, self._current_tree_id)
-        faults.point("restore:before-safety-ref")
+        faults.point("restore:before-saved-state-ref")
         if ref is not None:
             git.set_ref(ref, commit)
         saved = exact.preserve(git, self._objects, commit, [d.path for d in self._deltas])
@@ -376,7 +376,7 @@ class RestorePlan:
         changes = self.changes
         changes[:] = [c for c in changes if c.path not in paths]
         changes.left_alone = tuple(
-            sorted([*changes.left_alone, *(Skipped(p, why) for p, why in late)], key=_by_path)
+            sorted([*changes.left_alone, *(LeftAlone(p, why) for p, why in late)], key=_by_path)
         )
         changes.replaced = tuple(p for p in changes.replaced if p not in paths)
 
@@ -501,7 +501,7 @@ class RestorePlan:
             parent = parent.parent
 
 
-def _by_path(skipped: Skipped) -> str:
+def _by_path(skipped: LeftAlone) -> str:
     return skipped.path
 
 

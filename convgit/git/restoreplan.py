@@ -21,8 +21,9 @@ from convgit.git.paths import folders_above
 
 
 @valueclass(frozen=True)
-class Skipped:
-    """A path a snapshot left out (or a restore left alone), with the reason in words."""
+class LeftAlone:
+    """A path left alone: one a snapshot left out or a restore did not touch, with the reason in
+    words (a snapshot record and `snapshot --json` keep the key they had, `skipped`)."""
 
     path: str
     reason: str
@@ -105,7 +106,7 @@ def plan(
     ignored: Callable[[list[str]], set[str]],
     unaccounted: Callable[[list[str]], dict[str, str]] = lambda paths: {},
     on_disk: Callable[[Delta], bool] = lambda delta: False,
-) -> tuple[list[Delta], list[Skipped]]:
+) -> tuple[list[Delta], list[LeftAlone]]:
     """Check every write against the disk before anything changes: refuse writes below a
     symlink or file that stays, and folders that hold files outside the view; set aside
     paths that are outside the view (ignored or skipped files, nested repositories), and
@@ -118,7 +119,7 @@ def plan(
     nested: list[str] = []
     submodules: list[Delta] = []
     gone: list[Delta] = []
-    kept_alone: list[Skipped] = []
+    kept_alone: list[LeftAlone] = []
     top = os.fsencode(root)
     repository_at: dict[bytes, bool] = {}
     for delta in deltas:
@@ -127,12 +128,12 @@ def plan(
         if repository_above(top, os.fsencode(delta.path), repository_at) is not None:
             nested.append(delta.path)  # never delete inside another repository
         elif delta.old is not None and delta.old[0] == GITLINK and _holds_files(root, delta):
-            kept_alone.append(Skipped(delta.path, "a submodule the snapshot lacks; left alone"))
+            kept_alone.append(LeftAlone(delta.path, "a submodule the snapshot lacks; left alone"))
         else:
             gone.append(delta)
     reasons = unaccounted([d.path for d in gone]) if gone else {}
     keep += [d for d in gone if d.path not in reasons]
-    kept_alone += [Skipped(path, f"{why}; left alone") for path, why in reasons.items()]
+    kept_alone += [LeftAlone(path, f"{why}; left alone") for path, why in reasons.items()]
     # what the restore takes away: never a file it leaves alone, which a write must not replace
     removals = {d.path for d in keep} | {
         d.path for d in deltas if d.old is not None and d.new is not None
@@ -152,10 +153,10 @@ def plan(
         else:
             aside.append(delta.path)
     keep.sort(key=lambda d: d.path)
-    left_alone = [Skipped(p, "inside a nested repository; left alone") for p in nested]
+    left_alone = [LeftAlone(p, "inside a nested repository; left alone") for p in nested]
     left_alone += kept_alone
     left_alone += [
-        Skipped(d.path, f"a submodule; convgit does not move it (its snapshot is at {d.new[1]})")
+        LeftAlone(d.path, f"a submodule; convgit does not move it (its snapshot is at {d.new[1]})")
         for d in submodules
         if d.new is not None
     ]
@@ -164,7 +165,7 @@ def plan(
         by_git = ignored(aside)
         for path in aside:
             why = "ignored by git" if path in by_git else _left_out(root, path)
-            left_alone.append(Skipped(path, f"{why}; differs from the snapshot, left alone"))
+            left_alone.append(LeftAlone(path, f"{why}; differs from the snapshot, left alone"))
     return keep, sorted(left_alone, key=lambda s: s.path)
 
 

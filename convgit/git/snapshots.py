@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from convgit.base.valueclass import valueclass
 from convgit.git import rules
 from convgit.git.private_index import PrivateIndex
-from convgit.git.restoreplan import Skipped
+from convgit.git.restoreplan import LeftAlone
 
 if TYPE_CHECKING:
     from convgit.git.patching import Patcher
@@ -24,7 +24,7 @@ class Snapshot:
     commit: str
     tree_id: str
     files: int
-    skipped: tuple[Skipped, ...]
+    skipped: tuple[LeftAlone, ...]
     reused: bool
     written: int = 0
     rules: str = ""  # the id of the ignore rules outside the working tree (``rules``)

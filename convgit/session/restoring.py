@@ -39,7 +39,7 @@ from convgit.base.errors import (
 from convgit.conversation.refs import is_saved_ref, saved_id
 from convgit.git import names
 from convgit.git.keeps import Keeps
-from convgit.session.saved_states import safety_ref
+from convgit.session.saved_states import new_ref
 from convgit.store.sidecar import SavedState
 
 if TYPE_CHECKING:
@@ -218,9 +218,9 @@ class Restoring:
                     target_entry, commit, None, changes, False, None, saved_target, undo,
                     interrupted=len(settles),
                 )  # fmt: skip
-            progress.safety_ref = safety_ref(self.track.id)
+            progress.saved_state_ref = new_ref(self.track.id)
             before = planned.save(
-                progress.safety_ref,
+                progress.saved_state_ref,
                 # one commit per restore (the restore's own id): two restores of the same files in
                 # one second would otherwise save one commit, and a note told of the first would
                 # count as told of the second (``restore_notes.pending``)
@@ -308,7 +308,7 @@ class _Progress:
     """How far a restore got: what an interruption left."""
 
     planned: RestorePlan | None = None
-    safety_ref: str | None = None  # the ref that keeps the state saved first, once it may exist
+    saved_state_ref: str | None = None  # the ref keeping the state saved first, once it may exist
     recorded: bool = False  # the restore record is written (files change only after it)
 
 
@@ -340,9 +340,9 @@ def _stopped(exc: BaseException, track: Track, progress: _Progress) -> StoppedEr
     signum = exc.signum if isinstance(exc, SignalReceived) else signal.SIGINT
     name = signal_name(signum)
     planned = progress.planned
-    if progress.safety_ref is not None and not progress.recorded:
+    if progress.saved_state_ref is not None and not progress.recorded:
         with suppress(ConvgitError, OSError):
-            track.workspace().delete_ref(progress.safety_ref)
+            track.workspace().delete_ref(progress.saved_state_ref)
     if planned is None or not planned.applying or planned.saved is None or not planned.done:
         return StoppedError(signum, f"Interrupted by {name}: no file was changed.")
     total = len(planned.changes)

@@ -36,10 +36,10 @@ if TYPE_CHECKING:
 _STAMP = re.compile(r"(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)(\d{3})Z")
 
 
-def safety_ref(sid: str) -> str:
+def new_ref(sid: str) -> str:
     """The ref that keeps the state a restore of session ``sid`` saves now."""
     stamp = schema.now().replace(":", "").replace("-", "").replace(".", "")
-    return names.safety_ref(sid, stamp)
+    return names.saved_state_ref(sid, stamp)
 
 
 @valueclass(frozen=True)
@@ -141,7 +141,7 @@ class SavedStates:
         the state as its ref alone tells it)."""
         known = {s.commit for s in sidecar.saved}
         return [
-            (names.safety_ref(self.track.id, stamp), _from_ref(self.track.id, commit, stamp))
+            (names.saved_state_ref(self.track.id, stamp), _from_ref(self.track.id, commit, stamp))
             for commit, stamp in self._refs().get(self.track.id, {}).items()
             if commit not in known
         ]
@@ -177,7 +177,7 @@ class SavedStates:
         return len(lost)
 
     def _refs(self) -> dict[str, dict[str, str]]:
-        """session id -> {commit: the time in its ref's name} for every safety ref."""
+        """session id -> {commit: the time in its ref's name} for every saved state's ref."""
         git = self.track.location.git
         if git is None or git.worktree is None:
             return {}
@@ -185,7 +185,7 @@ class SavedStates:
             return {}  # its saved states are of another worktree's files: its own record has them
         found: dict[str, dict[str, str]] = {}
         for name, commit in self.track.workspace().saved_state_refs().items():
-            parsed = names.parse_safety_ref(name)
+            parsed = names.parse_saved_state_ref(name)
             if parsed is not None:
                 found.setdefault(parsed[0], {})[commit] = parsed[1]
         return found

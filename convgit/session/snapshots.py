@@ -144,10 +144,10 @@ class Snapshots:
             ],
         )
         if not snap.reused:
-            from convgit.workspace import background as maintenance
+            from convgit.workspace import background
 
-            maintenance.note(self.track.workspace(), self.track.location.root, snap.written)
-            maintenance.after_turn(self.track.location.root, self.track.workspace().root)
+            background.note(self.track.workspace(), self.track.location.root, snap.written)
+            background.after_turn(self.track.location.root, self.track.workspace().root)
         return self.track.sidecar.snapshots[target]
 
     def status(self) -> Status:

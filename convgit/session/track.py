@@ -26,7 +26,7 @@ from convgit.store.location import find_git
 if TYPE_CHECKING:
     from convgit.session.conversation import Conversation
     from convgit.store.sidecar import Pruned, Sidecar, SnapshotInfo
-    from convgit.workspace import Skipped, Workspace
+    from convgit.workspace import LeftAlone, Workspace
 
 
 class Track:
@@ -205,7 +205,7 @@ class Track:
 
         return private_index.locked(self.index())
 
-    def scan(self) -> tuple[str, tuple[Skipped, ...]]:
+    def scan(self) -> tuple[str, tuple[LeftAlone, ...]]:
         """The tree of the files now, as a snapshot would take them (objects are written, no
         commit is made), and the paths it left out; under the lock."""
         with self.lock():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from convgit.git import names
 from convgit.git.run import Git
 from convgit.store import jsonl
 from convgit.store.location import StoreLocation
@@ -45,7 +46,7 @@ def build(git: Git, carried: tuple[bytes, bytes], sid: str, parents: list[str]) 
     tree = os.fsdecode(git.run("mktree", stdin=listing.encode()).stdout).strip()
     if len(parents) == 1 and tree_of(git, parents[0]) == tree:
         return parents[0]
-    message = f"convgit session {sid}\n\nConvgit-Session: {sid}\n"
+    message = names.commit_message(f"convgit session {sid}", session=sid)
     return git.commit_tree(tree, parents, message)
 
 

@@ -124,7 +124,7 @@ class StoreLocation:
 
     @property
     def trash(self) -> Path:
-        """Where the sessions ``convgit sessions rm`` moved wait (``convgit.session.trash``)."""
+        """Where the sessions ``convgit sessions rm`` moved wait (``convgit.upkeep.trash``)."""
         return self.root / "trash"
 
     def in_trash(self, sid: str) -> StoreLocation:

@@ -171,7 +171,7 @@ def agent_session(
 ) -> str | None:
     """The session that mirrors ``agent``'s session: the one whose header names it (the
     pointer's, else found by reading every header), else one whose file records it as
-    continuing (``session_import.mirror_agent_session``); the pointer is written again when it was
+    continuing (``importing.mirror_agent_session``); the pointer is written again when it was
     wrong."""
     try:
         hinted: str | None = pointer.read_text().strip()

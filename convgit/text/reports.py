@@ -285,7 +285,9 @@ def branch_lines(
     branch: its number (``*`` where the active leaf is), first entry and newest deepest leaf,
     how many entries lead there, the leaf's first line, the branch's labels and its newest
     snapshot."""
-    if fork.at is None:
+    if fork.at is None and len(fork.branches) == 1:
+        head = Styled("one branch, from the root: no fork above here", style="bold")
+    elif fork.at is None:
         head = Styled("branches at the roots of the tree", style="bold")
     else:
         head = Styled("branches at ", style="bold").append_text(
@@ -466,7 +468,7 @@ def store_lines(store: dict[str, Any] | None, *, verbose: bool = True) -> list[s
     budget its policy sets or a gc was interrupted."""
     if store is None:
         return []
-    from convgit.session.retention import Policy
+    from convgit.upkeep.retention import Policy
 
     policy = Policy(**store["policy"])
     over = policy.max_mib is not None and store["bytes"] > policy.max_mib * 1024 * 1024

@@ -25,7 +25,7 @@ from convgit.git import names, rules, snapshots, watcher
 from convgit.git.kept_out import KeptOut
 from convgit.git.objects import Change, Delta, Objects, diff
 from convgit.git.private_index import PrivateIndex
-from convgit.git.restoreplan import Skipped
+from convgit.git.restoreplan import LeftAlone
 from convgit.git.run import (
     AUTHOR_EMAIL,
     AUTHOR_NAME,
@@ -56,10 +56,10 @@ __all__ = [
     "DEFAULT_SIZE_CAP",
     "Change",
     "HostileSnapshotError",
+    "LeftAlone",
     "RestoreBlockedError",
     "RestoreChanges",
     "RestorePlan",
-    "Skipped",
     "Snapshot",
     "Workspace",
     "WorkspaceError",
@@ -181,7 +181,7 @@ class Workspace:
 
     def scan(
         self, index: Path, *, size_cap: int = DEFAULT_SIZE_CAP
-    ) -> tuple[str, tuple[Skipped, ...]]:
+    ) -> tuple[str, tuple[LeftAlone, ...]]:
         """The tree id of the working tree right now (as ``snapshot`` would record it; objects
         are written, no commit is made) and the paths left out."""
         private = self.private_index(index)
@@ -216,7 +216,7 @@ class Workspace:
     def saved_state_refs(self) -> dict[str, str]:
         """The ref of every saved state, of every session (listed by their pattern: a few ms
         beside 20,000 snapshot refs, where all of refs/convgit/ takes ten times as long)."""
-        return self._git.refs_under(names.SAFETY_PATTERN)
+        return self._git.refs_under(names.SAVED_STATE_PATTERN)
 
     def delete_session_refs(self, sid: str, *, trashed: bool = False) -> dict[str, str]:
         """Delete session ``sid``'s refs (``session_refs``), all or none: git gc may then prune

@@ -8,7 +8,7 @@ objects only convgit's refs reach (``Workspace.maintain``), one at a time per st
 
 With ``[retention] auto = true``, a turn that made a snapshot also looks, at most once a day
 (the time of ``<store>/gc-checked``), whether a day has passed since the last gc, and if so
-starts ``python -m convgit.session.collecting`` the same way; it writes a line to
+starts ``python -m convgit.upkeep.collecting`` the same way; it writes a line to
 ``<store>/logs/gc.log``.
 """
 
@@ -90,7 +90,7 @@ def after_turn(store: Path, worktree: Path) -> bool:
     except ConvgitError:
         return False
     if auto:
-        command = [sys.executable, "-m", "convgit.session.collecting", str(store), str(worktree)]
+        command = [sys.executable, "-m", "convgit.upkeep.collecting", str(store), str(worktree)]
         subprocess.run(
             ["sh", "-c", 'exec "$@" </dev/null >/dev/null 2>&1 &', "convgit-gc", *command],
             cwd=worktree,

@@ -1,7 +1,7 @@
-"""Adding an agent is one folder holding its declaration (docs/architecture.md): a toy agent,
-written as a new folder of ``convgit/agents/`` in a copy of the package (its reader and its
-``agent.py``, a ``protocol.Declaration`` as any agent's), is read by ``convgit import`` (named
-and recognised), listed in the help texts, and refused in one sentence where it has no part
+"""Adding an agent is one folder holding its declaration (docs/technical/architecture.md): a
+toy agent, written as a new folder of ``convgit/agents/`` in a copy of the package (its reader
+and its ``agent.py``, a ``protocol.Declaration`` as any agent's), is read by ``convgit import``
+(named and recognised), listed in the help texts, and refused in one sentence where it has no part
 (hooks, resume, export). No file of the package is edited."""
 
 from __future__ import annotations

@@ -247,8 +247,8 @@ def test_a_turn_lost_to_a_slow_gcs_lock_never_gives_its_files_to_a_prompt(
     them. pi's entries name no prompt, so the files the next prompt found (turn two's work)
     were recorded as turn two's prompt snapshot, its reply getting none: restoring that prompt
     brought back a file written after it. They are the reply's, caught up at the next prompt."""
-    from convgit.session import collecting
     from convgit.store.location import locate
+    from convgit.upkeep import collecting
 
     convgit(project.path, "hooks", "install", "pi")
     made = project.path / "b.txt"

@@ -240,7 +240,7 @@ def test_a_killed_snapshot_changes_no_file_and_the_next_one_is_right(
 
 def restore_points(removals: int) -> list[str]:
     return [
-        "restore:before-safety-ref",
+        "restore:before-saved-state-ref",
         "restore:before-record",
         "restore:before-files",
         *(f"restore:remove#{k}" for k in range(1, removals + 1)),
@@ -253,7 +253,7 @@ def restore_points(removals: int) -> list[str]:
 
 # where the restore record stands after a kill: absent, written but unfinished, or finished
 UNRECORDED = {
-    "restore:before-safety-ref",
+    "restore:before-saved-state-ref",
     "restore:before-record",
     "append:before-write#1",
     "append:torn#1",

@@ -634,7 +634,7 @@ class TwoTrackMachine(RuleBasedStateMachine):
         """``convgit gc`` with nothing kept for its age: every snapshot a keep rule holds (the
         active path's, each branch end's) and the newest saved state stay recoverable, with
         their trees; what it let go is dropped from the model, and the model goes on."""
-        from convgit.session import collecting
+        from convgit.upkeep import collecting
 
         children = {p for p in self.parent.values() if p is not None}
         path = []

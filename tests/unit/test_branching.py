@@ -74,10 +74,11 @@ def test_the_fork_point_is_the_nearest_entry_above_with_several_children() -> No
     assert fork_point(tree, "a1") == "a1"  # at or above
 
 
-def test_a_path_that_does_not_fork_is_said_so() -> None:
+def test_a_path_that_does_not_fork_is_one_branch_from_the_root() -> None:
     tree = build_records([HEADER, message("u1", None, "user"), message("a1", "u1", "assistant")])
-    with pytest.raises(NotFoundError, match="The path to a1 does not fork"):
-        fork_point(tree, "a1")
+    assert fork_point(tree, "a1") is ROOTS
+    (one,) = fork_at(tree, ROOTS, set()).branches
+    assert (one.number, one.first, one.leaf, one.length, one.active) == (1, "u1", "a1", 2, True)
 
 
 def test_several_roots_fork_at_the_roots() -> None:

@@ -25,8 +25,8 @@ COMMIT = "219b5438d00c4f1e9a0b6f2e7c1d3a5b8e9f0a1b"
             "msg-1",
         ),
         (
-            names.safety_ref(SID, "20261201T212108548Z"),
-            names.SAFETY_FAMILY,
+            names.saved_state_ref(SID, "20261201T212108548Z"),
+            names.SAVED_STATE_FAMILY,
             "20261201T212108548Z",
             None,
         ),
@@ -48,7 +48,7 @@ def test_a_session_ref_parses_back_to_what_built_it(
 def test_the_spelling_of_each_family_is_the_documented_one() -> None:
     assert names.snapshot_ref(SID, "e1") == f"refs/convgit/{SID}/e1"
     assert names.replaced_ref(SID, "e1", COMMIT) == f"refs/convgit/{SID}/replaced/e1-{COMMIT[:12]}"
-    assert names.safety_ref(SID, "20261201T0Z") == f"refs/convgit/{SID}/safety/20261201T0Z"
+    assert names.saved_state_ref(SID, "20261201T0Z") == f"refs/convgit/{SID}/safety/20261201T0Z"
     assert names.gc_ref(COMMIT) == f"refs/convgit/_gc/{COMMIT}"
     assert names.trash_prefix(SID) == f"refs/convgit/_trash/{SID}/"
 
@@ -58,7 +58,7 @@ def test_the_spelling_of_each_family_is_the_documented_one() -> None:
     [
         names.snapshot_ref(SID, "e1"),
         names.replaced_ref(SID, "e1", COMMIT),
-        names.safety_ref(SID, "20261201T212108548Z"),
+        names.saved_state_ref(SID, "20261201T212108548Z"),
     ],
 )
 def test_a_ref_in_the_trash_parses_as_trashed_and_belongs_to_no_session(built: str) -> None:
@@ -69,7 +69,7 @@ def test_a_ref_in_the_trash_parses_as_trashed_and_belongs_to_no_session(built: s
     assert parsed.owner == "_trash"
     assert names.session_of(trashed) is None, "a trashed session's refs are nobody's now"
     assert names.within_session(trashed, SID) is None
-    assert names.parse_safety_ref(trashed) is None
+    assert names.parse_saved_state_ref(trashed) is None
 
 
 def test_a_gc_ref_parses_back_and_belongs_to_no_session() -> None:
@@ -78,17 +78,18 @@ def test_a_gc_ref_parses_back_and_belongs_to_no_session() -> None:
     assert parsed == RefName(names.GC_FAMILY, None, COMMIT)
     assert parsed.ref == built and parsed.owner == "_gc" and parsed.entry is None
     assert names.session_of(built) is None
-    assert names.parse_safety_ref(built) is None
+    assert names.parse_saved_state_ref(built) is None
 
 
-def test_the_safety_parser_takes_a_saved_states_ref_and_refuses_every_other_family() -> None:
-    assert names.parse_safety_ref(names.safety_ref(SID, "20261201T0Z")) == (SID, "20261201T0Z")
+def test_the_saved_state_parser_takes_a_saved_states_ref_and_refuses_every_other_family() -> None:
+    built = names.saved_state_ref(SID, "20261201T0Z")
+    assert names.parse_saved_state_ref(built) == (SID, "20261201T0Z")
     for other in (
         names.snapshot_ref(SID, "safety"),  # an entry whose id is the folder's word
         names.replaced_ref(SID, "e1", COMMIT),
         names.gc_ref(COMMIT),
     ):
-        assert names.parse_safety_ref(other) is None, other
+        assert names.parse_saved_state_ref(other) is None, other
 
 
 @pytest.mark.parametrize(
@@ -118,7 +119,7 @@ def test_a_name_convgit_does_not_write_is_refused_whole(ref: str) -> None:
     assert names.parse_ref(ref) is None
     assert names.session_of(ref) is None
     assert names.within_session(ref, SID) is None
-    assert names.parse_safety_ref(ref) is None
+    assert names.parse_saved_state_ref(ref) is None
 
 
 def test_another_sessions_ref_is_not_within_this_one() -> None:

@@ -6,5 +6,5 @@ from convgit.git import names
 
 
 def test_every_folder_of_a_sessions_refs_is_a_reserved_id() -> None:
-    folders = {names.REPLACED.rstrip("/"), names.SAFETY.rstrip("/")}
+    folders = {names.REPLACED.rstrip("/"), names.SAVED_STATES.rstrip("/")}
     assert folders == set(refs.REF_FOLDERS) and folders <= refs.RESERVED_IDS

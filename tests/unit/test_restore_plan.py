@@ -12,7 +12,7 @@ import pytest
 from convgit.base.errors import NotFoundError, RefusedError, RestoreBlockedError, UsageError
 from convgit.git.objects import BLOB, GITLINK, Delta
 from convgit.git.paths import folders_above
-from convgit.git.restoreplan import Skipped, plan, relative_path, select
+from convgit.git.restoreplan import LeftAlone, plan, relative_path, select
 
 OLD = (BLOB, "1" * 40)
 NEW = (BLOB, "2" * 40)
@@ -71,7 +71,7 @@ def test_a_deletion_the_target_does_not_account_for_is_left_alone_with_its_reaso
         unaccounted=lambda found: {p: "over the size cap" for p in found if p.endswith(".bin")},
     )
     assert paths(keep) == ["old.txt"]
-    assert left == [Skipped("big.bin", "over the size cap; left alone")]
+    assert left == [LeftAlone("big.bin", "over the size cap; left alone")]
 
 
 def test_nothing_is_deleted_inside_a_nested_repository(tmp_path: Path) -> None:
@@ -79,14 +79,14 @@ def test_nothing_is_deleted_inside_a_nested_repository(tmp_path: Path) -> None:
     write(tmp_path, "vendor/lib/code.py")
     keep, left = plan(tmp_path, [deleted("vendor/lib/code.py")], nothing_ignored)
     assert keep == []
-    assert left == [Skipped("vendor/lib/code.py", "inside a nested repository; left alone")]
+    assert left == [LeftAlone("vendor/lib/code.py", "inside a nested repository; left alone")]
 
 
 def test_a_submodule_the_target_lacks_is_left_alone_while_it_holds_files(tmp_path: Path) -> None:
     write(tmp_path, "sub/file.c")
     keep, left = plan(tmp_path, [deleted("sub", SUB_OLD)], nothing_ignored)
     assert keep == []
-    assert left == [Skipped("sub", "a submodule the snapshot lacks; left alone")]
+    assert left == [LeftAlone("sub", "a submodule the snapshot lacks; left alone")]
     (tmp_path / "sub" / "file.c").unlink()  # an empty checkout: nothing of the user's to lose
     keep, left = plan(tmp_path, [deleted("sub", SUB_OLD)], nothing_ignored)
     assert paths(keep) == ["sub"] and left == []
@@ -97,7 +97,7 @@ def test_a_submodule_is_never_moved_to_another_commit(tmp_path: Path) -> None:
     keep, left = plan(tmp_path, [Delta("sub", "M", SUB_OLD, SUB_NEW)], nothing_ignored)
     assert keep == []
     why = f"a submodule; convgit does not move it (its snapshot is at {SUB_NEW[1]})"
-    assert left == [Skipped("sub", why)]
+    assert left == [LeftAlone("sub", why)]
 
 
 # -- files the private index never held ----------------------------------------------------------
@@ -110,14 +110,16 @@ def test_a_file_the_snapshots_never_held_is_not_overwritten(tmp_path: Path) -> N
     keep, left = plan(tmp_path, [added("notes.txt")], nothing_ignored)
     assert keep == []
     why = "outside the snapshots (size cap); differs from the snapshot, left alone"
-    assert left == [Skipped("notes.txt", why)]
+    assert left == [LeftAlone("notes.txt", why)]
 
 
 def test_a_file_never_held_that_git_ignores_says_so(tmp_path: Path) -> None:
     write(tmp_path, "build/out.o")
     keep, left = plan(tmp_path, [added("build/out.o")], lambda found: set(found))
     assert keep == []
-    assert left == [Skipped("build/out.o", "ignored by git; differs from the snapshot, left alone")]
+    assert left == [
+        LeftAlone("build/out.o", "ignored by git; differs from the snapshot, left alone")
+    ]
 
 
 def test_a_file_never_held_that_already_matches_the_target_is_not_listed(tmp_path: Path) -> None:
@@ -130,7 +132,7 @@ def test_a_fifo_never_held_is_named_for_what_it_is(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
     _, left = plan(tmp_path, [added("pipe")], nothing_ignored)
     why = "a FIFO, not a file snapshots hold; differs from the snapshot, left alone"
-    assert left == [Skipped("pipe", why)]
+    assert left == [LeftAlone("pipe", why)]
 
 
 def test_a_file_the_snapshots_held_is_overwritten_whatever_it_holds_now(tmp_path: Path) -> None:
@@ -178,7 +180,7 @@ def test_a_write_into_a_nested_repository_is_left_alone_and_never_through_one_re
 ) -> None:
     write(tmp_path, "lib/.git/HEAD", "ref: refs/heads/main\n")
     keep, left = plan(tmp_path, [added("lib/x.py")], nothing_ignored)
-    assert keep == [] and left == [Skipped("lib/x.py", "inside a nested repository; left alone")]
+    assert keep == [] and left == [LeftAlone("lib/x.py", "inside a nested repository; left alone")]
     with pytest.raises(RestoreBlockedError, match="into the repository at 'lib'"):
         plan(tmp_path, [deleted("lib"), added("lib/x.py")], nothing_ignored)
 

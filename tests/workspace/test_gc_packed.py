@@ -22,8 +22,9 @@ from pathlib import Path
 import pytest
 
 from convgit.git import pruning
-from convgit.session import Session, collecting
+from convgit.session import Session
 from convgit.store.location import locate
+from convgit.upkeep import collecting
 from tests.workspace.cli import convgit
 from tests.workspace.gc_scenario import missing, store_bytes, user_objects
 from tests.workspace.gitrepo import GitRepo, UserStateGuard, init_repo

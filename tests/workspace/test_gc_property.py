@@ -19,8 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from convgit.base.errors import UnjudgeableRepositoryError
-from convgit.session import Session, collecting
+from convgit.session import Session
 from convgit.store.location import locate
+from convgit.upkeep import collecting
 from tests.workspace.cli import convgit
 from tests.workspace.gitrepo import GitRepo, git, init_repo
 

@@ -15,7 +15,8 @@ import pytest
 
 from convgit import Session
 from convgit.base.errors import RefusedError
-from convgit.session import redact, scrub
+from convgit.session import scrub
+from convgit.upkeep import redact
 from tests.clirun import Shell
 from tests.workspace.cli import one_sentence
 from tests.workspace.gitrepo import GitRepo

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from convgit.base.errors import NotFoundError, RefusedError
-from convgit.workspace import Change, HostileSnapshotError, RestoreBlockedError, Skipped
+from convgit.workspace import Change, HostileSnapshotError, LeftAlone, RestoreBlockedError
 from tests.workspace.gitrepo import GitRepo, apply_operation, digest, restore_files
 
 
@@ -182,7 +182,7 @@ def test_restore_leaves_an_ignored_file_that_the_snapshot_tracked_alone(repo: Gi
     _safety, changes = restore(repo, target)
     assert (repo.path / "settings.local").read_text() == "the user's own\n"
     assert changes.left_alone == (
-        Skipped("settings.local", "ignored by git; differs from the snapshot, left alone"),
+        LeftAlone("settings.local", "ignored by git; differs from the snapshot, left alone"),
     )
 
 
@@ -197,7 +197,7 @@ def test_restore_writes_nothing_inside_a_nested_repository(repo: GitRepo):
     _safety, changes = restore(repo, target)
     assert changes == []
     assert changes.left_alone == (
-        Skipped("vendor/lib/a.txt", "inside a nested repository; left alone"),
+        LeftAlone("vendor/lib/a.txt", "inside a nested repository; left alone"),
     )
     assert nested.digest() == nested_before
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from convgit.base.errors import NotFoundError, RefusedError
 from convgit.git.index import entries as _index_entries
 from convgit.store import location as store_location
-from convgit.workspace import AUTHOR_EMAIL, AUTHOR_NAME, Skipped, Workspace
+from convgit.workspace import AUTHOR_EMAIL, AUTHOR_NAME, LeftAlone, Workspace
 from tests.workspace.gitrepo import GitRepo, UserStateGuard, apply_operation, git, restore_files
 
 
@@ -294,8 +294,8 @@ def test_snapshot_skips_and_lists_files_above_the_size_cap(
     repo.write("assets/small.bin", b"s" * 100)
     shot = repo.workspace.snapshot(repo.index, message="m\n", parent=None, size_cap=1000)
     assert set(shot.skipped) == {
-        Skipped("assets/new-big.bin", "larger than the size cap (0.0 MiB > 0.0 MiB)"),
-        Skipped("assets/tracked-big.bin", "larger than the size cap (0.0 MiB > 0.0 MiB)"),
+        LeftAlone("assets/new-big.bin", "larger than the size cap (0.0 MiB > 0.0 MiB)"),
+        LeftAlone("assets/tracked-big.bin", "larger than the size cap (0.0 MiB > 0.0 MiB)"),
     }
     paths = repo.tree_paths(shot.tree_id)
     assert "assets/small.bin" in paths and "assets/new-big.bin" not in paths
@@ -315,7 +315,7 @@ def test_snapshot_skips_and_lists_files_above_the_size_cap(
 def test_snapshot_reason_names_both_sizes(repo: GitRepo):
     repo.write("video.mp4", b"v" * (3 * 1024 * 1024 + 200_000))
     _tree, skipped = repo.workspace.scan(repo.index, size_cap=2 * 1024 * 1024)
-    assert skipped == (Skipped("video.mp4", "larger than the size cap (3.2 MiB > 2.0 MiB)"),)
+    assert skipped == (LeftAlone("video.mp4", "larger than the size cap (3.2 MiB > 2.0 MiB)"),)
 
 
 def test_snapshot_skips_and_lists_nested_repositories(repo: GitRepo):
@@ -330,8 +330,8 @@ def test_snapshot_skips_and_lists_nested_repositories(repo: GitRepo):
     repo.write("vendor/README", "vendored\n")
     tree, skipped = repo.workspace.scan(repo.index)
     assert skipped == (
-        Skipped("scratch", "nested repository"),
-        Skipped("vendor/lib", "nested repository"),
+        LeftAlone("scratch", "nested repository"),
+        LeftAlone("vendor/lib", "nested repository"),
     )
     paths = repo.tree_paths(tree)
     assert "vendor/README" in paths
@@ -396,7 +396,7 @@ def test_snapshot_skips_and_lists_unreadable_files_and_folders():
         uid, gid, tree, skipped = receive.recv()
         assert uid == user != 0 and (gid == NOBODY or not as_root), "the scan ran as root"
 
-        assert skipped == (Skipped("locked", "unreadable"), Skipped("secret.txt", "unreadable"))
+        assert skipped == (LeftAlone("locked", "unreadable"), LeftAlone("secret.txt", "unreadable"))
         owner_is_nobody = {  # git refuses, as root, a repository another user owns
             **os.environ,
             "GIT_CONFIG_COUNT": "1",
@@ -420,7 +420,7 @@ def test_snapshot_drops_a_folder_that_becomes_a_nested_repository(repo: GitRepo)
     nested.git("init", "-q")
     nested.write("b.txt", "the nested repository's file\n")
     tree, skipped = repo.workspace.scan(repo.index)
-    assert skipped == (Skipped("vendor/lib", "nested repository"),)
+    assert skipped == (LeftAlone("vendor/lib", "nested repository"),)
     assert set(repo.tree_paths(tree)) == {"README.md", "src/app.py", "vendor/keep.txt"}
 
 
@@ -446,7 +446,7 @@ def test_snapshot_keeps_a_registered_submodule_as_its_gitlink(
     _, restored = restore_files(repo.workspace, tree, index=repo.index)
     assert restored == []
     assert restored.left_alone == (
-        Skipped("lib", f"a submodule; convgit does not move it (its snapshot is at {head})"),
+        LeftAlone("lib", f"a submodule; convgit does not move it (its snapshot is at {head})"),
     )
     assert sub.git("rev-parse", "HEAD").strip() == new_head
 

@@ -9,8 +9,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convgit.agents import importing as session_import
-from convgit.agents import reading
+from convgit.agents import importing, reading
 from convgit.agents.claude_code import NAME, TITLE
 from convgit.agents.protocol import Written
 from convgit.agents.resume import imported, kept_line
@@ -47,7 +46,7 @@ def hand_back(session: Session, target: str) -> Written:
 def _transcripts(session: Session) -> list[Path]:
     """The Claude transcripts (not a subagent's) the session was imported from, of sessions it
     mirrors, newest import last."""
-    mirrored = session_import.agent_sessions(session, NAME)
+    mirrored = importing.agent_sessions(session, NAME)
     return [
         path
         for path in imported(session, NAME)

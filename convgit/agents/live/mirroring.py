@@ -24,7 +24,7 @@ from convgit.store import jsonl
 from convgit.store.location import StoreLocation
 
 if TYPE_CHECKING:  # imported where used: the common prompt reads neither the session nor git
-    from convgit.agents import reading as importing
+    from convgit.agents import reading
     from convgit.agents.protocol import LineUuids
     from convgit.session import Session
 
@@ -34,14 +34,14 @@ def attach(location: StoreLocation, event: Event, state: LiveState) -> Session |
     new id cannot be told yet (its transcript is still empty), and while the transcript holds
     no entry to import: a session is never started empty (a Stop whose transcript is not
     written yet waits for the next event)."""
-    from convgit.agents import importing as session_import
+    from convgit.agents import importing
     from convgit.session import Session
 
     known = state.data.get("session")
     if isinstance(known, str) and location.session_path(known).exists():
         # read when a step needs it (``read``); the working tree as found before
         return Session(location, known, workspace=state.workspace(location))
-    found = session_import.find_for_agent(location, event.agent, event.session_id)
+    found = importing.find_for_agent(location, event.agent, event.session_id)
     if found is None:
         copies = _line_uuids(event.agent)
         copied = [] if copies is None else copies(_read(event.transcript))
@@ -58,7 +58,7 @@ def attach(location: StoreLocation, event: Event, state: LiveState) -> Session |
         if found is None and not _brings_entries(location, event):
             return None
         if found is None:
-            found = session_import.for_agent(
+            found = importing.for_agent(
                 event.agent,
                 event.session_id,
                 event.cwd or ".",
@@ -111,8 +111,7 @@ class Imported:
 
 def import_new(session: Session, event: Event) -> Imported:
     """Import what the transcript and its companion files (Claude Code's subagents) gained."""
-    from convgit.agents import importing as session_import
-    from convgit.agents import registry
+    from convgit.agents import importing, registry
 
     importer = registry.importer(event.agent)
     transcript = event.transcript or _written(session.location, event)
@@ -121,9 +120,7 @@ def import_new(session: Session, event: Event) -> Imported:
         return found
     read(session)
     for source in (transcript, *importer.companions(transcript)):
-        result = session_import.import_source(
-            session, importer, source, agent_session=event.session_id
-        )
+        result = importing.import_source(session, importer, source, agent_session=event.session_id)
         notes = [
             f"{source.name} {'line ' + str(line) if line is not None else 'the file'} {what}"
             for line, what in result.report.notes
@@ -135,13 +132,12 @@ def import_new(session: Session, event: Event) -> Imported:
 def _brings_entries(location: StoreLocation, event: Event) -> bool:
     """Whether the event's transcript holds an entry an import would bring (read whole: this
     is asked once per agent session, before its convgit session is started)."""
-    from convgit.agents import reading as importing
-    from convgit.agents import registry
+    from convgit.agents import reading, registry
 
     data = _read(event.transcript or _written(location, event))
     if not data.strip():
         return False
-    batch = registry.importer(event.agent).parse(data, importing.Cursor(), importing.Known())
+    batch = registry.importer(event.agent).parse(data, reading.Cursor(), reading.Known())
     return any("parentId" in r for r in batch.records)
 
 
@@ -210,8 +206,7 @@ def _continued(
 ) -> Session | None:
     """The session whose lines the transcript starts with (a fork, a resume under a new id),
     recorded as continued by the event's agent session from where the two part."""
-    from convgit.agents import importing as session_import
-    from convgit.agents import reading as importing
+    from convgit.agents import importing, reading
     from convgit.session import Session
 
     first = copied[0][0]
@@ -227,25 +222,25 @@ def _continued(
             continue
         session = Session(location, sid)
         session.reload()
-        known = importing.Known(session.conversation.tree.entries, session.conversation.tree.kept)
-        if importing.entry_id(first) not in known.entries and first not in known.kept:
+        known = reading.Known(session.conversation.tree.entries, session.conversation.tree.kept)
+        if reading.entry_id(first) not in known.entries and first not in known.kept:
             continue
         start = None
         for line, _ in copied:
-            if importing.entry_id(line) not in known.entries and line not in known.kept:
+            if reading.entry_id(line) not in known.entries and line not in known.kept:
                 break
             start = line
         anchor = None if start is None else _anchor(known, start)
         how = str(state.data.get("source") or "fork")
-        session_import.mirror_agent_session(
+        importing.mirror_agent_session(
             session, event.agent, event.session_id, start=anchor, how=how
         )
         return session
     return None
 
 
-def _anchor(known: importing.Known, uuid_: str) -> str | None:
-    from convgit.agents import reading as importing
+def _anchor(known: reading.Known, uuid_: str) -> str | None:
+    from convgit.agents import reading
 
-    ident = importing.entry_id(uuid_)
+    ident = reading.entry_id(uuid_)
     return ident if ident in known.entries else known.anchor(uuid_)

@@ -129,10 +129,10 @@ def snapshot_json(snap: Snapshot | SnapshotInfo, **more: Any) -> dict[str, Any]:
 
 
 def snapshot_of(data: dict[str, Any]) -> Snapshot:
-    from convgit.git.restoreplan import Skipped
+    from convgit.git.restoreplan import LeftAlone
     from convgit.workspace import Snapshot
 
-    skipped = tuple(Skipped(str(s["path"]), str(s["reason"])) for s in data.get("skipped", []))
+    skipped = tuple(LeftAlone(str(s["path"]), str(s["reason"])) for s in data.get("skipped", []))
     rules = str(data.get("rules") or "")
     return Snapshot(
         str(data["commit"]), str(data["tree"]), int(data["files"]), skipped, True, rules=rules

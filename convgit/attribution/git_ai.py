@@ -20,8 +20,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from convgit.attribution import AI, HUMAN, Author, Lines, grouped
 from convgit.base import codec
-from convgit.sharing.attribution import AI, HUMAN, Author, Lines, grouped
 
 SCHEMA_VERSION = "authorship/3.0.0"
 DIVIDER = "---"

@@ -21,9 +21,9 @@ import uuid
 from typing import Any
 from urllib.parse import quote, unquote
 
+from convgit.attribution import AI, KINDS, UNKNOWN, Author, Lines, grouped
 from convgit.base import codec
 from convgit.schema import now
-from convgit.sharing.attribution import AI, KINDS, UNKNOWN, Author, Lines, grouped
 
 VERSION = "0.1"
 TOOL = "convgit"

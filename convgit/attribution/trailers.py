@@ -17,13 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from convgit.git import names
 from convgit.git.run import Git
 from convgit.session import Session
 from convgit.store.location import StoreLocation
 
-SESSION = "Convgit-Session"
-ENTRY = "Convgit-Entry"
-FILES = "Convgit-Files"  # "exact", or "nearest, N files differ"
 RECENT = 50
 
 
@@ -82,7 +80,11 @@ def index_tree() -> str:
 def add(git: Git, message: Path, found: Match) -> None:
     """Write the trailers of ``found`` into the commit message file (replacing convgit's own
     trailers, as on an amend)."""
-    trailers = [(SESSION, found.session), (ENTRY, found.entry), (FILES, found.words)]
+    trailers = [
+        (names.SESSION_TRAILER, found.session),
+        (names.ENTRY_TRAILER, found.entry),
+        (names.FILES_TRAILER, found.words),
+    ]
     args = [arg for key, value in trailers for arg in ("--trailer", f"{key}: {value}")]
     git.run(
         "interpret-trailers", "--in-place", "--if-exists", "replace", *args, str(message.resolve())
@@ -95,7 +97,7 @@ def read(git: Git, commit: str) -> dict[str, str]:
     found: dict[str, str] = {}
     for line in os.fsdecode(listed).splitlines():
         key, sep, value = line.partition(":")
-        if sep and key.strip() in (SESSION, ENTRY, FILES):
+        if sep and key.strip() in (names.SESSION_TRAILER, names.ENTRY_TRAILER, names.FILES_TRAILER):
             found[key.strip()] = value.strip()
     return found
 

@@ -1,5 +1,5 @@
 """``convgit gc``: let go what the retention policy does not keep
-(``convgit.session.retention``), for every session of the store at once (forks share commits).
+(``convgit.upkeep.retention``), for every session of the store at once (forks share commits).
 
 The kept snapshots' commits are re-parented onto their nearest kept ancestor (same trees), the
 sessions' sidecars told (a ``rebased`` record: old id -> new; a ``pruned`` record per commit
@@ -33,10 +33,10 @@ from convgit.base.errors import ConvgitError, NoWorkspaceError, RefusedError
 from convgit.base.valueclass import valueclass
 from convgit.git import names, pruning, reachability
 from convgit.git.run import Git
-from convgit.session.retention import HELD, Item, Policy, judge
 from convgit.store import load, sessions
 from convgit.store.location import StoreLocation
 from convgit.store.shared import shared_ids
+from convgit.upkeep.retention import HELD, Item, Policy, judge
 
 if TYPE_CHECKING:
     from convgit.schema.shapes import GcJson

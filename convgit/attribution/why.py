@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from convgit.attribution import Author, Lines, commit_notes, trailers
 from convgit.base.errors import NotFoundError
+from convgit.git import names
 from convgit.session import Session
-from convgit.sharing import commit_notes, trailers
-from convgit.sharing.attribution import Author, Lines
 from convgit.sharing.transport import git_of
 from convgit.store.location import StoreLocation
 
@@ -46,7 +46,7 @@ def why(location: StoreLocation, rev: str) -> Why:
     subject = git.run("log", "-1", "--format=%s", commit, "--").stdout.decode().strip()
     made = git.run("log", "-1", "--format=%cI", commit, "--").stdout.decode().strip()
     named = trailers.read(git, commit)
-    sid, entry = named.get(trailers.SESSION), named.get(trailers.ENTRY)
+    sid, entry = named.get(names.SESSION_TRAILER), named.get(names.ENTRY_TRAILER)
     found_by = "trailers"
     if not (sid and entry):
         sid, entry = _from_notes(location, commit_notes.Reader(git).trace(commit) or {})

@@ -22,12 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from convgit.attribution import AI, HUMAN, Author, chain
+from convgit.attribution.commit_notes import Reader
 from convgit.base.errors import NotFoundError
 from convgit.git.run import Git
 from convgit.session import Session
-from convgit.sharing import chain
-from convgit.sharing.attribution import AI, HUMAN, Author
-from convgit.sharing.commit_notes import Reader
 from convgit.store.location import StoreLocation
 
 if TYPE_CHECKING:

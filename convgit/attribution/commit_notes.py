@@ -24,12 +24,23 @@ from pathlib import Path
 from typing import Any
 
 from convgit import __version__
+from convgit.attribution import (
+    AI,
+    HUMAN,
+    UNKNOWN,
+    Author,
+    Lines,
+    agent_trace,
+    carrying,
+    chain,
+    git_ai,
+    overlay,
+)
 from convgit.base.errors import NotFoundError, UsageError
 from convgit.git import names
 from convgit.git.run import Git
 from convgit.session import Session
-from convgit.sharing import agent_trace, carrying, chain, git_ai, gitnotes
-from convgit.sharing.attribution import AI, HUMAN, UNKNOWN, Author, Lines, overlay
+from convgit.sharing import gitnotes
 from convgit.sharing.settings import AttributionSettings
 from convgit.sharing.transport import git_of
 from convgit.store.location import StoreLocation

@@ -14,9 +14,9 @@ import re
 from collections.abc import Sequence
 from typing import TypeVar
 
+from convgit.attribution import Lines
 from convgit.git import patches
 from convgit.git.run import DIFF, Git
-from convgit.sharing.attribution import Lines
 
 T = TypeVar("T")
 DIFF_TREE = (
