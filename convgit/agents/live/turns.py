@@ -51,8 +51,7 @@ from convgit.agents.live.events import Event
 from convgit.agents.live.state import LiveState, now, snapshot_json, snapshot_of
 from convgit.base.errors import NotFoundError
 from convgit.git import names
-from convgit.store import config as settings
-from convgit.store import jsonl
+from convgit.store import config, jsonl
 from convgit.store.config import fsmonitor, size_cap
 from convgit.store.location import StoreLocation
 
@@ -109,9 +108,9 @@ def record(location: StoreLocation, event: Event, *, behind: bool = False) -> Re
     and its turns caught up first (no answer from the state alone)."""
     began = time.time()
     tool_end = event.name == "PostToolUse"
-    config = settings.load(location) if tool_end or event.edited else None  # read once
-    per_tool = bool(tool_end and config and config.value("hooks", "tool_snapshots"))
-    keep = bool(event.edited and config and config.value("snapshots", "agent_ignored"))
+    settings = config.load(location) if tool_end or event.edited else None  # read once
+    per_tool = bool(tool_end and settings and settings.value("hooks", "tool_snapshots"))
+    keep = bool(event.edited and settings and settings.value("snapshots", "agent_ignored"))
     if event.name == "PostToolUse" and not (per_tool or keep):
         return Recorded("per-tool snapshots are off")
     title = _title(event.agent)
@@ -256,7 +255,7 @@ def _keep_edited(index: Path, event: Event, root: Path) -> str:
 
 def tool_snapshots(location: StoreLocation) -> bool:
     """``[hooks] tool_snapshots = true``: a snapshot after every editing tool call."""
-    return bool(settings.load(location).value("hooks", "tool_snapshots"))
+    return bool(config.load(location).value("hooks", "tool_snapshots"))
 
 
 def _snapshot_unattached(location: StoreLocation, event: Event, live: LiveState) -> str:
