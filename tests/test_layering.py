@@ -105,3 +105,35 @@ def _strongly_connected(edges: dict[str, set[str]]) -> list[list[str]]:
                         break
                 found.append(sorted(group))
     return found
+
+
+def test_only_the_workspace_track_runs_git() -> None:
+    """One door to git: the runner (``convgit.git.run``) is imported by ``git/`` and
+    ``workspace/`` alone, every other module gets a ``Workspace``; and no module outside them
+    starts a git process of its own, but the three that run the user's git as the user would."""
+    track = ("convgit.git", "convgit.workspace")
+    graph = grimp.build_graph("convgit", exclude_type_checking_imports=False)
+    holders = sorted(
+        m
+        for m in graph.find_modules_that_directly_import("convgit.git.run")
+        if not any(m == t or m.startswith(t + ".") for t in track)
+    )
+    assert not holders, f"modules outside the workspace track that hold git's runner: {holders}"
+    # the user's git, run as the user would: the demo's repository is made by plain git
+    # commands; the commit-msg hook reads the index git is committing (GIT_INDEX_FILE, which
+    # the runner scrubs); an agent's file is kept out through the repository the user sees
+    users_git = {"cli/demo.py", "sharing/trailers.py", "agents/exclude.py"}
+    starting = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = path.relative_to(PACKAGE).as_posix()
+        if name.split("/")[0] in ("git", "workspace") or name in users_git:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.List)
+                and node.elts
+                and isinstance(node.elts[0], ast.Constant)
+                and node.elts[0].value == "git"
+            ):
+                starting.append(f"{name}:{node.lineno}")
+    assert not starting, f"git started around the runner: {starting}"

@@ -61,7 +61,6 @@ def unshare(
 
 def _mark_shared(session: str, shared: bool, json: bool) -> None:
     """``share`` and ``unshare``: the session found, marked, and what changed said."""
-    from convgit.git.remotes import mirrors
     from convgit.sharing.settings import set_shared
     from convgit.sharing.transport import git_of
     from convgit.store.sessions import find_session
@@ -71,7 +70,7 @@ def _mark_shared(session: str, shared: bool, json: bool) -> None:
     sid = find_session(location, session)
     changed = set_shared(location, sid, shared)
     place = location.git
-    mirrored = mirrors(git_of(location)) if place and place.worktree else []
+    mirrored = git_of(location).mirrors() if place and place.worktree else []
     if json:
         out({"session": sid, "shared": shared, "changed": changed, "mirrors": mirrored})
         return

@@ -69,13 +69,12 @@ def update(db: sqlite3.Connection, location: StoreLocation, states: Iterable[Any
         recorded += put
     if not wanted or location.git is None or location.git.worktree is None:
         return recorded
-    from convgit.git.changed import changed_paths  # here: a search with nothing new needs no git
-    from convgit.git.run import Git
+    from convgit.workspace import Workspace  # here: a search with nothing new needs no git
 
-    git = Git(location.git.worktree, location.git.git_dir, location.git.common_dir)
+    workspace = Workspace(location.git.worktree, location.git.git_dir, location.git.common_dir)
     pairs = sorted({(prev, tree) for _, _, prev, tree in wanted})
     try:
-        found = dict(zip(pairs, changed_paths(git, pairs), strict=True))
+        found = dict(zip(pairs, workspace.changed_paths(pairs), strict=True))
     except (ConvgitError, ValueError):  # an object git no longer has: nothing known changed
         found = {}
     rows = []

@@ -26,13 +26,13 @@ from typing import Any
 from convgit import __version__
 from convgit.base.errors import NotFoundError, UsageError
 from convgit.git import names
-from convgit.git.run import Git
 from convgit.session import Session
 from convgit.sharing import agent_trace, carrying, chain, git_ai, gitnotes
 from convgit.sharing.attribution import AI, HUMAN, UNKNOWN, Author, Lines, overlay
 from convgit.sharing.settings import AttributionSettings
 from convgit.sharing.transport import git_of
 from convgit.store.location import StoreLocation
+from convgit.workspace import Workspace
 
 TRACE = names.AGENT_TRACE_NOTES
 GIT_AI = names.GIT_AI_NOTES
@@ -61,7 +61,7 @@ class Reader:
     """The notes of commits read back: convgit's Agent Trace records first, else Git AI logs
     (convgit's or another tool's)."""
 
-    def __init__(self, git: Git) -> None:
+    def __init__(self, git: Workspace) -> None:
         self.notes = gitnotes.Notes(git)
         self._traces: dict[str, Lines[Author] | None] = {}
         self._logs: dict[str, git_ai.Log | None] = {}
@@ -118,7 +118,9 @@ def of_key(log: git_ai.Log, key: str) -> Author:
 # -- from a session's snapshots --
 
 
-def of_commit(session: Session, git: Git, commit: str, added: dict[str, set[int]]) -> Lines[Author]:
+def of_commit(
+    session: Session, git: Workspace, commit: str, added: dict[str, set[int]]
+) -> Lines[Author]:
     """Who wrote each of the lines ``commit`` ``added``, as ``session``'s snapshots say: git
     blames the commit's files over the chain of the snapshots where they changed, laid on the
     commit's first parent. A line a snapshot brought is that entry's (a turn's: ``ai``; a
@@ -161,14 +163,14 @@ def _author(session: Session, entry: str) -> Author:
 # -- writing --
 
 
-def _committer(git: Git, commit: str) -> str | None:
+def _committer(git: Workspace, commit: str) -> str | None:
     done = git.run("log", "-1", "--format=%cn <%ce>", commit, "--", check=False)
     found = os.fsdecode(done.stdout).strip()
     return found if done.returncode == 0 and found != "<>" else None
 
 
 def record(
-    git: Git,
+    git: Workspace,
     location: StoreLocation,
     commit: str,
     sources: list[str],
@@ -222,7 +224,7 @@ def record(
 
 
 def _carried(
-    git: Git, commit: str, with_notes: list[tuple[str, list[Any]]]
+    git: Workspace, commit: str, with_notes: list[tuple[str, list[Any]]]
 ) -> tuple[dict[str, set[int]], tuple[Lines[Author], Lines[str]]]:
     added, kinds = carrying.carried(git, commit, with_notes)
     trace_lines: Lines[Author] = kinds[0] if kinds else {}
@@ -249,7 +251,7 @@ def _convgits(there: bytes) -> bool:
     )
 
 
-def _drop_copy(git: Git, reader: Reader, ref: str, commit: str, sources: list[str]) -> None:
+def _drop_copy(git: Workspace, reader: Reader, ref: str, commit: str, sources: list[str]) -> None:
     """Take away git's copy of a source's note when none of its lines landed in ``commit``:
     its line numbers would name lines of this commit that no source wrote. (The source keeps
     its own note.)"""
@@ -262,7 +264,7 @@ def _drop_copy(git: Git, reader: Reader, ref: str, commit: str, sources: list[st
 # -- the hooks --
 
 
-def _git_path(git: Git, name: str) -> Path:
+def _git_path(git: Workspace, name: str) -> Path:
     listed = git.run("rev-parse", "--path-format=absolute", "--git-path", name)
     return Path(os.fsdecode(listed.stdout).strip())
 
@@ -313,7 +315,7 @@ def on_rewrite(location: StoreLocation, kind: str, rewritten: str) -> list[Writt
 # -- convgit attribution rewrite --
 
 
-def commits(git: Git, given: list[str]) -> list[str]:
+def commits(git: Workspace, given: list[str]) -> list[str]:
     """The commits ``given`` names, oldest first: a revision is one commit, ``A..B`` a range."""
     out: list[str] = []
     for rev in given:

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from convgit.git.run import Git
 from convgit.session import Session
 from convgit.store.location import StoreLocation
+from convgit.workspace import Workspace
 
 SESSION = "Convgit-Session"
 ENTRY = "Convgit-Entry"
@@ -51,13 +51,13 @@ class Match:
         }
 
 
-def differing(git: Git, a: str, b: str) -> int:
+def differing(git: Workspace, a: str, b: str) -> int:
     """How many files differ between trees (or commits) ``a`` and ``b``."""
     listed = git.run("diff-tree", "-r", "--name-only", "--no-renames", "-z", a, b).stdout
     return len([p for p in listed.split(b"\0") if p])
 
 
-def match(session: Session, git: Git, tree_id: str) -> Match | None:
+def match(session: Session, git: Workspace, tree_id: str) -> Match | None:
     """The snapshot of ``session`` whose files are ``tree_id``, else the nearest of its
     newest ``RECENT`` ones; None when it has none."""
     snapshots = list(session.track.sidecar.snapshots.values())
@@ -79,7 +79,7 @@ def index_tree() -> str:
     return os.fsdecode(done.stdout).strip()
 
 
-def add(git: Git, message: Path, found: Match) -> None:
+def add(git: Workspace, message: Path, found: Match) -> None:
     """Write the trailers of ``found`` into the commit message file (replacing convgit's own
     trailers, as on an amend)."""
     trailers = [(SESSION, found.session), (ENTRY, found.entry), (FILES, found.words)]
@@ -89,7 +89,7 @@ def add(git: Git, message: Path, found: Match) -> None:
     )
 
 
-def read(git: Git, commit: str) -> dict[str, str]:
+def read(git: Workspace, commit: str) -> dict[str, str]:
     """convgit's trailers of ``commit`` (key -> value; the last of a key wins)."""
     listed = git.run("log", "-1", "--format=%(trailers:only,unfold)", commit, "--").stdout
     found: dict[str, str] = {}

@@ -29,16 +29,24 @@ from convgit.git.restoreplan import Skipped
 from convgit.git.run import (
     AUTHOR_EMAIL,
     AUTHOR_NAME,
+    COMMIT,
     DIFF,
+    IDENTITY,
+    SAFE,
     Git,
+    git_words,
     refuse_home_or_root,
+    stopped_on_the_way_out,
     user_env,
 )
 from convgit.git.snapshots import Snapshot
 from convgit.store.location import DEFAULT_SIZE_CAP
 
 if TYPE_CHECKING:  # the restore machinery is imported when a restore runs: a hook never needs it
+    import subprocess
+
     from convgit.git.keeps import Keeps
+    from convgit.git.pruning import Pruning
     from convgit.git.restore import RestoreChanges, RestorePlan
 
 
@@ -53,7 +61,11 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "AUTHOR_EMAIL",
     "AUTHOR_NAME",
+    "COMMIT",
     "DEFAULT_SIZE_CAP",
+    "DIFF",
+    "IDENTITY",
+    "SAFE",
     "Change",
     "HostileSnapshotError",
     "RestoreBlockedError",
@@ -63,7 +75,9 @@ __all__ = [
     "Snapshot",
     "Workspace",
     "WorkspaceError",
+    "git_words",
     "refuse_home_or_root",
+    "stopped_on_the_way_out",
     "user_env",
 ]
 
@@ -140,6 +154,49 @@ class Workspace:
         settings (no hook, no user index); a failure raises ``WorkspaceError`` in git's words.
         Every ref written goes through ``set_ref``."""
         return self._git.run(*args, stdin=stdin).stdout
+
+    def run(
+        self,
+        *args: str,
+        index: Path | None = None,
+        config: Sequence[str] = SAFE,
+        stdin: bytes | None = None,
+        check: bool = True,
+        env: dict[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[bytes]:
+        """git ``args`` run to the end on this repository, through the runner (``Git.run``:
+        convgit's environment, or ``env``; the config set ``config``, none running a hook;
+        ``index``: an index of convgit's, never the user's); WorkspaceError in git's words when
+        it fails, unless not ``check``."""
+        return self._git.run(*args, index=index, config=config, stdin=stdin, check=check, env=env)
+
+    def spawn(
+        self, *args: str, config: Sequence[str] = SAFE, stdin: bool = False
+    ) -> subprocess.Popen[bytes]:
+        """git ``args`` started on this repository (``Git.spawn``), for a caller that reads
+        its output as it comes (end it within ``stopped_on_the_way_out``)."""
+        return self._git.spawn(*args, config=config, stdin=stdin)
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The environment git runs in here (``run``'s, when no ``env`` is given)."""
+        return self._git.env
+
+    def commit_tree(self, tree_id: str, parents: Sequence[str], message: str) -> str:
+        """A commit of ``tree_id`` by convgit's identity, unsigned; its id."""
+        return self._git.commit_tree(tree_id, parents, message)
+
+    def commit_and_tree(self, rev: str) -> tuple[str, str]:
+        """The full id of commit ``rev`` and of its tree; NotFoundError when it is no commit."""
+        return self._git.commit_and_tree(rev)
+
+    @property
+    def pruning(self) -> Pruning:
+        """gc's git on this repository: re-parenting kept commits, deleting what nothing
+        reaches (``convgit.git.pruning``)."""
+        from convgit.git.pruning import Pruning
+
+        return Pruning(self._git)
 
     def mirrors(self) -> list[str]:
         """The remotes a plain ``git push`` sends every ref of convgit's to (``remotes``)."""
@@ -289,6 +346,13 @@ class Workspace:
 
         done = self._git.run(*patches.DIFF_TREE, config=DIFF, stdin=patches.stdin(pairs))
         return patches.split(done.stdout, pairs)
+
+    def changed_paths(self, pairs: Sequence[tuple[str, str]]) -> list[list[str]]:
+        """For each (old tree, new tree) of ``pairs``, the paths that differ, from one ``git
+        diff-tree`` (``convgit.git.changed``)."""
+        from convgit.git.changed import changed_paths
+
+        return changed_paths(self._git, pairs)
 
     def empty_tree(self) -> str:
         """The id of the tree with no file (git knows it without storing it)."""
