@@ -137,3 +137,22 @@ def test_only_the_workspace_track_runs_git() -> None:
             ):
                 starting.append(f"{name}:{node.lineno}")
     assert not starting, f"git started around the runner: {starting}"
+
+
+def test_the_stores_repository_is_opened_in_one_place() -> None:
+    """``Workspace.of`` (and ``needed_by``, which refuses) open the repository a store lives in:
+    no module outside the workspace track opens one itself (``Workspace.at``, ``Git.open``)."""
+    opening = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = path.relative_to(PACKAGE).as_posix()
+        if name.split("/")[0] in ("git", "workspace"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and (node.func.value.id, node.func.attr) in (("Workspace", "at"), ("Git", "open"))
+            ):
+                opening.append(f"{name}:{node.lineno}")
+    assert not opening, f"a store's repository opened beside Workspace.of: {opening}"

@@ -29,7 +29,7 @@ from typing import Any
 
 from convgit import schema
 from convgit.base import codec, faults, locks
-from convgit.base.errors import ConvgitError, NoWorkspaceError, RefusedError
+from convgit.base.errors import ConvgitError, RefusedError
 from convgit.git import names, pruning
 from convgit.session.retention import HELD, Item, Policy, judge
 from convgit.store import load, sessions
@@ -38,6 +38,7 @@ from convgit.store.shared import shared_ids
 from convgit.workspace import Workspace
 
 LOCK_WAIT = 10.0
+GC_LETS_GO = "convgit gc lets snapshots go"  # what needs git, as a refusal outside git says
 MIB = 1024 * 1024
 
 
@@ -80,26 +81,11 @@ class GcReport:
         }
 
 
-def git_of(location: StoreLocation) -> Workspace:
-    """git on the repository of the store; refused plainly outside git."""
-    place = location.git
-    if place is None or place.worktree is None:
-        raise NoWorkspaceError(
-            "convgit gc lets snapshots go, and this store has none: it is not in a git"
-            " repository with a working tree.",
-            "run convgit gc inside the repository",
-        )
-    git = Workspace.at(place.git_dir, place.worktree)
-    if git is None:
-        raise NoWorkspaceError("No git working tree was found for this store.")
-    return git
-
-
 def run(location: StoreLocation, *, dry_run: bool, now: datetime | None = None) -> GcReport:
     """Apply the store's policy (``dry_run``: say what it would do, change nothing)."""
     started = time.monotonic()
     policy = Policy.of(location)
-    git = git_of(location)
+    git = Workspace.needed_by(location, GC_LETS_GO)
     with _locked(location):
         report = GcReport(dry_run, policy)
         since = git.pruning.started()
@@ -521,7 +507,7 @@ def store(location: StoreLocation, *, fresh: bool = True) -> dict[str, Any] | No
         except (OSError, ValueError):
             measured = None
     if not isinstance(measured, dict) or type(measured.get("bytes")) is not int:
-        git = Workspace.at(place.git_dir, place.worktree)
+        git = Workspace.of(location)
         if git is None:
             return None
         measured = {"bytes": git.pruning.own_bytes(), "measured": schema.now()}

@@ -157,7 +157,7 @@ class Track:
         self.check_worktree()
         from convgit.workspace import Workspace  # only commands that touch files need git
 
-        found = Workspace.at(git.git_dir, git.worktree)
+        found = Workspace.of(self.location)
         if found is None:
             raise NoWorkspaceError("No git working tree was found for this session.")
         found.keep_out(self.location.root)

@@ -30,7 +30,7 @@ from convgit.session import Session
 from convgit.sharing import agent_trace, carrying, chain, git_ai, gitnotes
 from convgit.sharing.attribution import AI, HUMAN, UNKNOWN, Author, Lines, overlay
 from convgit.sharing.settings import AttributionSettings
-from convgit.sharing.transport import git_of
+from convgit.sharing.transport import SHARED_THROUGH_GIT
 from convgit.store.location import StoreLocation
 from convgit.workspace import Workspace
 
@@ -282,7 +282,7 @@ def on_commit(location: StoreLocation) -> Written | None:
     """The post-commit hook's part: the new commit's notes from the current session (and, for a
     cherry-pick, the picked commit's notes). Nothing during a rebase (the post-rewrite hook
     carries the notes), for an amend (the same), or for a merge."""
-    git = git_of(location)
+    git = Workspace.needed_by(location, SHARED_THROUGH_GIT)
     if any(_git_path(git, d).is_dir() for d in ("rebase-merge", "rebase-apply")):
         return None
     head = os.fsdecode(git.run("rev-parse", "HEAD").stdout).strip()
@@ -302,7 +302,7 @@ def on_rewrite(location: StoreLocation, kind: str, rewritten: str) -> list[Writt
     """The post-rewrite hook's part (``amend`` or ``rebase``, git's "old new" lines on stdin):
     each new commit's notes carried from the old ones it replaces; an amend's new lines from the
     current session."""
-    git = git_of(location)
+    git = Workspace.needed_by(location, SHARED_THROUGH_GIT)
     olds: dict[str, list[str]] = {}
     for line in rewritten.splitlines():
         words = line.split()
@@ -332,7 +332,7 @@ def commits(git: Workspace, given: list[str]) -> list[str]:
 def rewrite(location: StoreLocation, targets: list[str], sources: list[str]) -> list[Written]:
     """``convgit attribution rewrite``: each target's notes carried from the ``sources``' (a
     later source winning), over what its own note says."""
-    git = git_of(location)
+    git = Workspace.needed_by(location, SHARED_THROUGH_GIT)
     into = commits(git, targets or ["HEAD"])
     source_commits = commits(git, sources)
     if not source_commits:

@@ -87,7 +87,7 @@ def fetch_sessions(
 
 
 def fetch(location: StoreLocation, given_remote: str | None, *, merge: bool) -> FetchReport:
-    git = transport.git_of(location)
+    git = Workspace.needed_by(location, transport.SHARED_THROUGH_GIT)
     remote = transport.remote(git, location, given_remote, "fetched")
     report = FetchReport(remote, merge)
     trashed = set(location.trashed_ids())

@@ -121,7 +121,7 @@ def push(
     allow_secrets: bool = False,
     replace: bool = False,
 ) -> PushReport:
-    git = transport.git_of(location)
+    git = Workspace.needed_by(location, transport.SHARED_THROUGH_GIT)
     remote = transport.remote(git, location, given_remote, "sent")
     report = PushReport(remote, dry_run)
     stale = {sid: refs for sid in sids if (refs := stale_copies.of(location, remote, sid))}

@@ -114,9 +114,9 @@ def on_commit(location: StoreLocation, args: list[str]) -> Match | None:
     sid = location.current()
     if sid is None or not location.session_path(sid).exists():
         return None
-    from convgit.sharing.transport import git_of
+    from convgit.sharing.transport import SHARED_THROUGH_GIT
 
-    git = git_of(location)
+    git = Workspace.needed_by(location, SHARED_THROUGH_GIT)
     session = Session(location, sid)
     session.reload()
     found = match(session, git, index_tree())

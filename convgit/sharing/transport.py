@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from convgit.base import faults
-from convgit.base.errors import NotFoundError, NoWorkspaceError, UsageError, WorkspaceError
+from convgit.base.errors import NotFoundError, UsageError, WorkspaceError
 from convgit.git import names
 from convgit.sharing.settings import ShareSettings
 from convgit.store.location import StoreLocation
@@ -38,19 +38,8 @@ def fetch_specs(remote: str, sids: list[str] | None, leave: Sequence[str] = ()) 
 DEFAULT_REMOTE = "origin"
 
 
-def git_of(location: StoreLocation) -> Workspace:
-    """git on the repository of the store; refused plainly outside git."""
-    place = location.git
-    if place is None or place.worktree is None:
-        raise NoWorkspaceError(
-            "Sessions are shared through git, and this store is not in a git repository with a"
-            " working tree.",
-            "run convgit inside the repository",
-        )
-    git = Workspace.at(place.git_dir, place.worktree)
-    if git is None:
-        raise NoWorkspaceError("No git working tree was found for this store.")
-    return git
+# what needs git, as the sentence a store outside git is refused with starts
+SHARED_THROUGH_GIT = "Sessions are shared through git"
 
 
 def remote(git: Workspace, location: StoreLocation, given: str | None, doing: str) -> str:

@@ -20,7 +20,12 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convgit.base.errors import HostileSnapshotError, RestoreBlockedError, WorkspaceError
+from convgit.base.errors import (
+    HostileSnapshotError,
+    NoWorkspaceError,
+    RestoreBlockedError,
+    WorkspaceError,
+)
 from convgit.git import names, rules, snapshots, watcher
 from convgit.git.kept_out import KeptOut
 from convgit.git.objects import Change, Delta, Objects, diff
@@ -40,7 +45,7 @@ from convgit.git.run import (
     user_env,
 )
 from convgit.git.snapshots import Snapshot
-from convgit.store.location import DEFAULT_SIZE_CAP
+from convgit.store.location import DEFAULT_SIZE_CAP, StoreLocation
 
 if TYPE_CHECKING:  # the restore machinery is imported when a restore runs: a hook never needs it
     import subprocess
@@ -122,6 +127,27 @@ class Workspace:
         if git is None:
             return None
         return cls(git.root, git.git_dir, git.common_dir, object_format=git.object_format)
+
+    @classmethod
+    def of(cls, location: StoreLocation) -> Workspace | None:
+        """The working tree of the repository the store at ``location`` lives in (``at``); None
+        outside git or where git sees no working tree."""
+        place = location.git
+        if place is None or place.worktree is None:
+            return None
+        return cls.at(place.git_dir, place.worktree)
+
+    @classmethod
+    def needed_by(cls, location: StoreLocation, why: str) -> Workspace:
+        """``of``, refused plainly (NoWorkspaceError) where there is none: ``why`` is what needs
+        git, as the sentence starts ("Sessions are shared through git")."""
+        found = cls.of(location)
+        if found is None:
+            raise NoWorkspaceError(
+                f"{why}, and this store is not in a git repository with a working tree.",
+                "run convgit inside the repository",
+            )
+        return found
 
     def keep_out(self, store: Path) -> None:
         """Never snapshot or restore ``store`` (convgit's own folder) when it is inside the

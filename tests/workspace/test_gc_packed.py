@@ -23,6 +23,7 @@ import pytest
 
 from convgit.session import Session, collecting
 from convgit.store.location import locate
+from convgit.workspace import Workspace
 from tests.workspace.cli import convgit
 from tests.workspace.gc_scenario import missing, store_bytes, user_objects
 from tests.workspace.gitrepo import GitRepo, UserStateGuard, init_repo
@@ -144,7 +145,8 @@ def test_twenty_runs_in_a_row_each_free_what_the_dry_run_said(
         # gc starts after the user's git has finished, by more than the file system's step: a
         # pack written within that step of gc's start is one gc cannot tell from one written
         # while it runs, and it stays (as the run without this wait showed: 74 objects left)
-        time.sleep(time.time() - collecting.git_of(location).pruning.started() + 0.02)
+        started = Workspace.needed_by(location, collecting.GC_LETS_GO).pruning.started()
+        time.sleep(time.time() - started + 0.02)
         planned = collecting.run(location, dry_run=True)
         done = collecting.run(location, dry_run=False)
         said = (run, planned.bytes_freed, done.bytes_freed, done.left)

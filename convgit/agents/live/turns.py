@@ -271,12 +271,9 @@ def _tool_snapshots_on(config: dict[str, Any]) -> bool:
 def _snapshot_unattached(location: StoreLocation, event: Event, live: LiveState) -> str:
     """The files at the first prompt of an agent session not attached yet, kept ``pending``
     for the prompt's entry once the end of the turn attaches the session."""
-    git = location.git
-    if git is None or git.worktree is None:
-        return ""
     from convgit.workspace import Workspace
 
-    ws = Workspace.at(git.git_dir, git.worktree)
+    ws = Workspace.of(location)
     if ws is None:
         return ""
     ws.keep_out(location.root)
