@@ -4,6 +4,7 @@ layers contract names (lint-imports checks the imports), no import cycle, no gen
 from __future__ import annotations
 
 import ast
+import itertools
 import sys
 from pathlib import Path
 
@@ -156,3 +157,34 @@ def test_the_stores_repository_is_opened_in_one_place() -> None:
             ):
                 opening.append(f"{name}:{node.lineno}")
     assert not opening, f"a store's repository opened beside Workspace.of: {opening}"
+
+
+def _floor(module: str) -> int:
+    """The layer of ``module`` (``convgit.x.y``), counted from the top."""
+    top = module.split(".")[1]
+    contract = tomllib.loads(PYPROJECT.read_text())["tool"]["importlinter"]["contracts"]
+    (layers,) = [c["layers"] for c in contract if c.get("containers") == ["convgit"]]
+    (at,) = [n for n, layer in enumerate(layers) if top in (p.strip() for p in layer.split("|"))]
+    return at
+
+
+def test_no_floor_starts_a_higher_floors_module() -> None:
+    """A process convgit starts of its own (``python -m convgit.x``) runs a module that exists,
+    on the starter's floor or below: a lower floor never runs a higher one's code, which the
+    import contracts cannot see."""
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        starter = ".".join(("convgit", *path.relative_to(PACKAGE).with_suffix("").parts))
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.List):
+                continue
+            words = [e.value if isinstance(e, ast.Constant) else None for e in node.elts]
+            for flag, started in itertools.pairwise(words):
+                if flag != "-m" or not isinstance(started, str) or started == "convgit":
+                    continue
+                file = PACKAGE.parent / (started.replace(".", "/") + ".py")
+                if not file.is_file():
+                    wrong.append(f"{starter} starts {started}, which does not exist")
+                elif _floor(started) < _floor(starter):
+                    wrong.append(f"{starter} starts {started}, a floor above it")
+    assert not wrong, wrong

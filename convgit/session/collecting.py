@@ -525,8 +525,9 @@ def store(location: StoreLocation, *, fresh: bool = True) -> dict[str, Any] | No
 
 
 def auto(store_root: Path, worktree: Path) -> int:
-    """The automatic ``gc`` (``[retention] auto``, started by ``maintenance.after_turn``) of the
-    store at ``store_root``: one line to ``logs/gc.log``."""
+    """The automatic ``gc`` (``[retention] auto``: the session's snapshots start it when
+    ``workspace.background.gc_due``) of the store at ``store_root``: one line to
+    ``logs/gc.log``."""
     from convgit.store.location import find_git
 
     log = store_root / "logs" / "gc.log"

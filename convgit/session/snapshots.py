@@ -11,6 +11,7 @@ Promises kept here:
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -145,8 +146,11 @@ class Snapshots:
         if not snap.reused:
             from convgit.workspace import background as maintenance
 
-            maintenance.note(self.track.workspace(), self.track.location.root, snap.written)
-            maintenance.after_turn(self.track.location.root, self.track.workspace().root)
+            store, worktree = self.track.location.root, self.track.workspace().root
+            maintenance.note(self.track.workspace(), store, snap.written)
+            if maintenance.gc_due(store, worktree):  # gc's own entry, on this floor
+                gc = [sys.executable, "-m", "convgit.session.collecting", str(store), str(worktree)]
+                maintenance.detached(gc, worktree, "convgit-gc")
         return self.track.sidecar.snapshots[target]
 
     def status(self) -> Status:
