@@ -50,13 +50,12 @@ from convgit.store.location import DEFAULT_SIZE_CAP, StoreLocation
 if TYPE_CHECKING:  # the restore machinery is imported when a restore runs: a hook never needs it
     import subprocess
 
-    from convgit.git.keeps import Keeps
     from convgit.git.pruning import Pruning
-    from convgit.git.restore import RestoreChanges, RestorePlan
+    from convgit.git.restore import RestoreChanges, RestorePlan, RestoreRequest
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("RestorePlan", "RestoreChanges"):
+    if name in ("RestorePlan", "RestoreChanges", "RestoreRequest"):
         from convgit.git import restore
 
         return getattr(restore, name)
@@ -76,6 +75,7 @@ __all__ = [
     "RestoreBlockedError",
     "RestoreChanges",
     "RestorePlan",
+    "RestoreRequest",
     "Skipped",
     "Snapshot",
     "Workspace",
@@ -423,30 +423,18 @@ class Workspace:
     # -- restore --
 
     def restoring(
-        self,
-        target: str,
-        *,
-        index: Path,
-        size_cap: int = DEFAULT_SIZE_CAP,
-        paths: list[str] | None = None,
-        exact_from: str | None = None,
-        target_skipped: Mapping[str, str] | None = None,
-        target_rules: str | None = None,
-        keeps: Keeps | None = None,
+        self, request: RestoreRequest, *, index: Path
     ) -> AbstractContextManager[RestorePlan]:
-        """The restore of the files (or ``paths``) to commit ``target``, planned with the
-        private index ``index`` locked for the block: ``save`` then ``apply`` it (see
-        ``convgit.git.restore``). ``target_rules``: the id of the rules the target's snapshot
-        recorded (judged by today's when None, or when their copy is gone)."""
+        """The restore ``request`` asks (``convgit.git.restore.RestoreRequest``), planned with
+        the private index ``index`` locked for the block: ``save`` then ``apply`` it. The rules
+        ``request.target_rules`` names are read from the store (judged by today's when None, or
+        when their copy is gone)."""
         from convgit.git import restore
 
         then = None
-        if target_rules and self._rules_home is not None:
-            then = rules.recorded(self._rules_home, target_rules)
-        return restore.restoring(
-            self._git, self.private_index(index), target, size_cap=size_cap, paths=paths,
-            exact_from=exact_from, target_skipped=target_skipped, target_rules=then, keeps=keeps,
-        )  # fmt: skip
+        if request.target_rules and self._rules_home is not None:
+            then = rules.recorded(self._rules_home, request.target_rules)
+        return restore.restoring(self._git, self.private_index(index), request, then)
 
     # -- side-by-side worktrees --
 
