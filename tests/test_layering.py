@@ -109,14 +109,14 @@ def _strongly_connected(edges: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_only_the_workspace_track_runs_git() -> None:
-    """One door to git: the runner (``convgit.git.run``) is imported by ``git/`` and
+    """One door to git: the runner (``convgit.git.plumbing.run``) is imported by ``git/`` and
     ``workspace/`` alone, every other module gets a ``Workspace``; and no module outside them
     starts a git process of its own, but the three that run the user's git as the user would."""
     track = ("convgit.git", "convgit.workspace")
     graph = grimp.build_graph("convgit", exclude_type_checking_imports=False)
     holders = sorted(
         m
-        for m in graph.find_modules_that_directly_import("convgit.git.run")
+        for m in graph.find_modules_that_directly_import("convgit.git.plumbing.run")
         if not any(m == t or m.startswith(t + ".") for t in track)
     )
     assert not holders, f"modules outside the workspace track that hold git's runner: {holders}"

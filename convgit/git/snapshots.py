@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from convgit.git import rules
-from convgit.git.private_index import PrivateIndex
-from convgit.git.restoreplan import Skipped
+from convgit.git.index.private_index import PrivateIndex
+from convgit.git.restore.plan import Skipped
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@
 The kept snapshots' commits are re-parented onto their nearest kept ancestor (same trees), the
 sessions' sidecars told (a ``rebased`` record: old id -> new; a ``pruned`` record per commit
 let go), the refs moved and deleted in one git transaction, then the objects nothing reaches
-any more deleted (``convgit.git.pruning``: never one the user's refs, reflogs or indexes reach).
+any more deleted (``convgit.git.upkeep.pruning``: never one the user's refs, reflogs or indexes
+reach).
 
 Crash-safe: nothing is deleted before everything names what is kept. The new commits are kept
 by refs of their own (``refs/convgit/_gc/``) from the moment they are written; the records come
@@ -30,7 +31,8 @@ from typing import Any
 from convgit import schema
 from convgit.base import codec, faults, locks
 from convgit.base.errors import ConvgitError, RefusedError
-from convgit.git import names, pruning
+from convgit.git import names
+from convgit.git.upkeep import pruning
 from convgit.session.retention import HELD, Item, Policy, judge
 from convgit.store import load, sessions
 from convgit.store.location import StoreLocation
@@ -465,7 +467,7 @@ def _expire_logs(git: Workspace, refs: list[str]) -> None:
 def _locked(location: StoreLocation) -> Iterator[None]:
     """gc's own lock, the background packing's, and every session's records and private
     indexes: no snapshot, restore or append runs while gc does."""
-    from convgit.git import private_index
+    from convgit.git.index import private_index
 
     with ExitStack() as held:
         try:

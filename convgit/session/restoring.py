@@ -38,7 +38,7 @@ from convgit.base.errors import (
 )
 from convgit.conversation.refs import is_saved_ref, saved_id
 from convgit.git import names
-from convgit.git.keeps import Keeps
+from convgit.git.restore.keeps import Keeps
 from convgit.session.saved_states import safety_ref
 from convgit.store.sidecar import SavedState
 
@@ -126,8 +126,8 @@ class Restoring:
 
     def _with_agent_files(self, result: RestoreResult) -> RestoreResult:
         """``result`` naming the files it changed that are kept although git ignores them, because
-        the agent wrote them (``convgit.git.agent_files``)."""
-        from convgit.git import agent_files
+        the agent wrote them (``convgit.git.index.agent_files``)."""
+        from convgit.git.index import agent_files
 
         if not result.changes:
             return result
@@ -154,13 +154,13 @@ class Restoring:
         """Bring the files (or ``paths``, relative to the root) to ``ref``'s snapshot or to the
         saved state ``ref`` names (``saved:…``), after saving the files now; ``undo``: to the
         newest saved state; ``clean``: delete the files the target lacks that no snapshot held
-        too (``convgit.git.keeps``). Stopped by SIGINT, SIGTERM or SIGHUP, it stops git, and
+        too (``convgit.git.restore.keeps``). Stopped by SIGINT, SIGTERM or SIGHUP, it stops git, and
         says what state it left (``StoppedError``). The result names the changed files git
         ignores that are kept as the agent wrote them. ``settle``, with ``dry_run`` (the
         preview an interactive undo shows before it asks): when nothing would change, the
         interrupted restores it goes back over are settled, as the undo itself would."""
         from convgit.base.process_groups import stopping_on_signals
-        from convgit.git.restoreplan import relative_paths
+        from convgit.git.restore.plan import relative_paths
 
         relative_paths(paths or [])  # an empty or escaping path: refused before any file is read
         progress = _Progress()

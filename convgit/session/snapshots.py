@@ -21,7 +21,7 @@ from convgit.base import faults
 from convgit.base.errors import ConvgitError, NotFoundError
 from convgit.conversation.refs import LEAF, is_saved_ref, snapshot_back
 from convgit.git import names
-from convgit.git.paths import and_above
+from convgit.git.plumbing.paths import and_above
 from convgit.session.track import Track, os_words
 from convgit.store.location import fsmonitor
 from convgit.store.sidecar import (

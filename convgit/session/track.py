@@ -191,7 +191,7 @@ class Track:
         return None
 
     def index(self) -> Path:
-        """This session's private index (``convgit.git.private_index``)."""
+        """This session's private index (``convgit.git.index.private_index``)."""
         path = self.location.index_path(self.id)
         path.parent.mkdir(parents=True, exist_ok=True)
         return path
@@ -200,7 +200,7 @@ class Track:
         """One snapshot or restore at a time per session and worktree: its private index's
         lock; held too by whatever reads or rewrites this session's snapshots as a whole
         (redaction)."""
-        from convgit.git import private_index
+        from convgit.git.index import private_index
 
         return private_index.locked(self.index())
 

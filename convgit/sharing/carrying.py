@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import TypeVar
 
-from convgit.git import patches
+from convgit.git.plumbing import patches
 from convgit.sharing.attribution import Lines
 from convgit.workspace import DIFF, Workspace
 

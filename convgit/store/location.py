@@ -419,7 +419,7 @@ def size_cap(location: StoreLocation) -> int:
 
 def fsmonitor(location: StoreLocation) -> str:
     """How snapshots find what changed (``[snapshots] fsmonitor``): "off" (the default),
-    "auto", "watchman" or the path of a git fsmonitor hook (``convgit.git.watcher``); a value
+    "auto", "watchman" or the path of a git fsmonitor hook (``convgit.git.index.watcher``); a value
     that is not a string is refused (CorruptStoreError)."""
     value = config_table(location, "snapshots").get("fsmonitor", "off")
     if not isinstance(value, str) or not value.strip():

@@ -26,12 +26,12 @@ from convgit.base.errors import (
     RestoreBlockedError,
     WorkspaceError,
 )
-from convgit.git import names, rules, snapshots, watcher
-from convgit.git.kept_out import KeptOut
-from convgit.git.objects import Change, Delta, Objects, diff
-from convgit.git.private_index import PrivateIndex
-from convgit.git.restoreplan import Skipped
-from convgit.git.run import (
+from convgit.git import names, rules, snapshots
+from convgit.git.index import watcher
+from convgit.git.index.kept_out import KeptOut
+from convgit.git.index.private_index import PrivateIndex
+from convgit.git.plumbing.objects import Change, Delta, Objects, diff
+from convgit.git.plumbing.run import (
     AUTHOR_EMAIL,
     AUTHOR_NAME,
     COMMIT,
@@ -44,19 +44,20 @@ from convgit.git.run import (
     stopped_on_the_way_out,
     user_env,
 )
+from convgit.git.restore.plan import Skipped
 from convgit.git.snapshots import Snapshot
 from convgit.store.location import DEFAULT_SIZE_CAP, StoreLocation
 
 if TYPE_CHECKING:  # the restore machinery is imported when a restore runs: a hook never needs it
     import subprocess
 
-    from convgit.git.pruning import Pruning
-    from convgit.git.restore import RestoreChanges, RestorePlan, RestoreRequest
+    from convgit.git.restore.operation import RestoreChanges, RestorePlan, RestoreRequest
+    from convgit.git.upkeep.pruning import Pruning
 
 
 def __getattr__(name: str) -> Any:
     if name in ("RestorePlan", "RestoreChanges", "RestoreRequest"):
-        from convgit.git import restore
+        from convgit.git.restore import operation as restore
 
         return getattr(restore, name)
     raise AttributeError(name)
@@ -166,7 +167,7 @@ class Workspace:
 
     def track_changes(self, setting: str) -> None:
         """Find what changed through the watcher ``setting`` names (``[snapshots] fsmonitor``:
-        "auto", "watchman", "off" or a hook's path; see ``convgit.git.watcher``)."""
+        "auto", "watchman", "off" or a hook's path; see ``convgit.git.index.watcher``)."""
         self._tracking = watcher.choose(setting)
 
     def tracking(self, index: Path) -> tuple[str, str]:
@@ -219,14 +220,14 @@ class Workspace:
     @property
     def pruning(self) -> Pruning:
         """gc's git on this repository: re-parenting kept commits, deleting what nothing
-        reaches (``convgit.git.pruning``)."""
-        from convgit.git.pruning import Pruning
+        reaches (``convgit.git.upkeep.pruning``)."""
+        from convgit.git.upkeep.pruning import Pruning
 
         return Pruning(self._git)
 
     def mirrors(self) -> list[str]:
         """The remotes a plain ``git push`` sends every ref of convgit's to (``remotes``)."""
-        from convgit.git.remotes import mirrors
+        from convgit.git.plumbing.remotes import mirrors
 
         return mirrors(self._git)
 
@@ -368,15 +369,15 @@ class Workspace:
         tree id) pair, from one ``git diff-tree``; binary files say so in git's words."""
         if not pairs:
             return []
-        from convgit.git import patches
+        from convgit.git.plumbing import patches
 
         done = self._git.run(*patches.DIFF_TREE, config=DIFF, stdin=patches.stdin(pairs))
         return patches.split(done.stdout, pairs)
 
     def changed_paths(self, pairs: Sequence[tuple[str, str]]) -> list[list[str]]:
         """For each (old tree, new tree) of ``pairs``, the paths that differ, from one ``git
-        diff-tree`` (``convgit.git.changed``)."""
-        from convgit.git.changed import changed_paths
+        diff-tree`` (``convgit.git.plumbing.changed``)."""
+        from convgit.git.plumbing.changed import changed_paths
 
         return changed_paths(self._git, pairs)
 
@@ -395,7 +396,7 @@ class Workspace:
         leave_out: Sequence[str] = (),
     ) -> bytes:
         """What ``git diff A B`` prints for two commit or tree ids (``patches.git_diff_args``)."""
-        from convgit.git import patches
+        from convgit.git.plumbing import patches
 
         args = patches.git_diff_args(
             a, b, stat=stat, patch=patch, colour=colour, leave_out=leave_out
@@ -425,11 +426,12 @@ class Workspace:
     def restoring(
         self, request: RestoreRequest, *, index: Path
     ) -> AbstractContextManager[RestorePlan]:
-        """The restore ``request`` asks (``convgit.git.restore.RestoreRequest``), planned with
-        the private index ``index`` locked for the block: ``save`` then ``apply`` it. The rules
+        """The restore ``request`` asks (``convgit.git.restore.operation.RestoreRequest``),
+        planned with the private index ``index`` locked for the block: ``save`` then ``apply``
+        it. The rules
         ``request.target_rules`` names are read from the store (judged by today's when None, or
         when their copy is gone)."""
-        from convgit.git import restore
+        from convgit.git.restore import operation as restore
 
         then = None
         if request.target_rules and self._rules_home is not None:
@@ -472,7 +474,7 @@ class Workspace:
 
     def maintain(self, *, threshold: int = 2048) -> bool:
         """Pack convgit's own loose objects once there are more than ``threshold`` of them
-        (see ``convgit.git.packing``). True when it packed."""
-        from convgit.git import packing
+        (see ``convgit.git.upkeep.packing``). True when it packed."""
+        from convgit.git.upkeep import packing
 
         return packing.pack_own(self._git, threshold=threshold)

@@ -19,7 +19,7 @@ import pytest
 
 from convgit import Session
 from convgit.base import faults
-from convgit.git import index as index_file
+from convgit.git.index import format as index_file
 from tests.missing_tools import missing
 from tests.workspace.cli import convgit
 from tests.workspace.gitrepo import GitRepo, oracle_tree

@@ -164,7 +164,7 @@ def unattached_index(location: StoreLocation, agent: str, agent_session: str) ->
 
 
 def _adopt_index(location: StoreLocation, agent: str, agent_session: str, sid: str) -> None:
-    from convgit.git import agent_files
+    from convgit.git.index import agent_files
 
     found = unattached_index(location, agent, agent_session)
     target = location.index_path(sid)
@@ -182,7 +182,7 @@ def _adopt_index(location: StoreLocation, agent: str, agent_session: str, sid: s
                 Path(f"{found}{suffix}").unlink()
             else:
                 os.replace(f"{found}{suffix}", f"{target}{suffix}")
-    from convgit.git import watcher
+    from convgit.git.index import watcher
 
     watcher.forget(found)  # what the watcher's hook kept beside it: found again when needed
 

@@ -128,7 +128,7 @@ def snapshot_json(snap: Snapshot | SnapshotInfo, **more: Any) -> dict[str, Any]:
 
 
 def snapshot_of(data: dict[str, Any]) -> Snapshot:
-    from convgit.git.restoreplan import Skipped
+    from convgit.git.restore.plan import Skipped
     from convgit.workspace import Snapshot
 
     skipped = tuple(Skipped(str(s["path"]), str(s["reason"])) for s in data.get("skipped", []))

@@ -241,7 +241,7 @@ def _agent_ignored(config: dict[str, Any]) -> bool:
 def _keep_edited(index: Path, event: Event, root: Path) -> str:
     """List the files a file tool wrote to be kept in the snapshots of the private index at
     ``index`` (a session's, or the one of an agent session not attached yet)."""
-    from convgit.git import agent_files
+    from convgit.git.index import agent_files
 
     said = []
     for edited in event.edited:

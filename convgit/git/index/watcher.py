@@ -28,7 +28,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from convgit.git import watchman_hook
+from convgit.git.index import watchman_hook
 
 MODES = ("auto", "watchman", "off")
 WATCHMAN = "watchman"  # the path a snapshot takes: watchman, a hook of the user's, or stat

@@ -1,7 +1,7 @@
 """git's fsmonitor hook (protocol version 2) for convgit's private index, asking watchman.
 
 git runs it as ``core.fsmonitor`` (only for convgit's own git commands on its private index:
-``convgit.git.watcher``) with the version and the token the index keeps, in the working tree,
+``convgit.git.index.watcher``) with the version and the token the index keeps, in the working tree,
 with GIT_INDEX_FILE set. It prints a new token, a NUL, and the paths changed since the token
 (NUL-separated), or ``/`` for "everything may have changed" (git then stats every file, as it
 does without a watcher). Any failure exits non-zero: git then stats every file too, so a

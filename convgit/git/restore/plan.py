@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from convgit.base.errors import NotFoundError, RefusedError, RestoreBlockedError, UsageError
-from convgit.git.objects import GITLINK, Delta, bad_name
-from convgit.git.paths import folders_above
+from convgit.git.plumbing.objects import GITLINK, Delta, bad_name
+from convgit.git.plumbing.paths import folders_above
 
 
 @dataclass(frozen=True)

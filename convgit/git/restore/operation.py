@@ -41,15 +41,17 @@ from typing import Any
 
 from convgit.base import codec, faults, locks
 from convgit.base.errors import DENIED, RefusedError
-from convgit.git import exact, restoreplan, rules
-from convgit.git.keeps import Keeps
-from convgit.git.kept_out import STORE_REASON
-from convgit.git.objects import BLOB, EXEC, GITLINK, LINK, Change, Delta, Objects, diff
-from convgit.git.paths import folders_above
-from convgit.git.private_index import LOCK_TIMEOUT, PrivateIndex, forget_files, set_entries
-from convgit.git.restoreguard import REFUSED, Guard
-from convgit.git.restoreplan import Skipped, lstat
-from convgit.git.run import WHOLE_INDEX, Git, git_words, stopped_on_the_way_out
+from convgit.git import rules
+from convgit.git.index.kept_out import STORE_REASON
+from convgit.git.index.private_index import LOCK_TIMEOUT, PrivateIndex, forget_files, set_entries
+from convgit.git.plumbing.objects import BLOB, EXEC, GITLINK, LINK, Change, Delta, Objects, diff
+from convgit.git.plumbing.paths import folders_above
+from convgit.git.plumbing.run import WHOLE_INDEX, Git, git_words, stopped_on_the_way_out
+from convgit.git.restore import exact
+from convgit.git.restore import plan as restoreplan
+from convgit.git.restore.guard import REFUSED, Guard
+from convgit.git.restore.keeps import Keeps
+from convgit.git.restore.plan import Skipped, lstat
 
 CHUNK = 16 << 20  # bytes of files git writes beside their places before they are moved in
 SCRATCH = "convgit-restore-files"  # in the git dir, beside the restore's lock
@@ -87,7 +89,7 @@ class RestoreRequest:
     for what the target's snapshot left out. ``target_rules``: the id of the ignore rules
     outside the working tree recorded with the target's snapshot (``convgit.git.rules``; None:
     today's judge it). ``keeps``: what is left alone for the session's sake
-    (``convgit.git.keeps``)."""
+    (``convgit.git.restore.keeps``)."""
 
     target: str
     size_cap: int
@@ -216,7 +218,7 @@ class RestorePlan:
     def _unseen(self, paths: list[str] | None) -> list[Skipped]:
         """The files on disk that another snapshot of the session held and that neither the
         target nor git's view of the files now holds (ignored since, or over the size cap now):
-        left where they are, and said (``convgit.git.keeps``)."""
+        left where they are, and said (``convgit.git.restore.keeps``)."""
         found = self._keeps.held_elsewhere(
             self._objects, self._target_tree_id, self._current_tree_id
         )

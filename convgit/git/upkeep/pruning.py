@@ -23,8 +23,9 @@ from pathlib import Path
 
 from convgit.base import faults
 from convgit.base.errors import UnjudgeableRepositoryError
-from convgit.git import names, reachability
-from convgit.git.run import Git, git_words
+from convgit.git import names
+from convgit.git.plumbing.run import Git, git_words
+from convgit.git.upkeep import reachability
 
 PACK_OVERHEAD = (
     12 + 20 + 8 + 1024 + 40
@@ -130,7 +131,7 @@ def protected(git: Git, private_indexes: Iterable[Path]) -> set[str]:
     """Every object something reaches now: refs (the user's and convgit's), reflogs, the index
     of each worktree, the refs each worktree keeps for itself, and the blobs of convgit's
     private indexes (their stat cache names them). UnjudgeableRepositoryError when git cannot
-    prove it (``convgit.git.reachability``): then nothing is deleted."""
+    prove it (``convgit.git.upkeep.reachability``): then nothing is deleted."""
     return reachability.reached(git, ours=True) | index_blobs(git, private_indexes)
 
 
