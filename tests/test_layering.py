@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import re
 import sys
 from pathlib import Path
 
@@ -188,3 +189,25 @@ def test_no_floor_starts_a_higher_floors_module() -> None:
                 elif _floor(started) < _floor(starter):
                     wrong.append(f"{starter} starts {started}, a floor above it")
     assert not wrong, wrong
+
+
+def test_the_architecture_names_every_module_of_git() -> None:
+    """git/ is grouped by concept, and docs/architecture.md's row for it names each sub-package
+    (``plumbing/``) and each module (``private_index``), so the map cannot go stale."""
+    row = next(
+        line
+        for line in (PACKAGE.parent / "docs" / "architecture.md").read_text().splitlines()
+        if line.startswith("| **store** ")
+    )
+    named = set(re.findall(r"`([\w/]+)`", row.split("`git`:", 1)[1]))
+    git = PACKAGE / "git"
+    missing = [
+        str(p.relative_to(git))
+        for p in sorted(git.rglob("*.py"))
+        if p.name != "__init__.py" and p.stem not in named
+    ] + [
+        f"{p.name}/"
+        for p in sorted(git.iterdir())
+        if p.is_dir() and p.name != "__pycache__" and f"{p.name}/" not in named
+    ]
+    assert not missing, f"git/ modules the architecture's row does not name: {missing}"
