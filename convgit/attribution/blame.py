@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 from convgit.attribution import AI, HUMAN, Author, chain
 from convgit.attribution.commit_notes import Reader
 from convgit.base.errors import NotFoundError
-from convgit.git.run import Git
 from convgit.session import Session
 from convgit.store.location import StoreLocation
+from convgit.workspace import Workspace
 
 if TYPE_CHECKING:
     from convgit.schema.shapes import BlameJson
@@ -84,7 +84,7 @@ class Blame:
         }
 
 
-def _base(git: Git, created: str | None) -> str | None:
+def _base(git: Workspace, created: str | None) -> str | None:
     """HEAD's newest commit made before ``created`` (None: no such commit, or no HEAD)."""
     args = ["rev-list", "-1"] + ([f"--before={created}"] if created else []) + ["HEAD", "--"]
     done = git.run(*args, check=False)
@@ -92,7 +92,7 @@ def _base(git: Git, created: str | None) -> str | None:
     return found if done.returncode == 0 and found else None
 
 
-def _now(git: Git, tip: str | None, path: str, file: Path) -> str:
+def _now(git: Workspace, tip: str | None, path: str, file: Path) -> str:
     """A commit of the file as it is now on ``tip`` (the rest of the tree as ``tip`` has it):
     what git gives to it is not recorded yet. (``git blame --contents`` would do, but git
     before 2.41 takes it only over HEAD.)"""
@@ -108,7 +108,12 @@ def _now(git: Git, tip: str | None, path: str, file: Path) -> str:
 
 
 def blame(
-    location: StoreLocation, session: Session | None, git: Git, file: Path, *, notes: bool = False
+    location: StoreLocation,
+    session: Session | None,
+    git: Workspace,
+    file: Path,
+    *,
+    notes: bool = False,
 ) -> Blame:
     """Blame ``file`` over ``session``'s snapshots, or over HEAD and the notes alone when there
     is no session, its snapshots are not here, or ``notes``."""

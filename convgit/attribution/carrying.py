@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 from convgit.attribution import Lines
-from convgit.git import patches
-from convgit.git.run import DIFF, Git
+from convgit.git.plumbing import patches
+from convgit.workspace import DIFF, Workspace
 
 T = TypeVar("T")
 DIFF_TREE = (
@@ -26,12 +26,12 @@ DIFF_TREE = (
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.M)
 
 
-def parents(git: Git, commit: str) -> list[str]:
+def parents(git: Workspace, commit: str) -> list[str]:
     listed = git.run("rev-list", "--parents", "-n", "1", commit, "--").stdout
     return os.fsdecode(listed).split()[1:]
 
 
-def empty_tree(git: Git) -> str:
+def empty_tree(git: Workspace) -> str:
     return os.fsdecode(git.run("mktree", stdin=b"").stdout).strip()
 
 
@@ -70,13 +70,13 @@ def _moves(hunks: list[tuple[int, int, int, int]], lines: list[int]) -> dict[int
     return out
 
 
-def trees(git: Git, commits: Sequence[str]) -> list[str]:
+def trees(git: Workspace, commits: Sequence[str]) -> list[str]:
     """The tree of each commit (git echoes tree pairs back whole, as ``patches.split`` reads)."""
     listed = git.run("rev-parse", *(f"{c}^{{tree}}" for c in commits)).stdout
     return os.fsdecode(listed).split()
 
 
-def diffs(git: Git, pairs: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
+def diffs(git: Workspace, pairs: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
     """The patch of every changed path (``-U0``), for each (old, new) pair of trees."""
     if not pairs:
         return []
@@ -85,7 +85,7 @@ def diffs(git: Git, pairs: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
 
 
 def carried(
-    git: Git, target: str, sources: Sequence[tuple[str, Sequence[Lines[T]]]]
+    git: Workspace, target: str, sources: Sequence[tuple[str, Sequence[Lines[T]]]]
 ) -> tuple[dict[str, set[int]], list[Lines[T]]]:
     """The lines ``target`` added (path -> line numbers), and each kind of lines of the
     ``sources`` (commit, [lines of one kind, lines of another, ...]) carried into it: a later

@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from convgit.git.run import Git
 from convgit.schema import text_of
 from convgit.session import Session
+from convgit.workspace import Workspace
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ class Chain:
         return next(reversed(self.made), self.base)
 
 
-def changes(git: Git, session: Session, paths: list[str]) -> list[tuple[str, str]]:
+def changes(git: Workspace, session: Session, paths: list[str]) -> list[tuple[str, str]]:
     """(entry, snapshot tree) of each snapshot on the active path where one of ``paths``
     changed."""
     snapshots = session.track.sidecar.snapshots
@@ -75,7 +75,7 @@ def changes(git: Git, session: Session, paths: list[str]) -> list[tuple[str, str
     return found
 
 
-def missing(git: Git, session: Session) -> bool:
+def missing(git: Workspace, session: Session) -> bool:
     """True when a snapshot of the active path is not in this repository (its refs are gone:
     a clone that fetched no session, a gc that let it go)."""
     trees = {
@@ -90,7 +90,7 @@ def missing(git: Git, session: Session) -> bool:
     return any(line.endswith(b" missing") for line in listed.splitlines())
 
 
-def lay(git: Git, base: str | None, found: list[tuple[str, str]]) -> Chain:
+def lay(git: Workspace, base: str | None, found: list[tuple[str, str]]) -> Chain:
     """Chain commits of ``found`` on ``base``."""
     chain = Chain(base)
     parent = base
@@ -100,12 +100,12 @@ def lay(git: Git, base: str | None, found: list[tuple[str, str]]) -> Chain:
     return chain
 
 
-def top(git: Git, tip: str | None, tree_id: str) -> str:
+def top(git: Workspace, tip: str | None, tree_id: str) -> str:
     """A commit of ``tree_id`` on ``tip``: what git gives to it is recorded by no snapshot."""
     return git.commit_tree(tree_id, [tip] if tip else [], "convgit blame: the files judged\n")
 
 
-def blame(git: Git, rev: str, path: str) -> list[Blamed]:
+def blame(git: Workspace, rev: str, path: str) -> list[Blamed]:
     """``git blame --porcelain`` of ``path`` at ``rev``, line by line."""
     listed = git.run("blame", "--porcelain", rev, "--", path).stdout
     out: list[Blamed] = []

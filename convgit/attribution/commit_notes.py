@@ -38,12 +38,12 @@ from convgit.attribution import (
 )
 from convgit.base.errors import NotFoundError, UsageError
 from convgit.git import names
-from convgit.git.run import Git
 from convgit.session import Session
 from convgit.sharing import gitnotes
 from convgit.sharing.settings import AttributionSettings
-from convgit.sharing.transport import git_of
+from convgit.sharing.transport import SHARED_THROUGH_GIT
 from convgit.store.location import StoreLocation
+from convgit.workspace import Workspace
 
 TRACE = names.AGENT_TRACE_NOTES
 GIT_AI = names.GIT_AI_NOTES
@@ -72,7 +72,7 @@ class Reader:
     """The notes of commits read back: convgit's Agent Trace records first, else Git AI logs
     (convgit's or another tool's)."""
 
-    def __init__(self, git: Git) -> None:
+    def __init__(self, git: Workspace) -> None:
         self.notes = gitnotes.Notes(git)
         self._traces: dict[str, Lines[Author] | None] = {}
         self._logs: dict[str, git_ai.Log | None] = {}
@@ -129,7 +129,9 @@ def of_key(log: git_ai.Log, key: str) -> Author:
 # -- from a session's snapshots --
 
 
-def of_commit(session: Session, git: Git, commit: str, added: dict[str, set[int]]) -> Lines[Author]:
+def of_commit(
+    session: Session, git: Workspace, commit: str, added: dict[str, set[int]]
+) -> Lines[Author]:
     """Who wrote each of the lines ``commit`` ``added``, as ``session``'s snapshots say: git
     blames the commit's files over the chain of the snapshots where they changed, laid on the
     commit's first parent. A line a snapshot brought is that entry's (a turn's: ``ai``; a
@@ -172,14 +174,14 @@ def _author(session: Session, entry: str) -> Author:
 # -- writing --
 
 
-def _committer(git: Git, commit: str) -> str | None:
+def _committer(git: Workspace, commit: str) -> str | None:
     done = git.run("log", "-1", "--format=%cn <%ce>", commit, "--", check=False)
     found = os.fsdecode(done.stdout).strip()
     return found if done.returncode == 0 and found != "<>" else None
 
 
 def record(
-    git: Git,
+    git: Workspace,
     location: StoreLocation,
     commit: str,
     sources: list[str],
@@ -233,7 +235,7 @@ def record(
 
 
 def _carried(
-    git: Git, commit: str, with_notes: list[tuple[str, list[Any]]]
+    git: Workspace, commit: str, with_notes: list[tuple[str, list[Any]]]
 ) -> tuple[dict[str, set[int]], tuple[Lines[Author], Lines[str]]]:
     added, kinds = carrying.carried(git, commit, with_notes)
     trace_lines: Lines[Author] = kinds[0] if kinds else {}
@@ -260,7 +262,7 @@ def _convgits(there: bytes) -> bool:
     )
 
 
-def _drop_copy(git: Git, reader: Reader, ref: str, commit: str, sources: list[str]) -> None:
+def _drop_copy(git: Workspace, reader: Reader, ref: str, commit: str, sources: list[str]) -> None:
     """Take away git's copy of a source's note when none of its lines landed in ``commit``:
     its line numbers would name lines of this commit that no source wrote. (The source keeps
     its own note.)"""
@@ -273,7 +275,7 @@ def _drop_copy(git: Git, reader: Reader, ref: str, commit: str, sources: list[st
 # -- the hooks --
 
 
-def _git_path(git: Git, name: str) -> Path:
+def _git_path(git: Workspace, name: str) -> Path:
     listed = git.run("rev-parse", "--path-format=absolute", "--git-path", name)
     return Path(os.fsdecode(listed.stdout).strip())
 
@@ -291,7 +293,7 @@ def on_commit(location: StoreLocation) -> Written | None:
     """The post-commit hook's part: the new commit's notes from the current session (and, for a
     cherry-pick, the picked commit's notes). Nothing during a rebase (the post-rewrite hook
     carries the notes), for an amend (the same), or for a merge."""
-    git = git_of(location)
+    git = Workspace.needed_by(location, SHARED_THROUGH_GIT)
     if any(_git_path(git, d).is_dir() for d in ("rebase-merge", "rebase-apply")):
         return None
     head = os.fsdecode(git.run("rev-parse", "HEAD").stdout).strip()
@@ -311,7 +313,7 @@ def on_rewrite(location: StoreLocation, kind: str, rewritten: str) -> list[Writt
     """The post-rewrite hook's part (``amend`` or ``rebase``, git's "old new" lines on stdin):
     each new commit's notes carried from the old ones it replaces; an amend's new lines from the
     current session."""
-    git = git_of(location)
+    git = Workspace.needed_by(location, SHARED_THROUGH_GIT)
     olds: dict[str, list[str]] = {}
     for line in rewritten.splitlines():
         words = line.split()
@@ -324,7 +326,7 @@ def on_rewrite(location: StoreLocation, kind: str, rewritten: str) -> list[Writt
 # -- convgit attribution rewrite --
 
 
-def commits(git: Git, given: list[str]) -> list[str]:
+def commits(git: Workspace, given: list[str]) -> list[str]:
     """The commits ``given`` names, oldest first: a revision is one commit, ``A..B`` a range."""
     out: list[str] = []
     for rev in given:
@@ -341,7 +343,7 @@ def commits(git: Git, given: list[str]) -> list[str]:
 def rewrite(location: StoreLocation, targets: list[str], sources: list[str]) -> list[Written]:
     """``convgit attribution rewrite``: each target's notes carried from the ``sources``' (a
     later source winning), over what its own note says."""
-    git = git_of(location)
+    git = Workspace.needed_by(location, SHARED_THROUGH_GIT)
     into = commits(git, targets or ["HEAD"])
     source_commits = commits(git, sources)
     if not source_commits:

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from convgit.git import names
-from convgit.git.run import Git
 from convgit.session import Session
 from convgit.store.location import StoreLocation
+from convgit.workspace import Workspace
 
 RECENT = 50
 
@@ -49,13 +49,13 @@ class Match:
         }
 
 
-def differing(git: Git, a: str, b: str) -> int:
+def differing(git: Workspace, a: str, b: str) -> int:
     """How many files differ between trees (or commits) ``a`` and ``b``."""
     listed = git.run("diff-tree", "-r", "--name-only", "--no-renames", "-z", a, b).stdout
     return len([p for p in listed.split(b"\0") if p])
 
 
-def match(session: Session, git: Git, tree_id: str) -> Match | None:
+def match(session: Session, git: Workspace, tree_id: str) -> Match | None:
     """The snapshot of ``session`` whose files are ``tree_id``, else the nearest of its
     newest ``RECENT`` ones; None when it has none."""
     snapshots = list(session.track.sidecar.snapshots.values())
@@ -77,7 +77,7 @@ def index_tree() -> str:
     return os.fsdecode(done.stdout).strip()
 
 
-def add(git: Git, message: Path, found: Match) -> None:
+def add(git: Workspace, message: Path, found: Match) -> None:
     """Write the trailers of ``found`` into the commit message file (replacing convgit's own
     trailers, as on an amend)."""
     trailers = [
@@ -91,7 +91,7 @@ def add(git: Git, message: Path, found: Match) -> None:
     )
 
 
-def read(git: Git, commit: str) -> dict[str, str]:
+def read(git: Workspace, commit: str) -> dict[str, str]:
     """convgit's trailers of ``commit`` (key -> value; the last of a key wins)."""
     listed = git.run("log", "-1", "--format=%(trailers:only,unfold)", commit, "--").stdout
     found: dict[str, str] = {}
@@ -116,9 +116,9 @@ def on_commit(location: StoreLocation, args: list[str]) -> Match | None:
     sid = location.current()
     if sid is None or not location.session_path(sid).exists():
         return None
-    from convgit.sharing.transport import git_of
+    from convgit.sharing.transport import SHARED_THROUGH_GIT
 
-    git = git_of(location)
+    git = Workspace.needed_by(location, SHARED_THROUGH_GIT)
     session = Session(location, sid)
     session.reload()
     found = match(session, git, index_tree())

@@ -15,8 +15,9 @@ from convgit.attribution import Author, Lines, commit_notes, trailers
 from convgit.base.errors import NotFoundError
 from convgit.git import names
 from convgit.session import Session
-from convgit.sharing.transport import git_of
+from convgit.sharing.transport import SHARED_THROUGH_GIT
 from convgit.store.location import StoreLocation
+from convgit.workspace import Workspace
 
 
 @dataclass
@@ -41,7 +42,7 @@ class Why:
 
 
 def why(location: StoreLocation, rev: str) -> Why:
-    git = git_of(location)
+    git = Workspace.needed_by(location, SHARED_THROUGH_GIT)
     commit, tree_id = git.commit_and_tree(rev)
     subject = git.run("log", "-1", "--format=%s", commit, "--").stdout.decode().strip()
     made = git.run("log", "-1", "--format=%cI", commit, "--").stdout.decode().strip()

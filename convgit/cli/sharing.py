@@ -64,17 +64,16 @@ def unshare(
 
 def _mark_shared(session: str, shared: bool, json: bool) -> None:
     """``share`` and ``unshare``: the session found, marked, and what changed said."""
-    from convgit.git.remotes import mirrors
     from convgit.sharing.settings import set_shared
-    from convgit.sharing.transport import git_of
     from convgit.store.sessions import find_session
     from convgit.text.reports import mirror_lines
+    from convgit.workspace import Workspace
 
     location = _location()
     sid = find_session(location, session)
     changed = set_shared(location, sid, shared)
-    place = location.git
-    mirrored = mirrors(git_of(location)) if place and place.worktree else []
+    workspace = Workspace.of(location)
+    mirrored = workspace.mirrors() if workspace is not None else []
     if json:
         shown: SharingJson = {
             "session": sid,
@@ -302,10 +301,11 @@ def install_git_hooks(program: str | None, json: bool, *, remove: bool = False) 
     from convgit.git import names
     from convgit.sharing import githooks, gitnotes
     from convgit.sharing.settings import AttributionSettings, ShareSettings
-    from convgit.sharing.transport import git_of
+    from convgit.sharing.transport import SHARED_THROUGH_GIT
+    from convgit.workspace import Workspace
 
     location = _location()
-    git = git_of(location)
+    git = Workspace.needed_by(location, SHARED_THROUGH_GIT)
     attribution = AttributionSettings.of(location)
     hooks = ["post-commit", "post-rewrite"]
     if remove or attribution.trailers:
@@ -365,7 +365,8 @@ def blame(
     commit's git notes of attribution answer for its lines (without a session, they alone)."""
     from convgit.attribution import blame as blaming
     from convgit.session import Session, opening
-    from convgit.sharing.transport import git_of
+    from convgit.sharing.transport import SHARED_THROUGH_GIT
+    from convgit.workspace import Workspace
 
     location = _location()
     sid = opening.find(location, options.session)
@@ -374,7 +375,9 @@ def blame(
         session = Session(location, sid)
         session.reload()
     where = file if file.is_absolute() else options.directory / file
-    found = blaming.blame(location, session, git_of(location), where, notes=notes)
+    found = blaming.blame(
+        location, session, Workspace.needed_by(location, SHARED_THROUGH_GIT), where, notes=notes
+    )
     if json:
         out(found.to_json())
         return

@@ -37,13 +37,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from convgit.base import faults
-from convgit.git import agent_files, rules, watcher, watchman
-from convgit.git import index as index_file
-from convgit.git.kept_out import KeptOut
-from convgit.git.objects import BLOB, EXEC, GITLINK, LEGACY_BLOB, LINK, TREE, Objects
-from convgit.git.private_index import PrivateIndex
-from convgit.git.restoreplan import LeftAlone, lstat, real_folders
-from convgit.git.run import AUTHOR_EMAIL, AUTHOR_NAME, INDEX, SAFE, Git, git_words
+from convgit.git import rules, watchman
+from convgit.git.index import agent_files, watcher
+from convgit.git.index import format as index_file
+from convgit.git.index.kept_out import KeptOut
+from convgit.git.index.private_index import PrivateIndex
+from convgit.git.plumbing.objects import BLOB, EXEC, GITLINK, LEGACY_BLOB, LINK, TREE, Objects
+from convgit.git.plumbing.run import AUTHOR_EMAIL, AUTHOR_NAME, INDEX, SAFE, Git, git_words
+from convgit.git.restore.plan import LeftAlone, lstat, real_folders
 
 PATCH_LIMIT = 5000  # more changed paths than this: the private index's stat cache is cheaper
 RETRY = 30.0  # seconds before a watchman that failed is asked again

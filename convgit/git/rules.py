@@ -26,9 +26,9 @@ from pathlib import Path
 
 from convgit.base.errors import WorkspaceError
 from convgit.base.valueclass import valueclass
-from convgit.git.objects import BLOB, EXEC, LEGACY_BLOB, Objects
-from convgit.git.paths import folders_above
-from convgit.git.run import SAFE, Git, git_words
+from convgit.git.plumbing.objects import BLOB, EXEC, LEGACY_BLOB, Objects
+from convgit.git.plumbing.paths import folders_above
+from convgit.git.plumbing.run import SAFE, Git, git_words
 
 EXCLUDE, EXCLUDES_FILE, SPARSE = "exclude", "excludesFile", "sparse-checkout"
 _TRUE = ("", "true", "yes", "on", "1")

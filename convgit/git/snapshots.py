@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 from convgit.base.valueclass import valueclass
 from convgit.git import rules
-from convgit.git.private_index import PrivateIndex
-from convgit.git.restoreplan import LeftAlone
+from convgit.git.index.private_index import PrivateIndex
+from convgit.git.restore.plan import LeftAlone
 
 if TYPE_CHECKING:
     from convgit.git.patching import Patcher

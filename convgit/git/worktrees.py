@@ -15,7 +15,7 @@ from contextlib import suppress
 from pathlib import Path
 
 from convgit.base.errors import RefusedError, WorkspaceError
-from convgit.git.run import Git
+from convgit.git.plumbing.run import Git
 
 MARKER = "convgit-worktree"
 # `git worktree add` and `remove` read every worktree's admin folder and die on one another

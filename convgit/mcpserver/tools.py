@@ -197,7 +197,7 @@ def diff(
 
 def file_at(place: Place, path: str, entry: str = "@", session: str | None = None) -> str:
     """A file's content as an entry's snapshot (or the nearest above it) holds it."""
-    from convgit.git.restoreplan import relative_paths
+    from convgit.git.restore.plan import relative_paths
 
     s = place.session(session)
     ident = s.conversation.resolve(entry)

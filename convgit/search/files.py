@@ -95,13 +95,12 @@ def diff(
     ``files``."""
     found: dict[tuple[str, str], list[str]] = {}
     if wanted and location.git is not None and location.git.worktree is not None:
-        from convgit.git.changed import changed_paths  # here: most searches need no git
-        from convgit.git.run import Git
+        from convgit.workspace import Workspace  # here: most searches need no git
 
-        git = Git(location.git.worktree, location.git.git_dir, location.git.common_dir)
+        workspace = Workspace(location.git.worktree, location.git.git_dir, location.git.common_dir)
         pairs = sorted({(prev, tree) for _, _, prev, tree in wanted})
         try:
-            found = dict(zip(pairs, changed_paths(git, pairs), strict=True))
+            found = dict(zip(pairs, workspace.changed_paths(pairs), strict=True))
         except (ConvgitError, ValueError):  # an object git no longer has: nothing known changed
             found = {}
     rows = []

@@ -68,7 +68,7 @@ def check_name(name: str) -> None:
 def _check_workspace_root(worktree: Path | None) -> None:
     if worktree is None:
         return
-    from convgit.git.run import refuse_home_or_root
+    from convgit.workspace import refuse_home_or_root
 
     refuse_home_or_root(
         worktree, hint="run convgit inside a project's own repository, or use --no-snapshots"

@@ -38,7 +38,7 @@ from convgit.base.errors import (
 )
 from convgit.conversation.refs import is_saved_ref, saved_id
 from convgit.git import names
-from convgit.git.keeps import Keeps
+from convgit.git.restore.keeps import Keeps
 from convgit.session.saved_states import new_ref
 from convgit.store.sidecar import SavedState
 
@@ -92,6 +92,22 @@ class RestoreResult:
         }
 
 
+@dataclass(frozen=True)
+class Restore:
+    """One restore as a command asks it (``Restoring.restore``'s words, made one value there
+    and passed whole below): ``ref``'s snapshot or saved state, or the newest saved state
+    (``undo``); only ``paths``; ``dry_run``; ``force`` past open tool calls; ``clean``; and
+    ``settle`` with a dry run. The session turns it into the workspace's ``RestoreRequest``."""
+
+    ref: str | None = None
+    paths: tuple[str, ...] | None = None
+    dry_run: bool = False
+    undo: bool = False
+    force: bool = False
+    clean: bool = False
+    settle: bool = False
+
+
 class Restoring:
     """Restores of one session's working tree."""
 
@@ -111,8 +127,8 @@ class Restoring:
 
     def _with_agent_files(self, result: RestoreResult) -> RestoreResult:
         """``result`` naming the files it changed that are kept although git ignores them, because
-        the agent wrote them (``convgit.git.agent_files``)."""
-        from convgit.git import agent_files
+        the agent wrote them (``convgit.git.index.agent_files``)."""
+        from convgit.git.index import agent_files
 
         if not result.changes:
             return result
@@ -139,34 +155,30 @@ class Restoring:
         """Bring the files (or ``paths``, relative to the root) to ``ref``'s snapshot or to the
         saved state ``ref`` names (``saved:…``), after saving the files now; ``undo``: to the
         newest saved state; ``clean``: delete the files the target lacks that no snapshot held
-        too (``convgit.git.keeps``). Stopped by SIGINT, SIGTERM or SIGHUP, it stops git, and
+        too (``convgit.git.restore.keeps``). Stopped by SIGINT, SIGTERM or SIGHUP, it stops git, and
         says what state it left (``StoppedError``). The result names the changed files git
         ignores that are kept as the agent wrote them. ``settle``, with ``dry_run`` (the
         preview an interactive undo shows before it asks): when nothing would change, the
         interrupted restores it goes back over are settled, as the undo itself would."""
         from convgit.base.process_groups import stopping_on_signals
-        from convgit.git.restoreplan import relative_paths
+        from convgit.git.restore.plan import relative_paths
 
         relative_paths(paths or [])  # an empty or escaping path: refused before any file is read
         progress = _Progress()
         try:
             with stopping_on_signals():
-                done = self._restore(ref, paths, dry_run, undo, force, clean, progress, settle)
+                asked = Restore(
+                    ref, None if paths is None else tuple(paths), dry_run, undo, force, clean,
+                    settle,
+                )  # fmt: skip
+                done = self._restore(asked, progress)
         except (SignalReceived, KeyboardInterrupt) as exc:
             raise _stopped(exc, self.track, progress) from None
         return self._with_agent_files(done)
 
-    def _restore(
-        self,
-        ref: str | None,
-        paths: list[str] | None,
-        dry_run: bool,
-        undo: bool,
-        force: bool,
-        clean: bool,
-        progress: _Progress,
-        settle: bool = False,
-    ) -> RestoreResult:
+    def _restore(self, asked: Restore, progress: _Progress) -> RestoreResult:
+        ref, undo, dry_run = asked.ref, asked.undo, asked.dry_run
+        paths = None if asked.paths is None else list(asked.paths)
         ws = self.track.workspace()
         size_cap = self.track.size_cap
         target_entry: str | None = None
@@ -189,22 +201,25 @@ class Restoring:
             target_entry, commit, exact_from, rules = snap.entry, snap.commit, None, snap.rules
             skipped = {str(s["path"]): str(s.get("reason", "")) for s in snap.skipped}
         waiting = self.open_tool_calls()
-        if waiting and not force and not dry_run:
+        if waiting and not asked.force and not dry_run:
             raise RefusedError(
                 f"The conversation is waiting for the result of tool call {', '.join(waiting)}; "
                 "restore once it is recorded.",
                 "record the result with `convgit tool`, or restore anyway with --force",
             )
         saved_target = state.id if state is not None else None
-        with ws.restoring(
-            commit, index=self.track.index(), size_cap=size_cap, paths=paths,
-            exact_from=exact_from,
-            target_skipped=skipped, target_rules=rules, keeps=Keeps(self._held(), clean),
-        ) as planned:  # fmt: skip
+        from convgit.workspace import RestoreRequest
+
+        request = RestoreRequest(
+            commit, size_cap, paths=None if paths is None else tuple(paths),
+            exact_from=exact_from, target_skipped=skipped, target_rules=rules,
+            keeps=Keeps(self._held(), asked.clean),
+        )  # fmt: skip
+        with ws.restoring(request, index=self.track.index()) as planned:
             progress.planned = planned
             changes = planned.changes
             if dry_run:
-                if settle and settles and not changes:  # nothing to ask: settled as undone
+                if asked.settle and settles and not changes:  # nothing to ask: settled as undone
                     self.saved_states.settle(settles)
                 return RestoreResult(
                     target_entry, commit, None, changes, True, None, saved_target, undo,

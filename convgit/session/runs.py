@@ -20,7 +20,7 @@ from convgit.base.errors import NotFoundError, RefusedError, UsageError
 from convgit.conversation import appending
 from convgit.conversation.refs import WORKING_TREE
 from convgit.git import names
-from convgit.git.restoreplan import relative_paths
+from convgit.git.restore.plan import relative_paths
 
 if TYPE_CHECKING:
     from convgit.session.conversation import Conversation

@@ -11,6 +11,7 @@ Promises kept here:
 
 from __future__ import annotations
 
+import sys
 from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -21,7 +22,7 @@ from convgit.base.errors import ConvgitError, NotFoundError
 from convgit.base.valueclass import valueclass
 from convgit.conversation.refs import LEAF, is_saved_ref, snapshot_back
 from convgit.git import names
-from convgit.git.paths import and_above
+from convgit.git.plumbing.paths import and_above
 from convgit.session.track import Track, os_words
 from convgit.store.config import fsmonitor
 from convgit.store.sidecar import (
@@ -146,8 +147,11 @@ class Snapshots:
         if not snap.reused:
             from convgit.workspace import background
 
-            background.note(self.track.workspace(), self.track.location.root, snap.written)
-            background.after_turn(self.track.location.root, self.track.workspace().root)
+            store, worktree = self.track.location.root, self.track.workspace().root
+            background.note(self.track.workspace(), store, snap.written)
+            if background.gc_due(store, worktree):  # gc's own entry, on this floor
+                gc = [sys.executable, "-m", "convgit.upkeep.collecting", str(store), str(worktree)]
+                background.detached(gc, worktree, "convgit-gc")
         return self.track.sidecar.snapshots[target]
 
     def status(self) -> Status:

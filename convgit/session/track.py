@@ -158,7 +158,7 @@ class Track:
         self.check_worktree()
         from convgit.workspace import Workspace  # only commands that touch files need git
 
-        found = Workspace.at(git.git_dir, git.worktree)
+        found = Workspace.of(self.location)
         if found is None:
             raise NoWorkspaceError("No git working tree was found for this session.")
         found.keep_out(self.location.root)
@@ -192,7 +192,7 @@ class Track:
         return None
 
     def index(self) -> Path:
-        """This session's private index (``convgit.git.private_index``)."""
+        """This session's private index (``convgit.git.index.private_index``)."""
         path = self.location.index_path(self.id)
         path.parent.mkdir(parents=True, exist_ok=True)
         return path
@@ -201,7 +201,7 @@ class Track:
         """One snapshot or restore at a time per session and worktree: its private index's
         lock; held too by whatever reads or rewrites this session's snapshots as a whole
         (redaction)."""
-        from convgit.git import private_index
+        from convgit.git.index import private_index
 
         return private_index.locked(self.index())
 

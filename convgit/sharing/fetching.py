@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from convgit.git import names
-from convgit.git.run import Git
 from convgit.session import Session
 from convgit.sharing import gitnotes, incoming, session_commit, transport
 from convgit.sharing.settings import ShareSettings, set_shared
 from convgit.store import stale_copies
 from convgit.store.location import StoreLocation
 from convgit.store.sessions import SESSION_ID
+from convgit.workspace import Workspace
 
 if TYPE_CHECKING:
     from convgit.schema.shapes import FetchJson
@@ -69,7 +69,7 @@ class FetchReport:
 
 
 def fetch_sessions(
-    git: Git, location: StoreLocation, remote: str, only: list[str] | None = None
+    git: Workspace, location: StoreLocation, remote: str, only: list[str] | None = None
 ) -> list[str]:
     """Fetch the remote's session commits, then the refs of its sessions (``only`` these);
     the sessions fetched. A session whose copy there is stale (it holds what a redaction here
@@ -90,7 +90,7 @@ def fetch_sessions(
 
 
 def fetch(location: StoreLocation, given_remote: str | None, *, merge: bool) -> FetchReport:
-    git = transport.git_of(location)
+    git = Workspace.needed_by(location, transport.SHARED_THROUGH_GIT)
     remote = transport.remote(git, location, given_remote, "fetched")
     report = FetchReport(remote, merge)
     trashed = set(location.trashed_ids())

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from convgit.base.errors import RefusedError, UsageError
-from convgit.git.run import Git
+from convgit.workspace import Workspace
 
 MARK = "# convgit hook"
 HOOKS = ("prepare-commit-msg", "post-commit", "post-rewrite", "pre-push")
@@ -50,7 +50,7 @@ def with_config(change: HookChange, values: list[str]) -> HookChange:
     return replace(change, config=values, changed=change.changed or bool(values))
 
 
-def folder(git: Git) -> Path:
+def folder(git: Workspace) -> Path:
     """Where git looks for hooks in this repository."""
     listed = git.run("rev-parse", "--path-format=absolute", "--git-path", "hooks", config=())
     return Path(os.fsdecode(listed.stdout).strip())
@@ -91,7 +91,7 @@ def _ours(path: Path) -> bool:
         return False
 
 
-def install(git: Git, hook: str, program: str | None = None) -> HookChange:
+def install(git: Workspace, hook: str, program: str | None = None) -> HookChange:
     if hook not in HOOKS:
         raise UsageError(f"convgit has no git hook {hook!r}.")
     place = folder(git)
@@ -114,7 +114,7 @@ def install(git: Git, hook: str, program: str | None = None) -> HookChange:
     return HookChange(hook, path, chained.exists(), changed)
 
 
-def uninstall(git: Git, hook: str) -> HookChange:
+def uninstall(git: Workspace, hook: str) -> HookChange:
     place = folder(git)
     path, chained = place / hook, place / f"{hook}.convgit-chained"
     if not _ours(path):

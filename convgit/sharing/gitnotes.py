@@ -16,9 +16,9 @@ from __future__ import annotations
 import os
 
 from convgit.git import names
-from convgit.git.run import COMMIT, IDENTITY, Git
 from convgit.sharing import transport
 from convgit.store.location import StoreLocation
+from convgit.workspace import COMMIT, IDENTITY, Workspace
 
 REWRITE_REF = "notes.rewriteRef"
 ADDED = "git-config-added"  # in the store: "<key> <value>" a line, what convgit added
@@ -27,7 +27,7 @@ ADDED = "git-config-added"  # in the store: "<key> <value>" a line, what convgit
 class Notes:
     """The notes of some commits under the note refs, read through one listing per ref."""
 
-    def __init__(self, git: Git) -> None:
+    def __init__(self, git: Workspace) -> None:
         self.git = git
         self._listed: dict[str, dict[str, str]] = {}
         self._read: dict[tuple[str, str], bytes | None] = {}
@@ -52,13 +52,13 @@ class Notes:
         return self._read[(ref, commit)]
 
 
-def read(git: Git, ref: str, commit: str) -> bytes | None:
+def read(git: Workspace, ref: str, commit: str) -> bytes | None:
     """The note of ``commit`` under ``ref``, or None."""
     done = git.run("notes", f"--ref={ref}", "show", commit, check=False)
     return done.stdout if done.returncode == 0 else None
 
 
-def write(git: Git, ref: str, commit: str, data: bytes) -> None:
+def write(git: Workspace, ref: str, commit: str, data: bytes) -> None:
     """Make ``data`` the note of ``commit`` under ``ref`` (over the one there, if any)."""
     blob = os.fsdecode(git.run("hash-object", "-w", "--stdin", stdin=data).stdout).strip()
     git.run(
@@ -67,7 +67,7 @@ def write(git: Git, ref: str, commit: str, data: bytes) -> None:
     )  # fmt: skip
 
 
-def remove(git: Git, ref: str, commit: str) -> None:
+def remove(git: Workspace, ref: str, commit: str) -> None:
     """Take away the note of ``commit`` under ``ref`` (there is none: nothing happens)."""
     git.run(
         "notes", f"--ref={ref}", "remove", "--ignore-missing", commit,
@@ -78,7 +78,7 @@ def remove(git: Git, ref: str, commit: str) -> None:
 # -- notes.rewriteRef --
 
 
-def rewrite_refs(git: Git) -> list[str]:
+def rewrite_refs(git: Workspace) -> list[str]:
     done = git.run("config", "--get-all", REWRITE_REF, check=False)
     return os.fsdecode(done.stdout).split()
 
@@ -102,7 +102,7 @@ def _remember(location: StoreLocation, values: list[str]) -> None:
     os.replace(temporary, path)
 
 
-def add_rewrite_refs(git: Git, location: StoreLocation, refs: list[str]) -> list[str]:
+def add_rewrite_refs(git: Workspace, location: StoreLocation, refs: list[str]) -> list[str]:
     """Add each of ``refs`` to ``notes.rewriteRef`` where it is not there yet; the ones added."""
     there = rewrite_refs(git)
     added = [ref for ref in refs if ref not in there]
@@ -112,7 +112,7 @@ def add_rewrite_refs(git: Git, location: StoreLocation, refs: list[str]) -> list
     return added
 
 
-def remove_rewrite_refs(git: Git, location: StoreLocation) -> list[str]:
+def remove_rewrite_refs(git: Workspace, location: StoreLocation) -> list[str]:
     """Take out of ``notes.rewriteRef`` the values convgit added (none other); those taken."""
     ours = _added(location)
     there = rewrite_refs(git)
@@ -127,13 +127,13 @@ def remove_rewrite_refs(git: Git, location: StoreLocation) -> list[str]:
 # -- to and from a remote --
 
 
-def _one(git: Git, ref: str) -> str | None:
+def _one(git: Workspace, ref: str) -> str | None:
     done = git.run("rev-parse", "--verify", "-q", ref, check=False)
     found = os.fsdecode(done.stdout).strip()
     return found if done.returncode == 0 and found else None
 
 
-def push_specs(git: Git, remote: str, refs: list[str]) -> list[str]:
+def push_specs(git: Workspace, remote: str, refs: list[str]) -> list[str]:
     """The refspecs that carry ``refs`` where this clone's differ from what ``remote`` was last
     known to have (none forced: a remote that moved refuses them, and is fetched and merged)."""
     specs = []
@@ -144,7 +144,7 @@ def push_specs(git: Git, remote: str, refs: list[str]) -> list[str]:
     return specs
 
 
-def fetch_and_merge(git: Git, remote: str, refs: list[str]) -> list[str]:
+def fetch_and_merge(git: Workspace, remote: str, refs: list[str]) -> list[str]:
     """Fetch ``remote``'s note refs and merge those of ``refs`` into this clone's (this clone's
     note wins where both have one); the refs that changed here."""
     if not refs:
@@ -167,6 +167,6 @@ def fetch_and_merge(git: Git, remote: str, refs: list[str]) -> list[str]:
     return changed
 
 
-def _contains(git: Git, newer: str, older: str) -> bool:
+def _contains(git: Workspace, newer: str, older: str) -> bool:
     done = git.run("merge-base", "--is-ancestor", older, newer, check=False)
     return done.returncode == 0

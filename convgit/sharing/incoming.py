@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from convgit import schema
 from convgit.base import codec, faults
 from convgit.conversation import tree
-from convgit.git.run import Git
 from convgit.session import Session
 from convgit.sharing import merge, session_commit
 from convgit.sharing.transport import set_refs
 from convgit.store import jsonl
 from convgit.store.location import StoreLocation
 from convgit.store.sidecar import Sidecar
+from convgit.workspace import Workspace
 
 
 @dataclass
@@ -34,13 +34,13 @@ class Merged:
     differ: int = 0
 
 
-def _present(git: Git, commits: list[str]) -> set[str]:
+def _present(git: Workspace, commits: list[str]) -> set[str]:
     asked = "".join(f"{c}\n" for c in commits).encode()
     listed = git.run("cat-file", "--batch-check", stdin=asked).stdout.decode().splitlines()
     return {c for c, line in zip(commits, listed, strict=False) if not line.endswith("missing")}
 
 
-def _keep_present(git: Git, plan: merge.Plan) -> None:
+def _keep_present(git: Workspace, plan: merge.Plan) -> None:
     """Only the snapshots whose commits were fetched (a remote that lost one is no reason to
     record it here)."""
     present = _present(git, [r["commit"] for r in plan.snapshots])
@@ -48,7 +48,7 @@ def _keep_present(git: Git, plan: merge.Plan) -> None:
     plan.refs = {name: c for name, c in plan.refs.items() if c in present}
 
 
-def merge_into(session: Session, git: Git, remote: str, commit: str) -> Merged:
+def merge_into(session: Session, git: Workspace, remote: str, commit: str) -> Merged:
     """Merge the copy of ``session`` that session commit ``commit`` carries (see ``merge``)."""
     data, side = session_commit.read(git, commit)
     there, their_sidecar = merge.read_copy(data, side, session.id, remote)
@@ -86,7 +86,9 @@ def merge_into(session: Session, git: Git, remote: str, commit: str) -> Merged:
     return done
 
 
-def create_from(location: StoreLocation, git: Git, sid: str, remote: str, commit: str) -> Merged:
+def create_from(
+    location: StoreLocation, git: Workspace, sid: str, remote: str, commit: str
+) -> Merged:
     """Make session ``sid`` here from the copy session commit ``commit`` carries."""
     data, side = session_commit.read(git, commit)
     data = session_commit.whole_lines(data)

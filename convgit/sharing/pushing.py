@@ -25,13 +25,13 @@ from convgit.base import faults
 from convgit.base.errors import NotFoundError, RefusedError
 from convgit.conversation.shortids import ShortIds
 from convgit.git import names
-from convgit.git.run import Git
 from convgit.session import Session
 from convgit.sharing import gitnotes, incoming, secrets, session_commit, transport
 from convgit.sharing.fetching import fetch_sessions
 from convgit.sharing.settings import ShareSettings, shared_ids
 from convgit.store import jsonl, stale_copies
 from convgit.store.location import StoreLocation
+from convgit.workspace import Workspace
 
 if TYPE_CHECKING:
     from convgit.schema.shapes import PushJson
@@ -124,7 +124,7 @@ def push(
     allow_secrets: bool = False,
     replace: bool = False,
 ) -> PushReport:
-    git = transport.git_of(location)
+    git = Workspace.needed_by(location, transport.SHARED_THROUGH_GIT)
     remote = transport.remote(git, location, given_remote, "sent")
     report = PushReport(remote, dry_run)
     stale = {sid: refs for sid in sids if (refs := stale_copies.of(location, remote, sid))}
@@ -218,7 +218,7 @@ def _tracked(remote: str, specs: list[str]) -> dict[str, str]:
     return moved
 
 
-def _untrack(git: Git, remote: str, specs: list[str]) -> None:
+def _untrack(git: Workspace, remote: str, specs: list[str]) -> None:
     """Forget the tracking refs of the refs a push deleted on ``remote``."""
     gone = [names.tracking_ref(remote, s[1:]) for s in specs if s.startswith(":")]
     had = git.refs_under(names.remote_prefix(remote))
@@ -232,7 +232,7 @@ def _destinations(specs: list[str]) -> list[str]:
 
 
 def _plan(
-    git: Git,
+    git: Workspace,
     location: StoreLocation,
     remote: str,
     sid: str,
@@ -286,7 +286,7 @@ def _new_records(own: bytes, theirs: bytes) -> tuple[int, list[secrets.Found]]:
     return sum(1 for i in sent.entries if i not in there), secrets.in_records(records)
 
 
-def _carry(git: Git, plan: SessionPush, dry_run: bool) -> None:
+def _carry(git: Workspace, plan: SessionPush, dry_run: bool) -> None:
     """Write the session commit of what ``_plan`` scanned, and the refspecs of the push."""
     sid = plan.session
     if dry_run:
@@ -301,7 +301,9 @@ def _carry(git: Git, plan: SessionPush, dry_run: bool) -> None:
         plan.specs.append(f"{carried}:{names.shared_ref(sid)}")
 
 
-def _session_commit(git: Git, sid: str, theirs: str | None, contents: tuple[bytes, bytes]) -> str:
+def _session_commit(
+    git: Workspace, sid: str, theirs: str | None, contents: tuple[bytes, bytes]
+) -> str:
     """The session commit of ``contents``, kept by ``refs/convgit/_shared/<sid>``."""
     mine = _one(git, names.shared_ref(sid))
     parents = [mine] if mine else []
@@ -313,7 +315,7 @@ def _session_commit(git: Git, sid: str, theirs: str | None, contents: tuple[byte
     return carried
 
 
-def _one(git: Git, ref: str) -> str | None:
+def _one(git: Workspace, ref: str) -> str | None:
     found = git.refs_under(ref)
     return found.get(ref)
 

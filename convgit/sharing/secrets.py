@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from convgit.git.run import Git
 from convgit.session import detector, scrub
+from convgit.workspace import Workspace
 
 ASK_OVER = 1000  # new objects over which the remote is asked first which it holds
 SCAN_CAP = 10 * 1024 * 1024  # bytes of one file scanned (snapshots leave bigger ones out anyway)
@@ -60,7 +60,7 @@ def in_records(records: Iterable[tuple[str, dict[str, Any]]]) -> list[Found]:
     return found
 
 
-def _ignored(git: Git, paths: list[str]) -> set[str]:
+def _ignored(git: Workspace, paths: list[str]) -> set[str]:
     """The ``paths`` git ignores (its own rules, as for the user's ``git status``)."""
     if not paths:
         return set()
@@ -70,7 +70,7 @@ def _ignored(git: Git, paths: list[str]) -> set[str]:
 
 
 def in_files(
-    git: Git, tips: list[str], have: list[str], held: Callable[[], list[str]] | None = None
+    git: Workspace, tips: list[str], have: list[str], held: Callable[[], list[str]] | None = None
 ) -> list[Found]:
     """The secrets in the files (blobs) and the paths (the names in trees) that ``tips`` reach
     and ``have`` does not: what a push of ``tips`` sends to a remote that has ``have``.
@@ -97,7 +97,12 @@ def in_files(
 
 
 def _listed(
-    git: Git, tips: list[str], have: list[str], *, check: bool = False, whole_trees: bool = False
+    git: Workspace,
+    tips: list[str],
+    have: list[str],
+    *,
+    check: bool = False,
+    whole_trees: bool = False,
 ) -> dict[str, str] | None:
     """Each object ``tips`` reach and ``have`` does not, with a path it has (``""``: a root
     tree or a commit); None when git could not walk (an error, with ``check``). git leaves
@@ -117,7 +122,7 @@ def _listed(
     return paths
 
 
-def _in_objects(git: Git, listed: dict[str, str]) -> list[tuple[str, Found]]:
+def _in_objects(git: Workspace, listed: dict[str, str]) -> list[tuple[str, Found]]:
     """What the new objects ``listed`` hold, each finding with the object it is in: a
     blob's contents and its ``.env`` names (``BY_NAME``), a tree's names."""
     asked = "".join(f"{oid}\n" for oid in listed).encode()

@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 
 from convgit.git import names
-from convgit.git.run import Git
 from convgit.store import jsonl
 from convgit.store.location import StoreLocation
+from convgit.workspace import Workspace
 
 FILE = "session.jsonl"
 SIDECAR = "files.jsonl"
@@ -24,7 +24,7 @@ def whole_lines(data: bytes) -> bytes:
     return data[: data.rfind(b"\n") + 1]
 
 
-def _blob(git: Git, data: bytes) -> str:
+def _blob(git: Workspace, data: bytes) -> str:
     return os.fsdecode(git.run("hash-object", "-w", "--stdin", stdin=data).stdout).strip()
 
 
@@ -37,7 +37,7 @@ def contents(location: StoreLocation, sid: str) -> tuple[bytes, bytes]:
     return own, files
 
 
-def build(git: Git, carried: tuple[bytes, bytes], sid: str, parents: list[str]) -> str:
+def build(git: Workspace, carried: tuple[bytes, bytes], sid: str, parents: list[str]) -> str:
     """A session commit of ``carried`` (``contents``) with ``parents`` (the first of them
     returned as it is when it carries the same files and is the only one). Its blobs are the
     first objects written: what was scanned is what is carried."""
@@ -50,18 +50,18 @@ def build(git: Git, carried: tuple[bytes, bytes], sid: str, parents: list[str]) 
     return git.commit_tree(tree, parents, message)
 
 
-def tree_of(git: Git, commit: str) -> str:
+def tree_of(git: Workspace, commit: str) -> str:
     return os.fsdecode(git.run("rev-parse", f"{commit}^{{tree}}").stdout).strip()
 
 
-def read(git: Git, commit: str) -> tuple[bytes, bytes]:
+def read(git: Workspace, commit: str) -> tuple[bytes, bytes]:
     """The session file and the sidecar a session commit carries."""
     own = git.run("cat-file", "blob", f"{commit}:{FILE}").stdout
     files = git.run("cat-file", "blob", f"{commit}:{SIDECAR}", check=False)
     return own, files.stdout if files.returncode == 0 else b""
 
 
-def is_ancestor(git: Git, older: str, newer: str) -> bool:
+def is_ancestor(git: Workspace, older: str, newer: str) -> bool:
     """True when ``older`` is ``newer`` or one of its ancestors."""
     done = git.run("merge-base", "--is-ancestor", older, newer, check=False)
     return done.returncode == 0

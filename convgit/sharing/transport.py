@@ -1,9 +1,10 @@
 """git's own transport, for sharing: which remote, ``git push`` and ``git fetch`` of refs under
 ``refs/convgit/`` only, and the bytes a push would send.
 
-Every git process runs through ``Git`` (convgit's environment: no user hook runs, no prompt for a
-password, no identity needed). A push is atomic (``--atomic``: every ref moves on the remote or
-none does), so a push killed anywhere leaves the remote as it was or as it should be.
+Every git process runs through the ``Workspace`` (convgit's environment: no user hook runs, no
+prompt for a password, no identity needed). A push is atomic (``--atomic``: every ref moves on
+the remote or none does), so a push killed anywhere leaves the remote as it was or as it should
+be.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from convgit.base import faults
-from convgit.base.errors import NotFoundError, NoWorkspaceError, UsageError, WorkspaceError
+from convgit.base.errors import NotFoundError, UsageError, WorkspaceError
 from convgit.git import names
-from convgit.git.run import Git, git_words, stopped_on_the_way_out
 from convgit.sharing.settings import ShareSettings
 from convgit.store.location import StoreLocation
+from convgit.workspace import Workspace, git_words, stopped_on_the_way_out
 
 # a remote's name as convgit takes it (git allows more; these are the names people give)
 REMOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -37,22 +38,11 @@ def fetch_specs(remote: str, sids: list[str] | None, leave: Sequence[str] = ()) 
 DEFAULT_REMOTE = "origin"
 
 
-def git_of(location: StoreLocation) -> Git:
-    """git on the repository of the store; refused plainly outside git."""
-    place = location.git
-    if place is None or place.worktree is None:
-        raise NoWorkspaceError(
-            "Sessions are shared through git, and this store is not in a git repository with a"
-            " working tree.",
-            "run convgit inside the repository",
-        )
-    git = Git.open(place.git_dir, place.worktree)
-    if git is None:
-        raise NoWorkspaceError("No git working tree was found for this store.")
-    return git
+# what needs git, as the sentence a store outside git is refused with starts
+SHARED_THROUGH_GIT = "Sessions are shared through git"
 
 
-def remote(git: Git, location: StoreLocation, given: str | None, doing: str) -> str:
+def remote(git: Workspace, location: StoreLocation, given: str | None, doing: str) -> str:
     """The remote named, else ``[share] remote``, else origin: one that exists. A configured
     remote that does not exist stops the command (no other remote is tried)."""
     configured = ShareSettings.of(location).remote
@@ -87,7 +77,9 @@ class Pushed:
     said: list[str] = field(default_factory=list)  # the remote's own words (``remote:``)
 
 
-def push(git: Git, remote: str, specs: list[str], leases: dict[str, str] | None = None) -> Pushed:
+def push(
+    git: Workspace, remote: str, specs: list[str], leases: dict[str, str] | None = None
+) -> Pushed:
     """Push ``specs`` (``SRC:DST``, or ``:DST`` to delete) to ``remote`` in one atomic push.
     None is forced but the refs ``leases`` names (ref -> the commit the remote must still have
     there, "" for none): those are replaced whatever they hold, if they hold that."""
@@ -141,7 +133,7 @@ def _moved(rejected: list[str], said: list[str]) -> bool:
     return any(w in r for r in rejected for w in _MOVED) or any(_LOCKED in w for w in said)
 
 
-def fetch(git: Git, remote: str, specs: list[str]) -> None:
+def fetch(git: Workspace, remote: str, specs: list[str]) -> None:
     """Fetch ``specs`` from ``remote`` into the tracking refs they name."""
     if specs:
         git.run(
@@ -150,7 +142,7 @@ def fetch(git: Git, remote: str, specs: list[str]) -> None:
         )  # fmt: skip
 
 
-def remote_refs(git: Git, remote: str, patterns: list[str]) -> dict[str, str]:
+def remote_refs(git: Workspace, remote: str, patterns: list[str]) -> dict[str, str]:
     """What ``remote`` has now under ``patterns`` (ref -> id), asked by ``git ls-remote``:
     ids only, no object comes here."""
     listed = git.run("ls-remote", "--quiet", remote, *patterns).stdout
@@ -158,7 +150,7 @@ def remote_refs(git: Git, remote: str, patterns: list[str]) -> dict[str, str]:
     return {name: oid for oid, _, name in found if name}
 
 
-def held(git: Git, remote: str) -> list[str]:
+def held(git: Workspace, remote: str) -> list[str]:
     """The tips of ``remote``'s branches as it holds them now, those this repository has too:
     what the user pushed there. Asked of the remote itself (``git ls-remote``, as ``git push``
     asks), not read from the remote-tracking refs here, which may name what the remote no
@@ -182,14 +174,14 @@ def held(git: Git, remote: str) -> list[str]:
     ]
 
 
-def set_refs(git: Git, moves: dict[str, str]) -> None:
+def set_refs(git: Workspace, moves: dict[str, str]) -> None:
     """Point each ref (under refs/convgit/) at its commit, in one transaction."""
     script = "".join(f"update {name} {commit}\n" for name, commit in sorted(moves.items()))
     if script:
         git.run("update-ref", "--stdin", stdin=script.encode())
 
 
-def pack_bytes(git: Git, tips: list[str], have: list[str]) -> int:
+def pack_bytes(git: Workspace, tips: list[str], have: list[str]) -> int:
     """The bytes of the pack that carries what ``tips`` reach and ``have`` does not: what a
     push sends (a thin pack, as git sends it)."""
     if not tips:

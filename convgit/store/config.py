@@ -158,7 +158,7 @@ def size_cap(location: StoreLocation) -> int:
 
 def fsmonitor(location: StoreLocation) -> str:
     """How snapshots find what changed (``[snapshots] fsmonitor``): "auto" (the default),
-    "watchman", "off" or the path of a git fsmonitor hook (``convgit.git.watcher``)."""
+    "watchman", "off" or the path of a git fsmonitor hook (``convgit.git.index.watcher``)."""
     return str(load(location).value("snapshots", "fsmonitor")).strip()
 
 

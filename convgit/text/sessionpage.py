@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from convgit.conversation.refs import saved_id
-from convgit.git.objects import GITLINK
+from convgit.git.plumbing.objects import GITLINK
 from convgit.text import html
 
 if TYPE_CHECKING:
-    from convgit.git.objects import Delta
+    from convgit.git.plumbing.objects import Delta
     from convgit.session import Session
     from convgit.session.snapshots import Status
     from convgit.store.sidecar import Sidecar, SnapshotInfo

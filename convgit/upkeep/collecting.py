@@ -4,7 +4,8 @@
 The kept snapshots' commits are re-parented onto their nearest kept ancestor (same trees), the
 sessions' sidecars told (a ``rebased`` record: old id -> new; a ``pruned`` record per commit
 let go), the refs moved and deleted in one git transaction, then the objects nothing reaches
-any more deleted (``convgit.git.pruning``: never one the user's refs, reflogs or indexes reach).
+any more deleted (``convgit.git.upkeep.pruning``: never one the user's refs, reflogs or indexes
+reach).
 
 Crash-safe: nothing is deleted before everything names what is kept. The new commits are kept
 by refs of their own (``refs/convgit/_gc/``) from the moment they are written; the records come
@@ -29,19 +30,21 @@ from typing import TYPE_CHECKING, Any
 
 from convgit import schema
 from convgit.base import codec, faults, locks
-from convgit.base.errors import ConvgitError, NoWorkspaceError, RefusedError
+from convgit.base.errors import ConvgitError, RefusedError
 from convgit.base.valueclass import valueclass
-from convgit.git import names, pruning, reachability
-from convgit.git.run import Git
+from convgit.git import names
+from convgit.git.upkeep import pruning
 from convgit.store import load, sessions
 from convgit.store.location import StoreLocation
 from convgit.store.shared import shared_ids
 from convgit.upkeep.retention import HELD, Item, Policy, judge
+from convgit.workspace import Workspace
 
 if TYPE_CHECKING:
     from convgit.schema.shapes import GcJson
 
 LOCK_WAIT = 10.0
+GC_LETS_GO = "convgit gc lets snapshots go"  # what needs git, as a refusal outside git says
 MIB = 1024 * 1024
 
 
@@ -84,30 +87,15 @@ class GcReport:
         }
 
 
-def git_of(location: StoreLocation) -> Git:
-    """git on the repository of the store; refused plainly outside git."""
-    place = location.git
-    if place is None or place.worktree is None:
-        raise NoWorkspaceError(
-            "convgit gc lets snapshots go, and this store has none: it is not in a git"
-            " repository with a working tree.",
-            "run convgit gc inside the repository",
-        )
-    git = Git.open(place.git_dir, place.worktree)
-    if git is None:
-        raise NoWorkspaceError("No git working tree was found for this store.")
-    return git
-
-
 def run(location: StoreLocation, *, dry_run: bool, now: datetime | None = None) -> GcReport:
     """Apply the store's policy (``dry_run``: say what it would do, change nothing)."""
     started = time.monotonic()
     policy = Policy.of(location)
-    git = git_of(location)
+    git = Workspace.needed_by(location, GC_LETS_GO)
     with _locked(location):
         report = GcReport(dry_run, policy)
-        since = pruning.started(git)
-        cutoff = pruning.prune_expire(git)
+        since = git.pruning.started()
+        cutoff = git.pruning.prune_expire()
         if not dry_run:
             report.settled = settle(location, git, since, cutoff, report)
         report.bytes_before = store_bytes(git)
@@ -125,7 +113,7 @@ def run(location: StoreLocation, *, dry_run: bool, now: datetime | None = None) 
 
 def _collect(
     location: StoreLocation,
-    git: Git,
+    git: Workspace,
     policy: Policy,
     report: GcReport,
     now: datetime | None,
@@ -142,15 +130,15 @@ def _collect(
     named = {item.commit for item in looked.items}
     fixed_tips = {c for r, c in refs.items() if names.session_of(r) not in mine}
     fixed_tips |= {c for held in mine.values() for c in held.values() if c not in named}
-    fixed = set(pruning.graph(git, fixed_tips)[0])
+    fixed = set(git.pruning.graph(fixed_tips)[0])
     _hold_unpushed(location, looked.items, fixed)
     tips = set(refs.values()) | named | {item.also for item in looked.items if item.also}
-    order, parents = pruning.graph(git, tips & _present(git, tips))
+    order, parents = git.pruning.graph(tips & _present(git, tips))
     kept = _kept(looked.items, fixed, parents)
     for item in looked.items:
         if item.why is None and item.commit in kept:
             item.why = "held elsewhere"
-    everything = pruning.objects_of(git, tips & set(order))
+    everything = git.pruning.objects_of(tips & set(order))
     theirs = _user_objects(git, location)
     if policy.max_mib is not None:
         budget = int(policy.max_mib * MIB)
@@ -161,26 +149,26 @@ def _collect(
         for item in looked.items:
             if item.why is None and item.commit in kept:
                 item.why = "held elsewhere"
-    rebased = pruning.rebase(git, order, parents, kept & set(order), write=not report.dry_run)
+    rebased = git.pruning.rebase(order, parents, kept & set(order), write=not report.dry_run)
     report.rebased = len(rebased.commits)
-    still = pruning.objects_of(git, kept - set(rebased.commits), walk=False)
-    still |= pruning.objects_of(git, fixed_tips)
-    still |= pruning.objects_of(git, kept & set(rebased.commits), walk=False) - set(rebased.commits)
+    still = git.pruning.objects_of(kept - set(rebased.commits), walk=False)
+    still |= git.pruning.objects_of(fixed_tips)
+    still |= git.pruning.objects_of(kept & set(rebased.commits), walk=False) - set(rebased.commits)
     before = _left_before(location)
     doomed = (everything | set(before)) - still - theirs
-    written = pruning.written(git, doomed, before, _carried(location))
+    written = git.pruning.written(doomed, before, _carried(location))
     report.let_go = [item for item in looked.items if item.why is None]
     for item in looked.items:
         if item.why:
             report.kept[item.why] = report.kept.get(item.why, 0) + 1
     if report.dry_run:
-        lock = pruning.busy(git)
+        lock = git.pruning.busy()
         if lock is not None and doomed:
-            report.left[pruning.busy_why(lock)] = len(pruning.held_here(git, doomed))
+            report.left[pruning.busy_why(lock)] = len(git.pruning.held_here(doomed))
             return
-        freed, left = pruning.estimate(git, doomed, written, cutoff)
+        freed, left = git.pruning.estimate(doomed, written, cutoff)
         report.left.update(left)
-        new = sum(pruning.disk_sizes(git, list(rebased.commits), packed=True).values())
+        new = sum(git.pruning.disk_sizes(list(rebased.commits), packed=True).values())
         overhead = pruning.PACK_OVERHEAD if rebased.commits else 0
         report.bytes_freed = max(0, freed - new - overhead)
         return
@@ -215,7 +203,7 @@ def _kept(items: list[Item], fixed: set[str], parents: dict[str, list[str]]) -> 
 
 def _apply(
     location: StoreLocation,
-    git: Git,
+    git: Workspace,
     items: list[Item],
     mine: dict[str, dict[str, str]],
     rebased: pruning.Rebased,
@@ -260,7 +248,7 @@ def _apply(
 
 def _finish(
     location: StoreLocation,
-    git: Git,
+    git: Workspace,
     journal: dict[str, Any],
     since: float,
     cutoff: float,
@@ -290,20 +278,20 @@ def _finish(
     _transaction(git, script)
     _expire_logs(git, [line.split()[1] for line in script])
     faults.point("gc:before-prune")
-    safe = pruning.protected(git, _private_indexes(location))
+    safe = git.pruning.protected(_private_indexes(location))
     faults.point("gc:dropping")
     written = _times(journal.get("written"))  # a journal of an older gc has none: unknown
-    dropped = pruning.drop(git, set(journal["doomed"]) - safe, since, written, cutoff)
+    dropped = git.pruning.drop(set(journal["doomed"]) - safe, since, written, cutoff)
     report.objects += dropped.objects
     for why, oids in dropped.left.items():
         report.left[why] = report.left.get(why, 0) + len(oids)
     left = {oid: written.get(oid) for oid in sorted(dropped.left_over)}
     _write_atomically(location.root / LEFT, codec.dumps(left).encode())
     carried = {**_carried(location), **_times(journal.get("carried"))}
-    there = pruning.held_here(git, carried)
+    there = git.pruning.held_here(carried)
     kept = {c: when for c, when in sorted(carried.items()) if c in there and when is not None}
     _write_atomically(location.root / CARRIED, codec.dumps(kept).encode())
-    pruning.pack(git, [new for new in set(moved.values()) if _loose(git, new)])
+    git.pruning.pack([new for new in set(moved.values()) if _loose(git, new)])
     (location.root / JOURNAL).unlink(missing_ok=True)
 
 
@@ -371,7 +359,7 @@ def interrupted(location: StoreLocation) -> str | None:
 
 
 def settle(
-    location: StoreLocation, git: Git, since: float, cutoff: float, report: GcReport
+    location: StoreLocation, git: Workspace, since: float, cutoff: float, report: GcReport
 ) -> bool:
     """Finish a gc that was killed (its journal is there): the records each session lacks,
     the refs, the objects it was deleting. Refs of its own (``names.GC_PREFIX``) left by a gc
@@ -393,7 +381,7 @@ def settle(
 
 
 def _over_budget(
-    git: Git,
+    git: Workspace,
     items: list[Item],
     kept: set[str],
     fixed_tips: set[str],
@@ -405,13 +393,13 @@ def _over_budget(
     convgit's objects fit in ``budget`` bytes; the fewest that do (all of them when the kept
     part alone is over: ``report.kept_over_budget`` then says how much it is)."""
     soft = sorted((i for i in items if i.why and i.why not in HELD), key=lambda i: i.ts)
-    fixed = pruning.objects_of(git, fixed_tips)
+    fixed = git.pruning.objects_of(fixed_tips)
 
     def size(count: int) -> int:
         gone = {i.commit for i in soft[:count]}
         held = {i.commit for i in items if i.why and i.commit not in gone and i not in soft[:count]}
-        found = (pruning.objects_of(git, held & kept, walk=False) | fixed) - theirs
-        return sum(pruning.disk_sizes(git, found, packed=True).values())
+        found = (git.pruning.objects_of(held & kept, walk=False) | fixed) - theirs
+        return sum(git.pruning.disk_sizes(found, packed=True).values())
 
     if size(0) <= budget:
         return []
@@ -428,19 +416,19 @@ def _over_budget(
     return soft[:low]
 
 
-def store_bytes(git: Git) -> int:
+def store_bytes(git: Workspace) -> int:
     """The bytes git's object folder takes (``git count-objects -v``: loose and packed)."""
     listed = os.fsdecode(git.run("count-objects", "-v").stdout)
     found = dict(line.split(": ", 1) for line in listed.splitlines() if ": " in line)
     return (int(found.get("size", "0")) + int(found.get("size-pack", "0"))) * 1024
 
 
-def _user_objects(git: Git, location: StoreLocation) -> set[str]:
+def _user_objects(git: Workspace, location: StoreLocation) -> set[str]:
     """Every object something other than convgit's refs reaches: the user's refs, reflogs,
     indexes and worktrees' own refs, and the blobs convgit's private indexes name.
     UnjudgeableRepositoryError when git cannot prove it (nothing is deleted then)."""
-    found = reachability.reached(git, ours=False)
-    return found | pruning.index_blobs(git, _private_indexes(location))
+    found = git.pruning.reached(ours=False)
+    return found | git.pruning.index_blobs(_private_indexes(location))
 
 
 def _private_indexes(location: StoreLocation) -> list[Path]:
@@ -448,11 +436,11 @@ def _private_indexes(location: StoreLocation) -> list[Path]:
     return sorted(p for p in folder.glob("*") if "." not in p.name) if folder.is_dir() else []
 
 
-def _refs(git: Git) -> dict[str, str]:
+def _refs(git: Workspace) -> dict[str, str]:
     return git.refs_under(names.PREFIX)
 
 
-def _present(git: Git, commits: set[str]) -> set[str]:
+def _present(git: Workspace, commits: set[str]) -> set[str]:
     asked = "".join(f"{c}\n" for c in sorted(commits)).encode()
     listed = git.run("cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=asked).stdout
     return {
@@ -460,17 +448,17 @@ def _present(git: Git, commits: set[str]) -> set[str]:
     }
 
 
-def _loose(git: Git, oid: str) -> bool:
+def _loose(git: Workspace, oid: str) -> bool:
     return (git.common_dir / "objects" / oid[:2] / oid[2:]).exists()
 
 
-def _transaction(git: Git, script: list[str]) -> None:
+def _transaction(git: Workspace, script: list[str]) -> None:
     """One ``git update-ref --stdin`` transaction: every line or none."""
     if script:
         git.run("update-ref", "--stdin", stdin="".join(script).encode())
 
 
-def _expire_logs(git: Git, refs: list[str]) -> None:
+def _expire_logs(git: Workspace, refs: list[str]) -> None:
     """Under core.logAllRefUpdates=always a ref's log would keep the old commits."""
     logs = git.common_dir / "logs"
     for ref in refs:
@@ -483,7 +471,7 @@ def _expire_logs(git: Git, refs: list[str]) -> None:
 def _locked(location: StoreLocation) -> Iterator[None]:
     """gc's own lock, the background packing's, and every session's records and private
     indexes: no snapshot, restore or append runs while gc does."""
-    from convgit.git import private_index
+    from convgit.git.index import private_index
 
     with ExitStack() as held:
         try:
@@ -525,10 +513,10 @@ def store(location: StoreLocation, *, fresh: bool = True) -> dict[str, Any] | No
         except (OSError, ValueError):
             measured = None
     if not isinstance(measured, dict) or type(measured.get("bytes")) is not int:
-        git = Git.open(place.git_dir, place.worktree)
+        git = Workspace.of(location)
         if git is None:
             return None
-        measured = {"bytes": pruning.own_bytes(git), "measured": schema.now()}
+        measured = {"bytes": git.pruning.own_bytes(), "measured": schema.now()}
         with suppress(OSError):
             temporary = cache.with_name(SIZE_CACHE + ".tmp")
             temporary.write_bytes(codec.dumps(measured).encode())
@@ -543,8 +531,9 @@ def store(location: StoreLocation, *, fresh: bool = True) -> dict[str, Any] | No
 
 
 def auto(store_root: Path, worktree: Path) -> int:
-    """The automatic ``gc`` (``[retention] auto``, started by ``maintenance.after_turn``) of the
-    store at ``store_root``: one line to ``logs/gc.log``."""
+    """The automatic ``gc`` (``[retention] auto``: the session's snapshots start it when
+    ``workspace.background.gc_due``) of the store at ``store_root``: one line to
+    ``logs/gc.log``."""
     from convgit.store.location import find_git
 
     log = store_root / "logs" / "gc.log"

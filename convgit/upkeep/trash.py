@@ -226,9 +226,6 @@ def _now() -> str:
 
 def _workspace(location: StoreLocation) -> Workspace | None:
     """The repository whose refs keep the store's snapshots (None outside git)."""
-    git = location.git
-    if git is None or git.worktree is None:
-        return None
     from convgit.workspace import Workspace
 
-    return Workspace.at(git.git_dir, git.worktree)
+    return Workspace.of(location)

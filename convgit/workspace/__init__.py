@@ -20,31 +20,45 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convgit.base.errors import HostileSnapshotError, RestoreBlockedError, WorkspaceError
-from convgit.git import names, rules, snapshots, watcher
-from convgit.git.kept_out import KeptOut
-from convgit.git.objects import Change, Delta, Objects, diff
-from convgit.git.private_index import PrivateIndex
-from convgit.git.restoreplan import LeftAlone
-from convgit.git.run import (
+from convgit.base.errors import (
+    HostileSnapshotError,
+    NoWorkspaceError,
+    RestoreBlockedError,
+    WorkspaceError,
+)
+from convgit.git import names, rules, snapshots
+from convgit.git.index import watcher
+from convgit.git.index.kept_out import KeptOut
+from convgit.git.index.private_index import PrivateIndex
+from convgit.git.plumbing.objects import Change, Delta, Objects, diff
+from convgit.git.plumbing.run import (
     AUTHOR_EMAIL,
     AUTHOR_NAME,
+    COMMIT,
     DIFF,
+    IDENTITY,
+    SAFE,
     Git,
+    git_words,
     refuse_home_or_root,
+    stopped_on_the_way_out,
     user_env,
 )
+from convgit.git.restore.plan import LeftAlone
 from convgit.git.snapshots import Snapshot
 from convgit.store.config import DEFAULT_SIZE_CAP
+from convgit.store.location import StoreLocation
 
 if TYPE_CHECKING:  # the restore machinery is imported when a restore runs: a hook never needs it
-    from convgit.git.keeps import Keeps
-    from convgit.git.restore import RestoreChanges, RestorePlan
+    import subprocess
+
+    from convgit.git.restore.operation import RestoreChanges, RestorePlan, RestoreRequest
+    from convgit.git.upkeep.pruning import Pruning
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("RestorePlan", "RestoreChanges"):
-        from convgit.git import restore
+    if name in ("RestorePlan", "RestoreChanges", "RestoreRequest"):
+        from convgit.git.restore import operation as restore
 
         return getattr(restore, name)
     raise AttributeError(name)
@@ -53,17 +67,24 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "AUTHOR_EMAIL",
     "AUTHOR_NAME",
+    "COMMIT",
     "DEFAULT_SIZE_CAP",
+    "DIFF",
+    "IDENTITY",
+    "SAFE",
     "Change",
     "HostileSnapshotError",
     "LeftAlone",
     "RestoreBlockedError",
     "RestoreChanges",
     "RestorePlan",
+    "RestoreRequest",
     "Snapshot",
     "Workspace",
     "WorkspaceError",
+    "git_words",
     "refuse_home_or_root",
+    "stopped_on_the_way_out",
     "user_env",
 ]
 
@@ -109,6 +130,27 @@ class Workspace:
             return None
         return cls(git.root, git.git_dir, git.common_dir, object_format=git.object_format)
 
+    @classmethod
+    def of(cls, location: StoreLocation) -> Workspace | None:
+        """The working tree of the repository the store at ``location`` lives in (``at``); None
+        outside git or where git sees no working tree."""
+        place = location.git
+        if place is None or place.worktree is None:
+            return None
+        return cls.at(place.git_dir, place.worktree)
+
+    @classmethod
+    def needed_by(cls, location: StoreLocation, why: str) -> Workspace:
+        """``of``, refused plainly (NoWorkspaceError) where there is none: ``why`` is what needs
+        git, as the sentence starts ("Sessions are shared through git")."""
+        found = cls.of(location)
+        if found is None:
+            raise NoWorkspaceError(
+                f"{why}, and this store is not in a git repository with a working tree.",
+                "run convgit inside the repository",
+            )
+        return found
+
     def keep_out(self, store: Path) -> None:
         """Never snapshot or restore ``store`` (convgit's own folder) when it is inside the
         working tree; folders named ``.convgit`` are kept out wherever they are. The ignore
@@ -126,12 +168,12 @@ class Workspace:
 
     def track_changes(self, setting: str) -> None:
         """Find what changed through the watcher ``setting`` names (``[snapshots] fsmonitor``:
-        "auto", "watchman", "off" or a hook's path; see ``convgit.git.watcher``)."""
+        "auto", "watchman", "off" or a hook's path; see ``convgit.git.index.watcher``)."""
         self._tracking = watcher.choose(setting)
 
     def tracking(self) -> watcher.Tracking:
         """How snapshots find what changed (``[snapshots] fsmonitor``, as this machine can
-        give it: ``convgit.git.watcher``)."""
+        give it: ``convgit.git.index.watcher``)."""
         return self._tracking
 
     def git(self, *args: str, stdin: bytes | None = None) -> bytes:
@@ -140,9 +182,52 @@ class Workspace:
         Every ref written goes through ``set_ref``."""
         return self._git.run(*args, stdin=stdin).stdout
 
+    def run(
+        self,
+        *args: str,
+        index: Path | None = None,
+        config: Sequence[str] = SAFE,
+        stdin: bytes | None = None,
+        check: bool = True,
+        env: dict[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[bytes]:
+        """git ``args`` run to the end on this repository, through the runner (``Git.run``:
+        convgit's environment, or ``env``; the config set ``config``, none running a hook;
+        ``index``: an index of convgit's, never the user's); WorkspaceError in git's words when
+        it fails, unless not ``check``."""
+        return self._git.run(*args, index=index, config=config, stdin=stdin, check=check, env=env)
+
+    def spawn(
+        self, *args: str, config: Sequence[str] = SAFE, stdin: bool = False
+    ) -> subprocess.Popen[bytes]:
+        """git ``args`` started on this repository (``Git.spawn``), for a caller that reads
+        its output as it comes (end it within ``stopped_on_the_way_out``)."""
+        return self._git.spawn(*args, config=config, stdin=stdin)
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The environment git runs in here (``run``'s, when no ``env`` is given)."""
+        return self._git.env
+
+    def commit_tree(self, tree_id: str, parents: Sequence[str], message: str) -> str:
+        """A commit of ``tree_id`` by convgit's identity, unsigned; its id."""
+        return self._git.commit_tree(tree_id, parents, message)
+
+    def commit_and_tree(self, rev: str) -> tuple[str, str]:
+        """The full id of commit ``rev`` and of its tree; NotFoundError when it is no commit."""
+        return self._git.commit_and_tree(rev)
+
+    @property
+    def pruning(self) -> Pruning:
+        """gc's git on this repository: re-parenting kept commits, deleting what nothing
+        reaches (``convgit.git.upkeep.pruning``)."""
+        from convgit.git.upkeep.pruning import Pruning
+
+        return Pruning(self._git)
+
     def mirrors(self) -> list[str]:
         """The remotes a plain ``git push`` sends every ref of convgit's to (``remotes``)."""
-        from convgit.git.remotes import mirrors
+        from convgit.git.plumbing.remotes import mirrors
 
         return mirrors(self._git)
 
@@ -284,10 +369,17 @@ class Workspace:
         tree id) pair, from one ``git diff-tree``; binary files say so in git's words."""
         if not pairs:
             return []
-        from convgit.git import patches
+        from convgit.git.plumbing import patches
 
         done = self._git.run(*patches.DIFF_TREE, config=DIFF, stdin=patches.stdin(pairs))
         return patches.split(done.stdout, pairs)
+
+    def changed_paths(self, pairs: Sequence[tuple[str, str]]) -> list[list[str]]:
+        """For each (old tree, new tree) of ``pairs``, the paths that differ, from one ``git
+        diff-tree`` (``convgit.git.plumbing.changed``)."""
+        from convgit.git.plumbing.changed import changed_paths
+
+        return changed_paths(self._git, pairs)
 
     def empty_tree(self) -> str:
         """The id of the tree with no file (git knows it without storing it)."""
@@ -304,7 +396,7 @@ class Workspace:
         leave_out: Sequence[str] = (),
     ) -> bytes:
         """What ``git diff A B`` prints for two commit or tree ids (``patches.git_diff_args``)."""
-        from convgit.git import patches
+        from convgit.git.plumbing import patches
 
         args = patches.git_diff_args(
             a, b, stat=stat, patch=patch, colour=colour, leave_out=leave_out
@@ -332,30 +424,19 @@ class Workspace:
     # -- restore --
 
     def restoring(
-        self,
-        target: str,
-        *,
-        index: Path,
-        size_cap: int = DEFAULT_SIZE_CAP,
-        paths: list[str] | None = None,
-        exact_from: str | None = None,
-        target_skipped: Mapping[str, str] | None = None,
-        target_rules: str | None = None,
-        keeps: Keeps | None = None,
+        self, request: RestoreRequest, *, index: Path
     ) -> AbstractContextManager[RestorePlan]:
-        """The restore of the files (or ``paths``) to commit ``target``, planned with the
-        private index ``index`` locked for the block: ``save`` then ``apply`` it (see
-        ``convgit.git.restore``). ``target_rules``: the id of the rules the target's snapshot
-        recorded (judged by today's when None, or when their copy is gone)."""
-        from convgit.git import restore
+        """The restore ``request`` asks (``convgit.git.restore.operation.RestoreRequest``),
+        planned with the private index ``index`` locked for the block: ``save`` then ``apply``
+        it. The rules
+        ``request.target_rules`` names are read from the store (judged by today's when None, or
+        when their copy is gone)."""
+        from convgit.git.restore import operation as restore
 
         then = None
-        if target_rules and self._rules_home is not None:
-            then = rules.recorded(self._rules_home, target_rules)
-        return restore.restoring(
-            self._git, self.private_index(index), target, size_cap=size_cap, paths=paths,
-            exact_from=exact_from, target_skipped=target_skipped, target_rules=then, keeps=keeps,
-        )  # fmt: skip
+        if request.target_rules and self._rules_home is not None:
+            then = rules.recorded(self._rules_home, request.target_rules)
+        return restore.restoring(self._git, self.private_index(index), request, then)
 
     # -- side-by-side worktrees --
 
@@ -393,7 +474,7 @@ class Workspace:
 
     def maintain(self, *, threshold: int = 2048) -> bool:
         """Pack convgit's own loose objects once there are more than ``threshold`` of them
-        (see ``convgit.git.packing``). True when it packed."""
-        from convgit.git import packing
+        (see ``convgit.git.upkeep.packing``). True when it packed."""
+        from convgit.git.upkeep import packing
 
         return packing.pack_own(self._git, threshold=threshold)

@@ -6,10 +6,11 @@ about ``PACK_AFTER`` have been added since the last packing, the command that no
 ``python -m convgit.workspace.background`` detached from itself and returns; that process packs the
 objects only convgit's refs reach (``Workspace.maintain``), one at a time per store.
 
-With ``[retention] auto = true``, a turn that made a snapshot also looks, at most once a day
-(the time of ``<store>/gc-checked``), whether a day has passed since the last gc, and if so
-starts ``python -m convgit.upkeep.collecting`` the same way; it writes a line to
-``<store>/logs/gc.log``.
+With ``[retention] auto = true``, a turn that made a snapshot also asks here (``gc_due``), at
+most once a day (the time of ``<store>/gc-checked``), whether a day has passed since the last gc;
+if so, the session starts gc's own entry (``python -m convgit.upkeep.collecting``) the same way
+(``detached``), a floor above this one, which writes a line to ``<store>/logs/gc.log``. This
+floor starts no module of a floor above it (``tests/test_layering.py``).
 """
 
 from __future__ import annotations
@@ -49,23 +50,28 @@ def note(workspace: Workspace, store: Path, written: int) -> bool:
 
 
 def start(workspace: Workspace, lock: Path) -> None:
-    """Run ``main`` for ``workspace`` in a process of its own that nothing waits for (a shell
-    puts it in the background and exits at once, so no zombie is left behind)."""
+    """Run ``main`` for ``workspace`` in a process of its own that nothing waits for."""
     args = [
         sys.executable, "-m", "convgit.workspace.background", str(workspace.root),
         str(workspace.git_dir), str(workspace.common_dir), workspace.object_format, str(lock),
     ]  # fmt: skip
+    detached(args, workspace.root, "convgit-maintenance")
+
+
+def detached(command: list[str], cwd: Path, name: str) -> None:
+    """Start ``command`` in ``cwd`` in a process of its own that nothing waits for (a shell
+    named ``name`` puts it in the background and exits at once, so no zombie is left behind)."""
     subprocess.run(
-        ["sh", "-c", 'exec "$@" </dev/null >/dev/null 2>&1 &', "convgit-maintenance", *args],
-        cwd=workspace.root,
+        ["sh", "-c", 'exec "$@" </dev/null >/dev/null 2>&1 &', name, *command],
+        cwd=cwd,
         start_new_session=True,
         check=False,
     )
 
 
-def after_turn(store: Path, worktree: Path) -> bool:
-    """With ``[retention] auto = true``, start ``gc`` in the background when a day has passed
-    since the last one; a stat when checked within the day. True when it started."""
+def gc_due(store: Path, worktree: Path) -> bool:
+    """With ``[retention] auto = true``, whether a day has passed since the last ``gc`` (the
+    caller starts it, ``detached``); a stat when checked within the day."""
     checked = store / "gc-checked"
     try:
         if time.time() - checked.stat().st_mtime < GC_EVERY:
@@ -89,14 +95,6 @@ def after_turn(store: Path, worktree: Path) -> bool:
         )
     except ConvgitError:
         return False
-    if auto:
-        command = [sys.executable, "-m", "convgit.upkeep.collecting", str(store), str(worktree)]
-        subprocess.run(
-            ["sh", "-c", 'exec "$@" </dev/null >/dev/null 2>&1 &', "convgit-gc", *command],
-            cwd=worktree,
-            start_new_session=True,
-            check=False,
-        )
     return auto
 
 

@@ -12,10 +12,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from convgit.git.objects import GITLINK, TREE
+from convgit.git.plumbing.objects import GITLINK, TREE
 
 if TYPE_CHECKING:
-    from convgit.git.objects import Objects
+    from convgit.git.plumbing.objects import Objects
     from convgit.workspace import Workspace
 
 Scrub = Callable[[bytes], "bytes | None"]  # the new content of a file, or None: unchanged

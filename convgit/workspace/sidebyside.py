@@ -37,9 +37,9 @@ from convgit.base.errors import (
     WorkspaceError,
 )
 from convgit.base.process_groups import GRACE, MARK, Interrupts, ProcessGroups, tail
-from convgit.git.objects import BLOB, LEGACY_BLOB, TREE
-from convgit.git.paths import folders_above
-from convgit.git.restoreplan import relative_path
+from convgit.git.plumbing.objects import BLOB, LEGACY_BLOB, TREE
+from convgit.git.plumbing.paths import folders_above
+from convgit.git.restore.plan import relative_path
 from convgit.workspace import Workspace, user_env
 from convgit.workspace.sidebyside_worktrees import Worktrees, sweep
 

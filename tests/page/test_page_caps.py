@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from convgit.git.objects import BLOB
+from convgit.git.plumbing.objects import BLOB
 from convgit.text import html
 from tests.page.conftest import Shown
 

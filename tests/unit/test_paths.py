@@ -1,11 +1,11 @@
-"""The folders above a path (``convgit.git.paths``), the one way every caller computes them:
-as str and as bytes alike, outermost first, and nearest first with the path itself."""
+"""The folders above a path (``convgit.git.plumbing.paths``), the one way every caller computes
+them: as str and as bytes alike, outermost first, and nearest first with the path itself."""
 
 from __future__ import annotations
 
 import pytest
 
-from convgit.git.paths import and_above, folders_above
+from convgit.git.plumbing.paths import and_above, folders_above
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""The restore plan (convgit/git/restoreplan.py) on a folder and deltas made in the test: no
+"""The restore plan (convgit/git/restore/plan.py) on a folder and deltas made in the test: no
 git repository, no process. Each rule of what a restore writes, deletes, leaves alone or refuses
 is one case here, in milliseconds; tests/workspace/test_restore_rules.py has them end to end."""
 
@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from convgit.base.errors import NotFoundError, RefusedError, RestoreBlockedError, UsageError
-from convgit.git.objects import BLOB, GITLINK, Delta
-from convgit.git.paths import folders_above
-from convgit.git.restoreplan import LeftAlone, plan, relative_path, select
+from convgit.git.plumbing.objects import BLOB, GITLINK, Delta
+from convgit.git.plumbing.paths import folders_above
+from convgit.git.restore.plan import LeftAlone, plan, relative_path, select
 
 OLD = (BLOB, "1" * 40)
 NEW = (BLOB, "2" * 40)

@@ -9,7 +9,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from convgit.workspace import RestoreChanges, Workspace
+from convgit.store.location import DEFAULT_SIZE_CAP
+from convgit.workspace import RestoreChanges, RestoreRequest, Workspace
 
 
 def git(cwd: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
@@ -55,7 +56,10 @@ def restore_files(
     """What `convgit restore` does to the files (``convgit.session.restoring``), without a session:
     plan against the files as they are, save them when something changes, apply. The saved
     state's commit (None when nothing was saved) and the changes."""
-    with workspace.restoring(target, index=index, **kwargs) as planned:
+    kwargs.setdefault("size_cap", DEFAULT_SIZE_CAP)
+    if kwargs.get("paths") is not None:
+        kwargs["paths"] = tuple(kwargs["paths"])
+    with workspace.restoring(RestoreRequest(target, **kwargs), index=index) as planned:
         if dry_run:
             return None, planned.changes
         saved = planned.save(None, "saved before a restore\n") if planned.changes else None

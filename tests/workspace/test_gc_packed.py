@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from convgit.git import pruning
 from convgit.session import Session
 from convgit.store.location import locate
 from convgit.upkeep import collecting
+from convgit.workspace import Workspace
 from tests.workspace.cli import convgit
 from tests.workspace.gc_scenario import missing, store_bytes, user_objects
 from tests.workspace.gitrepo import GitRepo, UserStateGuard, init_repo
@@ -146,7 +146,8 @@ def test_twenty_runs_in_a_row_each_free_what_the_dry_run_said(
         # gc starts after the user's git has finished, by more than the file system's step: a
         # pack written within that step of gc's start is one gc cannot tell from one written
         # while it runs, and it stays (as the run without this wait showed: 74 objects left)
-        time.sleep(time.time() - pruning.started(collecting.git_of(location)) + 0.02)
+        started = Workspace.needed_by(location, collecting.GC_LETS_GO).pruning.started()
+        time.sleep(time.time() - started + 0.02)
         planned = collecting.run(location, dry_run=True)
         done = collecting.run(location, dry_run=False)
         said = (run, planned.bytes_freed, done.bytes_freed, done.left)

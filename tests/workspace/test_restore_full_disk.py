@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from convgit.git.restore import SCRATCH
+from convgit.git.restore.operation import SCRATCH
 from tests.clirun import run
 from tests.workspace.cli import convgit, one_sentence
 from tests.workspace.gitrepo import UserStateGuard, init_repo

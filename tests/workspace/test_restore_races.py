@@ -31,7 +31,7 @@ import orjson
 
 from convgit import Session
 from convgit.base import faults
-from convgit.git.restore import SCRATCH
+from convgit.git.restore.operation import SCRATCH
 from tests.clirun import start
 from tests.workspace.cli import convgit, one_sentence
 from tests.workspace.gitrepo import GitRepo

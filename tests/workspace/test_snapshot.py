@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from convgit.base.errors import NotFoundError, RefusedError
-from convgit.git.index import entries as _index_entries
+from convgit.git.index.format import entries as _index_entries
 from convgit.store import location as store_location
 from convgit.workspace import AUTHOR_EMAIL, AUTHOR_NAME, LeftAlone, Workspace
 from tests.workspace.gitrepo import GitRepo, UserStateGuard, apply_operation, git, restore_files

@@ -33,7 +33,7 @@ from convgit.base import codec
 AGENT = NAME
 TIMEOUT = 30  # seconds, Claude's unit; the handler gives up well before (convgit.agents.hook)
 # the tools that write files by name (tool_input.file_path, or notebook_path): a file they
-# wrote is kept in the snapshots even when git ignores it (``convgit.git.agent_files``)
+# wrote is kept in the snapshots even when git ignores it (``convgit.git.index.agent_files``)
 FILE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 # The events convgit installs, and why each one: every event is a process Claude starts and
 # waits for, so only those that record what no other can. event -> matcher (None: every one).

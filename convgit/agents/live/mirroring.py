@@ -160,7 +160,7 @@ def unattached_index(location: StoreLocation, agent: str, agent_session: str) ->
 
 
 def _adopt_index(location: StoreLocation, agent: str, agent_session: str, sid: str) -> None:
-    from convgit.git import agent_files
+    from convgit.git.index import agent_files
 
     found = unattached_index(location, agent, agent_session)
     target = location.index_path(sid)

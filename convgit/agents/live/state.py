@@ -129,7 +129,7 @@ def snapshot_json(snap: Snapshot | SnapshotInfo, **more: Any) -> dict[str, Any]:
 
 
 def snapshot_of(data: dict[str, Any]) -> Snapshot:
-    from convgit.git.restoreplan import LeftAlone
+    from convgit.git.restore.plan import LeftAlone
     from convgit.workspace import Snapshot
 
     skipped = tuple(LeftAlone(str(s["path"]), str(s["reason"])) for s in data.get("skipped", []))

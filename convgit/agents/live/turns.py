@@ -236,7 +236,7 @@ def _follow(location: StoreLocation, sid: str) -> None:
 def _keep_edited(index: Path, event: Event, root: Path) -> str:
     """List the files a file tool wrote to be kept in the snapshots of the private index at
     ``index`` (a session's, or the one of an agent session not attached yet)."""
-    from convgit.git import agent_files
+    from convgit.git.index import agent_files
 
     said = []
     for edited in event.edited:
@@ -261,12 +261,9 @@ def tool_snapshots(location: StoreLocation) -> bool:
 def _snapshot_unattached(location: StoreLocation, event: Event, live: LiveState) -> str:
     """The files at the first prompt of an agent session not attached yet, kept ``pending``
     for the prompt's entry once the end of the turn attaches the session."""
-    git = location.git
-    if git is None or git.worktree is None:
-        return ""
     from convgit.workspace import Workspace
 
-    ws = Workspace.at(git.git_dir, git.worktree)
+    ws = Workspace.of(location)
     if ws is None:
         return ""
     ws.keep_out(location.root)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from convgit.git.run import Git
+from convgit.git.plumbing.run import Git
 
 _EVERY_REF = ("refs/*", "+refs/*", "refs/convgit/*", "+refs/convgit/*")
 

@@ -1,5 +1,5 @@
 """What a repository reaches, as git proves it, or a refusal: the one walk that decides which
-objects convgit may delete (``convgit.git.pruning``), so it fails closed.
+objects convgit may delete (``convgit.git.upkeep.pruning``), so it fails closed.
 
 git walks every ref (the user's, the stash, notes, and convgit's own unless left out), every reflog,
 the index of every worktree, the refs each worktree keeps for itself (``refs/bisect/``,
@@ -31,7 +31,7 @@ from pathlib import Path
 
 from convgit.base.errors import UnjudgeableRepositoryError
 from convgit.git.names import PREFIX
-from convgit.git.run import Git
+from convgit.git.plumbing.run import Git
 
 # the refs git keeps per worktree (its files live in each worktree's git dir)
 PER_WORKTREE = ("refs/bisect/", "refs/worktree/", "refs/rewritten/")

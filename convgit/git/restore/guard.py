@@ -30,10 +30,10 @@ import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from convgit.git.objects import GITLINK, LINK, Delta, Objects
-from convgit.git.paths import folders_above
-from convgit.git.restoreplan import lstat
-from convgit.git.run import WHOLE_INDEX, Git
+from convgit.git.plumbing.objects import GITLINK, LINK, Delta, Objects
+from convgit.git.plumbing.paths import folders_above
+from convgit.git.plumbing.run import WHOLE_INDEX, Git
+from convgit.git.restore.plan import lstat
 
 CHANGED = "changed since the restore was planned; left alone"
 CREATED = "created since the restore was planned; left alone"

@@ -9,7 +9,7 @@ import os
 from contextlib import suppress
 
 from convgit.git.names import PREFIX
-from convgit.git.run import Git
+from convgit.git.plumbing.run import Git
 
 
 def pack_own(git: Git, *, threshold: int) -> bool:

@@ -3,7 +3,7 @@ restore against them, save them (the saved state, with the exact bytes of what w
 kept by a ref), and apply the plan. The caller records the restore between ``save`` and
 ``apply``, so a restore killed half-way is visible and undoable::
 
-    with restoring(git, index, target, size_cap=cap) as restore:
+    with restoring(git, index, RestoreRequest(target, size_cap=cap)) as restore:
         if restore.changes:
             saved = restore.save(ref, message)
             ...  # record the restore, naming ``saved``
@@ -35,21 +35,23 @@ import shutil
 import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager, suppress
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from convgit.base import codec, faults, locks
 from convgit.base.errors import DENIED, RefusedError
-from convgit.git import exact, restoreplan, rules
-from convgit.git.keeps import Keeps
-from convgit.git.kept_out import STORE_REASON
-from convgit.git.objects import BLOB, EXEC, GITLINK, LINK, Change, Delta, Objects, diff
-from convgit.git.paths import folders_above
-from convgit.git.private_index import LOCK_TIMEOUT, PrivateIndex, forget_files, set_entries
-from convgit.git.restoreguard import REFUSED, Guard
-from convgit.git.restoreplan import LeftAlone, lstat
-from convgit.git.run import WHOLE_INDEX, Git, git_words, stopped_on_the_way_out
+from convgit.git import rules
+from convgit.git.index.kept_out import STORE_REASON
+from convgit.git.index.private_index import LOCK_TIMEOUT, PrivateIndex, forget_files, set_entries
+from convgit.git.plumbing.objects import BLOB, EXEC, GITLINK, LINK, Change, Delta, Objects, diff
+from convgit.git.plumbing.paths import folders_above
+from convgit.git.plumbing.run import WHOLE_INDEX, Git, git_words, stopped_on_the_way_out
+from convgit.git.restore import exact
+from convgit.git.restore import plan as restoreplan
+from convgit.git.restore.guard import REFUSED, Guard
+from convgit.git.restore.keeps import Keeps
+from convgit.git.restore.plan import LeftAlone, lstat
 
 CHUNK = 16 << 20  # bytes of files git writes beside their places before they are moved in
 SCRATCH = "convgit-restore-files"  # in the git dir, beside the restore's lock
@@ -74,37 +76,45 @@ class RestoreChanges(list[Change]):
         self.replaced: tuple[str, ...] = tuple(replaced)
 
 
-@contextmanager
-def restoring(
-    git: Git,
-    index: PrivateIndex,
-    target: str,
-    *,
-    size_cap: int,
-    paths: list[str] | None = None,
-    exact_from: str | None = None,
-    target_skipped: Mapping[str, str] | None = None,
-    target_rules: Mapping[str, bytes] | None = None,
-    keeps: Keeps | None = None,
-) -> Iterator[RestorePlan]:
-    """The restore of the working tree (or only ``paths``: files or folders relative to the
-    root) to the tree of commit ``target``, planned with ``index`` locked for the block.
+@dataclass(frozen=True)
+class RestoreRequest:
+    """One restore, as the session asks it of the workspace track, passed whole from
+    ``Workspace.restoring`` to the plan: the working tree (or only ``paths``: files or folders
+    relative to the root) to the tree of commit ``target``, files above ``size_cap`` bytes
+    judged as a snapshot would.
 
     ``exact_from``: undoing a restore that went to that commit, ``target`` being the state it
     saved: the files that restore changed are compared and written byte for byte, and the
     files that changed since it are listed in ``replaced``. ``target_skipped``: path -> why,
-    for what the target's snapshot left out. ``target_rules``: the ignore rules outside the
-    working tree recorded with the target's snapshot (name -> bytes, ``convgit.git.rules``);
-    None: today's judge it. ``keeps``: what
-    is left alone for the session's sake (``convgit.git.keeps``)."""
+    for what the target's snapshot left out. ``target_rules``: the id of the ignore rules
+    outside the working tree recorded with the target's snapshot (``convgit.git.rules``; None:
+    today's judge it). ``keeps``: what is left alone for the session's sake
+    (``convgit.git.restore.keeps``)."""
+
+    target: str
+    size_cap: int
+    paths: tuple[str, ...] | None = None
+    exact_from: str | None = None
+    target_skipped: Mapping[str, str] = field(default_factory=dict)
+    target_rules: str | None = None
+    keeps: Keeps = field(default_factory=Keeps)
+
+
+@contextmanager
+def restoring(
+    git: Git,
+    index: PrivateIndex,
+    request: RestoreRequest,
+    rules_then: Mapping[str, bytes] | None = None,
+) -> Iterator[RestorePlan]:
+    """The restore ``request`` asks, planned with ``index`` locked for the block;
+    ``rules_then``: the rules ``request.target_rules`` names (name -> bytes), None when today's
+    judge it."""
     with ExitStack() as held:
         held.enter_context(index.locked())
         held.enter_context(worktree_locked(git))
         objects = held.enter_context(git.objects())
-        yield RestorePlan(
-            git, index, objects, target, size_cap, paths, exact_from, dict(target_skipped or {}),
-            target_rules, keeps,
-        )  # fmt: skip
+        yield RestorePlan(git, index, objects, request, rules_then)
 
 
 def _worktree_lock(git: Git) -> Path:
@@ -138,25 +148,22 @@ class RestorePlan:
         git: Git,
         index: PrivateIndex,
         objects: Objects,
-        target: str,
-        size_cap: int,
-        paths: list[str] | None,
-        exact_from: str | None,
-        target_skipped: dict[str, str],
-        target_rules: Mapping[str, bytes] | None = None,
-        keeps: Keeps | None = None,
+        request: RestoreRequest,
+        rules_then: Mapping[str, bytes] | None = None,
     ) -> None:
         self._git, self._index, self._objects = git, index, objects
-        self._target_tree_id = objects.peel(target, "tree")
-        self._keeps = keeps or Keeps()
+        exact_from = request.exact_from
+        paths = None if request.paths is None else list(request.paths)
+        self._target_tree_id = objects.peel(request.target, "tree")
+        self._keeps = request.keeps
         if exact_from is not None and self._keeps.held is not None:
             # an undo deletes what the restore it undoes wrote: its target's files
             held = [objects.peel(exact_from, "tree"), *self._keeps.held]
             self._keeps = replace(self._keeps, held=held)
         # the plan compares with the files now
-        self._current_tree_id, self.skipped, _ = index.stage(size_cap)
-        self._target_skipped = target_skipped
-        self._target_rules = target_rules
+        self._current_tree_id, self.skipped, _ = index.stage(request.size_cap)
+        self._target_skipped = dict(request.target_skipped)
+        self._target_rules = rules_then
         self._exact: set[str] = set()
         self._created: list[str] = []
         self._undone: list[str] = []  # every path the restore an undo goes back over changed
@@ -211,7 +218,7 @@ class RestorePlan:
     def _unseen(self, paths: list[str] | None) -> list[LeftAlone]:
         """The files on disk that another snapshot of the session held and that neither the
         target nor git's view of the files now holds (ignored since, or over the size cap now):
-        left where they are, and said (``convgit.git.keeps``)."""
+        left where they are, and said (``convgit.git.restore.keeps``)."""
         found = self._keeps.held_elsewhere(
             self._objects, self._target_tree_id, self._current_tree_id
         )

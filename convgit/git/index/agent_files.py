@@ -16,7 +16,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from convgit.git.restoreplan import LeftAlone, lstat, real_folders, repository_above
+from convgit.git.restore.plan import LeftAlone, lstat, real_folders, repository_above
 
 SUFFIX = ".agent-files"
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from convgit.git.run import Git
+from convgit.git.plumbing.run import Git
 
 _KEPT = 8  # ids remembered as packed: the index's tree and the last snapshot's, with room
 

@@ -24,8 +24,9 @@ from pathlib import Path
 from convgit.base import faults
 from convgit.base.errors import UnjudgeableRepositoryError
 from convgit.base.valueclass import valueclass
-from convgit.git import names, reachability
-from convgit.git.run import Git, git_words
+from convgit.git import names
+from convgit.git.plumbing.run import Git, git_words
+from convgit.git.upkeep import reachability
 
 PACK_OVERHEAD = (
     12 + 20 + 8 + 1024 + 40
@@ -131,7 +132,7 @@ def protected(git: Git, private_indexes: Iterable[Path]) -> set[str]:
     """Every object something reaches now: refs (the user's and convgit's), reflogs, the index
     of each worktree, the refs each worktree keeps for itself, and the blobs of convgit's
     private indexes (their stat cache names them). UnjudgeableRepositoryError when git cannot
-    prove it (``convgit.git.reachability``): then nothing is deleted."""
+    prove it (``convgit.git.upkeep.reachability``): then nothing is deleted."""
     return reachability.reached(git, ours=True) | index_blobs(git, private_indexes)
 
 
@@ -601,3 +602,80 @@ def slack(git: Git) -> float:
             os.unlink(name)
     coarse = stamp % 1_000_000_000 == 0
     return 2.0 if coarse else 0.05
+
+
+class Pruning:
+    """gc's git on one repository, as the workspace track hands it out
+    (``Workspace.pruning``): the functions above, each on this repository's git."""
+
+    def __init__(self, git: Git) -> None:
+        self._git = git
+
+    def started(self) -> float:
+        return started(self._git)
+
+    def prune_expire(self) -> float:
+        return prune_expire(self._git)
+
+    def graph(self, tips: Collection[str]) -> tuple[list[str], dict[str, list[str]]]:
+        return graph(self._git, tips)
+
+    def rebase(
+        self,
+        order: list[str],
+        parents: Mapping[str, list[str]],
+        kept: Collection[str],
+        *,
+        write: bool,
+    ) -> Rebased:
+        return rebase(self._git, order, parents, kept, write=write)
+
+    def objects_of(self, tips: Iterable[str], *, walk: bool = True) -> set[str]:
+        return objects_of(self._git, tips, walk=walk)
+
+    def protected(self, private_indexes: Iterable[Path]) -> set[str]:
+        return protected(self._git, private_indexes)
+
+    def index_blobs(self, indexes: Iterable[Path]) -> set[str]:
+        return index_blobs(self._git, indexes)
+
+    def disk_sizes(self, oids: Collection[str], *, packed: bool = False) -> dict[str, int]:
+        return disk_sizes(self._git, oids, packed=packed)
+
+    def own_bytes(self) -> int:
+        return own_bytes(self._git)
+
+    def estimate(
+        self, doomed: Collection[str], written: Mapping[str, float | None], cutoff: float
+    ) -> tuple[int, dict[str, int]]:
+        return estimate(self._git, doomed, written, cutoff)
+
+    def written(
+        self,
+        doomed: Collection[str],
+        before: Mapping[str, float | None],
+        carried: Mapping[str, float],
+    ) -> dict[str, float | None]:
+        return written(self._git, doomed, before, carried)
+
+    def drop(
+        self,
+        doomed: Collection[str],
+        since: float,
+        written: Mapping[str, float | None],
+        cutoff: float,
+    ) -> Dropped:
+        return drop(self._git, doomed, since, written, cutoff)
+
+    def held_here(self, oids: Collection[str]) -> set[str]:
+        return held_here(self._git, oids)
+
+    def busy(self) -> Path | None:
+        return busy(self._git)
+
+    def pack(self, oids: Collection[str]) -> None:
+        pack(self._git, oids)
+
+    def reached(self, *, ours: bool) -> set[str]:
+        """Every object something reaches (``reachability.reached``)."""
+        return reachability.reached(self._git, ours=ours)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from convgit.git.run import Git
+from convgit.git.plumbing.run import Git
 
 _DIFF_TREE = ("diff-tree", "--stdin", "-r", "-z", "--name-only", "--no-renames")
 

@@ -3,7 +3,7 @@ working tree (under any name), and any folder named ``.convgit``."""
 
 from __future__ import annotations
 
-from convgit.git.paths import folders_above
+from convgit.git.plumbing.paths import folders_above
 
 STORE_NAME = ".convgit"  # a folder of this name is a convgit store, wherever it is
 STORE_REASON = "convgit's store"

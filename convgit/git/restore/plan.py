@@ -16,8 +16,8 @@ from pathlib import Path, PurePosixPath
 
 from convgit.base.errors import NotFoundError, RefusedError, RestoreBlockedError, UsageError
 from convgit.base.valueclass import valueclass
-from convgit.git.objects import GITLINK, Delta, bad_name
-from convgit.git.paths import folders_above
+from convgit.git.plumbing.objects import GITLINK, Delta, bad_name
+from convgit.git.plumbing.paths import folders_above
 
 
 @valueclass(frozen=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from convgit.base.errors import NotFoundError, NoWorkspaceError, RefusedError, WorkspaceError
 from convgit.git.names import PREFIX
-from convgit.git.objects import Objects
+from convgit.git.plumbing.objects import Objects
 
 AUTHOR_NAME = "convgit"
 AUTHOR_EMAIL = "convgit@localhost"

@@ -26,12 +26,13 @@ from typing import NamedTuple
 from convgit.base import faults, locks
 from convgit.base.errors import RefusedError, WorkspaceError
 from convgit.base.valueclass import valueclass
-from convgit.git import agent_files, presence, rules, watcher
-from convgit.git import index as index_file
-from convgit.git.kept_out import STORE_NAME, STORE_REASON, KeptOut
-from convgit.git.objects import KIND_MASK
-from convgit.git.restoreplan import LeftAlone, lstat, real_folders, repository_above
-from convgit.git.run import INDEX, WHOLE_INDEX, Git
+from convgit.git import rules
+from convgit.git.index import agent_files, presence, watcher
+from convgit.git.index import format as index_file
+from convgit.git.index.kept_out import STORE_NAME, STORE_REASON, KeptOut
+from convgit.git.plumbing.objects import KIND_MASK
+from convgit.git.plumbing.run import INDEX, WHOLE_INDEX, Git
+from convgit.git.restore.plan import LeftAlone, lstat, real_folders, repository_above
 
 LOCK_TIMEOUT = 60.0
 _REGULAR = 0o100000

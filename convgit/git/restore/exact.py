@@ -21,10 +21,10 @@ from pathlib import Path
 
 from convgit.base import faults
 from convgit.base.errors import RestoreBlockedError
-from convgit.git.objects import BLOB, EXEC, GITLINK, LEGACY_BLOB, TREE, Objects, TreeEntry
-from convgit.git.paths import folders_above
-from convgit.git.restoreplan import lstat
-from convgit.git.run import Git
+from convgit.git.plumbing.objects import BLOB, EXEC, GITLINK, LEGACY_BLOB, TREE, Objects, TreeEntry
+from convgit.git.plumbing.paths import folders_above
+from convgit.git.plumbing.run import Git
+from convgit.git.restore.plan import lstat
 
 
 def real_parent(root: Path, path: str) -> bool:

@@ -1,5 +1,5 @@
 """What a restore leaves alone beyond git's view, for the sake of the people and agents around
-the session (``Keeps``, handed to ``convgit.git.restore.restoring``):
+the session (``Keeps``, handed to ``convgit.git.restore.operation.restoring``):
 
 * the agents' own settings files: Claude Code's ``.claude/settings*.json``, where ``hooks
   install`` writes convgit's handlers. Rewinding them would change the agent's permissions and
@@ -19,7 +19,7 @@ import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from convgit.git.objects import GITLINK, TREE, Objects, diff
+from convgit.git.plumbing.objects import GITLINK, TREE, Objects, diff
 
 AGENT_SETTINGS = (".claude/settings*.json",)  # every file `hooks install` writes in a project
 SETTINGS = "an agent's settings file, where convgit's hooks live; left alone"

@@ -1,0 +1,2 @@
+"""Gc's git and packing: re-parenting kept commits, what git reaches, deleting what nothing
+does."""
