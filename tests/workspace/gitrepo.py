@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from convgit.store.location import DEFAULT_SIZE_CAP
+from convgit.store.config import DEFAULT_SIZE_CAP
 from convgit.workspace import RestoreChanges, RestoreRequest, Workspace
 
 

@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from convgit.store.location import DEFAULT_SIZE_CAP
+from convgit.store.config import DEFAULT_SIZE_CAP
 from convgit.workspace import RestoreRequest
 from tests.workspace.gitrepo import GitRepo
 
