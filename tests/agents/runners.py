@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests import gitenv
 from tests.agents.script import JsonObject
 from tests.agents.server import ModelServer
 from tests.missing_tools import missing
@@ -91,6 +92,7 @@ class Agent:
         tmp = self.home / "tmp"
         tmp.mkdir(exist_ok=True)
         env = {k: v for k, v in os.environ.items() if k.startswith("GIT_")}
+        gitenv.give_identity(self.home)  # the run's git identity, in the agent's own HOME
         if "PYTHONPATH" in os.environ:  # the convgit under test, for the hooks' `convgit`
             env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         path = os.environ.get("PATH", "/usr/bin:/bin")
