@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests import gitenv
+from tests import gitenv, pictures
 from tests.clirun import Cli
 from tests.workspace.gitrepo import GitRepo, UserStateGuard, init_repo
 
@@ -36,8 +36,10 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 
 ROOT = Path(__file__).resolve().parent.parent
 _SCRUBBED = pytest.StashKey[gitenv.Scrubbed]()
-# a missing tool (agent CLIs, Chromium) is counted once in the summary, under its install line
-pytest_plugins = ["tests.missing_tools", "pytester"]
+# a missing tool (agent CLIs, Chromium) is counted once in the summary, under its install line;
+# a run that changed the checkout fails (tests/checkout.py); every test has its tier
+# (tests/tiers.py)
+pytest_plugins = ["tests.missing_tools", "tests.checkout", "tests.tiers", "pytester"]
 
 
 @pytest.fixture(scope="session")
@@ -50,6 +52,10 @@ def samples() -> Path:
 
         no_samples()
     return folder
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    pictures.add_option(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
