@@ -1,6 +1,7 @@
 """Each agent's reader (``IMPORTER.parse`` of convgit/agents/<agent>/reading.py) on a few
 lines of that agent's format written here as bytes: one quirk per test, no file, no store, no
-process. tests/formats/ imports the fixtures end to end through the CLI; this is the layer below."""
+process. tests/agents/reading/ imports the fixtures end to end through the CLI; this is the
+layer below."""
 
 from __future__ import annotations
 
