@@ -28,10 +28,12 @@ from typing import Any
 import pytest
 
 TESTS = Path(__file__).resolve().parent
+UNIT = TESTS / "unit"
 ROOT = TESTS.parent
 TIERS = ("unit", "session", "cli", "live", "slow")  # registered in pyproject.toml
 ORDER = ["unit", "session", "cli", "live"]  # each one may do what the ones before it do
 CLI_MODULE = "tests.clirun"  # the tests' one CLI runner
+CLI_WORDS = frozenset({"-m", "convgit"})  # or the command written out
 AGENT_MODULE = "tests.agents.runners"  # the agents' real CLIs
 PROCESSES = ("subprocess", "multiprocessing", "pty", "pexpect", "ptyprocess", "playwright")
 OS_PROCESSES = frozenset({"system", "fork", "forkpty", "posix_spawn", "execv", "execvp", "popen"})
@@ -90,7 +92,12 @@ class Reach:
         code = getattr(function, "__code__", None)
         if code is None:
             return found
-        names = {name for c in _codes(code) for name in c.co_names}
+        codes = list(_codes(code))
+        if {c for code in codes for c in code.co_consts if isinstance(c, str)} >= CLI_WORDS:
+            found.add("cli")  # [sys.executable, "-m", "convgit", ...] written out
+        names = {name for c in codes for name in c.co_names}
+        if CLI_MODULE.rsplit(".", 1)[1] in names:  # `from tests import clirun` inside
+            found.add("cli")
         space = getattr(function, "__globals__", {})
         for name in names:
             if name not in space:
@@ -117,7 +124,8 @@ class Reach:
         if isinstance(value, dict):
             value = [*value.keys(), *value.values()]
         if isinstance(value, (list, tuple, set, frozenset)):  # a table of runners, of helpers
-            found = set()
+            words = {word for word in value if isinstance(word, str)}
+            found = {"cli"} if words >= CLI_WORDS else set()
             for element in value:
                 found |= self._value(element, set())
             return found
@@ -153,7 +161,7 @@ def found_tier(item: pytest.Item, reach: Reach) -> str:
         return "live"
     if "cli" in kinds:
         return "cli"
-    if kinds or TESTS / "unit" not in Path(str(item.path)).parents:
+    if kinds or not _in_unit(Path(str(item.path)).resolve()):
         return "session"
     return "unit"
 
@@ -236,10 +244,27 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[WATCH] = Watch()
 
 
+def _in_unit(path: Path) -> bool:
+    return path == UNIT or UNIT in path.parents
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """``-m unit`` reads only tests/unit/, where the unit tier lives alone: a run of seconds,
+    not a minute of importing every test module to keep a tenth of them."""
+    if config.option.markexpr.strip() != "unit":
+        return None
+    path = collection_path.resolve()
+    if _in_unit(path) or path in UNIT.parents or TESTS not in path.parents:
+        return None
+    return True
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     reach = Reach()
     for item in items:
         written = [m.name for m in item.iter_markers() if m.name in TIERS]
+        if "unit" in written and not _in_unit(Path(str(item.path)).resolve()):
+            raise pytest.UsageError(f"{item.nodeid}: a unit test lives in tests/unit/")
         if "slow" in written:
             continue  # the slow tier is written on the test, and it is its only one
         if written:
