@@ -17,6 +17,8 @@ agent) fails and says which, so a tier is never a guess."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import inspect
 import os
 import sys
@@ -96,13 +98,13 @@ class Reach:
         if {c for code in codes for c in code.co_consts if isinstance(c, str)} >= CLI_WORDS:
             found.add("cli")  # [sys.executable, "-m", "convgit", ...] written out
         names = {name for c in codes for name in c.co_names}
-        if CLI_MODULE.rsplit(".", 1)[1] in names:  # `from tests import clirun` inside
-            found.add("cli")
         space = getattr(function, "__globals__", {})
         for name in names:
-            if name not in space:
-                continue
-            found |= self._value(space[name], names)
+            if name in space:
+                found |= self._value(space[name], names)
+            elif name.split(".")[0] == "tests":  # `from tests.x import y` inside the function
+                with contextlib.suppress(ImportError):
+                    found |= self._value(importlib.import_module(name), names)
         return found
 
     def _value(self, value: object, names: set[str]) -> set[str]:
@@ -115,7 +117,7 @@ class Reach:
                 return {"cli"}
             if value.__name__ == AGENT_MODULE:
                 return {"agent"}
-            if value.__name__.startswith("tests."):  # module.helper: follow the names used
+            if value.__name__.split(".")[0] == "tests":  # module.helper: follow the names used
                 found: set[str] = set()
                 for name in names & set(vars(value)):
                     found |= self._value(vars(value)[name], set())
