@@ -1,7 +1,8 @@
 """The real command line, run as a user runs it: ``python -m convgit`` in a folder, in a process
 of its own. This is the tests' one CLI runner (the ``cli`` fixture of tests/conftest.py is a
 ``Cli``): the helpers of the test folders (tests/workspace/cli.py, tests/agents/hooked.py, the
-reliability harnesses, tests/formats/agentfiles.py) are words over it, not runners of their own.
+reliability harnesses, tests/agents/reading/agentfiles.py) are words over it, not runners of
+their own.
 
 ``run`` waits for the command and checks what every command promises: the exit code it was told
 to expect (1 user error, 2 usage, 3 damage), and never a traceback. ``start`` gives the running

@@ -1,5 +1,5 @@
-"""Shared fixtures. The user's git configuration never leaks into a test (as pygit2 and dulwich
-do it): HOME points at an empty folder and every GIT_* variable is removed."""
+"""Shared fixtures. The user's git configuration and environment never leak into a test (as
+pygit2 and dulwich do it): tests/gitenv.py scrubs them once, when the run starts."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests import gitenv, pictures
 from tests.clirun import Cli
 from tests.workspace.gitrepo import GitRepo, UserStateGuard, init_repo
 
@@ -34,8 +35,11 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parent.parent
-# a missing tool (agent CLIs, Chromium) is counted once in the summary, under its install line
-pytest_plugins = ["tests.missing_tools", "pytester"]
+_SCRUBBED = pytest.StashKey[gitenv.Scrubbed]()
+# a missing tool (agent CLIs, Chromium) is counted once in the summary, under its install line;
+# a run that changed the checkout fails (tests/checkout.py); every test has its tier
+# (tests/tiers.py)
+pytest_plugins = ["tests.missing_tools", "tests.checkout", "tests.tiers", "pytester"]
 
 
 @pytest.fixture(scope="session")
@@ -50,42 +54,19 @@ def samples() -> Path:
     return folder
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _clean_git_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    home = tmp_path_factory.mktemp("home")
-    saved = dict(os.environ)
-    recorder = os.environ.get("CONVGIT_TEST_RECORDER") == "on"
-    for name in list(os.environ):
-        kept = name == "CONVGIT_HYPOTHESIS_PROFILE"
-        if name.startswith(("GIT_", "CONVGIT_", "WATCHMAN_")) and not kept:
-            del os.environ[name]
-    os.environ["HOME"] = str(home)
-    os.environ["XDG_CONFIG_HOME"] = str(home / ".config")
-    # no hook starts a recorder that stays (tests/test_recorder.py turns it on where it is the
-    # subject): a test's repository would keep a process and a watchman watch after the test
-    # (CONVGIT_TEST_RECORDER=on: every hook through a recorder, each leaving after 20 s idle)
-    os.environ["CONVGIT_RECORDER"] = "on" if recorder else "off"
-    if recorder:
-        os.environ["CONVGIT_RECORDER_IDLE"] = "20"
-    os.environ["GIT_CONFIG_NOSYSTEM"] = "1"
-    os.environ["GIT_AUTHOR_NAME"] = "Test User"
-    os.environ["GIT_AUTHOR_EMAIL"] = "test@example.invalid"
-    os.environ["GIT_COMMITTER_NAME"] = "Test User"
-    os.environ["GIT_COMMITTER_EMAIL"] = "test@example.invalid"
-    try:
-        import pygit2
+def pytest_addoption(parser: pytest.Parser) -> None:
+    pictures.add_option(parser)
 
-        for level in (
-            pygit2.enums.ConfigLevel.GLOBAL,
-            pygit2.enums.ConfigLevel.XDG,
-            pygit2.enums.ConfigLevel.SYSTEM,
-        ):
-            pygit2.settings.search_path[level] = str(home)
-    except ImportError:  # pragma: no cover - pygit2 is a runtime dependency
-        pass
-    yield
-    os.environ.clear()
-    os.environ.update(saved)
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Scrub git's environment once, before any test module is imported (a module that reads
+    ``os.environ`` at import sees the clean one): see tests/gitenv.py."""
+    config.stash[_SCRUBBED] = gitenv.scrub()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _SCRUBBED in config.stash:
+        gitenv.restore(config.stash[_SCRUBBED])
 
 
 @pytest.fixture

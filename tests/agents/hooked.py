@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -110,13 +109,6 @@ def keep_events(project: Path, log: Path, events: list[str]) -> None:
     (project / ".claude" / "settings.local.json").write_text(
         json.dumps({"hooks": {event: [{"hooks": [handler]}] for event in events}})
     )
-
-
-def wait_for(done: Any, what: str, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while not done():
-        assert time.monotonic() < deadline, f"waited {seconds:.0f} s for {what}"
-        time.sleep(0.05)
 
 
 def snapshot_records(project: GitRepo) -> list[str]:

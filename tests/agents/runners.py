@@ -20,9 +20,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests import gitenv
 from tests.agents.script import JsonObject
 from tests.agents.server import ModelServer
 from tests.missing_tools import missing
+from tests.polling import poll
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = ROOT / "tools" / "agents" / "node_modules"
@@ -91,6 +93,7 @@ class Agent:
         tmp = self.home / "tmp"
         tmp.mkdir(exist_ok=True)
         env = {k: v for k, v in os.environ.items() if k.startswith("GIT_")}
+        gitenv.give_identity(self.home)  # the run's git identity, in the agent's own HOME
         if "PYTHONPATH" in os.environ:  # the convgit under test, for the hooks' `convgit`
             env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         if "CONVGIT_RECORDER" in os.environ:  # off in the tests, unless one turns it on
@@ -193,12 +196,11 @@ def _stop(proc: subprocess.Popen[str]) -> None:
     sessions of their own, out of reach of the group)."""
     family = _descendants(proc.pid)
     proc.terminate()
-    deadline = time.monotonic() + 3
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(3)
-    while family and time.monotonic() < deadline:  # its helpers may still be tidying up
-        family = [pid for pid in family if _exists(pid)]
-        time.sleep(0.05)
+    # its helpers may still be tidying up
+    poll(lambda: not [pid for pid in family if _exists(pid)], 3)
+    family = [pid for pid in family if _exists(pid)]
     for victim in family if proc.returncode is not None else [proc.pid, *family]:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(victim, signal.SIGKILL)

@@ -27,11 +27,11 @@ from tests.agents.hooked import (
     reply_text,
     snapshot_records,
     store_bytes,
-    wait_for,
 )
 from tests.agents.runners import ClaudeCode, claude_project_dir
 from tests.agents.script import call, say
 from tests.agents.server import ModelServer
+from tests.polling import wait_until
 from tests.recorded import Recorded
 from tests.workspace.gitrepo import GitRepo
 
@@ -278,11 +278,11 @@ def test_a_prompt_typed_while_a_tool_runs_and_a_retried_delivery_record_nothing_
 
         claude_dir = claude_project_dir(claude_code.home, project.path.resolve())
         send("Make a.txt")
-        wait_for(lambda: len(model_server.scripted) == 1, "the Bash call")
+        wait_until(lambda: len(model_server.scripted) == 1, "the Bash call")
         send("Also, thank you")
-        wait_for(queued, "the second message to be queued")
+        wait_until(queued, "the second message to be queued")
         go.write_text("")
-        wait_for(lambda: kept.exists() and '"Stop"' in kept.read_text(), "the Stop hook")
+        wait_until(lambda: kept.exists() and '"Stop"' in kept.read_text(), "the Stop hook")
         assert claude.stdin is not None
         claude.stdin.close()
         claude.wait(timeout=60)

@@ -29,11 +29,11 @@ from tests.agents.hooked import (
     path_messages,
     records,
     reply_text,
-    wait_for,
 )
 from tests.agents.runners import Copilot
 from tests.agents.script import call, say
 from tests.agents.server import ModelServer
+from tests.polling import wait_until
 from tests.workspace.gitrepo import GitRepo
 
 # A hook of the user's own, in a hooks file of its own: git's answer to `git add -A` at the
@@ -257,7 +257,7 @@ def test_a_turn_the_cli_was_killed_in_is_caught_up_by_the_next(
         return (project.path / "a.txt").exists() and b'"tool.execution_start"' in written
 
     try:
-        wait_for(running, "the bash tool to run")
+        wait_until(running, "the bash tool to run")
         os.killpg(killed.pid, signal.SIGKILL)
         killed.wait(timeout=30)
     finally:

@@ -29,11 +29,11 @@ from tests.agents.hooked import (
     hook_log,
     path_messages,
     reply_text,
-    wait_for,
 )
 from tests.agents.runners import OpenCode
 from tests.agents.script import call, say
 from tests.agents.server import ModelServer
+from tests.polling import wait_until
 from tests.workspace.gitrepo import GitRepo
 
 # A plugin of the user's own: git's answer to `git add -A` at each session.idle, logged with
@@ -281,7 +281,7 @@ def test_a_reply_killed_midway_is_imported_as_interrupted_and_the_next_turn_come
         start_new_session=True,
     )
     try:
-        wait_for(lambda: (project.path / "a.txt").exists(), "the bash tool to run")
+        wait_until(lambda: (project.path / "a.txt").exists(), "the bash tool to run")
         os.killpg(killed.pid, signal.SIGKILL)
         out, _ = killed.communicate(timeout=30)
     finally:
@@ -356,7 +356,7 @@ def test_two_sessions_at_once_each_record_their_own_turn(
     # once in a fresh home, the second exits with OpenCode's own "Unexpected error" before it
     # asks the model anything; from then on their turns and hooks run at the same moment
     threads[0].start()
-    wait_for(lambda: model_server.requests, "the first OpenCode to ask the model")
+    wait_until(lambda: model_server.requests, "the first OpenCode to ask the model")
     threads[1].start()
     for thread in threads:
         thread.join()

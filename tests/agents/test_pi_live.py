@@ -25,11 +25,11 @@ from tests.agents.hooked import (
     path_messages,
     records,
     reply_text,
-    wait_for,
 )
 from tests.agents.runners import Pi
 from tests.agents.script import call, say
 from tests.agents.server import ModelServer
+from tests.polling import wait_until
 from tests.workspace.gitrepo import GitRepo
 
 # An extension of the user's own: git's answer to `git add -A` at each agent_end, logged.
@@ -263,7 +263,7 @@ def test_a_turn_lost_to_a_slow_gcs_lock_never_gives_its_files_to_a_prompt(
 
     def slow_gc() -> None:  # gc's own locks, held as long as a gc over a big store takes
         with collecting._locked(locate(project.path)):
-            wait_for(made.exists, "turn two's file")
+            wait_until(made.exists, "turn two's file")
             time.sleep(4)  # past turn two's end, which waits 2 s
 
     gc = threading.Thread(target=slow_gc)

@@ -26,11 +26,11 @@ from tests.agents.hooked import (
     path_messages,
     records,
     reply_text,
-    wait_for,
 )
 from tests.agents.runners import Qwen
 from tests.agents.script import call, say
 from tests.agents.server import ModelServer
+from tests.polling import wait_until
 from tests.workspace.gitrepo import GitRepo
 
 
@@ -238,7 +238,7 @@ def test_a_turn_qwen_was_killed_in_is_caught_up_by_the_next(
         return (project.path / "a.txt").exists() and b'"functionCall"' in written
 
     try:
-        wait_for(running, "the shell tool to run")
+        wait_until(running, "the shell tool to run")
         os.killpg(killed.pid, signal.SIGKILL)
         killed.wait(timeout=30)
     finally:

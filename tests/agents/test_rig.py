@@ -9,7 +9,6 @@ import json
 import shlex
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -21,6 +20,7 @@ from tests.agents.dialects import DIALECTS
 from tests.agents.runners import Agent, ClaudeCode, Codex, Copilot, Pi, Qwen
 from tests.agents.script import Reply, call, say
 from tests.agents.server import ModelServer
+from tests.polling import poll
 from tests.workspace.gitrepo import GitRepo
 
 AGENTS: dict[str, type[Agent]] = {"claude-code": ClaudeCode, "pi": Pi, "codex": Codex}
@@ -187,12 +187,12 @@ def test_a_text_input_is_a_custom_tool_call_over_chat_completions(
 def gone(marker: str) -> bool:
     """No process has ``marker`` in its command line (a killed orphan is reaped by init within
     moments)."""
-    for _ in range(50):
+
+    def listed() -> bool:
         listing = subprocess.run(["ps", "-A", "-o", "args="], capture_output=True, text=True)
-        if marker not in listing.stdout:
-            return True
-        time.sleep(0.05)
-    return False
+        return marker not in listing.stdout
+
+    return poll(listed, 2.5)
 
 
 def test_a_run_past_its_timeout_ends_with_all_it_started_and_undid(

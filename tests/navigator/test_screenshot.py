@@ -1,15 +1,17 @@
 """docs/navigator.svg, the picture of `convgit ui` in the README beside the page's: textual's own
-SVG screenshot of the navigator on the demo session, made here. As the page's pictures
-(tests/page/screenshots.py), it is written again only when something that draws it changed
-(a digest of those files is kept beside it), so it stays current without changing every run."""
+SVG screenshot of the navigator on the demo session, made here. As the page's pictures, it is
+written by `pytest --pictures` when something that draws it changed (tests/pictures.py)."""
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
 
+import pytest
+
 from convgit.navigator.app import Navigator
 from tests.navigator.drive import Drive, drive, go_to, shown
+from tests.pictures import keep
 from tests.workspace.cli import convgit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,7 +29,9 @@ def drawn_by() -> str:
     return digest.hexdigest() + "\n"
 
 
-def test_the_screenshot_of_the_navigator_in_docs(tmp_path: Path) -> None:
+def test_the_screenshot_of_the_navigator_in_docs(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     folder = tmp_path / "demo"
     convgit(tmp_path, "demo", "--dir", str(folder))
     entries = convgit(folder, "tree", "--json").json()["entries"]
@@ -43,8 +47,7 @@ def test_the_screenshot_of_the_navigator_in_docs(tmp_path: Path) -> None:
     drive(folder, picture, size=(150, 38))
     (svg,) = pictures
     assert svg.startswith("<svg") and "planA" in svg
-    source = PICTURE.with_name(PICTURE.name + ".source")
-    if not (PICTURE.exists() and source.exists() and source.read_text() == drawn_by()):
-        PICTURE.write_text(svg)
-        source.write_text(drawn_by())
+    made = tmp_path / PICTURE.name
+    made.write_text(svg)
+    keep(request, made, drawn_by())
     assert PICTURE.read_text().startswith("<svg")

@@ -1,13 +1,15 @@
-"""The pictures of the page in docs/, made by the page tests: a picture is written again
-whenever something that draws it changed since it was made (a digest of those files is kept
-beside it, ``NAME.png.source``), so it stays current without changing on every run (its pixels
-change with ids and times: it is written, never compared)."""
+"""The pictures of the page in docs/, made by the page tests (tests/pictures.py says when one is
+written): the digest of what draws the page, and the screenshot taken."""
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
 from typing import Any
+
+import pytest
+
+from tests import pictures
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -28,17 +30,15 @@ def source_digest(*extra: Path) -> str:
     return digest.hexdigest() + "\n"
 
 
-def write_screenshot(page: Any, name: str, source: str, scratch: Path) -> Path:
-    """Take the picture of ``page`` (a Playwright page): into docs/NAME when it is missing or
-    what drew it changed, else into ``scratch`` (made all the same: the drawing works)."""
-    target = DOCS / name
-    made_from = target.with_name(name + ".source")
-    current = target.exists() and made_from.exists() and made_from.read_text() == source
-    shot = scratch / name if current else target
+def write_screenshot(
+    page: Any, name: str, source: str, scratch: Path, request: pytest.FixtureRequest
+) -> Path:
+    """Take the picture of ``page`` (a Playwright page) into ``scratch``, then check the one in
+    docs/ is current (tests/pictures.py): ``pytest --pictures`` writes it when it is not."""
+    shot = scratch / name
     shot.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(shot))
-    if not current:
-        made_from.write_text(source)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    pictures.keep(request, shot, source)
+    assert (DOCS / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     return shot

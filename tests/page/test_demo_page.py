@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from convgit.text import render
 from tests.page.conftest import Demo, Shown, convgit_json, run_convgit
@@ -198,11 +199,13 @@ def test_no_request_leaves_the_page(demo: Demo, show: Any) -> None:
     assert {url.split("#")[0] for url in shown.requests} == {shown.url}
 
 
-def test_the_screenshot_of_the_demo_page_in_docs(demo: Demo, show: Any) -> None:
-    """docs/demo-page.png, shown in the README, is made here (see tests/page/screenshots.py):
-    made again whenever the code that draws the page or the demo changed."""
+def test_the_screenshot_of_the_demo_page_in_docs(
+    demo: Demo, show: Any, request: pytest.FixtureRequest
+) -> None:
+    """docs/demo-page.png, shown in the README, is made here (see tests/pictures.py): made
+    again by `pytest --pictures` whenever the code that draws the page or the demo changed."""
     shown: Shown = show(demo.page)
     shown.select(demo.labels["planA"])
     shown.compare(demo.labels["planB"])
     shown.page.set_viewport_size({"width": 1360, "height": 1000})
-    write_screenshot(shown.page, "demo-page.png", source_digest(), demo.page.parent)
+    write_screenshot(shown.page, "demo-page.png", source_digest(), demo.page.parent, request)

@@ -321,10 +321,10 @@ def test_the_snapshot_list_counts_the_files_each_snapshot_changed(
 
 
 def test_the_screenshots_of_real_sessions_in_docs(
-    real: RealSession, show: Any, samples: Path
+    real: RealSession, show: Any, samples: Path, request: pytest.FixtureRequest
 ) -> None:
     """docs/page-<agent>.png, listed in the README, made here at 800 px wide: the page as it
-    opens on an imported session (see tests/page/screenshots.py for when it is written)."""
+    opens on an imported session (see tests/pictures.py for when it is written)."""
     shown: Shown = show(real.page)
     shown.page.set_viewport_size({"width": 800, "height": 1100})
     shown.page.reload()  # opened at that width, as a reader would
@@ -332,4 +332,4 @@ def test_the_screenshots_of_real_sessions_in_docs(
     source = source_digest(
         Path(__file__).with_name("real_sessions.py"), samples / real.agent / SAMPLES[real.agent]
     )
-    write_screenshot(shown.page, f"page-{real.agent}.png", source, real.page.parent)
+    write_screenshot(shown.page, f"page-{real.agent}.png", source, real.page.parent, request)

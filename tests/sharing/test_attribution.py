@@ -21,11 +21,14 @@ from tests.workspace.cli import one_sentence
 from tests.workspace.gitrepo import UserStateGuard, git
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "trace-record.schema.json").read_text())
-OLD = {
-    **os.environ,
-    "GIT_AUTHOR_DATE": "2020-01-01T00:00:00",
-    "GIT_COMMITTER_DATE": "2020-01-01T00:00:00",
-}
+
+
+def old() -> dict[str, str]:
+    """The environment of a commit made long ago (read when called: the run's own)."""
+    dated = {"GIT_AUTHOR_DATE": "2020-01-01T00:00:00", "GIT_COMMITTER_DATE": "2020-01-01T00:00:00"}
+    return {**os.environ, **dated}
+
+
 ANN = ("-c", "user.name=Ann", "-c", "user.email=ann@example.com")
 
 
@@ -35,7 +38,7 @@ def story(a: Clone, guard: UserStateGuard) -> dict[str, str]:
     (with Git AI's notes too) and the files committed by Ann. The entries by name."""
     a.write("f.txt", "a\nb\nc\n")
     git(a.path, "add", "f.txt")
-    git(a.path, *ANN, "commit", "-qm", "old lines", env=OLD)
+    git(a.path, *ANN, "commit", "-qm", "old lines", env=old())
     session = Session.create(a.path, agent=("claude-code", "claude-session-1"))
     session.append.entry({"type": "model", "provider": "anthropic", "model": "claude-sonnet-4-5"})
     entries = {}

@@ -9,11 +9,12 @@ from pathlib import Path
 from tests.sharing.clones import Clone
 from tests.workspace.gitrepo import UserStateGuard, git
 
-OLD = {
-    **os.environ,
-    "GIT_AUTHOR_DATE": "2020-01-01T00:00:00",
-    "GIT_COMMITTER_DATE": "2020-01-01T00:00:00",
-}
+
+def old() -> dict[str, str]:
+    """The environment of a commit made long ago (read when called: the run's own)."""
+    dated = {"GIT_AUTHOR_DATE": "2020-01-01T00:00:00", "GIT_COMMITTER_DATE": "2020-01-01T00:00:00"}
+    return {**os.environ, **dated}
+
 
 # the file's versions, in order, and who wrote each
 STATES = [
@@ -56,7 +57,7 @@ def test_blame_names_each_lines_source_as_git_blame_of_the_same_chain(
         "commit",
         "-qm",
         "old lines",
-        env=OLD,
+        env=old(),
     )
     git(a.path, "push", "-q", "origin", "main")
     user_state_guard.watch(a.path)

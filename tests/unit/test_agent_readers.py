@@ -1,6 +1,7 @@
 """Each agent's reader (``IMPORTER.parse`` of convgit/agents/<agent>/reading.py) on a few
 lines of that agent's format written here as bytes: one quirk per test, no file, no store, no
-process. tests/formats/ imports the fixtures end to end through the CLI; this is the layer below."""
+process. tests/agents/reading/ imports the fixtures end to end through the CLI; this is the
+layer below."""
 
 from __future__ import annotations
 
@@ -397,6 +398,62 @@ def test_gemini_a_call_and_its_result_inside_one_message_become_entries_in_a_lin
     assert entries[-1]["content"] == "hello"
 
 
+# -- Qwen Code -------------------------------------------------------------------------------------
+
+
+def qwen(uuid: str, parent: str | None, kind: str, parts: Any = None, **more: Any) -> bytes:
+    """A line of Qwen Code's chat file: Gemini's parts in a tree of uuids, as Claude Code's."""
+    record = {"uuid": uuid, "parentUuid": parent, "sessionId": "q1", "type": kind, **more}
+    record |= {"timestamp": "2026-12-07T06:08:11.071Z", "cwd": "/p", "version": "0.24.4"}
+    if parts is not None:
+        record["message"] = {"role": "model" if kind == "assistant" else "user", "parts": parts}
+    return line(record)
+
+
+QWEN_CALL = {"id": "c1", "name": "read_file", "args": {"file_path": "/p/a.txt"}}
+QWEN_TURN = (
+    qwen("u1", None, "user", [{"text": "Read a.txt"}])
+    + qwen("a1", "u1", "assistant", [{"functionCall": QWEN_CALL}], model="scripted")
+    + qwen(
+        "r1",
+        "a1",
+        "tool_result",
+        [{"functionResponse": {"id": "c1", "name": "read_file", "response": {"output": "one\n"}}}],
+        toolCallResult={"callId": "c1", "status": "success"},
+    )
+    + qwen("a2", "r1", "assistant", [{"text": "It says one."}], model="scripted")
+)
+
+
+def test_qwen_a_call_and_its_result_are_a_line_of_entries_the_result_answering_the_call() -> None:
+    batch = parse("qwen", QWEN_TURN)
+    assert shape(batch) == [
+        ("message", "u1", None, "user"),
+        ("model", "model-a1", "u1", None),
+        ("message", "a1", "model-a1", "assistant"),
+        ("message", "r1", "a1", "tool"),
+        ("message", "a2", "r1", "assistant"),
+    ]
+    call, result = batch.records[2], batch.records[3]
+    assert call["content"][0]["id"] == "c1" and call["content"][0]["name"] == "read_file"
+    assert result["toolCallId"] == "c1" and result["content"] == "one\n"
+    assert batch.leaf == "a2"
+
+
+def test_qwen_its_own_records_stay_in_the_tree_where_it_wrote_them() -> None:
+    data = (
+        qwen("u1", None, "user", [{"text": "Hi"}])
+        + qwen("s1", "u1", "system", subtype="attribution_snapshot", systemPayload={})
+        + qwen("a1", "s1", "assistant", [{"text": "Hello."}], model="scripted")
+    )
+    assert shape(parse("qwen", data)) == [
+        ("message", "u1", None, "user"),
+        ("custom", "s1", "u1", None),
+        ("model", "model-a1", "s1", None),
+        ("message", "a1", "model-a1", "assistant"),
+    ]
+
+
 # -- every reader that only appends: an import in two goes where one import goes ----------------
 
 APPENDED = {
@@ -413,6 +470,7 @@ APPENDED = {
     + pi("e2", "e1", "assistant", "x")
     + pi("e3", "e1", "assistant", "y")
     + pi("e4", "e2", "user", "back"),
+    "qwen": QWEN_TURN,
 }
 
 

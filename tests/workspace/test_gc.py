@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.clirun import start
+from tests.polling import poll
 from tests.workspace.cli import convgit, one_sentence
 from tests.workspace.gc_scenario import (
     Scenario,
@@ -249,7 +250,6 @@ def test_gc_refuses_plainly(repo: GitRepo, tmp_path: Any) -> None:
 
 
 def test_auto_runs_gc_in_the_background_after_a_turn_only_when_asked(repo: GitRepo) -> None:
-    import time
 
     here = repo.path
     store = here / ".git" / "convgit"
@@ -262,13 +262,8 @@ def test_auto_runs_gc_in_the_background_after_a_turn_only_when_asked(repo: GitRe
     (store / "gc-checked").unlink()
     (store / "config.toml").write_text("[retention]\nauto = true\n")
     _turns(repo, "now", 1, days_ago=0)  # a turn: gc starts in the background
-    waited = 0.0
-    while not (store / "logs" / "gc.log").exists() and waited < 60:
-        time.sleep(0.2)
-        waited += 0.2
-    while "let go" not in (store / "logs" / "gc.log").read_text() and waited < 60:
-        time.sleep(0.2)
-        waited += 0.2
+    log = store / "logs" / "gc.log"
+    poll(lambda: log.exists() and "let go" in log.read_text(), 60, every=0.2)
     assert (store / "logs" / "gc.log").read_text().count("\n") == 1
     assert "let go 2," in (store / "logs" / "gc.log").read_text()
     assert "let go by gc" in convgit(here, "show", side[0]).stdout

@@ -4,10 +4,10 @@ written enough objects a process of its own packs them (the speed is a row of sc
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from convgit.base import locks
+from tests.polling import poll
 from tests.workspace.cli import convgit
 from tests.workspace.gitrepo import GitRepo
 
@@ -53,10 +53,8 @@ def test_convgits_own_objects_are_packed_by_a_process_of_its_own(repo: GitRepo) 
     many_files(repo, "generated", 2100)  # more objects than convgit lets lie loose
     made = convgit(repo.path, "assistant", "generated files", "--json").json()
     commit = made["snapshot"]["commit"]
-    deadline = time.monotonic() + 120
-    while commit in loose(repo) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert commit not in loose(repo), "convgit's objects were never packed"
+    packed = poll(lambda: commit not in loose(repo), 120, every=0.2)
+    assert packed, "convgit's objects were never packed"
     # The packer deletes the loose copies one by one after writing the pack, under its lock:
     # until it lets go, `git fsck` may list a loose object that is gone when it opens it
     # ("unable to mmap"), as during git's own gc. Done means the lock is free again.

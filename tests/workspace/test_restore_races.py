@@ -33,6 +33,7 @@ from convgit import Session
 from convgit.base import faults
 from convgit.git.restore.operation import SCRATCH
 from tests.clirun import start
+from tests.polling import wait_until
 from tests.workspace.cli import convgit, one_sentence
 from tests.workspace.gitrepo import GitRepo
 
@@ -64,11 +65,8 @@ def _start(repo: GitRepo, *args: str, group: bool = False) -> subprocess.Popen[b
     return start(*args, cwd=repo.path, group=group)
 
 
-def _wait_until(condition: Callable[[], bool], what: str, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"waited {timeout} s for {what}"
-        time.sleep(0.005)
+def _wait_until(condition: Callable[[], bool], what: str) -> None:
+    wait_until(condition, what, 120, every=0.005)
 
 
 def _gits_of(repo: GitRepo) -> list[int]:

@@ -12,7 +12,6 @@ import shlex
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
@@ -24,6 +23,7 @@ import pytest
 from convgit import Session
 from tests import clirun
 from tests.clirun import Ran
+from tests.polling import poll, wait_until
 from tests.workspace.gitrepo import GitRepo, oracle_tree
 
 START = "def add(a, b):\n    return a - b  # bug\n"
@@ -134,12 +134,11 @@ def alive(pid: int) -> bool:
 
 
 def wait_for_lines(path: Path, count: int, seconds: float = 60) -> list[int]:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if path.exists() and len(path.read_text().split()) >= count:
-            return [int(pid) for pid in path.read_text().split()]
-        time.sleep(0.05)
-    raise AssertionError(f"{path} never got {count} lines")
+    def lines() -> list[int]:
+        written = path.read_text().split() if path.exists() else []
+        return [int(pid) for pid in written] if len(written) >= count else []
+
+    return wait_until(lines, f"{path} to get {count} lines", seconds)
 
 
 def test_run_shows_each_branchs_result_in_order_and_leaves_the_users_files_alone(
@@ -352,10 +351,10 @@ def test_a_run_killed_while_it_checks_out_leaves_nothing_that_breaks_the_next_ru
         "-C", str(plans.repo.path), "run", "planA", "planB", "--", "true",
         cwd=plans.repo.path, env=plans.env,
     )  # fmt: skip
-    deadline = time.monotonic() + 60
-    while not list(plans.tmp.glob("convgit-run-*/*/calc.py")):
-        assert time.monotonic() < deadline and run.poll() is None, "no checkout began"
-        time.sleep(0.01)
+    began = poll(
+        lambda: list(plans.tmp.glob("convgit-run-*/*/calc.py")) or run.poll() is not None, 60, 0.01
+    )
+    assert began and list(plans.tmp.glob("convgit-run-*/*/calc.py")), "no checkout began"
     base = next(plans.tmp.glob("convgit-run-*"))
     run.send_signal(signum)
     _, err = run.communicate(timeout=60)

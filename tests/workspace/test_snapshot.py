@@ -479,14 +479,27 @@ def test_snapshot_commit_has_parent_chain_fixed_author_and_the_given_message(rep
     assert second.files == int(repo.git("ls-tree", "-r", second.tree_id).count("\n"))
 
 
-def test_snapshot_needs_no_user_identity(repo: GitRepo, monkeypatch: pytest.MonkeyPatch):
-    for who in ("AUTHOR", "COMMITTER"):
-        monkeypatch.delenv(f"GIT_{who}_NAME", raising=False)
-        monkeypatch.delenv(f"GIT_{who}_EMAIL", raising=False)
+def test_snapshot_needs_no_user_identity(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # the run's identity is its HOME's .gitconfig (tests/gitenv.py): a HOME with none, as a
+    # user who never configured git has (EMAIL empty: git would guess one from it)
+    nobody = tmp_path / "nobody"
+    nobody.mkdir()
+    monkeypatch.setenv("HOME", str(nobody))
     monkeypatch.setenv("EMAIL", "")
-    repo.write("x.txt", "x\n")
-    shot = repo.workspace.snapshot(repo.index, message="m\n", parent=None)
-    assert shot.tree_id == repo.oracle()
+    levels = (pygit2.enums.ConfigLevel.GLOBAL, pygit2.enums.ConfigLevel.XDG)
+    searched = [pygit2.settings.search_path[level] for level in levels]
+    for level in levels:
+        pygit2.settings.search_path[level] = str(nobody)
+    try:
+        assert "user.name" not in repo.git("config", "--list", check=False)
+        repo.write("x.txt", "x\n")
+        shot = repo.workspace.snapshot(repo.index, message="m\n", parent=None)
+        assert shot.tree_id == repo.oracle()
+    finally:
+        for level, path in zip(levels, searched, strict=True):
+            pygit2.settings.search_path[level] = path
 
 
 HOOKS = (

@@ -11,9 +11,9 @@ import pytest
 
 from convgit.agents import registry
 from convgit.agents.recognise import agent_of
-from tests.formats.agentfiles import Store
+from tests.agents.reading.agentfiles import Store
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 # one file of each agent's, with what makes it that agent's
 OWN = {
     "claude-code": FIXTURES / "claude-code" / "rewind.jsonl",

@@ -16,7 +16,7 @@ import pytest
 
 from convgit.agents.codex import reading as codex
 from convgit.agents.reading import Cursor, Known
-from tests.formats.agentfiles import (
+from tests.agents.reading.agentfiles import (
     Store,
     anthropic_sound,
     counts,
@@ -30,7 +30,7 @@ from tests.formats.agentfiles import (
     thinking,
 )
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "codex"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "codex"
 INSTRUCTIONS = f"custom {codex.INSTRUCTIONS}"
 
 

@@ -14,7 +14,7 @@ import pytest
 from convgit.conversation.replay import BRANCH_SUMMARY_PREFIX, COMPACTION_PREFIX
 from tests.clirun import invoke
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "claude-code"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "claude-code"
 
 
 def cli(folder: Path, *args: str, code: int = 0) -> Any:

@@ -15,7 +15,7 @@ import pytest
 
 from convgit.agents.gemini import reading as gemini
 from convgit.agents.reading import Cursor, Known
-from tests.formats.agentfiles import (
+from tests.agents.reading.agentfiles import (
     Store,
     anthropic_sound,
     counts,
@@ -28,7 +28,7 @@ from tests.formats.agentfiles import (
     thinking,
 )
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "gemini"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "gemini"
 
 
 @dataclass(frozen=True)

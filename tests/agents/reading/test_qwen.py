@@ -16,7 +16,7 @@ import pytest
 from convgit import NotAQwenSessionError
 from convgit.agents.qwen import reading as qwen
 from convgit.agents.reading import Cursor, Known
-from tests.formats.agentfiles import (
+from tests.agents.reading.agentfiles import (
     Store,
     anthropic_sound,
     counts,
@@ -28,7 +28,7 @@ from tests.formats.agentfiles import (
     texts,
 )
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "qwen"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "qwen"
 ATTRIBUTION, TELEMETRY = (
     "custom qwen.system/attribution_snapshot",
     "custom qwen.system/ui_telemetry",

@@ -15,7 +15,7 @@ import pytest
 
 from convgit.agents.pi import reading as pi
 from convgit.agents.reading import Cursor, Known
-from tests.formats.agentfiles import (
+from tests.agents.reading.agentfiles import (
     Store,
     anthropic_sound,
     counts,
@@ -30,7 +30,7 @@ from tests.formats.agentfiles import (
     thinking,
 )
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "pi"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "pi"
 
 
 @dataclass(frozen=True)

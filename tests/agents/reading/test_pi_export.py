@@ -14,9 +14,9 @@ import pytest
 
 from convgit.agents.pi import reading as pi
 from convgit.agents.reading import Cursor, Known
-from tests.formats.agentfiles import Store, texts
+from tests.agents.reading.agentfiles import Store, texts
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "pi"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "pi"
 SAMPLES = [
     "pi-v1_large-session_test-fixture.jsonl",
     "pi-v3_sdk_branch_branch-summary.jsonl",

@@ -16,7 +16,7 @@ import pytest
 from convgit import NotACopilotSessionError
 from convgit.agents.copilot import reading as copilot
 from convgit.agents.reading import Cursor, Known
-from tests.formats.agentfiles import (
+from tests.agents.reading.agentfiles import (
     Store,
     anthropic_sound,
     counts,
@@ -27,7 +27,7 @@ from tests.formats.agentfiles import (
     texts,
 )
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "copilot"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "copilot"
 
 # what each fixture makes, read from the file by hand
 SHAPES = {

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.formats.agentfiles import Store
+from tests.agents.reading.agentfiles import Store
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "opencode"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "opencode"
 
 
 def texts(store: Store, session: str) -> list[tuple[str, str]]:

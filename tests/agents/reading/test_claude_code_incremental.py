@@ -13,7 +13,7 @@ import pytest
 
 from tests.clirun import invoke
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "claude-code"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "claude-code"
 
 
 def _import(folder: Path, file: Path) -> dict[str, Any]:
