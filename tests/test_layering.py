@@ -212,8 +212,8 @@ def test_no_floor_starts_a_higher_floors_module() -> None:
 
 
 def test_the_architecture_names_every_module_of_git() -> None:
-    """git/ is grouped by concept, and docs/architecture.md's row for it names each sub-package
-    (``plumbing/``) and each module (``private_index``), so the map cannot go stale."""
+    """git/ is grouped by concept, and docs/technical/architecture.md's row for it names each
+    sub-package (``plumbing/``) and each module (``private_index``), so the map cannot go stale."""
     row = next(
         line
         for line in (PACKAGE.parent / "docs" / "technical" / "architecture.md")

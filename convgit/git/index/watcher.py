@@ -13,7 +13,7 @@
 
 Issue 27 asked git's own fsmonitor protocol for watchman's answer: with git 2.39 each git
 command then started the hook and wrote the whole index, so it measured slower than stat'ing
-every file; the recorder asks watchman once, and writes no index (docs/performance.md).
+every file; the recorder asks watchman once, and writes no index (docs/technical/performance.md).
 """
 
 from __future__ import annotations
