@@ -7,6 +7,7 @@ tests/test_docs_pages.py."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,41 @@ def test_every_key_at_a_good_value_is_read_back_and_an_unset_one_is_its_default(
 
 def test_the_notes_a_setting_may_name_are_the_notes_convgit_writes() -> None:
     assert config.SCHEMA["share"]["notes"].choices == tuple(names.NOTES)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[retention]\nkeep_days = -1\n", "[retention]\nnope = 1\n", "[retension]\nkeep_days = 5\n"],
+    ids=["bad value", "unknown key", "unknown section"],
+)
+def test_a_bad_setting_stops_the_commands_that_read_it_not_reading_or_repair(
+    store: Path, text: str
+) -> None:
+    """A section is checked when a command reads it: a bad ``[retention]`` stops status (which
+    checks the whole file) and gc, never reading the conversation, fsck or repair, the commands
+    a user runs to find out what is wrong."""
+    path = store / ".convgit" / "config.toml"
+    path.write_text(text)
+    try:
+        for words in (["log"], ["tree"], ["fsck"], ["repair"], ["show", "@"]):
+            convgit(store, *words)
+        said = one_sentence(convgit(store, "status", code=3).stderr)
+        assert said.startswith(
+            "convgit: config.toml: [retens"
+            if "retension" in text
+            else "convgit: config.toml: [retention]"
+        ), said
+    finally:
+        path.unlink()
+
+
+def test_recorder_status_says_a_bad_recorder_setting_rather_than_how_to_turn_it_on(
+    tmp_path: Path,
+) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    convgit(tmp_path, "init")
+    (tmp_path / ".git" / "convgit" / "config.toml").write_text('[hooks]\nrecorder = "yes"\n')
+    ran = convgit(tmp_path, "recorder", "status", "--json", env={"CONVGIT_RECORDER": None})
+    said = json.loads(ran.stdout)
+    assert said["running"] is False
+    assert said["why"] == 'config.toml: [hooks] recorder must be true or false, got "yes".'

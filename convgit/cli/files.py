@@ -67,7 +67,9 @@ def status(
             show(*reports.hook_failure_words(failed))
         raise
     from convgit.agents.live import recorder
+    from convgit.store import config
 
+    config.load(session.location).check()  # the whole file: each command checks what it reads
     st = session.snapshots.status()
     hook_failures.take_not_run(session.location.root)
     failures = hook_failures.current(session.location.root)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from convgit.base.errors import CorruptStoreError, denied
@@ -86,22 +87,40 @@ SCHEMA: dict[str, dict[str, Setting]] = {
 
 
 class Config:
-    """A store's settings, checked: every key of ``SCHEMA``, its value or its default."""
+    """A store's settings: every key of ``SCHEMA``, its value or its default. A section is
+    checked whole when a command first reads a key of it (``value``), so a bad value refuses
+    the commands that read its section and no other (a bad ``[retention]`` value stops gc and
+    status, not log, fsck or repair); ``check`` checks the whole file, sections the schema has
+    not included (``convgit status`` says it)."""
 
-    def __init__(self, given: dict[str, dict[str, Any]]) -> None:
+    def __init__(self, given: dict[str, Any], path: Path | None = None) -> None:
         self._given = given
+        self._path = path
+        self._checked: set[str] = set()
 
     def value(self, section: str, key: str) -> Any:
-        """``[section] key``: its value, else its default (None: unset)."""
+        """``[section] key``: its value, else its default (None: unset); the section refused
+        in one sentence (CorruptStoreError) when a value or key of it is not the schema's."""
         if key not in SCHEMA[section]:
             raise KeyError(f"[{section}] {key} is no setting of config.toml")
+        if section not in self._checked:
+            self._refuse(_section_problem(section, self._given.get(section, {})))
+            self._checked.add(section)
         return self._given.get(section, {}).get(key, SCHEMA[section][key].default)
+
+    def check(self) -> None:
+        """Refuse the whole file's first problem, sections the schema has not included."""
+        self._refuse(_problem(self._given))
+
+    def _refuse(self, problem: str | None) -> None:
+        if problem is not None:
+            raise CorruptStoreError(f"config.toml: {problem}.", f"edit {self._path}")
 
 
 def load(location: StoreLocation) -> Config:
-    """The store's ``config.toml`` read and checked (none: every default). A file that cannot
-    be read, and a value, key or section the schema does not allow, is refused in one
-    sentence (CorruptStoreError) naming the file to edit."""
+    """The store's ``config.toml`` read (none: every default); a file that cannot be read or
+    parsed is refused in one sentence (CorruptStoreError). Its values are checked as they are
+    read, a section at a time (``Config``)."""
     path = location.root / "config.toml"
     try:
         text = path.read_text()
@@ -118,26 +137,31 @@ def load(location: StoreLocation) -> Config:
         found: dict[str, Any] = tomllib.loads(text)
     except ValueError as exc:
         raise CorruptStoreError(f"{path.name} cannot be read: {exc}.") from None
-    problem = _problem(found)
-    if problem is not None:
-        raise CorruptStoreError(f"{path.name}: {problem}.", f"edit {path}")
-    return Config(found)
+    return Config(found, path)
 
 
 def _problem(found: dict[str, Any]) -> str | None:
-    """What is wrong with the file's values, in the words after "config.toml: ", or None."""
+    """What is wrong with the file, in the words after "config.toml: ", or None."""
     for section, keys in found.items():
         if section not in SCHEMA:
             return f"[{section}] is no section of it (they are {', '.join(SCHEMA)})"
-        if not isinstance(keys, dict):
-            return f"[{section}] must be a table, got {shown(keys)}"
-        for key, value in keys.items():
-            setting = SCHEMA[section].get(key)
-            if setting is None:
-                names = ", ".join(SCHEMA[section])
-                return f"[{section}] {key} is no setting of it (they are {names})"
-            if not setting.fits(value):
-                return f"[{section}] {key} must be {setting.must}, got {shown(value)}"
+        problem = _section_problem(section, keys)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _section_problem(section: str, keys: Any) -> str | None:
+    """What is wrong with ``[section]`` (one of ``SCHEMA``'s), or None."""
+    if not isinstance(keys, dict):
+        return f"[{section}] must be a table, got {shown(keys)}"
+    for key, value in keys.items():
+        setting = SCHEMA[section].get(key)
+        if setting is None:
+            names = ", ".join(SCHEMA[section])
+            return f"[{section}] {key} is no setting of it (they are {names})"
+        if not setting.fits(value):
+            return f"[{section}] {key} must be {setting.must}, got {shown(value)}"
     return None
 
 

@@ -180,7 +180,7 @@ def test_a_turn_whose_hook_found_no_convgit_is_named_by_the_next_command(
     assert "their turns not recorded yet" in convgit(project.path, "status")
     hooks = convgit_json(project.path, "hooks", "status")
     (local,) = [s for s in hooks["agents"]["claude-code"] if s["scope"] == "local"]
-    assert f"names is gone ({installed / 'convgit' / '__init__.py'})" in local["problem"]
+    assert f"names is gone ({installed / 'convgit'}" in local["problem"]
     assert hooks["hook_failures"] == failures
 
     # convgit is back: the next turn records the lost one, with the files it left

@@ -619,11 +619,14 @@ def status(cwd: str | Path, store: Path | None = None) -> dict[str, Any]:
 
 def _none(cwd: str | Path, store: Path | None) -> str:
     """Why no recorder was ever started here."""
+    from convgit.base.errors import CorruptStoreError
     from convgit.store.config import recorder
     from convgit.store.location import locate
 
     try:
         wanted = recorder(locate(os.fspath(cwd), store))
+    except CorruptStoreError as exc:  # config.toml's [hooks] refused: say so, not "turn it on"
+        return exc.message
     except Exception:
         wanted = False
     if wanted:
