@@ -16,6 +16,7 @@ LEAN = {
     "user": ("convgit.cli.appending", "run_user"),
     "assistant": ("convgit.cli.appending", "run_assistant"),
     "search": ("convgit.cli.searching", "run"),
+    "_auto-gc": ("convgit.upkeep.collecting", "main"),  # started in the background after a turn
 }
 
 

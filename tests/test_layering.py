@@ -144,7 +144,7 @@ def test_only_the_workspace_track_runs_git() -> None:
     # the user's git, run as the user would: the demo's repository is made by plain git
     # commands; the commit-msg hook reads the index git is committing (GIT_INDEX_FILE, which
     # the runner scrubs); an agent's file is kept out through the repository the user sees
-    users_git = {"cli/demo.py", "sharing/trailers.py", "agents/exclude.py"}
+    users_git = {"cli/demo.py", "attribution/trailers.py", "agents/exclude.py"}
     starting = []
     for path in sorted(PACKAGE.rglob("*.py")):
         name = path.relative_to(PACKAGE).as_posix()

@@ -149,8 +149,8 @@ class Snapshots:
 
             store, worktree = self.track.location.root, self.track.workspace().root
             background.note(self.track.workspace(), store, snap.written)
-            if background.gc_due(store, worktree):  # gc's own entry, on this floor
-                gc = [sys.executable, "-m", "convgit.upkeep.collecting", str(store), str(worktree)]
+            if background.gc_due(store, worktree):  # gc through convgit's own entry (the top floor)
+                gc = [sys.executable, "-m", "convgit", "_auto-gc", str(store), str(worktree)]
                 background.detached(gc, worktree, "convgit-gc")
         return self.track.sidecar.snapshots[target]
 

@@ -20,6 +20,7 @@ restore or append runs meanwhile), the background packing's lock, and its own.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager, suppress
@@ -553,7 +554,11 @@ def auto(store_root: Path, worktree: Path) -> int:
     return code
 
 
-if __name__ == "__main__":
-    import sys
-
-    sys.exit(auto(Path(sys.argv[1]), Path(sys.argv[2])))
+def main(args: list[str]) -> int:
+    """``convgit _auto-gc STORE WORKTREE``, the automatic gc's entry (``__main__.LEAN``): the
+    session's snapshots start it through convgit's own entry, the top floor, which may start
+    any floor's module."""
+    if len(args) != 2:
+        print("convgit: _auto-gc takes the store's folder and the working tree's.", file=sys.stderr)
+        return 2
+    return auto(Path(args[0]), Path(args[1]))

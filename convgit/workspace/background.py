@@ -8,9 +8,10 @@ objects only convgit's refs reach (``Workspace.maintain``), one at a time per st
 
 With ``[retention] auto = true``, a turn that made a snapshot also asks here (``gc_due``), at
 most once a day (the time of ``<store>/gc-checked``), whether a day has passed since the last gc;
-if so, the session starts gc's own entry (``python -m convgit.upkeep.collecting``) the same way
-(``detached``), a floor above this one, which writes a line to ``<store>/logs/gc.log``. This
-floor starts no module of a floor above it (``tests/test_layering.py``).
+if so, the session starts the automatic gc through convgit's own entry (``python -m convgit
+_auto-gc``, which runs ``convgit.upkeep.collecting``) the same way (``detached``), and it writes
+a line to ``<store>/logs/gc.log``. No floor starts a module of a floor above it
+(``tests/test_layering.py``).
 """
 
 from __future__ import annotations

@@ -218,8 +218,7 @@ class Recorder:
         from convgit.store.config import fsmonitor
         from convgit.workspace import Workspace
 
-        git = self.location.git
-        found = Workspace.at(git.git_dir, git.worktree)
+        found = Workspace.of(self.location)
         if found is not None:
             found.keep_out(self.location.root)
             found.track_changes(fsmonitor(self.location))
