@@ -29,6 +29,9 @@ EMAIL = "test@example.invalid"
 IDENTITY = f"[user]\n\tname = {NAME}\n\temail = {EMAIL}\n"
 
 SET = {"GIT_CONFIG_NOSYSTEM": "1"}  # the one git variable a test sees, set here
+# convgit's own, set here: no hook starts a recorder (or, for a run with CONVGIT_TEST_RECORDER=on,
+# every hook starts one that leaves after 20 s idle)
+RECORDER = ("CONVGIT_RECORDER", "CONVGIT_RECORDER_IDLE")
 KEPT = frozenset({"CONVGIT_HYPOTHESIS_PROFILE"})
 REMOVED = frozenset(
     {"EMAIL", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"}
