@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests import clirun
+from tests import clirun, recorded
 from tests.workspace.gitrepo import GitRepo
 
 SESSION = "0b9c3f4e-1111-4222-8333-944445555666"
@@ -97,20 +97,8 @@ def event(name: str, transcript: Path, cwd: Path, **more: Any) -> bytes:
 
 
 def line(kind: str, uuid: str, parent: str | None, content: Any, **more: Any) -> str:
-    message: dict[str, Any] = {"role": kind, "content": content}
-    if kind == "assistant":
-        message.update(id=f"msg_{uuid}", type="message", model="claude-test")
-    record = {
-        "parentUuid": parent,
-        "isSidechain": False,
-        "type": kind,
-        "message": message,
-        "uuid": uuid,
-        "timestamp": "2026-12-01T10:00:00.000Z",
-        "sessionId": SESSION,
-        **more,
-    }
-    return json.dumps(record) + "\n"
+    """A line of Claude Code's transcript of this module's session (``tests.recorded.line``)."""
+    return recorded.line(SESSION, kind, uuid, parent, content, **more)
 
 
 def test_a_reply_that_reaches_the_transcript_after_stop_gets_the_turns_snapshot(
