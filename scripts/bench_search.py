@@ -6,7 +6,12 @@
 * the index brought up to date after one new turn (two entries appended and a snapshot, through
   `convgit assistant`, untimed), timed in-process, against `python -S -c pass`;
 * a full reindex of 1,000,000 entries, in-process, against orjson parsing every line of the
-  files.
+  files;
+* two floors, reported only, which say how low the two rows above can go with the means the
+  issue names (a Python command, SQLite's FTS5): a Python start as the `convgit` console script
+  pays it (`python -c pass`, site included) against the same grep, and the entries' texts
+  inserted into a bare FTS5 trigram table like the index's (the texts read and parsed first,
+  untimed) against the same parse.
 
 With --quick the large store has 100,000 entries. The stores are those `make_session` writes (a
 branch every 100 entries, ~300 bytes a message); the words searched match one entry."""
@@ -38,6 +43,33 @@ for path in sys.argv[1:]:
     with open(path, "rb") as f:
         records = [orjson.loads(line) for line in f.read().splitlines()]
 print(time.perf_counter() - start)
+"""
+_FTS5_ALONE = """
+import gc, os, sqlite3, sys, time
+import orjson
+from convgit.search.texts import text
+gc.disable()
+texts = []
+for path in sys.argv[2:]:
+    with open(path, "rb") as f:
+        texts.extend(text(orjson.loads(line)) for line in f.read().splitlines())
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+for pragma in ("page_size = 16384", "journal_mode = off", "synchronous = off"):
+    db.execute("pragma " + pragma)
+db.execute("pragma cache_size = -262144")
+db.execute(
+    "create virtual table words using fts5(body, tokenize='trigram', content='', columnsize=0)"
+)
+db.execute("insert into words(words, rank) values ('pgsz', 16000)")
+db.execute("insert into words(words, rank) values ('automerge', 0)")
+start = time.perf_counter()
+db.execute("begin")
+db.executemany("insert into words(rowid, body) values (?, ?)", enumerate(texts, 1))
+db.execute("commit")
+took = time.perf_counter() - start
+db.close()
+os.unlink(sys.argv[1])
+print(took)
 """
 
 
@@ -106,3 +138,22 @@ def bench_search(bench: Any, big: int, make_tree: Any, make_session: Any, turns_
     grep = ["grep", "-F", "-r", "--", words[1], str(session.parent)]
     a, b = bench.alternate(lambda: search(root), lambda: bench.timed(grep, root), 10)
     bench.add("`convgit search`, warm index", size, a, b, "grep -F -r over the session files", 0.2)
+
+    # the floors of the two rows above
+    start = [sys.executable, "-c", "pass"]
+    a, b = bench.alternate(lambda: bench.timed(start, root), lambda: bench.timed(grep, root), 10)
+    bench.add(
+        "floor: a Python start with site (`python -c pass`)", size, a, b,
+        "grep -F -r over the session files", None,
+    )  # fmt: skip
+    scratch = str(bench.root / "fts5-alone.db")
+
+    def fts5_alone() -> float:
+        out = bench.run([sys.executable, "-c", _FTS5_ALONE, scratch, str(session)], root).stdout
+        return float(out)
+
+    a, b = bench.alternate(fts5_alone, parse, 2 if big >= 1_000_000 else 3)
+    bench.add(
+        "floor: the texts inserted into a bare FTS5 trigram table", size, a, b,
+        "orjson.loads of every line", None,
+    )  # fmt: skip
