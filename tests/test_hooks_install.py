@@ -80,6 +80,23 @@ def write(path: Path, text: str) -> bytes:
     return path.read_bytes()
 
 
+@pytest.mark.parametrize("before", ["", "# mine\n/.claude/settings.local.json\n!/.claude/*\n"])
+def test_uninstall_takes_out_the_exclude_line_the_install_added_and_none_of_the_users(
+    project: Path, before: str
+) -> None:
+    """``info/exclude`` gets its very bytes back: the line the install added for Claude's local
+    file goes, and a line of the same text the user wrote before (let back in by a later ``!``
+    line, so the install added its own below) stays."""
+    exclude = project / ".git" / "info" / "exclude"
+    exclude.write_text(before)
+    said = run(project, "hooks", "install", "claude-code").stdout
+    assert "added /.claude/settings.local.json to .git/info/exclude" in said
+    assert exclude.read_text() == before + "/.claude/settings.local.json\n"
+    run(project, "hooks", "uninstall", "claude-code")
+    assert exclude.read_text() == before
+    assert not local(project).exists()
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -2,7 +2,7 @@
 Claude Code's ``.claude/settings.local.json`` (as Claude keeps it when it makes one), and a file
 in the working tree that is convgit's own (pi's extension, OpenCode's plugin, a settings file the
 install made: ``.gemini/settings.json``), unless git ignores it already or it is tracked (then
-it is the project's). What was added for convgit's own files is recorded, so that uninstalling
+it is the project's). Each line added is recorded (Claude's file's too), so that uninstalling
 takes out exactly that line and nothing of the user's."""
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ def keep_out_of_git(project: Path, path: Path, record: Path | None = None) -> st
     """Add ``path`` (a file in the working tree at ``project``) to the repository's
     ``info/exclude`` when git does not ignore it already; the pattern added, or None when
     nothing was (no repository, outside it, ignored already, or tracked: then it is the
-    project's, and git would not ignore it anyway). ``record``: where the line added is noted,
-    for ``let_back_into_git``."""
+    project's, and git would not ignore it anyway). The line goes at the end, below every line
+    of the user's (the same text among them too: a later ``!`` line had let the file back in).
+    ``record``: where the line added is noted, for ``let_back_into_git``."""
     found = _exclude_file(project, path)
     if found is None:
         return None
@@ -52,7 +53,8 @@ def keep_out_of_git(project: Path, path: Path, record: Path | None = None) -> st
 
 def let_back_into_git(project: Path, path: Path, record: Path) -> str | None:
     """Take out of ``info/exclude`` the line ``keep_out_of_git`` added for ``path`` (as
-    ``record`` notes it), and nothing else; the pattern taken out, or None."""
+    ``record`` notes it), and nothing else; the pattern taken out, or None. Of the lines of
+    that text it is the last: the install appended it below the user's."""
     found = _exclude_file(project, path)
     if found is None:
         return None
@@ -68,10 +70,9 @@ def let_back_into_git(project: Path, path: Path, record: Path) -> str | None:
     except OSError as exc:
         raise RefusedError(f"{exclude} cannot be read ({exc.strerror}).") from None
     kept = list(lines)
-    for number, line in enumerate(lines):
-        if line.rstrip("\r\n") == wanted[1]:
-            del kept[number]
-            break
+    same = [number for number, line in enumerate(lines) if line.rstrip("\r\n") == wanted[1]]
+    if same:
+        del kept[same[-1]]
     if kept != lines:
         mode = exclude.stat().st_mode & 0o7777
         settings.write_atomically(exclude, "".join(kept).encode(), mode)

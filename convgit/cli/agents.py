@@ -289,8 +289,7 @@ def hooks_install(
     if scope == "local" or (change.own and scope not in _committed(integration)):
         from convgit.agents import exclude
 
-        record = None if scope == "local" else _excluded_record(scope)
-        excluded = exclude.keep_out_of_git(project, change.path, record)
+        excluded = exclude.keep_out_of_git(project, change.path, _excluded_record(scope))
     if json:
         out({**change.to_json(), "excluded": excluded})
     else:

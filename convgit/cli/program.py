@@ -103,7 +103,7 @@ def _global(
         typer.Option(
             "--store",
             metavar="DIR",
-            help="Store folder (default: inside the git dir, or ./.convgit).",
+            help="Store folder, relative to -C's DIR (default: inside the git dir, or ./.convgit).",
         ),
     ] = None,
     directory: Annotated[
@@ -128,9 +128,11 @@ def _global(
         ),
     ] = False,
 ) -> None:
+    # a relative --store is relative to -C's DIR, as git reads its later paths, whichever
+    # comes first; made absolute, it stays right after a command moves into DIR (``hook``)
     options.session, options.store, options.directory, options.fsync = (
         session,
-        None if store is None else Path(store),
+        None if store is None else directory.absolute() / store,
         directory,
         fsync,
     )

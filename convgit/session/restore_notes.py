@@ -99,15 +99,28 @@ class RestoreNotes:
     def foreseen(self) -> Telling | None:
         """What the next append will say, as a restore foresees it without reading the files
         (they were just written: reading them would hash every restored file again): nothing when
-        the newest restore returned to the state saved before the first one pending, else a note
+        the newest restore returned to the files saved before the first one pending, else a note
         naming the files the pending restores changed. The append itself compares the files."""
         chain = self.pending()
         if not chain:
             return None
-        if chain[-1].target == chain[0].id:
+        if self._returned(chain):
             return Telling(chain, None)
         changed = sorted({path for state in chain for path in state.files})
         return Telling(chain, _text(chain, changed))
+
+    def _returned(self, chain: list[SavedState]) -> bool:
+        """Whether the newest restore of ``chain`` brought the files back to the state saved
+        before the first: it restored that saved state, or (a whole restore) a commit of the
+        same files: after restores and undos in a row, an undo restores the state saved by the
+        restore it undoes, another saved state of the same files (two git trees, compared
+        without reading the files)."""
+        first, last = chain[0], chain[-1]
+        if last.target == first.id:
+            return True
+        if last.paths is not None or not last.restored_to:
+            return False
+        return not self.track.workspace().changes(first.commit, last.restored_to)
 
     def told_under(
         self, telling: Telling | None, parent: str | None, made: list[dict[str, Any]]

@@ -31,6 +31,7 @@ from convgit.sharing.fetching import fetch_sessions
 from convgit.sharing.settings import ShareSettings, shared_ids
 from convgit.store import jsonl, stale_copies
 from convgit.store.location import StoreLocation
+from convgit.store.sessions import find_session
 from convgit.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -99,7 +100,8 @@ def chosen(
     location: StoreLocation, session: str | None, every: bool, current: str | None
 ) -> list[str]:
     """The sessions a push sends: ``session``, every shared one (``every``), or the current one;
-    each must be shared."""
+    each must be shared. A current session moved to the trash, or deleted from it, is refused as
+    every command refuses it (``find_session``), with its hint: ``convgit share`` of it fails."""
     shared = shared_ids(location)
     if every:
         if not shared:
@@ -108,6 +110,8 @@ def chosen(
     sid = session or current
     if sid is None:
         raise NotFoundError("There is no current session to push.", "convgit push --session S")
+    if sid not in shared and not location.session_path(sid).exists():
+        sid = find_session(location, sid)
     if sid not in shared:
         raise RefusedError(
             f"Session {sid} is not shared; nothing was sent.", f"convgit share {sid}"

@@ -465,7 +465,8 @@ def mirror_lines(mirrors: list[str]) -> list[str]:
 def store_lines(store: dict[str, Any] | None, *, verbose: bool = True) -> list[str]:
     """The store's size and policy, as ``snapshots`` and ``status -v`` end (none outside git,
     where ``store`` is None); without ``verbose`` (``status``), only when the store is over the
-    budget its policy sets or a gc was interrupted."""
+    budget its policy sets or a gc was interrupted. Over it, whether ``convgit gc`` helps: it
+    lets the oldest go, or (its dry run let nothing go) the rules must change first."""
     if store is None:
         return []
     from convgit.upkeep.retention import Policy
@@ -482,6 +483,12 @@ def store_lines(store: dict[str, Any] | None, *, verbose: bool = True) -> list[s
     budget = ""
     if over and policy.max_mib is not None:
         budget = f", over its budget of {policy.max_mib:g} MiB (`convgit gc` lets the oldest go)"
+        if store.get("gc_lets_go") == 0:
+            budget = (
+                f", over its budget of {policy.max_mib:g} MiB, and `convgit gc` can let nothing go"
+                " under the current rules (change `[retention]` in config.toml: a higher max_mib,"
+                " fewer saved_days or keep_days; labels and active paths always stay)"
+            )
     return [
         f"store:   {mib(store['bytes'])} of snapshots only convgit holds{at}{last}{budget}",
         f"         retention: {policy.words}",

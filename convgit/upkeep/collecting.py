@@ -495,9 +495,12 @@ SIZE_FRESH = 3600.0  # seconds ``status`` shows a measured size before measuring
 
 def store(location: StoreLocation, *, fresh: bool = True) -> dict[str, Any] | None:
     """The store's size (the objects only convgit's refs reach, ``bytes``, and when it was
-    ``measured``) and policy, for ``status`` and ``snapshots``; None outside git. Without
-    ``fresh``, a size measured in the last hour is shown as it was (walking every snapshot's
-    objects costs ``status`` more than the rest of it on a large store)."""
+    ``measured``) and policy, for ``status`` and ``snapshots``; None outside git. Over its
+    budget, ``gc_lets_go``: how many snapshots and saved states a ``gc`` would let go now (its
+    dry run; 0: the current rules keep everything), else None. Without ``fresh``, a size
+    measured in the last hour is shown as it was (walking every snapshot's objects costs
+    ``status`` more than the rest of it on a large store), and so is what gc would let go
+    while the policy and the sessions' records are the ones it was judged under."""
     place = location.git
     if place is None or place.worktree is None:
         return None
@@ -505,6 +508,7 @@ def store(location: StoreLocation, *, fresh: bool = True) -> dict[str, Any] | No
         last: str | None = (location.root / "gc-last").read_text().strip() or None
     except OSError:
         last = None
+    policy = Policy.of(location)
     cache = location.root / SIZE_CACHE
     measured: dict[str, Any] | None = None
     if not fresh:
@@ -513,22 +517,65 @@ def store(location: StoreLocation, *, fresh: bool = True) -> dict[str, Any] | No
                 measured = codec.decode(cache.read_bytes())
         except (OSError, ValueError):
             measured = None
+    keep_time = True
     if not isinstance(measured, dict) or type(measured.get("bytes")) is not int:
         git = Workspace.of(location)
         if git is None:
             return None
         measured = {"bytes": git.pruning.own_bytes(), "measured": schema.now()}
-        with suppress(OSError):
-            temporary = cache.with_name(SIZE_CACHE + ".tmp")
-            temporary.write_bytes(codec.dumps(measured).encode())
-            os.replace(temporary, cache)
+        keep_time = False
+    over = policy.max_mib is not None and measured["bytes"] > policy.max_mib * MIB
+    judged = {"policy": policy.to_json(), "records": _records_changed(location)}
+    lets_go = measured.get("gc_lets_go") if measured.get("judged") == judged else None
+    if over and type(lets_go) is not int:
+        lets_go = _lets_go(location)
+        measured.update(gc_lets_go=lets_go, judged=judged)
+        _cache(cache, measured, keep_time)
+    elif not keep_time:
+        _cache(cache, measured, keep_time)
     return {
         "bytes": measured["bytes"],
         "measured": str(measured.get("measured", "")),
-        "policy": Policy.of(location).to_json(),
+        "policy": policy.to_json(),
         "last_gc": last,
         "interrupted_gc": interrupted(location),
+        "gc_lets_go": lets_go if over else None,
     }
+
+
+def _records_changed(location: StoreLocation) -> list[int]:
+    """When the sessions' files last changed, and how many there are: what gc judged changes
+    when this does (a turn, a label taken off, a session moved to the trash)."""
+    try:
+        found = list(os.scandir(location.sessions))
+    except OSError:
+        return [0, 0]
+    times = [0]
+    for entry in found:
+        with suppress(OSError):
+            times.append(entry.stat().st_mtime_ns)
+    return [max(times), len(found)]
+
+
+def _lets_go(location: StoreLocation) -> int | None:
+    """How many snapshots and saved states ``gc`` would let go now (its dry run); None when it
+    cannot say (another gc runs, a session is busy past the wait, a damaged file)."""
+    try:
+        return len(run(location, dry_run=True).let_go)
+    except ConvgitError:
+        return None
+
+
+def _cache(cache: Path, measured: dict[str, Any], keep_time: bool) -> None:
+    """Write the measured size (and what gc would let go) to ``cache``; ``keep_time``: with the
+    time it had, so that what gc would let go, added later, does not make the size fresh."""
+    with suppress(OSError):
+        before = cache.stat().st_mtime if keep_time else None
+        temporary = cache.with_name(SIZE_CACHE + ".tmp")
+        temporary.write_bytes(codec.dumps(measured).encode())
+        if before is not None:
+            os.utime(temporary, (before, before))
+        os.replace(temporary, cache)
 
 
 def auto(store_root: Path, worktree: Path) -> int:

@@ -4,6 +4,7 @@ conflict is refused with nothing written, and nothing leaves by surprise."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from tests.sharing.clones import Clone, another_clone, bare, convgit_refs, daemon, first_clone
@@ -226,3 +227,34 @@ def test_share_and_status_name_a_remote_that_mirrors(a: Clone, tmp_path: Path) -
     # what it warns of: a plain `git push` there carries the session that is not shared
     git(a.path, "push", "-q", "backup")
     assert any(ref.startswith(f"refs/convgit/{private}/") for ref in convgit_refs(mirror))
+
+
+def hinted_commands(stderr: str) -> list[list[str]]:
+    """The convgit commands a refusal's hint names (in backquotes, or the hint whole), as
+    argument lists without ``convgit``."""
+    one_sentence(stderr)
+    hint = stderr.partition("  hint: ")[2].strip()
+    quoted = re.findall(r"`convgit ([^`]+)`", hint)
+    whole = [hint.removeprefix("convgit ")] if hint.startswith("convgit ") else []
+    return [found.split() for found in quoted or whole]
+
+
+def test_push_of_a_current_session_trashed_then_emptied_hints_only_what_works(
+    a: Clone, remote: Path
+) -> None:
+    """The current session moved to the trash, then the trash emptied: a push refuses, and
+    each hint it gives is a command that succeeds when run (``convgit share`` of a session that
+    is gone would fail)."""
+    sid = start(a)
+    a.run("sessions", "rm", sid, "--yes")
+    trashed = a.run("push", code=1)
+    [back] = hinted_commands(trashed.stderr)
+    assert back == ["sessions", "restore", sid]
+    a.run(*back)
+    a.run("sessions", "rm", sid, "--yes")
+    a.run("gc", "--trash", "--yes")
+    gone = a.run("push", code=1)
+    assert sid in gone.stderr and "not shared" not in gone.stderr
+    for command in hinted_commands(gone.stderr):
+        a.run(*command)
+    assert convgit_refs(remote) == []

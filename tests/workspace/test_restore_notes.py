@@ -140,3 +140,22 @@ def test_a_restore_between_a_message_and_its_reply_is_told_above_the_next_messag
     nxt = convgit(repo.path, "user", "and the files?", "--json").json()
     [note] = notes(repo)
     assert nxt["parentId"] == note["id"] and note["parentId"] == edited["id"]
+
+
+def test_restore_and_undo_pairs_in_a_row_say_what_the_next_message_writes(repo: GitRepo) -> None:
+    """After each ``restore --undo`` of many pairs in a row the files are back where the
+    conversation last moved on: the undo says no note comes (each undo restores the state saved
+    by the restore it undoes, another saved state of the same files), and none comes; a restore
+    after them says a note comes, and the next message writes that note."""
+    ids = story(repo)
+    for _ in range(5):
+        went = convgit(repo.path, "restore", ids["a"], "--yes", "--json").json()
+        assert went["note"] is not None
+        back = convgit(repo.path, "restore", "--undo", "--yes", "--json").json()
+        assert back["note"] is None and "back where they were" in back["note_skipped"]
+    convgit(repo.path, "user", "go on")
+    assert notes(repo) == []
+    last = convgit(repo.path, "restore", ids["a"], "--yes", "--json").json()
+    convgit(repo.path, "user", "and now?")
+    [note] = notes(repo)
+    assert note["text"] == last["note"]

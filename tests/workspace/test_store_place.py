@@ -231,3 +231,21 @@ def test_a_moved_or_copied_repository_keeps_its_current_session(
     rewatch(GitRepo(again))
     refused = convgit(again, "status", code=1)
     assert "There is no current convgit session here" in one_sentence(refused.stderr)
+
+
+@pytest.mark.parametrize("store", [".", "kept/store"])
+def test_a_relative_store_is_relative_to_the_folder_given_with_C(
+    repo: GitRepo, tmp_path: Path, store: str
+) -> None:
+    """``-C DIR --store PATH``: a relative PATH is read from DIR, as git reads the paths after
+    its ``-C`` (either order), never from the folder convgit was started in."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    into = repo.path / "notes"  # `--store .` in DIR: a folder in the tree, not its root
+    into.mkdir()
+    relative = os.path.relpath(into, elsewhere)
+    sid = convgit(elsewhere, "-C", relative, "--store", store, "init", "--json").json()["id"]
+    assert (into / store / "sessions" / f"{sid}.jsonl").is_file()
+    assert _listing(elsewhere) == []
+    found = convgit(elsewhere, "--store", store, "-C", relative, "sessions", "--json").json()
+    assert [s["id"] for s in found["sessions"]] == [sid]
