@@ -61,6 +61,7 @@ SCHEMA: dict[str, dict[str, Setting]] = {
             "text", "auto", '"auto", "watchman", "off" or the path of a git fsmonitor hook'
         ),
         "agent_ignored": Setting("bool", True, BOOL),
+        "max_files_per_turn": Setting("number", 50_000, "a number of files, 0 or more (0: no cap)"),
     },
     "hooks": {
         "tool_snapshots": Setting("bool", False, BOOL),
@@ -178,6 +179,12 @@ DEFAULT_SIZE_CAP = SCHEMA["snapshots"]["size_cap_mib"].default * 1024 * 1024
 def size_cap(location: StoreLocation) -> int:
     """Bytes above which a file is left out of snapshots (``[snapshots] size_cap_mib``)."""
     return int(load(location).value("snapshots", "size_cap_mib") * 1024 * 1024)
+
+
+def max_files(location: StoreLocation) -> int:
+    """How many new or changed files a turn's snapshot may take (``[snapshots]
+    max_files_per_turn``; 0: no cap): above it the snapshot is skipped, and said."""
+    return int(load(location).value("snapshots", "max_files_per_turn"))
 
 
 def fsmonitor(location: StoreLocation) -> str:

@@ -203,13 +203,17 @@ class Recorder:
         scan (the base later snapshots patch), while watchman reads the tree."""
         from convgit.agents import hook, hook_failures, registry  # noqa: F401
         from convgit.agents.live import mirroring, turns  # noqa: F401
+        from convgit.base.errors import SnapshotSkippedError
         from convgit.session import Session  # noqa: F401
-        from convgit.store.config import size_cap
+        from convgit.store.config import max_files, size_cap
 
         try:
             ws = self.workspace()
             if ws is not None:
-                self.patcher.warm(ws.private_index(self.patcher.own_index), size_cap(self.location))
+                own = ws.private_index(self.patcher.own_index)
+                self.patcher.warm(own, size_cap(self.location), max_files(self.location))
+        except SnapshotSkippedError as exc:  # the first turn scans and counts them again
+            self.log(f"no first full scan: {exc.message}")
         except Exception as exc:  # the first event scans in full instead
             self.log(f"warming up failed: {type(exc).__name__}: {exc}")
 

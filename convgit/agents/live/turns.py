@@ -48,11 +48,11 @@ from typing import TYPE_CHECKING, Any
 
 from convgit.agents.live import mirroring
 from convgit.agents.live.events import Event
-from convgit.agents.live.state import LiveState, now, snapshot_json, snapshot_of
-from convgit.base.errors import NotFoundError
+from convgit.agents.live.state import LiveState, now, skip_json, snapshot_json, snapshot_of
+from convgit.base.errors import NotFoundError, SnapshotSkippedError, skipped_words
 from convgit.git import names
 from convgit.store import config, jsonl
-from convgit.store.config import fsmonitor, size_cap
+from convgit.store.config import fsmonitor, max_files, size_cap
 from convgit.store.location import StoreLocation
 
 if TYPE_CHECKING:  # imported where used: the common prompt reads neither the session nor git
@@ -271,12 +271,19 @@ def _snapshot_unattached(location: StoreLocation, event: Event, live: LiveState)
     index = mirroring.unattached_index(location, event.agent, event.session_id)
     index.parent.mkdir(parents=True, exist_ok=True)
     message = prompt_message(_title(event.agent), event.prompt_id)
-    snap = ws.snapshot(
-        index,
-        message=names.commit_message(f"convgit snapshot {message}", agent_session=event.session_id),
-        parent=None,
-        size_cap=size_cap(location),
-    )
+    try:
+        snap = ws.snapshot(
+            index,
+            message=names.commit_message(
+                f"convgit snapshot {message}", agent_session=event.session_id
+            ),
+            parent=None,
+            size_cap=size_cap(location),
+            max_files=max_files(location),
+        )
+    except SnapshotSkippedError as exc:
+        live.set("pending", skip_json(exc.changed, exc.cap, prompt=event.prompt_id))
+        return f"; {exc.words()}"
     live.set("pending", snapshot_json(snap, prompt=event.prompt_id))
     live.set("last", {"commit": snap.commit, "tree": snap.tree_id})
     return "; files snapshotted for the prompt"
@@ -321,8 +328,12 @@ def _prompt(session: Session, event: Event, live: LiveState) -> str:
     if not session.track.snapshots_enabled:
         return "; ".join([*done, "turn open"])
     message = prompt_message(_title(event.agent), event.prompt_id)
-    snap = after(_last_commit(session, live), lambda p: session.snapshots.take(p, message))
     done = [d for d in done if d]
+    try:
+        snap = after(_last_commit(session, live), lambda p: session.snapshots.take(p, message))
+    except SnapshotSkippedError as exc:
+        live.set("pending", skip_json(exc.changed, exc.cap, prompt=event.prompt_id))
+        return "; ".join([*done, exc.words(), "turn open"])
     if snap.reused:
         done.append("files unchanged")
     else:
@@ -379,7 +390,10 @@ def _tool(session: Session, event: Event, live: LiveState) -> str:
         return f"{new}; {_defer_tool(session, live, called, event.tool_name)}"
     if entry is None or entry in session.track.sidecar.snapshots:
         return new
-    info = session.snapshots.snapshot(entry)
+    try:
+        info = session.snapshots.snapshot(entry, per_turn=True)
+    except SnapshotSkippedError as exc:
+        return f"{new}; {skipped_words(entry, exc.changed, exc.cap)}"
     live.set("last", {"commit": info.commit, "tree": info.tree_id})
     return f"{new}; snapshot of {entry} after {event.tool_name}"
 
@@ -399,7 +413,10 @@ def _defer_tool(session: Session, live: LiveState, call: str, tool: str | None) 
     once its step ended, after its tools ran): the files are snapshotted now, kept in the state
     (``tools``, by call id) and recorded for that reply when an import brings it."""
     what = f"after {tool or 'a tool'} ({call})"
-    snap = after(_last_commit(session, live), lambda p: session.snapshots.take(p, what))
+    try:
+        snap = after(_last_commit(session, live), lambda p: session.snapshots.take(p, what))
+    except SnapshotSkippedError as exc:  # the turn's end stands for it
+        return f"no snapshot {what}: {exc.words()}"
     live.set("tools", {**(live.get("tools") or {}), call: snapshot_json(snap)})
     live.set("last", {"commit": snap.commit, "tree": snap.tree_id})
     return f"files snapshotted {what}, for its reply once the transcript has it"
@@ -432,7 +449,10 @@ def _subagent(session: Session, event: Event, live: LiveState) -> str:
     if entry is None or entry in session.track.sidecar.snapshots:
         return new
     _settle_prompt(session, live)
-    info = session.snapshots.snapshot(entry)
+    try:
+        info = session.snapshots.snapshot(entry, per_turn=True)
+    except SnapshotSkippedError as exc:
+        return f"{new}; {skipped_words(entry, exc.changed, exc.cap)}"
     live.set("last", {"commit": info.commit, "tree": info.tree_id})
     return f"{new}; snapshot of the subagent's {entry}"
 
@@ -478,6 +498,7 @@ def take(
         message=names.commit_message(f"convgit snapshot {what}", session=sid),
         parent=parent,
         size_cap=size_cap(location),
+        max_files=max_files(location),
     )
 
 
@@ -504,7 +525,12 @@ def _quick_prompt(
     if last is None or ws is None:
         return None
     message = prompt_message(title, prompt)
-    snap = after(str(last["commit"]), lambda parent: take(location, sid, ws, parent, message))
+    try:
+        snap = after(str(last["commit"]), lambda parent: take(location, sid, ws, parent, message))
+    except SnapshotSkippedError as exc:
+        live.open_turn(prompt)
+        live.set("pending", skip_json(exc.changed, exc.cap, prompt=prompt))
+        return f"session {sid}: {exc.words()}; turn open"
     live.open_turn(prompt)
     if snap.reused:
         return f"session {sid}: files unchanged; turn open"
@@ -589,34 +615,52 @@ def _close(
     if not session.track.snapshots_enabled or session.conversation.tree.leaf is None:
         return f"turn {how}"
     # locks are reentrant within a process, not a thread: nothing below may run beside it
-    taken = early.result() if early is not None else None
+    taken: Snapshot | SnapshotSkippedError | None = None
+    if early is not None:
+        try:
+            taken = early.result()
+        except SnapshotSkippedError as exc:  # over the cap: the turn's end is recorded so
+            taken = exc
     ended = [t.reply for t in _turns_since(session, live) if t.reply is not None]
     prompt, reply = _turn(session, live)
     _settle_prompt(session, live, prompt)
     leaf = session.conversation.tree.leaf
     if reply is None and missing is not None:  # no reply of the turn in the transcript yet
-        if taken is not None:
-            snap = taken
-        else:
+        if taken is None:
             nearest = session.track.nearest_snapshot(leaf)
-            snap = session.snapshots.take(nearest.commit if nearest else None, "at a turn's end")
-        live.set("last", {"commit": snap.commit, "tree": snap.tree_id})
-        live.set("unsettled", snapshot_json(snap, entry=leaf, reply=missing))
+            try:
+                taken = session.snapshots.take(
+                    nearest.commit if nearest else None, "at a turn's end"
+                )
+            except SnapshotSkippedError as exc:
+                taken = exc
+        if isinstance(taken, SnapshotSkippedError):
+            live.set("unsettled", skip_json(taken.changed, taken.cap, entry=leaf, reply=missing))
+            return f"the reply is not in the transcript yet; {taken.words()}; turn {how}"
+        live.set("last", {"commit": taken.commit, "tree": taken.tree_id})
+        live.set("unsettled", snapshot_json(taken, entry=leaf, reply=missing))
         return f"the reply is not in the transcript yet: its snapshot waits for it; turn {how}"
     target = reply or prompt or leaf
     live.unrecorded += [e for e in ended if e != target]  # turns before it no event saw end
     if target in session.track.sidecar.snapshots:
         return f"turn {how}"
     above = session.track.nearest_snapshot(session.conversation.tree.entries[target]["parentId"])
-    if (
-        taken is not None
-        and early is not None
-        and above is not None
-        and above.commit == early.parent
-    ):
-        info = session.snapshots.record(target, taken)
-    else:  # the turn hangs elsewhere than the last snapshot (a rewind): its own parent
-        info = session.snapshots.snapshot(target)
+    try:
+        if (
+            taken is not None
+            and early is not None
+            and above is not None
+            and above.commit == early.parent
+        ):
+            if isinstance(taken, SnapshotSkippedError):
+                raise taken
+            info = session.snapshots.record(target, taken)
+        else:  # the turn hangs elsewhere than the last snapshot (a rewind): its own parent
+            info = session.snapshots.snapshot(target, per_turn=True)
+    except SnapshotSkippedError as exc:  # recorded as skipped: no later event tries it again
+        if missing is not None:
+            live.set("unsettled", skip_json(exc.changed, exc.cap, entry=target, reply=missing))
+        return f"{session.snapshots.skip(target, exc.changed, exc.cap)}; turn {how}"
     live.set("last", {"commit": info.commit, "tree": info.tree_id})
     if missing is not None:
         live.set("unsettled", snapshot_json(info, entry=target, reply=missing))
@@ -640,11 +684,12 @@ def _turns_since(session: Session, live: LiveState) -> list[_Turn]:
     an event of this agent session caught up to (``seen``), oldest first. A user message while
     a turn runs (typed while a tool ran) belongs to it."""
     tree, snapshots = session.conversation.tree, session.track.sidecar.snapshots
+    skipped = session.track.sidecar.skipped_turns  # recorded as turns without a snapshot
     seen = live.data.get("seen")
     chain = []
     node = tree.leaf
     for _ in range(_WALK):
-        if node is None or node in snapshots or node == seen:
+        if node is None or node in snapshots or node in skipped or node == seen:
             break
         chain.append(node)
         node = tree.entries[node]["parentId"]
@@ -679,7 +724,10 @@ def _caught_up(session: Session, live: LiveState) -> str:
         return ""
     *earlier, newest = ended
     live.unrecorded += earlier
-    info = session.snapshots.snapshot(newest)
+    try:  # skipped: recorded so, and never caught up again
+        info = session.snapshots.snapshot(newest, per_turn=True)
+    except SnapshotSkippedError as exc:
+        return f"caught up: {skipped_words(newest, exc.changed, exc.cap)}"
     live.set("last", {"commit": info.commit, "tree": info.tree_id})
     return f"caught up: snapshot of {newest}, whose turn's end no event recorded"
 
@@ -689,11 +737,12 @@ def _turn(session: Session, live: LiveState) -> tuple[str | None, str | None]:
     the earliest user message) and its last reply, found going up from the leaf to the first
     entry with a snapshot."""
     tree, snapshots = session.conversation.tree, session.track.sidecar.snapshots
+    skipped = session.track.sidecar.skipped_turns
     wanted = (live.get("pending") or {}).get("prompt")
     prompt = reply = None
     node = tree.leaf
     for _ in range(_WALK):
-        if node is None or node in snapshots:
+        if node is None or node in snapshots or node in skipped:
             break
         record = tree.entries[node]
         if record["type"] == "message" and not _in_subagent(record):
@@ -725,7 +774,12 @@ def _settle_prompt(session: Session, live: LiveState, prompt: str | None = None)
 def _record_taken(session: Session, entry: str, taken: dict[str, Any]) -> None:
     """Record a snapshot taken earlier in the turn as ``entry``'s. No ref kept it meanwhile:
     one that `git gc --prune=now` collected is given up (the nearest snapshot above the entry
-    stands for it), never an error that would stop every later turn."""
+    stands for it), never an error that would stop every later turn. One the turn skipped
+    (over ``[snapshots] max_files_per_turn``) is recorded as skipped."""
+    over = taken.get("over_cap")
+    if isinstance(over, dict):
+        session.snapshots.skip(entry, int(over["changed"]), int(over["cap"]))
+        return
     snap = snapshot_of(taken)
     try:
         session.snapshots.record(entry, snap)
@@ -757,8 +811,9 @@ def _reply_seen(session: Session, reply: str) -> bool:
     """True when the turn's last reply in the session is ``reply``."""
     tree, node = session.conversation.tree, session.conversation.tree.leaf
     snapshots = session.track.sidecar.snapshots
+    skipped = session.track.sidecar.skipped_turns
     for _ in range(_WALK):
-        if node is None or node in snapshots:
+        if node is None or node in snapshots or node in skipped:
             return False
         record = tree.entries[node]
         if record["type"] == "message" and record["role"] == "assistant":
