@@ -217,7 +217,9 @@ def test_recorder_status_and_stop_and_leaving_when_idle(recorded: Recorded, tmp_
     claude = Claude(tmp_path / "claude", recorded.repo.path)
     assert recorded.json("recorder", "status") == {
         "running": False, "pid": None, "since": None, "version": None, "watcher": None,
-        "events": None, "snapshots": {}, "why": "none started yet (the next hook event starts one)",
+        "events": None, "snapshots": {},
+        "why": "none started yet (the next hook event starts one: CONVGIT_RECORDER=on)",
+        "setting": {"on": True, "because": "CONVGIT_RECORDER=on"},
     }  # fmt: skip
     running = started(recorded, claude)
     words = recorded.cli("recorder", "status").stdout
@@ -418,31 +420,82 @@ def test_nothing_accumulates_in_the_recorders_folder(recorded: Recorded, tmp_pat
     assert said.startswith("it left at ") and said.endswith(": stopped by `convgit recorder stop`")
 
 
-def test_the_recorder_is_opt_in(recorded: Recorded, tmp_path: Path) -> None:
-    """Without `[hooks] recorder = true` (nor CONVGIT_RECORDER=on) a hook does its own work and
-    starts no recorder, and `recorder status` says how to turn it on; with it, the first hook
-    starts one and the next events go through it."""
-    recorded.env["CONVGIT_RECORDER"] = None
+def a_path(tmp_path: Path, watchman: bool) -> str:
+    """A PATH of git alone, and watchman too when asked."""
+    folder = tmp_path / ("bin-watchman" if watchman else "bin")
+    folder.mkdir()
+    for tool in ("git", "watchman") if watchman else ("git",):
+        found = shutil.which(tool)
+        assert found is not None, tool
+        (folder / tool).symlink_to(found)
+    return str(folder)
+
+
+def test_without_watchman_the_recorder_is_off_by_default_and_true_turns_it_on(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """`[hooks] recorder = "auto"` (the default) where no watchman is on PATH: a hook does its
+    own work and starts no recorder, and `recorder status` and `status -v` say why and how to
+    turn it on; `true` turns it on even so, and a value that is none of them is refused."""
+    recorded.env.update(CONVGIT_RECORDER=None, PATH=a_path(tmp_path, watchman=False))
     claude = Claude(tmp_path / "claude", recorded.repo.path)
-    recorded.hook(claude.start())
-    recorded.hook(claude.prompt())
+    for event in (claude.start(), claude.prompt(), claude.reply()):
+        recorded.hook(event)
     assert not recorded.folder.is_dir() or not list(recorded.folder.iterdir())
     said = recorded.json("recorder", "status")
+    because = '[hooks] recorder = "auto", and no watchman is on PATH'
+    assert said["setting"] == {"on": False, "because": because}
     assert said["why"] == (
-        "not turned on ([hooks] recorder = true in config.toml, or CONVGIT_RECORDER=on)"
+        f"not turned on ({because}; [hooks] recorder = true in config.toml, or"
+        " CONVGIT_RECORDER=on, turns it on)"
     )
+    assert f"recorder: none: not turned on ({because};" in recorded.cli("status", "-v").stdout
     config = recorded.repo.path / ".git" / "convgit" / "config.toml"
     config.write_text("[hooks]\nrecorder = true\n")
-    recorded.hook(claude.reply())
-    recorded.wait_running()
     recorded.hook(claude.prompt())
+    running = recorded.wait_running()
+    assert running["setting"] == {"on": True, "because": "[hooks] recorder = true"}
+    recorded.hook(claude.reply())
     assert " through the recorder" in recorded.log()[-1]
+    how = recorded.json("recorder", "status")["snapshots"]  # no watchman: every file stat'ed
+    assert list(how.values()) == ["every file stat'ed: watchman is not on PATH"], how
     recorded.cli("recorder", "stop")
     config.write_text('[hooks]\nrecorder = "yes"\n')
-    recorded.hook(claude.reply())
+    recorded.hook(claude.prompt())
     assert recorded.log()[-1].endswith(
-        'config.toml: [hooks] recorder must be true or false, got "yes".'
+        'config.toml: [hooks] recorder must be true, false or "auto", got "yes".'
     ), recorded.log()[-1]
+
+
+def test_with_watchman_the_recorder_is_on_by_default_and_false_turns_it_off(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """`[hooks] recorder = "auto"` (the default) where a watchman is on PATH: the first hook
+    starts a recorder, the next events go through it and its snapshots are patched through
+    watchman, and `recorder status` says why it is on; `false` keeps hooks to themselves."""
+    recorded.env.update(CONVGIT_RECORDER=None, PATH=a_path(tmp_path, watchman=True))
+    config = recorded.repo.path / ".git" / "convgit" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[hooks]\nrecorder = false\n")
+    claude = Claude(tmp_path / "claude", recorded.repo.path)
+    recorded.hook(claude.start())
+    assert not recorded.folder.is_dir() or not list(recorded.folder.iterdir())
+    said = recorded.json("recorder", "status")
+    assert said["setting"] == {"on": False, "because": "[hooks] recorder = false"}
+    assert said["why"].startswith("not turned on ([hooks] recorder = false;"), said
+    config.unlink()
+    recorded.hook(claude.prompt())
+    running = recorded.wait_running()
+    because = '[hooks] recorder = "auto", and watchman is on PATH'
+    assert running["setting"] == {"on": True, "because": because}
+    assert running["watcher"].startswith("watchman "), running
+    recorded.repo.write("made.txt", "made by the agent\n")
+    recorded.hook(claude.reply())
+    assert " through the recorder" in recorded.log()[-1]
+    words = recorded.cli("recorder", "status").stdout
+    assert f"  on: {because}" in words, words
+    how = recorded.json("recorder", "status")["snapshots"]
+    assert any(str(h).startswith("patched: ") for h in how.values()), how
 
 
 def test_the_installed_hook_hands_its_event_over_importing_nothing_of_convgits(

@@ -223,6 +223,7 @@ class RecorderStatusJson(TypedDict):
     events: Any
     snapshots: Any
     why: Any
+    setting: Any
 
 
 class RecorderStopJson(TypedDict):
