@@ -213,7 +213,15 @@ def test_two_agents_hooks_at_once(recorded: Recorded, tmp_path: Path) -> None:
         assert recorded.json("-s", sid, "show", prompt)["snapshot"]["tree"] == at_prompts
 
 
+def watched(root: Path) -> bool:
+    """Whether watchman watches ``root`` now."""
+    listed = subprocess.run(["watchman", "watch-list"], capture_output=True, timeout=30)
+    return os.path.realpath(root) in json.loads(listed.stdout)["roots"]
+
+
 def test_recorder_status_and_stop_and_leaving_when_idle(recorded: Recorded, tmp_path: Path) -> None:
+    """`recorder status` and `stop`; a recorder stopped or idle leaves, and the watch it made
+    goes with it: watchman no longer watches the tree."""
     claude = Claude(tmp_path / "claude", recorded.repo.path)
     assert recorded.json("recorder", "status") == {
         "running": False, "pid": None, "since": None, "version": None, "watcher": None,
@@ -224,10 +232,12 @@ def test_recorder_status_and_stop_and_leaving_when_idle(recorded: Recorded, tmp_
     running = started(recorded, claude)
     words = recorded.cli("recorder", "status").stdout
     assert words.startswith(f"recorder: pid {running['pid']} since ")
+    assert watched(recorded.repo.path)
     assert recorded.json("recorder", "stop") == {"stopped": True, "pid": running["pid"]}
     recorded.wait_gone(int(str(running["pid"])))
     said = recorded.json("recorder", "status")
     assert not said["running"] and said["why"].endswith(": stopped by `convgit recorder stop`")
+    assert not watched(recorded.repo.path)
     assert (
         recorded.cli("recorder", "stop").stdout == "no recorder was running for this working tree\n"
     )
@@ -238,6 +248,20 @@ def test_recorder_status_and_stop_and_leaving_when_idle(recorded: Recorded, tmp_
     idle = recorded.wait_running()
     recorded.wait_gone(int(str(idle["pid"])))
     assert recorded.json("recorder", "status")["why"].endswith(": no event for 1 s")
+    assert not watched(recorded.repo.path)
+
+
+def test_a_watch_the_user_had_stays_when_the_recorder_leaves(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """watchman watched the tree before the recorder came (the user's own watch): the recorder
+    uses it, and leaves it as it found it."""
+    subprocess.run(["watchman", "watch-project", str(recorded.repo.path)], check=True, timeout=60)
+    running = started(recorded, Claude(tmp_path / "claude", recorded.repo.path))
+    assert str(running["watcher"]).startswith("watchman ")
+    recorded.cli("recorder", "stop")
+    recorded.wait_gone(int(str(running["pid"])))
+    assert watched(recorded.repo.path)
 
 
 def test_a_recorder_killed_is_named_dead_and_replaced(recorded: Recorded, tmp_path: Path) -> None:

@@ -125,6 +125,7 @@ class Patcher:
         self.bases: dict[tuple[int, tuple[bytes, ...]], Base] = {}
         self.last: dict[str, str] = {}  # private index path -> how its last snapshot went
         self._watch: watchman.Watch | None = None
+        self._added: bytes | None = None  # the root of the watch this recorder made, if it did
         self._socket = ""
         self._failed = ""  # why watchman could not be reached, when it last could not
         self._failed_at = 0.0
@@ -143,6 +144,15 @@ class Patcher:
         return f"none: {self._failed}" if self._failed else "none yet"
 
     def close(self) -> None:
+        """Leave: the watch this recorder made dropped (watchman watches the tree no longer;
+        one that was there before it stays), the connection and the reader closed."""
+        if self._added is not None:
+            with suppress(watchman.Failed, OSError):
+                if self._watch is None:  # lost meanwhile: dropped through a new connection
+                    self._watch = watchman.Watch(self._added, self._socket)
+                if self._watch.watch == self._added:
+                    self._watch.drop()
+            self._added = None
         if self._watch is not None:
             self._watch.close()
             self._watch = None
@@ -450,6 +460,8 @@ class Patcher:
         try:
             self._watch = watchman.Watch(os.fsencode(git.root), self._socket)
             self._socket = self._watch.watchman.sockname
+            if self._watch.added:  # made by this recorder (again, after watchman restarted)
+                self._added = self._watch.watch
             self._failed = ""
         except (watchman.Failed, OSError) as exc:
             self._lost(str(exc) if isinstance(exc, watchman.Failed) else exc.strerror or "")
