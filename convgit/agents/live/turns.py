@@ -19,10 +19,9 @@ prompt with no file change reads no session:
   the transcript is read;
 * an event that follows one of the same agent session that failed or ran no convgit
   (``behind``: ``convgit.agents.hook_failures``) imports the transcript before anything else; a
-  turn it brings whose end no event recorded is caught up: its last reply gets the files as they
-  are now (the snapshot the turn's end would have taken, later), never the next prompt; the
-  replies of earlier such turns, which no snapshot can cover any more, are named
-  (``Recorded.unrecorded``) for the user to see;
+  turn it brings whose end no event recorded is caught up (``catching_up``), and the replies of
+  earlier such turns that no snapshot can cover any more are named (``Recorded.unrecorded``)
+  for the user to see;
 * the transcript may lag the event a little: the end of the turn waits at most
   ``REPLY_WAIT`` for the reply the agent named; a reply that comes later gets the turn's
   snapshot at the next event (``unsettled``);
@@ -47,6 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convgit.agents.live import mirroring
+from convgit.agents.live.catching_up import WALK, caught_up, in_subagent, is_prompt, turns_since
 from convgit.agents.live.events import Event
 from convgit.agents.live.state import LiveState, now, skip_json, snapshot_json, snapshot_of
 from convgit.base.errors import NotFoundError, SnapshotSkippedError, skipped_words
@@ -61,7 +61,6 @@ if TYPE_CHECKING:  # imported where used: the common prompt reads neither the se
 
 REPLY_WAIT = 0.25  # seconds the end of a turn waits for its reply to reach the transcript
 _POLL = 0.02
-_WALK = 5000  # how far up from the leaf a turn is looked for
 
 
 # -- events ---------------------------------------------------------------------------------------
@@ -78,15 +77,6 @@ def _carries_prompt(agent: str, native_text: str, prompt_id: str) -> bool:
     from convgit.agents import registry
 
     return bool(registry.integration(agent).carries_prompt(native_text, prompt_id))
-
-
-def _is_prompt(agent: str, record: dict[str, Any]) -> bool:
-    """Whether a user message is a prompt, not the agent's own text (the agent's say: every
-    user message is, unless its ``live`` part has ``is_prompt``)."""
-    from convgit.agents import registry
-
-    said = registry.integration(agent).is_prompt
-    return True if said is None else bool(said(record))
 
 
 @dataclass(frozen=True)
@@ -213,7 +203,7 @@ def _history(session: Session, event: Event, live: LiveState, behind: bool) -> s
         return mirroring.read(session).conversation.tree.leaf or ""
     _import(session, event, live)
     tree = session.conversation.tree
-    ended = [t for t in _turns_since(session, live) if t.reply is not None] if behind else []
+    ended = [t for t in turns_since(session, live) if t.reply is not None] if behind else []
     if not ended:
         return tree.leaf or ""
     start = ended[-1].prompt or ended[-1].reply
@@ -306,7 +296,7 @@ def _catch_up(session: Session, event: Event, live: LiveState) -> str:
     turn = live.get("turn")
     if turn is not None and turn.get("open"):
         return new
-    return "; ".join(filter(None, [new, _caught_up(session, live)]))
+    return "; ".join(filter(None, [new, caught_up(session, live)]))
 
 
 def _start(session: Session, event: Event, live: LiveState) -> str:
@@ -323,7 +313,7 @@ def _prompt(session: Session, event: Event, live: LiveState) -> str:
         done += [*found.notes, _close(session, live, "interrupted")]
     else:  # turns the transcript gained that no event saw end: theirs are the files now
         found = _import(session, event, live)
-        done += [*found.notes, _caught_up(session, live)]
+        done += [*found.notes, caught_up(session, live)]
     live.open_turn(event.prompt_id)
     if not session.track.snapshots_enabled:
         return "; ".join([*done, "turn open"])
@@ -621,7 +611,7 @@ def _close(
             taken = early.result()
         except SnapshotSkippedError as exc:  # over the cap: the turn's end is recorded so
             taken = exc
-    ended = [t.reply for t in _turns_since(session, live) if t.reply is not None]
+    ended = [t.reply for t in turns_since(session, live) if t.reply is not None]
     prompt, reply = _turn(session, live)
     _settle_prompt(session, live, prompt)
     leaf = session.conversation.tree.leaf
@@ -670,68 +660,6 @@ def _close(
     return f"snapshot of {target}{said}; turn {how}"
 
 
-@dataclass
-class _Turn:
-    """A turn found in the conversation: its first prompt, and the reply that ended it (one
-    that calls no tool; None while it runs, or when it was cut short)."""
-
-    prompt: str | None
-    reply: str | None = None
-
-
-def _turns_since(session: Session, live: LiveState) -> list[_Turn]:
-    """The turns on the path to the leaf below its nearest snapshot, and below the last entry
-    an event of this agent session caught up to (``seen``), oldest first. A user message while
-    a turn runs (typed while a tool ran) belongs to it."""
-    tree, snapshots = session.conversation.tree, session.track.sidecar.snapshots
-    skipped = session.track.sidecar.skipped_turns  # recorded as turns without a snapshot
-    seen = live.data.get("seen")
-    chain = []
-    node = tree.leaf
-    for _ in range(_WALK):
-        if node is None or node in snapshots or node in skipped or node == seen:
-            break
-        chain.append(node)
-        node = tree.entries[node]["parentId"]
-    turns: list[_Turn] = []
-    for ident in reversed(chain):
-        record = tree.entries[ident]
-        if record["type"] != "message" or _in_subagent(record):
-            continue
-        if record["role"] == "user" and _is_prompt(live.agent, record):
-            if not turns or turns[-1].reply is not None:
-                turns.append(_Turn(ident))
-        elif record["role"] == "assistant":
-            if not turns:
-                turns.append(_Turn(None))
-            content = record.get("content")
-            calls = isinstance(content, list) and any(
-                isinstance(p, dict) and p.get("type") == "tool_call" for p in content
-            )
-            turns[-1].reply = None if calls else ident
-    return turns
-
-
-def _caught_up(session: Session, live: LiveState) -> str:
-    """The turns the transcript brought whose end no event recorded (their Stop failed or ran
-    no convgit): the newest one's reply gets the files now, what the end of its turn would
-    have snapshotted (or later: a catch-up, never the next prompt's snapshot); the replies of
-    the earlier ones cannot have theirs any more, and are named."""
-    if not session.track.snapshots_enabled:
-        return ""
-    ended = [t.reply for t in _turns_since(session, live) if t.reply is not None]
-    if not ended:
-        return ""
-    *earlier, newest = ended
-    live.unrecorded += earlier
-    try:  # skipped: recorded so, and never caught up again
-        info = session.snapshots.snapshot(newest, per_turn=True)
-    except SnapshotSkippedError as exc:
-        return f"caught up: {skipped_words(newest, exc.changed, exc.cap)}"
-    live.set("last", {"commit": info.commit, "tree": info.tree_id})
-    return f"caught up: snapshot of {newest}, whose turn's end no event recorded"
-
-
 def _turn(session: Session, live: LiveState) -> tuple[str | None, str | None]:
     """The entries of the turn at the leaf: its prompt (the one the pending snapshot is for, or
     the earliest user message) and its last reply, found going up from the leaf to the first
@@ -741,14 +669,14 @@ def _turn(session: Session, live: LiveState) -> tuple[str | None, str | None]:
     wanted = (live.get("pending") or {}).get("prompt")
     prompt = reply = None
     node = tree.leaf
-    for _ in range(_WALK):
+    for _ in range(WALK):
         if node is None or node in snapshots or node in skipped:
             break
         record = tree.entries[node]
-        if record["type"] == "message" and not _in_subagent(record):
+        if record["type"] == "message" and not in_subagent(record):
             if record["role"] == "assistant" and reply is None:
                 reply = node
-            elif record["role"] == "user" and _is_prompt(live.agent, record):
+            elif record["role"] == "user" and is_prompt(live.agent, record):
                 prompt = node
                 said = _native_text(record)
                 if isinstance(wanted, str) and _carries_prompt(live.agent, said, wanted):
@@ -795,7 +723,7 @@ def _settle_reply(session: Session, live: LiveState) -> None:
     if unsettled is None:
         return
     tree, node = session.conversation.tree, session.conversation.tree.leaf
-    for _ in range(_WALK):
+    for _ in range(WALK):
         if node is None or node == unsettled.get("entry"):
             break
         record = tree.entries[node]
@@ -812,7 +740,7 @@ def _reply_seen(session: Session, reply: str) -> bool:
     tree, node = session.conversation.tree, session.conversation.tree.leaf
     snapshots = session.track.sidecar.snapshots
     skipped = session.track.sidecar.skipped_turns
-    for _ in range(_WALK):
+    for _ in range(WALK):
         if node is None or node in snapshots or node in skipped:
             return False
         record = tree.entries[node]
@@ -836,7 +764,7 @@ def _is_reply(record: dict[str, Any], reply: str) -> bool:
 def _caller(session: Session, call_id: str) -> str | None:
     """The reply that holds the tool call ``call_id``, near the leaf."""
     tree, node = session.conversation.tree, session.conversation.tree.leaf
-    for _ in range(_WALK):
+    for _ in range(WALK):
         if node is None:
             return None
         record = tree.entries[node]
@@ -855,11 +783,6 @@ def _last_of_subagent(session: Session, agent_id: str) -> str | None:
         if isinstance(native, dict) and native.get("subagent") == agent_id:
             found = ident
     return found
-
-
-def _in_subagent(record: dict[str, Any]) -> bool:
-    native = record.get("native")
-    return isinstance(native, dict) and "subagent" in native
 
 
 def _native_text(record: dict[str, Any]) -> str:
