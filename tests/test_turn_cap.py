@@ -70,8 +70,11 @@ def test_a_turn_over_the_cap_is_skipped_said_and_the_next_under_it_snapshots(
     skipped = done.json()
     assert skipped["snapshot"] == {"skipped": {"changed": CAP + 1, "cap": CAP}}
     said = done.err.decode().strip()
-    assert said.startswith("convgit: The files were not snapshotted: 6 files are new or changed")
-    assert "max_files_per_turn (5)" in said and len(said.splitlines()) == 1, said
+    assert said == (
+        "convgit: warning: the files were not snapshotted: 6 files are new or changed, over"
+        " [snapshots] max_files_per_turn (5); ignore them in .gitignore, or raise the cap in"
+        " config.toml"
+    )
     status = run("status", "--json", cwd=repo.path).json()
     assert status["snapshot_skipped"]["entry"] == skipped["id"]
     assert (status["snapshot_skipped"]["changed"], status["snapshot_skipped"]["cap"]) == (6, 5)

@@ -192,7 +192,7 @@ def _say_skipped(session: Session) -> dict[str, int] | None:
     skipped = session.append.snapshot_skipped
     if skipped is None:
         return None
-    output.warn(f"convgit: {skipped.message} ({skipped.hint})")
+    output.warn(f"convgit: warning: {skipped.words()}; {skipped.hint}")
     return {"changed": skipped.changed, "cap": skipped.cap}
 
 
