@@ -164,6 +164,9 @@ def _scrubbed_env(home: Path) -> dict[str, str]:
         XDG_CONFIG_HOME=str(home / ".config"),
         GIT_CONFIG_NOSYSTEM="1",
         LC_ALL="C",
+        # the hook rows here are the hook doing its own work (bench_recorder.py has the
+        # recorder's): no recorder started by "auto" where watchman is installed
+        CONVGIT_RECORDER="off",
     )
     return env
 

@@ -18,7 +18,7 @@ from convgit.store.location import StoreLocation
 from tests.workspace.cli import convgit, one_sentence
 
 # a value of the wrong kind for each kind of setting, as TOML writes it
-WRONG = {"bool": '"yes"', "number": "-1", "text": "3", "names": '["nope"]'}
+WRONG = {"bool": '"yes"', "number": "-1", "text": "3", "names": '["nope"]', "switch": '"yes"'}
 KEYS = [(section, key) for section, keys in config.SCHEMA.items() for key in keys]
 
 
@@ -77,7 +77,7 @@ def test_every_key_at_a_good_value_is_read_back_and_an_unset_one_is_its_default(
 ) -> None:
     """Every key set to a value of its kind (not its default) is what ``Config.value`` gives;
     with no file, every key is its default."""
-    good = {"bool": "true", "number": "12.5", "text": '"kept"', "names": '["ai"]'}
+    good = {"bool": "true", "number": "12.5", "text": '"kept"', "names": '["ai"]', "switch": "true"}
     flip = {"true": "false"}
     location = StoreLocation(tmp_path, None)
     assert all(config.load(location).value(s, k) == config.SCHEMA[s][k].default for s, k in KEYS)
@@ -135,5 +135,5 @@ def test_recorder_status_says_a_bad_recorder_setting_rather_than_how_to_turn_it_
     (tmp_path / ".git" / "convgit" / "config.toml").write_text('[hooks]\nrecorder = "yes"\n')
     ran = convgit(tmp_path, "recorder", "status", "--json", env={"CONVGIT_RECORDER": None})
     said = json.loads(ran.stdout)
-    assert said["running"] is False
-    assert said["why"] == 'config.toml: [hooks] recorder must be true or false, got "yes".'
+    assert said["running"] is False and said["setting"] is None
+    assert said["why"] == 'config.toml: [hooks] recorder must be true, false or "auto", got "yes".'

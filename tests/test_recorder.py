@@ -213,19 +213,31 @@ def test_two_agents_hooks_at_once(recorded: Recorded, tmp_path: Path) -> None:
         assert recorded.json("-s", sid, "show", prompt)["snapshot"]["tree"] == at_prompts
 
 
+def watched(root: Path) -> bool:
+    """Whether watchman watches ``root`` now."""
+    listed = subprocess.run(["watchman", "watch-list"], capture_output=True, timeout=30)
+    return os.path.realpath(root) in json.loads(listed.stdout)["roots"]
+
+
 def test_recorder_status_and_stop_and_leaving_when_idle(recorded: Recorded, tmp_path: Path) -> None:
+    """`recorder status` and `stop`; a recorder stopped or idle leaves, and the watch it made
+    goes with it: watchman no longer watches the tree."""
     claude = Claude(tmp_path / "claude", recorded.repo.path)
     assert recorded.json("recorder", "status") == {
         "running": False, "pid": None, "since": None, "version": None, "watcher": None,
-        "events": None, "snapshots": {}, "why": "none started yet (the next hook event starts one)",
+        "events": None, "snapshots": {},
+        "why": "none started yet (the next hook event starts one: CONVGIT_RECORDER=on)",
+        "setting": {"on": True, "because": "CONVGIT_RECORDER=on"},
     }  # fmt: skip
     running = started(recorded, claude)
     words = recorded.cli("recorder", "status").stdout
     assert words.startswith(f"recorder: pid {running['pid']} since ")
+    assert watched(recorded.repo.path)
     assert recorded.json("recorder", "stop") == {"stopped": True, "pid": running["pid"]}
     recorded.wait_gone(int(str(running["pid"])))
     said = recorded.json("recorder", "status")
     assert not said["running"] and said["why"].endswith(": stopped by `convgit recorder stop`")
+    assert not watched(recorded.repo.path)
     assert (
         recorded.cli("recorder", "stop").stdout == "no recorder was running for this working tree\n"
     )
@@ -236,6 +248,20 @@ def test_recorder_status_and_stop_and_leaving_when_idle(recorded: Recorded, tmp_
     idle = recorded.wait_running()
     recorded.wait_gone(int(str(idle["pid"])))
     assert recorded.json("recorder", "status")["why"].endswith(": no event for 1 s")
+    assert not watched(recorded.repo.path)
+
+
+def test_a_watch_the_user_had_stays_when_the_recorder_leaves(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """watchman watched the tree before the recorder came (the user's own watch): the recorder
+    uses it, and leaves it as it found it."""
+    subprocess.run(["watchman", "watch-project", str(recorded.repo.path)], check=True, timeout=60)
+    running = started(recorded, Claude(tmp_path / "claude", recorded.repo.path))
+    assert str(running["watcher"]).startswith("watchman ")
+    recorded.cli("recorder", "stop")
+    recorded.wait_gone(int(str(running["pid"])))
+    assert watched(recorded.repo.path)
 
 
 def test_a_recorder_killed_is_named_dead_and_replaced(recorded: Recorded, tmp_path: Path) -> None:
@@ -418,31 +444,82 @@ def test_nothing_accumulates_in_the_recorders_folder(recorded: Recorded, tmp_pat
     assert said.startswith("it left at ") and said.endswith(": stopped by `convgit recorder stop`")
 
 
-def test_the_recorder_is_opt_in(recorded: Recorded, tmp_path: Path) -> None:
-    """Without `[hooks] recorder = true` (nor CONVGIT_RECORDER=on) a hook does its own work and
-    starts no recorder, and `recorder status` says how to turn it on; with it, the first hook
-    starts one and the next events go through it."""
-    recorded.env["CONVGIT_RECORDER"] = None
+def a_path(tmp_path: Path, watchman: bool) -> str:
+    """A PATH of git alone, and watchman too when asked."""
+    folder = tmp_path / ("bin-watchman" if watchman else "bin")
+    folder.mkdir()
+    for tool in ("git", "watchman") if watchman else ("git",):
+        found = shutil.which(tool)
+        assert found is not None, tool
+        (folder / tool).symlink_to(found)
+    return str(folder)
+
+
+def test_without_watchman_the_recorder_is_off_by_default_and_true_turns_it_on(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """`[hooks] recorder = "auto"` (the default) where no watchman is on PATH: a hook does its
+    own work and starts no recorder, and `recorder status` and `status -v` say why and how to
+    turn it on; `true` turns it on even so, and a value that is none of them is refused."""
+    recorded.env.update(CONVGIT_RECORDER=None, PATH=a_path(tmp_path, watchman=False))
     claude = Claude(tmp_path / "claude", recorded.repo.path)
-    recorded.hook(claude.start())
-    recorded.hook(claude.prompt())
+    for event in (claude.start(), claude.prompt(), claude.reply()):
+        recorded.hook(event)
     assert not recorded.folder.is_dir() or not list(recorded.folder.iterdir())
     said = recorded.json("recorder", "status")
+    because = '[hooks] recorder = "auto", and no watchman is on PATH'
+    assert said["setting"] == {"on": False, "because": because}
     assert said["why"] == (
-        "not turned on ([hooks] recorder = true in config.toml, or CONVGIT_RECORDER=on)"
+        f"not turned on ({because}; [hooks] recorder = true in config.toml, or"
+        " CONVGIT_RECORDER=on, turns it on)"
     )
+    assert f"recorder: none: not turned on ({because};" in recorded.cli("status", "-v").stdout
     config = recorded.repo.path / ".git" / "convgit" / "config.toml"
     config.write_text("[hooks]\nrecorder = true\n")
-    recorded.hook(claude.reply())
-    recorded.wait_running()
     recorded.hook(claude.prompt())
+    running = recorded.wait_running()
+    assert running["setting"] == {"on": True, "because": "[hooks] recorder = true"}
+    recorded.hook(claude.reply())
     assert " through the recorder" in recorded.log()[-1]
+    how = recorded.json("recorder", "status")["snapshots"]  # no watchman: every file stat'ed
+    assert list(how.values()) == ["every file stat'ed: watchman is not on PATH"], how
     recorded.cli("recorder", "stop")
     config.write_text('[hooks]\nrecorder = "yes"\n')
-    recorded.hook(claude.reply())
+    recorded.hook(claude.prompt())
     assert recorded.log()[-1].endswith(
-        'config.toml: [hooks] recorder must be true or false, got "yes".'
+        'config.toml: [hooks] recorder must be true, false or "auto", got "yes".'
     ), recorded.log()[-1]
+
+
+def test_with_watchman_the_recorder_is_on_by_default_and_false_turns_it_off(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """`[hooks] recorder = "auto"` (the default) where a watchman is on PATH: the first hook
+    starts a recorder, the next events go through it and its snapshots are patched through
+    watchman, and `recorder status` says why it is on; `false` keeps hooks to themselves."""
+    recorded.env.update(CONVGIT_RECORDER=None, PATH=a_path(tmp_path, watchman=True))
+    config = recorded.repo.path / ".git" / "convgit" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[hooks]\nrecorder = false\n")
+    claude = Claude(tmp_path / "claude", recorded.repo.path)
+    recorded.hook(claude.start())
+    assert not recorded.folder.is_dir() or not list(recorded.folder.iterdir())
+    said = recorded.json("recorder", "status")
+    assert said["setting"] == {"on": False, "because": "[hooks] recorder = false"}
+    assert said["why"].startswith("not turned on ([hooks] recorder = false;"), said
+    config.unlink()
+    recorded.hook(claude.prompt())
+    running = recorded.wait_running()
+    because = '[hooks] recorder = "auto", and watchman is on PATH'
+    assert running["setting"] == {"on": True, "because": because}
+    assert running["watcher"].startswith("watchman "), running
+    recorded.repo.write("made.txt", "made by the agent\n")
+    recorded.hook(claude.reply())
+    assert " through the recorder" in recorded.log()[-1]
+    words = recorded.cli("recorder", "status").stdout
+    assert f"  on: {because}" in words, words
+    how = recorded.json("recorder", "status")["snapshots"]
+    assert any(str(h).startswith("patched: ") for h in how.values()), how
 
 
 def test_the_installed_hook_hands_its_event_over_importing_nothing_of_convgits(

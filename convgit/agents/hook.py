@@ -248,7 +248,8 @@ def handle(
 
 def _start_recorder(location: StoreLocation) -> None:
     """Start the recorder of this working tree in the background when it is wanted
-    (``[hooks] recorder = true``, or ``CONVGIT_RECORDER=on``) and none answered this hook."""
+    (``config.recorder_choice``: ``[hooks] recorder``, on by default where watchman is on
+    PATH, or ``CONVGIT_RECORDER=on``) and none answered this hook."""
     from convgit.agents.live import client
     from convgit.store.config import recorder
 

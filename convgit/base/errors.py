@@ -49,6 +49,35 @@ class HostileSnapshotError(RefusedError):
     """A snapshot whose tree would write outside the working tree, into .git or through a link."""
 
 
+class SnapshotSkippedError(RefusedError):
+    """A turn's snapshot not taken: it would take more new or changed files (``changed``) than
+    ``[snapshots] max_files_per_turn`` (``cap``) allows. Nothing was written."""
+
+    def __init__(self, changed: int, cap: int) -> None:
+        super().__init__(
+            f"The files were not snapshotted: {over_cap(changed, cap)}.",
+            "ignore them in .gitignore, or raise the cap in config.toml",
+        )
+        self.changed = changed
+        self.cap = cap
+
+    def words(self, entry: str | None = None) -> str:
+        """The skip in a few words, for a log line; with ``entry``, the turn's entry named."""
+        if entry is None:
+            return f"the files were not snapshotted: {over_cap(self.changed, self.cap)}"
+        return skipped_words(entry, self.changed, self.cap)
+
+
+def over_cap(changed: int, cap: int) -> str:
+    return f"{changed:,} files are new or changed, over [snapshots] max_files_per_turn ({cap:,})"
+
+
+def skipped_words(entry: str, changed: int, cap: int) -> str:
+    """The words that say ``entry``'s turn has no snapshot, skipped over the cap (the hook
+    log, ``status``)."""
+    return f"the snapshot of {entry} was skipped: {over_cap(changed, cap)}"
+
+
 class UnjudgeableRepositoryError(RefusedError):
     """A repository in which git cannot prove what is unreachable (a broken ref, a tree only a
     promisor remote has): ``convgit gc`` deletes nothing there."""

@@ -53,6 +53,7 @@ def append(ident: str | None, json: bool, open_session: Callable[[], Session]) -
             f"convgit: warning: the files were not snapshotted: {session.append.snapshot_error}"
         )
         output.warn(warning)
+    _say_skipped(session)
     elsewhere = session.append.files_from
     if json:
         files_from = None if elsewhere is None else elsewhere.to_json()
@@ -156,10 +157,19 @@ def appended(session: Session, ident: str, json: bool) -> None:
     failed = session.append.snapshot_error
     if failed is not None:
         output.warn(f"convgit: warning: the files were not snapshotted: {failed}")
+    skipped = _say_skipped(session)
     elsewhere = session.append.files_from
     if json:
         value = session.conversation.record(ident)
-        value["snapshot"] = {"error": failed} if failed else snap.to_json() if snap else None
+        value["snapshot"] = (
+            {"error": failed}
+            if failed
+            else {"skipped": skipped}
+            if skipped
+            else snap.to_json()
+            if snap
+            else None
+        )
         value["files_from"] = None if elsewhere is None else elsewhere.to_json()
         output.write_line(codec.dumps(value))
         return
@@ -174,6 +184,16 @@ def appended(session: Session, ident: str, json: bool) -> None:
         output.show(*render.snapshot_words(snap, names=render.Names(session.view())))
     if elsewhere is not None:
         output.show(elsewhere.words)
+
+
+def _say_skipped(session: Session) -> dict[str, int] | None:
+    """The turn's snapshot skipped over ``[snapshots] max_files_per_turn``, said in one
+    sentence on stderr; what ``--json`` says of it (``{"changed", "cap"}``), or None."""
+    skipped = session.append.snapshot_skipped
+    if skipped is None:
+        return None
+    output.warn(f"convgit: warning: {skipped.words()}; {skipped.hint}")
+    return {"changed": skipped.changed, "cap": skipped.cap}
 
 
 def text_of(text: str) -> str:

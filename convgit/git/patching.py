@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from convgit.base import faults
+from convgit.base.errors import SnapshotSkippedError
 from convgit.git import rules, watchman
 from convgit.git.index import agent_files, watcher
 from convgit.git.index import format as index_file
@@ -124,6 +125,7 @@ class Patcher:
         self.bases: dict[tuple[int, tuple[bytes, ...]], Base] = {}
         self.last: dict[str, str] = {}  # private index path -> how its last snapshot went
         self._watch: watchman.Watch | None = None
+        self._added: bytes | None = None  # the root of the watch this recorder made, if it did
         self._socket = ""
         self._failed = ""  # why watchman could not be reached, when it last could not
         self._failed_at = 0.0
@@ -142,6 +144,15 @@ class Patcher:
         return f"none: {self._failed}" if self._failed else "none yet"
 
     def close(self) -> None:
+        """Leave: the watch this recorder made dropped (watchman watches the tree no longer;
+        one that was there before it stays), the connection and the reader closed."""
+        if self._added is not None:
+            with suppress(watchman.Failed, OSError):
+                if self._watch is None:  # lost meanwhile: dropped through a new connection
+                    self._watch = watchman.Watch(self._added, self._socket)
+                if self._watch.watch == self._added:
+                    self._watch.drop()
+            self._added = None
         if self._watch is not None:
             self._watch.close()
             self._watch = None
@@ -149,9 +160,10 @@ class Patcher:
         for leftover in (self.scratch, Path(f"{self.scratch}.lock")):
             leftover.unlink(missing_ok=True)
 
-    def warm(self, own: PrivateIndex, size_cap: int) -> None:
+    def warm(self, own: PrivateIndex, size_cap: int, max_files: int = 0) -> None:
         """Before the first snapshot: the watch made (watchman reads the whole tree), and a
-        full scan through ``own`` (the recorder's private index) that later ones patch."""
+        full scan through ``own`` (the recorder's private index) that later ones patch; none
+        when it would take more than ``max_files`` files (a turn's cap: SnapshotSkippedError)."""
         if own.tracking.path != watcher.WATCHMAN:
             return
         watch = self._watching(own.git)
@@ -164,43 +176,52 @@ class Patcher:
             return
         with own.locked():
             key = (size_cap, own.kept_out.folders)
-            self._full(own, size_cap, key, watch, "the recorder started")
+            self._full(own, size_cap, key, watch, "the recorder started", max_files)
 
     # -- a snapshot's tree --
 
-    def stage(self, private: PrivateIndex, size_cap: int) -> Taken:
+    def stage(
+        self, private: PrivateIndex, size_cap: int, max_files: int = 0, since: str | None = None
+    ) -> Taken:
         """The tree of the files now, as ``private.stage`` gives it, taken the cheapest way
-        that is sure (the module's note). The caller holds ``private``'s lock."""
+        that is sure (the module's note). The caller holds ``private``'s lock. ``max_files``
+        (0: no cap): more files new or changed than that (since the base a patch starts from,
+        the tree ``since`` for ``private``, the last full scan for the recorder's own index),
+        and nothing is hashed or written (SnapshotSkippedError)."""
         tracking = private.tracking
         if tracking.path != watcher.WATCHMAN:
             said = {"off": "fsmonitor is off", "auto": "watchman is not on PATH"}
             why = tracking.note or said.get(tracking.setting, "no watchman")
-            return self._remember(private, self._unpatched(private, size_cap, why))
+            taken = self._unpatched(private, size_cap, why, max_files, since)
+            return self._remember(private, taken)
         if agent_files.listed(private.path):
             why = "the session keeps files git ignores"
-            return self._remember(private, self._unpatched(private, size_cap, why))
+            taken = self._unpatched(private, size_cap, why, max_files, since)
+            return self._remember(private, taken)
         own = PrivateIndex(private.git, self.own_index, private.kept_out, tracking)
         with own.locked():
-            return self._remember(private, self._stage(own, size_cap))
+            return self._remember(private, self._stage(own, size_cap, max_files))
 
     def _remember(self, private: PrivateIndex, taken: Taken) -> Taken:
         self.last[str(private.path)] = taken.how
         return taken
 
-    def _unpatched(self, private: PrivateIndex, size_cap: int, why: str) -> Taken:
-        staged = private.stage(size_cap)
+    def _unpatched(
+        self, private: PrivateIndex, size_cap: int, why: str, max_files: int, since: str | None
+    ) -> Taken:
+        staged = private.stage(size_cap, max_files, since)
         files = private.file_count()
         how = f"every file stat'ed: {why}"
         return Taken(
             staged.tree_id, staged.skipped, staged.hashed, files, private.rule_files(), how
         )
 
-    def _stage(self, own: PrivateIndex, size_cap: int) -> Taken:
+    def _stage(self, own: PrivateIndex, size_cap: int, max_files: int) -> Taken:
         git = own.git
         key = (size_cap, own.kept_out.folders)
         watch = self._watching(git)
         if watch is None:
-            return self._full(own, size_cap, key, None, f"watchman: {self._failed}")
+            return self._full(own, size_cap, key, None, f"watchman: {self._failed}", max_files)
         base = self.bases.get(key)
         try:
             fingerprint = self._fingerprint(git)
@@ -211,17 +232,20 @@ class Patcher:
             elif base.fingerprint != fingerprint:
                 why = "git's config or ignore rules outside the tree changed"
             else:
-                return self._patch(own, watch, base, size_cap, key, fingerprint)
+                return self._patch(own, watch, base, size_cap, key, fingerprint, max_files)
         except _Full as full:
             why = str(full)
         except watchman.Failed as failed:  # it stopped, say: a new connection starts it again
             self._lost("")
-            return self._full(own, size_cap, key, self._watching(git), f"watchman: {failed}")
+            again = self._watching(git)
+            return self._full(own, size_cap, key, again, f"watchman: {failed}", max_files)
+        except SnapshotSkippedError:
+            raise  # counted before anything was hashed: the base and the watch stand
         except BaseException:
             self._lost("")  # cut short half-way through a message: never trusted again
             self._close_objects()
             raise
-        return self._full(own, size_cap, key, watch, why)
+        return self._full(own, size_cap, key, watch, why, max_files)
 
     def _full(
         self,
@@ -230,9 +254,12 @@ class Patcher:
         key: tuple[int, tuple[bytes, ...]],
         watch: watchman.Watch | None,
         why: str,
+        max_files: int = 0,
     ) -> Taken:
         """Every file stat'ed, through the recorder's private index; with ``watch``, the base
-        starts again from here (watchman's clock taken before the files are looked at)."""
+        starts again from here (watchman's clock taken before the files are looked at). More
+        new or changed files than ``max_files`` (0: no cap): nothing is staged, no base is
+        kept (SnapshotSkippedError)."""
         self.bases.pop(key, None)
         clock = warning = ""
         if watch is not None:
@@ -245,7 +272,7 @@ class Patcher:
             except BaseException:
                 self._lost("")
                 raise
-        staged = own.stage(size_cap)
+        staged = own.stage(size_cap, max_files)
         taken = Taken(
             staged.tree_id,
             staged.skipped,
@@ -267,6 +294,7 @@ class Patcher:
         size_cap: int,
         key: tuple[int, tuple[bytes, ...]],
         fingerprint: str,
+        max_files: int,
     ) -> Taken:
         git = own.git
         changed = watch.since(base.clock)
@@ -277,6 +305,10 @@ class Patcher:
             first = changed.warning.splitlines()[0] if changed.warning else "its warning cleared"
             raise _Full(f"watchman recrawled the tree ({first})")
         paths = sorted(set(changed.paths) - {b".git"})
+        if max_files and len(paths) > max_files:  # counted before any is hashed
+            files = _files_git_takes(git, own.kept_out, paths, max_files)
+            if files > max_files:
+                raise SnapshotSkippedError(files, max_files)
         if len(paths) > PATCH_LIMIT:
             raise _Full(f"{len(paths):,} paths changed, over {PATCH_LIMIT:,}")
         old = base.taken
@@ -428,6 +460,8 @@ class Patcher:
         try:
             self._watch = watchman.Watch(os.fsencode(git.root), self._socket)
             self._socket = self._watch.watchman.sockname
+            if self._watch.added:  # made by this recorder (again, after watchman restarted)
+                self._added = self._watch.watch
             self._failed = ""
         except (watchman.Failed, OSError) as exc:
             self._lost(str(exc) if isinstance(exc, watchman.Failed) else exc.strerror or "")
@@ -528,6 +562,31 @@ def _identity(path: Path) -> str:
 def _folders_of(parts: list[bytes]) -> Iterator[bytes]:
     for end in range(1, len(parts)):
         yield b"/".join(parts[:end])
+
+
+def _files_git_takes(git: Git, kept_out: KeptOut, paths: list[bytes], max_files: int) -> int:
+    """How many of the changed ``paths`` are files or links that ``git add -A`` into an empty
+    index takes (there now, not folders, not in convgit's store, not ignored): what a snapshot
+    patched from the base would hash. The ignore rules are asked (``git check-ignore``, no file
+    read) only when the others pass ``max_files``."""
+    root = os.fsencode(git.root)
+    found = []
+    for path in paths:
+        if kept_out.above(path) is not None:
+            continue
+        info = lstat(os.path.join(root, path))
+        if info is not None and not stat.S_ISDIR(info.st_mode):
+            found.append(path)
+    if len(found) <= max_files:
+        return len(found)
+    done = git.run(
+        "check-ignore", "--no-index", "--stdin", "-z",
+        stdin=b"\0".join(found) + b"\0", check=False,
+    )  # fmt: skip
+    if done.returncode not in (0, 1):  # 1: none is ignored
+        raise _Full(f"git check-ignore failed: {git_words(done.stderr, done.returncode)}")
+    ignored = {path for path in done.stdout.split(b"\0") if path}
+    return sum(1 for path in found if path not in ignored)
 
 
 def _inside_repository(root: bytes, parts: list[bytes], left_out: dict[bytes, str]) -> bool | None:

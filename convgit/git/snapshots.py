@@ -37,19 +37,29 @@ def take(
     parent: str | None,
     size_cap: int,
     rules_home: Path | None = None,
+    max_files: int = 0,
 ) -> Snapshot:
     """The files now as a commit with ``parent`` as its only parent (none when None), or the
     parent itself (``reused``) when it has the same tree. The ignore rules outside the working
-    tree are recorded in ``rules_home`` (``rules``), when given."""
+    tree are recorded in ``rules_home`` (``rules``), when given. ``max_files`` (0: no cap):
+    more new or changed files than that, and nothing is written (SnapshotSkippedError)."""
     git = private.git
     patcher = _serving(git.root)  # the recorder's: patched from what changed
     with private.locked():
+        commit = parent_tree_id = ""
+        if parent is not None:  # first: a parent git collected is refused before any staging
+            known_commit, known_tree_id = private.last_snapshot()
+            if parent == known_commit:  # the last snapshot of this index: no need to ask git
+                commit, parent_tree_id = known_commit, known_tree_id
+            else:
+                commit, parent_tree_id = git.commit_and_tree(parent)
+        since = parent_tree_id or None  # a turn's files are counted from its parent's
         if patcher is None:
-            tree_id, skipped, hashed = private.stage(size_cap)
+            tree_id, skipped, hashed = private.stage(size_cap, max_files, since)
             files = private.file_count()
             rule_files = private.rule_files() if rules_home is not None else None
         else:
-            taken = patcher.stage(private, size_cap)
+            taken = patcher.stage(private, size_cap, max_files, since)
             tree_id, skipped, hashed, files = (
                 taken.tree_id,
                 taken.skipped,
@@ -63,11 +73,6 @@ def take(
             rules_id = rules.record(rule_files, cache, rules_home)
         parents: list[str] = []
         if parent is not None:
-            known_commit, known_tree_id = private.last_snapshot()
-            if parent == known_commit:  # the last snapshot of this index: no need to ask git
-                commit, parent_tree_id = known_commit, known_tree_id
-            else:
-                commit, parent_tree_id = git.commit_and_tree(parent)
             if parent_tree_id == tree_id:
                 return Snapshot(parent, tree_id, files, skipped, reused=True, rules=rules_id)
             parents = [commit]

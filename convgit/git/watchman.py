@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import struct
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -301,17 +302,21 @@ class Changed:
 
 
 class Watch:
-    """watchman's watch of one working tree (``root``), through one connection."""
+    """watchman's watch of one working tree (``root``), through one connection. ``added``:
+    watchman watched no such root before this one asked (``watch-project`` made the watch), so
+    ``drop`` may take it away again; a watch the user or another tool had is never dropped."""
 
     def __init__(self, root: bytes, known_socket: str = "") -> None:
         self.root = root
         self.watchman = connect(known_socket)
         try:
+            before = self.watchman.ask("watch-list").get("roots") or []
             found = self.watchman.ask("watch-project", root)
             watch = found.get("watch")
             if not isinstance(watch, bytes):
                 raise Failed("watchman watch-project gave no root")
             self.watch = watch
+            self.added = watch not in [os.fsencode(r) if isinstance(r, str) else r for r in before]
             self.relative = found.get("relative_path") or b""
             config = self.watchman.ask("get-config", watch).get("config") or {}
             why = blind_spots(watch, config if isinstance(config, dict) else {}, root)
@@ -319,11 +324,19 @@ class Watch:
                 raise Failed(why)
             self.version = text(self.watchman.ask("version").get("version", "?"))
         except BaseException:
+            if getattr(self, "added", False):  # refused (a blind spot): the watch made goes
+                with suppress(Failed, OSError):
+                    self.drop()
             self.watchman.close()
             raise
 
     def close(self) -> None:
         self.watchman.close()
+
+    def drop(self) -> None:
+        """Take the watch of ``watch`` away (``watch-del``): watchman stops watching the tree
+        and forgets it. Only for a watch this convgit made (``added``)."""
+        self.watchman.ask("watch-del", self.watch)
 
     def clock(self, sync_ms: int = SYNC_MS) -> tuple[str, str]:
         """watchman's clock now, once it has seen every change made before this call (waiting

@@ -50,6 +50,7 @@ from convgit.schema.sidecar import (
     sidecar_switch,
     snapshot,
     snapshot_failed,
+    snapshot_skipped,
     told,
 )
 
@@ -115,6 +116,7 @@ __all__ = [
     "sidecar_switch",
     "snapshot",
     "snapshot_failed",
+    "snapshot_skipped",
     "text_of",
     "told",
     "tool_call_ids",

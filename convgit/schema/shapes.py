@@ -108,6 +108,7 @@ class StatusJson(TypedDict):
     further_down: Any
     interrupted_restore: Any
     not_recorded: Any
+    snapshot_skipped: Any
     files_error: Any
     watcher: Any
     recorder: Any
@@ -222,6 +223,7 @@ class RecorderStatusJson(TypedDict):
     events: Any
     snapshots: Any
     why: Any
+    setting: Any
 
 
 class RecorderStopJson(TypedDict):

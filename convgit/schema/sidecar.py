@@ -23,6 +23,14 @@ SIDECAR_FIELDS: dict[str, dict[str, FieldSpec]] = {
     },
     # a snapshot that could not be taken for ``entry`` (``status`` names it until the next one)
     "snapshot_failed": {"entry": (STR, True), "error": (STR, True), "ts": (STR, True)},
+    # a turn's snapshot skipped for ``entry``: ``changed`` new or changed files, over the cap
+    # ``[snapshots] max_files_per_turn`` was then; the entry has no snapshot (restore says so)
+    "snapshot_skipped": {
+        "entry": (STR, True),
+        "changed": ((int,), True),
+        "cap": ((int,), True),
+        "ts": (STR, True),
+    },
     # a restore about to change files: ``before`` is the saved state of the files it changes
     "restore": {
         "entry": (STR, True),
@@ -126,6 +134,10 @@ def snapshot(
 
 def snapshot_failed(entry: str, error: str) -> dict[str, Any]:
     return {"type": "snapshot_failed", "entry": entry, "error": error, "ts": now()}
+
+
+def snapshot_skipped(entry: str, changed: int, cap: int) -> dict[str, Any]:
+    return {"type": "snapshot_skipped", "entry": entry, "changed": changed, "cap": cap, "ts": now()}
 
 
 def restore(

@@ -24,6 +24,7 @@ from convgit.base.errors import (
     ConvgitError,
     InvalidEntryError,
     RefusedError,
+    SnapshotSkippedError,
     UsageError,
 )
 from convgit.conversation import appending
@@ -73,6 +74,8 @@ class Appending:
         self.snapshots = snapshots
         self.notes = notes
         self.snapshot_error: str | None = None  # why the last turn's snapshot was not taken
+        # the last turn's snapshot skipped, over ``[snapshots] max_files_per_turn``: why
+        self.snapshot_skipped: SnapshotSkippedError | None = None
         # the snapshot on another branch whose files the last turn recorded as its own
         self.files_from: FilesFrom | None = None
         self.note: str | None = None  # the note the last append wrote above its turn
@@ -237,10 +240,12 @@ class Appending:
         """After a reply, the files are snapshotted (one snapshot for a batch: its last reply).
         A user message is snapshotted when the files differ from the nearest snapshot above
         it (hand edits between turns; at the start, the files before the agent touched
-        anything), so "back to before the reply" is exact. A snapshot that cannot be taken
+        anything), so "back to before the reply" is exact. One over ``[snapshots]
+        max_files_per_turn`` is skipped (``snapshot_skipped``). A snapshot that cannot be taken
         leaves what was appended in place: ``snapshot_error`` says why, and the sidecar
         records it (``status`` names the entry)."""
         self.snapshot_error = None
+        self.snapshot_skipped = None
         self.files_from = None
         messages = [r for r in made if r["type"] == "message"]
         reply = next((r for r in reversed(messages) if r["role"] == "assistant"), None)
@@ -249,8 +254,10 @@ class Appending:
         if target is None:
             return
         try:
-            self.snapshots.snapshot(target["id"], only_if_changed=reply is None)
+            self.snapshots.snapshot(target["id"], only_if_changed=reply is None, per_turn=True)
             self.files_from = self.snapshots.files_from(target["id"])
+        except SnapshotSkippedError as exc:  # recorded as skipped: no later turn tries it again
+            self.snapshot_skipped = exc
         except (ConvgitError, OSError) as exc:
             why = exc.message if isinstance(exc, ConvgitError) else os_words(exc)
             self.snapshot_error = why

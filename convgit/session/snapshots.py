@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 from convgit import schema
 from convgit.base import faults
-from convgit.base.errors import ConvgitError, NotFoundError
+from convgit.base.errors import (
+    ConvgitError,
+    NotFoundError,
+    SnapshotSkippedError,
+    skipped_words,
+)
 from convgit.base.valueclass import valueclass
 from convgit.conversation.refs import LEAF, is_saved_ref, snapshot_back
 from convgit.git import names
@@ -57,6 +62,9 @@ class Status:
     interrupted: list[SavedState] = field(default_factory=list)
     left_alone: list[dict[str, str]] = field(default_factory=list)  # path, reason
     not_recorded: dict[str, Any] | None = None  # the last failed snapshot: entry, error, ts
+    # the last turn's snapshot skipped (over the cap), since the last one taken: entry,
+    # changed, cap, ts
+    snapshot_skipped: dict[str, Any] | None = None
     files_error: str | None = None  # why the files could not be read now
     # how snapshots find what changed: path ("watchman", "hook", "stat"), setting, note
     watcher: dict[str, str | None] | None = None
@@ -80,6 +88,7 @@ class Status:
                 "undo_returns_to": self.interrupted[-1].id,
             },
             "not_recorded": self.not_recorded,
+            "snapshot_skipped": self.snapshot_skipped,
             "files_error": self.files_error,
             "watcher": self.watcher,
         }
@@ -100,14 +109,26 @@ class Snapshots:
         """The working tree now as a commit whose parent is the snapshot commit ``parent``
         (``reused``: the files are that snapshot's), for no entry yet: ``record`` records it
         once the entry exists (the files a user had when sending a prompt the agent has not
-        written down). ``what`` goes into the commit message."""
+        written down). ``what`` goes into the commit message. A turn's: over ``[snapshots]
+        max_files_per_turn`` it is skipped (SnapshotSkippedError; ``skip`` records it)."""
         with self.track.lock():
             return self.track.workspace().snapshot(
                 self.track.index(),
                 message=names.commit_message(f"convgit snapshot {what}", session=self.track.id),
                 parent=parent,
                 size_cap=self.track.size_cap,
+                max_files=self.track.max_files,
             )
+
+    def skip(self, entry: str, changed: int, cap: int) -> str:
+        """Record that the snapshot of ``entry``'s turn was skipped (``changed`` new or changed
+        files, over the cap ``cap``): the entry has no snapshot, ``status`` and ``restore`` say
+        so, and no later turn tries it again. The sentence that says it."""
+        sidecar = self.track.sidecar
+        said = sidecar.skipped_turns.get(entry)
+        if entry not in sidecar.snapshots and (said is None or said is not sidecar.last_skipped):
+            self.track.append([schema.snapshot_skipped(entry, changed, cap)])
+        return skipped_words(entry, changed, cap)
 
     def record(self, ref: str, snap: Snapshot) -> SnapshotInfo:
         """Record ``snap`` (from ``take``, or another entry's) as entry ``ref``'s. A snapshot
@@ -177,6 +198,9 @@ class Snapshots:
         if failed:
             last = max(failed, key=lambda f: str(f.get("ts", "")))
             result.not_recorded = {k: last.get(k) for k in ("entry", "error", "ts")}
+        over = self.track.sidecar.last_skipped
+        if over is not None and over["entry"] in self.conversation.tree.entries:
+            result.snapshot_skipped = {k: over[k] for k in ("entry", "changed", "cap", "ts")}
         if self.track.location.git is None or not self.track.sidecar.snapshots:
             return result
         ws = self.track.workspace()
@@ -315,6 +339,16 @@ class Snapshots:
         if snap is None:
             nearest = self.track.nearest_snapshot(target)
             hint = f"its nearest snapshot is at {nearest.entry}" if nearest else "convgit snapshot"
+            skipped = self.track.sidecar.skipped_turns.get(target)
+            if skipped is not None:  # over the per-turn cap: the files then were never taken
+                raise NotFoundError(
+                    f"There is no snapshot of entry {target}'s turn: it was skipped, with"
+                    f" {skipped['changed']:,} files new or changed, over [snapshots]"
+                    f" max_files_per_turn ({skipped['cap']:,}).",
+                    f"the nearest earlier snapshot is at {nearest.entry}"
+                    if nearest
+                    else "no earlier entry has a snapshot",
+                )
             gone = self.track.sidecar.let_go.get(target)
             if gone is not None:  # `convgit snapshot` would record today's files as its
                 raise NotFoundError(
@@ -381,18 +415,28 @@ class Snapshots:
 
     @overload
     def snapshot(
-        self, ref: str = LEAF, *, only_if_changed: Literal[False] = False
+        self,
+        ref: str = LEAF,
+        *,
+        only_if_changed: Literal[False] = False,
+        per_turn: bool = False,
     ) -> SnapshotInfo: ...
 
     @overload
-    def snapshot(self, ref: str, *, only_if_changed: bool) -> SnapshotInfo | None: ...
+    def snapshot(
+        self, ref: str, *, only_if_changed: bool, per_turn: bool = False
+    ) -> SnapshotInfo | None: ...
 
-    def snapshot(self, ref: str = LEAF, *, only_if_changed: bool = False) -> SnapshotInfo | None:
+    def snapshot(
+        self, ref: str = LEAF, *, only_if_changed: bool = False, per_turn: bool = False
+    ) -> SnapshotInfo | None:
         """Record the working tree as a commit for entry ``ref``. Its parent is the snapshot of
         the nearest ancestor that has one, or, when ``ref`` has a snapshot already, that
         snapshot: it is never lost (``replaces`` names it; unchanged files keep it as it is).
         With ``only_if_changed``, nothing is recorded (None) when the files are those of the
-        nearest snapshot above. Never touches HEAD, the index, branches or files."""
+        nearest snapshot above. ``per_turn`` (a turn's snapshot, not one asked for by name):
+        over ``[snapshots] max_files_per_turn`` it is skipped, recorded as such (``skip``),
+        and SnapshotSkippedError says so. Never touches HEAD, the index, branches or files."""
         target = self.conversation.resolve(ref)
         ws = self.track.workspace()
         size_cap = self.track.size_cap
@@ -403,26 +447,31 @@ class Snapshots:
         message = names.commit_message(
             f"convgit snapshot of {target}", session=self.track.id, entry=target
         )
-        with self.track.lock():
-            faults.point("snapshot:before-stage")
-            snap = ws.snapshot(
-                self.track.index(),
-                message=message,
-                parent=parent.commit if parent else None,
-                size_cap=size_cap,
-            )
-            if snap.reused and existing is None and only_if_changed:
-                return None
-            if (
-                snap.reused
-                and existing is not None
-                and existing.skipped == _skipped_record(snap)
-                and existing.rules == (snap.rules or None)
-            ):
-                return existing  # the same files, left out by the same rules: nothing new
-            faults.point("snapshot:before-ref")
-            ws.set_ref(names.snapshot_ref(self.track.id, target), snap.commit)
-            faults.point("snapshot:before-record")
+        try:
+            with self.track.lock():
+                faults.point("snapshot:before-stage")
+                snap = ws.snapshot(
+                    self.track.index(),
+                    message=message,
+                    parent=parent.commit if parent else None,
+                    size_cap=size_cap,
+                    max_files=self.track.max_files if per_turn else 0,
+                )
+                if snap.reused and existing is None and only_if_changed:
+                    return None
+                if (
+                    snap.reused
+                    and existing is not None
+                    and existing.skipped == _skipped_record(snap)
+                    and existing.rules == (snap.rules or None)
+                ):
+                    return existing  # the same files, left out by the same rules: nothing new
+                faults.point("snapshot:before-ref")
+                ws.set_ref(names.snapshot_ref(self.track.id, target), snap.commit)
+                faults.point("snapshot:before-record")
+        except SnapshotSkippedError as exc:
+            self.skip(target, exc.changed, exc.cap)
+            raise
         return self._record_snapshot(target, snap)
 
 

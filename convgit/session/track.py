@@ -20,7 +20,7 @@ from convgit import schema
 from convgit.base.errors import ConvgitError, NoWorkspaceError, RefusedError
 from convgit.conversation import tree
 from convgit.store import load, sessions
-from convgit.store.config import fsmonitor, size_cap
+from convgit.store.config import fsmonitor, max_files, size_cap
 from convgit.store.location import find_git
 
 if TYPE_CHECKING:
@@ -90,6 +90,12 @@ class Track:
         """``[snapshots] size_cap_mib`` of config.toml (default 10) in bytes; a value that is
         not a positive number is refused (CorruptStoreError)."""
         return size_cap(self.location)
+
+    @property
+    def max_files(self) -> int:
+        """``[snapshots] max_files_per_turn`` of config.toml (default 50,000; 0: no cap): a
+        turn's snapshot that would take more new or changed files is skipped."""
+        return max_files(self.location)
 
     def snapshot_of(self, ref: str) -> SnapshotInfo | None:
         return self.sidecar.snapshots.get(self.conversation.resolve(ref))

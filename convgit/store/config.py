@@ -21,7 +21,8 @@ from convgit.store.location import StoreLocation
 
 @valueclass(frozen=True)
 class Setting:
-    """One key: its ``kind`` ("bool", "number", "text" or "names": a list of ``choices``), its
+    """One key: its ``kind`` ("bool", "number", "text", "names": a list of ``choices``, or
+    "switch": true, false or one of ``choices``), its
     ``default`` (None: unset), and for a number the range it must be in (``low`` and up,
     above ``low`` when ``open_low``, below ``high``); ``must`` is what a value must be, as the
     sentence refusing another says it."""
@@ -45,6 +46,8 @@ class Setting:
             )
         if self.kind == "text":
             return isinstance(value, str) and bool(value.strip())
+        if self.kind == "switch":
+            return type(value) is bool or value in self.choices
         return isinstance(value, list) and all(v in self.choices for v in value)
 
 
@@ -61,10 +64,11 @@ SCHEMA: dict[str, dict[str, Setting]] = {
             "text", "auto", '"auto", "watchman", "off" or the path of a git fsmonitor hook'
         ),
         "agent_ignored": Setting("bool", True, BOOL),
+        "max_files_per_turn": Setting("number", 50_000, "a number of files, 0 or more (0: no cap)"),
     },
     "hooks": {
         "tool_snapshots": Setting("bool", False, BOOL),
-        "recorder": Setting("bool", False, BOOL),
+        "recorder": Setting("switch", "auto", 'true, false or "auto"', choices=("auto",)),
     },
     "retention": {
         "keep_days": Setting("number", 30, DAYS),
@@ -180,6 +184,12 @@ def size_cap(location: StoreLocation) -> int:
     return int(load(location).value("snapshots", "size_cap_mib") * 1024 * 1024)
 
 
+def max_files(location: StoreLocation) -> int:
+    """How many new or changed files a turn's snapshot may take (``[snapshots]
+    max_files_per_turn``; 0: no cap): above it the snapshot is skipped, and said."""
+    return int(load(location).value("snapshots", "max_files_per_turn"))
+
+
 def fsmonitor(location: StoreLocation) -> str:
     """How snapshots find what changed (``[snapshots] fsmonitor``): "auto" (the default),
     "watchman", "off" or the path of a git fsmonitor hook (``convgit.git.index.watcher``)."""
@@ -187,9 +197,24 @@ def fsmonitor(location: StoreLocation) -> str:
 
 
 def recorder(location: StoreLocation) -> bool:
-    """Whether hooks start a recorder (``convgit.agents.live.recorder``) for the working tree:
-    ``CONVGIT_RECORDER=on`` or ``off`` says so, else ``[hooks] recorder`` (off by default)."""
+    """Whether hooks start a recorder (``convgit.agents.live.recorder``) for the working tree
+    (``recorder_choice``)."""
+    return recorder_choice(location)[0]
+
+
+def recorder_choice(location: StoreLocation) -> tuple[bool, str]:
+    """Whether hooks start a recorder for the working tree, and what says so, in a few words:
+    ``CONVGIT_RECORDER=on`` or ``off``, else ``[hooks] recorder``: true or false, or "auto"
+    (the default): on where a ``watchman`` is on PATH, which a recorder patches its snapshots
+    through, off where there is none."""
     said = os.environ.get("CONVGIT_RECORDER", "")
     if said in ("on", "off"):
-        return said == "on"
-    return bool(load(location).value("hooks", "recorder"))
+        return said == "on", f"CONVGIT_RECORDER={said}"
+    value = load(location).value("hooks", "recorder")
+    if type(value) is bool:
+        return value, f"[hooks] recorder = {shown(value)}"
+    import shutil  # here: only "auto" asks
+
+    if shutil.which("watchman") is not None:
+        return True, '[hooks] recorder = "auto", and watchman is on PATH'
+    return False, '[hooks] recorder = "auto", and no watchman is on PATH'

@@ -130,6 +130,10 @@ class Sidecar:
         self.told: set[str] = set()  # `before` commits of restores told without a note
         # entry -> the snapshot that could not be taken for it, since the last one recorded
         self.failed: dict[str, dict[str, Any]] = {}
+        # entry -> the turn's snapshot skipped for it (over ``[snapshots] max_files_per_turn``),
+        # while the entry has no snapshot; the newest such since the last snapshot recorded
+        self.skipped_turns: dict[str, dict[str, Any]] = {}
+        self.last_skipped: dict[str, Any] | None = None
         self.lines: dict[str, int] = {}  # commit -> the line of the record that names it
         # what ``convgit gc`` let go: commit -> what it was, and entry -> its snapshot let go
         self.pruned: dict[str, Pruned] = {}
@@ -169,6 +173,8 @@ class Sidecar:
                 record.get("rules"),
             )
             self.failed.clear()  # the files are recorded again
+            self.skipped_turns.pop(record["entry"], None)
+            self.last_skipped = None
             self.lines[record["commit"]] = number
             self.let_go.pop(record["entry"], None)
         elif kind == "restore":
@@ -181,6 +187,10 @@ class Sidecar:
             self.told.add(record["before"])
         elif kind == "snapshot_failed":
             self.failed[record["entry"]] = record
+        elif kind == "snapshot_skipped":
+            if record["entry"] not in self.snapshots:
+                self.skipped_turns[record["entry"]] = record
+                self.last_skipped = record
         elif kind == "rebased":
             self.gc_runs.add(record["ts"])
             self._rebase({k: v for k, v in record["commits"].items() if type(v) is str})

@@ -359,6 +359,15 @@ def _status_words(status: Status, names: Names | None = None) -> list[str]:
             f"warning: the files of entry {entry} were not recorded ({error.rstrip('.')});"
             f" `convgit snapshot {entry}` tries again"
         )
+    if status.snapshot_skipped is not None:
+        from convgit.base.errors import skipped_words
+
+        skipped = status.snapshot_skipped
+        entry = n.id(str(skipped["entry"]))
+        out.append(
+            f"warning: {skipped_words(entry, int(skipped['changed']), int(skipped['cap']))};"
+            f" that turn has no snapshot to restore"
+        )
     if status.files_error is not None:
         out.append(f"files:   cannot be read now: {status.files_error}")
         return out

@@ -524,12 +524,15 @@ def recorder_words(recorder: dict[str, Any], index: str | None = None) -> list[s
     and how it took the last snapshot of the private index ``index``, when it took one."""
     if not recorder["running"]:
         return [f"recorder: none: {recorder['why']}"]
+    setting = recorder.get("setting")
     events = recorder["events"]
     said = [
         f"recorder: pid {recorder['pid']} since {recorder['since']}, convgit"
         f" {recorder['version']}, watcher {recorder['watcher']},"
         f" {events} event{'' if events == 1 else 's'}"
     ]
+    if setting:
+        said.append(f"  {'on' if setting['on'] else 'off'}: {setting['because']}")
     how = (recorder.get("snapshots") or {}).get(index) if index else None
     if how:
         said.append(f"  last snapshot: {how}")

@@ -249,7 +249,13 @@ class Workspace:
     # -- snapshots --
 
     def snapshot(
-        self, index: Path, *, message: str, parent: str | None, size_cap: int = DEFAULT_SIZE_CAP
+        self,
+        index: Path,
+        *,
+        message: str,
+        parent: str | None,
+        size_cap: int = DEFAULT_SIZE_CAP,
+        max_files: int = 0,
     ) -> Snapshot:
         """Record the working tree as a commit with ``parent`` as its only parent (none when None).
 
@@ -258,10 +264,12 @@ class Workspace:
         submodule is kept as its gitlink. When the parent has the same tree, the parent is
         returned (``reused``) and no commit is made. ``index`` is convgit's private index for
         this session and worktree: created (seeded from the user's index) when missing, kept
-        as a stat cache. Writes objects only: no ref, no hook, no signature, no file touched."""
+        as a stat cache. Writes objects only: no ref, no hook, no signature, no file touched.
+        ``max_files`` (a turn's cap, 0: none): when ``git add -A`` would take more new or
+        changed files than that, nothing is written (SnapshotSkippedError)."""
         return snapshots.take(
             self.private_index(index), message=message, parent=parent, size_cap=size_cap,
-            rules_home=self._rules_home,
+            rules_home=self._rules_home, max_files=max_files,
         )  # fmt: skip
 
     def scan(

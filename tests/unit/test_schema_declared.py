@@ -119,6 +119,7 @@ BUILT: list[tuple[dict[str, Any], dict[str, fields.FieldSpec]]] = [
             schema.sidecar_switch(True),
             schema.snapshot("e1", "c1", "t1", 3, [], replaces="c0", rules="r1"),
             schema.snapshot_failed("e1", "no"),
+            schema.snapshot_skipped("e1", 6, 5),
             schema.restore(
                 "e1",
                 "b1",

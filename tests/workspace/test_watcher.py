@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import os
 import shutil
 import subprocess
@@ -231,7 +232,8 @@ def test_a_file_written_while_a_snapshot_runs_is_in_the_next_one(patched: Patche
 
 def test_folders_watchman_ignores_make_every_snapshot_a_full_scan(patched: Patched) -> None:
     """A .watchmanconfig whose ignore_dirs hides folders git sees: watchman would miss their
-    changes, so it is not asked, and the snapshot says why."""
+    changes, so it is not asked, the snapshot says why, and the watch made to find it out is
+    dropped again."""
     repo = patched.repo
     repo.write(".watchmanconfig", '{"ignore_dirs": ["src"]}\n')
     subprocess.run(["watchman", "watch-del", str(repo.path)], capture_output=True, timeout=30)
@@ -243,6 +245,8 @@ def test_folders_watchman_ignores_make_every_snapshot_a_full_scan(patched: Patch
     assert how == (
         "every file stat'ed: watchman: watchman ignores folders (ignore_dirs in .watchmanconfig)"
     )
+    listed = subprocess.run(["watchman", "watch-list"], capture_output=True, timeout=30)
+    assert os.path.realpath(repo.path) not in json.loads(listed.stdout)["roots"]
 
 
 def test_files_git_does_not_take_as_they_are_are_hashed_by_git(patched: Patched) -> None:

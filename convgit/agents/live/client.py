@@ -7,9 +7,10 @@ It never depends on the recorder: whenever there is none (not started yet, gone,
 stale), it answers for another version of convgit, another user, another working tree or
 another environment, or it dies half-way through the event, ``run`` says so and the hook does
 the work itself, exactly as it does without a recorder (``convgit.agents.hook``). A hook that
-found no recorder, did the event itself and wants one (``wanted``: ``[hooks] recorder = true``,
-or ``CONVGIT_RECORDER=on``) starts one for the next event (``spawn``), in the background,
-detached from the agent's pipes. ``CONVGIT_RECORDER=off`` keeps every hook to itself.
+found no recorder, did the event itself and wants one (``[hooks] recorder``: true, or "auto",
+the default, with watchman on PATH; or ``CONVGIT_RECORDER=on``) starts one for the next event
+(``spawn``), in the background, detached from the agent's pipes. ``CONVGIT_RECORDER=off``
+keeps every hook to itself.
 
 Where it lives: one recorder per working tree (and store), found by a key made of the working
 tree's folder and ``CONVGIT_STORE``; its socket, lock and state are in a folder of this user's

@@ -203,13 +203,17 @@ class Recorder:
         scan (the base later snapshots patch), while watchman reads the tree."""
         from convgit.agents import hook, hook_failures, registry  # noqa: F401
         from convgit.agents.live import mirroring, turns  # noqa: F401
+        from convgit.base.errors import SnapshotSkippedError
         from convgit.session import Session  # noqa: F401
-        from convgit.store.config import size_cap
+        from convgit.store.config import max_files, size_cap
 
         try:
             ws = self.workspace()
             if ws is not None:
-                self.patcher.warm(ws.private_index(self.patcher.own_index), size_cap(self.location))
+                own = ws.private_index(self.patcher.own_index)
+                self.patcher.warm(own, size_cap(self.location), max_files(self.location))
+        except SnapshotSkippedError as exc:  # the first turn scans and counts them again
+            self.log(f"no first full scan: {exc.message}")
         except Exception as exc:  # the first event scans in full instead
             self.log(f"warming up failed: {type(exc).__name__}: {exc}")
 
@@ -593,7 +597,7 @@ def status(cwd: str | Path, store: Path | None = None) -> dict[str, Any]:
 
     found: dict[str, Any] = {
         "running": False, "pid": None, "since": None, "version": None, "watcher": None,
-        "events": None, "snapshots": {}, "why": None,
+        "events": None, "snapshots": {}, "why": None, "setting": _setting(cwd, store),
     }  # fmt: skip
     if os.environ.get(client.OFF) == "off":
         return {**found, "why": f"turned off ({client.OFF}=off)"}
@@ -607,7 +611,7 @@ def status(cwd: str | Path, store: Path | None = None) -> dict[str, Any]:
     state = place.state()
     if not state:
         left = _left(cwd, store)
-        return {**found, "why": left or _none(cwd, store)}
+        return {**found, "why": left or _none(found["setting"], cwd, store)}
     pid = state.get("pid")
     alive = isinstance(pid, int) and _alive(pid)
     if alive:
@@ -616,21 +620,39 @@ def status(cwd: str | Path, store: Path | None = None) -> dict[str, Any]:
     return {**found, "why": why}
 
 
-def _none(cwd: str | Path, store: Path | None) -> str:
-    """Why no recorder was ever started here."""
+def _setting(cwd: str | Path, store: Path | None) -> dict[str, Any] | None:
+    """Whether hooks use a recorder here, and what says so (``config.recorder_choice``):
+    ``{"on", "because"}``; None when config.toml is refused (``_none`` says why)."""
+    from convgit.store.config import recorder_choice
+    from convgit.store.location import locate
+
+    try:
+        on, because = recorder_choice(locate(os.fspath(cwd), store))
+    except Exception:  # a store that cannot be found or read: no recorder is started there
+        return None
+    return {"on": on, "because": because}
+
+
+def _none(setting: dict[str, Any] | None, cwd: str | Path, store: Path | None) -> str:
+    """Why no recorder was ever started here (``setting``: ``_setting``'s)."""
     from convgit.base.errors import CorruptStoreError
     from convgit.store.config import recorder
     from convgit.store.location import locate
 
-    try:
-        wanted = recorder(locate(os.fspath(cwd), store))
-    except CorruptStoreError as exc:  # config.toml's [hooks] refused: say so, not "turn it on"
-        return exc.message
-    except Exception:
-        wanted = False
-    if wanted:
-        return "none started yet (the next hook event starts one)"
-    return "not turned on ([hooks] recorder = true in config.toml, or CONVGIT_RECORDER=on)"
+    if setting is None:
+        try:
+            recorder(locate(os.fspath(cwd), store))
+        except CorruptStoreError as exc:  # config.toml's [hooks] refused: say so
+            return exc.message
+        except Exception:
+            pass
+        return "not turned on"
+    if setting["on"]:
+        return f"none started yet (the next hook event starts one: {setting['because']})"
+    return (
+        f"not turned on ({setting['because']}; [hooks] recorder = true in config.toml, or"
+        " CONVGIT_RECORDER=on, turns it on)"
+    )
 
 
 def _left(cwd: str | Path, store: Path | None) -> str | None:

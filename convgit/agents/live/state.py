@@ -128,6 +128,13 @@ def snapshot_json(snap: Snapshot | SnapshotInfo, **more: Any) -> dict[str, Any]:
     return {**found, **more}
 
 
+def skip_json(changed: int, cap: int, **more: Any) -> dict[str, Any]:
+    """A snapshot the turn skipped (over ``[snapshots] max_files_per_turn``), kept in the state
+    where a taken one would be (``pending``, ``unsettled``) and recorded for its entry as
+    skipped (``over_cap``) once the transcript has it."""
+    return {"over_cap": {"changed": changed, "cap": cap}, **more}
+
+
 def snapshot_of(data: dict[str, Any]) -> Snapshot:
     from convgit.git.restore.plan import LeftAlone
     from convgit.workspace import Snapshot

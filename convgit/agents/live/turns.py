@@ -19,10 +19,9 @@ prompt with no file change reads no session:
   the transcript is read;
 * an event that follows one of the same agent session that failed or ran no convgit
   (``behind``: ``convgit.agents.hook_failures``) imports the transcript before anything else; a
-  turn it brings whose end no event recorded is caught up: its last reply gets the files as they
-  are now (the snapshot the turn's end would have taken, later), never the next prompt; the
-  replies of earlier such turns, which no snapshot can cover any more, are named
-  (``Recorded.unrecorded``) for the user to see;
+  turn it brings whose end no event recorded is caught up (``catching_up``), and the replies of
+  earlier such turns that no snapshot can cover any more are named (``Recorded.unrecorded``)
+  for the user to see;
 * the transcript may lag the event a little: the end of the turn waits at most
   ``REPLY_WAIT`` for the reply the agent named; a reply that comes later gets the turn's
   snapshot at the next event (``unsettled``);
@@ -47,12 +46,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convgit.agents.live import mirroring
+from convgit.agents.live.catching_up import WALK, caught_up, in_subagent, is_prompt, turns_since
 from convgit.agents.live.events import Event
-from convgit.agents.live.state import LiveState, now, snapshot_json, snapshot_of
-from convgit.base.errors import NotFoundError
+from convgit.agents.live.state import LiveState, now, skip_json, snapshot_json, snapshot_of
+from convgit.base.errors import NotFoundError, SnapshotSkippedError, skipped_words
 from convgit.git import names
 from convgit.store import config, jsonl
-from convgit.store.config import fsmonitor, size_cap
+from convgit.store.config import fsmonitor, max_files, size_cap
 from convgit.store.location import StoreLocation
 
 if TYPE_CHECKING:  # imported where used: the common prompt reads neither the session nor git
@@ -61,7 +61,6 @@ if TYPE_CHECKING:  # imported where used: the common prompt reads neither the se
 
 REPLY_WAIT = 0.25  # seconds the end of a turn waits for its reply to reach the transcript
 _POLL = 0.02
-_WALK = 5000  # how far up from the leaf a turn is looked for
 
 
 # -- events ---------------------------------------------------------------------------------------
@@ -78,15 +77,6 @@ def _carries_prompt(agent: str, native_text: str, prompt_id: str) -> bool:
     from convgit.agents import registry
 
     return bool(registry.integration(agent).carries_prompt(native_text, prompt_id))
-
-
-def _is_prompt(agent: str, record: dict[str, Any]) -> bool:
-    """Whether a user message is a prompt, not the agent's own text (the agent's say: every
-    user message is, unless its ``live`` part has ``is_prompt``)."""
-    from convgit.agents import registry
-
-    said = registry.integration(agent).is_prompt
-    return True if said is None else bool(said(record))
 
 
 @dataclass(frozen=True)
@@ -213,7 +203,7 @@ def _history(session: Session, event: Event, live: LiveState, behind: bool) -> s
         return mirroring.read(session).conversation.tree.leaf or ""
     _import(session, event, live)
     tree = session.conversation.tree
-    ended = [t for t in _turns_since(session, live) if t.reply is not None] if behind else []
+    ended = [t for t in turns_since(session, live) if t.reply is not None] if behind else []
     if not ended:
         return tree.leaf or ""
     start = ended[-1].prompt or ended[-1].reply
@@ -271,12 +261,19 @@ def _snapshot_unattached(location: StoreLocation, event: Event, live: LiveState)
     index = mirroring.unattached_index(location, event.agent, event.session_id)
     index.parent.mkdir(parents=True, exist_ok=True)
     message = prompt_message(_title(event.agent), event.prompt_id)
-    snap = ws.snapshot(
-        index,
-        message=names.commit_message(f"convgit snapshot {message}", agent_session=event.session_id),
-        parent=None,
-        size_cap=size_cap(location),
-    )
+    try:
+        snap = ws.snapshot(
+            index,
+            message=names.commit_message(
+                f"convgit snapshot {message}", agent_session=event.session_id
+            ),
+            parent=None,
+            size_cap=size_cap(location),
+            max_files=max_files(location),
+        )
+    except SnapshotSkippedError as exc:
+        live.set("pending", skip_json(exc.changed, exc.cap, prompt=event.prompt_id))
+        return f"; {exc.words()}"
     live.set("pending", snapshot_json(snap, prompt=event.prompt_id))
     live.set("last", {"commit": snap.commit, "tree": snap.tree_id})
     return "; files snapshotted for the prompt"
@@ -299,7 +296,7 @@ def _catch_up(session: Session, event: Event, live: LiveState) -> str:
     turn = live.get("turn")
     if turn is not None and turn.get("open"):
         return new
-    return "; ".join(filter(None, [new, _caught_up(session, live)]))
+    return "; ".join(filter(None, [new, caught_up(session, live)]))
 
 
 def _start(session: Session, event: Event, live: LiveState) -> str:
@@ -316,13 +313,17 @@ def _prompt(session: Session, event: Event, live: LiveState) -> str:
         done += [*found.notes, _close(session, live, "interrupted")]
     else:  # turns the transcript gained that no event saw end: theirs are the files now
         found = _import(session, event, live)
-        done += [*found.notes, _caught_up(session, live)]
+        done += [*found.notes, caught_up(session, live)]
     live.open_turn(event.prompt_id)
     if not session.track.snapshots_enabled:
         return "; ".join([*done, "turn open"])
     message = prompt_message(_title(event.agent), event.prompt_id)
-    snap = after(_last_commit(session, live), lambda p: session.snapshots.take(p, message))
     done = [d for d in done if d]
+    try:
+        snap = after(_last_commit(session, live), lambda p: session.snapshots.take(p, message))
+    except SnapshotSkippedError as exc:
+        live.set("pending", skip_json(exc.changed, exc.cap, prompt=event.prompt_id))
+        return "; ".join([*done, exc.words(), "turn open"])
     if snap.reused:
         done.append("files unchanged")
     else:
@@ -379,7 +380,10 @@ def _tool(session: Session, event: Event, live: LiveState) -> str:
         return f"{new}; {_defer_tool(session, live, called, event.tool_name)}"
     if entry is None or entry in session.track.sidecar.snapshots:
         return new
-    info = session.snapshots.snapshot(entry)
+    try:
+        info = session.snapshots.snapshot(entry, per_turn=True)
+    except SnapshotSkippedError as exc:
+        return f"{new}; {skipped_words(entry, exc.changed, exc.cap)}"
     live.set("last", {"commit": info.commit, "tree": info.tree_id})
     return f"{new}; snapshot of {entry} after {event.tool_name}"
 
@@ -399,7 +403,10 @@ def _defer_tool(session: Session, live: LiveState, call: str, tool: str | None) 
     once its step ended, after its tools ran): the files are snapshotted now, kept in the state
     (``tools``, by call id) and recorded for that reply when an import brings it."""
     what = f"after {tool or 'a tool'} ({call})"
-    snap = after(_last_commit(session, live), lambda p: session.snapshots.take(p, what))
+    try:
+        snap = after(_last_commit(session, live), lambda p: session.snapshots.take(p, what))
+    except SnapshotSkippedError as exc:  # the turn's end stands for it
+        return f"no snapshot {what}: {exc.words()}"
     live.set("tools", {**(live.get("tools") or {}), call: snapshot_json(snap)})
     live.set("last", {"commit": snap.commit, "tree": snap.tree_id})
     return f"files snapshotted {what}, for its reply once the transcript has it"
@@ -432,7 +439,10 @@ def _subagent(session: Session, event: Event, live: LiveState) -> str:
     if entry is None or entry in session.track.sidecar.snapshots:
         return new
     _settle_prompt(session, live)
-    info = session.snapshots.snapshot(entry)
+    try:
+        info = session.snapshots.snapshot(entry, per_turn=True)
+    except SnapshotSkippedError as exc:
+        return f"{new}; {skipped_words(entry, exc.changed, exc.cap)}"
     live.set("last", {"commit": info.commit, "tree": info.tree_id})
     return f"{new}; snapshot of the subagent's {entry}"
 
@@ -478,6 +488,7 @@ def take(
         message=names.commit_message(f"convgit snapshot {what}", session=sid),
         parent=parent,
         size_cap=size_cap(location),
+        max_files=max_files(location),
     )
 
 
@@ -504,7 +515,12 @@ def _quick_prompt(
     if last is None or ws is None:
         return None
     message = prompt_message(title, prompt)
-    snap = after(str(last["commit"]), lambda parent: take(location, sid, ws, parent, message))
+    try:
+        snap = after(str(last["commit"]), lambda parent: take(location, sid, ws, parent, message))
+    except SnapshotSkippedError as exc:
+        live.open_turn(prompt)
+        live.set("pending", skip_json(exc.changed, exc.cap, prompt=prompt))
+        return f"session {sid}: {exc.words()}; turn open"
     live.open_turn(prompt)
     if snap.reused:
         return f"session {sid}: files unchanged; turn open"
@@ -589,34 +605,52 @@ def _close(
     if not session.track.snapshots_enabled or session.conversation.tree.leaf is None:
         return f"turn {how}"
     # locks are reentrant within a process, not a thread: nothing below may run beside it
-    taken = early.result() if early is not None else None
-    ended = [t.reply for t in _turns_since(session, live) if t.reply is not None]
+    taken: Snapshot | SnapshotSkippedError | None = None
+    if early is not None:
+        try:
+            taken = early.result()
+        except SnapshotSkippedError as exc:  # over the cap: the turn's end is recorded so
+            taken = exc
+    ended = [t.reply for t in turns_since(session, live) if t.reply is not None]
     prompt, reply = _turn(session, live)
     _settle_prompt(session, live, prompt)
     leaf = session.conversation.tree.leaf
     if reply is None and missing is not None:  # no reply of the turn in the transcript yet
-        if taken is not None:
-            snap = taken
-        else:
+        if taken is None:
             nearest = session.track.nearest_snapshot(leaf)
-            snap = session.snapshots.take(nearest.commit if nearest else None, "at a turn's end")
-        live.set("last", {"commit": snap.commit, "tree": snap.tree_id})
-        live.set("unsettled", snapshot_json(snap, entry=leaf, reply=missing))
+            try:
+                taken = session.snapshots.take(
+                    nearest.commit if nearest else None, "at a turn's end"
+                )
+            except SnapshotSkippedError as exc:
+                taken = exc
+        if isinstance(taken, SnapshotSkippedError):
+            live.set("unsettled", skip_json(taken.changed, taken.cap, entry=leaf, reply=missing))
+            return f"the reply is not in the transcript yet; {taken.words()}; turn {how}"
+        live.set("last", {"commit": taken.commit, "tree": taken.tree_id})
+        live.set("unsettled", snapshot_json(taken, entry=leaf, reply=missing))
         return f"the reply is not in the transcript yet: its snapshot waits for it; turn {how}"
     target = reply or prompt or leaf
     live.unrecorded += [e for e in ended if e != target]  # turns before it no event saw end
     if target in session.track.sidecar.snapshots:
         return f"turn {how}"
     above = session.track.nearest_snapshot(session.conversation.tree.entries[target]["parentId"])
-    if (
-        taken is not None
-        and early is not None
-        and above is not None
-        and above.commit == early.parent
-    ):
-        info = session.snapshots.record(target, taken)
-    else:  # the turn hangs elsewhere than the last snapshot (a rewind): its own parent
-        info = session.snapshots.snapshot(target)
+    try:
+        if (
+            taken is not None
+            and early is not None
+            and above is not None
+            and above.commit == early.parent
+        ):
+            if isinstance(taken, SnapshotSkippedError):
+                raise taken
+            info = session.snapshots.record(target, taken)
+        else:  # the turn hangs elsewhere than the last snapshot (a rewind): its own parent
+            info = session.snapshots.snapshot(target, per_turn=True)
+    except SnapshotSkippedError as exc:  # recorded as skipped: no later event tries it again
+        if missing is not None:
+            live.set("unsettled", skip_json(exc.changed, exc.cap, entry=target, reply=missing))
+        return f"{session.snapshots.skip(target, exc.changed, exc.cap)}; turn {how}"
     live.set("last", {"commit": info.commit, "tree": info.tree_id})
     if missing is not None:
         live.set("unsettled", snapshot_json(info, entry=target, reply=missing))
@@ -626,80 +660,23 @@ def _close(
     return f"snapshot of {target}{said}; turn {how}"
 
 
-@dataclass
-class _Turn:
-    """A turn found in the conversation: its first prompt, and the reply that ended it (one
-    that calls no tool; None while it runs, or when it was cut short)."""
-
-    prompt: str | None
-    reply: str | None = None
-
-
-def _turns_since(session: Session, live: LiveState) -> list[_Turn]:
-    """The turns on the path to the leaf below its nearest snapshot, and below the last entry
-    an event of this agent session caught up to (``seen``), oldest first. A user message while
-    a turn runs (typed while a tool ran) belongs to it."""
-    tree, snapshots = session.conversation.tree, session.track.sidecar.snapshots
-    seen = live.data.get("seen")
-    chain = []
-    node = tree.leaf
-    for _ in range(_WALK):
-        if node is None or node in snapshots or node == seen:
-            break
-        chain.append(node)
-        node = tree.entries[node]["parentId"]
-    turns: list[_Turn] = []
-    for ident in reversed(chain):
-        record = tree.entries[ident]
-        if record["type"] != "message" or _in_subagent(record):
-            continue
-        if record["role"] == "user" and _is_prompt(live.agent, record):
-            if not turns or turns[-1].reply is not None:
-                turns.append(_Turn(ident))
-        elif record["role"] == "assistant":
-            if not turns:
-                turns.append(_Turn(None))
-            content = record.get("content")
-            calls = isinstance(content, list) and any(
-                isinstance(p, dict) and p.get("type") == "tool_call" for p in content
-            )
-            turns[-1].reply = None if calls else ident
-    return turns
-
-
-def _caught_up(session: Session, live: LiveState) -> str:
-    """The turns the transcript brought whose end no event recorded (their Stop failed or ran
-    no convgit): the newest one's reply gets the files now, what the end of its turn would
-    have snapshotted (or later: a catch-up, never the next prompt's snapshot); the replies of
-    the earlier ones cannot have theirs any more, and are named."""
-    if not session.track.snapshots_enabled:
-        return ""
-    ended = [t.reply for t in _turns_since(session, live) if t.reply is not None]
-    if not ended:
-        return ""
-    *earlier, newest = ended
-    live.unrecorded += earlier
-    info = session.snapshots.snapshot(newest)
-    live.set("last", {"commit": info.commit, "tree": info.tree_id})
-    return f"caught up: snapshot of {newest}, whose turn's end no event recorded"
-
-
 def _turn(session: Session, live: LiveState) -> tuple[str | None, str | None]:
     """The entries of the turn at the leaf: its prompt (the one the pending snapshot is for, or
     the earliest user message) and its last reply, found going up from the leaf to the first
     entry with a snapshot."""
     tree, snapshots = session.conversation.tree, session.track.sidecar.snapshots
+    skipped = session.track.sidecar.skipped_turns
     wanted = (live.get("pending") or {}).get("prompt")
     prompt = reply = None
     node = tree.leaf
-    for _ in range(_WALK):
-        if node is None or node in snapshots:
+    for _ in range(WALK):
+        if node is None or node in snapshots or node in skipped:
             break
         record = tree.entries[node]
-        if record["type"] == "message" and not _in_subagent(record):
+        if record["type"] == "message" and not in_subagent(record):
             if record["role"] == "assistant" and reply is None:
                 reply = node
-            elif record["role"] == "user" and _is_prompt(live.agent, record):
+            elif record["role"] == "user" and is_prompt(live.agent, record):
                 prompt = node
                 said = _native_text(record)
                 if isinstance(wanted, str) and _carries_prompt(live.agent, said, wanted):
@@ -725,7 +702,12 @@ def _settle_prompt(session: Session, live: LiveState, prompt: str | None = None)
 def _record_taken(session: Session, entry: str, taken: dict[str, Any]) -> None:
     """Record a snapshot taken earlier in the turn as ``entry``'s. No ref kept it meanwhile:
     one that `git gc --prune=now` collected is given up (the nearest snapshot above the entry
-    stands for it), never an error that would stop every later turn."""
+    stands for it), never an error that would stop every later turn. One the turn skipped
+    (over ``[snapshots] max_files_per_turn``) is recorded as skipped."""
+    over = taken.get("over_cap")
+    if isinstance(over, dict):
+        session.snapshots.skip(entry, int(over["changed"]), int(over["cap"]))
+        return
     snap = snapshot_of(taken)
     try:
         session.snapshots.record(entry, snap)
@@ -741,7 +723,7 @@ def _settle_reply(session: Session, live: LiveState) -> None:
     if unsettled is None:
         return
     tree, node = session.conversation.tree, session.conversation.tree.leaf
-    for _ in range(_WALK):
+    for _ in range(WALK):
         if node is None or node == unsettled.get("entry"):
             break
         record = tree.entries[node]
@@ -757,8 +739,9 @@ def _reply_seen(session: Session, reply: str) -> bool:
     """True when the turn's last reply in the session is ``reply``."""
     tree, node = session.conversation.tree, session.conversation.tree.leaf
     snapshots = session.track.sidecar.snapshots
-    for _ in range(_WALK):
-        if node is None or node in snapshots:
+    skipped = session.track.sidecar.skipped_turns
+    for _ in range(WALK):
+        if node is None or node in snapshots or node in skipped:
             return False
         record = tree.entries[node]
         if record["type"] == "message" and record["role"] == "assistant":
@@ -781,7 +764,7 @@ def _is_reply(record: dict[str, Any], reply: str) -> bool:
 def _caller(session: Session, call_id: str) -> str | None:
     """The reply that holds the tool call ``call_id``, near the leaf."""
     tree, node = session.conversation.tree, session.conversation.tree.leaf
-    for _ in range(_WALK):
+    for _ in range(WALK):
         if node is None:
             return None
         record = tree.entries[node]
@@ -800,11 +783,6 @@ def _last_of_subagent(session: Session, agent_id: str) -> str | None:
         if isinstance(native, dict) and native.get("subagent") == agent_id:
             found = ident
     return found
-
-
-def _in_subagent(record: dict[str, Any]) -> bool:
-    native = record.get("native")
-    return isinstance(native, dict) and "subagent" in native
 
 
 def _native_text(record: dict[str, Any]) -> str:

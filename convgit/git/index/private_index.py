@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from convgit.base import faults, locks
-from convgit.base.errors import RefusedError, WorkspaceError
+from convgit.base.errors import RefusedError, SnapshotSkippedError, WorkspaceError
 from convgit.base.valueclass import valueclass
 from convgit.git import rules
 from convgit.git.index import agent_files, presence, watcher
@@ -175,17 +175,20 @@ class PrivateIndex:
 
     # -- staging --
 
-    def stage(self, size_cap: int) -> Staged:
+    def stage(self, size_cap: int, max_files: int = 0, since: str | None = None) -> Staged:
         """Bring the index to the files now, as ``git add -A`` would (minus what convgit
-        leaves out), and write its tree. The caller holds ``locked``."""
+        leaves out), and write its tree. The caller holds ``locked``. ``max_files`` (0: no
+        cap): when more files than that are new or changed since the tree ``since`` (the last
+        snapshot's; None: since the index was last staged), nothing is staged or written
+        (SnapshotSkippedError)."""
         try:
-            return self._stage_once(size_cap)
+            return self._stage_once(size_cap, max_files, since)
         except WorkspaceError:
             # The private index is only a cache: if git chokes on it, rebuild it and try again.
             self.forget()
-            return self._stage_once(size_cap)
+            return self._stage_once(size_cap, max_files, since)
 
-    def _stage_once(self, size_cap: int) -> Staged:
+    def _stage_once(self, size_cap: int, max_files: int, since: str | None) -> Staged:
         state = self._ensure(size_cap)
         # The shared indexes git made for this index as it went (it may split afresh on any
         # write): the ones it no longer builds on at the end are deleted. Never by listing the
@@ -193,6 +196,10 @@ class PrivateIndex:
         made = {state.shared, self._shared_now()}
         updates, drops, skipped, ignores = self._survey(size_cap, state.ignores)
         faults.point("snapshot:surveyed")  # files may change from here on (a writer's race)
+        if max_files:  # counted before git hashes any of them
+            changed = self._changed_since(updates, drops, state.tree_id, since, max_files)
+            if changed > max_files:
+                raise SnapshotSkippedError(changed, max_files)
         made.add(self._shared_now())
         tree_id, present = state.tree_id, state.present
         if tree_id is not None and not (updates or drops):
@@ -232,6 +239,29 @@ class PrivateIndex:
         if fresh != state:
             self.save(fresh)
         return Staged(tree_id, tuple(sorted(skipped, key=lambda s: s.path)), len(updates))
+
+    def _changed_since(
+        self,
+        updates: list[bytes],
+        drops: list[bytes],
+        tree_id: str | None,
+        since: str | None,
+        max_files: int,
+    ) -> int:
+        """How many files are new or changed since the tree ``since``: those git would stage
+        now, and, when the index was staged since (a ``status`` or a ``diff`` scans through
+        it), those its last tree holds that ``since`` does not (a tree diff: nothing is read
+        or hashed), but for the ``drops`` it is to lose. Counted only as far as it takes to
+        pass ``max_files``."""
+        changed = set(updates)
+        if len(changed) > max_files or not since or not tree_id or tree_id == since:
+            return len(changed)
+        listed = self.git.run(
+            "diff-tree", "-r", "-z", "--name-only", "--no-renames", "--diff-filter=d", since,
+            tree_id,
+        ).stdout  # fmt: skip
+        changed.update(path for path in listed.split(b"\0") if path)
+        return len(changed - set(drops))
 
     def _survey(
         self, size_cap: int, known_ignores: str
