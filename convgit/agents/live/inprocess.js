@@ -118,14 +118,24 @@ const CONVGIT_RECORDER = (() => {
   } catch {}
 
   return {
+    // where the recorder of an event in `cwd` listens (null: none can serve it), as the thin
+    // client finds it
+    where(cwd) {
+      try {
+        const found = place(cwd)
+        return found && { ...found, path: join(found.folder, found.key + ".sock") }
+      } catch {
+        return null
+      }
+    },
     hand(cwd, raw) {
       const env = process.env
       if (PACKAGE === null || env.CONVGIT_RECORDER === "off") return null
       if (env.CONVGIT_FAULT || env.CONVGIT_HOOK_PROBE) return null
       try {
-        const found = place(cwd)
+        const found = this.where(cwd)
         if (found === null) return null
-        const path = join(found.folder, found.key + ".sock")
+        const path = found.path
         const info = convgitLstat(path)
         if (!info.isSocket() || info.uid !== uid) return null // this user's recorder alone
         const sent = request(found.here, raw)
