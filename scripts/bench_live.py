@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -142,18 +143,26 @@ def _bench_agent(
             subprocess.run(stop, cwd=kept.folder, env=env, check=False, capture_output=True)
             watch = ["watchman", "watch-del", str(kept.folder)]
             subprocess.run(watch, capture_output=True, check=False)
+    hooks: dict[str, str] = {}
     for key, way in ways.items():
         if way.through is not None:
-            _check(bench, name, key, agent.ends, _log(way)[seen[key] :], way.through, reps)
+            timed = _log(way)[seen[key] :]
+            _check(bench, name, key, agent.ends, timed, way.through, reps)
+            hooks[key] = _hook_time(timed, agent.ends)
     load = f"load average {min(loads):.1f}-{max(loads):.1f}"
-    _add(bench, name, ways["recorder"], ways["plain"], "the same turn without hooks", load, GOAL)
+    base = ways["plain"]
+    more = f"{load}; the hooks' own time {hooks['recorder']}"
+    _add(bench, name, ways["recorder"], base, "the same turn without hooks", more, GOAL)
     if "main" in ways:
         assert against is not None
         base, baseline = ways["main"], f"the same turn, {against.name}'s hooks (no recorder)"
-        _add(bench, name, ways["fallback"], base, baseline, load, 0.0, limit=1.0, fallback=True)
+        main = f"{hooks['main']} for {against.name}"
+        more = f"{load}; the hooks' own time {hooks['fallback']}, {main}"
+        _add(bench, name, ways["fallback"], base, baseline, more, 0.0, limit=1.0, fallback=True)
     else:
-        base, baseline = ways["plain"], "the same turn without hooks"
-        _add(bench, name, ways["fallback"], base, baseline, load, None, fallback=True)
+        baseline = "the same turn without hooks"
+        more = f"{load}; the hooks' own time {hooks['fallback']}"
+        _add(bench, name, ways["fallback"], base, baseline, more, None, fallback=True)
 
 
 def _add(
@@ -168,8 +177,10 @@ def _add(
     fallback: bool = False,
 ) -> None:
     added = statistics.median(ours.seconds) - statistics.median(base.seconds)
+    # the ways ran one after the other in each round: the median of each round's difference
+    paired = statistics.median(a - b for a, b in zip(ours.seconds, base.seconds, strict=True))
     how = "no recorder (the hooks' fallback)" if fallback else "the recorder on"
-    said = f"adds {added * 1000:+.0f} ms a turn"
+    said = f"adds {added * 1000:+.0f} ms a turn ({paired * 1000:+.0f} ms paired by round)"
     if goal is not None:
         verdict = "pass" if added <= goal else "miss"
         said += f"; goal <= {goal * 1000:+.0f} ms: {verdict}"
@@ -189,6 +200,28 @@ def _wait_recorder(bench: Any, way: _Way) -> None:
             return
         time.sleep(0.2)
     raise SystemExit(f"bench: no recorder answered at {way.folder}")
+
+
+_WHOLE = re.compile(r" \((\d+) ms since the hook started\): ")
+
+
+def _hook_time(lines: list[str], ends: str) -> str:
+    """The hooks' own time a turn, as their log lines say it (from each hook's start, or the
+    plugin's hand-over, to its event recorded): the median over the turns, and the events a
+    turn."""
+    turns: list[tuple[int, int]] = []
+    spent = events = 0
+    for line in lines:
+        found = _WHOLE.search(line)
+        spent += int(found.group(1)) if found else 0
+        events += 1
+        if f" {ends} " in line:
+            turns.append((spent, events))
+            spent = events = 0
+    if not turns:
+        return "unknown"
+    each = statistics.median(t for t, _ in turns)
+    return f"{each:.0f} ms a turn ({statistics.median(e for _, e in turns):.0f} events)"
 
 
 def _log(way: _Way) -> list[str]:
