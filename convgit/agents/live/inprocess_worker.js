@@ -4,11 +4,12 @@
 // handshake, the event sent whole, taken within the handshake (else a stopped recorder is
 // ended), then, while it records, looked at every beat: found stopped or past the wait, it is
 // ended and the event is the hook's. Its answer is written in the shared buffer; 0 bytes when
-// the event is the hook's.
-;(async () => {
-  const { parentPort, workerData } = await import("node:worker_threads")
-  const net = await import("node:net")
-  const fs = await import("node:fs")
+// the event is the hook's. Run as a script (node's and Bun's workers give it `require`, which
+// starts sooner than an `import`).
+;(() => {
+  const { parentPort, workerData } = require("node:worker_threads")
+  const net = require("node:net")
+  const fs = require("node:fs")
   const { shared, consts } = workerData
   const state = new Int32Array(shared, 0, 4)
   const pause = new Int32Array(new SharedArrayBuffer(4))
