@@ -2,8 +2,8 @@
 with the recorder running, a turn of the real CLI reaches it with no process of convgit's
 started for any event (every run of the hook's command goes through ``sh -c``, which the test
 counts), each event is logged as recorded through the recorder, and the turn is recorded as the
-hook records it; with the recorder killed (SIGKILL), the plugin runs the hook's command for
-every event and nothing is lost."""
+hook records it; with the recorder killed (SIGKILL), the plugin runs the hook's command, which
+does the event itself, and nothing is lost."""
 
 from __future__ import annotations
 
