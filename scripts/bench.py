@@ -1031,7 +1031,8 @@ def main() -> int:
         "--only",
         default="",
         help="comma list of: snapshot, restore, first, run, objects, log, load, fsck, append, "
-        "import, page, hooks, claude, gemini, opencode, live, ui, watcher, share, search",
+        "import, page, hooks, claude, gemini, opencode, pi, codex, live, ui, watcher, share, "
+        "search, recorder",
     )
     parser.add_argument(
         "--million",
@@ -1041,8 +1042,8 @@ def main() -> int:
     parser.add_argument(
         "--against",
         type=Path,
-        help="a checkout of convgit (today's main) whose hook the recorder's fallback rows"
-        " are measured against",
+        help="a checkout of convgit (today's main) whose hook the recorder's and the live turns'"
+        " fallback rows are measured against",
     )
     args = parser.parse_args()
     only = set(filter(None, args.only.split(",")))
@@ -1090,14 +1091,18 @@ def main() -> int:
         if not only or "hooks" in only:
             bench_hooks(bench, file_sizes)
         # a row alone, or every one
-        agents = {"claude": "claude-code", "gemini": "gemini", "opencode": "opencode"}
+        agents = {
+            "claude": "claude-code", "gemini": "gemini", "opencode": "opencode", "pi": "pi",
+            "codex": "codex",
+        }  # fmt: skip
         if not only or "live" in only or set(agents) & set(only):
             from bench_live import bench_live_turns  # beside this file
 
             chosen = (
                 None if not only or "live" in only else {agents[a] for a in only if a in agents}
             )
-            bench_live_turns(bench, make_tree, REPO, chosen)
+            reps = {"reps": args.reps} if args.reps else {}
+            bench_live_turns(bench, make_tree, REPO, chosen, args.against, **reps)
         if not only or "ui" in only:
             bench_ui(bench)
         if not only or "watcher" in only:

@@ -11,12 +11,14 @@ loads at start.
   (the install notes which it made, beside the backups). OpenCode itself installs its plugin
   package into a config folder that holds plugins (``package.json``, ``node_modules``, and a
   ``.gitignore`` that hides them from git); what OpenCode wrote there stays.
-* The plugin runs the hook synchronously (OpenCode does not wait for a plugin's ``event``
-  handler: an asynchronous process would die when ``opencode run`` exits) with the event on
-  stdin, its stdout read back (a message about failed events: a toast in the TUI, stderr
-  elsewhere, as in ``opencode run``) and its stderr dropped; whatever happens, OpenCode goes
-  on (every call is guarded, 30 s at most). The module exports the plugin alone: OpenCode
-  takes every export for one.
+* The plugin hands each event to the recorder of its working tree itself, when one runs
+  (``convgit.agents.live.inprocess``: no process is started for it), else runs the hook; both
+  synchronously (OpenCode does not wait for a plugin's ``event`` handler: an asynchronous
+  process or connection would die when ``opencode run`` exits), the hook with the event on
+  stdin, its stdout (or the recorder's answer) read back (a message about failed events: a
+  toast in the TUI, stderr elsewhere, as in ``opencode run``) and its stderr dropped; whatever
+  happens, OpenCode goes on (every call is guarded, 30 s at most). The module exports the
+  plugin alone: OpenCode takes every export for one.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from convgit.agents.live import inprocess
 from convgit.agents.opencode import live as oc_live
 from convgit.agents.own_file import OwnFile
 from convgit.base.errors import UsageError
@@ -69,6 +72,7 @@ def source(program: str | None, tools: bool) -> str:
         .replace("@EVENTS@", json.dumps(events(tools)))
         .replace("@TOOLS@", wanted)
         .replace("@TIMEOUT@", str(TIMEOUT_MS))
+        .replace("@RECORDER@\n", inprocess.fragment(oc_live.AGENT, program))
     )
 
 
@@ -77,6 +81,7 @@ _BODY = """\
 // Records this OpenCode session in convgit, turn by turn. It never stops OpenCode: every call
 // is guarded, and convgit runs synchronously (OpenCode does not wait for an `event` handler).
 import { spawnSync } from "node:child_process"
+@RECORDER@
 
 const COMMAND = @COMMAND@
 const EVENTS = @EVENTS@ // the events passed on to convgit
@@ -92,14 +97,19 @@ export const ConvgitRecorder = async ({ client, directory }) => {
     if (subagents.has(sessionID)) return
     try {
       const payload = { event, session_id: sessionID, cwd: directory, ...more }
-      const done = spawnSync("sh", ["-c", COMMAND], {
-        cwd: directory,
-        input: JSON.stringify(payload),
-        stdio: ["pipe", "pipe", "ignore"],
-        encoding: "utf8",
-        timeout: @TIMEOUT@,
-      })
-      const said = String(done.stdout || "").trim()
+      const input = JSON.stringify(payload)
+      let out = CONVGIT_RECORDER.hand(directory, input) // null: the recorder did not record it
+      if (out === null) {
+        const done = spawnSync("sh", ["-c", COMMAND], {
+          cwd: directory,
+          input,
+          stdio: ["pipe", "pipe", "ignore"],
+          encoding: "utf8",
+          timeout: @TIMEOUT@,
+        })
+        out = String(done.stdout || "")
+      }
+      const said = out.trim()
       if (!said) return
       const message = JSON.parse(said).systemMessage
       if (typeof message !== "string") return

@@ -7,9 +7,12 @@ user's ``~/.pi/agent/extensions/`` (``PI_CODING_AGENT_DIR`` honoured), which pi 
 * Installing again replaces convgit's file when it differs (another convgit, other events).
 * Uninstalling removes the file and the folders the install made, when nothing else is in them
   (the install notes which it made, beside the backups), so the project is as it was.
-* The extension runs the hook synchronously with the event on stdin, its stdout read back (a
-  message about failed events, shown with pi's notice, or on stderr in print mode) and its
-  stderr dropped; whatever happens, pi goes on (every call is guarded, 30 s at most).
+* The extension hands each event to the recorder of its working tree itself, when one runs
+  (``convgit.agents.live.inprocess``: no process is started for it); otherwise it runs the
+  hook synchronously with the event on stdin. Either way pi waits for the event to be recorded,
+  the hook's stdout is read back (a message about failed events, shown with pi's notice, or on
+  stderr in print mode) and its stderr dropped; whatever happens, pi goes on (every call is
+  guarded, 30 s at most).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import json
 import os
 from pathlib import Path
 
+from convgit.agents.live import inprocess
 from convgit.agents.own_file import OwnFile
 from convgit.agents.pi import live as pi_live
 from convgit.base.errors import UsageError
@@ -60,6 +64,7 @@ def source(program: str | None, tools: bool) -> str:
         .replace("@EVENTS@", json.dumps(events(tools)))
         .replace("@TOOLS@", wanted)
         .replace("@TIMEOUT@", str(TIMEOUT_MS))
+        .replace("@RECORDER@\n", inprocess.fragment(pi_live.AGENT, program))
     )
 
 
@@ -67,6 +72,7 @@ _BODY = """\
 // Written by `convgit hooks install pi`; `convgit hooks uninstall pi` removes it.
 // Records this pi session in convgit, turn by turn. It never stops pi: every call is guarded.
 import { spawnSync } from "node:child_process";
+@RECORDER@
 
 const COMMAND: string = @COMMAND@;
 const EVENTS: string[] = @EVENTS@; // the events passed on to convgit
@@ -87,14 +93,19 @@ export default function (pi: any) {
         cwd: ctx.cwd,
         ...more,
       };
-      const done = spawnSync("sh", ["-c", COMMAND], {
-        cwd: ctx.cwd,
-        input: JSON.stringify(payload),
-        stdio: ["pipe", "pipe", "ignore"],
-        encoding: "utf8",
-        timeout: @TIMEOUT@,
-      });
-      const said = String(done.stdout || "").trim();
+      const input = JSON.stringify(payload);
+      let out = CONVGIT_RECORDER.hand(ctx.cwd, input); // null: the recorder did not record it
+      if (out === null) {
+        const done = spawnSync("sh", ["-c", COMMAND], {
+          cwd: ctx.cwd,
+          input,
+          stdio: ["pipe", "pipe", "ignore"],
+          encoding: "utf8",
+          timeout: @TIMEOUT@,
+        });
+        out = String(done.stdout || "");
+      }
+      const said = out.trim();
       if (!said) return;
       const message = JSON.parse(said).systemMessage;
       if (typeof message !== "string") return;
