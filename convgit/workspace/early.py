@@ -43,6 +43,8 @@ def started(start: str = ".") -> Iterator[Callable[[], None]]:
         running = False
         with suppress(ConvgitError, OSError):  # the snapshot finds it again and says it
             running = _start(stack, locate(start), received)
+        if received and not running:  # came while nothing started: as if it came now
+            signal.raise_signal(received[0])
 
         def ready() -> None:
             if not running:  # nothing started: signals are the command's own, as ever
