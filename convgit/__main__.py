@@ -8,6 +8,10 @@ import gc
 import importlib
 import sys
 
+TYPE_CHECKING = False  # typing is not imported by a start that does not need it (--version)
+if TYPE_CHECKING:
+    from typing import Any
+
 # command -> the module and its function ``(args) -> exit code`` that handle it without the typer
 # app (None: arguments the lean path does not take, for the app to explain)
 LEAN = {
@@ -50,13 +54,36 @@ def _run(args: list[str]) -> None:
             if isinstance(handed, int):
                 sys.exit(handed)
             more = {"raw": handed}  # the event, read already: the hook takes it
-        module, function = LEAN[args[0]]
-        code = getattr(importlib.import_module(module), function)(args[1:], **more)
+        code = _lean(args[0], args[1:], more)
         if code is not None:
             sys.exit(code)
     from convgit.cli import main as app
 
     app()
+
+
+def _lean(command: str, args: list[str], more: dict[str, Any]) -> int | None:
+    """``command`` run by its function of the lean table. A reply (``assistant``) has its
+    snapshot's git started before the command's modules are imported (``workspace.early``):
+    git stats the files on one core while Python imports and reads the session on the other."""
+    module, function = LEAN[command]
+    if command != "assistant":
+        code: int | None = getattr(importlib.import_module(module), function)(args, **more)
+        return code
+    from convgit.base.errors import SignalReceived
+    from convgit.workspace import early
+
+    try:
+        with early.started() as ready:
+            run = getattr(importlib.import_module(module), function)
+            ready()  # a signal kept while the modules were imported stops the command here
+            code = run(args, **more)
+    except SignalReceived as exc:  # before the command ran
+        from convgit.cli import appending, output
+
+        output.error(appending.nothing_recorded(exc.signum))
+        return 128 + exc.signum
+    return code
 
 
 if __name__ == "__main__":

@@ -478,3 +478,59 @@ def test_the_collector_waits_for_the_command_and_runs_with_it(conversation: Path
     for args in (["-h"], ["log", "-h"], ["sessions", "-h"]):
         assert _made(conversation, *args)[0] == 0, args
     assert _made(conversation, "log")[1] is True
+
+
+# Runs the console script's main() and reports, for each git it starts, its verb and which of
+# the modules named were imported when it started (``subprocess.Popen``'s audit event).
+_GITS = """
+import sys
+sys.argv = ["convgit", *sys.argv[1:]]
+seen = []
+def audit(event, args):
+    if event == "subprocess.Popen" and args[1] and args[1][0] == "git":
+        verb = next(a for a in args[1][1:] if not a.startswith("-") and a != "-c"
+                    and "=" not in a)
+        seen.append((verb, sorted(n for n in {names!r} if n in sys.modules)))
+sys.addaudithook(audit)
+from convgit.__main__ import main
+try:
+    main()
+except SystemExit as done:
+    code = done.code
+else:
+    code = 0
+sys.stderr.write("\\nGITS " + repr(seen) + "\\n")
+sys.exit(code)
+"""
+
+
+def _gits(folder: Path, *args: str, names: tuple[str, ...]) -> list[tuple[str, list[str]]]:
+    done = subprocess.run(
+        [sys.executable, "-c", _GITS.format(names=names), *args],
+        cwd=folder,
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return ast.literal_eval(done.stderr.decode().rsplit("GITS", 1)[1].strip())  # type: ignore[no-any-return]
+
+
+def test_a_reply_starts_its_snapshots_git_before_it_imports_the_session(tmp_path: Path) -> None:
+    """``convgit assistant``'s snapshot starts its ``git status`` as the process starts
+    (``convgit.workspace.early``): git stats the files while Python imports the command and
+    reads the session, which it has not imported yet; git is asked where the repository is
+    once, and the snapshot is the one git's ``add -A`` into an empty index gives."""
+    from tests.workspace.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "repo")
+    for args in (["init"], ["user", "task"], ["assistant", "first"]):
+        clirun.run(*args, cwd=repo.path)  # the first snapshot makes the session's private index
+    repo.write("plan.txt", "plan\n")
+    later = ("orjson", "convgit.session", "convgit.cli.appending", "convgit.conversation.tree")
+    gits = _gits(repo.path, "assistant", "done", names=later)
+    verbs = [verb for verb, _ in gits]
+    assert verbs[:2] == ["rev-parse", "status"], verbs
+    assert gits[1][1] == [], f"git status started after importing {gits[1][1]}"
+    assert verbs.count("rev-parse") == 1 and verbs.count("status") == 1, verbs
+    shown = orjson.loads(clirun.run("show", "@", "--json", cwd=repo.path).out)
+    assert shown["snapshot"]["tree"] == repo.oracle()

@@ -127,6 +127,8 @@ def _lean(work: Callable[[], None]) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except SignalReceived as exc:  # once the reply and its snapshot are recorded, as Ctrl-C
+        return 128 + exc.signum
     finally:
         output.flush(closed)
     return 0
@@ -142,8 +144,11 @@ def message(
 ) -> None:
     """``convgit user`` and ``convgit assistant``: append one message at the active leaf (a
     reply snapshots the files), then show it."""
-    session = open_session()
-    said = text_of(text)
+    try:
+        session = open_session()
+        said = text_of(text)
+    except SignalReceived as exc:  # a reply's snapshot started early stops on a signal
+        raise nothing_recorded(exc.signum) from None
     made = appending(
         session, lambda: session.append.message(role, said, force=force, ident=ident), open_session
     )
@@ -196,6 +201,13 @@ def _say_skipped(session: Session) -> dict[str, int] | None:
     return {"changed": skipped.changed, "cap": skipped.cap}
 
 
+def nothing_recorded(signum: int) -> StoppedError:
+    """A command that appends, stopped by ``signum`` before it appended anything."""
+    return StoppedError(
+        signum, f"Interrupted by {signal_name(signum)}: nothing was recorded; no file was changed."
+    )
+
+
 def text_of(text: str) -> str:
     """The text argument, or stdin for ``-`` (texts longer than a command line allows)."""
     if text != "-":
@@ -219,13 +231,12 @@ def appending(session: Session, append: Callable[[], str], reopen: Callable[[], 
             return append()
     except (SignalReceived, KeyboardInterrupt) as exc:
         signum = exc.signum if isinstance(exc, SignalReceived) else signal.SIGINT
-        if reopen().conversation.leaf != leaf:
-            left = (
-                "the entry was recorded and its snapshot was not (`convgit snapshot` records"
-                " the files now)"
-            )
-        else:
-            left = "nothing was recorded"
+        if reopen().conversation.leaf == leaf:
+            raise nothing_recorded(signum) from None
+        left = (
+            "the entry was recorded and its snapshot was not (`convgit snapshot` records"
+            " the files now)"
+        )
         raise StoppedError(
             signum, f"Interrupted by {signal_name(signum)}: {left}; no file was changed."
         ) from None

@@ -15,8 +15,8 @@ Promises kept by every method here:
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -89,6 +89,12 @@ __all__ = [
 ]
 
 
+# git's answers handed on (``Workspace.opened_again``: a snapshot started early,
+# ``convgit.workspace.early``), by git dir and working tree, each taken once by the next
+# ``Workspace.at`` of the same two folders, which would ask git the same question a moment later.
+_opened_early: dict[tuple[Path, Path], Git] = {}
+
+
 class Workspace:
     """A git working tree seen by convgit: ``root`` (top level), ``git_dir`` (this worktree's
     git dir) and ``common_dir`` (shared; convgit keeps its store in ``common_dir / "convgit"``)."""
@@ -125,7 +131,7 @@ class Workspace:
         describes it (``Git.open``); None when git sees no working tree there."""
         if not worktree.is_dir():
             return None
-        git = Git.open(git_dir, worktree)
+        git = _opened_early.pop((git_dir, worktree), None) or Git.open(git_dir, worktree)
         if git is None:
             return None
         return cls(git.root, git.git_dir, git.common_dir, object_format=git.object_format)
@@ -138,6 +144,18 @@ class Workspace:
         if place is None or place.worktree is None:
             return None
         return cls.at(place.git_dir, place.worktree)
+
+    @contextmanager
+    def opened_again(self, git_dir: Path, worktree: Path) -> Iterator[None]:
+        """For the block: the next ``at(git_dir, worktree)`` (this workspace's own folders, as
+        the store found them) takes the answer git gave this workspace a moment ago rather than
+        asking git again; once, and never after the block."""
+        key = (git_dir, worktree)
+        _opened_early[key] = self._git
+        try:
+            yield
+        finally:
+            _opened_early.pop(key, None)
 
     @classmethod
     def needed_by(cls, location: StoreLocation, why: str) -> Workspace:

@@ -69,6 +69,14 @@ def _wait_until(condition: Callable[[], bool], what: str) -> None:
     wait_until(condition, what, 120, every=0.005)
 
 
+def _recorded(repo: GitRepo, text: bytes) -> bool:
+    """Whether a session of the repository's store holds a message of ``text``."""
+    sessions = repo.path / ".git" / "convgit" / "sessions"
+    return any(
+        orjson.dumps(text.decode()) in path.read_bytes() for path in sessions.glob("*.jsonl")
+    )
+
+
 def _gits_of(repo: GitRepo) -> list[int]:
     """The git processes running on this repository's working tree (any parent)."""
     wanted = f"--work-tree={repo.path}".encode()
@@ -274,7 +282,11 @@ def test_ctrl_c_while_a_reply_is_snapshotted_says_the_reply_was_recorded_without
     before = repo.digest()
     marker.unlink(missing_ok=True)
     running = _start(repo, "assistant", "version two")
-    _wait_until(marker.exists, "the snapshot to stage the files")
+    # the snapshot's git starts before the reply is recorded (``convgit.workspace.early``)
+    _wait_until(
+        lambda: marker.exists() and _recorded(repo, b"version two"),
+        "the reply to be recorded and its snapshot to stage the files",
+    )
     running.send_signal(signal.SIGINT)
     _out, err = running.communicate()
     assert running.returncode == 130

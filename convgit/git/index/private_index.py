@@ -17,6 +17,7 @@ import os
 import stat
 import struct
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, suppress
@@ -31,7 +32,7 @@ from convgit.git.index import agent_files, presence, watcher
 from convgit.git.index import format as index_file
 from convgit.git.index.kept_out import STORE_NAME, STORE_REASON, KeptOut
 from convgit.git.plumbing.objects import KIND_MASK
-from convgit.git.plumbing.run import INDEX, WHOLE_INDEX, Git
+from convgit.git.plumbing.run import INDEX, WHOLE_INDEX, Git, stopped_on_the_way_out
 from convgit.git.restore.plan import LeftAlone, lstat, real_folders, repository_above
 
 LOCK_TIMEOUT = 60.0
@@ -47,6 +48,10 @@ _LIST_IGNORED = ("ls-files", "-z", "--cached", "--ignored", "--exclude-standard"
 
 _DENIED = ": Permission denied"  # git's words for a tracked file it may not look at
 _held = threading.local()  # the private indexes this thread holds the lock of
+# The statuses started ahead of their snapshot (``PrivateIndex.survey_early``), by index: the
+# command line and environment, and the process. The survey that asks for exactly that command
+# takes it (``_survey``); any other use of the index first waits for it (``stop_early``).
+_early: dict[Path, tuple[list[str], dict[str, str], subprocess.Popen[bytes]]] = {}
 
 
 @valueclass(frozen=True)
@@ -74,25 +79,29 @@ class Staged(NamedTuple):
 
 
 @contextmanager
-def locked(path: Path) -> Iterator[None]:
+def locked(path: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
     """Hold the private index at ``path`` for the block: one convgit process (and thread) at a
-    time. Taken again by the thread that holds it, it is held already."""
+    time. Taken again by the thread that holds it, it is held already. RefusedError when
+    another process holds it past ``timeout`` seconds (0: held now)."""
     path = path.absolute()
     held: set[Path] = _held.__dict__.setdefault("paths", set())
     if path in held:
         yield
         return
     try:
-        with locks.held(Path(f"{path}.flock"), LOCK_TIMEOUT):
+        with locks.held(Path(f"{path}.flock"), timeout):
             held.add(path)
             try:
                 # Only holders of this lock use the index, so a git lock left here is stale.
                 Path(f"{path}.lock").unlink(missing_ok=True)
                 yield
             finally:
+                # a status started early ends before the lock is let go (stopped at once when
+                # the block was cut short: a signal, an error)
+                stop_early(path, stop=sys.exc_info()[1] is not None)
                 held.discard(path)
     except locks.LockTimeout:
-        waited = locks.limit(LOCK_TIMEOUT)
+        waited = locks.limit(timeout)
         raise RefusedError(
             f"Another convgit process has held this session's private index for over"
             f" {waited:.0f} s.",
@@ -119,6 +128,30 @@ class PrivateIndex:
     def lock_descriptor(self) -> int:
         """The descriptor of this index's lock, held now, for a child to hold it with us."""
         return locks.descriptor(Path(f"{self.path.absolute()}.flock"))
+
+    def survey_early(self) -> bool:
+        """Start the next snapshot's ``git status`` now, ahead of ``stage`` (which takes it, see
+        ``_survey``), so that git stats the files while the process does what comes first
+        (imports, reading the session). The caller holds ``locked`` until then; the status
+        holds the lock with it (a child handed its descriptor), so it never outlives it. Only
+        an index convgit last saw whole (the identities its state keeps: no checksum is taken
+        here) is surveyed early; False when this one is not (``stage`` then does it all)."""
+        state = self.state
+        if not state.checked or state.checked != index_file.identity(self.path):
+            return False
+        shared = index_file.shared_index(self.path, self.git.hash_len)
+        if shared is not None and state.shared_checked != index_file.identity(
+            self._shared_path(shared)
+        ):
+            return False
+        stop_early(self.path)
+        config = (*INDEX, *self.tracking.config)
+        env = {**self.git.env, "GIT_INDEX_FILE": str(self.path)}
+        proc = self.git.spawn(
+            *_STATUS, index=self.path, config=config, keep_fds=(self.lock_descriptor(),)
+        )
+        _early[self.path] = (self.git.command(*_STATUS, config=config), env, proc)
+        return True
 
     # -- the state beside it --
 
@@ -168,6 +201,7 @@ class PrivateIndex:
     def forget(self) -> None:
         """Remove the index, what is kept beside it and the shared index git made for it:
         the next use rebuilds it."""
+        stop_early(self.path)
         shared = self.state.shared
         forget_files(self.path)
         if shared:
@@ -272,7 +306,7 @@ class PrivateIndex:
         empty index never takes an ignored file: when the rules may have moved (those files
         are not ``known_ignores``, or a .gitignore changed), the tracked files they now ignore
         are listed (beside `git status`, on another core) and dropped."""
-        status = self._spawn(*_STATUS)
+        status = self._taken_early(*_STATUS) or self._spawn(*_STATUS)
         lister: subprocess.Popen[bytes] | None = None
         try:
             ignores = self._ignore_fingerprint()
@@ -415,6 +449,10 @@ class PrivateIndex:
         tree differ from ``git add -A``: no entry git would trust blindly (skip-worktree,
         assume-unchanged), no file above the cap."""
         state = self.state
+        if self.path in _early:
+            if state.cap == size_cap:
+                return state  # found whole when its status started, under the lock held since
+            stop_early(self.path)  # the index is cleaned first: that status said nothing
         if self.path.exists() and not self._intact(state):
             self.forget()  # torn by a crash: git would half-read it without a word
         if not self.path.exists():
@@ -522,13 +560,30 @@ class PrivateIndex:
         config: tuple[str, ...] = INDEX,
         check: bool = True,
     ) -> subprocess.CompletedProcess[bytes]:
+        stop_early(self.path)
         if config == INDEX:  # the watcher, when one is in use, tracks the index as it goes
             config = (*INDEX, *self.tracking.config)
         return self.git.run(*args, index=self.path, config=config, stdin=stdin, check=check)
 
     def _spawn(self, *args: str) -> subprocess.Popen[bytes]:
+        stop_early(self.path)
         config = (*INDEX, *self.tracking.config)
         return self.git.spawn(*args, index=self.path, config=config)
+
+    def _taken_early(self, *args: str) -> subprocess.Popen[bytes] | None:
+        """The git started early for exactly this command on this index (``survey_early``),
+        if there is one; another is waited for and left (None)."""
+        started = _early.pop(self.path, None)
+        if started is None:
+            return None
+        argv, env, proc = started
+        config = (*INDEX, *self.tracking.config)
+        wanted = {**self.git.env, "GIT_INDEX_FILE": str(self.path)}
+        if argv == self.git.command(*args, config=config) and env == wanted:
+            return proc
+        _early[self.path] = started
+        stop_early(self.path)
+        return None
 
 
 def set_entries(git: Git, index: Path, lines: list[bytes], config: tuple[str, ...] = INDEX) -> None:
@@ -537,6 +592,21 @@ def set_entries(git: Git, index: Path, lines: list[bytes], config: tuple[str, ..
         "update-index", "-z", "--add", "--replace", "--index-info",
         index=index, config=config, stdin=b"\0".join(lines) + b"\0",
     )  # fmt: skip
+
+
+def stop_early(index: Path, *, stop: bool = False) -> None:
+    """Wait for the status started early on the private index at ``index`` (if one is left
+    that no survey took) and drop what it said: it ends whole before anything else uses the
+    index. With ``stop`` (or when the wait is cut short) it is stopped first: the git lock it
+    may leave is stale for the next holder of convgit's lock (``locked``)."""
+    started = _early.pop(index.absolute(), None)
+    if started is None:
+        return
+    proc = started[2]
+    if stop and proc.poll() is None:
+        proc.terminate()
+    with stopped_on_the_way_out(proc, grace=0):
+        proc.communicate()
 
 
 def forget_files(index: Path) -> None:

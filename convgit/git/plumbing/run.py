@@ -216,11 +216,8 @@ class Git:
         env = self.env if env is None else env
         if index is not None:
             env = {**env, "GIT_INDEX_FILE": str(index)}
-        cmd = ["git", f"--git-dir={self.git_dir}", f"--work-tree={self.root}"]
-        for setting in config:
-            cmd += ["-c", setting]
         return subprocess.Popen(
-            [*cmd, *args],
+            self.command(*args, config=config),
             cwd=self.root,
             env=env,
             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
@@ -228,6 +225,13 @@ class Git:
             stderr=subprocess.PIPE,
             pass_fds=tuple(keep_fds),
         )
+
+    def command(self, *args: str, config: Sequence[str] = SAFE) -> list[str]:
+        """The command line ``spawn`` starts for ``args`` with the config set ``config``."""
+        cmd = ["git", f"--git-dir={self.git_dir}", f"--work-tree={self.root}"]
+        for setting in config:
+            cmd += ["-c", setting]
+        return [*cmd, *args]
 
     @staticmethod
     def finish(

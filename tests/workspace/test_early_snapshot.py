@@ -1,0 +1,116 @@
+"""A reply's snapshot whose ``git status`` starts as the command starts (``convgit assistant``,
+``convgit.workspace.early``): whatever happens between that start and the snapshot that takes
+it, the snapshot is git's ``add -A`` into an empty index, and no git is left running.
+
+* a signal right after git started: nothing is recorded, git is stopped before convgit exits;
+* convgit killed there: the git still running holds the private index's lock, and the next
+  reply waits for it and snapshots the files as they are;
+* a size cap changed since the last snapshot: the status started early is dropped, the index
+  cleaned for the new cap, and the file over it left out;
+* another process holding the private index: nothing starts early, the reply waits its turn.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from pathlib import Path
+
+from tests.clirun import start
+from tests.workspace.cli import convgit, one_sentence
+from tests.workspace.gitrepo import GitRepo
+
+
+def _replying(repo: GitRepo) -> None:
+    """A session whose first reply made its private index (what a snapshot starts early on)."""
+    convgit(repo.path, "init")
+    convgit(repo.path, "user", "task")
+    convgit(repo.path, "assistant", "first")
+    repo.write("src/app.py", "print('changed')\n")
+    repo.write("notes/new.txt", "new\n")
+    (repo.path / "README.md").unlink()
+
+
+def _gits_of(repo: GitRepo) -> list[int]:
+    """The git processes running on this repository's working tree."""
+    wanted = f"--work-tree={repo.path}".encode()
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            args = Path("/proc", name, "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if os.path.basename(args[0]) == b"git" and wanted in args:
+            found.append(int(name))
+    return found
+
+
+def _leaf(repo: GitRepo) -> str:
+    return str(convgit(repo.path, "show", "@", "--json").json()["entry"]["id"])
+
+
+def _snapshot_tree(repo: GitRepo) -> str:
+    return str(convgit(repo.path, "show", "@", "--json").json()["snapshot"]["tree"])
+
+
+def test_a_signal_right_after_git_started_records_nothing_and_leaves_no_git(
+    repo: GitRepo,
+) -> None:
+    _replying(repo)
+    before = _leaf(repo)
+    stopped = convgit(
+        repo.path, "assistant", "second", env={"CONVGIT_FAULT": "snapshot:started!INT"}, code=130
+    )
+    assert one_sentence(stopped.stderr) == (
+        "convgit: Interrupted by SIGINT: nothing was recorded; no file was changed."
+    )
+    assert not _gits_of(repo)
+    assert _leaf(repo) == before
+    convgit(repo.path, "assistant", "again")
+    assert _snapshot_tree(repo) == repo.oracle()
+
+
+def test_a_reply_killed_right_after_git_started_leaves_the_files_to_the_next(
+    repo: GitRepo,
+) -> None:
+    _replying(repo)
+    killed = convgit(
+        repo.path, "assistant", "second", env={"CONVGIT_FAULT": "snapshot:started"}, code=None
+    )
+    assert killed.code == -9
+    repo.write("src/app.py", "print('changed again')\n")
+    convgit(repo.path, "assistant", "again")
+    assert _snapshot_tree(repo) == repo.oracle()
+
+
+def test_a_size_cap_lowered_since_the_last_snapshot_holds_though_git_started_early(
+    repo: GitRepo,
+) -> None:
+    _replying(repo)
+    repo.write("big.bin", b"x" * 4096)
+    convgit(repo.path, "assistant", "with the big file")
+    assert "big.bin" in repo.tree_paths(_snapshot_tree(repo))
+    store = Path(repo.git("rev-parse", "--path-format=absolute", "--git-common-dir").strip())
+    (store / "convgit" / "config.toml").write_text("[snapshots]\nsize_cap_mib = 0.001\n")
+    repo.write("src/app.py", "print('once more')\n")
+    made = convgit(repo.path, "assistant", "after the cap", "--json").json()
+    assert made["snapshot"]["skipped"] == [
+        {"path": "big.bin", "reason": "larger than the size cap (0.0 MiB > 0.0 MiB)"}
+    ]
+    (repo.path / "big.bin").unlink()  # git's answer without the file the cap leaves out
+    assert made["snapshot"]["tree"] == repo.oracle()
+
+
+def test_a_reply_waits_for_another_process_holding_the_index(repo: GitRepo) -> None:
+    _replying(repo)
+    index = next((repo.path / ".git" / "convgit" / "index").glob("*.flock"))
+    with open(index, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        running = start("assistant", "second", cwd=repo.path)
+        time.sleep(1.0)
+        assert running.poll() is None, "the reply did not wait for the private index"
+        assert not _gits_of(repo), "git started on an index another process holds"
+    _out, err = running.communicate(timeout=60)
+    assert running.returncode == 0, err
+    assert _snapshot_tree(repo) == repo.oracle()
