@@ -555,3 +555,38 @@ def test_the_installed_hook_hands_its_event_over_importing_nothing_of_convgits(
     assert recorded.json("show", claude.ids()[0])["snapshot"]["tree"] == at_prompt
     imported = installed(claude.prompt(), CONVGIT_RECORDER="off")
     assert "through the recorder" not in recorded.log()[-1] and "convgit.agents.hook" in imported
+
+
+def test_a_file_the_agent_wrote_that_git_does_not_ignore_keeps_the_snapshots_patched(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """Claude Code's file tools list every file they write, to keep it in the snapshots even
+    when git ignores it; a listed file git does not ignore is in `git add -A`'s tree already,
+    so the recorder's next snapshots stay patched (before: every file stat'ed, "the session
+    keeps files git ignores", for every session whose agent used Write or Edit once). One git
+    ignores makes them full scans again, and is in the snapshot."""
+    repo, claude = recorded.repo, Claude(tmp_path / "claude", recorded.repo.path)
+    started(recorded, claude)
+
+    def turn(written: str) -> dict[str, str]:
+        """A turn whose agent writes ``written`` through its Write tool."""
+        recorded.hook(claude.prompt())
+        repo.write(written, f"written by the agent's Write in turn {claude.n}\n")
+        tool = {"file_path": str(repo.path / written), "content": "..."}
+        recorded.hook(claude.event("PostToolUse", tool_name="Write", tool_input=tool))
+        at_stop = repo.oracle()
+        recorded.hook(claude.reply())
+        assert " through the recorder" in recorded.log()[-1], recorded.log()
+        tree = recorded.json("show", claude.ids()[1])["snapshot"]["tree"]
+        assert tree == at_stop or written.endswith(".env")  # git add -A's, or with the .env
+        return dict(recorded.json("recorder", "status")["snapshots"])
+
+    turn("notes.txt")
+    how = turn("more-notes.txt")
+    assert how and all(str(h).startswith("patched: ") for h in how.values()), how
+    repo.write(".gitignore", "*.env\n")
+    how = turn("local.env")
+    assert any("the session keeps files git ignores" in str(h) for h in how.values()), how
+    tree = recorded.json("show", claude.ids()[1])["snapshot"]["tree"]
+    blob = repo.git("hash-object", "local.env").strip()
+    assert repo.tree_paths(tree)["local.env"] == f"100644 {blob}"

@@ -16,8 +16,9 @@ dropped), a recrawl, a changed ignore or attributes file (``.gitignore``, ``.git
 ``info/exclude``, the excludes file, the sparse-checkout patterns, git's config), the system
 clock gone back, more changed paths than ``PATCH_LIMIT``, and anything a patch does not handle
 itself (a repository inside the tree, a left-out path that changed, a file over the size cap,
-git refusing a path). A session that keeps files git ignores (``agent_files``) is always
-scanned in full. ``Taken.how`` says which path a snapshot took and why.
+git refusing a path). A session that keeps files git ignores (``agent_files``: listed by the
+agent's file tools, and matched by git's ignore rules now) is always scanned in full.
+``Taken.how`` says which path a snapshot took and why.
 
 The patched tree is the full scan's tree: both are git's ``add -A`` over the same files, and the
 tests hold every patched snapshot against ``git add -A`` into an empty index.
@@ -37,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from convgit.base import faults
-from convgit.base.errors import SnapshotSkippedError
+from convgit.base.errors import SnapshotSkippedError, WorkspaceError
 from convgit.git import rules, watchman
 from convgit.git.index import agent_files, watcher
 from convgit.git.index import format as index_file
@@ -194,13 +195,26 @@ class Patcher:
             why = tracking.note or said.get(tracking.setting, "no watchman")
             taken = self._unpatched(private, size_cap, why, max_files, since)
             return self._remember(private, taken)
-        if agent_files.listed(private.path):
+        if self._keeps_ignored(private):
             why = "the session keeps files git ignores"
             taken = self._unpatched(private, size_cap, why, max_files, since)
             return self._remember(private, taken)
         own = PrivateIndex(private.git, self.own_index, private.kept_out, tracking)
         with own.locked():
             return self._remember(private, self._stage(own, size_cap, max_files))
+
+    def _keeps_ignored(self, private: PrivateIndex) -> bool:
+        """Whether a file the session keeps as the agent wrote it (``agent_files``) is one git
+        ignores: a patch, ``git add -A``'s tree, would leave it out. A listed file git does not
+        ignore is in that tree already (every file Claude Code's Write or Edit touched is
+        listed, ignored or not)."""
+        listed = agent_files.listed(private.path)
+        if not listed:
+            return False
+        try:
+            return bool(agent_files.ignored(private.git, listed))
+        except WorkspaceError:
+            return True  # git cannot tell: the full scan is sure
 
     def _remember(self, private: PrivateIndex, taken: Taken) -> Taken:
         self.last[str(private.path)] = taken.how
