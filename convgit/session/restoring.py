@@ -128,11 +128,9 @@ class Restoring:
     def _with_agent_files(self, result: RestoreResult) -> RestoreResult:
         """``result`` naming the files it changed that are kept although git ignores them, because
         the agent wrote them (``convgit.git.index.agent_files``)."""
-        from convgit.git.index import agent_files
-
         if not result.changes:
             return result
-        kept = agent_files.listed(self.track.index())
+        kept = self.track.workspace().agent_files_ignored(self.track.index())
         found = tuple(c.path for c in result.changes if os.fsencode(c.path) in kept)
         return dataclasses.replace(result, agent_files=found) if found else result
 
