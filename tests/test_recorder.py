@@ -265,6 +265,8 @@ def test_a_watch_the_user_had_stays_when_the_recorder_leaves(
 
 
 def test_a_recorder_killed_is_named_dead_and_replaced(recorded: Recorded, tmp_path: Path) -> None:
+    """SIGKILL: `recorder status` names it dead, the next event starts another, and the watch
+    the dead one made goes when the new one leaves (it was no watch of the user's)."""
     repo, claude = recorded.repo, Claude(tmp_path / "claude", recorded.repo.path)
     running = started(recorded, claude)
     pid = int(str(running["pid"]))
@@ -281,7 +283,13 @@ def test_a_recorder_killed_is_named_dead_and_replaced(recorded: Recorded, tmp_pa
     prompt, _ = claude.ids()
     recorded.hook(claude.reply())
     assert recorded.json("show", prompt)["snapshot"]["tree"] == at_prompt
-    assert alive(int(str(recorded.wait_running()["pid"])))
+    again = int(str(recorded.wait_running()["pid"]))
+    assert alive(again)
+    # the watch the killed one made is the new one's to drop: stopped, it leaves none behind
+    assert watched(repo.path)
+    recorded.cli("recorder", "stop")
+    recorded.wait_gone(again)
+    assert not watched(repo.path)
 
 
 def test_off_keeps_every_hook_to_itself(recorded: Recorded, tmp_path: Path) -> None:

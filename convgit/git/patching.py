@@ -127,6 +127,9 @@ class Patcher:
         self.last: dict[str, str] = {}  # private index path -> how its last snapshot went
         self._watch: watchman.Watch | None = None
         self._added: bytes | None = None  # the root of the watch this recorder made, if it did
+        # the root of a watch a recorder made, kept while the watch is ours: a recorder killed
+        # before it dropped its watch leaves it, and the next one drops the watch in its place
+        self.made = Path(f"{own_index}.watch-made")
         self._socket = ""
         self._failed = ""  # why watchman could not be reached, when it last could not
         self._failed_at = 0.0
@@ -153,6 +156,7 @@ class Patcher:
                     self._watch = watchman.Watch(self._added, self._socket)
                 if self._watch.watch == self._added:
                     self._watch.drop()
+                    self.made.unlink(missing_ok=True)
             self._added = None
         if self._watch is not None:
             self._watch.close()
@@ -472,14 +476,23 @@ class Patcher:
         if self._failed and time.monotonic() - self._failed_at < RETRY:
             return None
         try:
-            self._watch = watchman.Watch(os.fsencode(git.root), self._socket)
+            self._watch = watchman.Watch(os.fsencode(git.root), self._socket, self.made)
             self._socket = self._watch.watchman.sockname
-            if self._watch.added:  # made by this recorder (again, after watchman restarted)
-                self._added = self._watch.watch
+            watch = self._watch.watch
+            if self._watch.added or self._made_before() == watch:  # made by this recorder
+                self._added = watch  # (again, after watchman restarted), or one killed since
             self._failed = ""
         except (watchman.Failed, OSError) as exc:
             self._lost(str(exc) if isinstance(exc, watchman.Failed) else exc.strerror or "")
         return self._watch
+
+    def _made_before(self) -> bytes | None:
+        """The root of the watch an earlier recorder of this working tree made and did not
+        drop (it was killed), if one did."""
+        try:
+            return self.made.read_bytes() or None
+        except OSError:
+            return None
 
     def _lost(self, why: str) -> None:
         """The connection to watchman is dropped; ``why`` it failed ("": cut short)."""
