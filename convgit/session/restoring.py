@@ -128,10 +128,16 @@ class Restoring:
     def _with_agent_files(self, result: RestoreResult) -> RestoreResult:
         """``result`` naming the files it changed that are kept although git ignores them, because
         the agent wrote them (``convgit.git.index.agent_files``)."""
+        from convgit.git.index import agent_files
+
         if not result.changes:
             return result
-        kept = self.track.workspace().agent_files_ignored(self.track.index())
-        found = tuple(c.path for c in result.changes if os.fsencode(c.path) in kept)
+        listed = agent_files.listed(self.track.index())
+        changed = [os.fsencode(c.path) for c in result.changes]
+        if not (kept := [p for p in changed if p in listed]):
+            return result
+        ignored = self.track.workspace().ignored(kept)  # a listed file git takes anyway: not said
+        found = tuple(c.path for c in result.changes if os.fsencode(c.path) in ignored)
         return dataclasses.replace(result, agent_files=found) if found else result
 
     def open_tool_calls(self) -> list[str]:
