@@ -264,6 +264,22 @@ def test_a_watch_the_user_had_stays_when_the_recorder_leaves(
     assert watched(recorded.repo.path)
 
 
+def test_the_watch_goes_when_watchman_restarted_while_the_recorder_idled(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """watchman restarted under a recorder that took no event since (its connection dead;
+    watchman brings its watches back from its state): the recorder, leaving, drops its watch
+    through a new connection instead of leaving it in watchman for good."""
+    running = started(recorded, Claude(tmp_path / "claude", recorded.repo.path))
+    assert watched(recorded.repo.path)
+    subprocess.run(["watchman", "shutdown-server"], capture_output=True, timeout=30)
+    time.sleep(2)  # the old one gone; the next client starts another
+    assert watched(recorded.repo.path)  # the restarted watchman watches it again
+    recorded.cli("recorder", "stop")
+    recorded.wait_gone(int(str(running["pid"])))
+    assert not watched(recorded.repo.path)
+
+
 def test_a_recorder_killed_is_named_dead_and_replaced(recorded: Recorded, tmp_path: Path) -> None:
     """SIGKILL: `recorder status` names it dead, the next event starts another, and the watch
     the dead one made goes when the new one leaves (it was no watch of the user's)."""

@@ -151,12 +151,21 @@ class Patcher:
         """Leave: the watch this recorder made dropped (watchman watches the tree no longer;
         one that was there before it stays), the connection and the reader closed."""
         if self._added is not None:
-            with suppress(watchman.Failed, OSError):
-                if self._watch is None:  # lost meanwhile: dropped through a new connection
-                    self._watch = watchman.Watch(self._added, self._socket)
-                if self._watch.watch == self._added:
-                    self._watch.drop()
-                    self.made.unlink(missing_ok=True)
+            # through the connection, else a new one: lost meanwhile, or dead (watchman
+            # restarted, and brought the watch back from its state)
+            for _ in range(2):
+                try:
+                    if self._watch is None:
+                        self._watch = watchman.Watch(self._added, self._socket)
+                    if self._watch.watch == self._added:
+                        self._watch.drop()
+                        self.made.unlink(missing_ok=True)
+                    break
+                except (watchman.Failed, OSError):
+                    if self._watch is not None:
+                        with suppress(OSError):
+                            self._watch.close()
+                    self._watch = None
             self._added = None
         if self._watch is not None:
             self._watch.close()
