@@ -264,7 +264,25 @@ def test_a_watch_the_user_had_stays_when_the_recorder_leaves(
     assert watched(recorded.repo.path)
 
 
+def test_the_watch_goes_when_watchman_restarted_while_the_recorder_idled(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """watchman restarted under a recorder that took no event since (its connection dead;
+    watchman brings its watches back from its state): the recorder, leaving, drops its watch
+    through a new connection instead of leaving it in watchman for good."""
+    running = started(recorded, Claude(tmp_path / "claude", recorded.repo.path))
+    assert watched(recorded.repo.path)
+    subprocess.run(["watchman", "shutdown-server"], capture_output=True, timeout=30)
+    time.sleep(2)  # the old one gone; the next client starts another
+    assert watched(recorded.repo.path)  # the restarted watchman watches it again
+    recorded.cli("recorder", "stop")
+    recorded.wait_gone(int(str(running["pid"])))
+    assert not watched(recorded.repo.path)
+
+
 def test_a_recorder_killed_is_named_dead_and_replaced(recorded: Recorded, tmp_path: Path) -> None:
+    """SIGKILL: `recorder status` names it dead, the next event starts another, and the watch
+    the dead one made goes when the new one leaves (it was no watch of the user's)."""
     repo, claude = recorded.repo, Claude(tmp_path / "claude", recorded.repo.path)
     running = started(recorded, claude)
     pid = int(str(running["pid"]))
@@ -281,7 +299,13 @@ def test_a_recorder_killed_is_named_dead_and_replaced(recorded: Recorded, tmp_pa
     prompt, _ = claude.ids()
     recorded.hook(claude.reply())
     assert recorded.json("show", prompt)["snapshot"]["tree"] == at_prompt
-    assert alive(int(str(recorded.wait_running()["pid"])))
+    again = int(str(recorded.wait_running()["pid"]))
+    assert alive(again)
+    # the watch the killed one made is the new one's to drop: stopped, it leaves none behind
+    assert watched(repo.path)
+    recorded.cli("recorder", "stop")
+    recorded.wait_gone(again)
+    assert not watched(repo.path)
 
 
 def test_off_keeps_every_hook_to_itself(recorded: Recorded, tmp_path: Path) -> None:
@@ -555,3 +579,38 @@ def test_the_installed_hook_hands_its_event_over_importing_nothing_of_convgits(
     assert recorded.json("show", claude.ids()[0])["snapshot"]["tree"] == at_prompt
     imported = installed(claude.prompt(), CONVGIT_RECORDER="off")
     assert "through the recorder" not in recorded.log()[-1] and "convgit.agents.hook" in imported
+
+
+def test_a_file_the_agent_wrote_that_git_does_not_ignore_keeps_the_snapshots_patched(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """Claude Code's file tools list every file they write, to keep it in the snapshots even
+    when git ignores it; a listed file git does not ignore is in `git add -A`'s tree already,
+    so the recorder's next snapshots stay patched (before: every file stat'ed, "the session
+    keeps files git ignores", for every session whose agent used Write or Edit once). One git
+    ignores makes them full scans again, and is in the snapshot."""
+    repo, claude = recorded.repo, Claude(tmp_path / "claude", recorded.repo.path)
+    started(recorded, claude)
+
+    def turn(written: str) -> dict[str, str]:
+        """A turn whose agent writes ``written`` through its Write tool."""
+        recorded.hook(claude.prompt())
+        repo.write(written, f"written by the agent's Write in turn {claude.n}\n")
+        tool = {"file_path": str(repo.path / written), "content": "..."}
+        recorded.hook(claude.event("PostToolUse", tool_name="Write", tool_input=tool))
+        at_stop = repo.oracle()
+        recorded.hook(claude.reply())
+        assert " through the recorder" in recorded.log()[-1], recorded.log()
+        tree = recorded.json("show", claude.ids()[1])["snapshot"]["tree"]
+        assert tree == at_stop or written.endswith(".env")  # git add -A's, or with the .env
+        return dict(recorded.json("recorder", "status")["snapshots"])
+
+    turn("notes.txt")
+    how = turn("more-notes.txt")
+    assert how and all(str(h).startswith("patched: ") for h in how.values()), how
+    repo.write(".gitignore", "*.env\n")
+    how = turn("local.env")
+    assert any("the session keeps files git ignores" in str(h) for h in how.values()), how
+    tree = recorded.json("show", claude.ids()[1])["snapshot"]["tree"]
+    blob = repo.git("hash-object", "local.env").strip()
+    assert repo.tree_paths(tree)["local.env"] == f"100644 {blob}"

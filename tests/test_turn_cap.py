@@ -90,6 +90,43 @@ def test_a_turn_over_the_cap_is_skipped_said_and_the_next_under_it_snapshots(
     assert sidecar_kinds(repo).count("snapshot_skipped") == 1
 
 
+def test_status_says_later_turns_are_skipped_too_and_how_to_snapshot_again(
+    repo: GitRepo,
+) -> None:
+    """The files over the cap count again at every later turn (they are new since the last
+    snapshot), so the turns after a skipped one are skipped too: `status` says so and names the
+    remedies, and the one it names by command (`convgit snapshot ENTRY`, never capped) lets the
+    next small turn snapshot."""
+    capped(repo)
+    run = clirun.run
+    run("init", cwd=repo.path)
+    run("user", "start", cwd=repo.path)
+    repo.write("one.txt", "one\n")
+    run("assistant", "made one", cwd=repo.path)
+    many(repo)
+    run("assistant", "made many", cwd=repo.path)
+    run("user", "a small change", cwd=repo.path)
+    repo.write("one.txt", "two\n")
+    again = run("assistant", "changed one file", "--json", cwd=repo.path).json()
+    assert again["snapshot"] == {"skipped": {"changed": CAP + 2, "cap": CAP}}
+    entry = again["id"][:8]
+    words = run("status", cwd=repo.path).out.decode().splitlines()
+    (warning,) = [w for w in words if w.startswith("warning: ")]
+    assert warning == (
+        f"warning: the snapshot of {entry} was skipped: 7 files are new or changed, over"
+        " [snapshots] max_files_per_turn (5); that turn has no snapshot to restore, and later"
+        " turns are skipped too while those files stay new or changed: ignore them in"
+        " .gitignore or raise the cap in config.toml, or `convgit snapshot"
+        f" {entry}` takes this one whatever the cap"
+    ), words
+    run("snapshot", entry, cwd=repo.path)
+    run("user", "another small change", cwd=repo.path)
+    repo.write("one.txt", "three\n")
+    after = run("assistant", "changed it again", "--json", cwd=repo.path)
+    assert after.err == b"" and after.json()["snapshot"]["tree"] == repo.oracle()
+    assert run("status", "--json", cwd=repo.path).json()["snapshot_skipped"] is None
+
+
 def test_an_explicit_snapshot_is_never_capped(repo: GitRepo) -> None:
     """`convgit snapshot ENTRY` is the user asking: it takes the files whatever the cap, and the
     turn it names then has its snapshot to restore."""

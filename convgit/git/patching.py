@@ -16,8 +16,9 @@ dropped), a recrawl, a changed ignore or attributes file (``.gitignore``, ``.git
 ``info/exclude``, the excludes file, the sparse-checkout patterns, git's config), the system
 clock gone back, more changed paths than ``PATCH_LIMIT``, and anything a patch does not handle
 itself (a repository inside the tree, a left-out path that changed, a file over the size cap,
-git refusing a path). A session that keeps files git ignores (``agent_files``) is always
-scanned in full. ``Taken.how`` says which path a snapshot took and why.
+git refusing a path). A session that keeps files git ignores (``agent_files``: listed by the
+agent's file tools, and matched by git's ignore rules now) is always scanned in full.
+``Taken.how`` says which path a snapshot took and why.
 
 The patched tree is the full scan's tree: both are git's ``add -A`` over the same files, and the
 tests hold every patched snapshot against ``git add -A`` into an empty index.
@@ -37,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from convgit.base import faults
-from convgit.base.errors import SnapshotSkippedError
+from convgit.base.errors import SnapshotSkippedError, WorkspaceError
 from convgit.git import rules, watchman
 from convgit.git.index import agent_files, watcher
 from convgit.git.index import format as index_file
@@ -126,6 +127,9 @@ class Patcher:
         self.last: dict[str, str] = {}  # private index path -> how its last snapshot went
         self._watch: watchman.Watch | None = None
         self._added: bytes | None = None  # the root of the watch this recorder made, if it did
+        # the root of a watch a recorder made, kept while the watch is ours: a recorder killed
+        # before it dropped its watch leaves it, and the next one drops the watch in its place
+        self.made = Path(f"{own_index}.watch-made")
         self._socket = ""
         self._failed = ""  # why watchman could not be reached, when it last could not
         self._failed_at = 0.0
@@ -147,11 +151,21 @@ class Patcher:
         """Leave: the watch this recorder made dropped (watchman watches the tree no longer;
         one that was there before it stays), the connection and the reader closed."""
         if self._added is not None:
-            with suppress(watchman.Failed, OSError):
-                if self._watch is None:  # lost meanwhile: dropped through a new connection
-                    self._watch = watchman.Watch(self._added, self._socket)
-                if self._watch.watch == self._added:
-                    self._watch.drop()
+            # through the connection, else a new one: lost meanwhile, or dead (watchman
+            # restarted, and brought the watch back from its state)
+            for _ in range(2):
+                try:
+                    if self._watch is None:
+                        self._watch = watchman.Watch(self._added, self._socket)
+                    if self._watch.watch == self._added:
+                        self._watch.drop()
+                        self.made.unlink(missing_ok=True)
+                    break
+                except (watchman.Failed, OSError):
+                    if self._watch is not None:
+                        with suppress(OSError):
+                            self._watch.close()
+                    self._watch = None
             self._added = None
         if self._watch is not None:
             self._watch.close()
@@ -194,13 +208,26 @@ class Patcher:
             why = tracking.note or said.get(tracking.setting, "no watchman")
             taken = self._unpatched(private, size_cap, why, max_files, since)
             return self._remember(private, taken)
-        if agent_files.listed(private.path):
+        if self._keeps_ignored(private):
             why = "the session keeps files git ignores"
             taken = self._unpatched(private, size_cap, why, max_files, since)
             return self._remember(private, taken)
         own = PrivateIndex(private.git, self.own_index, private.kept_out, tracking)
         with own.locked():
             return self._remember(private, self._stage(own, size_cap, max_files))
+
+    def _keeps_ignored(self, private: PrivateIndex) -> bool:
+        """Whether a file the session keeps as the agent wrote it (``agent_files``) is one git
+        ignores: a patch, ``git add -A``'s tree, would leave it out. A listed file git does not
+        ignore is in that tree already (every file Claude Code's Write or Edit touched is
+        listed, ignored or not)."""
+        listed = agent_files.listed(private.path)
+        if not listed:
+            return False
+        try:
+            return bool(agent_files.ignored(private.git, listed))
+        except WorkspaceError:
+            return True  # git cannot tell: the full scan is sure
 
     def _remember(self, private: PrivateIndex, taken: Taken) -> Taken:
         self.last[str(private.path)] = taken.how
@@ -458,14 +485,23 @@ class Patcher:
         if self._failed and time.monotonic() - self._failed_at < RETRY:
             return None
         try:
-            self._watch = watchman.Watch(os.fsencode(git.root), self._socket)
+            self._watch = watchman.Watch(os.fsencode(git.root), self._socket, self.made)
             self._socket = self._watch.watchman.sockname
-            if self._watch.added:  # made by this recorder (again, after watchman restarted)
-                self._added = self._watch.watch
+            watch = self._watch.watch
+            if self._watch.added or self._made_before() == watch:  # made by this recorder
+                self._added = watch  # (again, after watchman restarted), or one killed since
             self._failed = ""
         except (watchman.Failed, OSError) as exc:
             self._lost(str(exc) if isinstance(exc, watchman.Failed) else exc.strerror or "")
         return self._watch
+
+    def _made_before(self) -> bytes | None:
+        """The root of the watch an earlier recorder of this working tree made and did not
+        drop (it was killed), if one did."""
+        try:
+            return self.made.read_bytes() or None
+        except OSError:
+            return None
 
     def _lost(self, why: str) -> None:
         """The connection to watchman is dropped; ``why`` it failed ("": cut short)."""

@@ -20,6 +20,7 @@ import os
 import struct
 from contextlib import suppress
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 SYNC_MS = 10_000  # how long watchman may take to see every change made before a query
@@ -304,19 +305,26 @@ class Changed:
 class Watch:
     """watchman's watch of one working tree (``root``), through one connection. ``added``:
     watchman watched no such root before this one asked (``watch-project`` made the watch), so
-    ``drop`` may take it away again; a watch the user or another tool had is never dropped."""
+    ``drop`` may take it away again; a watch the user or another tool had is never dropped.
+    ``mark``: a file that names the watch made (written before it is made), so that one
+    killed before it could drop it leaves it named for the next (``Patcher``)."""
 
-    def __init__(self, root: bytes, known_socket: str = "") -> None:
+    def __init__(self, root: bytes, known_socket: str = "", mark: Path | None = None) -> None:
         self.root = root
         self.watchman = connect(known_socket)
         try:
             before = self.watchman.ask("watch-list").get("roots") or []
+            had = [os.fsencode(r) if isinstance(r, str) else r for r in before]
+            if mark is not None and root not in had:  # written before the watch is made: a
+                _mark(mark, root)  # process killed as it makes it leaves it named
             found = self.watchman.ask("watch-project", root)
             watch = found.get("watch")
             if not isinstance(watch, bytes):
                 raise Failed("watchman watch-project gave no root")
             self.watch = watch
-            self.added = watch not in [os.fsencode(r) if isinstance(r, str) else r for r in before]
+            self.added = watch not in had
+            if mark is not None and self.added and watch != root:
+                _mark(mark, watch)
             self.relative = found.get("relative_path") or b""
             config = self.watchman.ask("get-config", watch).get("config") or {}
             why = blind_spots(watch, config if isinstance(config, dict) else {}, root)
@@ -382,6 +390,13 @@ class Watch:
             return self.watchman.ask("query", self.watch, query)
         finally:
             sock.settimeout(TIMEOUT)
+
+
+def _mark(mark: Path, watch: bytes) -> None:
+    """``mark`` names ``watch``; a mark that cannot be written costs only the leftover watch."""
+    with suppress(OSError):
+        mark.parent.mkdir(parents=True, exist_ok=True)
+        mark.write_bytes(watch)
 
 
 def _clock(answer: dict[str, Any]) -> str:

@@ -132,8 +132,12 @@ class Restoring:
 
         if not result.changes:
             return result
-        kept = agent_files.listed(self.track.index())
-        found = tuple(c.path for c in result.changes if os.fsencode(c.path) in kept)
+        listed = agent_files.listed(self.track.index())
+        changed = [os.fsencode(c.path) for c in result.changes]
+        if not (kept := [p for p in changed if p in listed]):
+            return result
+        ignored = self.track.workspace().ignored(kept)  # a listed file git takes anyway: not said
+        found = tuple(c.path for c in result.changes if os.fsencode(c.path) in ignored)
         return dataclasses.replace(result, agent_files=found) if found else result
 
     def open_tool_calls(self) -> list[str]:

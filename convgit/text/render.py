@@ -366,7 +366,9 @@ def _status_words(status: Status, names: Names | None = None) -> list[str]:
         entry = n.id(str(skipped["entry"]))
         out.append(
             f"warning: {skipped_words(entry, int(skipped['changed']), int(skipped['cap']))};"
-            f" that turn has no snapshot to restore"
+            " that turn has no snapshot to restore, and later turns are skipped too while those"
+            " files stay new or changed: ignore them in .gitignore or raise the cap in config.toml,"
+            f" or `convgit snapshot {entry}` takes this one whatever the cap"
         )
     if status.files_error is not None:
         out.append(f"files:   cannot be read now: {status.files_error}")

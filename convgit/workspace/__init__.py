@@ -257,6 +257,13 @@ class Workspace:
         """The private index at ``index`` (kept per session and worktree)."""
         return PrivateIndex(self._git, index, self._kept_out, self._tracking)
 
+    def ignored(self, paths: Collection[bytes]) -> frozenset[bytes]:
+        """Those of ``paths`` (relative to the root) that git's ignore rules match now, whether
+        or not an index tracks them (``git check-ignore --no-index``)."""
+        from convgit.git.index import agent_files
+
+        return agent_files.ignored(self._git, paths)
+
     def forget_index(self, index: Path) -> None:
         """Remove a private index and what is kept beside it: the next snapshot rebuilds it
         (after objects it named were rewritten, it must not trust them)."""

@@ -1,7 +1,8 @@
 """Every file the agent edited can come back: a git-ignored file Claude Code wrote or edited
 through its file tools (the real `claude`, its Write and Edit calls scripted) is in the turn's
-snapshot, as Claude's own checkpoints keep it, and `restore` brings it back and says so; a file
-outside the worktree is never taken, and `[snapshots] agent_ignored = false` turns it off."""
+snapshot, as Claude's own checkpoints keep it, and `restore` brings it back and says so (of it
+alone: a file Claude wrote that git does not ignore is restored as any); a file outside the
+worktree is never taken, and `[snapshots] agent_ignored = false` turns it off."""
 
 from __future__ import annotations
 
@@ -34,12 +35,15 @@ def test_an_ignored_file_claude_wrote_is_snapshotted_and_restored(
     project.write(".gitignore", "*.env\n")
     convgit(project.path, "hooks", "install", "claude-code")
     secret = project.path / "local.env"
+    notes = project.path / "notes.txt"  # not ignored
     outside = tmp_path / "outside.txt"
     model_server.expect(
         call("Write", {"file_path": str(secret), "content": "TOKEN=one\n"}),
+        call("Write", {"file_path": str(notes), "content": "one\n"}),
         call("Write", {"file_path": str(outside), "content": "not ours\n"}),
         say("I wrote the files."),
         call("Edit", {"file_path": str(secret), "old_string": "one", "new_string": "two"}),
+        call("Edit", {"file_path": str(notes), "old_string": "one", "new_string": "two"}),
         say("I edited local.env."),
     )
     first = claude_code.run("Write local.env", "--add-dir", str(tmp_path))  # outside.txt too
@@ -56,10 +60,11 @@ def test_an_ignored_file_claude_wrote_is_snapshotted_and_restored(
     assert at_write["local.env"] != at_edit["local.env"]  # each turn's own content
     assert not any("outside" in p for p in at_write)  # never a file outside the worktree
 
-    words = convgit(project.path, "restore", wrote, "--yes")
-    assert "M local.env" in words, words
-    assert "ignored by git, restored because the agent wrote it: local.env" in words
-    assert secret.read_text() == "TOKEN=one\n"
+    words = convgit(project.path, "restore", wrote, "--yes").splitlines()
+    assert "M local.env" in words and "M notes.txt" in words, words
+    said = [w for w in words if w.startswith("ignored by git")]
+    assert said == ["ignored by git, restored because the agent wrote it: local.env"], words
+    assert secret.read_text() == "TOKEN=one\n" and notes.read_text() == "one\n"
     convgit(project.path, "restore", "--undo", "--yes")
     assert secret.read_text() == "TOKEN=two\n"
 

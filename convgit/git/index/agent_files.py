@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
+from convgit.base.errors import WorkspaceError
+from convgit.git.plumbing.run import Git, git_words
 from convgit.git.restore.plan import LeftAlone, lstat, real_folders, repository_above
 
 SUFFIX = ".agent-files"
@@ -64,6 +66,21 @@ def listed(index: Path) -> frozenset[bytes]:
     except OSError:
         return frozenset()
     return frozenset(p for p in data.split(b"\0")[:-1] if p)
+
+
+def ignored(git: Git, paths: Collection[bytes]) -> frozenset[bytes]:
+    """Those of ``paths`` (listed ones) that git's ignore rules match now (``git check-ignore``,
+    no file read): the only ones ``git add -A`` would leave out, so the only ones a snapshot
+    keeps because they are listed. WorkspaceError when git cannot tell."""
+    if not paths:
+        return frozenset()
+    done = git.run(
+        "check-ignore", "--no-index", "--stdin", "-z",
+        stdin=b"\0".join(sorted(paths)) + b"\0", check=False,
+    )  # fmt: skip
+    if done.returncode not in (0, 1):  # 1: none is ignored
+        raise WorkspaceError(f"git check-ignore failed: {git_words(done.stderr, done.returncode)}")
+    return frozenset(p for p in done.stdout.split(b"\0") if p)
 
 
 def to_stage(
