@@ -546,6 +546,27 @@ def test_with_watchman_the_recorder_is_on_by_default_and_false_turns_it_off(
     assert any(str(h).startswith("patched: ") for h in how.values()), how
 
 
+def test_a_recorder_variable_of_another_value_is_said_and_starts_none(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """`CONVGIT_RECORDER` takes on or off: `false` (or any other word) is never read as the
+    default "auto", which would start a recorder where watchman is on PATH: the hook records
+    its event, starts none and says why in its log; `recorder status` says the sentence."""
+    recorded.env.update(CONVGIT_RECORDER="false", PATH=a_path(tmp_path, watchman=True))
+    claude = Claude(tmp_path / "claude", recorded.repo.path)
+    recorded.hook(claude.start())
+    recorded.hook(claude.prompt())
+    recorded.repo.write("made.txt", "made by the agent\n")
+    recorded.hook(claude.reply())
+    assert not recorded.folder.is_dir() or not list(recorded.folder.iterdir())
+    sentence = "CONVGIT_RECORDER must be on or off, got 'false'."
+    log = recorded.log()
+    assert any(f"no recorder started: {sentence}" in line for line in log), log
+    said = recorded.json("recorder", "status")
+    assert said["running"] is False and said["setting"] is None, said
+    assert said["why"] == sentence, said
+
+
 def test_the_installed_hook_hands_its_event_over_importing_nothing_of_convgits(
     recorded: Recorded, tmp_path: Path
 ) -> None:

@@ -251,9 +251,15 @@ def _start_recorder(location: StoreLocation) -> None:
     (``config.recorder_choice``: ``[hooks] recorder``, on by default where watchman is on
     PATH, or ``CONVGIT_RECORDER=on``) and none answered this hook."""
     from convgit.agents.live import client
+    from convgit.base.errors import UsageError
     from convgit.store.config import recorder
 
-    if os.environ.get("CONVGIT_FAULT") or not recorder(location):
+    try:
+        wanted = recorder(location)
+    except UsageError as exc:  # CONVGIT_RECORDER of a value it does not take: said, none started
+        _log(location.root, f"no recorder started: {exc.message}")
+        return
+    if os.environ.get("CONVGIT_FAULT") or not wanted:
         return
     found = client.place(os.getcwd())
     if found is None:

@@ -204,12 +204,19 @@ def recorder(location: StoreLocation) -> bool:
 
 def recorder_choice(location: StoreLocation) -> tuple[bool, str]:
     """Whether hooks start a recorder for the working tree, and what says so, in a few words:
-    ``CONVGIT_RECORDER=on`` or ``off``, else ``[hooks] recorder``: true or false, or "auto"
-    (the default): on where a ``watchman`` is on PATH, which a recorder patches its snapshots
-    through, off where there is none."""
+    ``CONVGIT_RECORDER=on`` or ``off`` (any other value is refused: ``UsageError``), else
+    ``[hooks] recorder``: true or false, or "auto" (the default): on where a ``watchman`` is on
+    PATH, which a recorder patches its snapshots through, off where there is none."""
     said = os.environ.get("CONVGIT_RECORDER", "")
     if said in ("on", "off"):
         return said == "on", f"CONVGIT_RECORDER={said}"
+    if said:  # a value the variable does not take is said, never read as "auto"
+        from convgit.base.errors import UsageError
+
+        raise UsageError(
+            f"CONVGIT_RECORDER must be on or off, got {said!r}.",
+            "unset it to follow config.toml's [hooks] recorder",
+        )
     value = load(location).value("hooks", "recorder")
     if type(value) is bool:
         return value, f"[hooks] recorder = {shown(value)}"

@@ -635,14 +635,14 @@ def _setting(cwd: str | Path, store: Path | None) -> dict[str, Any] | None:
 
 def _none(setting: dict[str, Any] | None, cwd: str | Path, store: Path | None) -> str:
     """Why no recorder was ever started here (``setting``: ``_setting``'s)."""
-    from convgit.base.errors import CorruptStoreError
+    from convgit.base.errors import CorruptStoreError, UsageError
     from convgit.store.config import recorder
     from convgit.store.location import locate
 
     if setting is None:
         try:
             recorder(locate(os.fspath(cwd), store))
-        except CorruptStoreError as exc:  # config.toml's [hooks] refused: say so
+        except (CorruptStoreError, UsageError) as exc:  # [hooks] or CONVGIT_RECORDER refused
             return exc.message
         except Exception:
             pass
