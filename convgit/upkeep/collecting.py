@@ -188,17 +188,31 @@ def _hold_unpushed(location: StoreLocation, items: list[Item], fixed: set[str]) 
 
 def _kept(items: list[Item], fixed: set[str], parents: dict[str, list[str]]) -> set[str]:
     """The commits kept: those of the items a rule keeps, those ``fixed`` (refs gc does not
-    look at reach them), and the whole ancestry of each saved state kept (a saved state's
-    commit may be a child of the state saved first, with exact bytes: its id must not change)."""
+    look at reach them), the commit each kept saved state's restore went to (its undo reads
+    it), and the whole ancestry of each saved state kept (a saved state's commit may be a
+    child of the state saved first, with exact bytes: its id must not change); what these
+    keep keeps in turn."""
     kept = {item.commit for item in items if item.why} | fixed
-    # an undo to a saved state reads the commit its restore went to: that commit stays too
-    kept |= {item.also for item in items if item.why and item.also and item.also in parents}
-    stack = [item.commit for item in items if item.why and item.what == "saved"]
+    # an undo to a saved state reads the commit its restore went to: that commit stays too,
+    # and so on down the chain, for a saved state kept only because a kept one went to it is
+    # itself one an undo may restore (the two rules are applied until neither keeps more)
+    went_to: dict[str, set[str]] = {}
+    for item in items:
+        if item.also and item.also in parents:
+            went_to.setdefault(item.commit, set()).add(item.also)
+    saved = {item.commit for item in items if item.what == "saved"}
+    stack = [(commit, commit in saved) for commit in kept]  # (commit, its ancestry kept)
+    whole: set[str] = set()  # the commits whose ancestry is kept, walked once
     while stack:
-        for parent in parents.get(stack.pop(), []):
-            if parent not in kept:
-                kept.add(parent)
-                stack.append(parent)
+        commit, ancestry = stack.pop()
+        found = [(also, also in saved) for also in went_to.get(commit, ())]
+        if ancestry and commit not in whole:
+            whole.add(commit)
+            found += [(parent, True) for parent in parents.get(commit, [])]
+        for also, walk in found:
+            if also not in kept or (walk and also not in whole):
+                kept.add(also)
+                stack.append((also, walk))
     return kept
 
 

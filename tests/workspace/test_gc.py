@@ -183,6 +183,37 @@ def test_saved_states_past_saved_days_go_and_say_so(repo: GitRepo) -> None:
     assert convgit(here, "fsck", "--json").json()["ok"]
 
 
+def test_a_saved_state_kept_because_an_undo_goes_to_it_can_itself_be_restored(
+    repo: GitRepo,
+) -> None:
+    """The undo's saved state went to another saved state, which gc keeps for it; that one's
+    own restore went to a third, which its restore reads (the files its restore wrote): gc
+    keeps the whole chain, so the kept state restores after gc (it failed with "There is no
+    tree ..." when only the first link was kept)."""
+    here = repo.path
+    convgit(here, "init")
+    first = _turns(repo, "a", 2, days_ago=1)
+    went = convgit(here, "restore", first[0], "--yes", "--json").json()["saved"]
+    back = convgit(here, "restore", went, "--yes", "--json").json()["saved"]
+    convgit(here, "restore", "--undo", "--yes")
+    convgit(here, "user", "and now?")  # the model is told: no restore's note is pending
+    files = {p.name: p.read_bytes() for p in here.iterdir() if p.is_file()}
+    (here / ".git" / "convgit" / "config.toml").write_text(
+        "[retention]\nkeep_days = 0\nsaved_days = 0\n"
+    )
+    convgit(here, "gc")
+    kept = {s["id"] for s in convgit(here, "restores", "--json").json()["saved_states"]}
+    assert back in kept, "the state the undo went to stays"
+    assert went in kept, "the state that one's restore went to stays"
+    convgit(here, "restore", back, "--yes")  # its files are those here: nothing to change
+    assert {p.name: p.read_bytes() for p in here.iterdir() if p.is_file()} == files
+    convgit(here, "restore", went, "--yes")
+    assert (here / "a.txt").read_bytes() != files["a.txt"]
+    convgit(here, "restore", "--undo", "--yes")
+    assert {p.name: p.read_bytes() for p in here.iterdir() if p.is_file()} == files
+    assert convgit(here, "fsck", "--json").json()["ok"]
+
+
 def test_fsck_tells_a_lost_snapshot_from_one_gc_let_go(
     repo: GitRepo, user_state_guard: UserStateGuard
 ) -> None:
