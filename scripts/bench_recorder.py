@@ -176,7 +176,7 @@ def _snapshot_row(
             f"recorder snapshot row at {size}: {len(unpatched)} not patched: {unpatched[0]}"
         )
     else:
-        bench.notes.append(f"recorder snapshot row at {size}: all {len(hows)} timed turns patched")
+        bench.notes.append(f"recorder snapshot row at {size}: all {len(hows)} turns patched")
     bench.add(
         "snapshot after a one-file change, recorder + watchman (a UserPromptSubmit hook, whole)",
         size, a, b, "git add -A/write-tree/commit-tree/update-ref, kept split index",

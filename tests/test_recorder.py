@@ -379,6 +379,8 @@ def test_the_status_names_the_path_of_each_snapshot_the_recorder_took(
     assert status["latest_snapshot"]["how"].startswith("patched: "), status
     kept = status["snapshots"]  # the first prompt's index keeps its own last word
     assert any(how.startswith("every file stat'ed: watchman") for how in kept.values()), kept
+    said = recorded.cli("recorder", "status").stdout
+    assert f"  latest snapshot (#{status['latest_snapshot']['number']}): patched: " in said, said
 
 
 def test_a_recorder_that_does_not_answer_keeps_no_command_waiting(

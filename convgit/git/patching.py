@@ -176,8 +176,8 @@ class Patcher:
         when it would take more than ``max_files`` files (a turn's cap: SnapshotSkippedError)."""
         if own.tracking.path != watcher.WATCHMAN:
             return
-        watch = self._watching(own.git)
-        if watch is None:
+        watch = self._watching(own.git, watchman.SETTLE_MS / 1000)  # a large tree: watchman
+        if watch is None:  # may take longer than an event's wait to make its watch
             return
         try:
             watch.settle()
@@ -469,14 +469,15 @@ class Patcher:
 
     # -- what it keeps between snapshots --
 
-    def _watching(self, git: Git) -> watchman.Watch | None:
-        """The watch of the working tree, made once (again after a failure, now and then)."""
+    def _watching(self, git: Git, timeout: float = watchman.TIMEOUT) -> watchman.Watch | None:
+        """The watch of the working tree, made once (again after a failure, now and then),
+        each answer within ``timeout`` seconds."""
         if self._watch is not None:
             return self._watch
         if self._failed and time.monotonic() - self._failed_at < RETRY:
             return None
         try:
-            self._watch = watchman.Watch(os.fsencode(git.root), self._socket)
+            self._watch = watchman.Watch(os.fsencode(git.root), self._socket, timeout)
             self._socket = self._watch.watchman.sockname
             if self._watch.added:  # made by this recorder (again, after watchman restarted)
                 self._added = self._watch.watch
