@@ -141,12 +141,17 @@ def _snapshot_row(
     seen = len(hooked.log())
     hows: list[str] = []
 
+    def latest() -> dict[str, Any]:
+        said = bench.run([*bench.cli, "recorder", "status", "--json"], root, env=env)
+        return json.loads(said.stdout)["latest_snapshot"] or {"number": 0, "how": ""}
+
     def ours() -> float:
         turns.change()
         hooked.claude.n += 1
+        before = latest()["number"]
         took = hooked.send("UserPromptSubmit")
-        said = bench.run([*bench.cli, "recorder", "status", "--json"], root, env=env)
-        hows.extend(json.loads(said.stdout)["snapshots"].values())
+        after = latest()  # the prompt's own snapshot, not another index's last one
+        hows.append(after["how"] if after["number"] > before else "no snapshot taken")
         hooked.stop()
         return took
 
@@ -170,6 +175,8 @@ def _snapshot_row(
         bench.notes.append(
             f"recorder snapshot row at {size}: {len(unpatched)} not patched: {unpatched[0]}"
         )
+    else:
+        bench.notes.append(f"recorder snapshot row at {size}: all {len(hows)} turns patched")
     bench.add(
         "snapshot after a one-file change, recorder + watchman (a UserPromptSubmit hook, whole)",
         size, a, b, "git add -A/write-tree/commit-tree/update-ref, kept split index",

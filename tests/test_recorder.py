@@ -225,7 +225,7 @@ def test_recorder_status_and_stop_and_leaving_when_idle(recorded: Recorded, tmp_
     claude = Claude(tmp_path / "claude", recorded.repo.path)
     assert recorded.json("recorder", "status") == {
         "running": False, "pid": None, "since": None, "version": None, "watcher": None,
-        "events": None, "snapshots": {},
+        "events": None, "snapshots": {}, "latest_snapshot": None,
         "why": "none started yet (the next hook event starts one: CONVGIT_RECORDER=on)",
         "setting": {"on": True, "because": "CONVGIT_RECORDER=on"},
     }  # fmt: skip
@@ -369,6 +369,42 @@ def test_a_restore_by_the_cli_between_the_recorders_snapshots(
     assert recorded.json("show", reply)["snapshot"]["tree"] == at_first
     how = recorded.json("recorder", "status")["snapshots"]
     assert any(h.startswith("patched: ") for h in how.values()), how
+
+
+def test_the_status_names_the_path_of_each_snapshot_the_recorder_took(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """The first prompt's snapshot is taken after the recorder's watch was dropped (watchman
+    cannot vouch for what changed: every file stat'ed), in a private index no later turn uses;
+    the turns after it are patched. `latest_snapshot` names each event's own snapshot (how it
+    was taken, and a number that says one was taken), not the first index's stale word; and
+    every snapshot is git's tree of the files, whichever path it took."""
+    repo, claude = recorded.repo, Claude(tmp_path / "claude", recorded.repo.path)
+    started(recorded, claude)
+    assert recorded.json("recorder", "status")["latest_snapshot"] is None
+    dropped = subprocess.run(["watchman", "watch-del", str(repo.path)], capture_output=True)
+    assert dropped.returncode == 0, dropped.stderr
+    hows, number = [], 0
+    for turn in range(3):
+        repo.write("src/app.py", f"print('turn {turn}')\n")
+        repo.write(f"made-{turn}.txt", f"made in turn {turn}\n")
+        at_prompt = repo.oracle()
+        recorded.hook(claude.prompt())
+        latest = recorded.json("recorder", "status")["latest_snapshot"]
+        assert latest["number"] > number, latest  # the prompt took a snapshot
+        number = latest["number"]
+        hows.append(latest["how"])
+        recorded.hook(claude.reply())
+        prompt, _ = claude.ids()
+        assert recorded.json("show", prompt)["snapshot"]["tree"] == at_prompt
+    assert hows[0].startswith("every file stat'ed: watchman"), hows
+    assert all(how.startswith("patched: 2 changed paths") for how in hows[1:]), hows
+    status = recorded.json("recorder", "status")
+    assert status["latest_snapshot"]["how"].startswith("patched: "), status
+    kept = status["snapshots"]  # the first prompt's index keeps its own last word
+    assert any(how.startswith("every file stat'ed: watchman") for how in kept.values()), kept
+    said = recorded.cli("recorder", "status").stdout
+    assert f"  latest snapshot (#{status['latest_snapshot']['number']}): patched: " in said, said
 
 
 def test_a_recorder_that_does_not_answer_keeps_no_command_waiting(

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from convgit.base import faults
-from convgit.base.errors import SnapshotSkippedError, WorkspaceError
+from convgit.base.errors import SnapshotSkippedError, WorkspaceError, over_cap
 from convgit.git import rules, watchman
 from convgit.git.index import agent_files, watcher
 from convgit.git.index import format as index_file
@@ -125,6 +125,8 @@ class Patcher:
         self.scratch = Path(f"{own_index}.scratch-{os.getpid()}")
         self.bases: dict[tuple[int, tuple[bytes, ...]], Base] = {}
         self.last: dict[str, str] = {}  # private index path -> how its last snapshot went
+        self.count = 0  # snapshots asked of it (``latest``: the last one's index and how)
+        self.latest: tuple[str, str] | None = None
         self._watch: watchman.Watch | None = None
         self._added: bytes | None = None  # the root of the watch this recorder made, if it did
         # the root of a watch a recorder made, kept while the watch is ours: a recorder killed
@@ -146,6 +148,14 @@ class Patcher:
         if self._watch is not None:
             return f"watchman {self._watch.version}"
         return f"none: {self._failed}" if self._failed else "none yet"
+
+    def latest_said(self) -> dict[str, str | int] | None:
+        """The last snapshot asked of it, of whichever private index: ``index``, ``how`` (as
+        ``last`` says it) and its ``number`` (counted from 1); None before the first."""
+        if self.latest is None:
+            return None
+        index, how = self.latest
+        return {"index": index, "how": how, "number": self.count}
 
     def close(self) -> None:
         """Leave: the watch this recorder made dropped (watchman watches the tree no longer;
@@ -180,8 +190,8 @@ class Patcher:
         when it would take more than ``max_files`` files (a turn's cap: SnapshotSkippedError)."""
         if own.tracking.path != watcher.WATCHMAN:
             return
-        watch = self._watching(own.git)
-        if watch is None:
+        watch = self._watching(own.git, watchman.SETTLE_MS / 1000)  # a large tree: watchman
+        if watch is None:  # may take longer than an event's wait to make its watch
             return
         try:
             watch.settle()
@@ -203,18 +213,30 @@ class Patcher:
         the tree ``since`` for ``private``, the last full scan for the recorder's own index),
         and nothing is hashed or written (SnapshotSkippedError)."""
         tracking = private.tracking
-        if tracking.path != watcher.WATCHMAN:
-            said = {"off": "fsmonitor is off", "auto": "watchman is not on PATH"}
-            why = tracking.note or said.get(tracking.setting, "no watchman")
-            taken = self._unpatched(private, size_cap, why, max_files, since)
-            return self._remember(private, taken)
-        if self._keeps_ignored(private):
-            why = "the session keeps files git ignores"
-            taken = self._unpatched(private, size_cap, why, max_files, since)
-            return self._remember(private, taken)
-        own = PrivateIndex(private.git, self.own_index, private.kept_out, tracking)
-        with own.locked():
-            return self._remember(private, self._stage(own, size_cap, max_files))
+        try:
+            if tracking.path != watcher.WATCHMAN:
+                said = {"off": "fsmonitor is off", "auto": "watchman is not on PATH"}
+                why = tracking.note or said.get(tracking.setting, "no watchman")
+                taken = self._unpatched(private, size_cap, why, max_files, since)
+            elif self._keeps_ignored(private):
+                why = "the session keeps files git ignores"
+                taken = self._unpatched(private, size_cap, why, max_files, since)
+            else:
+                own = PrivateIndex(private.git, self.own_index, private.kept_out, tracking)
+                with own.locked():
+                    taken = self._stage(own, size_cap, max_files)
+        except SnapshotSkippedError as skipped:
+            self._remember(private, f"skipped: {over_cap(skipped.changed, skipped.cap)}")
+            raise
+        self._remember(private, taken.how)
+        return taken
+
+    def _remember(self, private: PrivateIndex, how: str) -> None:
+        """Say how the snapshot of ``private`` went: the last of that index (``last``), and
+        the last of all (``latest``, the ``count``-th)."""
+        self.last[str(private.path)] = how
+        self.count += 1
+        self.latest = (str(private.path), how)
 
     def _keeps_ignored(self, private: PrivateIndex) -> bool:
         """Whether a file the session keeps as the agent wrote it (``agent_files``) is one git
@@ -228,10 +250,6 @@ class Patcher:
             return bool(agent_files.ignored(private.git, listed))
         except WorkspaceError:
             return True  # git cannot tell: the full scan is sure
-
-    def _remember(self, private: PrivateIndex, taken: Taken) -> Taken:
-        self.last[str(private.path)] = taken.how
-        return taken
 
     def _unpatched(
         self, private: PrivateIndex, size_cap: int, why: str, max_files: int, since: str | None
@@ -248,7 +266,7 @@ class Patcher:
         key = (size_cap, own.kept_out.folders)
         watch = self._watching(git)
         if watch is None:
-            return self._full(own, size_cap, key, None, f"watchman: {self._failed}", max_files)
+            return self._full(own, size_cap, key, None, _said(self._failed), max_files)
         base = self.bases.get(key)
         try:
             fingerprint = self._fingerprint(git)
@@ -265,7 +283,7 @@ class Patcher:
         except watchman.Failed as failed:  # it stopped, say: a new connection starts it again
             self._lost("")
             again = self._watching(git)
-            return self._full(own, size_cap, key, again, f"watchman: {failed}", max_files)
+            return self._full(own, size_cap, key, again, _said(str(failed)), max_files)
         except SnapshotSkippedError:
             raise  # counted before anything was hashed: the base and the watch stand
         except BaseException:
@@ -478,14 +496,16 @@ class Patcher:
 
     # -- what it keeps between snapshots --
 
-    def _watching(self, git: Git) -> watchman.Watch | None:
-        """The watch of the working tree, made once (again after a failure, now and then)."""
+    def _watching(self, git: Git, timeout: float = watchman.TIMEOUT) -> watchman.Watch | None:
+        """The watch of the working tree, made once (again after a failure, now and then),
+        each answer within ``timeout`` seconds."""
         if self._watch is not None:
             return self._watch
         if self._failed and time.monotonic() - self._failed_at < RETRY:
             return None
         try:
-            self._watch = watchman.Watch(os.fsencode(git.root), self._socket, self.made)
+            root = os.fsencode(git.root)
+            self._watch = watchman.Watch(root, self._socket, self.made, timeout)
             self._socket = self._watch.watchman.sockname
             watch = self._watch.watch
             if self._watch.added or self._made_before() == watch:  # made by this recorder
@@ -565,6 +585,12 @@ class Patcher:
         pattern = ":(glob)**/.gitattributes"
         listed = own.git.run("ls-files", "-z", "--", pattern, index=own.path, config=INDEX).stdout
         return not listed
+
+
+def _said(failed: str) -> str:
+    """Why a snapshot stat'ed every file, for watchman's failure ``failed`` (its own words may
+    name it already)."""
+    return failed if failed.startswith("watchman") else f"watchman: {failed}"
 
 
 def _config_identity(git: Git) -> str:

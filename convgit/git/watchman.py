@@ -255,18 +255,19 @@ def _sockname(timeout: float) -> str:
     return str(said["sockname"])
 
 
-def connect(known: str = "") -> Watchman:
+def connect(known: str = "", timeout: float = TIMEOUT) -> Watchman:
     """A connection to watchman: at ``known`` (the socket it told before) or ``WATCHMAN_SOCK``,
-    else at the one its client tells now (starting its service)."""
+    else at the one its client tells now (starting its service); each answer may take
+    ``timeout`` seconds."""
     for sockname in (known, os.environ.get("WATCHMAN_SOCK", "")):
         if sockname:
             try:
-                return Watchman(sockname)
+                return Watchman(sockname, timeout)
             except OSError:
                 continue
     fresh = sockname_from_cli()
     try:
-        return Watchman(fresh)
+        return Watchman(fresh, timeout)
     except OSError as exc:
         raise Failed(f"cannot reach watchman at its socket: {exc.strerror}") from None
 
@@ -303,15 +304,22 @@ class Changed:
 
 
 class Watch:
-    """watchman's watch of one working tree (``root``), through one connection. ``added``:
+    """watchman's watch of one working tree (``root``), through one connection (made within
+    ``timeout`` seconds an answer: a new watch of a large tree takes watchman longer). ``added``:
     watchman watched no such root before this one asked (``watch-project`` made the watch), so
     ``drop`` may take it away again; a watch the user or another tool had is never dropped.
     ``mark``: a file that names the watch made (written before it is made), so that one
     killed before it could drop it leaves it named for the next (``Patcher``)."""
 
-    def __init__(self, root: bytes, known_socket: str = "", mark: Path | None = None) -> None:
+    def __init__(
+        self,
+        root: bytes,
+        known_socket: str = "",
+        mark: Path | None = None,
+        timeout: float = TIMEOUT,
+    ) -> None:
         self.root = root
-        self.watchman = connect(known_socket)
+        self.watchman = connect(known_socket, timeout)
         try:
             before = self.watchman.ask("watch-list").get("roots") or []
             had = [os.fsencode(r) if isinstance(r, str) else r for r in before]
@@ -331,6 +339,7 @@ class Watch:
             if why:
                 raise Failed(why)
             self.version = text(self.watchman.ask("version").get("version", "?"))
+            self.watchman.sock.settimeout(TIMEOUT)
         except BaseException:
             if getattr(self, "added", False):  # refused (a blind spot): the watch made goes
                 with suppress(Failed, OSError):

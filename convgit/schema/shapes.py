@@ -222,6 +222,7 @@ class RecorderStatusJson(TypedDict):
     watcher: Any
     events: Any
     snapshots: Any
+    latest_snapshot: Any
     why: Any
     setting: Any
 

@@ -521,7 +521,8 @@ def mcp_change_words(change: HooksChange, verb: str) -> list[str]:
 
 def recorder_words(recorder: dict[str, Any], index: str | None = None) -> list[str]:
     """The recorder of the working tree (``convgit.agents.live.recorder.status``) in a line,
-    and how it took the last snapshot of the private index ``index``, when it took one."""
+    and how it took the last snapshot of the private index ``index``, when it took one; without
+    ``index``, how it took its latest snapshot of any index, and that snapshot's number."""
     if not recorder["running"]:
         return [f"recorder: none: {recorder['why']}"]
     setting = recorder.get("setting")
@@ -536,4 +537,7 @@ def recorder_words(recorder: dict[str, Any], index: str | None = None) -> list[s
     how = (recorder.get("snapshots") or {}).get(index) if index else None
     if how:
         said.append(f"  last snapshot: {how}")
+    latest = recorder.get("latest_snapshot")
+    if not index and latest:
+        said.append(f"  latest snapshot (#{latest['number']}): {latest['how']}")
     return said

@@ -411,6 +411,7 @@ class Recorder:
             "events": self.events,
             "idle_leaves_after": self.idle,
             "snapshots": dict(self.patcher.last),
+            "latest_snapshot": self.patcher.latest_said(),
         }
 
     def say(self, state: dict[str, Any]) -> None:
@@ -591,13 +592,16 @@ def _when(seconds: float) -> str:
 def status(cwd: str | Path, store: Path | None = None) -> dict[str, Any]:
     """The recorder of the working tree at ``cwd``, as ``convgit status`` and ``convgit recorder
     status`` say it: ``running``, and its ``pid``, ``since``, ``version``, ``watcher`` (watchman's
-    version, or why it has none), ``events`` and ``snapshots`` (how the last snapshot of each
-    private index was taken) when it runs; ``why`` there is none when it does not."""
+    version, or why it has none), ``events``, ``snapshots`` (how the last snapshot of each
+    private index was taken) and ``latest_snapshot`` (the last one it took, of whichever index:
+    ``index``, ``how``, and ``number``, counted from 1 since it started) when it runs; ``why``
+    there is none when it does not."""
     from convgit.agents.live import client
 
     found: dict[str, Any] = {
         "running": False, "pid": None, "since": None, "version": None, "watcher": None,
-        "events": None, "snapshots": {}, "why": None, "setting": _setting(cwd, store),
+        "events": None, "snapshots": {}, "latest_snapshot": None, "why": None,
+        "setting": _setting(cwd, store),
     }  # fmt: skip
     if os.environ.get(client.OFF) == "off":
         return {**found, "why": f"turned off ({client.OFF}=off)"}
@@ -606,7 +610,7 @@ def status(cwd: str | Path, store: Path | None = None) -> dict[str, Any]:
         return {**found, "why": _no_place(cwd)}
     said = place.ask("status")
     if said is not None:
-        keys = ("pid", "since", "version", "watcher", "events", "snapshots")
+        keys = ("pid", "since", "version", "watcher", "events", "snapshots", "latest_snapshot")
         return {**found, "running": True, **{k: said.get(k) for k in keys}}
     state = place.state()
     if not state:
