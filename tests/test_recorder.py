@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests import clirun
+from tests.polling import wait_until
 from tests.recorded import Claude, Recorded, alive, no_lock_is_left
 from tests.workspace.gitrepo import GitRepo
 
@@ -214,9 +215,18 @@ def test_two_agents_hooks_at_once(recorded: Recorded, tmp_path: Path) -> None:
 
 
 def watched(root: Path) -> bool:
-    """Whether watchman watches ``root`` now."""
-    listed = subprocess.run(["watchman", "watch-list"], capture_output=True, timeout=30)
-    return os.path.realpath(root) in json.loads(listed.stdout)["roots"]
+    """Whether watchman watches ``root`` now (asked again while a restarting watchman gives
+    no answer yet)."""
+
+    def roots() -> tuple[list[str]] | None:  # a tuple: an empty list is an answer too
+        listed = subprocess.run(["watchman", "watch-list"], capture_output=True, timeout=30)
+        try:
+            return (list(json.loads(listed.stdout)["roots"]),)
+        except (ValueError, KeyError):
+            return None
+
+    (answer,) = wait_until(roots, "watchman's list of watches")
+    return os.path.realpath(root) in answer
 
 
 def test_recorder_status_and_stop_and_leaving_when_idle(recorded: Recorded, tmp_path: Path) -> None:
