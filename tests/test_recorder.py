@@ -225,8 +225,9 @@ def watched(root: Path) -> bool:
         except (ValueError, KeyError):
             return None
 
-    (answer,) = wait_until(roots, "watchman's list of watches")
-    return os.path.realpath(root) in answer
+    found = wait_until(roots, "watchman's list of watches")
+    assert found is not None
+    return os.path.realpath(root) in found[0]
 
 
 def test_recorder_status_and_stop_and_leaving_when_idle(recorded: Recorded, tmp_path: Path) -> None:
