@@ -19,7 +19,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import FrameType
@@ -176,6 +176,14 @@ def stopping_on_signals() -> Iterator[None]:
         if len(received) == 1:
             raise SignalReceived(signum)
 
+    with handling_stops(handle):
+        yield
+
+
+@contextmanager
+def handling_stops(handle: Callable[[int, FrameType | None], None]) -> Iterator[None]:
+    """For the block, ``handle`` is the handler of SIGINT, SIGTERM and SIGHUP (a signal the
+    caller ignores stays ignored); the handlers before it are put back after."""
     saved: dict[int, Any] = {}
     for stopping in STOPPING:
         if signal.getsignal(stopping) != signal.SIG_IGN:
@@ -184,6 +192,7 @@ def stopping_on_signals() -> Iterator[None]:
         yield
     finally:
         for signum, handler in saved.items():
+            # None: a handler not installed from Python, which cannot be put back
             signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
 

@@ -20,7 +20,7 @@ from types import FrameType
 
 from convgit.base import faults
 from convgit.base.errors import ConvgitError, SignalReceived
-from convgit.base.process_groups import STOPPING, stopping_on_signals
+from convgit.base.process_groups import handling_stops, stopping_on_signals
 from convgit.store.config import fsmonitor
 from convgit.store.location import StoreLocation, locate
 
@@ -93,12 +93,5 @@ def _kept(received: list[int]) -> Iterator[None]:
     def keep(signum: int, _frame: FrameType | None) -> None:
         received.append(signum)
 
-    saved = {}
-    for stopping in STOPPING:
-        if signal.getsignal(stopping) != signal.SIG_IGN:
-            saved[stopping] = signal.signal(stopping, keep)
-    try:
+    with handling_stops(keep):
         yield
-    finally:
-        for signum, handler in saved.items():
-            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
