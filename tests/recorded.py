@@ -9,7 +9,9 @@ import fcntl
 import json
 import os
 import signal
+import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +101,18 @@ class Recorded:
                     self.wait_gone(pid, 10)
                 except AssertionError:
                     os.kill(pid, signal.SIGKILL)
+
+
+def recording(repo: GitRepo, tmp_path: Path) -> Iterator[Recorded]:
+    """The body of the recorder tests' ``recorded`` fixture: ``repo``'s hooks through its
+    recorder, the recorders' folder in ``tmp_path``; after the test, every recorder it started
+    ended and watchman's watch of the tree dropped."""
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    made = Recorded(repo, run)
+    yield made
+    made.end()
+    subprocess.run(["watchman", "watch-del", str(repo.path)], capture_output=True, timeout=30)
 
 
 def alive(pid: int) -> bool:

@@ -23,18 +23,13 @@ import pytest
 
 from tests import clirun
 from tests.polling import wait_until
-from tests.recorded import Claude, Recorded, alive, no_lock_is_left
+from tests.recorded import Claude, Recorded, alive, no_lock_is_left, recording
 from tests.workspace.gitrepo import GitRepo
 
 
 @pytest.fixture
 def recorded(repo: GitRepo, tmp_path: Path) -> Iterator[Recorded]:
-    run = tmp_path / "run"
-    run.mkdir(mode=0o700)
-    made = Recorded(repo, run)
-    yield made
-    made.end()
-    subprocess.run(["watchman", "watch-del", str(repo.path)], capture_output=True, timeout=30)
+    yield from recording(repo, tmp_path)
 
 
 def started(recorded: Recorded, claude: Claude) -> dict[str, object]:

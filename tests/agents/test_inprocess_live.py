@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from tests.agents.hooked import convgit, convgit_json, hook_log, reply_text
 from tests.agents.runners import Agent, Run
 from tests.agents.script import call, say
 from tests.agents.server import ModelServer
-from tests.recorded import Recorded
+from tests.recorded import Recorded, recording
 from tests.workspace.gitrepo import GitRepo
 
 pytestmark = pytest.mark.live  # the agent is a fixture the test asks for by name
@@ -34,12 +33,7 @@ exec /bin/sh "$@"
 
 @pytest.fixture
 def recorded(project: GitRepo, tmp_path: Path) -> Iterator[Recorded]:
-    run = tmp_path / "run"
-    run.mkdir(mode=0o700)
-    made = Recorded(project, run)
-    yield made
-    made.end()
-    subprocess.run(["watchman", "watch-del", str(project.path)], capture_output=True, timeout=30)
+    yield from recording(project, tmp_path)
 
 
 @pytest.mark.parametrize("name", ["pi", "opencode"])

@@ -5,13 +5,12 @@ left, and the next recorder starts clean and takes the next events."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.recorded import Claude, Recorded, alive, no_lock_is_left
+from tests.recorded import Claude, Recorded, alive, no_lock_is_left, recording
 from tests.workspace.gitrepo import GitRepo
 
 # In the order an event reaches them: the request read; watchman asked; the changed files
@@ -32,12 +31,7 @@ MAIN = "patch:hashed"  # the one run in the main tier: blobs written, no tree or
 
 @pytest.fixture
 def recorded(repo: GitRepo, tmp_path: Path) -> Iterator[Recorded]:
-    run = tmp_path / "run"
-    run.mkdir(mode=0o700)
-    made = Recorded(repo, run)
-    yield made
-    made.end()
-    subprocess.run(["watchman", "watch-del", str(repo.path)], capture_output=True, timeout=30)
+    yield from recording(repo, tmp_path)
 
 
 @pytest.mark.parametrize(
