@@ -23,21 +23,43 @@ from tests import clirun
 HEAVY = ("pygit2", "rich", "asyncio", "textual", "detect_secrets", "requests", "mcp")
 LEAN = (*HEAVY, "typer", "click")  # a hook the agent waits on every turn
 
-# Runs the console script's main() and reports which heavy libraries it imported.
-_IMPORTED = """
-import sys
-sys.argv = ["convgit", *sys.argv[1:]]
-from convgit.__main__ import main
-try:
-    main()
-except SystemExit as done:
-    code = done.code
-else:
-    code = 0
-heavy = sorted(name for name in {heavy!r} if name in sys.modules)
+
+def _probe(report: str, *, before: str = "", ready: str = "", imports: str = "sys") -> str:
+    """A script that runs the console script's main() with the arguments it is given and then
+    ``report`` (lines that write what it found on stderr, after a word of their own): ``before``
+    runs before convgit's entry is imported, ``ready`` after; it exits with main()'s code."""
+    return (
+        f"import {imports}\n"
+        'sys.argv = ["convgit", *sys.argv[1:]]\n'
+        f"{before}from convgit.__main__ import main\n{ready}"
+        "try:\n    main()\nexcept SystemExit as done:\n    code = done.code\nelse:\n    code = 0\n"
+        f"{report}sys.exit(code)\n"
+    )
+
+
+def _probed(
+    script: str, folder: Path, args: tuple[str, ...], word: str, *, code: int = 0,
+    stdin: bytes | None = None,
+) -> str:  # fmt: skip
+    """What ``script`` (``_probe``'s) wrote after ``word``, run in ``folder`` with ``args``;
+    its exit code must be ``code``."""
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        cwd=folder,
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == code, done.stderr
+    return done.stderr.decode().rsplit(word, 1)[1]
+
+
+# Reports which heavy libraries the command imported.
+_IMPORTED = _probe(
+    """heavy = sorted(name for name in {heavy!r} if name in sys.modules)
 sys.stderr.write("\\nIMPORTED " + " ".join(heavy) + "\\n")
-sys.exit(code)
 """
+)
 
 
 @pytest.mark.parametrize("name", LEAN)
@@ -51,15 +73,7 @@ def test_every_library_guarded_against_is_there_to_come_in(name: str) -> None:
 def _imported(
     folder: Path, *args: str, heavy: tuple[str, ...] = HEAVY, stdin: bytes | None = None
 ) -> set[str]:
-    done = subprocess.run(
-        [sys.executable, "-c", _IMPORTED.format(heavy=heavy), *args],
-        cwd=folder,
-        input=stdin,
-        capture_output=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    report = done.stderr.decode().rsplit("IMPORTED", 1)[1]
+    report = _probed(_IMPORTED.format(heavy=heavy), folder, args, "IMPORTED", stdin=stdin)
     return set(report.split())
 
 
@@ -225,27 +239,11 @@ def test_a_gemini_hook_event_imports_neither_typer_nor_rich_nor_pydantic(tmp_pat
 
 
 # Reports every module the command imported (the names, one line on stderr).
-_MODULES = """
-import sys
-sys.argv = ["convgit", *sys.argv[1:]]
-from convgit.__main__ import main
-try:
-    main()
-except SystemExit as done:
-    code = done.code
-else:
-    code = 0
-sys.stderr.write("\\nMODULES " + " ".join(sorted(sys.modules)) + "\\n")
-sys.exit(code)
-"""
+_MODULES = _probe("""sys.stderr.write("\\nMODULES " + " ".join(sorted(sys.modules)) + "\\n")\n""")
 
 
 def _modules(folder: Path, *args: str, code: int = 0) -> set[str]:
-    done = subprocess.run(
-        [sys.executable, "-c", _MODULES, *args], cwd=folder, capture_output=True, timeout=120
-    )
-    assert done.returncode == code, done.stderr
-    return set(done.stderr.decode().rsplit("MODULES", 1)[1].split())
+    return set(_probed(_MODULES, folder, args, "MODULES", code=code).split())
 
 
 def _under(modules: set[str], *packages: str) -> list[str]:
@@ -403,19 +401,8 @@ def test_a_tab_after_the_command_word_builds_that_command_alone(
 
 # Runs the console script's main() and reports the dataclasses of convgit it made whose methods
 # were compiled (``dataclasses.dataclass``), and the cyclic collections since main() began.
-_CLASSES_AND_COLLECTIONS = """
-import dataclasses, gc, sys
-sys.argv = ["convgit", *sys.argv[1:]]
-from convgit.__main__ import main
-collected = []
-gc.callbacks.append(lambda phase, info: collected.append(phase) if phase == "start" else None)
-try:
-    main()
-except SystemExit as done:
-    code = done.code
-else:
-    code = 0
-compiled = sorted(
+_CLASSES_AND_COLLECTIONS = _probe(
+    """compiled = sorted(
     f"{name}.{cls.__qualname__}"
     for name, module in list(sys.modules.items())
     if name.startswith("convgit")
@@ -425,21 +412,18 @@ compiled = sorted(
 )
 on = gc.isenabled() and gc.get_freeze_count() > 0
 sys.stderr.write(f"\\nMADE {len(collected)} {on} " + " ".join(compiled) + "\\n")
-sys.exit(code)
-"""
+""",
+    ready="""collected = []
+gc.callbacks.append(lambda phase, info: collected.append(phase) if phase == "start" else None)
+""",
+    imports="dataclasses, gc, sys",
+)
 
 
 def _made(folder: Path, *args: str) -> tuple[int, bool, list[str]]:
     """(collections since main() began, the collector on at the end with what the command left
     frozen, compiled dataclasses)."""
-    done = subprocess.run(
-        [sys.executable, "-c", _CLASSES_AND_COLLECTIONS, *args],
-        cwd=folder,
-        capture_output=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    count, enabled, *compiled = done.stderr.decode().rsplit("MADE", 1)[1].split()
+    count, enabled, *compiled = _probed(_CLASSES_AND_COLLECTIONS, folder, args, "MADE").split()
     return int(count), enabled == "True", compiled
 
 
@@ -482,37 +466,23 @@ def test_the_collector_waits_for_the_command_and_runs_with_it(conversation: Path
 
 # Runs the console script's main() and reports, for each git it starts, its verb and which of
 # the modules named were imported when it started (``subprocess.Popen``'s audit event).
-_GITS = """
-import sys
-sys.argv = ["convgit", *sys.argv[1:]]
-seen = []
+_GITS = _probe(
+    """sys.stderr.write("\\nGITS " + repr(seen) + "\\n")
+""",
+    before="""seen = []
 def audit(event, args):
     if event == "subprocess.Popen" and args[1] and args[1][0] == "git":
         verb = next(a for a in args[1][1:] if not a.startswith("-") and a != "-c"
                     and "=" not in a)
         seen.append((verb, sorted(n for n in {names!r} if n in sys.modules)))
 sys.addaudithook(audit)
-from convgit.__main__ import main
-try:
-    main()
-except SystemExit as done:
-    code = done.code
-else:
-    code = 0
-sys.stderr.write("\\nGITS " + repr(seen) + "\\n")
-sys.exit(code)
-"""
+""",
+)
 
 
 def _gits(folder: Path, *args: str, names: tuple[str, ...]) -> list[tuple[str, list[str]]]:
-    done = subprocess.run(
-        [sys.executable, "-c", _GITS.format(names=names), *args],
-        cwd=folder,
-        capture_output=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    return ast.literal_eval(done.stderr.decode().rsplit("GITS", 1)[1].strip())  # type: ignore[no-any-return]
+    seen = _probed(_GITS.format(names=names), folder, args, "GITS")
+    return ast.literal_eval(seen.strip())  # type: ignore[no-any-return]
 
 
 def test_a_reply_starts_its_snapshots_git_before_it_imports_the_session(tmp_path: Path) -> None:
