@@ -82,3 +82,64 @@ def test_the_plugins_client_finds_the_recorder_the_thin_client_finds(
     assert found[0] is not None and found[0].startswith(f"{run}/convgit/")
     assert found[4] == found[5] is not None and found[4].startswith(f"/tmp/convgit-{os.getuid()}/")
     assert found[6] is None and found[7] is None
+
+
+def test_the_plugins_client_asks_the_recorder_only_when_the_variable_lets_it(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`CONVGIT_RECORDER` unset or `on`: the plugin's client connects to the recorder's socket;
+    `off`, or a value the hook refuses (`false`, `0`): it asks nothing, and the hook's command
+    does the event (and says the refusal), as the thin client does (before: any value but
+    `off` was handed to a running recorder)."""
+    import socket
+    import threading
+
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    env = {"XDG_RUNTIME_DIR": str(run)}
+    path = thin_client_finds(repo.path, env, monkeypatch)
+    assert path is not None
+    listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listening.bind(path)
+    listening.listen(8)
+    asked: list[bytes] = []
+
+    def serve() -> None:  # a recorder that reads each request and leaves the event to the hook
+        while True:
+            try:
+                conn, _ = listening.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(5)
+                data = b""
+                while chunk := conn.recv(1 << 16):
+                    data += chunk
+                asked.append(data)
+                conn.sendall(client.FALL_BACK + b"not this time")
+
+    threading.Thread(target=serve, daemon=True).start()
+    base = {k: v for k, v in os.environ.items() if k not in ("XDG_RUNTIME_DIR", "CONVGIT_STORE")}
+    base.pop("CONVGIT_RECORDER", None)
+    script = tmp_path / "hand.mjs"  # a module as the plugin is; its worker a script
+    script.write_text(
+        inprocess.fragment("pi", None)
+        + f"\nconst out = CONVGIT_RECORDER.hand({json.dumps(str(repo.path))}, '{{}}')"
+        + "\nprocess.stdout.write(JSON.stringify(out))\n"
+    )
+    try:
+        for value, asks in ((None, True), ("on", True), ("off", False), ("false", False),
+                            ("0", False)):  # fmt: skip
+            more = {} if value is None else {"CONVGIT_RECORDER": value}
+            before = len(asked)
+            done = subprocess.run(
+                ["node", str(script)],
+                env={**base, **env, **more}, capture_output=True, text=True, timeout=60,
+                check=True,
+            )  # fmt: skip
+            assert json.loads(done.stdout) is None  # the hook's command does the event
+            assert (len(asked) > before) == asks, (value, asked[before:])
+            if asks:
+                assert asked[-1].startswith(client.PROTOCOL + b"\0event\0"), asked[-1][:80]
+    finally:
+        listening.close()

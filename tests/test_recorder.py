@@ -609,6 +609,26 @@ def test_a_recorder_variable_of_another_value_is_said_and_starts_none(
     assert said["why"] == sentence, said
 
 
+def test_a_recorder_variable_of_another_value_hands_no_event_to_a_running_recorder(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """A recorder runs, and the agent is started with `CONVGIT_RECORDER=false`: the thin
+    client hands it nothing (before: every value but `off` was handed over, so `false` kept
+    the recorder taking events); the hook records the event itself and logs the refusal."""
+    repo, claude = recorded.repo, Claude(tmp_path / "claude", recorded.repo.path)
+    started(recorded, claude)
+    recorded.hook(claude.prompt())
+    assert " through the recorder" in recorded.log()[-1], recorded.log()
+    recorded.env["CONVGIT_RECORDER"] = "false"
+    repo.write("made.txt", "made by the agent\n")
+    at_stop = repo.oracle()
+    recorded.hook(claude.reply())
+    log = recorded.log()
+    assert "through the recorder" not in log[-1], log
+    assert any("CONVGIT_RECORDER must be on or off, got 'false'." in line for line in log), log
+    assert recorded.json("show", claude.ids()[1])["snapshot"]["tree"] == at_stop
+
+
 def test_the_installed_hook_hands_its_event_over_importing_nothing_of_convgits(
     recorded: Recorded, tmp_path: Path
 ) -> None:

@@ -1,7 +1,8 @@
 """The thin client of the recorder: ``convgit hook AGENT`` hands its event to the recorder of
 its working tree (``convgit.agents.live.recorder``) over a Unix socket, and writes back what the
 recorder says the agent should read. It imports nothing of convgit's beyond this module, and no
-module of Python's that its start has not loaded already (``_socket`` is built in).
+module of Python's that its start has not loaded already but ``_socket``, and no
+``from __future__`` (``thin`` loads it with Python's own extension folder alone on the path).
 
 It never depends on the recorder: whenever there is none (not started yet, gone, its socket
 stale), it answers for another version of convgit, another user, another working tree or
@@ -18,13 +19,12 @@ alone (``$XDG_RUNTIME_DIR/convgit``, else ``/tmp/convgit-<uid>``: owned by the u
 0700), the socket itself 0600; both sides check the other's uid (``SO_PEERCRED``).
 """
 
-from __future__ import annotations
-
 import os
 import sys
 
 PROTOCOL = b"convgit-recorder 2"
-OFF = "CONVGIT_RECORDER"  # "off": no recorder is asked or started; "on": one is started
+OFF = "CONVGIT_RECORDER"  # "off": no recorder is asked or started; "on": one is started;
+# any other value is the hook's to refuse (``store.config.recorder_choice``): no recorder is asked
 MAX_EVENT = 16 << 20  # bytes of stdin read at most (``convgit.agents.hook`` says the same)
 HANDSHAKE = 0.5  # seconds the client waits to connect, and for the recorder to take its event
 TAKE_BY = 0.3  # seconds after the client sent it past which the recorder leaves an event be
@@ -55,7 +55,9 @@ def run(args: list[str]) -> int | bytes | None:
     at any point of an event, it loses nothing and its locks go with it) and the hook does the
     event; one still running gets until the hook's own deadline."""
     env = os.environ
-    if env.get(OFF) == "off" or env.get("CONVGIT_FAULT") or env.get("CONVGIT_HOOK_PROBE"):
+    if env.get(OFF, "") not in ("", "on"):
+        return None  # off, or a value the hook refuses in its own words
+    if env.get("CONVGIT_FAULT") or env.get("CONVGIT_HOOK_PROBE"):
         return None  # a crash test's fault point, or a probe, is the hook's own
     found = place(os.getcwd())
     if found is None:
@@ -86,7 +88,7 @@ def run(args: list[str]) -> int | bytes | None:
     return raw
 
 
-def answered(sock: socket, pid: int) -> bytes:
+def answered(sock: "socket", pid: int) -> bytes:
     """The recorder's answer to an event just sent: taken (``TAKEN``) within ``HANDSHAKE``, or
     answered at once (a ``FALL_BACK``); then, while it records, looked at every ``BEAT``: found
     stopped, or past ``WAIT``, it is ended. OSError when it did not take the event, went away
@@ -206,7 +208,7 @@ def runtime_folder(create: bool = True) -> bytes | None:
     return folder
 
 
-def connect(path: bytes) -> tuple[socket, int] | None:
+def connect(path: bytes) -> "tuple[socket, int] | None":
     """A connection to the recorder at ``path``, checked to be this user's, and the recorder's
     pid; None when there is none (no socket, or a stale one) or it does not let the client
     connect within ``HANDSHAKE``."""
@@ -261,7 +263,7 @@ def package() -> tuple[bytes, bytes]:
     return (rest.partition(b'"')[0] if found else b""), os.fsencode(folder)
 
 
-def receive(sock: socket) -> bytes:
+def receive(sock: "socket") -> bytes:
     """Everything the recorder sends until it closes the connection."""
     chunks: list[bytes] = []
     while True:

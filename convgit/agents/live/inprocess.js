@@ -110,6 +110,11 @@ const CONVGIT_RECORDER = (() => {
     const consts = { HANDSHAKE_MS, WAIT_MS, BEAT_MS: @BEAT_MS@, TAKEN: @TAKEN@, SPACE }
     worker = new ConvgitWorker(@WORKER@, { eval: true, workerData: { shared, consts } })
     worker.unref() // the agent exits when it is done, whatever the worker does
+    // a worker that fails is never the agent's failure: the next event starts another
+    const failed = worker
+    failed.on("error", () => {
+      if (worker === failed) worker = null
+    })
   }
   // a socket there already when the plugin loads: the worker starts beside the agent's start
   try {
@@ -130,7 +135,8 @@ const CONVGIT_RECORDER = (() => {
     },
     hand(cwd, raw) {
       const env = process.env
-      if (PACKAGE === null || env.CONVGIT_RECORDER === "off") return null
+      // off, or a value the hook refuses in its own words: no recorder is asked
+      if (PACKAGE === null || !["", "on"].includes(env.CONVGIT_RECORDER ?? "")) return null
       if (env.CONVGIT_FAULT || env.CONVGIT_HOOK_PROBE) return null
       try {
         const found = this.where(cwd)
