@@ -5,7 +5,7 @@ newcomer's shell that sets ``GIT_AUTHOR_NAME``, ``GIT_CONFIG_GLOBAL``, ``EMAIL``
 
 * every ``GIT_*``, ``CONVGIT_*`` and ``WATCHMAN_*`` variable is removed (but the hypothesis
   profile's; ``CONVGIT_RECORDER`` is then set off, or on for a run with
-  ``CONVGIT_TEST_RECORDER=on``), and so are ``EMAIL`` and the XDG base folders: git, convgit
+  ``CONVGIT_TEST_RECORDER=on``; ``CONVGIT_HELD_CHECK`` is set), and so are ``EMAIL`` and the XDG base folders: git, convgit
   and the agents find their configuration and data under HOME;
 * HOME is an empty folder of the run's own, whose ``.gitconfig`` gives the identity a commit
   needs: a configuration, never the environment, so a repository's own ``user.name`` wins as it
@@ -77,6 +77,9 @@ def scrub() -> Scrubbed:
     os.environ["CONVGIT_RECORDER"] = "on" if recorder else "off"
     if recorder:
         os.environ["CONVGIT_RECORDER_IDLE"] = "20"
+    # a recorder checks each session it kept between events against the file read whole: any
+    # difference is a failed event in the hook log (``store.load.session_again``)
+    os.environ["CONVGIT_HELD_CHECK"] = "1"
     give_identity(home)
     try:
         import pygit2

@@ -233,6 +233,10 @@ def handle(
     except BaseException as exc:  # the agent must go on, whatever went wrong here
         import traceback
 
+        from convgit.store import load
+
+        load.forget_sessions()  # a recorder reads them whole again: a write may be half done
+
         problem = _problem(exc)
         _log(root, f"{what}: problem after {_ms(started)}{how}: {problem}", traceback.format_exc())
         if root is not None:

@@ -36,7 +36,7 @@ class Conversation:
 
     def reload(self) -> None:
         """Read the whole file again; the leaf writes build on becomes the active one."""
-        self.tree = load.session(self.file, self.id)[1]
+        self.file, self.tree = load.session_again(self.file, self.id)
         self.built_on = self.tree.leaf
 
     # -- reading --------------------------------------------------------------------------------

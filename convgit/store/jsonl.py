@@ -189,6 +189,39 @@ class JsonlFile:
         self.identity = self._identity()
         return lines
 
+    def read_appended(self) -> Lines | None:
+        """The whole lines appended since this file was last read or written (no lock: appends
+        are whole lines); None when it was anything but appended to by whole, plain lines since
+        (replaced, shortened, ended mid-line, a line with CRLF or one that does not parse): the
+        caller reads it whole (``read``), which says what it found."""
+        if self.identity is None:
+            return None
+        try:
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except OSError:
+            return None
+        try:
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != self.identity or not stat.S_ISREG(st.st_mode):
+                return None
+            if st.st_size < self.size or (self.size and os.pread(fd, 1, self.size - 1) != b"\n"):
+                return None
+            grown = st.st_size - self.size
+            data = os.pread(fd, grown, self.size) if grown else b""
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        if data and not data.endswith(b"\n"):
+            return None
+        news = parse_lines(data, self.lines + 1)
+        bad = any(type(record) is codec.Unparsable for record in news.records)
+        if news.torn is not None or news.crlf or bad:
+            return None
+        self.size += len(data)
+        self.lines += len(news.records)
+        return news
+
     def _identity(self) -> tuple[int, int] | None:
         try:
             st = self.path.stat()

@@ -205,7 +205,10 @@ class Recorder:
         from convgit.agents.live import mirroring, turns  # noqa: F401
         from convgit.base.errors import SnapshotSkippedError
         from convgit.session import Session  # noqa: F401
+        from convgit.store import load
         from convgit.store.config import max_files, size_cap
+
+        load.keep_sessions()  # each Stop's import reads what the transcript added, not it all
 
         try:
             ws = self.workspace()
