@@ -6,6 +6,7 @@ agent whose hooks are handlers in a settings file (its ``settings`` part,
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -54,6 +55,7 @@ class Change:
     events: list[str]  # the events convgit's handlers are on afterwards
     backup: Path | None  # the file's bytes before the change
     own: bool = False  # the file is convgit's own: a file of convgit's, or one the install made
+    folders: tuple[Path, ...] = ()  # the empty folders the install made that the uninstall took
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -102,13 +104,15 @@ def install(
 ) -> Change:
     """Merge convgit's handlers (``wanted``, from the agent's ``wanted()``) into the settings
     file of ``scope``; nothing else changes. The handlers of another version, on other events,
-    go. The file as it was before convgit's first handler went in is kept, for ``uninstall``."""
+    go. The file as it was before convgit's first handler went in is kept, for ``uninstall``;
+    of a file the install makes, how many of the folders above it it makes too."""
     found = settings.load(_file(agent, scope, project))
     merged = settings.merge(found.value, wanted, agent.is_ours)
     if not settings.installed(found.value, agent.is_ours) and merged != found.value:
         before = _before_install(agent, scope, found.path, backups)
         if found.raw is None:
-            settings.write_atomically(before.with_suffix(".absent"), b"", 0o600)
+            marker = json.dumps({"folders": _missing(found.path)}).encode()
+            settings.write_atomically(before.with_suffix(".absent"), marker, 0o600)
             before.unlink(missing_ok=True)
         else:
             settings.write_atomically(before, found.raw, 0o600)
@@ -132,6 +136,41 @@ def uninstall(agent: SettingsHooks, scope: str, project: Path, backups: Path) ->
         if exact is not None:
             return _put_back(agent, scope, found, before, exact, backups)
     return _saved(agent, scope, found, cleaned, backups)
+
+
+def _missing(path: Path) -> int:
+    """How many of the folders above ``path`` are missing (the nearest first)."""
+    count = 0
+    for folder in path.parents:
+        if folder.exists():
+            break
+        count += 1
+    return count
+
+
+def _made_folders(absent: Path, path: Path) -> list[Path]:
+    """The folders above ``path`` (the nearest first) that the install which made it made too,
+    as its ``.absent`` marker says (an older install's empty marker: none)."""
+    try:
+        count = json.loads(absent.read_bytes() or b"{}").get("folders", 0)
+    except (OSError, ValueError, AttributeError):
+        return []
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        return []
+    return list(path.parents)[:count]
+
+
+def _remove_empty(folders: list[Path]) -> tuple[Path, ...]:
+    """Remove each of ``folders`` (the nearest first) while it is empty: a folder with anything
+    in it, the user's own files, stays, and so do the folders above it."""
+    removed = []
+    for folder in folders:
+        try:
+            folder.rmdir()  # refused unless empty
+        except OSError:
+            break
+        removed.append(folder)
+    return tuple(removed)
 
 
 def _before_install(agent: SettingsHooks, scope: str, path: Path, backups: Path) -> Path:
@@ -186,13 +225,15 @@ def _put_back(
     assert found.raw is not None
     settings.write_atomically(backup, found.raw, 0o600)
     absent = before.with_suffix(".absent")
+    folders: tuple[Path, ...] = ()
     if absent.exists():
         found.path.unlink()
+        folders = _remove_empty(_made_folders(absent, found.path))
         absent.unlink()
     else:
         settings.write_atomically(found.path, exact, found.mode)
         before.unlink()
-    return Change(agent.AGENT, scope, found.path, True, [], backup)
+    return Change(agent.AGENT, scope, found.path, True, [], backup, folders=folders)
 
 
 def _saved(

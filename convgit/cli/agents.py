@@ -21,6 +21,7 @@ from convgit.cli.program import (
 )
 
 if TYPE_CHECKING:
+    from convgit.agents.hooks import ScopeState
     from convgit.agents.protocol import Live, OwnHooks, SettingsHooks
     from convgit.schema.shapes import HooksDismissJson, ImportJson
 
@@ -338,6 +339,52 @@ def hooks_uninstall(
         out(change.to_json())
     else:
         show(*reports.hooks_change_words(change, "uninstall"))
+    _recorder_leaves_when_unhooked(json)
+
+
+def _recorder_leaves_when_unhooked(json: bool) -> None:
+    """After an uninstall, the recorder of this working tree is asked to leave when no agent's
+    convgit hooks are left that reach it (``_hooks_remain``): nothing would send it an event
+    again before it idles out. One line says so."""
+    if _hooks_remain():
+        return
+    from convgit.agents.live import recorder
+
+    said = recorder.stop(options.directory, options.store)
+    if said is not None and not json:
+        show(
+            f"no agent's convgit hooks are left for this working tree: its recorder"
+            f" (pid {said.get('pid')}) was asked to leave"
+        )
+
+
+def _hooks_remain() -> bool:
+    """Whether any agent's convgit hooks still run in this working tree: in any scope of any
+    agent, the user's own too (they run in every working tree), of this version or an older
+    one. A settings file that cannot be read, or an agent whose hooks cannot be looked at,
+    counts as holding them."""
+    try:
+        found = _states(registry.names("live"))
+    except ConvgitError:
+        return True
+    return any(s.state != "not installed" for states in found.values() for s in states)
+
+
+def _states(names: list[str]) -> "dict[str, list[ScopeState]]":
+    """convgit's hooks in every settings file of each agent of ``names``, as `hooks status`
+    says them."""
+    from convgit.agents import hooks
+
+    tool_snapshots = _tool_snapshots()
+    found = {}
+    for name in names:
+        own = _own_hooks(name)
+        if own is not None:
+            found[name] = own.status(_project(), tool_snapshots)
+        else:
+            merged = _settings(name)
+            found[name] = hooks.status(merged, _project(), merged.events(tool_snapshots))
+    return found
 
 
 @command("status", group=hooks_app)
@@ -352,18 +399,10 @@ def hooks_status(
     yet, and the turns recorded without snapshots."""
     import shutil
 
-    from convgit.agents import hook, hook_failures, hooks
+    from convgit.agents import hook, hook_failures
     from convgit.text import reports
 
-    tool_snapshots = _tool_snapshots()
-    found = {}
-    for name in [registry.integration(agent).AGENT] if agent else registry.names("live"):
-        own = _own_hooks(name)
-        if own is not None:
-            found[name] = own.status(_project(), tool_snapshots)
-        else:
-            merged = _settings(name)
-            found[name] = hooks.status(merged, _project(), merged.events(tool_snapshots))
+    found = _states([registry.integration(agent).AGENT] if agent else registry.names("live"))
     root = _location().root
     log = hook.log_path(root)
     report = hook.read_log(log)
