@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -716,10 +717,13 @@ def test_the_last_agents_hooks_uninstalled_ask_the_recorder_to_leave(
     recorded.cli("hooks", "install", "claude-code", "--scope", "user")
     running = started(recorded, Claude(tmp_path / "claude", recorded.repo.path))
 
-    for uninstall in (["gemini"], ["claude-code"]):  # the user's hooks still run here
-        said = recorded.cli("hooks", "uninstall", *uninstall).stdout
-        assert "recorder" not in said, said
-        assert recorded.json("recorder", "status")["pid"] == running["pid"]
+    gemini = recorded.json("hooks", "uninstall", "gemini")  # claude-code's hooks still run here
+    assert gemini["recorder"] is None
+    assert gemini["folders"] == [str(recorded.repo.path / ".gemini")]  # the install made it
+    assert recorded.json("recorder", "status")["pid"] == running["pid"]
+    said = recorded.cli("hooks", "uninstall", "claude-code").stdout  # the user's still run here
+    assert "recorder" not in said, said
+    assert recorded.json("recorder", "status")["pid"] == running["pid"]
     said = recorded.cli("hooks", "uninstall", "claude-code", "--scope", "user").stdout
     assert said.splitlines()[-1] == (
         "no agent's convgit hooks are left for this working tree: its recorder"
@@ -731,3 +735,24 @@ def test_the_last_agents_hooks_uninstalled_ask_the_recorder_to_leave(
     )
     again = recorded.cli("hooks", "uninstall", "claude-code").stdout  # none to ask
     assert "recorder" not in again, again
+
+
+def test_a_relative_convgit_store_names_the_same_recorder_with_C(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """With a relative ``CONVGIT_STORE``, `convgit -C DIR recorder status|stop` run from another
+    folder asks the recorder the hooks run in DIR use: the store is read from DIR in both."""
+    recorded.env["CONVGIT_STORE"] = "kept/store"
+    running = started(recorded, Claude(tmp_path / "claude", recorded.repo.path))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    relative = os.path.relpath(recorded.repo.path, elsewhere)
+
+    def cli(*args: str) -> Any:
+        return clirun.run("-C", relative, *args, "--json", cwd=elsewhere, env=recorded.env).json()
+
+    said = cli("recorder", "status")
+    assert said["running"] and said["pid"] == running["pid"], said
+    assert cli("recorder", "stop") == {"stopped": True, "pid": running["pid"]}
+    recorded.wait_gone(int(str(running["pid"])))
+    assert (recorded.repo.path / "kept" / "store" / "logs" / "recorder.log").is_file()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -105,14 +106,14 @@ def install(
     """Merge convgit's handlers (``wanted``, from the agent's ``wanted()``) into the settings
     file of ``scope``; nothing else changes. The handlers of another version, on other events,
     go. The file as it was before convgit's first handler went in is kept, for ``uninstall``;
-    of a file the install makes, how many of the folders above it it makes too."""
+    of a file the install makes, the folders it makes for it too."""
     found = settings.load(_file(agent, scope, project))
     merged = settings.merge(found.value, wanted, agent.is_ours)
     if not settings.installed(found.value, agent.is_ours) and merged != found.value:
         before = _before_install(agent, scope, found.path, backups)
         if found.raw is None:
-            marker = json.dumps({"folders": _missing(found.path)}).encode()
-            settings.write_atomically(before.with_suffix(".absent"), marker, 0o600)
+            settings.write_atomically(before.with_suffix(".absent"), b"", 0o600)
+            note_made_folders(found.path, _made_note(before))
             before.unlink(missing_ok=True)
         else:
             settings.write_atomically(before, found.raw, 0o600)
@@ -138,39 +139,39 @@ def uninstall(agent: SettingsHooks, scope: str, project: Path, backups: Path) ->
     return _saved(agent, scope, found, cleaned, backups)
 
 
-def _missing(path: Path) -> int:
-    """How many of the folders above ``path`` are missing (the nearest first)."""
-    count = 0
+def note_made_folders(path: Path, note: Path) -> None:
+    """Note in ``note`` the folders above ``path`` that are missing, which writing it makes
+    (a JSON list, the outermost first), for ``remove_made_folders``."""
+    made = []
     for folder in path.parents:
         if folder.exists():
             break
-        count += 1
-    return count
+        made.append(str(folder))
+    settings.write_atomically(note, json.dumps(made[::-1]).encode(), 0o600)
 
 
-def _made_folders(absent: Path, path: Path) -> list[Path]:
-    """The folders above ``path`` (the nearest first) that the install which made it made too,
-    as its ``.absent`` marker says (an older install's empty marker: none)."""
+def remove_made_folders(note: Path) -> tuple[Path, ...]:
+    """Remove the folders ``note_made_folders`` noted, the innermost first, while each is
+    empty: one with anything in it (the user's own files, or the agent's) stays, and so do
+    the folders above it. The note goes; what was removed is returned."""
     try:
-        count = json.loads(absent.read_bytes() or b"{}").get("folders", 0)
-    except (OSError, ValueError, AttributeError):
-        return []
-    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-        return []
-    return list(path.parents)[:count]
-
-
-def _remove_empty(folders: list[Path]) -> tuple[Path, ...]:
-    """Remove each of ``folders`` (the nearest first) while it is empty: a folder with anything
-    in it, the user's own files, stays, and so do the folders above it."""
+        made = json.loads(note.read_bytes())
+    except (OSError, ValueError):
+        made = []
     removed = []
-    for folder in folders:
+    for folder in reversed(made if isinstance(made, list) else []):
         try:
-            folder.rmdir()  # refused unless empty
-        except OSError:
+            os.rmdir(folder)  # only when empty
+        except (OSError, TypeError, ValueError):
             break
-        removed.append(folder)
+        removed.append(Path(folder))
+    note.unlink(missing_ok=True)
     return tuple(removed)
+
+
+def _made_note(before: Path) -> Path:
+    """Where the install notes the folders it made for a settings file it made."""
+    return before.with_suffix(".made.json")
 
 
 def _before_install(agent: SettingsHooks, scope: str, path: Path, backups: Path) -> Path:
@@ -228,7 +229,7 @@ def _put_back(
     folders: tuple[Path, ...] = ()
     if absent.exists():
         found.path.unlink()
-        folders = _remove_empty(_made_folders(absent, found.path))
+        folders = remove_made_folders(_made_note(before))
         absent.unlink()
     else:
         settings.write_atomically(found.path, exact, found.mode)

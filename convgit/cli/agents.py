@@ -171,7 +171,9 @@ def _mcp_change(
     if not remove and change.own and scope in part.PROJECT_SCOPES:
         excluded = exclude.keep_out_of_git(project, change.path, _excluded_record(scope))
     if json:
-        out(change.to_json() if remove else {**change.to_json(), "excluded": excluded})
+        folders = [str(f) for f in change.folders]
+        gone = {"folders": folders, "recorder": None}  # the shape of `hooks uninstall AGENT`
+        out({**change.to_json(), **gone} if remove else {**change.to_json(), "excluded": excluded})
         return
     show(*reports.mcp_change_words(change, "uninstall" if remove else "install"))
     if excluded:
@@ -311,8 +313,10 @@ def hooks_uninstall(
     json: JsonFlag = False,
 ) -> None:
     """Take convgit's hooks out of the agent's settings, and nothing else (a file nothing
-    else changed in since the install gets its bytes back; one the install made goes).
-    With --mcp: take convgit's MCP server out of the agent's configuration instead."""
+    else changed in since the install gets its bytes back; one the install made goes, and the
+    folders it made for it when they are empty). Once no agent's convgit hooks are left for
+    this working tree, its recorder is asked to leave. With --mcp: take convgit's MCP server
+    out of the agent's configuration instead."""
     from convgit.agents import hooks
     from convgit.text import reports
 
@@ -335,27 +339,32 @@ def hooks_uninstall(
         from convgit.agents import exclude
 
         exclude.let_back_into_git(_project(), change.path, _excluded_record(scope))
+    left = _recorder_leaves_when_unhooked()
     if json:
-        out(change.to_json())
-    else:
-        show(*reports.hooks_change_words(change, "uninstall"))
-    _recorder_leaves_when_unhooked(json)
-
-
-def _recorder_leaves_when_unhooked(json: bool) -> None:
-    """After an uninstall, the recorder of this working tree is asked to leave when no agent's
-    convgit hooks are left that reach it (``_hooks_remain``): nothing would send it an event
-    again before it idles out. One line says so."""
-    if _hooks_remain():
+        folders = [str(f) for f in change.folders]
+        out({**change.to_json(), "folders": folders, "recorder": left})
         return
+    show(*reports.hooks_change_words(change, "uninstall"))
+    if left is not None:
+        show(
+            "no agent's convgit hooks are left for this working tree: its recorder"
+            f" (pid {left}) was asked to leave"
+        )
+
+
+def _recorder_leaves_when_unhooked() -> int | None:
+    """After an uninstall, the recorder of this working tree is asked to leave when no agent's
+    convgit hooks are left that run there (``_hooks_remain``): nothing would send it an event
+    again before it idles out. Its pid when one was running; else None."""
+    if _hooks_remain():
+        return None
     from convgit.agents.live import recorder
 
     said = recorder.stop(options.directory, options.store)
-    if said is not None and not json:
-        show(
-            f"no agent's convgit hooks are left for this working tree: its recorder"
-            f" (pid {said.get('pid')}) was asked to leave"
-        )
+    if said is None:
+        return None
+    pid = said.get("pid")
+    return pid if isinstance(pid, int) else None
 
 
 def _hooks_remain() -> bool:
