@@ -18,7 +18,6 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -741,18 +740,19 @@ def test_a_relative_convgit_store_names_the_same_recorder_with_C(
     recorded: Recorded, tmp_path: Path
 ) -> None:
     """With a relative ``CONVGIT_STORE``, `convgit -C DIR recorder status|stop` run from another
-    folder asks the recorder the hooks run in DIR use: the store is read from DIR in both."""
+    folder asks the recorder the hooks run in DIR use: the store is read from DIR in both (DIR
+    given through a symbolic link too: from its real path, the hook's folder)."""
     recorded.env["CONVGIT_STORE"] = "kept/store"
     running = started(recorded, Claude(tmp_path / "claude", recorded.repo.path))
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    relative = os.path.relpath(recorded.repo.path, elsewhere)
-
-    def cli(*args: str) -> Any:
-        return clirun.run("-C", relative, *args, "--json", cwd=elsewhere, env=recorded.env).json()
-
-    said = cli("recorder", "status")
-    assert said["running"] and said["pid"] == running["pid"], said
-    assert cli("recorder", "stop") == {"stopped": True, "pid": running["pid"]}
+    (elsewhere / "link").symlink_to(recorded.repo.path)
+    for relative in (os.path.relpath(recorded.repo.path, elsewhere), "link"):
+        said = clirun.run(
+            "-C", relative, "recorder", "status", "--json", cwd=elsewhere, env=recorded.env
+        ).json()
+        assert said["running"] and said["pid"] == running["pid"], (relative, said)
+    stop = clirun.run("-C", "link", "recorder", "stop", "--json", cwd=elsewhere, env=recorded.env)
+    assert stop.json() == {"stopped": True, "pid": running["pid"]}
     recorded.wait_gone(int(str(running["pid"])))
     assert (recorded.repo.path / "kept" / "store" / "logs" / "recorder.log").is_file()
