@@ -730,7 +730,7 @@ def test_the_last_agents_hooks_uninstalled_ask_the_recorder_to_leave(
     )
     recorded.wait_gone(int(str(running["pid"])))
     assert recorded.json("recorder", "status")["why"].endswith(
-        ": stopped by `convgit recorder stop`"
+        ": stopped by `convgit hooks uninstall`"
     )
     again = recorded.cli("hooks", "uninstall", "claude-code").stdout  # none to ask
     assert "recorder" not in again, again

@@ -360,7 +360,7 @@ def _recorder_leaves_when_unhooked() -> int | None:
         return None
     from convgit.agents.live import recorder
 
-    said = recorder.stop(options.directory, options.store)
+    said = recorder.stop(options.directory, options.store, by="convgit hooks uninstall")
     if said is None:
         return None
     pid = said.get("pid")
