@@ -302,3 +302,30 @@ def test_merge_and_remove_keep_every_other_handler_and_key(value: dict[str, Any]
     assert settings.installed(removed, claude_code.is_ours) == {}
     if without_ours(value) == value:  # nothing of convgit's and nothing empty: the same value
         assert removed == value
+
+
+@pytest.mark.parametrize("had", ["nothing", "an empty folder", "the user's file after"])
+def test_uninstall_removes_the_empty_claude_folder_the_install_made(
+    project: Path, had: str
+) -> None:
+    """The ``.claude`` folder the install made for the settings file goes with the file, when
+    the uninstall leaves it empty; one that was there before the install, or that holds
+    anything else (a file of the user's written since), stays as it is."""
+    folder = project / ".claude"
+    if had == "an empty folder":
+        folder.mkdir()
+    run(project, "hooks", "install", "claude-code")
+    if had == "the user's file after":
+        (folder / "commands").mkdir()
+        (folder / "commands" / "mine.md").write_text("the user's own\n")
+    said = run(project, "hooks", "uninstall", "claude-code").stdout
+    assert not local(project).exists()
+    if had == "nothing":
+        assert not folder.exists()
+        assert "removed the empty folder .claude (the install made it)\n" in said
+    else:
+        assert folder.is_dir() and "removed the empty folder" not in said
+    if had == "the user's file after":
+        assert (folder / "commands" / "mine.md").read_text() == "the user's own\n"
+    elif had == "an empty folder":
+        assert list(folder.iterdir()) == []

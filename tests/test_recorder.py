@@ -697,3 +697,62 @@ def test_a_file_the_agent_wrote_that_git_does_not_ignore_keeps_the_snapshots_pat
     tree = recorded.json("show", claude.ids()[1])["snapshot"]["tree"]
     blob = repo.git("hash-object", "local.env").strip()
     assert repo.tree_paths(tree)["local.env"] == f"100644 {blob}"
+
+
+def test_the_last_agents_hooks_uninstalled_ask_the_recorder_to_leave(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """`hooks uninstall` asks the working tree's recorder to leave once no agent's convgit
+    hooks are left that run there (one line says so); while another agent's hooks, or the
+    user's own hooks of any agent, are still installed, the recorder they use stays."""
+    home = tmp_path / "home"  # the user's settings of every agent: the test's own
+    home.mkdir()
+    shutil.copy(Path.home() / ".gitconfig", home / ".gitconfig")
+    recorded.env["HOME"] = str(home)
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "QWEN_HOME"):
+        recorded.env[name] = None
+    for agent in ("claude-code", "gemini"):
+        recorded.cli("hooks", "install", agent)
+    recorded.cli("hooks", "install", "claude-code", "--scope", "user")
+    running = started(recorded, Claude(tmp_path / "claude", recorded.repo.path))
+
+    gemini = recorded.json("hooks", "uninstall", "gemini")  # claude-code's hooks still run here
+    assert gemini["recorder"] is None
+    assert gemini["folders"] == [str(recorded.repo.path / ".gemini")]  # the install made it
+    assert recorded.json("recorder", "status")["pid"] == running["pid"]
+    said = recorded.cli("hooks", "uninstall", "claude-code").stdout  # the user's still run here
+    assert "recorder" not in said, said
+    assert recorded.json("recorder", "status")["pid"] == running["pid"]
+    said = recorded.cli("hooks", "uninstall", "claude-code", "--scope", "user").stdout
+    assert said.splitlines()[-1] == (
+        "no agent's convgit hooks are left for this working tree: its recorder"
+        f" (pid {running['pid']}) was asked to leave"
+    )
+    recorded.wait_gone(int(str(running["pid"])))
+    assert recorded.json("recorder", "status")["why"].endswith(
+        ": stopped by `convgit hooks uninstall`"
+    )
+    again = recorded.cli("hooks", "uninstall", "claude-code").stdout  # none to ask
+    assert "recorder" not in again, again
+
+
+def test_a_relative_convgit_store_names_the_same_recorder_with_C(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """With a relative ``CONVGIT_STORE``, `convgit -C DIR recorder status|stop` run from another
+    folder asks the recorder the hooks run in DIR use: the store is read from DIR in both (DIR
+    given through a symbolic link too: from its real path, the hook's folder)."""
+    recorded.env["CONVGIT_STORE"] = "kept/store"
+    running = started(recorded, Claude(tmp_path / "claude", recorded.repo.path))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "link").symlink_to(recorded.repo.path)
+    for relative in (os.path.relpath(recorded.repo.path, elsewhere), "link"):
+        said = clirun.run(
+            "-C", relative, "recorder", "status", "--json", cwd=elsewhere, env=recorded.env
+        ).json()
+        assert said["running"] and said["pid"] == running["pid"], (relative, said)
+    stop = clirun.run("-C", "link", "recorder", "stop", "--json", cwd=elsewhere, env=recorded.env)
+    assert stop.json() == {"stopped": True, "pid": running["pid"]}
+    recorded.wait_gone(int(str(running["pid"])))
+    assert (recorded.repo.path / "kept" / "store" / "logs" / "recorder.log").is_file()

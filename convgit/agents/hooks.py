@@ -6,6 +6,8 @@ agent whose hooks are handlers in a settings file (its ``settings`` part,
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -54,6 +56,7 @@ class Change:
     events: list[str]  # the events convgit's handlers are on afterwards
     backup: Path | None  # the file's bytes before the change
     own: bool = False  # the file is convgit's own: a file of convgit's, or one the install made
+    folders: tuple[Path, ...] = ()  # the empty folders the install made that the uninstall took
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -102,13 +105,15 @@ def install(
 ) -> Change:
     """Merge convgit's handlers (``wanted``, from the agent's ``wanted()``) into the settings
     file of ``scope``; nothing else changes. The handlers of another version, on other events,
-    go. The file as it was before convgit's first handler went in is kept, for ``uninstall``."""
+    go. The file as it was before convgit's first handler went in is kept, for ``uninstall``;
+    of a file the install makes, the folders it makes for it too."""
     found = settings.load(_file(agent, scope, project))
     merged = settings.merge(found.value, wanted, agent.is_ours)
     if not settings.installed(found.value, agent.is_ours) and merged != found.value:
         before = _before_install(agent, scope, found.path, backups)
         if found.raw is None:
             settings.write_atomically(before.with_suffix(".absent"), b"", 0o600)
+            note_made_folders(found.path, _made_note(before))
             before.unlink(missing_ok=True)
         else:
             settings.write_atomically(before, found.raw, 0o600)
@@ -132,6 +137,41 @@ def uninstall(agent: SettingsHooks, scope: str, project: Path, backups: Path) ->
         if exact is not None:
             return _put_back(agent, scope, found, before, exact, backups)
     return _saved(agent, scope, found, cleaned, backups)
+
+
+def note_made_folders(path: Path, note: Path) -> None:
+    """Note in ``note`` the folders above ``path`` that are missing, which writing it makes
+    (a JSON list, the outermost first), for ``remove_made_folders``."""
+    made = []
+    for folder in path.parents:
+        if folder.exists():
+            break
+        made.append(str(folder))
+    settings.write_atomically(note, json.dumps(made[::-1]).encode(), 0o600)
+
+
+def remove_made_folders(note: Path) -> tuple[Path, ...]:
+    """Remove the folders ``note_made_folders`` noted, the innermost first, while each is
+    empty: one with anything in it (the user's own files, or the agent's) stays, and so do
+    the folders above it. The note goes; what was removed is returned."""
+    try:
+        made = json.loads(note.read_bytes())
+    except (OSError, ValueError):
+        made = []
+    removed = []
+    for folder in reversed(made if isinstance(made, list) else []):
+        try:
+            os.rmdir(folder)  # only when empty
+        except (OSError, TypeError, ValueError):
+            break
+        removed.append(Path(folder))
+    note.unlink(missing_ok=True)
+    return tuple(removed)
+
+
+def _made_note(before: Path) -> Path:
+    """Where the install notes the folders it made for a settings file it made."""
+    return before.with_suffix(".made.json")
 
 
 def _before_install(agent: SettingsHooks, scope: str, path: Path, backups: Path) -> Path:
@@ -186,13 +226,15 @@ def _put_back(
     assert found.raw is not None
     settings.write_atomically(backup, found.raw, 0o600)
     absent = before.with_suffix(".absent")
+    folders: tuple[Path, ...] = ()
     if absent.exists():
         found.path.unlink()
+        folders = remove_made_folders(_made_note(before))
         absent.unlink()
     else:
         settings.write_atomically(found.path, exact, found.mode)
         before.unlink()
-    return Change(agent.AGENT, scope, found.path, True, [], backup)
+    return Change(agent.AGENT, scope, found.path, True, [], backup, folders=folders)
 
 
 def _saved(

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from convgit.agents import settings
-from convgit.agents.hooks import Change, ScopeState
+from convgit.agents.hooks import Change, ScopeState, note_made_folders, remove_made_folders
 from convgit.base.errors import RefusedError
 
 
@@ -49,9 +48,7 @@ class OwnFile:
         if found == wanted:
             return Change(self.agent, scope, path, False, self.events(tools), None, own=True)
         if found is None:
-            made = [str(f) for f in reversed([path.parent, path.parent.parent]) if not f.exists()]
-            note = self._made_note(scope, path, backups)
-            settings.write_atomically(note, json.dumps(made).encode(), 0o600)
+            note_made_folders(path, self._made_note(scope, path, backups))
         path.parent.mkdir(parents=True, exist_ok=True)
         settings.write_atomically(path, wanted.encode(), 0o644)
         return Change(self.agent, scope, path, True, self.events(tools), None, own=True)
@@ -62,18 +59,8 @@ class OwnFile:
         if found is None or self.marked(found) is None:
             return Change(self.agent, scope, path, False, [], None)
         path.unlink()
-        note = self._made_note(scope, path, backups)
-        try:
-            made = json.loads(note.read_bytes())
-        except (OSError, ValueError):
-            made = []
-        for folder in reversed(made if isinstance(made, list) else []):
-            try:
-                os.rmdir(folder)  # only when empty: what the user (or the agent) put there stays
-            except OSError:
-                break
-        note.unlink(missing_ok=True)
-        return Change(self.agent, scope, path, True, [], None)
+        folders = remove_made_folders(self._made_note(scope, path, backups))
+        return Change(self.agent, scope, path, True, [], None, folders=folders)
 
     def status(self, project: Path, tools: bool) -> list[ScopeState]:
         from convgit.agents import hook_command

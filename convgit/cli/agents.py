@@ -21,6 +21,7 @@ from convgit.cli.program import (
 )
 
 if TYPE_CHECKING:
+    from convgit.agents.hooks import ScopeState
     from convgit.agents.protocol import Live, OwnHooks, SettingsHooks
     from convgit.schema.shapes import HooksDismissJson, ImportJson
 
@@ -170,7 +171,9 @@ def _mcp_change(
     if not remove and change.own and scope in part.PROJECT_SCOPES:
         excluded = exclude.keep_out_of_git(project, change.path, _excluded_record(scope))
     if json:
-        out(change.to_json() if remove else {**change.to_json(), "excluded": excluded})
+        folders = [str(f) for f in change.folders]
+        gone = {"folders": folders, "recorder": None}  # the shape of `hooks uninstall AGENT`
+        out({**change.to_json(), **gone} if remove else {**change.to_json(), "excluded": excluded})
         return
     show(*reports.mcp_change_words(change, "uninstall" if remove else "install"))
     if excluded:
@@ -310,8 +313,10 @@ def hooks_uninstall(
     json: JsonFlag = False,
 ) -> None:
     """Take convgit's hooks out of the agent's settings, and nothing else (a file nothing
-    else changed in since the install gets its bytes back; one the install made goes).
-    With --mcp: take convgit's MCP server out of the agent's configuration instead."""
+    else changed in since the install gets its bytes back; one the install made goes, and the
+    folders it made for it when they are empty). Once no agent's convgit hooks are left for
+    this working tree, its recorder is asked to leave. With --mcp: take convgit's MCP server
+    out of the agent's configuration instead."""
     from convgit.agents import hooks
     from convgit.text import reports
 
@@ -334,10 +339,61 @@ def hooks_uninstall(
         from convgit.agents import exclude
 
         exclude.let_back_into_git(_project(), change.path, _excluded_record(scope))
+    left = _recorder_leaves_when_unhooked()
     if json:
-        out(change.to_json())
-    else:
-        show(*reports.hooks_change_words(change, "uninstall"))
+        folders = [str(f) for f in change.folders]
+        out({**change.to_json(), "folders": folders, "recorder": left})
+        return
+    show(*reports.hooks_change_words(change, "uninstall"))
+    if left is not None:
+        show(
+            "no agent's convgit hooks are left for this working tree: its recorder"
+            f" (pid {left}) was asked to leave"
+        )
+
+
+def _recorder_leaves_when_unhooked() -> int | None:
+    """After an uninstall, the recorder of this working tree is asked to leave when no agent's
+    convgit hooks are left that run there (``_hooks_remain``): nothing would send it an event
+    again before it idles out. Its pid when one was running; else None."""
+    if _hooks_remain():
+        return None
+    from convgit.agents.live import recorder
+
+    said = recorder.stop(options.directory, options.store, by="convgit hooks uninstall")
+    if said is None:
+        return None
+    pid = said.get("pid")
+    return pid if isinstance(pid, int) else None
+
+
+def _hooks_remain() -> bool:
+    """Whether any agent's convgit hooks still run in this working tree: in any scope of any
+    agent, the user's own too (they run in every working tree), of this version or an older
+    one. A settings file that cannot be read, or an agent whose hooks cannot be looked at,
+    counts as holding them."""
+    try:
+        found = _states(registry.names("live"))
+    except ConvgitError:
+        return True
+    return any(s.state != "not installed" for states in found.values() for s in states)
+
+
+def _states(names: list[str]) -> "dict[str, list[ScopeState]]":
+    """convgit's hooks in every settings file of each agent of ``names``, as `hooks status`
+    says them."""
+    from convgit.agents import hooks
+
+    tool_snapshots = _tool_snapshots()
+    found = {}
+    for name in names:
+        own = _own_hooks(name)
+        if own is not None:
+            found[name] = own.status(_project(), tool_snapshots)
+        else:
+            merged = _settings(name)
+            found[name] = hooks.status(merged, _project(), merged.events(tool_snapshots))
+    return found
 
 
 @command("status", group=hooks_app)
@@ -352,18 +408,10 @@ def hooks_status(
     yet, and the turns recorded without snapshots."""
     import shutil
 
-    from convgit.agents import hook, hook_failures, hooks
+    from convgit.agents import hook, hook_failures
     from convgit.text import reports
 
-    tool_snapshots = _tool_snapshots()
-    found = {}
-    for name in [registry.integration(agent).AGENT] if agent else registry.names("live"):
-        own = _own_hooks(name)
-        if own is not None:
-            found[name] = own.status(_project(), tool_snapshots)
-        else:
-            merged = _settings(name)
-            found[name] = hooks.status(merged, _project(), merged.events(tool_snapshots))
+    found = _states([registry.integration(agent).AGENT] if agent else registry.names("live"))
     root = _location().root
     log = hook.log_path(root)
     report = hook.read_log(log)

@@ -129,15 +129,18 @@ def _global(
     ] = False,
 ) -> None:
     # a relative --store is relative to -C's DIR, as git reads its later paths, whichever
-    # comes first; made absolute, it stays right after a command moves into DIR (``hook``)
+    # comes first; made absolute, it stays right after a command moves into DIR (``hook``).
+    # A relative CONVGIT_STORE too, as the hooks read it in the agent's folder (empty: unset):
+    # from DIR's real path, as the hooks' own folder is, so that both name one recorder
+    if store == "":  # Path("") is the current folder: an empty name must not choose one
+        fail(UsageError("--store was given an empty folder name."))
+    named = store if store is not None else os.environ.get("CONVGIT_STORE") or None
     options.session, options.store, options.directory, options.fsync = (
         session,
-        None if store is None else directory.absolute() / store,
+        None if named is None else Path(os.path.realpath(directory)) / named,
         directory,
         fsync,
     )
-    if store == "":  # Path("") is the current folder: an empty name must not choose one
-        fail(UsageError("--store was given an empty folder name."))
     if not directory.is_dir():
         what = "is not a folder" if directory.exists() else "does not exist"
         fail(UsageError(f"The folder {directory} given with -C {what}."))

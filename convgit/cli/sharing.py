@@ -333,7 +333,7 @@ def install_git_hooks(program: str | None, json: bool, *, remove: bool = False) 
             "backup": None,
             "hooks": [c.to_json() for c in changes],
         }
-        out(found if remove else {**found, "excluded": None})
+        out({**found, "folders": [], "recorder": None} if remove else {**found, "excluded": None})
         return
     for change in changes:
         verb = "removed" if remove else "installed"

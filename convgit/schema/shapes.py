@@ -263,6 +263,8 @@ class HooksUninstallJson(TypedDict):
     events: Any
     backup: Any
     hooks: Any
+    folders: Any
+    recorder: Any
 
 
 class SharingJson(TypedDict):

@@ -121,6 +121,8 @@ def hooks_change_words(change: HooksChange, verb: str) -> list[str]:
     lines = [head]
     if change.backup is not None:
         lines.append(f"the file as it was is kept as {_shown_path(change.backup)}")
+    for folder in change.folders:
+        lines.append(f"removed the empty folder {_shown_path(folder)} (the install made it)")
     return lines
 
 

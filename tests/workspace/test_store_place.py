@@ -249,3 +249,25 @@ def test_a_relative_store_is_relative_to_the_folder_given_with_C(
     assert _listing(elsewhere) == []
     found = convgit(elsewhere, "--store", store, "-C", relative, "sessions", "--json").json()
     assert [s["id"] for s in found["sessions"]] == [sid]
+
+
+@pytest.mark.parametrize("store", ["kept/store", "../beside"])
+def test_a_relative_convgit_store_is_relative_to_the_folder_given_with_C(
+    repo: GitRepo, tmp_path: Path, store: str
+) -> None:
+    """``-C DIR`` with a relative ``CONVGIT_STORE``: read from DIR, as a relative ``--store``
+    is, and as the hooks read it in the agent's folder; never from the folder convgit was
+    started in."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    into = repo.path / "notes"
+    into.mkdir()
+    relative = os.path.relpath(into, elsewhere)
+    env = {"CONVGIT_STORE": store}
+    sid = convgit(elsewhere, "-C", relative, "init", "--json", env=env).json()["id"]
+    assert ((into / store).resolve() / "sessions" / f"{sid}.jsonl").is_file()
+    assert _listing(elsewhere) == []
+    found = convgit(elsewhere, "-C", relative, "sessions", "--json", env=env).json()
+    assert [s["id"] for s in found["sessions"]] == [sid]
+    here = convgit(into, "sessions", "--json", env=env).json()  # the same store, from DIR
+    assert [s["id"] for s in here["sessions"]] == [sid]

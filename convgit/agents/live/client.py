@@ -339,16 +339,17 @@ def recorder_command(
     return [os.fsencode(sys.executable), *flags, b"-c", start, folder, key, root], env
 
 
-def ask(folder: bytes, key: bytes, kind: bytes) -> bytes | None:
-    """The recorder's answer to ``status`` or ``stop`` (None when none answers within
-    ``ASK_WAIT``: a command never waits for an event the recorder is busy with)."""
+def ask(folder: bytes, key: bytes, kind: bytes, args: list[str] | None = None) -> bytes | None:
+    """The recorder's answer to ``status`` or ``stop`` (with ``args``: for ``stop``, the
+    command that asks, which it says it was stopped by); None when none answers within
+    ``ASK_WAIT``: a command never waits for an event the recorder is busy with."""
     connected = connect(os.path.join(folder, key + b".sock"))
     if connected is None:
         return None
     sock = connected[0]
     sock.settimeout(ASK_WAIT)
     try:
-        sock.sendall(request(kind, []))
+        sock.sendall(request(kind, args or []))
         sock.shutdown(1)
         return receive(sock)
     except OSError:

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 IDLE = 600.0  # seconds without an event after which the recorder leaves
 TICK = 2.0  # seconds between two looks at what would make it leave
 LEFT = "left: "  # the store's recorder log's line of a recorder that left says why after it
+STOP = "convgit recorder stop"  # the command that asks a recorder to leave, unless another says
 FAULT = "CONVGIT_RECORDER_FAULT"  # a crash test's fault point for the recorder (``faults``)
 
 
@@ -69,11 +70,11 @@ class Place:
             return {}
         return found if isinstance(found, dict) else {}
 
-    def ask(self, kind: str) -> dict[str, Any] | None:
+    def ask(self, kind: str, *args: str) -> dict[str, Any] | None:
         """The running recorder's answer to ``status`` or ``stop``; None when none answers."""
         from convgit.agents.live import client
 
-        said = client.ask(self.folder, self.key, kind.encode())
+        said = client.ask(self.folder, self.key, kind.encode(), list(args))
         if not said or said[:1] != client.DONE:
             return None
         try:
@@ -325,7 +326,8 @@ class Recorder:
             return
         if request.kind == b"stop":
             _send(conn, client.DONE + json.dumps(self.status()).encode())
-            raise Leave("stopped by `convgit recorder stop`")
+            by = request.args[0] if request.args else STOP
+            raise Leave(f"stopped by `{by}`")
         if request.kind != b"event":
             _send(conn, client.FALL_BACK + b"unknown request")
             return
@@ -681,11 +683,11 @@ def _left(cwd: str | Path, store: Path | None) -> str | None:
     return None
 
 
-def stop(cwd: str | Path, store: Path | None = None) -> dict[str, Any] | None:
+def stop(cwd: str | Path, store: Path | None = None, by: str = STOP) -> dict[str, Any] | None:
     """Ask the recorder of the working tree at ``cwd`` to leave: what it said of itself, or
-    None when none was running."""
+    None when none was running. ``by``: the command that asks, which its log says."""
     place = Place.of(cwd, store)
-    return None if place is None else place.ask("stop")
+    return None if place is None else place.ask("stop", by)
 
 
 def _no_place(cwd: str | Path) -> str:
