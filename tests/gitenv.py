@@ -5,8 +5,8 @@ newcomer's shell that sets ``GIT_AUTHOR_NAME``, ``GIT_CONFIG_GLOBAL``, ``EMAIL``
 
 * every ``GIT_*``, ``CONVGIT_*`` and ``WATCHMAN_*`` variable is removed (but the hypothesis
   profile's; ``CONVGIT_RECORDER`` is then set off, or on for a run with
-  ``CONVGIT_TEST_RECORDER=on``; ``CONVGIT_HELD_CHECK`` is set), and so are ``EMAIL`` and the XDG base folders: git, convgit
-  and the agents find their configuration and data under HOME;
+  ``CONVGIT_TEST_RECORDER=on``; ``CONVGIT_HELD_CHECK`` is set), and so are ``EMAIL`` and the
+  XDG base folders: git, convgit and the agents find their configuration and data under HOME;
 * HOME is an empty folder of the run's own, whose ``.gitconfig`` gives the identity a commit
   needs: a configuration, never the environment, so a repository's own ``user.name`` wins as it
   does for a user;
