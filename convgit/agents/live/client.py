@@ -1,8 +1,8 @@
 """The thin client of the recorder: ``convgit hook AGENT`` hands its event to the recorder of
 its working tree (``convgit.agents.live.recorder``) over a Unix socket, and writes back what the
 recorder says the agent should read. It imports nothing of convgit's beyond this module, and no
-module of Python's that its start has not loaded already but ``_socket``, and no
-``from __future__`` (``thin`` loads it with Python's own extension folder alone on the path).
+module of Python's that its start has not loaded already but ``_socket`` (no ``__future__``:
+its annotations that name what it does not import are strings).
 
 It never depends on the recorder: whenever there is none (not started yet, gone, its socket
 stale), it answers for another version of convgit, another user, another working tree or
