@@ -30,6 +30,8 @@ def _probe(report: str, *, before: str = "", ready: str = "", imports: str = "sy
     runs before convgit's entry is imported, ``ready`` after; it exits with main()'s code."""
     return (
         f"import {imports}\n"
+        "import os\n"
+        "os._exit = sys.exit  # a lean command leaves at once (``leave``): the report runs first\n"
         'sys.argv = ["convgit", *sys.argv[1:]]\n'
         f"{before}from convgit.__main__ import main\n{ready}"
         "try:\n    main()\nexcept SystemExit as done:\n    code = done.code\nelse:\n    code = 0\n"

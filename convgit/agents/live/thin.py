@@ -25,9 +25,10 @@ def main() -> None:
     import gc
 
     gc.disable()  # as ``convgit.__main__`` runs a hook
+    from convgit.__main__ import leave
     from convgit.agents import hook
 
-    sys.exit(hook.run(args[1:], raw=handed))
+    leave(hook.run(args[1:], raw=handed))
 
 
 if __name__ == "__main__":
