@@ -357,7 +357,8 @@ def hooks_status(
 
     tool_snapshots = _tool_snapshots()
     found = {}
-    for name in [registry.integration(agent).AGENT] if agent else registry.names("live"):
+    chosen = [registry.integration(agent).AGENT] if agent is not None else None
+    for name in chosen or registry.names("live"):
         own = _own_hooks(name)
         if own is not None:
             found[name] = own.status(_project(), tool_snapshots)
