@@ -1,7 +1,7 @@
 """The small moves that once did the wrong thing in silence, each through the real CLI: a label
 given to an entry that has one, a trashed session named by its name, a worktree of a commit
 several entries share, a retry where there is nothing to retry, a saved state shown to a
-person, and a resume that writes into the working tree."""
+person, a resume that writes into the working tree, and a folder given to import."""
 
 from __future__ import annotations
 
@@ -109,3 +109,16 @@ def test_resume_of_a_file_imported_from_the_checkout_says_it_writes_there(repo: 
     assert "inside the working tree" in said[1]
     written = json.loads(convgit(repo.path, "resume", "10000007", "--json").stdout)["path"]
     assert Path(written).parent == source.parent
+
+
+def test_a_folder_or_device_given_to_import_is_refused_by_its_path_not_as_a_damaged_store(
+    repo: GitRepo,
+) -> None:
+    """The file to import is the user's argument, not the store: a folder or a device is a
+    refusal (exit 1) naming the path as given, never exit 3, which says the store is damaged."""
+    folder = repo.path.parent / "sessions-folder"
+    folder.mkdir()
+    for given, what in ((str(folder), "is a directory"), ("/dev/null", "is not a regular file")):
+        for args in (("import", "codex", given), ("import", given)):
+            said = one_sentence(convgit(repo.path, *args, code=1).stderr)
+            assert given in said and what in said, said
