@@ -56,6 +56,16 @@ def test_each_bad_value_of_each_key_is_one_sentence_naming_it(
     assert said == f"convgit: config.toml: [{section}] {key} must be {setting.must}, got {wrong}."
 
 
+def test_a_number_too_large_is_refused_saying_the_bound_it_passed(store: Path) -> None:
+    """A value that is a number, 0 or more, but too large is not told it must be "a number, 0
+    or more": the refusal names the bound (the huge int, and TOML's inf, past it)."""
+    setting = config.SCHEMA["retention"]["keep_days"]
+    for wrong in ("99999999999999999999", "inf"):
+        said = _refused(store, f"[retention]\nkeep_days = {wrong}\n")
+        bound = f"{setting.must}, below {int(setting.high)}"
+        assert said.startswith(f"convgit: config.toml: [retention] keep_days must be {bound}, got ")
+
+
 @pytest.mark.parametrize("section", sorted(config.SCHEMA))
 def test_a_key_the_schema_has_not_and_a_section_that_is_no_table_are_refused(
     store: Path, section: str

@@ -236,3 +236,38 @@ def test_an_agents_event_never_makes_an_empty_session_nor_takes_the_users_one(
     hook(repo.path, json.dumps({**ended, "session_id": other}).encode())
     assert len(convgit_json(repo.path, "sessions")["sessions"]) == 3
     assert convgit_json(repo.path, "status")["session"] == agents["id"]
+
+
+def test_a_restore_in_an_agents_session_does_not_promise_the_model_a_note(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """The turns the hooks import hang where the agent put them, with no note: a restore in the
+    agent's session says the model is not told (text and --json), and the next turn has no note
+    indeed."""
+    transcript = tmp_path / f"{SESSION}.jsonl"
+    transcript.write_text("")
+    hook(repo.path, event("SessionStart", transcript, repo.path, source="startup"))
+    for n in (1, 2):
+        hook(repo.path, event("UserPromptSubmit", transcript, repo.path, prompt_id=f"p-{n}"))
+        parent = None if n == 1 else "a-1"
+        with transcript.open("a") as out:
+            out.write(line("user", f"u-{n}", parent, f"Turn {n}", promptId=f"p-{n}"))
+            out.write(line("assistant", f"a-{n}", f"u-{n}", [{"type": "text", "text": f"R{n}."}]))
+        repo.write(f"turn{n}.txt", f"{n}\n")
+        hook(repo.path, event("Stop", transcript, repo.path, prompt_id=f"p-{n}"))
+    said = clirun.run("restore", "a-1", "--yes", cwd=repo.path).stdout
+    assert "the model will be told" not in said
+    assert "no note for the model: it reads claude-code's own session file" in said
+    undone = convgit_json(repo.path, "restore", "--undo", "--yes")
+    assert undone["note"] is None and "back where they were" in undone["note_skipped"]
+    again = convgit_json(repo.path, "restore", "a-1", "--yes")
+    assert again["note"] is None and "claude-code's own session file" in again["note_skipped"]
+
+    hook(repo.path, event("UserPromptSubmit", transcript, repo.path, prompt_id="p-3"))
+    with transcript.open("a") as out:
+        out.write(line("user", "u-3", "a-2", "Turn 3", promptId="p-3"))
+        out.write(line("assistant", "a-3", "u-3", [{"type": "text", "text": "R3."}]))
+    hook(repo.path, event("Stop", transcript, repo.path, prompt_id="p-3"))
+    tree = convgit_json(repo.path, "tree")["entries"]
+    assert "a-3" in {e["id"] for e in tree}
+    assert [e for e in tree if e["type"] == "note"] == []  # the model was told nothing indeed

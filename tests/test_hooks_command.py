@@ -210,3 +210,12 @@ def test_only_the_events_that_must_run_are_installed_and_an_old_install_is_upgra
     assert status["agents"]["claude-code"][0]["state"] == "out of date"
     run(repo.path, "hooks", "install", "claude-code")
     assert [m for m, _ in ours(repo)["PostToolUse"]] == ["Write|Edit|MultiEdit|NotebookEdit|Bash"]
+
+
+def test_status_of_an_empty_agent_name_is_refused_as_install_refuses_it(repo: GitRepo) -> None:
+    """`hooks status ""` names no agent: one sentence and exit 2, as `hooks install ""`, not
+    the status of every agent."""
+    for command in ("status", "install"):
+        done = clirun.run("hooks", command, "", cwd=repo.path, code=2)
+        assert done.stderr.startswith("convgit: convgit does not run beside '': use one of")
+        assert done.stdout == "" and done.stderr.count("\n") == 1

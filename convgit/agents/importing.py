@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from convgit import schema
 from convgit.agents import registry
-from convgit.base.errors import InvalidEntryError, NotFoundError, RefusedError
+from convgit.base.errors import (
+    CorruptStoreError,
+    InvalidEntryError,
+    NotFoundError,
+    RefusedError,
+)
 from convgit.session import Session
 from convgit.store import jsonl, sessions
 from convgit.store.location import StoreLocation, locate, write_pointer
@@ -411,11 +416,14 @@ def _fork_link(location: StoreLocation, fork: reading.ForkSource) -> dict[str, s
 
 
 def _read_source(source: Path, title: str | None) -> bytes:
+    what = f"{registry.a(title)} session file" if title else "an agent's session file"
     try:
         return jsonl.read_bytes(source, f"{title} transcript" if title else "agent's session")
     except NotFoundError as exc:
-        what = f"{registry.a(title)} session file" if title else "an agent's session file"
         raise NotFoundError(exc.message, f"give the path of {what}") from None
+    except CorruptStoreError as exc:  # a folder or a device given: the argument, not the store
+        said = exc.message.replace(f" {source.name} ", f" {source} ", 1)
+        raise RefusedError(said, f"give the path of {what}") from None
 
 
 def _read_from(

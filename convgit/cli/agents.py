@@ -411,7 +411,8 @@ def hooks_status(
     from convgit.agents import hook, hook_failures
     from convgit.text import reports
 
-    found = _states([registry.integration(agent).AGENT] if agent else registry.names("live"))
+    chosen = [registry.integration(agent).AGENT] if agent is not None else None
+    found = _states(chosen or registry.names("live"))
     root = _location().root
     log = hook.log_path(root)
     report = hook.read_log(log)

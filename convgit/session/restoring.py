@@ -278,6 +278,12 @@ class Restoring:
                 "no note for the model: the files are back where they were when the conversation"
                 " last moved on"
             )
+        agent = self.conversation.header().get("agent")
+        if isinstance(agent, str) and agent:  # the hooks' turns hang where the agent put them
+            return None, (
+                f"no note for the model: it reads {agent}'s own session file, which a restore"
+                " leaves as it is; say where the files are in your next prompt"
+            )
         return (None, None) if telling is None else (telling.text, None)
 
     def _held(self) -> list[str]:

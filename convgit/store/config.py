@@ -165,7 +165,10 @@ def _section_problem(section: str, keys: Any) -> str | None:
             names = ", ".join(SCHEMA[section])
             return f"[{section}] {key} is no setting of it (they are {names})"
         if not setting.fits(value):
-            return f"[{section}] {key} must be {setting.must}, got {shown(value)}"
+            must = setting.must
+            if setting.kind == "number" and type(value) in (int, float) and value >= setting.high:
+                must = f"{must}, below {int(setting.high)}"  # not "0 or more" alone: it is
+            return f"[{section}] {key} must be {must}, got {shown(value)}"
     return None
 
 

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from convgit.store.sidecar import SnapshotInfo
 
 ARGUMENT_WIDTH = 200  # characters of one argument's value a call line shows
+LEFT_NAMED = 5  # the paths a snapshot left alone that `show` names (the rest counted)
 
 
 def content_lines(content: Any) -> list[str]:
@@ -139,8 +140,14 @@ def _snapshot_words(
         return "none"
     words = f"◆ {snapshot.commit[:12]}, {snapshot.files} file{'' if snapshot.files == 1 else 's'}"
     if previous is None:
-        return words + "; the first on its path"
-    return words + f"; the previous on its path is {short(previous.entry)}'s"
+        words += "; the first on its path"
+    else:
+        words += f"; the previous on its path is {short(previous.entry)}'s"
+    if snapshot.skipped:  # what `git add -A` would have taken and the snapshot did not
+        named = [f"{s['path']} ({s['reason']})" for s in snapshot.skipped[:LEFT_NAMED]]
+        more = len(snapshot.skipped) - len(named)
+        words += "; left alone: " + ", ".join(named) + (f", and {more} more" if more else "")
+    return words
 
 
 def _other_lines(record: Mapping[str, Any]) -> list[str]:

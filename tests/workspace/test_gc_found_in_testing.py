@@ -24,6 +24,11 @@ code before its fix.
    a commit only ``.git/rebase-merge/autostash`` (``rebase-apply/autostash``,
    ``.git/MERGE_AUTOSTASH``) names. When those changes were a turn's files, gc deleted the
    autostash's tree and blob: finishing the rebase or merge could not bring the changes back.
+
+4. After ``git worktree remove`` of a linked worktree that had a session, every ``convgit gc``
+   of the repository was refused (``git cannot read convgit's index ... sharedindex...: index
+   file open failed``) until the user deleted a file of convgit's by hand: git deleted the
+   worktree's git dir, which held the shared part of that session's private index.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ import pytest
 
 from convgit.session import Session
 from tests.workspace.cli import convgit, one_sentence
-from tests.workspace.gitrepo import GitRepo
+from tests.workspace.gitrepo import GitRepo, oracle_tree
 
 
 def _dropped_stash(
@@ -282,3 +287,35 @@ def test_a_snapshot_gc_re_parented_is_freed_whole_when_a_later_gc_lets_it_go(
     assert replies[3] in {item["entry"] for item in done["let_go"]}
     assert not done["left"] and not planned["left"], "nothing but convgit wrote its files"
     assert done["objects"] >= 3, "its commit, tree and file went"
+
+
+def test_gc_runs_after_a_linked_worktree_with_a_session_is_removed(
+    repo: GitRepo, rewatch: Callable[[GitRepo], None]
+) -> None:
+    """The private index of a removed worktree's session cannot be read (its shared part went
+    with the worktree's git dir) and names nothing a snapshot will use: gc runs, keeps that
+    session's snapshots, and the worktree added again at the same folder snapshots as git
+    stages."""
+    here = repo.path
+    linked = here.parent / "linked"
+    repo.git("worktree", "add", "-q", "--detach", str(linked))
+    convgit(linked, "init")
+    made = []
+    for turn in range(3):
+        (linked / "app.py").write_text(f"print({turn})\n")
+        made.append(convgit(linked, "assistant", f"turn {turn}", "--json").json()["snapshot"])
+    assert list((here / ".git" / "worktrees" / "linked").glob("sharedindex.*"))
+    repo.git("worktree", "remove", "--force", str(linked))
+    (here / ".git" / "convgit" / "config.toml").write_text("[retention]\nkeep_days = 0\n")
+    rewatch(repo)
+
+    done = convgit(here, "gc", "--json", code=None)
+    assert done.code == 0, done.stderr
+    assert done.json()["let_go"] == []  # the removed worktree's session: its active path, held
+    for snapshot in made:
+        assert repo.git("cat-file", "-t", snapshot["commit"]).strip() == "commit"
+
+    repo.git("worktree", "add", "-q", "--detach", str(linked))
+    (linked / "app.py").write_text("print('back')\n")
+    again = convgit(linked, "assistant", "back again", "--json").json()["snapshot"]
+    assert again["tree"] == oracle_tree(linked)

@@ -1,7 +1,8 @@
 """The small moves that once did the wrong thing in silence, each through the real CLI: a label
 given to an entry that has one, a trashed session named by its name, a worktree of a commit
 several entries share, a retry where there is nothing to retry, a saved state shown to a
-person, and a resume that writes into the working tree."""
+person, a resume that writes into the working tree, a folder given to import, and a snapshot
+that left a path out."""
 
 from __future__ import annotations
 
@@ -109,3 +110,32 @@ def test_resume_of_a_file_imported_from_the_checkout_says_it_writes_there(repo: 
     assert "inside the working tree" in said[1]
     written = json.loads(convgit(repo.path, "resume", "10000007", "--json").stdout)["path"]
     assert Path(written).parent == source.parent
+
+
+def test_a_folder_or_device_given_to_import_is_refused_by_its_path_not_as_a_damaged_store(
+    repo: GitRepo,
+) -> None:
+    """The file to import is the user's argument, not the store: a folder or a device is a
+    refusal (exit 1) naming the path as given, never exit 3, which says the store is damaged."""
+    folder = repo.path.parent / "sessions-folder"
+    folder.mkdir()
+    for given, what in ((str(folder), "is a directory"), ("/dev/null", "is not a regular file")):
+        for args in (("import", "codex", given), ("import", given)):
+            said = one_sentence(convgit(repo.path, *args, code=1).stderr)
+            assert given in said and what in said, said
+
+
+def test_show_names_what_the_snapshot_left_alone_as_json_does(repo: GitRepo) -> None:
+    """`git add -A` would take a nested repository; a snapshot leaves it alone, and `show`
+    says so beside the snapshot (its --json always had it), not only a restore."""
+    convgit(repo.path, "init")
+    repo.git("init", "-q", str(repo.path / "vendor" / "lib"))
+    (repo.path / "vendor" / "lib" / "code.py").write_text("inside\n")
+    repo.write("app.py", "print('a')\n")
+    reply = convgit(repo.path, "assistant", "done", "--json").json()
+    assert reply["snapshot"]["skipped"] == [{"path": "vendor/lib", "reason": "nested repository"}]
+    (field,) = [
+        line for line in convgit(repo.path, "show", reply["id"]).stdout.splitlines()
+        if line.startswith("snapshot:")
+    ]  # fmt: skip
+    assert field.endswith("; left alone: vendor/lib (nested repository)")

@@ -25,6 +25,7 @@ from convgit.base import faults
 from convgit.base.errors import UnjudgeableRepositoryError
 from convgit.base.valueclass import valueclass
 from convgit.git import names
+from convgit.git.index import format as index_format
 from convgit.git.plumbing.run import Git, git_words
 from convgit.git.upkeep import reachability
 
@@ -140,7 +141,8 @@ def index_blobs(git: Git, indexes: Iterable[Path]) -> set[str]:
     """The blobs the index files ``indexes`` name; UnjudgeableRepositoryError when git cannot
     read one (a blob it names could be deleted under it). A private index is split, its shared
     part in the git dir of the worktree whose snapshots it made: each is read with the common
-    git dir, then with each linked worktree's, until one reads it."""
+    git dir, then with each linked worktree's, until one reads it. One whose shared part is in
+    none of them (``_orphaned``) names nothing: no git reads it again."""
     linked = git.common_dir / "worktrees"
     folders = [git.common_dir, *sorted(p for p in linked.glob("*") if p.is_dir())]
     found: set[str] = set()
@@ -151,6 +153,8 @@ def index_blobs(git: Git, indexes: Iterable[Path]) -> set[str]:
             if listed.returncode == 0:
                 break
         else:
+            if _orphaned(index, folders, git.hash_len):
+                continue
             raise UnjudgeableRepositoryError(
                 f"git cannot read convgit's index {index} ({git_words(listed.stderr, 1)[:-1]}),"
                 " so convgit gc deletes nothing.",
@@ -162,6 +166,19 @@ def index_blobs(git: Git, indexes: Iterable[Path]) -> set[str]:
             if len(parts) == 3:
                 found.add(parts[1])
     return found
+
+
+def _orphaned(index: Path, folders: list[Path], hash_len: int) -> bool:
+    """Whether the split index ``index`` builds on a shared index that is in none of the git
+    dirs ``folders``, nor beside it: the git dir of the linked worktree it was made in went
+    with that worktree (`git worktree remove`, or `prune` once its folder was deleted). No git
+    can read it again and convgit builds it anew before it snapshots through it
+    (``PrivateIndex``), so no snapshot will take a blob from it."""
+    shared = index_format.shared_index(index, hash_len)
+    if shared is None:  # a whole index git cannot read: torn, or not an index
+        return False
+    name = f"sharedindex.{shared}"
+    return not any(os.path.lexists(where / name) for where in [*folders, index.parent])
 
 
 def disk_sizes(git: Git, oids: Collection[str], *, packed: bool = False) -> dict[str, int]:
