@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import gc
 import importlib
-import os
 import sys
 
 TYPE_CHECKING = False  # typing is not imported by a start that does not need it (--version)
 if TYPE_CHECKING:
-    from typing import Any, NoReturn
+    from typing import Any
 
 # command -> the module and its function ``(args) -> exit code`` that handle it without the typer
 # app (None: arguments the lean path does not take, for the app to explain)
@@ -53,31 +52,18 @@ def _run(args: list[str]) -> None:
 
             handed = client.run(args[1:])
             if isinstance(handed, int):
+                from convgit.base.leaving import leave
+
                 leave(handed)
             more = {"raw": handed}  # the event, read already: the hook takes it
         code = _lean(args[0], args[1:], more)
         if code is not None:
+            from convgit.base.leaving import leave
+
             leave(code)
     from convgit.cli import main as app
 
     app()
-
-
-def leave(code: int) -> NoReturn:
-    """Exit with ``code`` as soon as what this process printed is flushed: the interpreter's
-    teardown (every module, and the session it read, taken apart one object at a time: about
-    10 ms of a turn's command) is left to the operating system. Every file a command writes is
-    written unbuffered or closed before it returns; with another thread still running, Python
-    exits as it always does."""
-    threading = sys.modules.get("threading")
-    if threading is not None and threading.active_count() > 1:
-        sys.exit(code)
-    for stream in (sys.stdout, sys.stderr):
-        try:  # noqa: SIM105 - contextlib is not imported by every start that ends here
-            stream.flush()
-        except (OSError, ValueError):  # a closed pipe, a closed stream: nothing more to say
-            pass
-    os._exit(code)
 
 
 def _lean(command: str, args: list[str], more: dict[str, Any]) -> int | None:

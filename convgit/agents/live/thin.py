@@ -25,8 +25,8 @@ def main() -> None:
     import gc
 
     gc.disable()  # as ``convgit.__main__`` runs a hook
-    from convgit.__main__ import leave
     from convgit.agents import hook
+    from convgit.base.leaving import leave
 
     leave(hook.run(args[1:], raw=handed))
 
