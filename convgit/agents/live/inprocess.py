@@ -40,7 +40,9 @@ def fragment(agent: str, program: str | None) -> str:
     from convgit.agents import hook_command
 
     package = None if program is not None else str(hook_command.THIN.parents[2])
-    worker = (_HERE / "inprocess_worker.js").read_text()
+    process = (_HERE / "inprocess_process.js").read_text()
+    worker = (_HERE / "inprocess_worker.js").read_text().replace("@PROCESS@\n", process)
+    direct = process + (_HERE / "inprocess_direct.js").read_text()
     values = {
         "@PACKAGE@": json.dumps(package),
         "@ARGS@": json.dumps([agent]),
@@ -51,7 +53,7 @@ def fragment(agent: str, program: str | None) -> str:
         "@TAKEN@": str(client.TAKEN[0]),
         "@WORKER@": json.dumps(worker),
     }
-    text = (_HERE / "inprocess.js").read_text()
+    text = (_HERE / "inprocess.js").read_text().replace("@DIRECT@\n", direct)
     for name, value in values.items():
         text = text.replace(name, value)
     return text
