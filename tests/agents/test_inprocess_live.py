@@ -7,13 +7,16 @@ does the event itself, and nothing is lost."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from convgit.agents.live import inprocess
 from tests.agents.hooked import convgit, convgit_json, hook_log, reply_text
 from tests.agents.runners import Agent, Run
 from tests.agents.script import call, say
@@ -101,3 +104,39 @@ def test_the_plugin_hands_its_events_to_the_recorder_starting_no_process(
     replies = [e for e in path if e.get("role") == "assistant" and reply_text(e)]
     trees = [convgit_json(project.path, "show", e["id"])["snapshot"]["tree"] for e in replies]
     assert trees[1:] == [at_two, at_three]
+
+
+# the plugin's client in OpenCode's Bun, its event handed from the script's own thread: the
+# recorder's answer, and the names of the process's threads after it (Bun names a worker's
+# thread "Worker"; JSC's own threads are named too: HeapHelper, JITWorker)
+IN_BUN = """
+import { readdirSync, readFileSync } from "node:fs"
+const event = { event: "chat.message", session_id: "ses_bun", cwd: process.cwd(), prompt_id: "m1" }
+const out = CONVGIT_RECORDER.hand(process.cwd(), JSON.stringify(event))
+await new Promise((done) => setTimeout(done, 300)) // a worker, had one started, has its thread
+const name = (task) => readFileSync("/proc/self/task/" + task + "/comm", "utf8").trim()
+process.stdout.write(JSON.stringify({ out, threads: readdirSync("/proc/self/task").map(name) }))
+"""
+
+
+def test_opencodes_plugin_hands_an_event_from_the_agents_own_thread(
+    opencode: Agent, project: GitRepo, recorded: Recorded, tmp_path: Path
+) -> None:
+    """In Bun on Linux (OpenCode), the plugin's client speaks to the recorder from the agent's
+    own thread (libc's socket calls through bun:ffi), blocking as the hook's process blocks it:
+    no worker thread starts for the event (a Bun worker's start cost a turn more than the
+    recorder's time for its events), and the event is recorded through the recorder."""
+    recorded.hook(b'{"hook_event_name": "SessionStart", "session_id": "s"}')  # starts it
+    recorded.wait_running()
+    script = tmp_path / "in-bun.mjs"
+    script.write_text(inprocess.fragment("opencode", None) + IN_BUN)
+    env = {**os.environ, **{k: v for k, v in recorded.env.items() if v is not None}}
+    done = subprocess.run(
+        [*opencode.binary(), str(script)], cwd=project.path, env={**env, "BUN_BE_BUN": "1"},
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    said = json.loads(done.stdout)
+    assert said["out"] is not None, done.stderr
+    assert "Worker" not in said["threads"], said
+    (line,) = [line for line in recorded.log() if " ses_bun" in line]
+    assert " chat.message " in line and " through the recorder" in line, line  # its answer

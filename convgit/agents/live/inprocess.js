@@ -13,6 +13,7 @@ import {
 } from "node:fs"
 import { Worker as ConvgitWorker } from "node:worker_threads"
 
+@DIRECT@
 const CONVGIT_RECORDER = (() => {
   const PACKAGE = @PACKAGE@ // the convgit package folder the command runs (null: another program)
   const ARGS = @ARGS@ // the hook's arguments after `hook`
@@ -23,6 +24,9 @@ const CONVGIT_RECORDER = (() => {
   const uid = typeof process.getuid === "function" ? process.getuid() : -1
   let shared = null
   let worker = null
+  // Bun on Linux: the event goes from the agent's own thread (null: through the worker)
+  const CONSTS = [HANDSHAKE_MS, WAIT_MS, @BEAT_MS@, @TAKEN@, SPACE]
+  const direct = convgitDirect(convgitRead, ...CONSTS)
 
   const lexists = (path) => {
     try {
@@ -105,9 +109,16 @@ const CONVGIT_RECORDER = (() => {
     fields.push(String(env.length), ...env)
     return Buffer.from(fields.join("\0") + "\0" + raw, "utf8")
   }
+  // what the hook would have written on stdout, from the recorder's answer; null: not recorded
+  const said = (answer) => {
+    const first = answer.subarray(0, 1).toString()
+    if (first === "D") return answer.subarray(1).toString("utf8") // its stdout
+    if (first === "E") return "" // said on stderr, which the plugin does not read
+    return null
+  }
   const start = () => {
     shared = new SharedArrayBuffer(16 + SPACE)
-    const consts = { HANDSHAKE_MS, WAIT_MS, BEAT_MS: @BEAT_MS@, TAKEN: @TAKEN@, SPACE }
+    const consts = { HANDSHAKE_MS, WAIT_MS, BEAT_MS: CONSTS[2], TAKEN: CONSTS[3], SPACE }
     worker = new ConvgitWorker(@WORKER@, { eval: true, workerData: { shared, consts } })
     worker.unref() // the agent exits when it is done, whatever the worker does
     // a worker that fails is never the agent's failure: the next event starts another
@@ -118,7 +129,7 @@ const CONVGIT_RECORDER = (() => {
   }
   // a socket there already when the plugin loads: the worker starts beside the agent's start
   try {
-    const found = PACKAGE === null ? null : place(process.cwd())
+    const found = PACKAGE === null || direct !== null ? null : place(process.cwd())
     if (found && convgitLstat(join(found.folder, found.key + ".sock")).isSocket()) start()
   } catch {}
 
@@ -146,17 +157,15 @@ const CONVGIT_RECORDER = (() => {
         if (!info.isSocket() || info.uid !== uid) return null // this user's recorder alone
         const sent = request(found.here, raw)
         if (sent === null) return null
+        const answered = direct === null ? undefined : direct(path, found.folder, found.key, sent)
+        if (answered !== undefined) return answered === null ? null : said(answered)
         if (worker === null) start()
         const state = new Int32Array(shared, 0, 4)
         Atomics.store(state, 0, 0)
         worker.postMessage({ path, folder: found.folder, key: found.key, sent })
         Atomics.wait(state, 0, 0, WAIT_MS + 5 * HANDSHAKE_MS)
         if (Atomics.load(state, 0) !== 1) return null
-        const answer = Buffer.from(new Uint8Array(shared, 16, state[2]))
-        const first = answer.subarray(0, 1).toString()
-        if (first === "D") return answer.subarray(1).toString("utf8") // its stdout
-        if (first === "E") return "" // said on stderr, which the plugin does not read
-        return null
+        return said(Buffer.from(new Uint8Array(shared, 16, state[2])))
       } catch {
         return null
       }

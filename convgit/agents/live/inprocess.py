@@ -4,7 +4,9 @@ recorder over its Unix socket itself, no process started for it, and runs the ho
 as before, whenever the recorder does not record it.
 
 The client (``inprocess.js``, with the thread that speaks to the socket while the agent waits,
-``inprocess_worker.js``) is written into the plugin by ``fragment``, with what convgit knows
+``inprocess_worker.js``, or in Bun on Linux the agent's own thread through libc,
+``inprocess_direct.js``; both end a stopped recorder by ``inprocess_process.js``) is written
+into the plugin by ``fragment``, with what convgit knows
 when it installs it: the package folder the hook's command runs (none when ``--command``
 chose another program: that plugin always runs the command) and the thin client's protocol,
 answers and timeouts (``client``). What depends on the event, the plugin finds as the thin
@@ -13,8 +15,11 @@ this user's recorders, the key of the tree and ``CONVGIT_STORE``; ``client.packa
 version in the package's ``__init__.py``), and anything it cannot find (no folder of the
 recorders yet, ``GIT_DIR`` set, another user's socket) is left to the command, whose thin client
 finds it the same way. The agent waits for the recorder as it waits for the hook's process: the
-plugin's thread blocks (``Atomics.wait``) while the worker thread speaks to the socket, so the
-agent goes on only once the event is recorded, as with the command.
+plugin's thread blocks (``Atomics.wait``) while the worker thread speaks to the socket, or
+blocks in libc's calls itself, so the agent goes on only once the event is recorded, as with the
+command. Bun starts a worker slowly and at the agent's cost (it measured +220 ms a turn where
+the recorder's events took 40 ms): there the worker is used only when ``bun:ffi`` or glibc's
+``libc.so.6`` cannot be loaded.
 
 What differs from the thin client: the recorder's pid, which the thin client learns from the
 socket (``SO_PEERCRED``, not in node), is read from its state file, and a process is ended only
@@ -40,7 +45,9 @@ def fragment(agent: str, program: str | None) -> str:
     from convgit.agents import hook_command
 
     package = None if program is not None else str(hook_command.THIN.parents[2])
-    worker = (_HERE / "inprocess_worker.js").read_text()
+    process = (_HERE / "inprocess_process.js").read_text()
+    worker = (_HERE / "inprocess_worker.js").read_text().replace("@PROCESS@\n", process)
+    direct = process + (_HERE / "inprocess_direct.js").read_text()
     values = {
         "@PACKAGE@": json.dumps(package),
         "@ARGS@": json.dumps([agent]),
@@ -51,7 +58,7 @@ def fragment(agent: str, program: str | None) -> str:
         "@TAKEN@": str(client.TAKEN[0]),
         "@WORKER@": json.dumps(worker),
     }
-    text = (_HERE / "inprocess.js").read_text()
+    text = (_HERE / "inprocess.js").read_text().replace("@DIRECT@\n", direct)
     for name, value in values.items():
         text = text.replace(name, value)
     return text

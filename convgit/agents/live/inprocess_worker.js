@@ -6,13 +6,13 @@
 // ended and the event is the hook's. Its answer is written in the shared buffer; 0 bytes when
 // the event is the hook's. Run as a script (node's and Bun's workers give it `require`, which
 // starts sooner than an `import`).
+@PROCESS@
 ;(() => {
   const { parentPort, workerData } = require("node:worker_threads")
   const net = require("node:net")
   const fs = require("node:fs")
   const { shared, consts } = workerData
   const state = new Int32Array(shared, 0, 4)
-  const pause = new Int32Array(new SharedArrayBuffer(4))
 
   const report = (answer) => {
     const bytes = answer === null ? new Uint8Array(0) : answer.subarray(0, consts.SPACE)
@@ -21,35 +21,7 @@
     Atomics.store(state, 0, 1)
     Atomics.notify(state, 0)
   }
-  const status = (pid) => {
-    try {
-      const text = fs.readFileSync("/proc/" + pid + "/stat", "latin1")
-      return text.slice(text.lastIndexOf(")") + 1).trim().split(" ")[0]
-    } catch {
-      return ""
-    }
-  }
-  // the recorder's pid, as its state file names it, when that process is its recorder
-  const recorder = (folder, key) => {
-    try {
-      const pid = JSON.parse(fs.readFileSync(folder + "/" + key + ".json", "utf8")).pid
-      const command = fs.readFileSync("/proc/" + pid + "/cmdline", "latin1").split("\0")
-      return Number.isInteger(pid) && pid > 0 && command.includes(key) ? pid : 0
-    } catch {
-      return 0
-    }
-  }
-  const stopped = (pid) => pid > 0 && ["T", "t"].includes(status(pid))
-  const end = (pid) => {
-    if (pid <= 0) return
-    try {
-      process.kill(pid, "SIGKILL")
-    } catch {
-      return
-    }
-    const until = Date.now() + consts.HANDSHAKE_MS
-    while (!["", "Z", "X"].includes(status(pid)) && Date.now() < until) Atomics.wait(pause, 0, 0, 5)
-  }
+  const { recorder, stopped, end } = convgitRecorderProcess(fs.readFileSync, consts.HANDSHAKE_MS)
   // a connection to the socket at `path` that sends `sent` whole, then says so (half-closed):
   // node's own sockets, or Bun's (OpenCode runs on Bun, whose node:net closes both ways at end)
   const link = (path, sent, on) => {
