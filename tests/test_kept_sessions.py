@@ -93,7 +93,9 @@ def test_a_kept_session_takes_in_only_what_was_appended_and_says_what_the_file_s
     assert whole(made).entries[answer]["parentId"] == fork
 
 
-@pytest.mark.parametrize("change", ["replaced", "shortened", "torn"])
+@pytest.mark.parametrize(
+    "change", ["replaced", "shortened", "torn", "edited in place", "cut and appended to"]
+)
 def test_a_kept_session_is_read_whole_when_it_was_not_only_appended_to(
     tmp_path: Path, keeping: list[Path], change: str
 ) -> None:
@@ -112,6 +114,19 @@ def test_a_kept_session_is_read_whole_when_it_was_not_only_appended_to(
             os.replace(copy, path)
         elif change == "shortened":  # cut by hand to its header and first entry
             path.write_bytes(b"".join(data.splitlines(keepends=True)[:2]))
+        elif change == "edited in place":  # as nano writes it: the same inode, the same size
+            with path.open("r+b") as out:
+                out.write(data.replace(b"first answer", b"first rewrite"[:12]))
+        elif change == "cut and appended to":  # its two entries cut off by hand, then
+            cut = len(b"".join(data.splitlines(keepends=True)[:-2]))  # appended to until a line
+            with path.open("r+b") as out:  # ends where the file read ended: as long as it was
+                out.truncate(cut)  # read and more, its last byte read a newline, as an append
+            other = opened(made)
+            other.reload()
+            other.append.user("q")  # on the header: its parentId null, 6 bytes less than an id
+            wider = len(path.read_bytes()) - cut - 1 + 6  # the next line's bytes besides its text
+            other.append.user("x" * (len(data) - len(path.read_bytes()) - wider))
+            assert path.read_bytes()[len(data) - 1 :] == b"\n"
         else:  # a writer stopped mid-line
             with path.open("ab") as out:
                 out.write(b'{"type": "message", "id": "torn')
