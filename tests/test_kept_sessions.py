@@ -6,6 +6,7 @@ mid-line) makes it read the file whole, as every other process does."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -146,3 +147,37 @@ def test_a_kept_session_is_read_whole_when_it_was_not_only_appended_to(
         assert said == read
     else:
         same(said, read)
+
+
+@pytest.mark.parametrize("lines", ["a parent cycle", "a target written at last"])
+def test_a_kept_session_finds_what_lines_appended_by_hand_close_or_mend(
+    tmp_path: Path, keeping: list[Path], lines: str
+) -> None:
+    """Whole lines appended by hand that name an entry before it is written: a parent cycle
+    among them is found as a whole read finds it, and a fatal problem a later line mends (a
+    label's target written at last) is gone as it is from the file read whole."""
+    made = Session.create(tmp_path, store_dir=tmp_path / "store", snapshots=False)
+    first = made.append.user("first question").id
+    path = made.conversation.file.path
+
+    def by_hand(*records: dict[str, object]) -> tree.Tree:
+        with path.open("ab") as out:
+            out.write(b"".join(json.dumps(r).encode() + b"\n" for r in records))
+        again = opened(made)
+        again.reload()
+        same(again.conversation.tree, whole(made))
+        return again.conversation.tree
+
+    def entry(ident: str, parent: str) -> dict[str, object]:
+        ts = "2026-12-01T10:00:00.000Z"
+        return {"type": "message", "id": ident, "parentId": parent, "ts": ts, "role": "user",
+                "content": ident}  # fmt: skip
+
+    opened(made).reload()  # kept
+    if lines == "a parent cycle":
+        found = by_hand(entry("loop-a", "loop-b"), entry("loop-b", "loop-a"))
+        assert any("parent cycle" in p.what for p in found.fatal)
+    else:
+        label = {"type": "label", "target": "late", "label": "ahead", "ts": "2026-12-01T10:00:00Z"}
+        assert by_hand(label).fatal  # kept, with what it found wrong
+        assert not by_hand(entry("late", first)).fatal
