@@ -1,8 +1,8 @@
 """A process that stays (the recorder) keeps each session it read between its events
 (``store.load.session_again``): its next read takes only the whole lines appended since, by
 itself or by any other process, and the tree it then holds says exactly what the file read
-whole says; anything but appends of whole lines since (the file replaced, shortened, ended
-mid-line) makes it read the file whole, as every other process does."""
+whole says; anything but appends of whole lines since (the file replaced, shortened, changed
+in place, ended mid-line) makes it read the file whole, as every other process does."""
 
 from __future__ import annotations
 
