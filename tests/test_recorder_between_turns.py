@@ -48,30 +48,6 @@ def problems(recorded: Recorded) -> list[str]:
     return [line for line in recorded.log() if ": problem after " in line]
 
 
-def test_a_file_cut_short_by_hand_then_appended_to_is_read_whole(
-    recorded: Recorded, tmp_path: Path
-) -> None:
-    """The last line cut off by hand, then a longer one appended by another process: the file
-    is as long as the recorder read it and more, yet not an append to what it read."""
-    claude = Claude(tmp_path / "claude", recorded.repo.path)
-    recorded.hook(claude.start())
-    recorded.wait_running()
-    turns: dict[str, str] = {}
-    turn(recorded, claude, 1, turns)
-    path = session_file(recorded)
-    data = path.read_bytes()
-    cut = data[: data.rstrip(b"\n").rfind(b"\n") + 1]
-    with open(path, "r+b") as out:  # in place, as an editor that keeps the file does
-        out.truncate(len(cut))
-    text = "x" * (len(data) - len(cut) + 100)
-    clirun.run(
-        "append", cwd=recorded.repo.path, env=recorded.env,
-        input=json.dumps({"type": "message", "role": "user", "content": text}) + "\n",
-    )  # fmt: skip
-    turn(recorded, claude, 2, turns)
-    assert not problems(recorded), problems(recorded)
-
-
 def test_a_line_edited_in_place_by_hand_is_read_whole(recorded: Recorded, tmp_path: Path) -> None:
     """An editor that writes the file in place (nano does) keeps its inode and, for an edit of
     the same length, its size: nothing was appended, yet the file is not what was read."""
