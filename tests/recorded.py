@@ -195,7 +195,7 @@ def line(session: str, kind: str, uuid: str, parent: str | None, content: Any, *
         "sessionId": session,
         **more,
     }
-    return json.dumps(record) + "\n"
+    return json.dumps(record, separators=(",", ":")) + "\n"
 
 
 def no_lock_is_left(root: Path) -> None:

@@ -1,11 +1,12 @@
 """A process that stays (the recorder) keeps each session it read between its events
 (``store.load.session_again``): its next read takes only the whole lines appended since, by
 itself or by any other process, and the tree it then holds says exactly what the file read
-whole says; anything but appends of whole lines since (the file replaced, shortened, ended
-mid-line) makes it read the file whole, as every other process does."""
+whole says; anything but appends of whole lines since (the file replaced, shortened, changed
+in place, ended mid-line) makes it read the file whole, as every other process does."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -93,7 +94,9 @@ def test_a_kept_session_takes_in_only_what_was_appended_and_says_what_the_file_s
     assert whole(made).entries[answer]["parentId"] == fork
 
 
-@pytest.mark.parametrize("change", ["replaced", "shortened", "torn"])
+@pytest.mark.parametrize(
+    "change", ["replaced", "shortened", "torn", "edited in place", "cut and appended to"]
+)
 def test_a_kept_session_is_read_whole_when_it_was_not_only_appended_to(
     tmp_path: Path, keeping: list[Path], change: str
 ) -> None:
@@ -112,6 +115,19 @@ def test_a_kept_session_is_read_whole_when_it_was_not_only_appended_to(
             os.replace(copy, path)
         elif change == "shortened":  # cut by hand to its header and first entry
             path.write_bytes(b"".join(data.splitlines(keepends=True)[:2]))
+        elif change == "edited in place":  # as nano writes it: the same inode, the same size
+            with path.open("r+b") as out:
+                out.write(data.replace(b"first answer", b"first rewrite"[:12]))
+        elif change == "cut and appended to":  # its two entries cut off by hand, then
+            cut = len(b"".join(data.splitlines(keepends=True)[:-2]))  # appended to until a line
+            with path.open("r+b") as out:  # ends where the file read ended: as long as it was
+                out.truncate(cut)  # read and more, its last byte read a newline, as an append
+            other = opened(made)
+            other.reload()
+            other.append.user("q")  # on the header: its parentId null, 6 bytes less than an id
+            wider = len(path.read_bytes()) - cut - 1 + 6  # the next line's bytes besides its text
+            other.append.user("x" * (len(data) - len(path.read_bytes()) - wider))
+            assert path.read_bytes()[len(data) - 1 :] == b"\n"
         else:  # a writer stopped mid-line
             with path.open("ab") as out:
                 out.write(b'{"type": "message", "id": "torn')
@@ -131,3 +147,37 @@ def test_a_kept_session_is_read_whole_when_it_was_not_only_appended_to(
         assert said == read
     else:
         same(said, read)
+
+
+@pytest.mark.parametrize("lines", ["a parent cycle", "a target written at last"])
+def test_a_kept_session_finds_what_lines_appended_by_hand_close_or_mend(
+    tmp_path: Path, keeping: list[Path], lines: str
+) -> None:
+    """Whole lines appended by hand that name an entry before it is written: a parent cycle
+    among them is found as a whole read finds it, and a fatal problem a later line mends (a
+    label's target written at last) is gone as it is from the file read whole."""
+    made = Session.create(tmp_path, store_dir=tmp_path / "store", snapshots=False)
+    first = made.append.user("first question").id
+    path = made.conversation.file.path
+
+    def by_hand(*records: dict[str, object]) -> tree.Tree:
+        with path.open("ab") as out:
+            out.write(b"".join(json.dumps(r).encode() + b"\n" for r in records))
+        again = opened(made)
+        again.reload()
+        same(again.conversation.tree, whole(made))
+        return again.conversation.tree
+
+    def entry(ident: str, parent: str) -> dict[str, object]:
+        ts = "2026-12-01T10:00:00.000Z"
+        return {"type": "message", "id": ident, "parentId": parent, "ts": ts, "role": "user",
+                "content": ident}  # fmt: skip
+
+    opened(made).reload()  # kept
+    if lines == "a parent cycle":
+        found = by_hand(entry("loop-a", "loop-b"), entry("loop-b", "loop-a"))
+        assert any("parent cycle" in p.what for p in found.fatal)
+    else:
+        label = {"type": "label", "target": "late", "label": "ahead", "ts": "2026-12-01T10:00:00Z"}
+        assert by_hand(label).fatal  # kept, with what it found wrong
+        assert not by_hand(entry("late", first)).fatal

@@ -333,7 +333,9 @@ class Tree:
 
     def finish(self, *, since: int = 0) -> Tree:
         """Check what needs the whole file: parents, cycles, leaf and label targets, compaction
-        anchors. ``since``: only entries and meta records from that line on (an incremental add)."""
+        anchors. ``since``: only entries and meta records from that line on (an incremental add,
+        on a tree with no fatal problem: a line that names an entry before it is written may
+        close a parent cycle, which is looked for in the whole tree)."""
         if self.header is None and since == 0 and not any(p.line == 1 for p in self.problems):
             self.problems.append(Problem(None, "is empty: it has no session header"))
         entries = self.entries
@@ -349,8 +351,8 @@ class Tree:
                 self._bad(number, f"keeps from {kept}, which does not exist", ident)
             elif not self._before_on_path(kept, ident):
                 self._bad(number, f"keeps from {kept}, which is not its ancestor", ident)
-        if since == 0 and self._forward:  # with every parent before its child, no cycle exists
-            self._find_cycles()
+        if self._forward and (since == 0 or self._forward[-1][1] >= since):
+            self._find_cycles()  # with every parent before its child, no cycle exists
         for number, target in self.leaf_records:
             if number >= since and target not in entries:
                 self._bad(number, f"moves the leaf to {target}, which does not exist")

@@ -15,6 +15,7 @@ import codecs
 import os
 import stat
 import time
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import field
@@ -172,6 +173,7 @@ class JsonlFile:
         self.size = 0  # bytes read and understood (complete lines only)
         self.lines = 0  # complete lines read
         self.identity: tuple[int, int] | None = None  # (device, inode) of the file read
+        self.digest = 0  # CRC-32 of those ``size`` bytes: what was read or written is still there
 
     @property
     def quarantine_path(self) -> Path:
@@ -182,6 +184,7 @@ class JsonlFile:
         data = read_bytes(self.path)
         size = len(data)
         lines = split_lines(data)
+        self.digest = zlib.crc32(memoryview(data)[: size - len(lines.torn or b"")])
         del data  # parse without holding the whole file as well as its lines
         parse_split(lines)
         self.size = size - (len(lines.torn) if lines.torn is not None else 0)
@@ -192,8 +195,10 @@ class JsonlFile:
     def read_appended(self) -> Lines | None:
         """The whole lines appended since this file was last read or written (no lock: appends
         are whole lines); None when it was anything but appended to by whole, plain lines since
-        (replaced, shortened, ended mid-line, a line with CRLF or one that does not parse): the
-        caller reads it whole (``read``), which says what it found."""
+        (replaced, shortened, its bytes read or written changed in place, ended mid-line, a line
+        with CRLF or one that does not parse): the caller reads it whole (``read``), which says
+        what it found. The bytes read before are read again and compared by their CRC-32 (an
+        editor that writes in place keeps the inode, and may keep the size)."""
         if self.identity is None:
             return None
         try:
@@ -204,14 +209,20 @@ class JsonlFile:
             st = os.fstat(fd)
             if (st.st_dev, st.st_ino) != self.identity or not stat.S_ISREG(st.st_mode):
                 return None
-            if st.st_size < self.size or (self.size and os.pread(fd, 1, self.size - 1) != b"\n"):
+            if st.st_size < self.size:
                 return None
-            grown = st.st_size - self.size
-            data = os.pread(fd, grown, self.size) if grown else b""
+            with os.fdopen(os.dup(fd), "rb") as f:
+                whole = f.read(st.st_size)
         except OSError:
             return None
         finally:
             os.close(fd)
+        read = memoryview(whole)[: self.size]
+        if len(read) < self.size or (self.size and read[-1] != 10):
+            return None
+        if zlib.crc32(read) != self.digest:
+            return None  # changed in place since
+        data = whole[self.size :]
         if data and not data.endswith(b"\n"):
             return None
         news = parse_lines(data, self.lines + 1)
@@ -220,7 +231,12 @@ class JsonlFile:
             return None
         self.size += len(data)
         self.lines += len(news.records)
+        self.follow(data)
         return news
+
+    def follow(self, data: bytes) -> None:
+        """``data`` read or written after the ``size`` bytes the digest covers."""
+        self.digest = zlib.crc32(data, self.digest)
 
     def _identity(self) -> tuple[int, int] | None:
         try:
@@ -288,17 +304,20 @@ class Appender:
                 st = os.fstat(fd)
             if os.pread(fd, 1, owner.size) == b"\n":  # ended by us, or by another writer
                 owner.size += 1
+                owner.follow(b"\n")
         if st.st_size > owner.size:
             data = os.pread(fd, st.st_size - owner.size, owner.size)
             self.news = parse_lines(data, owner.lines + 1)
             owner.size += len(data)
             owner.lines += len(self.news.records)
             torn = self.news.torn
+            owner.follow(data[: len(data) - len(torn or b"")])
             if torn is not None:
                 self._quarantine_torn(torn)
             elif data and not data.endswith(b"\n"):
                 os.write(fd, b"\n")  # a complete last record written without its newline
                 owner.size += 1
+                owner.follow(b"\n")
         owner.identity = (st.st_dev, st.st_ino)
 
     def _quarantine_torn(self, torn: bytes) -> None:
@@ -337,6 +356,7 @@ class Appender:
             written = os.write(self.fd, view)
             view = view[written:]
         self.owner.size += len(data)
+        self.owner.follow(data)
         faults.point("append:after-write")
 
 

@@ -65,11 +65,13 @@ def session_again(file: jsonl.JsonlFile, sid: str) -> tuple[jsonl.JsonlFile, tre
     """Session ``sid`` read again: in a process that keeps sessions, the tree it kept with only
     the whole lines appended since added (an event's import reads a few lines, not a session of
     thousands); else, or when the file was anything but appended to since (``read_appended``),
-    or is of an older format version, read whole (``session``). The file returned is the one
-    the tree follows: every write of the session goes through it. ``CONVGIT_HELD_CHECK=1``
-    (the tests) compares a kept tree with the file read whole, each time."""
+    or is of an older format version, or the kept tree has a fatal problem (a line appended
+    since may mend it: a missing parent or target written at last), read whole (``session``).
+    The file returned is the one the tree follows: every write of the session goes through it.
+    ``CONVGIT_HELD_CHECK=1`` (the tests) compares a kept tree with the file read whole, each
+    time."""
     kept = None if _held is None else _held.get(file.path)
-    if kept is not None:
+    if kept is not None and not kept[1].fatal:  # a later line may mend what it found wrong
         held, found = kept
         news = held.read_appended()
         if news is not None:
