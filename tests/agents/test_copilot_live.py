@@ -47,7 +47,7 @@ import time
 event = json.load(sys.stdin)
 # the CLI writes the file behind its hooks: wait for this hook's start after the last prompt
 ours = b'"timestamp":%d,' % event["timestamp"]
-for _ in range(1500):  # 30 s at most: a loaded machine writes it late
+for _ in range(1000):  # 20 s at most (its timeout is 30): a loaded machine writes it late
     lines = open(event["transcriptPath"], "rb").read().splitlines()
     if any(ours in line for line in lines if b'"hookType":"agentStop"' in line):
         break
