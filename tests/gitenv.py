@@ -32,6 +32,9 @@ SET = {"GIT_CONFIG_NOSYSTEM": "1"}  # the one git variable a test sees, set here
 # convgit's own, set here: no hook starts a recorder (or, for a run with CONVGIT_TEST_RECORDER=on,
 # every hook starts one that leaves after 20 s idle)
 RECORDER = ("CONVGIT_RECORDER", "CONVGIT_RECORDER_IDLE")
+# convgit's own self-checks, on for the whole run: a recorder compares each session it kept
+# between events with the file read whole (``store.load.session_again``)
+CHECKS = {"CONVGIT_HELD_CHECK": "1"}
 KEPT = frozenset({"CONVGIT_HYPOTHESIS_PROFILE"})
 REMOVED = frozenset(
     {"EMAIL", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"}
@@ -77,9 +80,7 @@ def scrub() -> Scrubbed:
     os.environ["CONVGIT_RECORDER"] = "on" if recorder else "off"
     if recorder:
         os.environ["CONVGIT_RECORDER_IDLE"] = "20"
-    # a recorder checks each session it kept between events against the file read whole: any
-    # difference is a failed event in the hook log (``store.load.session_again``)
-    os.environ["CONVGIT_HELD_CHECK"] = "1"
+    os.environ.update(CHECKS)  # a difference found is a failed event in the hook log
     give_identity(home)
     try:
         import pygit2

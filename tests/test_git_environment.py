@@ -29,7 +29,10 @@ SHELL = {
 def test_a_test_sees_no_variable_of_gits_and_a_repositorys_identity_wins(tmp_path: Path) -> None:
     seen = {name: value for name, value in os.environ.items() if gitenv.scrubbed(name)}
     assert os.environ["CONVGIT_RECORDER"] in ("on", "off")
-    assert {n: v for n, v in seen.items() if n not in gitenv.RECORDER} == gitenv.SET
+    assert {n: v for n, v in seen.items() if n not in gitenv.RECORDER} == {
+        **gitenv.SET,
+        **gitenv.CHECKS,
+    }
     assert (Path(os.environ["HOME"]) / ".gitconfig").read_text() == gitenv.IDENTITY
     own = tmp_path / "own"
     own.mkdir()
