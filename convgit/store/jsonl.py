@@ -173,7 +173,9 @@ class JsonlFile:
         self.size = 0  # bytes read and understood (complete lines only)
         self.lines = 0  # complete lines read
         self.identity: tuple[int, int] | None = None  # (device, inode) of the file read
-        self.digest = 0  # CRC-32 of those ``size`` bytes: what was read or written is still there
+        # CRC-32 of those ``size`` bytes, for a process that keeps the file read between two
+        # reads (``keep_digest``): what was read or written is still there. None: not kept
+        self.digest: int | None = None
 
     @property
     def quarantine_path(self) -> Path:
@@ -184,7 +186,8 @@ class JsonlFile:
         data = read_bytes(self.path)
         size = len(data)
         lines = split_lines(data)
-        self.digest = zlib.crc32(memoryview(data)[: size - len(lines.torn or b"")])
+        if self.digest is not None:
+            self.digest = zlib.crc32(memoryview(data)[: size - len(lines.torn or b"")])
         del data  # parse without holding the whole file as well as its lines
         parse_split(lines)
         self.size = size - (len(lines.torn) if lines.torn is not None else 0)
@@ -199,7 +202,7 @@ class JsonlFile:
         with CRLF or one that does not parse): the caller reads it whole (``read``), which says
         what it found. The bytes read before are read again and compared by their CRC-32 (an
         editor that writes in place keeps the inode, and may keep the size)."""
-        if self.identity is None:
+        if self.identity is None or self.digest is None:
             return None
         try:
             fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -234,9 +237,16 @@ class JsonlFile:
         self.follow(data)
         return news
 
+    def keep_digest(self) -> None:
+        """Keep the CRC-32 of what is read and written from the next whole read on, which
+        ``read_appended`` checks; every other reader pays nothing for it."""
+        if self.digest is None:
+            self.digest = 0
+
     def follow(self, data: bytes) -> None:
         """``data`` read or written after the ``size`` bytes the digest covers."""
-        self.digest = zlib.crc32(data, self.digest)
+        if self.digest is not None:
+            self.digest = zlib.crc32(data, self.digest)
 
     def _identity(self) -> tuple[int, int] | None:
         try:

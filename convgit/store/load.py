@@ -82,6 +82,8 @@ def session_again(file: jsonl.JsonlFile, sid: str) -> tuple[jsonl.JsonlFile, tre
             if os.environ.get("CONVGIT_HELD_CHECK") == "1":
                 _same(found, session(jsonl.JsonlFile(file.path, file.lock_path), sid)[1], sid)
             return held, found
+    if _held is not None:
+        file.keep_digest()
     lines, found = session(file, sid)
     if _held is not None:
         if found.read_from_version is None and not _quirks(lines):  # they change at a write
