@@ -15,6 +15,11 @@ from tests import gitenv, pictures
 from tests.clirun import Cli
 from tests.workspace.gitrepo import GitRepo, UserStateGuard, init_repo
 
+# the helpers that assert for many tests show the values compared when an assertion fails, as a
+# test module's own assertions do (pytest rewrites only test modules unless told; these are
+# imported by test modules only, after this file)
+pytest.register_assert_rewrite("tests.agents.hooked", "tests.agents.handoffs")
+
 settings.register_profile(
     "default", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )

@@ -45,10 +45,12 @@ from pathlib import Path
 from tests.workspace.gitrepo import oracle_tree
 import time
 event = json.load(sys.stdin)
-# the CLI writes the file behind its hooks: wait for this hook's start after the last prompt
+# the CLI writes the file behind its hooks (a new session's file may not be there yet): wait for
+# this hook's start after the last prompt
 ours = b'"timestamp":%d,' % event["timestamp"]
+transcript = Path(event["transcriptPath"])
 for _ in range(1000):  # 20 s at most (its timeout is 30): a loaded machine writes it late
-    lines = open(event["transcriptPath"], "rb").read().splitlines()
+    lines = transcript.read_bytes().splitlines() if transcript.exists() else []
     if any(ours in line for line in lines if b'"hookType":"agentStop"' in line):
         break
     time.sleep(0.02)
