@@ -74,11 +74,18 @@ def _lean(command: str, args: list[str], more: dict[str, Any]) -> int | None:
     if command != "assistant":
         code: int | None = getattr(importlib.import_module(module), function)(args, **more)
         return code
+    from convgit.git.index import survey_plan
+
+    begun = survey_plan.begin()  # git stats the files while the rest is imported
+    if begun is not None:
+        from convgit.base import faults
+
+        faults.point("snapshot:begun")
     from convgit.base.errors import SignalReceived
     from convgit.workspace import early
 
     try:
-        with early.started() as ready:
+        with early.started(begun=begun) as ready:
             run = getattr(importlib.import_module(module), function)
             ready()  # a signal kept while the modules were imported stops the command here
             code = run(args, **more)

@@ -208,7 +208,12 @@ def make_tree(bench: Bench, root: Path, files: int, *, functions: int = 0) -> Pa
     env = {**bench.env, **IDENTITY}
     bench.run(["git", "init", "-q", "-b", "main"], root)
     bench.run(["git", "add", "-A"], root)
-    bench.run(["git", "commit", "-q", "--no-verify", "-m", "generated"], root, env=env)
+    # packed now, as a repository that lived is: no `gc --auto` repacking it in the background
+    # (the commit of a large tree leaves that many loose objects) beside the timed runs
+    bench.run(
+        ["git", "-c", "gc.auto=0", "commit", "-q", "--no-verify", "-m", "generated"], root, env=env
+    )
+    bench.run(["git", "repack", "-a", "-d", "-q"], root)
     os.sync()
     return root
 

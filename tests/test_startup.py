@@ -488,21 +488,53 @@ def _gits(folder: Path, *args: str, names: tuple[str, ...]) -> list[tuple[str, l
 
 
 def test_a_reply_starts_its_snapshots_git_before_it_imports_the_session(tmp_path: Path) -> None:
-    """``convgit assistant``'s snapshot starts its ``git status`` as the process starts
-    (``convgit.workspace.early``): git stats the files while Python imports the command and
-    reads the session, which it has not imported yet; git is asked where the repository is
-    once, and the snapshot is the one git's ``add -A`` into an empty index gives."""
+    """``convgit assistant``'s snapshot starts its ``git status`` as the process starts, from
+    the plan the last reply kept (``convgit.git.index.survey_plan``): git stats the files while
+    Python imports the command, the store's and the repository's modules and reads the session,
+    none of which it has imported yet; git is asked where the repository is once, the status
+    runs once, and the snapshot is the one git's ``add -A`` into an empty index gives."""
     from tests.workspace.gitrepo import init_repo
 
     repo = init_repo(tmp_path / "repo")
-    for args in (["init"], ["user", "task"], ["assistant", "first"]):
+    for args in (["init"], ["user", "task"], ["assistant", "first"], ["assistant", "second"]):
         clirun.run(*args, cwd=repo.path)  # the first snapshot makes the session's private index
     repo.write("plan.txt", "plan\n")
-    later = ("orjson", "convgit.session", "convgit.cli.appending", "convgit.conversation.tree")
+    later = (
+        "orjson", "convgit.session", "convgit.cli.appending", "convgit.conversation.tree",
+        "convgit.workspace", "convgit.store.location", "convgit.git.plumbing.run",
+    )  # fmt: skip
     gits = _gits(repo.path, "assistant", "done", names=later)
     verbs = [verb for verb, _ in gits]
-    assert verbs[:2] == ["rev-parse", "status"], verbs
-    assert gits[1][1] == [], f"git status started after importing {gits[1][1]}"
+    assert verbs[:2] == ["status", "rev-parse"], verbs
+    assert gits[0][1] == [], f"git status started after importing {gits[0][1]}"
     assert verbs.count("rev-parse") == 1 and verbs.count("status") == 1, verbs
     shown = orjson.loads(clirun.run("show", "@", "--json", cwd=repo.path).out)
     assert shown["snapshot"]["tree"] == repo.oracle()
+
+
+def test_a_reply_in_a_session_the_plan_does_not_name_starts_one_status(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plan names the session its reply was in: a reply in another session (here named by
+    ``CONVGIT_SESSION``) starts nothing from it on the planned session's index: the one status
+    runs on its own index, and its snapshot is git's."""
+    from tests.workspace.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "repo")
+    clirun.run("init", cwd=repo.path)
+    clirun.run("user", "a task", cwd=repo.path)
+    (other,) = [
+        s["id"]
+        for s in orjson.loads(clirun.run("sessions", "--json", cwd=repo.path).out)["sessions"]
+    ]
+    for args in (["init"], ["user", "task"], ["assistant", "first"], ["assistant", "second"]):
+        clirun.run(*args, cwd=repo.path)  # the plan names this session's index
+    monkeypatch.setenv("CONVGIT_SESSION", other)
+    repo.write("plan.txt", "plan\n")
+    gits = _gits(repo.path, "assistant", "done", names=())
+    verbs = [verb for verb, _ in gits]
+    assert verbs[0] == "rev-parse" and verbs.count("status") == 1, verbs
+    shown = orjson.loads(clirun.run("show", "@", "--json", cwd=repo.path).out)
+    assert shown["snapshot"]["tree"] == repo.oracle()
+    listed = orjson.loads(clirun.run("sessions", "--json", cwd=repo.path).out)["sessions"]
+    assert {s["id"]: s["entries"] for s in listed}[other] == 2  # the reply went to that session

@@ -18,7 +18,10 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
+
+TYPE_CHECKING = False  # no pathlib for the start of a reply's snapshot (``survey_plan``)
+if TYPE_CHECKING:
+    from os import PathLike
 
 
 class LockTimeout(Exception):
@@ -41,7 +44,7 @@ def limit(timeout: float) -> float:
 
 
 @contextmanager
-def held(path: Path, timeout: float) -> Iterator[None]:
+def held(path: str | PathLike[str], timeout: float) -> Iterator[None]:
     """Hold the exclusive lock on ``path`` (created, with its folder, when missing) for the
     block; LockTimeout when another process keeps it longer than ``timeout`` seconds."""
     key = os.path.abspath(path)
@@ -54,8 +57,8 @@ def held(path: Path, timeout: float) -> Iterator[None]:
             fd, depth, pid = _held[key]
             _held[key] = (fd, depth - 1, pid)
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    os.makedirs(os.path.dirname(key), exist_ok=True)
+    fd = os.open(key, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
         _acquire(fd, timeout)
     except BaseException:
@@ -70,7 +73,7 @@ def held(path: Path, timeout: float) -> Iterator[None]:
         os.close(fd)
 
 
-def descriptor(path: Path) -> int:
+def descriptor(path: str | PathLike[str]) -> int:
     """The file descriptor of the lock on ``path`` this process holds, to hand to a child
     that must hold the lock with it (see the module's note); KeyError when it is not held."""
     fd, _depth, pid = _held[os.path.abspath(path)]

@@ -30,6 +30,7 @@ from convgit.git import names, rules, snapshots
 from convgit.git.index import watcher
 from convgit.git.index.kept_out import KeptOut
 from convgit.git.index.private_index import PrivateIndex
+from convgit.git.plumbing.environment import user_env
 from convgit.git.plumbing.objects import Change, Delta, Objects, diff
 from convgit.git.plumbing.run import (
     AUTHOR_EMAIL,
@@ -42,7 +43,6 @@ from convgit.git.plumbing.run import (
     git_words,
     refuse_home_or_root,
     stopped_on_the_way_out,
-    user_env,
 )
 from convgit.git.restore.plan import LeftAlone
 from convgit.git.snapshots import Snapshot

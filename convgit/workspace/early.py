@@ -21,12 +21,18 @@ from types import FrameType
 from convgit.base import faults
 from convgit.base.errors import ConvgitError, SignalReceived
 from convgit.base.process_groups import handling_stops, stopping_on_signals
+from convgit.git.index import survey_plan
 from convgit.store.config import fsmonitor
-from convgit.store.location import StoreLocation, locate
+from convgit.store.location import GitPlace, StoreLocation, locate
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from convgit.git.index.private_index import PrivateIndex
+    from convgit.git.index.survey_plan import Begun
 
 
 @contextmanager
-def started(start: str = ".") -> Iterator[Callable[[], None]]:
+def started(start: str = ".", begun: Begun | None = None) -> Iterator[Callable[[], None]]:
     """For the block (a command that appends a reply, which snapshots the files): the snapshot
     of the session the command will append to started, when that session is named by its id
     (``CONVGIT_SESSION``, else the one current in this worktree), is in a repository with a
@@ -37,12 +43,18 @@ def started(start: str = ".") -> Iterator[Callable[[], None]]:
     comes while the command's modules are imported is kept until the block calls what it is
     given (``ready``: an exception raised inside an import can crash an extension's start,
     orjson's among them); from then on a signal raises ``SignalReceived`` where the command
-    is (``process_groups.stopping_on_signals``)."""
+    is (``process_groups.stopping_on_signals``).
+
+    ``begun``: that status started already as the process started, from the plan
+    (``survey_plan.begin``), its lock held and signals kept since; the block ends it."""
     with ExitStack() as stack:
         received: list[int] = []
+        if begun is not None:
+            stack.callback(begun.close)
+            received = begun.received
         running = False
         with suppress(ConvgitError, OSError):  # the snapshot finds it again and says it
-            running = _start(stack, locate(start), received)
+            running = _start(stack, locate(start), received, kept=begun is not None)
         if received and not running:  # came while nothing started: as if it came now
             signal.raise_signal(received[0])
 
@@ -56,8 +68,12 @@ def started(start: str = ".") -> Iterator[Callable[[], None]]:
         yield ready
 
 
-def _start(stack: ExitStack, location: StoreLocation, received: list[int]) -> bool:
-    """Start the snapshot (its lock and git kept by ``stack``); False when it did not."""
+def _start(
+    stack: ExitStack, location: StoreLocation, received: list[int], *, kept: bool = False
+) -> bool:
+    """Start the snapshot (its lock and git kept by ``stack``); False when it did not.
+    ``kept``: signals are kept in ``received`` already. The plan that lets the next command
+    start it sooner is kept when it started (``survey_plan.write``)."""
     place = location.git
     if place is None or place.worktree is None:
         return False
@@ -71,18 +87,42 @@ def _start(stack: ExitStack, location: StoreLocation, received: list[int]) -> bo
     from convgit.workspace import Workspace
 
     with ExitStack() as held:
-        held.enter_context(_kept(received))  # before git starts: its stop is the block's end
+        if not kept:
+            held.enter_context(_kept(received))  # before git starts: its stop is the block's end
         held.enter_context(locked(index, timeout=0))  # held elsewhere: the snapshot waits then
         ws = Workspace.of(location)
         if ws is None:
             return False
         ws.track_changes(fsmonitor(location))
-        if not ws.private_index(index).survey_early():
+        private = ws.private_index(index)
+        if not private.survey_early():
             return False
+        _plan(location, place, sid, private)
         held.enter_context(ws.opened_again(place.git_dir, place.worktree))
         stack.push(held.pop_all())
     faults.point("snapshot:started")
     return True
+
+
+def _plan(location: StoreLocation, place: GitPlace, sid: str, private: PrivateIndex) -> None:
+    """Keep the plan of this snapshot's status for the next command's start, where the store
+    is the default one of a working tree whose ``.git`` is its git folder (``survey_plan``)."""
+    worktree = place.worktree
+    if worktree is None or location.root != place.common_dir / "convgit":
+        return
+    git_dir = worktree / ".git"
+    if place.git_dir != git_dir or not git_dir.is_dir() or git_dir.is_symlink():
+        return
+    survey_plan.write(
+        location.root,
+        worktree=os.path.realpath(worktree),
+        pointer=str(location.current_pointer),
+        sid=sid,
+        session=str(location.session_path(sid)),
+        index=str(private.path),
+        git_dir=os.path.join(os.path.realpath(worktree), ".git"),
+        argv=private.survey_command(),
+    )
 
 
 @contextmanager

@@ -7,7 +7,10 @@ it, the snapshot is git's ``add -A`` into an empty index, and no git is left run
   reply waits for it and snapshots the files as they are;
 * a size cap changed since the last snapshot: the status started early is dropped, the index
   cleaned for the new cap, and the file over it left out;
-* another process holding the private index: nothing starts early, the reply waits its turn.
+* another process holding the private index: nothing starts early, the reply waits its turn;
+* the status started from the last reply's plan as the process starts (``survey_plan``): a
+  signal or a kill right after it behaves as above; a plan of a session no longer current, or
+  of a private index torn since, starts nothing on it, and the snapshot is still git's.
 """
 
 from __future__ import annotations
@@ -113,4 +116,68 @@ def test_a_reply_waits_for_another_process_holding_the_index(repo: GitRepo) -> N
         assert not _gits_of(repo), "git started on an index another process holds"
     _out, err = running.communicate(timeout=60)
     assert running.returncode == 0, err
+    assert _snapshot_tree(repo) == repo.oracle()
+
+
+def _plan(repo: GitRepo) -> dict[str, object]:
+    """The plan the last reply kept (``survey_plan.PLAN``)."""
+    import json
+
+    return dict(json.loads((repo.path / ".git" / "convgit" / "early-survey.json").read_text()))
+
+
+def test_a_signal_right_after_the_plans_git_started_records_nothing_and_leaves_no_git(
+    repo: GitRepo,
+) -> None:
+    _replying(repo)
+    assert _plan(repo)["index"] == str(next((repo.path / ".git/convgit/index").glob("*.state")))[
+        : -len(".state")
+    ]
+    before = _leaf(repo)
+    stopped = convgit(
+        repo.path, "assistant", "second", env={"CONVGIT_FAULT": "snapshot:begun!INT"}, code=130
+    )
+    assert one_sentence(stopped.stderr) == (
+        "convgit: Interrupted by SIGINT: nothing was recorded; no file was changed."
+    )
+    assert not _gits_of(repo)
+    assert _leaf(repo) == before
+    convgit(repo.path, "assistant", "again")
+    assert _snapshot_tree(repo) == repo.oracle()
+
+
+def test_a_reply_killed_right_after_the_plans_git_started_leaves_the_files_to_the_next(
+    repo: GitRepo,
+) -> None:
+    _replying(repo)
+    killed = convgit(
+        repo.path, "assistant", "second", env={"CONVGIT_FAULT": "snapshot:begun"}, code=None
+    )
+    assert killed.code == -9
+    repo.write("src/app.py", "print('changed again')\n")
+    convgit(repo.path, "assistant", "again")
+    assert _snapshot_tree(repo) == repo.oracle()
+
+
+def test_the_plan_of_a_session_no_longer_current_gives_way_to_the_new_sessions(
+    repo: GitRepo,
+) -> None:
+    _replying(repo)
+    planned = _plan(repo)
+    convgit(repo.path, "init")  # a new session, made current
+    convgit(repo.path, "user", "another task")
+    repo.write("src/app.py", "print('for the new session')\n")
+    convgit(repo.path, "assistant", "in the new session")
+    assert _snapshot_tree(repo) == repo.oracle()
+    assert _plan(repo)["sid"] != planned["sid"]  # the new session's plan from now on
+    assert not _gits_of(repo)
+
+
+def test_a_private_index_torn_since_the_plan_is_not_surveyed_from_it(repo: GitRepo) -> None:
+    _replying(repo)
+    index = Path(str(_plan(repo)["index"]))
+    data = index.read_bytes()
+    index.write_bytes(data[: len(data) // 2])  # torn: its identity is not the one convgit saw
+    repo.write("src/app.py", "print('after the tear')\n")
+    convgit(repo.path, "assistant", "second")
     assert _snapshot_tree(repo) == repo.oracle()

@@ -28,11 +28,12 @@ from convgit.base import faults, locks
 from convgit.base.errors import RefusedError, SnapshotSkippedError, WorkspaceError
 from convgit.base.valueclass import valueclass
 from convgit.git import rules
-from convgit.git.index import agent_files, presence, watcher
+from convgit.git.index import agent_files, presence, survey_plan, watcher
 from convgit.git.index import format as index_file
 from convgit.git.index.kept_out import STORE_NAME, STORE_REASON, KeptOut
+from convgit.git.index.survey_plan import stop_early
 from convgit.git.plumbing.objects import KIND_MASK
-from convgit.git.plumbing.run import INDEX, WHOLE_INDEX, Git, stopped_on_the_way_out
+from convgit.git.plumbing.run import INDEX, WHOLE_INDEX, Git
 from convgit.git.restore.plan import LeftAlone, lstat, real_folders, repository_above
 
 LOCK_TIMEOUT = 60.0
@@ -48,10 +49,10 @@ _LIST_IGNORED = ("ls-files", "-z", "--cached", "--ignored", "--exclude-standard"
 
 _DENIED = ": Permission denied"  # git's words for a tracked file it may not look at
 _held = threading.local()  # the private indexes this thread holds the lock of
-# The statuses started ahead of their snapshot (``PrivateIndex.survey_early``), by index: the
-# command line and environment, and the process. The survey that asks for exactly that command
+# The statuses started ahead of their snapshot (``PrivateIndex.survey_early``, or from the plan
+# as the process started: ``survey_plan.begin``): the survey that asks for exactly that command
 # takes it (``_survey``); any other use of the index first waits for it (``stop_early``).
-_early: dict[Path, tuple[list[str], dict[str, str], subprocess.Popen[bytes]]] = {}
+_early = survey_plan.STARTED
 
 
 @valueclass(frozen=True)
@@ -135,7 +136,17 @@ class PrivateIndex:
         (imports, reading the session). The caller holds ``locked`` until then; the status
         holds the lock with it (a child handed its descriptor), so it never outlives it. Only
         an index convgit last saw whole (the identities its state keeps: no checksum is taken
-        here) is surveyed early; False when this one is not (``stage`` then does it all)."""
+        here) is surveyed early; False when this one is not (``stage`` then does it all).
+        A status started from the plan as the process started (``survey_plan.begin``, which
+        made the same check under the same lock) is that status: the index it may have
+        rewritten since is git's own refresh."""
+        config = (*INDEX, *self.tracking.config)
+        env = {**self.git.env, "GIT_INDEX_FILE": str(self.path)}
+        argv = self.survey_command()
+        begun = _early.get(survey_plan.key(self.path))
+        if begun is not None and begun[:2] == (argv, env):
+            return True
+        stop_early(self.path)
         state = self.state
         if not state.checked or state.checked != index_file.identity(self.path):
             return False
@@ -144,14 +155,16 @@ class PrivateIndex:
             self._shared_path(shared)
         ):
             return False
-        stop_early(self.path)
-        config = (*INDEX, *self.tracking.config)
-        env = {**self.git.env, "GIT_INDEX_FILE": str(self.path)}
         proc = self.git.spawn(
             *_STATUS, index=self.path, config=config, keep_fds=(self.lock_descriptor(),)
         )
-        _early[self.path] = (self.git.command(*_STATUS, config=config), env, proc)
+        _early[survey_plan.key(self.path)] = (argv, env, proc)
         return True
+
+    def survey_command(self) -> list[str]:
+        """The command line of this index's survey (``git status``), as ``survey_early`` and
+        the survey start it."""
+        return self.git.command(*_STATUS, config=(*INDEX, *self.tracking.config))
 
     # -- the state beside it --
 
@@ -449,7 +462,7 @@ class PrivateIndex:
         tree differ from ``git add -A``: no entry git would trust blindly (skip-worktree,
         assume-unchanged), no file above the cap."""
         state = self.state
-        if self.path in _early:
+        if survey_plan.key(self.path) in _early:
             if state.cap == size_cap:
                 return state  # found whole when its status started, under the lock held since
             stop_early(self.path)  # the index is cleaned first: that status said nothing
@@ -573,7 +586,7 @@ class PrivateIndex:
     def _taken_early(self, *args: str) -> subprocess.Popen[bytes] | None:
         """The git started early for exactly this command on this index (``survey_early``),
         if there is one; another is waited for and left (None)."""
-        started = _early.pop(self.path, None)
+        started = _early.pop(survey_plan.key(self.path), None)
         if started is None:
             return None
         argv, env, proc = started
@@ -581,7 +594,7 @@ class PrivateIndex:
         wanted = {**self.git.env, "GIT_INDEX_FILE": str(self.path)}
         if argv == self.git.command(*args, config=config) and env == wanted:
             return proc
-        _early[self.path] = started
+        _early[survey_plan.key(self.path)] = started
         stop_early(self.path)
         return None
 
@@ -592,21 +605,6 @@ def set_entries(git: Git, index: Path, lines: list[bytes], config: tuple[str, ..
         "update-index", "-z", "--add", "--replace", "--index-info",
         index=index, config=config, stdin=b"\0".join(lines) + b"\0",
     )  # fmt: skip
-
-
-def stop_early(index: Path, *, stop: bool = False) -> None:
-    """Wait for the status started early on the private index at ``index`` (if one is left
-    that no survey took) and drop what it said: it ends whole before anything else uses the
-    index. With ``stop`` (or when the wait is cut short) it is stopped first: the git lock it
-    may leave is stale for the next holder of convgit's lock (``locked``)."""
-    started = _early.pop(index.absolute(), None)
-    if started is None:
-        return
-    proc = started[2]
-    if stop and proc.poll() is None:
-        proc.terminate()
-    with stopped_on_the_way_out(proc, grace=0):
-        proc.communicate()
 
 
 def forget_files(index: Path) -> None:
