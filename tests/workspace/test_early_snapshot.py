@@ -130,9 +130,10 @@ def test_a_signal_right_after_the_plans_git_started_records_nothing_and_leaves_n
     repo: GitRepo,
 ) -> None:
     _replying(repo)
-    assert _plan(repo)["index"] == str(next((repo.path / ".git/convgit/index").glob("*.state")))[
-        : -len(".state")
-    ]
+    assert (
+        _plan(repo)["index"]
+        == str(next((repo.path / ".git/convgit/index").glob("*.state")))[: -len(".state")]
+    )
     before = _leaf(repo)
     stopped = convgit(
         repo.path, "assistant", "second", env={"CONVGIT_FAULT": "snapshot:begun!INT"}, code=130
