@@ -182,3 +182,27 @@ def test_a_private_index_torn_since_the_plan_is_not_surveyed_from_it(repo: GitRe
     repo.write("src/app.py", "print('after the tear')\n")
     convgit(repo.path, "assistant", "second")
     assert _snapshot_tree(repo) == repo.oracle()
+
+
+def test_a_plan_that_asks_for_another_command_runs_nothing(repo: GitRepo, tmp_path: Path) -> None:
+    """The plan lives in the repository's folder: one changed by hand (or by anything else)
+    to name another program, or git with a setting that runs one (a clean filter), is not
+    convgit's plan: nothing is run from it, and the reply snapshots as ever."""
+    import json
+
+    _replying(repo)
+    path = repo.path / ".git" / "convgit" / "early-survey.json"
+    planned = _plan(repo)
+    marker = tmp_path / "ran"
+    argv = list(planned["argv"])  # type: ignore[call-overload]
+    for changed in (
+        ["touch", str(marker)],
+        [*argv[:3], "-c", f"filter.x.clean=touch {marker}", *argv[3:]],
+        [*argv[:3], "-c", f"core.pager=touch {marker}", *argv[3:]],
+    ):
+        path.write_text(json.dumps({**planned, "argv": changed}))
+        repo.write(".gitattributes", "* filter=x\n")
+        repo.write("src/app.py", f"print({len(changed)})\n")
+        convgit(repo.path, "assistant", "again")
+        assert not marker.exists(), changed
+        assert _snapshot_tree(repo) == repo.oracle()

@@ -40,10 +40,7 @@ LOCK_TIMEOUT = 60.0
 _REGULAR = 0o100000
 
 # What differs between the files and the private index, untracked files one by one.
-_STATUS = (
-    "status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames",
-    "--ignore-submodules=dirty",
-)  # fmt: skip
+_STATUS = survey_plan.STATUS
 # Tracked files that the ignore rules match (run with convgit's private index).
 _LIST_IGNORED = ("ls-files", "-z", "--cached", "--ignored", "--exclude-standard")
 

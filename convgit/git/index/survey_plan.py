@@ -37,6 +37,19 @@ if TYPE_CHECKING:
     from typing import Any
 
 PLAN = "early-survey.json"  # in the store's folder
+# the survey: what differs between the files and the private index, untracked files one by one
+STATUS = (
+    "status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames",
+    "--ignore-submodules=dirty",
+)  # fmt: skip
+# The settings a planned status may be given (the runner's, for a private index: convgit's own
+# config sets and the fsmonitor hook of ``[snapshots] fsmonitor``): a plan that asks for any
+# other (a filter, a pager that git would run) is no plan of convgit's, and starts nothing.
+_SETTINGS = (
+    "core.fsmonitor", "core.splitIndex", "index.sparse", "core.sparseCheckout",
+    "core.untrackedCache", "status.showUntrackedFiles", "index.recordEndOfIndexEntries",
+    "splitIndex.sharedIndexExpire", "splitIndex.maxPercentChange",
+)  # fmt: skip
 _VERSION = 1
 _STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -206,10 +219,13 @@ def begin(cwd: str = ".") -> Begun | None:
 
 
 def _holds(plan: Any, root: str, git_dir: str) -> bool:
-    """True when the plan is this working tree's and its session is still the current one."""
+    """True when the plan is this working tree's, asks for convgit's status alone, and its
+    session is still the current one."""
     if plan.get("version") != _VERSION or plan["worktree"] != root:
         return False
     if plan["git_dir"] != git_dir or not os.path.isdir(git_dir):
+        return False
+    if not _is_status(plan["argv"], root, git_dir):
         return False
     sid = os.environ.get("CONVGIT_SESSION")
     if not sid:
@@ -234,3 +250,20 @@ def _still_whole(index: str, git_dir: str) -> bool:
     if not shared or not shared_checked:
         return False  # a whole index, or one the state says nothing of: the snapshot checks it
     return bool(shared_checked == identity(os.path.join(git_dir, f"sharedindex.{shared}")))
+
+
+def _is_status(argv: Any, root: str, git_dir: str) -> bool:
+    """True when ``argv`` is git's ``STATUS`` on this repository with convgit's settings."""
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+        return False
+    head = ["git", f"--git-dir={git_dir}", f"--work-tree={root}"]
+    if argv[:3] != head or tuple(argv[len(argv) - len(STATUS) :]) != STATUS:
+        return False
+    settings = argv[3 : len(argv) - len(STATUS)]
+    if len(settings) % 2:
+        return False
+    for flag, setting in zip(settings[::2], settings[1::2], strict=True):
+        name = setting.partition("=")[0]
+        if flag != "-c" or (name not in _SETTINGS and setting != "core.hooksPath=/dev/null"):
+            return False
+    return True
