@@ -69,9 +69,11 @@ def _run(args: list[str]) -> None:
 def _lean(command: str, args: list[str], more: dict[str, Any]) -> int | None:
     """``command`` run by its function of the lean table. A reply (``assistant``) has its
     snapshot's git started before the command's modules are imported (``workspace.early``):
-    git stats the files on one core while Python imports and reads the session on the other."""
+    git stats the files on one core while Python imports and reads the session on the other.
+    Not a reply read from stdin (``-``): its files are the ones there once it is read whole,
+    and no other snapshot waits for the private index while it comes."""
     module, function = LEAN[command]
-    if command != "assistant":
+    if command != "assistant" or "-" in args:
         code: int | None = getattr(importlib.import_module(module), function)(args, **more)
         return code
     from convgit.git.index import survey_plan

@@ -95,9 +95,9 @@ def _start(
             return False
         ws.track_changes(fsmonitor(location))
         private = ws.private_index(index)
+        _plan(location, place, sid, private)  # a plan that did not hold is mended here
         if not private.survey_early():
             return False
-        _plan(location, place, sid, private)
         held.enter_context(ws.opened_again(place.git_dir, place.worktree))
         stack.push(held.pop_all())
     faults.point("snapshot:started")

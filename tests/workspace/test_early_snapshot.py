@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -186,8 +187,9 @@ def test_a_private_index_torn_since_the_plan_is_not_surveyed_from_it(repo: GitRe
 
 def test_a_plan_that_asks_for_another_command_runs_nothing(repo: GitRepo, tmp_path: Path) -> None:
     """The plan lives in the repository's folder: one changed by hand (or by anything else)
-    to name another program, or git with a setting that runs one (a clean filter), is not
-    convgit's plan: nothing is run from it, and the reply snapshots as ever."""
+    to name another program, or git with a setting that runs one (a clean filter, a pager, an
+    fsmonitor hook), is not convgit's plan: nothing is run from it, and the reply snapshots as
+    ever."""
     import json
 
     _replying(repo)
@@ -195,10 +197,14 @@ def test_a_plan_that_asks_for_another_command_runs_nothing(repo: GitRepo, tmp_pa
     planned = _plan(repo)
     marker = tmp_path / "ran"
     argv = list(planned["argv"])  # type: ignore[call-overload]
+    hook = tmp_path / "hook.sh"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    hook.chmod(0o755)
     for changed in (
         ["touch", str(marker)],
         [*argv[:3], "-c", f"filter.x.clean=touch {marker}", *argv[3:]],
         [*argv[:3], "-c", f"core.pager=touch {marker}", *argv[3:]],
+        [*argv[:3], "-c", f"core.fsmonitor={hook}", *argv[3:]],
     ):
         path.write_text(json.dumps({**planned, "argv": changed}))
         repo.write(".gitattributes", "* filter=x\n")
@@ -206,3 +212,61 @@ def test_a_plan_that_asks_for_another_command_runs_nothing(repo: GitRepo, tmp_pa
         convgit(repo.path, "assistant", "again")
         assert not marker.exists(), changed
         assert _snapshot_tree(repo) == repo.oracle()
+
+
+def test_a_plan_that_no_longer_holds_is_mended_by_the_next_reply(repo: GitRepo) -> None:
+    """A plan whose status the snapshot does not take (its command is not the one the snapshot
+    runs: a setting changed since) is written again by that reply, so only one reply pays for
+    it."""
+    import json
+
+    _replying(repo)
+    path = repo.path / ".git" / "convgit" / "early-survey.json"
+    planned = _plan(repo)
+    argv = list(planned["argv"])  # type: ignore[call-overload]
+    stale = [*argv[:3], "-c", "splitIndex.maxPercentChange=50", *argv[3:]]
+    path.write_text(json.dumps({**planned, "argv": stale}))
+    repo.write("src/app.py", "print('once')\n")
+    convgit(repo.path, "assistant", "second")
+    assert _plan(repo) == planned
+    assert _snapshot_tree(repo) == repo.oracle()
+
+
+def test_a_plan_naming_a_file_outside_the_store_touches_nothing(repo: GitRepo) -> None:
+    """The plan names convgit's own files alone: one that names the user's index (with a state
+    file made to match it) locks nothing beside it and leaves it as git keeps it."""
+    import json
+
+    from convgit.git.index import survey_plan
+
+    _replying(repo)
+    git_dir = repo.path / ".git"
+    shared = git_dir / f"sharedindex.{'ab' * 20}"
+    shared.write_bytes(b"")
+    state = {
+        "checked": survey_plan.identity(git_dir / "index"),
+        "shared": "ab" * 20,
+        "shared_checked": survey_plan.identity(shared),
+    }
+    (git_dir / "index.state").write_text(json.dumps(state))
+    (git_dir / "convgit" / "early-survey.json").write_text(
+        json.dumps({**_plan(repo), "index": str(git_dir / "index")})
+    )
+    repo.write("src/app.py", "print('once more')\n")
+    convgit(repo.path, "assistant", "second")
+    assert not (git_dir / "index.flock").exists()
+    assert repo.git("rev-parse", "--shared-index-path").strip() == ""  # not split by convgit
+    assert _snapshot_tree(repo) == repo.oracle()
+
+
+def test_a_reply_read_from_stdin_snapshots_the_files_once_it_is_read(repo: GitRepo) -> None:
+    """``convgit assistant -`` waits for its text: the files it snapshots are the ones there
+    when the text has come, not when the command started."""
+    _replying(repo)
+    running = start("assistant", "-", cwd=repo.path, stdin=subprocess.PIPE)
+    time.sleep(0.5)
+    repo.write("notes/while-waiting.txt", "written while the reply was typed\n")
+    _out, err = running.communicate(b"the reply\n", timeout=60)
+    assert running.returncode == 0, err
+    assert "notes/while-waiting.txt" in repo.tree_paths(_snapshot_tree(repo))
+    assert _snapshot_tree(repo) == repo.oracle()

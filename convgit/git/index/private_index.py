@@ -90,8 +90,10 @@ def locked(path: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
         with locks.held(Path(f"{path}.flock"), timeout):
             held.add(path)
             try:
-                # Only holders of this lock use the index, so a git lock left here is stale.
-                Path(f"{path}.lock").unlink(missing_ok=True)
+                # Only holders of this lock use the index, so a git lock left here is stale
+                # (but the lock of a status this process started as it began, with the lock).
+                if survey_plan.key(path) not in _early:
+                    Path(f"{path}.lock").unlink(missing_ok=True)
                 yield
             finally:
                 # a status started early ends before the lock is let go (stopped at once when

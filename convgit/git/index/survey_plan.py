@@ -42,14 +42,16 @@ STATUS = (
     "status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames",
     "--ignore-submodules=dirty",
 )  # fmt: skip
-# The settings a planned status may be given (the runner's, for a private index: convgit's own
-# config sets and the fsmonitor hook of ``[snapshots] fsmonitor``): a plan that asks for any
-# other (a filter, a pager that git would run) is no plan of convgit's, and starts nothing.
+# The settings a planned status may be given (the runner's config sets for a private index): a
+# plan that asks for any other (a filter, a pager, an fsmonitor hook: a program git would run)
+# is no plan of convgit's, and starts nothing (a snapshot with an fsmonitor hook of the user's,
+# ``[snapshots] fsmonitor``, starts its own status, after reading the configuration).
 _SETTINGS = (
-    "core.fsmonitor", "core.splitIndex", "index.sparse", "core.sparseCheckout",
+    "core.splitIndex", "index.sparse", "core.sparseCheckout",
     "core.untrackedCache", "status.showUntrackedFiles", "index.recordEndOfIndexEntries",
     "splitIndex.sharedIndexExpire", "splitIndex.maxPercentChange",
 )  # fmt: skip
+_FIXED = ("core.hooksPath=/dev/null", "core.fsmonitor=false")  # no program of anyone's
 _VERSION = 1
 _STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -181,6 +183,8 @@ def begin(cwd: str = ".") -> Begun | None:
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
     index: str = plan["index"]
+    if not _still_whole(index, git_dir):  # before the lock (no lock file made for nothing)
+        return None
     held = locks.held(f"{index}.flock", 0)
     try:
         held.__enter__()
@@ -227,6 +231,11 @@ def _holds(plan: Any, root: str, git_dir: str) -> bool:
         return False
     if not _is_status(plan["argv"], root, git_dir):
         return False
+    store = os.path.join(git_dir, "convgit")
+    for name, folder in (("pointer", "current"), ("session", "sessions"), ("index", "index")):
+        path = plan[name]
+        if not isinstance(path, str) or os.path.dirname(path) != os.path.join(store, folder):
+            return False  # convgit's own files, in its store, alone
     sid = os.environ.get("CONVGIT_SESSION")
     if not sid:
         with open(plan["pointer"], "rb") as handle:
@@ -264,6 +273,6 @@ def _is_status(argv: Any, root: str, git_dir: str) -> bool:
         return False
     for flag, setting in zip(settings[::2], settings[1::2], strict=True):
         name = setting.partition("=")[0]
-        if flag != "-c" or (name not in _SETTINGS and setting != "core.hooksPath=/dev/null"):
+        if flag != "-c" or (name not in _SETTINGS and setting not in _FIXED):
             return False
     return True
