@@ -231,12 +231,18 @@ def appending(session: Session, append: Callable[[], str], reopen: Callable[[], 
             return append()
     except (SignalReceived, KeyboardInterrupt) as exc:
         signum = exc.signum if isinstance(exc, SignalReceived) else signal.SIGINT
-        if reopen().conversation.leaf == leaf:
+        again = reopen()
+        if again.conversation.leaf == leaf:
             raise nothing_recorded(signum) from None
-        left = (
-            "the entry was recorded and its snapshot was not (`convgit snapshot` records"
-            " the files now)"
-        )
+        if not again.track.snapshots_enabled:
+            left = "the entry was recorded"
+        elif again.conversation.leaf in again.track.sidecar.snapshots:
+            left = "the entry and its snapshot were recorded"  # stopped after both
+        else:
+            left = (
+                "the entry was recorded and its snapshot was not (`convgit snapshot` records"
+                " the files now)"
+            )
         raise StoppedError(
             signum, f"Interrupted by {signal_name(signum)}: {left}; no file was changed."
         ) from None

@@ -270,3 +270,25 @@ def test_a_reply_read_from_stdin_snapshots_the_files_once_it_is_read(repo: GitRe
     assert running.returncode == 0, err
     assert "notes/while-waiting.txt" in repo.tree_paths(_snapshot_tree(repo))
     assert _snapshot_tree(repo) == repo.oracle()
+
+
+def test_a_signal_after_the_reply_and_its_snapshot_were_written_says_both_were(
+    repo: GitRepo,
+) -> None:
+    """Stopped once the snapshot's record is written too (the second append of the reply), the
+    sentence says the entry and its snapshot were recorded: it no longer sends the user to
+    `convgit snapshot` for files already recorded."""
+    _replying(repo)
+    stopped = convgit(
+        repo.path,
+        "assistant",
+        "second",
+        env={"CONVGIT_FAULT": "append:after-write#2!INT"},
+        code=130,
+    )
+    assert one_sentence(stopped.stderr) == (
+        "convgit: Interrupted by SIGINT: the entry and its snapshot were recorded; no file was"
+        " changed."
+    )
+    shown = convgit(repo.path, "show", "@", "--json").json()
+    assert shown["snapshot"]["tree"] == repo.oracle()
