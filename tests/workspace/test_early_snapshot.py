@@ -21,6 +21,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.clirun import start
 from tests.workspace.cli import convgit, one_sentence
 from tests.workspace.gitrepo import GitRepo
@@ -58,13 +60,19 @@ def _snapshot_tree(repo: GitRepo) -> str:
     return str(convgit(repo.path, "show", "@", "--json").json()["snapshot"]["tree"])
 
 
+# where a reply's early git has started: from the plan as the process began, and once the
+# snapshot's own early start has found it (``workspace.early``)
+STARTED = pytest.mark.parametrize("point", ["snapshot:begun", "snapshot:started"])
+
+
+@STARTED
 def test_a_signal_right_after_git_started_records_nothing_and_leaves_no_git(
-    repo: GitRepo,
+    repo: GitRepo, point: str
 ) -> None:
     _replying(repo)
     before = _leaf(repo)
     stopped = convgit(
-        repo.path, "assistant", "second", env={"CONVGIT_FAULT": "snapshot:started!INT"}, code=130
+        repo.path, "assistant", "second", env={"CONVGIT_FAULT": f"{point}!INT"}, code=130
     )
     assert one_sentence(stopped.stderr) == (
         "convgit: Interrupted by SIGINT: nothing was recorded; no file was changed."
@@ -75,13 +83,12 @@ def test_a_signal_right_after_git_started_records_nothing_and_leaves_no_git(
     assert _snapshot_tree(repo) == repo.oracle()
 
 
+@STARTED
 def test_a_reply_killed_right_after_git_started_leaves_the_files_to_the_next(
-    repo: GitRepo,
+    repo: GitRepo, point: str
 ) -> None:
     _replying(repo)
-    killed = convgit(
-        repo.path, "assistant", "second", env={"CONVGIT_FAULT": "snapshot:started"}, code=None
-    )
+    killed = convgit(repo.path, "assistant", "second", env={"CONVGIT_FAULT": point}, code=None)
     assert killed.code == -9
     repo.write("src/app.py", "print('changed again')\n")
     convgit(repo.path, "assistant", "again")
@@ -127,45 +134,15 @@ def _plan(repo: GitRepo) -> dict[str, object]:
     return dict(json.loads((repo.path / ".git" / "convgit" / "early-survey.json").read_text()))
 
 
-def test_a_signal_right_after_the_plans_git_started_records_nothing_and_leaves_no_git(
-    repo: GitRepo,
-) -> None:
-    _replying(repo)
-    assert (
-        _plan(repo)["index"]
-        == str(next((repo.path / ".git/convgit/index").glob("*.state")))[: -len(".state")]
-    )
-    before = _leaf(repo)
-    stopped = convgit(
-        repo.path, "assistant", "second", env={"CONVGIT_FAULT": "snapshot:begun!INT"}, code=130
-    )
-    assert one_sentence(stopped.stderr) == (
-        "convgit: Interrupted by SIGINT: nothing was recorded; no file was changed."
-    )
-    assert not _gits_of(repo)
-    assert _leaf(repo) == before
-    convgit(repo.path, "assistant", "again")
-    assert _snapshot_tree(repo) == repo.oracle()
-
-
-def test_a_reply_killed_right_after_the_plans_git_started_leaves_the_files_to_the_next(
-    repo: GitRepo,
-) -> None:
-    _replying(repo)
-    killed = convgit(
-        repo.path, "assistant", "second", env={"CONVGIT_FAULT": "snapshot:begun"}, code=None
-    )
-    assert killed.code == -9
-    repo.write("src/app.py", "print('changed again')\n")
-    convgit(repo.path, "assistant", "again")
-    assert _snapshot_tree(repo) == repo.oracle()
-
-
 def test_the_plan_of_a_session_no_longer_current_gives_way_to_the_new_sessions(
     repo: GitRepo,
 ) -> None:
     _replying(repo)
     planned = _plan(repo)
+    assert (
+        planned["index"]
+        == str(next((repo.path / ".git/convgit/index").glob("*.state")))[: -len(".state")]
+    )
     convgit(repo.path, "init")  # a new session, made current
     convgit(repo.path, "user", "another task")
     repo.write("src/app.py", "print('for the new session')\n")
@@ -237,16 +214,16 @@ def test_a_plan_naming_a_file_outside_the_store_touches_nothing(repo: GitRepo) -
     file made to match it) locks nothing beside it and leaves it as git keeps it."""
     import json
 
-    from convgit.git.index import survey_plan
+    from convgit.git.index import format as index_file
 
     _replying(repo)
     git_dir = repo.path / ".git"
     shared = git_dir / f"sharedindex.{'ab' * 20}"
     shared.write_bytes(b"")
     state = {
-        "checked": survey_plan.identity(git_dir / "index"),
+        "checked": index_file.identity(git_dir / "index"),
         "shared": "ab" * 20,
-        "shared_checked": survey_plan.identity(shared),
+        "shared_checked": index_file.identity(shared),
     }
     (git_dir / "index.state").write_text(json.dumps(state))
     (git_dir / "convgit" / "early-survey.json").write_text(

@@ -11,7 +11,11 @@ from __future__ import annotations
 import os
 import struct
 from collections.abc import Generator, Iterator
-from pathlib import Path
+
+TYPE_CHECKING = False  # no pathlib: the survey plan reads identities as the process starts
+if TYPE_CHECKING:
+    from os import PathLike
+    from pathlib import Path
 
 # Flags of an entry, as git's read-cache.c and dulwich's index.py name them; the extended
 # flags (version 3 and up) are shifted into the high 16 bits.
@@ -152,10 +156,10 @@ def intact(index: Path, hash_len: int) -> bool:
     )
 
 
-def identity(index: Path) -> str:
+def identity(index: str | PathLike[str]) -> str:
     """Size, inode and change times of the index file ("" when missing): any write changes it."""
     try:
-        info = index.stat()
+        info = os.stat(index)
     except FileNotFoundError:
         return ""
     return f"{info.st_size}:{info.st_ino}:{info.st_mtime_ns}:{info.st_ctime_ns}"

@@ -139,11 +139,9 @@ class PrivateIndex:
         A status started from the plan as the process started (``survey_plan.begin``, which
         made the same check under the same lock) is that status: the index it may have
         rewritten since is git's own refresh."""
-        config = (*INDEX, *self.tracking.config)
-        env = {**self.git.env, "GIT_INDEX_FILE": str(self.path)}
-        argv = self.survey_command()
+        call = self._survey_call()
         begun = _early.get(survey_plan.key(self.path))
-        if begun is not None and begun[:2] == (argv, env):
+        if begun is not None and begun[:2] == call:
             return True
         stop_early(self.path)
         state = self.state
@@ -155,15 +153,23 @@ class PrivateIndex:
         ):
             return False
         proc = self.git.spawn(
-            *_STATUS, index=self.path, config=config, keep_fds=(self.lock_descriptor(),)
+            *_STATUS,
+            index=self.path,
+            config=(*INDEX, *self.tracking.config),
+            keep_fds=(self.lock_descriptor(),),
         )
-        _early[survey_plan.key(self.path)] = (argv, env, proc)
+        _early[survey_plan.key(self.path)] = (*call, proc)
         return True
 
     def survey_command(self) -> list[str]:
         """The command line of this index's survey (``git status``), as ``survey_early`` and
         the survey start it."""
         return self.git.command(*_STATUS, config=(*INDEX, *self.tracking.config))
+
+    def _survey_call(self) -> tuple[list[str], dict[str, str]]:
+        """The survey's command line and environment: what a status started early must have
+        been started with for the survey to take it."""
+        return self.survey_command(), {**self.git.env, "GIT_INDEX_FILE": str(self.path)}
 
     # -- the state beside it --
 
@@ -318,7 +324,7 @@ class PrivateIndex:
         empty index never takes an ignored file: when the rules may have moved (those files
         are not ``known_ignores``, or a .gitignore changed), the tracked files they now ignore
         are listed (beside `git status`, on another core) and dropped."""
-        status = self._taken_early(*_STATUS) or self._spawn(*_STATUS)
+        status = self._taken_early() or self._spawn(*_STATUS)
         lister: subprocess.Popen[bytes] | None = None
         try:
             ignores = self._ignore_fingerprint()
@@ -582,18 +588,15 @@ class PrivateIndex:
         config = (*INDEX, *self.tracking.config)
         return self.git.spawn(*args, index=self.path, config=config)
 
-    def _taken_early(self, *args: str) -> subprocess.Popen[bytes] | None:
-        """The git started early for exactly this command on this index (``survey_early``),
-        if there is one; another is waited for and left (None)."""
-        started = _early.pop(survey_plan.key(self.path), None)
+    def _taken_early(self) -> subprocess.Popen[bytes] | None:
+        """The survey's git started early on this index (``survey_early``, or from the plan),
+        if there is one; another command is waited for and left (None)."""
+        key = survey_plan.key(self.path)
+        started = _early.get(key)
         if started is None:
             return None
-        argv, env, proc = started
-        config = (*INDEX, *self.tracking.config)
-        wanted = {**self.git.env, "GIT_INDEX_FILE": str(self.path)}
-        if argv == self.git.command(*args, config=config) and env == wanted:
-            return proc
-        _early[survey_plan.key(self.path)] = started
+        if started[:2] == self._survey_call():
+            return _early.pop(key)[2]
         stop_early(self.path)
         return None
 

@@ -17,7 +17,8 @@ from a working tree whose ``.git`` is that folder, no ``CONVGIT_STORE``, ``GIT_D
 ``GIT_WORK_TREE``.
 
 This module also keeps the statuses started ahead of their snapshot (``STARTED``), whichever
-way they were started. It imports nothing of convgit's but the lock.
+way they were started. It imports nothing of convgit's but the lock and the index file's
+identity.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import subprocess
 from contextlib import suppress
 
 from convgit.base import locks
+from convgit.git.index.format import identity
 from convgit.git.plumbing.environment import scrubbed_env
 
 TYPE_CHECKING = False
@@ -82,16 +84,6 @@ def stop_early(index: str | os.PathLike[str], *, stop: bool = False) -> None:
 
     with stopped_on_the_way_out(proc, grace=0):
         proc.communicate()
-
-
-def identity(path: str | os.PathLike[str]) -> str:
-    """Size, inode and change times of the file at ``path`` ("" when missing): any write
-    changes it (what ``IndexState`` keeps of an index convgit last saw whole)."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        return ""
-    return f"{info.st_size}:{info.st_ino}:{info.st_mtime_ns}:{info.st_ctime_ns}"
 
 
 def write(
@@ -194,7 +186,7 @@ def begin(cwd: str = ".") -> Begun | None:
     saved: dict[int, Any] = {}
     begun = Begun(key(index), held, saved, received)
     try:
-        if not _still_whole(index, plan["git_dir"]):  # checked under the lock
+        if not _still_whole(index, git_dir):  # checked under the lock
             begun.close()
             return None
 
